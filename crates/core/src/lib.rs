@@ -1,0 +1,23 @@
+//! Shared types of perflab: units, metrics, parameters, telemetry rows, thread records,
+//! and the [`Workload`] and [`Monitor`] traits. Knobs live in `perflab-knobs` with the
+//! journal they need; registries live beside their plug-ins.
+
+pub mod error;
+pub mod output;
+pub mod params;
+pub mod telemetry;
+pub mod threads;
+pub mod units;
+pub mod workload;
+
+pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};
+pub use output::{HistogramData, Metric, ThreadRecord, WorkloadOutput};
+pub use params::{parse_duration, resolve, ParamKind, ParamSpec, ParamValue, Params};
+pub use perflab_sys::SysRoot;
+pub use telemetry::TelemetryRow;
+pub use threads::{current_cpu, current_tid, monotonic_ns, ThreadProbe, ThreadTracker};
+pub use units::{Better, Unit};
+pub use workload::{MeasureCtx, Monitor, Workload, WorkloadInfo};
+
+/// perflab's version, recorded in every run's fingerprint.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

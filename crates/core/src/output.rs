@@ -1,0 +1,125 @@
+//! What a workload returns for one measurement.
+
+use serde::{Deserialize, Serialize};
+
+use crate::units::{Better, Unit};
+
+/// One scalar result of a measurement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    pub value: f64,
+    pub unit: Unit,
+    pub better: Better,
+}
+
+impl Metric {
+    pub fn new(name: impl Into<String>, value: f64, unit: Unit, better: Better) -> Self {
+        Self { name: name.into(), value, unit, better }
+    }
+}
+
+/// Percentiles of a latency histogram, plus the HDR histogram itself (V2 serialized) so
+/// any percentile can be recomputed later.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistogramData {
+    pub name: String,
+    pub unit: Unit,
+    pub count: u64,
+    pub min: f64,
+    pub mean: f64,
+    pub max: f64,
+    pub stddev: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub p9999: f64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub encoded: Vec<u8>,
+}
+
+impl HistogramData {
+    /// Summarises an HDR histogram whose values are in `unit`.
+    pub fn from_hdr(name: &str, unit: Unit, h: &hdrhistogram::Histogram<u64>) -> Self {
+        use hdrhistogram::serialization::{Serializer, V2Serializer};
+        let mut encoded = Vec::new();
+        // A failed encoding loses only the raw buckets, never the summary.
+        if V2Serializer::new().serialize(h, &mut encoded).is_err() {
+            encoded.clear();
+        }
+        let empty = h.is_empty();
+        let q = |p: f64| if empty { 0.0 } else { h.value_at_quantile(p) as f64 };
+        Self {
+            name: name.to_string(),
+            unit,
+            count: h.len(),
+            min: if empty { 0.0 } else { h.min() as f64 },
+            mean: if empty { 0.0 } else { h.mean() },
+            max: if empty { 0.0 } else { h.max() as f64 },
+            stddev: if empty { 0.0 } else { h.stdev() },
+            p50: q(0.50),
+            p90: q(0.90),
+            p99: q(0.99),
+            p999: q(0.999),
+            p9999: q(0.9999),
+            encoded,
+        }
+    }
+}
+
+/// What one workload thread did: when it ran, where, and how much it moved.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadRecord {
+    pub role: String,
+    pub tid: i32,
+    /// The CPU the thread was pinned to, if any.
+    pub pinned_cpu: Option<u32>,
+    /// CPUs observed with sched_getcpu during the run, with how many samples saw each.
+    pub cpu_samples: Vec<(u32, u64)>,
+    /// se.nr_migrations from /proc/thread-self/sched where the kernel has SCHED_DEBUG.
+    pub migrations: Option<u64>,
+    pub voluntary_switches: Option<u64>,
+    pub involuntary_switches: Option<u64>,
+    /// CLOCK_MONOTONIC nanoseconds.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub bytes: Option<u64>,
+}
+
+/// Everything a workload produced in one measurement.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadOutput {
+    pub metrics: Vec<Metric>,
+    pub histograms: Vec<HistogramData>,
+    pub threads: Vec<ThreadRecord>,
+    /// Remarks a person should see next to the numbers.
+    pub notes: Vec<String>,
+}
+
+impl WorkloadOutput {
+    pub fn metric(&self, name: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_summary_reports_percentiles() {
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for v in 1..=1000u64 {
+            h.record(v).unwrap();
+        }
+        let d = HistogramData::from_hdr("rtt", Unit::Nanoseconds, &h);
+        assert_eq!(d.count, 1000);
+        assert_eq!(d.min, 1.0);
+        assert!((d.p50 - 500.0).abs() <= 1.0, "{}", d.p50);
+        assert!((d.p99 - 990.0).abs() <= 1.0, "{}", d.p99);
+        assert!(!d.encoded.is_empty());
+        let empty = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        assert_eq!(HistogramData::from_hdr("x", Unit::Nanoseconds, &empty).count, 0);
+    }
+}

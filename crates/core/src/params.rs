@@ -1,0 +1,293 @@
+//! Parameters of workloads: declared as data (`ParamSpec`), resolved from user text or
+//! TOML values into typed `Params`, with unknown names and out-of-range values rejected.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ParamError;
+
+/// The type and limits of a parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamKind {
+    Int { min: i64, max: i64 },
+    Float { min: f64, max: f64 },
+    /// Seconds, written `10s`, `500ms`, `2m` or a bare number of seconds.
+    Duration { min_s: f64, max_s: f64 },
+    /// A CPU number; checked against the online CPUs by the runner.
+    Cpu,
+    /// One of a fixed set of words.
+    Choice(&'static [&'static str]),
+    Bool,
+}
+
+/// A parameter declared by a workload.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub kind: ParamKind,
+    /// Default as the user would write it; `None` makes the parameter required.
+    pub default: Option<&'static str>,
+}
+
+/// A resolved parameter value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ParamValue {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamValue::Bool(b) => write!(f, "{b}"),
+            ParamValue::Int(i) => write!(f, "{i}"),
+            ParamValue::Float(x) => write!(f, "{x}"),
+            ParamValue::Str(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+/// Resolved parameters of one measurement point, ordered by name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Params(pub BTreeMap<String, ParamValue>);
+
+impl Params {
+    pub fn get(&self, name: &str) -> Option<&ParamValue> {
+        self.0.get(name)
+    }
+
+    pub fn int(&self, name: &str) -> i64 {
+        match self.0.get(name) {
+            Some(ParamValue::Int(i)) => *i,
+            Some(ParamValue::Float(x)) => *x as i64,
+            _ => 0,
+        }
+    }
+
+    pub fn cpu(&self, name: &str) -> u32 {
+        self.int(name).clamp(0, u32::MAX as i64) as u32
+    }
+
+    pub fn float(&self, name: &str) -> f64 {
+        match self.0.get(name) {
+            Some(ParamValue::Float(x)) => *x,
+            Some(ParamValue::Int(i)) => *i as f64,
+            _ => 0.0,
+        }
+    }
+
+    /// A duration parameter in seconds.
+    pub fn seconds(&self, name: &str) -> f64 {
+        self.float(name)
+    }
+
+    pub fn str(&self, name: &str) -> &str {
+        match self.0.get(name) {
+            Some(ParamValue::Str(s)) => s,
+            _ => "",
+        }
+    }
+
+    pub fn bool(&self, name: &str) -> bool {
+        matches!(self.0.get(name), Some(ParamValue::Bool(true)))
+    }
+
+    /// `a=1 b=pipe`, for progress lines and tables.
+    pub fn describe(&self) -> String {
+        self.0
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Parses a duration: `10s`, `250ms`, `2m`, `1.5` (seconds).
+pub fn parse_duration(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1e-6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (try 10s, 500ms or 2m)"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!("{text:?} is not a duration (try 10s, 500ms or 2m)"));
+    }
+    Ok(v * scale)
+}
+
+impl ParamSpec {
+    /// Turns user text into a checked value of this parameter's kind.
+    pub fn parse(&self, text: &str) -> Result<ParamValue, ParamError> {
+        let bad = |reason: String| ParamError::Invalid {
+            name: self.name.to_string(),
+            value: text.to_string(),
+            reason,
+        };
+        let t = text.trim();
+        match self.kind {
+            ParamKind::Int { min, max } => {
+                let v: i64 = t.parse().map_err(|_| bad("not an integer".into()))?;
+                if v < min || v > max {
+                    return Err(bad(format!("must be between {min} and {max}")));
+                }
+                Ok(ParamValue::Int(v))
+            }
+            ParamKind::Cpu => {
+                let v: i64 = t.parse().map_err(|_| bad("not a CPU number".into()))?;
+                if !(0..=65535).contains(&v) {
+                    return Err(bad("not a CPU number".into()));
+                }
+                Ok(ParamValue::Int(v))
+            }
+            ParamKind::Float { min, max } => {
+                let v: f64 = t.parse().map_err(|_| bad("not a number".into()))?;
+                if !v.is_finite() || v < min || v > max {
+                    return Err(bad(format!("must be between {min} and {max}")));
+                }
+                Ok(ParamValue::Float(v))
+            }
+            ParamKind::Duration { min_s, max_s } => {
+                let v = parse_duration(t).map_err(bad)?;
+                if v < min_s || v > max_s {
+                    return Err(bad(format!("must be between {min_s}s and {max_s}s")));
+                }
+                Ok(ParamValue::Float(v))
+            }
+            ParamKind::Choice(words) => {
+                if words.contains(&t) {
+                    Ok(ParamValue::Str(t.to_string()))
+                } else {
+                    Err(bad(format!("must be one of {}", words.join(", "))))
+                }
+            }
+            ParamKind::Bool => match t {
+                "true" | "yes" | "1" | "on" => Ok(ParamValue::Bool(true)),
+                "false" | "no" | "0" | "off" => Ok(ParamValue::Bool(false)),
+                _ => Err(bad("must be true or false".into())),
+            },
+        }
+    }
+
+    /// Human description of the kind, for `--help` style listings.
+    pub fn kind_text(&self) -> String {
+        match self.kind {
+            ParamKind::Int { min, max } => format!("integer {min}..{max}"),
+            ParamKind::Float { min, max } => format!("number {min}..{max}"),
+            ParamKind::Duration { .. } => "duration".into(),
+            ParamKind::Cpu => "cpu".into(),
+            ParamKind::Choice(w) => w.join("|"),
+            ParamKind::Bool => "bool".into(),
+        }
+    }
+}
+
+/// Resolves user-supplied parameter text against the declared specs: unknown names are
+/// rejected (naming the known ones), defaults fill the rest, required ones must be present.
+pub fn resolve(
+    workload: &str,
+    specs: &[ParamSpec],
+    given: &BTreeMap<String, String>,
+) -> Result<Params, ParamError> {
+    for name in given.keys() {
+        if !specs.iter().any(|s| s.name == name) {
+            return Err(ParamError::Unknown {
+                workload: workload.to_string(),
+                name: name.clone(),
+                known: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+            });
+        }
+    }
+    let mut out = BTreeMap::new();
+    for spec in specs {
+        let text = match (given.get(spec.name), spec.default) {
+            (Some(t), _) => t.as_str(),
+            (None, Some(d)) => d,
+            (None, None) => {
+                return Err(ParamError::Missing {
+                    workload: workload.to_string(),
+                    name: spec.name.to_string(),
+                })
+            }
+        };
+        out.insert(spec.name.to_string(), spec.parse(text)?);
+    }
+    Ok(Params(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPECS: &[ParamSpec] = &[
+        ParamSpec {
+            name: "cpu_a",
+            help: "",
+            kind: ParamKind::Cpu,
+            default: Some("0"),
+        },
+        ParamSpec {
+            name: "duration",
+            help: "",
+            kind: ParamKind::Duration { min_s: 0.01, max_s: 3600.0 },
+            default: Some("10s"),
+        },
+        ParamSpec {
+            name: "mechanism",
+            help: "",
+            kind: ParamKind::Choice(&["pipe", "futex"]),
+            default: Some("pipe"),
+        },
+    ];
+
+    fn given(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    }
+
+    #[test]
+    fn resolves_defaults_and_given_values() {
+        let p = resolve("w", SPECS, &given(&[("duration", "500ms")])).unwrap();
+        assert_eq!(p.seconds("duration"), 0.5);
+        assert_eq!(p.cpu("cpu_a"), 0);
+        assert_eq!(p.str("mechanism"), "pipe");
+        assert_eq!(p.describe(), "cpu_a=0 duration=0.5 mechanism=pipe");
+    }
+
+    #[test]
+    fn rejects_unknown_and_invalid() {
+        let e = resolve("w", SPECS, &given(&[("bogus", "1")])).unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        assert!(e.to_string().contains("cpu_a"), "{e}");
+        let e = resolve("w", SPECS, &given(&[("mechanism", "smoke")])).unwrap_err();
+        assert!(e.to_string().contains("pipe, futex"), "{e}");
+        assert!(resolve("w", SPECS, &given(&[("duration", "-1s")])).is_err());
+        assert!(resolve("w", SPECS, &given(&[("duration", "2h")])).is_err());
+    }
+
+    #[test]
+    fn durations_parse_in_common_units() {
+        assert_eq!(parse_duration("2m").unwrap(), 120.0);
+        assert_eq!(parse_duration("250ms").unwrap(), 0.25);
+        assert_eq!(parse_duration("3").unwrap(), 3.0);
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("NaNs").is_err());
+    }
+}

@@ -1,0 +1,74 @@
+//! The Workload and Monitor plug-in contracts.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use perflab_sys::SysRoot;
+
+use crate::error::{MonitorError, WorkloadError};
+use crate::output::WorkloadOutput;
+use crate::params::{ParamSpec, Params};
+use crate::telemetry::TelemetryRow;
+use crate::threads::ThreadTracker;
+
+/// A workload described as data: its name, what it does, its parameters and the metric
+/// comparisons use by default.
+#[derive(Debug)]
+pub struct WorkloadInfo {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub params: &'static [ParamSpec],
+    pub primary_metric: &'static str,
+}
+
+/// What a measurement runs with: the machine's root, the stop flag set by signals, the
+/// thread records, and the CPUs the workload uses (monitors report those per CPU).
+#[derive(Clone, Debug)]
+pub struct MeasureCtx {
+    pub sys: SysRoot,
+    pub stop: Arc<AtomicBool>,
+    pub threads: Arc<ThreadTracker>,
+    pub cpus: Vec<u32>,
+}
+
+impl MeasureCtx {
+    pub fn new(sys: SysRoot, cpus: Vec<u32>) -> Self {
+        Self {
+            sys,
+            stop: Arc::new(AtomicBool::new(false)),
+            threads: Arc::new(ThreadTracker::new()),
+            cpus,
+        }
+    }
+
+    /// True once the user asked perflab to stop (SIGINT/SIGTERM/SIGHUP).
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// A benchmark that produces samples.
+pub trait Workload: Send + Sync {
+    fn info(&self) -> &'static WorkloadInfo;
+
+    /// The CPUs this measurement will run on (empty: the scheduler decides). The runner
+    /// checks they are online before anything is changed on the system.
+    fn cpus(&self, params: &Params) -> Vec<u32>;
+
+    /// Runs one measurement. Long runs poll `ctx.stopping()` and end early with
+    /// `WorkloadError::Interrupted`.
+    fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError>;
+}
+
+/// Telemetry around a measurement: `start` snapshots, `finish` returns deltas.
+pub trait Monitor: Send {
+    fn name(&self) -> &'static str;
+
+    /// Takes the before-snapshot. `MonitorError::Unavailable` means the machine lacks the
+    /// source: the runner reports it once and drops the monitor for the rest of the run.
+    fn start(&mut self, ctx: &MeasureCtx) -> Result<(), MonitorError>;
+
+    /// Returns deltas since `start`: one row per key per involved CPU, plus totals
+    /// (`cpu: None`) over all CPUs.
+    fn finish(&mut self, ctx: &MeasureCtx) -> Result<Vec<TelemetryRow>, MonitorError>;
+}

@@ -1,0 +1,103 @@
+//! What the store keeps: runs, their plans, and measurements with their telemetry.
+
+use perflab_core::{Params, TelemetryRow, WorkloadOutput};
+use serde::{Deserialize, Serialize};
+
+/// A run's number, as users type it (`perflab show 3`).
+pub type RunId = i64;
+
+/// One planned measurement of a run, in execution order (`seq`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedMeasurement {
+    /// Position in the interleaved execution order, 0-based, unique in a run.
+    pub seq: u32,
+    /// Index of the parameter point in the grid.
+    pub point: u32,
+    pub params: Params,
+    pub variant: String,
+    /// Repetition number at this point and variant, 0-based.
+    pub rep: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "status", content = "error")]
+pub enum MeasurementStatus {
+    Ok,
+    /// The workload failed; the message is kept and the value is never used as a number.
+    Failed(String),
+}
+
+/// The result of one planned measurement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MeasurementRecord {
+    pub seq: u32,
+    pub point: u32,
+    pub params: Params,
+    pub variant: String,
+    pub rep: u32,
+    pub status: MeasurementStatus,
+    /// Wall-clock start, seconds since the Unix epoch.
+    pub started_at: f64,
+    /// How long the measurement took, seconds.
+    pub elapsed_s: f64,
+    pub output: WorkloadOutput,
+    pub telemetry: Vec<TelemetryRow>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    /// Stopped before its plan was done (Ctrl-C, error); `run --resume` finishes it.
+    Interrupted,
+    Complete,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Complete => "complete",
+        }
+    }
+}
+
+/// A variant that could not run on this machine, with the reason.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnavailableVariant {
+    pub variant: String,
+    pub reason: String,
+}
+
+/// What is needed to create a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NewRun {
+    pub study: String,
+    pub workload: String,
+    pub label: Option<String>,
+    /// The fully expanded experiment spec.
+    pub spec: serde_json::Value,
+    /// The host fingerprint.
+    pub fingerprint: serde_json::Value,
+    pub plan: Vec<PlannedMeasurement>,
+    pub unavailable: Vec<UnavailableVariant>,
+}
+
+/// A stored run, without its measurements.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub id: RunId,
+    /// Wall-clock creation time, seconds since the Unix epoch.
+    pub created_at: f64,
+    pub study: String,
+    pub workload: String,
+    pub label: Option<String>,
+    pub status: RunStatus,
+    pub spec: serde_json::Value,
+    pub fingerprint: serde_json::Value,
+    pub unavailable: Vec<UnavailableVariant>,
+    pub planned: u32,
+    pub done: u32,
+    pub failed: u32,
+}

@@ -1,0 +1,79 @@
+//! cpuidle: the idle driver and the idle states of each CPU
+//! (`devices/system/cpu/cpuN/cpuidle/stateK/`).
+
+use crate::error::SysError;
+use crate::root::SysRoot;
+
+/// One idle state of one CPU, with its cumulative counters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdleState {
+    pub index: u32,
+    pub name: String,
+    pub desc: String,
+    pub latency_us: u64,
+    pub residency_us: u64,
+    pub disabled: bool,
+    pub usage: u64,
+    pub time_us: u64,
+}
+
+impl IdleState {
+    /// A polling state: the CPU spins instead of halting, so a wakeup needs no IPI.
+    /// sysfs has no flag for CPUIDLE_FLAG_POLLING; the kernel's polling states are named
+    /// `POLL` (x86, drivers/cpuidle/poll_state.c) and `snooze` (POWER, pseries/powernv).
+    pub fn is_polling(&self) -> bool {
+        let n = self.name.to_ascii_lowercase();
+        n == "poll" || n == "snooze" || self.desc.to_ascii_uppercase().starts_with("CPUIDLE CORE POLL")
+    }
+}
+
+/// The current idle driver, or `None` when the kernel runs without one ("none").
+pub fn driver(sys: &SysRoot) -> Option<String> {
+    sys.read_trimmed("sys/devices/system/cpu/cpuidle/current_driver")
+        .ok()
+        .filter(|d| !d.is_empty() && d != "none")
+}
+
+/// The current idle governor, if the file exists.
+pub fn governor(sys: &SysRoot) -> Option<String> {
+    sys.read_trimmed("sys/devices/system/cpu/cpuidle/current_governor")
+        .or_else(|_| sys.read_trimmed("sys/devices/system/cpu/cpuidle/current_governor_ro"))
+        .ok()
+        .filter(|g| !g.is_empty())
+}
+
+/// Directory of a CPU's idle states, relative to the root.
+pub fn state_dir(cpu: u32, index: u32) -> String {
+    format!("sys/devices/system/cpu/cpu{cpu}/cpuidle/state{index}")
+}
+
+/// Reads all idle states of a CPU. A CPU without a cpuidle directory has no states.
+pub fn states(sys: &SysRoot, cpu: u32) -> Result<Vec<IdleState>, SysError> {
+    let dir = format!("sys/devices/system/cpu/cpu{cpu}/cpuidle");
+    let names = match sys.list_dir(&dir) {
+        Ok(n) => n,
+        Err(e) if e.is_not_found() => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut indices: Vec<u32> = names
+        .iter()
+        .filter_map(|n| n.strip_prefix("state")?.parse().ok())
+        .collect();
+    indices.sort_unstable();
+    let mut out = Vec::with_capacity(indices.len());
+    for index in indices {
+        let d = state_dir(cpu, index);
+        let num = |f: &str| -> Result<u64, SysError> { sys.read_parsed(&format!("{d}/{f}")) };
+        out.push(IdleState {
+            index,
+            name: sys.read_trimmed(&format!("{d}/name"))?,
+            desc: sys.read_trimmed(&format!("{d}/desc")).unwrap_or_default(),
+            latency_us: num("latency").unwrap_or(0),
+            residency_us: num("residency").unwrap_or(0),
+            disabled: num("disable")? != 0,
+            usage: num("usage")?,
+            time_us: num("time")?,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,14 @@
+//! Kernel interfaces of perflab: the [`SysRoot`] through which every /proc, /sys and /dev
+//! access goes, and pure parsers that take readers and never touch the filesystem.
+
+pub mod cpuidle;
+pub mod cpulist;
+pub mod error;
+pub mod root;
+pub mod sched;
+pub mod topology;
+
+pub use cpulist::{format_cpu_list, parse_cpu_list};
+pub use error::{ParseError, SysError};
+pub use root::SysRoot;
+pub use topology::Topology;
