@@ -5,6 +5,7 @@
 pub mod error;
 pub mod output;
 pub mod params;
+pub mod record;
 pub mod telemetry;
 pub mod threads;
 pub mod units;

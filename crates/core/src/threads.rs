@@ -63,6 +63,11 @@ impl ThreadTracker {
         std::mem::take(&mut *self.records.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// A copy of the records so far, for monitors that report placement.
+    pub fn snapshot(&self) -> Vec<ThreadRecord> {
+        self.records.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     fn push(&self, record: ThreadRecord) {
         self.records
             .lock()

@@ -1,3 +1,2 @@
 //! The results database (SQLite): versioned schema, runs, plans, measurements.
-pub mod model;
-pub use model::*;
+pub use perflab_core::record::*;

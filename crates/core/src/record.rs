@@ -1,6 +1,6 @@
-//! What the store keeps: runs, their plans, and measurements with their telemetry.
+//! What the results database keeps: runs, their plans, and measurements with their telemetry.
 
-use perflab_core::{Params, TelemetryRow, WorkloadOutput};
+use crate::{Params, TelemetryRow, WorkloadOutput};
 use serde::{Deserialize, Serialize};
 
 /// A run's number, as users type it (`perflab show 3`).
