@@ -58,6 +58,12 @@ impl ThreadTracker {
         probe
     }
 
+    /// Adds a record a workload took where this tracker cannot be reached, such as a
+    /// forked child process that sent its record back through a pipe.
+    pub fn add(&self, record: ThreadRecord) {
+        self.push(record);
+    }
+
     /// Records of the finished threads, in the order they finished.
     pub fn take(&self) -> Vec<ThreadRecord> {
         std::mem::take(&mut *self.records.lock().unwrap_or_else(|e| e.into_inner()))
