@@ -1,1 +1,18 @@
-//! placeholder until written
+//! Experiments: specs (TOML, presets, CLI), their expansion into a grid, the interleaved
+//! plan, the host fingerprint, and the runner with resume.
+
+pub mod error;
+pub mod expand;
+pub mod fingerprint;
+pub mod plan;
+pub mod prepare;
+pub mod presets;
+pub mod runner;
+pub mod spec;
+
+pub use error::{LabError, Result};
+pub use expand::ExpandedSpec;
+pub use fingerprint::Fingerprint;
+pub use prepare::{prepare, Prepared};
+pub use runner::{create, execute, Outcome, Progress, RunOptions};
+pub use spec::ExperimentSpec;

@@ -1,1 +1,24 @@
-fn main() {}
+//! perflab: a command-line lab for Linux platform performance experiments.
+//!
+//! `main` only parses, dispatches and turns errors into messages and exit codes:
+//! 0 success, 1 a failure while running, 2 bad input (nothing was changed),
+//! 130 stopped by a signal (everything measured so far is kept).
+
+mod cli;
+mod cmd;
+mod exit;
+mod progress;
+
+use clap::Parser;
+
+fn main() {
+    let cli = cli::Cli::parse();
+    let code = match cmd::dispatch(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("perflab: {}", exit::message(&err));
+            exit::code(&err)
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,35 @@
+use perflab_core::ParamError;
+
+/// Errors of experiment preparation and running.
+///
+/// `Input` errors are the user's to fix (exit code 2, nothing was changed); the others
+/// happened while running.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error("{0}")]
+    Input(String),
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    #[error("{path}: {reason}")]
+    SpecFile { path: String, reason: String },
+    #[error(transparent)]
+    Sys(#[from] perflab_sys::SysError),
+    #[error(transparent)]
+    Store(#[from] perflab_store::StoreError),
+    #[error(transparent)]
+    Knob(#[from] perflab_knobs::KnobError),
+    #[error("{0}")]
+    Runtime(String),
+}
+
+impl LabError {
+    /// Whether the user gave something perflab cannot accept (exit code 2).
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            LabError::Input(_) | LabError::Param(_) | LabError::SpecFile { .. }
+        )
+    }
+}
+
+pub type Result<T, E = LabError> = std::result::Result<T, E>;

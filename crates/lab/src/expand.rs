@@ -1,0 +1,195 @@
+//! Expansion of a spec into the explicit grid a run stores: partner CPUs resolved from the
+//! topology, list parameters crossed into points, every point × variant resolved against
+//! the workload's declared parameters and checked against the online CPUs.
+
+use std::collections::BTreeMap;
+
+use perflab_core::{resolve, Params, Workload};
+use perflab_sys::{format_cpu_list, Topology};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{LabError, Result};
+use crate::spec::{CompareSpec, ExperimentSpec, ParamInput, PartnersSpec, Scalar, VariantSpec};
+
+/// The fully explicit experiment a run stores, so that `--resume` and reports never
+/// depend on the machine's state at a later time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ExpandedSpec {
+    pub name: String,
+    pub description: String,
+    pub workload: String,
+    pub primary_metric: String,
+    pub repetitions: u32,
+    pub warmup: u32,
+    pub monitors: Vec<String>,
+    /// Grid points as given text per parameter (before variant overrides).
+    pub points: Vec<BTreeMap<String, String>>,
+    pub variants: Vec<VariantSpec>,
+    pub compare: CompareSpec,
+    /// The spec as the user wrote it.
+    pub source: ExperimentSpec,
+}
+
+impl ExpandedSpec {
+    /// Resolved parameters of a point under a variant.
+    pub fn params_for(&self, workload: &dyn Workload, point: usize, variant: &VariantSpec) -> Result<Params> {
+        let mut given = self.points[point].clone();
+        for (k, v) in &variant.params {
+            given.insert(k.clone(), v.text());
+        }
+        Ok(resolve(workload.info().name, workload.info().params, &given)?)
+    }
+}
+
+/// Expands `spec` for `workload` on a machine with topology `topo`.
+pub fn expand(
+    spec: &ExperimentSpec,
+    workload: &dyn Workload,
+    topo: &Topology,
+    default_monitors: &[&str],
+) -> Result<ExpandedSpec> {
+    let info = workload.info();
+    if spec.workload != info.name {
+        return Err(LabError::Input(format!(
+            "spec names workload {:?} but {:?} was given",
+            spec.workload, info.name
+        )));
+    }
+    // Axes in parameter-name order, so point numbering is stable across runs.
+    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
+    for (name, input) in &spec.params {
+        let values = match input {
+            ParamInput::One(s) => vec![s.text()],
+            ParamInput::List(l) => l.iter().map(Scalar::text).collect(),
+            ParamInput::Partners(p) => partners(name, p, spec, topo)?
+                .into_iter()
+                .map(|c| c.to_string())
+                .collect(),
+        };
+        axes.push((name.clone(), values));
+    }
+    let mut points: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
+    for (name, values) in &axes {
+        let mut next = Vec::with_capacity(points.len() * values.len());
+        for p in &points {
+            for v in values {
+                let mut q = p.clone();
+                q.insert(name.clone(), v.clone());
+                next.push(q);
+            }
+        }
+        points = next;
+    }
+    if points.len() > 100_000 {
+        return Err(LabError::Input(format!(
+            "the parameter grid has {} points; at most 100000 are allowed",
+            points.len()
+        )));
+    }
+    let monitors = match &spec.monitors {
+        Some(m) => m.clone(),
+        None => default_monitors.iter().map(|s| s.to_string()).collect(),
+    };
+    let expanded = ExpandedSpec {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        workload: info.name.to_string(),
+        primary_metric: info.primary_metric.to_string(),
+        repetitions: spec.repetitions,
+        warmup: spec.warmup,
+        monitors,
+        points,
+        variants: spec.effective_variants(),
+        compare: spec.compare.clone(),
+        source: spec.clone(),
+    };
+    // Resolve every point under every variant now: a bad value or an offline CPU is an
+    // input error before anything on the system is touched.
+    for point in 0..expanded.points.len() {
+        for variant in &expanded.variants {
+            let params = expanded.params_for(workload, point, variant)?;
+            for cpu in workload.cpus(&params) {
+                if !topo.is_online(cpu) {
+                    return Err(LabError::Input(format!(
+                        "CPU {cpu} is not online on this machine (online: {})",
+                        format_cpu_list(&topo.online)
+                    )));
+                }
+            }
+        }
+    }
+    if let Some(base) = &expanded.compare.baseline {
+        if !expanded.variants.iter().any(|v| &v.name == base) {
+            return Err(LabError::Input(format!(
+                "compare.baseline {base:?} is not one of the variants ({})",
+                variant_names(&expanded.variants)
+            )));
+        }
+    }
+    Ok(expanded)
+}
+
+pub fn variant_names(v: &[VariantSpec]) -> String {
+    v.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+fn partners(
+    name: &str,
+    p: &PartnersSpec,
+    spec: &ExperimentSpec,
+    topo: &Topology,
+) -> Result<Vec<u32>> {
+    let anchor_text = match spec.params.get(&p.partners_of) {
+        Some(ParamInput::One(s)) => s.text(),
+        _ => {
+            return Err(LabError::Input(format!(
+                "parameter {name}: partners_of = {:?} must name a parameter with one CPU",
+                p.partners_of
+            )))
+        }
+    };
+    let anchor: u32 = anchor_text.parse().map_err(|_| {
+        LabError::Input(format!("{} = {anchor_text:?} is not a CPU number", p.partners_of))
+    })?;
+    if !topo.is_online(anchor) {
+        return Err(LabError::Input(format!(
+            "CPU {anchor} is not online on this machine (online: {})",
+            format_cpu_list(&topo.online)
+        )));
+    }
+    let all = match p.mode.as_str() {
+        "per-core" => topo.partners_one_per_core(anchor),
+        "all" => topo.online.clone(),
+        other => {
+            return Err(LabError::Input(format!(
+                "parameter {name}: partners mode {other:?} (use per-core or all)"
+            )))
+        }
+    };
+    Ok(match p.limit {
+        Some(limit) if limit > 0 && all.len() > limit => spread(&all, limit),
+        _ => all,
+    })
+}
+
+/// Picks `k` entries evenly spread over `list`, always keeping the first and the last.
+fn spread(list: &[u32], k: usize) -> Vec<u32> {
+    if k == 1 {
+        return vec![list[0]];
+    }
+    let n = list.len();
+    let mut out: Vec<u32> = (0..k).map(|i| list[i * (n - 1) / (k - 1)]).collect();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_keeps_ends() {
+        assert_eq!(spread(&[0, 4, 8, 12, 16, 20, 24, 28], 4), vec![0, 8, 16, 28]);
+        assert_eq!(spread(&[1, 2, 3], 1), vec![1]);
+    }
+}

@@ -1,0 +1,110 @@
+//! Everything checked before a run touches the system: the workload and its parameters,
+//! the CPUs, the monitors, and which variants' knobs this machine can apply.
+
+use perflab_core::Workload;
+use perflab_knobs::{parse_knob, Knob};
+use perflab_store::UnavailableVariant;
+use perflab_sys::{SysRoot, Topology};
+
+use crate::error::{LabError, Result};
+use crate::expand::{expand, ExpandedSpec};
+use crate::fingerprint::{fingerprint, Fingerprint};
+use crate::spec::{ExperimentSpec, VariantSpec};
+
+/// A variant with its parsed knobs.
+pub struct Variant {
+    pub spec: VariantSpec,
+    pub knobs: Vec<Box<dyn Knob>>,
+}
+
+/// An experiment ready to plan and run on this machine.
+pub struct Prepared {
+    pub spec: ExpandedSpec,
+    pub workload: &'static dyn Workload,
+    pub available: Vec<Variant>,
+    pub unavailable: Vec<UnavailableVariant>,
+    pub fingerprint: Fingerprint,
+}
+
+pub fn find_workload(name: &str) -> Result<&'static dyn Workload> {
+    perflab_workloads::by_name(name).ok_or_else(|| {
+        LabError::Input(format!(
+            "unknown workload {name:?} (known: {})",
+            perflab_workloads::names().join(", ")
+        ))
+    })
+}
+
+/// Parses a variant's knobs; an unknown knob or value is an input error.
+pub fn parse_variant(v: &VariantSpec) -> Result<Variant> {
+    let knobs = v
+        .knobs
+        .iter()
+        .map(|(k, val)| {
+            parse_knob(k, val)
+                .map_err(|e| LabError::Input(format!("variant {:?}: {e}", v.name)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Variant { spec: v.clone(), knobs })
+}
+
+/// Expands and checks `spec` against the machine behind `sys`.
+pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
+    let workload = find_workload(&spec.workload)?;
+    let topo = Topology::read(sys)?;
+    let expanded = expand(spec, workload, &topo, perflab_monitors::default_names())?;
+    for m in &expanded.monitors {
+        if perflab_monitors::by_name(m).is_none() {
+            return Err(LabError::Input(format!(
+                "unknown monitor {m:?} (known: {})",
+                perflab_monitors::names().join(", ")
+            )));
+        }
+    }
+    let (available, unavailable) = check_variants(&expanded.variants, sys)?;
+    if available.is_empty() {
+        let why: Vec<String> = unavailable
+            .iter()
+            .map(|u| format!("{}: {}", u.variant, u.reason))
+            .collect();
+        return Err(LabError::Input(format!(
+            "no variant of {} can run on this machine ({})",
+            expanded.name,
+            why.join("; ")
+        )));
+    }
+    Ok(Prepared {
+        fingerprint: fingerprint(sys, &topo),
+        spec: expanded,
+        workload,
+        available,
+        unavailable,
+    })
+}
+
+/// Splits variants into those whose knobs this machine can apply and those it cannot,
+/// with the reason. Nothing is changed on the system.
+pub fn check_variants(
+    variants: &[VariantSpec],
+    sys: &SysRoot,
+) -> Result<(Vec<Variant>, Vec<UnavailableVariant>)> {
+    let mut available = Vec::new();
+    let mut unavailable = Vec::new();
+    for v in variants {
+        let parsed = parse_variant(v)?;
+        let problem = parsed.knobs.iter().find_map(|k| {
+            k.check(sys).err().map(|u| match u.hint {
+                Some(h) => format!("{}: {} ({h})", k.name(), u.reason),
+                None => format!("{}: {}", k.name(), u.reason),
+            })
+        });
+        match problem {
+            Some(reason) => unavailable.push(UnavailableVariant {
+                variant: v.name.clone(),
+                reason,
+            }),
+            None => available.push(parsed),
+        }
+    }
+    Ok((available, unavailable))
+}

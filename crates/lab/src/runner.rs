@@ -1,0 +1,262 @@
+//! The runner: executes a run's pending measurements in planned order, switching variant
+//! knobs as needed, with monitors around every measurement, committing each result to the
+//! store the moment it exists. Stopping (a signal sets the stop flag) keeps everything
+//! measured; knobs are restored on every path out of here, panics included, because the
+//! applied variant is a guard on this stack frame.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use perflab_core::{MeasureCtx, Monitor, MonitorError, WorkloadError, WorkloadOutput};
+use perflab_knobs::{AppliedVariant, Journal};
+use perflab_store::{
+    MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement, RunId, RunStatus, Store,
+};
+use perflab_sys::SysRoot;
+
+use crate::error::{LabError, Result};
+use crate::expand::ExpandedSpec;
+use crate::plan::plan;
+use crate::prepare::{check_variants, find_workload, Prepared, Variant};
+
+/// Where and how a run executes.
+pub struct RunOptions {
+    pub sys: SysRoot,
+    pub journal: PathBuf,
+    pub stop: Arc<AtomicBool>,
+    pub label: Option<String>,
+}
+
+/// What the runner tells the person watching.
+pub trait Progress {
+    fn begin(&mut self, run: RunId, total: u64, done: u64);
+    fn measured(&mut self, rec: &MeasurementRecord);
+    fn note(&mut self, message: &str);
+    fn end(&mut self);
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub run: RunId,
+    pub status: RunStatus,
+    pub recorded: u32,
+    pub failed: u32,
+    pub remaining: u32,
+}
+
+pub fn now_epoch() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// Creates the run in the store with its full plan. Nothing on the system changes.
+pub fn create(store: &mut Store, prepared: &Prepared, label: Option<String>) -> Result<RunId> {
+    let names: Vec<String> = prepared.available.iter().map(|v| v.spec.name.clone()).collect();
+    let planned = plan(&prepared.spec, prepared.workload, &names)?;
+    let new = NewRun {
+        study: prepared.spec.name.clone(),
+        workload: prepared.spec.workload.clone(),
+        label,
+        spec: serde_json::to_value(&prepared.spec)
+            .map_err(|e| LabError::Runtime(format!("cannot encode the spec: {e}")))?,
+        fingerprint: serde_json::to_value(&prepared.fingerprint)
+            .map_err(|e| LabError::Runtime(format!("cannot encode the fingerprint: {e}")))?,
+        plan: planned,
+        unavailable: prepared.unavailable.clone(),
+    };
+    Ok(store.create_run(&new, now_epoch())?)
+}
+
+/// Runs (or resumes) every pending measurement of `run`.
+pub fn execute(
+    store: &mut Store,
+    run: RunId,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Result<Outcome> {
+    let info = store.run(run)?;
+    let spec: ExpandedSpec = serde_json::from_value(info.spec.clone()).map_err(|e| {
+        LabError::Input(format!("run {run} has a spec this perflab cannot read: {e}"))
+    })?;
+    let workload = find_workload(&spec.workload)?;
+    let pending = store.pending(run)?;
+    let (variants, unavailable) = check_variants(&spec.variants, &opts.sys)?;
+    // A resumed run must not quietly run a variant in another configuration: if a
+    // variant it planned can no longer be applied, stop before changing anything.
+    for u in &unavailable {
+        if pending.iter().any(|p| p.variant == u.variant) {
+            return Err(LabError::Input(format!(
+                "run {run}: variant {} cannot run now: {}",
+                u.variant, u.reason
+            )));
+        }
+    }
+    let journal = Journal::open(&opts.journal)?;
+    let mut monitors = build_monitors(&spec.monitors);
+    progress.begin(run, info.planned as u64, (info.done) as u64);
+    store.set_status(run, RunStatus::Running)?;
+
+    let mut applied: Option<(String, AppliedVariant)> = None;
+    if spec.warmup > 0 && info.done == 0 {
+        if let Some(first) = pending.first() {
+            progress.note(&format!("warm-up: {} unrecorded measurement(s)", spec.warmup));
+            switch_variant(&mut applied, &first.variant, &variants, opts, &journal)?;
+            for _ in 0..spec.warmup {
+                if opts.stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let ctx = MeasureCtx {
+                    sys: opts.sys.clone(),
+                    stop: opts.stop.clone(),
+                    threads: Default::default(),
+                    cpus: workload.cpus(&first.params),
+                };
+                // A failing warm-up is reported by the first real measurement.
+                let _ = workload.run(&first.params, &ctx);
+            }
+        }
+    }
+
+    let mut recorded = 0;
+    let mut failed = 0;
+    for pm in &pending {
+        if opts.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        switch_variant(&mut applied, &pm.variant, &variants, opts, &journal)?;
+        let Some(rec) = measure(pm, workload, &mut monitors, opts, progress) else {
+            break;
+        };
+        if rec.status != MeasurementStatus::Ok {
+            failed += 1;
+        }
+        store.record(run, &rec)?;
+        recorded += 1;
+        progress.measured(&rec);
+    }
+    // Restore explicitly so a failure to restore is reported, not lost in a Drop.
+    if let Some((_, a)) = applied.take() {
+        a.restore()?;
+    }
+    let remaining = store.pending(run)?.len() as u32;
+    let status = if remaining == 0 {
+        RunStatus::Complete
+    } else {
+        RunStatus::Interrupted
+    };
+    store.set_status(run, status)?;
+    progress.end();
+    Ok(Outcome { run, status, recorded, failed, remaining })
+}
+
+fn switch_variant(
+    applied: &mut Option<(String, AppliedVariant)>,
+    want: &str,
+    variants: &[Variant],
+    opts: &RunOptions,
+    journal: &Journal,
+) -> Result<()> {
+    if applied.as_ref().is_some_and(|(name, _)| name == want) {
+        return Ok(());
+    }
+    if let Some((_, a)) = applied.take() {
+        a.restore()?;
+    }
+    let v = variants
+        .iter()
+        .find(|v| v.spec.name == want)
+        .ok_or_else(|| LabError::Runtime(format!("variant {want} is not in the run's spec")))?;
+    *applied = Some((want.to_string(), AppliedVariant::apply(&v.knobs, &opts.sys, journal)?));
+    Ok(())
+}
+
+struct Slot {
+    monitor: Box<dyn Monitor>,
+    alive: bool,
+}
+
+fn build_monitors(names: &[String]) -> Vec<Slot> {
+    names
+        .iter()
+        .filter_map(|n| perflab_monitors::by_name(n))
+        .map(|monitor| Slot { monitor, alive: true })
+        .collect()
+}
+
+/// One measurement with its monitors. `None` when it was interrupted (not recorded).
+fn measure(
+    pm: &PlannedMeasurement,
+    workload: &dyn perflab_core::Workload,
+    monitors: &mut [Slot],
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Option<MeasurementRecord> {
+    let ctx = MeasureCtx {
+        sys: opts.sys.clone(),
+        stop: opts.stop.clone(),
+        threads: Default::default(),
+        cpus: workload.cpus(&pm.params),
+    };
+    let mut started = vec![false; monitors.len()];
+    for (slot, s) in monitors.iter_mut().zip(started.iter_mut()) {
+        if !slot.alive {
+            continue;
+        }
+        match slot.monitor.start(&ctx) {
+            Ok(()) => *s = true,
+            Err(MonitorError::Unavailable(u)) => {
+                slot.alive = false;
+                let hint = u.hint.map(|h| format!(" ({h})")).unwrap_or_default();
+                progress.note(&format!(
+                    "monitor {}: {}{hint}; skipped for this run",
+                    slot.monitor.name(),
+                    u.reason
+                ));
+            }
+            Err(MonitorError::Failed(e)) => {
+                progress.note(&format!("monitor {}: {e}", slot.monitor.name()))
+            }
+        }
+    }
+    let started_at = now_epoch();
+    let t0 = Instant::now();
+    let result = workload.run(&pm.params, &ctx);
+    let elapsed_s = t0.elapsed().as_secs_f64();
+    let mut telemetry = Vec::new();
+    for (slot, s) in monitors.iter_mut().zip(started) {
+        if !s {
+            continue;
+        }
+        match slot.monitor.finish(&ctx) {
+            Ok(rows) => telemetry.extend(rows),
+            Err(e) => progress.note(&format!("monitor {}: {e}", slot.monitor.name())),
+        }
+    }
+    let (status, output) = match result {
+        Ok(mut out) => {
+            if out.threads.is_empty() {
+                out.threads = ctx.threads.take();
+            }
+            (MeasurementStatus::Ok, out)
+        }
+        Err(WorkloadError::Interrupted) => return None,
+        Err(e) => (MeasurementStatus::Failed(e.to_string()), WorkloadOutput::default()),
+    };
+    Some(MeasurementRecord {
+        seq: pm.seq,
+        point: pm.point,
+        params: pm.params.clone(),
+        variant: pm.variant.clone(),
+        rep: pm.rep,
+        status,
+        started_at,
+        elapsed_s,
+        output,
+        telemetry,
+    })
+}

@@ -1,0 +1,201 @@
+//! Experiment specs as people write them (TOML files, presets, CLI flags), and their
+//! expansion against a machine's topology into the fully explicit form a run stores.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{LabError, Result};
+
+/// A scalar parameter value as written in TOML or on the command line.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+impl Scalar {
+    pub fn text(&self) -> String {
+        match self {
+            Scalar::Bool(b) => b.to_string(),
+            Scalar::Int(i) => i.to_string(),
+            Scalar::Float(f) => f.to_string(),
+            Scalar::Str(s) => s.clone(),
+        }
+    }
+}
+
+/// CPUs chosen relative to another CPU parameter, from the machine's topology.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartnersSpec {
+    /// The parameter holding the anchor CPU, e.g. `cpu_a`.
+    pub partners_of: String,
+    /// `per-core`: one CPU of every core (a sibling on the anchor's own core, else the
+    /// anchor itself); `all`: every online CPU.
+    #[serde(default = "per_core")]
+    pub mode: String,
+    /// Keep at most this many partners, evenly spread over the list.
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+fn per_core() -> String {
+    "per-core".into()
+}
+
+/// A parameter: one value, a list (a grid axis), or partners from the topology.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ParamInput {
+    One(Scalar),
+    List(Vec<Scalar>),
+    Partners(PartnersSpec),
+}
+
+/// A variant: a named set of knob settings and parameter overrides.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VariantSpec {
+    pub name: String,
+    #[serde(default)]
+    pub knobs: BTreeMap<String, String>,
+    #[serde(default)]
+    pub params: BTreeMap<String, Scalar>,
+}
+
+/// What the study compares by default when it finishes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareSpec {
+    /// The baseline variant (A); the other variants are compared against it.
+    #[serde(default)]
+    pub baseline: Option<String>,
+    /// Regression bucket edges in percent.
+    #[serde(default)]
+    pub buckets: Option<Vec<f64>>,
+    /// Write the per-pair drill-down directory after the run.
+    #[serde(default)]
+    pub drilldown: bool,
+}
+
+/// An experiment as written by a person.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentSpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub workload: String,
+    #[serde(default = "default_reps")]
+    pub repetitions: u32,
+    /// Unrecorded measurements at the start of the run.
+    #[serde(default)]
+    pub warmup: u32,
+    /// Monitor names; `None` means all default monitors.
+    #[serde(default)]
+    pub monitors: Option<Vec<String>>,
+    #[serde(default)]
+    pub params: BTreeMap<String, ParamInput>,
+    #[serde(default)]
+    pub variants: Vec<VariantSpec>,
+    #[serde(default)]
+    pub compare: CompareSpec,
+}
+
+fn default_reps() -> u32 {
+    3
+}
+
+impl ExperimentSpec {
+    /// Parses a TOML experiment file; the error names the file and the problem.
+    pub fn from_toml(path: &str, text: &str) -> Result<Self> {
+        let spec: ExperimentSpec = toml::from_str(text).map_err(|e| LabError::SpecFile {
+            path: path.to_string(),
+            reason: e.message().replace('\n', " "),
+        })?;
+        spec.check().map_err(|reason| LabError::SpecFile {
+            path: path.to_string(),
+            reason,
+        })?;
+        Ok(spec)
+    }
+
+    /// Checks what serde cannot: counts and names.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if self.repetitions == 0 || self.repetitions > 10_000 {
+            return Err(format!(
+                "repetitions = {} (must be 1 to 10000)",
+                self.repetitions
+            ));
+        }
+        if self.warmup > 1000 {
+            return Err(format!("warmup = {} (must be at most 1000)", self.warmup));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for v in &self.variants {
+            if v.name.is_empty() || v.name.contains(['/', ',', ' ']) {
+                return Err(format!(
+                    "variant name {:?} must be non-empty, without '/', ',' or spaces",
+                    v.name
+                ));
+            }
+            if !seen.insert(&v.name) {
+                return Err(format!("variant {:?} is defined twice", v.name));
+            }
+        }
+        for (name, p) in &self.params {
+            if let ParamInput::List(l) = p {
+                if l.is_empty() {
+                    return Err(format!("parameter {name} has an empty list"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The variants to run: the declared ones, or one variant `default` without knobs.
+    pub fn effective_variants(&self) -> Vec<VariantSpec> {
+        if self.variants.is_empty() {
+            vec![VariantSpec {
+                name: "default".into(),
+                knobs: BTreeMap::new(),
+                params: BTreeMap::new(),
+            }]
+        } else {
+            self.variants.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const IDLE: &str = include_str!("../../../presets/idle-ipi.toml");
+
+    #[test]
+    fn preset_parses() {
+        let s = ExperimentSpec::from_toml("idle-ipi.toml", IDLE).unwrap();
+        assert_eq!(s.workload, "ctxsw");
+        assert_eq!(s.variants.len(), 2);
+        assert!(matches!(s.params.get("cpu_b"), Some(ParamInput::Partners(_))));
+    }
+
+    #[test]
+    fn malformed_files_name_the_problem() {
+        let e = ExperimentSpec::from_toml("x.toml", "name = 1").unwrap_err();
+        assert!(e.to_string().starts_with("x.toml: "), "{e}");
+        let e = ExperimentSpec::from_toml("x.toml", "name='a'\nworkload='null'\nbogus=1")
+            .unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        let e = ExperimentSpec::from_toml("x.toml", "name='a'\nworkload='null'\nrepetitions=0")
+            .unwrap_err();
+        assert!(e.to_string().contains("repetitions"), "{e}");
+        let two = "name='a'\nworkload='null'\n[[variants]]\nname='v'\n[[variants]]\nname='v'";
+        assert!(ExperimentSpec::from_toml("x.toml", two).is_err());
+    }
+}

@@ -1,0 +1,209 @@
+//! Command-line interface definitions.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "perflab",
+    version,
+    about = "A command-line lab for Linux platform performance experiments",
+    long_about = "perflab runs performance studies with repetitions in interleaved order, \
+                  telemetry around every measurement, system settings applied through knobs \
+                  that are always restored, results kept in a database, and comparisons with \
+                  confidence intervals and significance tests.\n\n\
+                  Start with `perflab doctor` to see what this machine supports, then \
+                  `perflab run quick`.",
+    after_help = "Exit codes: 0 success, 1 failure while running, 2 bad input (nothing changed), \
+                  130 stopped by a signal (measurements so far are kept)."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Global {
+    /// Results database [default: $PERFLAB_DB, else ~/.local/share/perflab/results.db]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Read and write /proc, /sys and /dev under DIR instead of / (a captured or fake
+    /// tree of another machine; workloads still run on this machine's CPUs)
+    #[arg(long, global = true, value_name = "DIR")]
+    pub sysroot: Option<PathBuf>,
+    /// Knob journal of original values [default: $PERFLAB_JOURNAL, else
+    /// /var/lib/perflab/journal.json as root, ~/.local/state/perflab/journal.json otherwise]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub journal: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a study (a built-in preset or a TOML file), or resume an interrupted run
+    Run(RunArgs),
+    /// Show what this machine supports, one line per capability
+    Doctor(DoctorArgs),
+    /// Put back every setting a killed perflab left changed (replays the knob journal)
+    Restore(RestoreArgs),
+    /// List stored runs
+    Ls(LsArgs),
+    /// Show one run: its fingerprint, plan and results, or one CPU pair's drill-down
+    Show(ShowArgs),
+    /// Export a run's measurements as JSON or CSV
+    Export(ExportArgs),
+    /// Compare two variants of a run, or two runs matched by parameters
+    Compare(CompareArgs),
+    /// Measure perflab's workloads side by side with peer tools on the same placement
+    Crosscheck(CrosscheckArgs),
+    /// List workloads, monitors, knobs and studies
+    List,
+}
+
+#[derive(Args, Debug, Default)]
+pub struct RunArgs {
+    /// A built-in study (`perflab list`) or a path to an experiment TOML file
+    #[arg(value_name = "STUDY|FILE")]
+    pub study: Option<String>,
+    /// Finish an interrupted run without redoing finished measurements
+    #[arg(long, value_name = "RUN", conflicts_with = "study")]
+    pub resume: Option<i64>,
+    /// Run a workload directly instead of a study
+    #[arg(long, value_name = "NAME", conflicts_with = "study")]
+    pub workload: Option<String>,
+    /// Set a parameter; a comma list makes it a grid axis (repeatable): -p cpu_b=1,2,3
+    #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// Add a variant: NAME or NAME:knob=value[;knob=value] (repeatable), e.g.
+    /// `--variant poll:cpuidle=poll-only`. With a study, keeps only the named variants.
+    #[arg(long = "variant", value_name = "SPEC")]
+    pub variants: Vec<String>,
+    /// Repetitions per point and variant
+    #[arg(long, value_name = "N")]
+    pub reps: Option<u32>,
+    /// Unrecorded warm-up measurements at the start
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+    /// Duration of each measurement (sets the workload's `duration`), e.g. 10s, 500ms
+    #[arg(long, value_name = "TIME")]
+    pub duration: Option<String>,
+    /// A short run: 0.5 s measurements (unless --duration is given)
+    #[arg(long)]
+    pub quick: bool,
+    /// The fixed CPU of a CPU-pair study (sets `cpu_a`)
+    #[arg(long, value_name = "CPU")]
+    pub anchor: Option<u32>,
+    /// Partner CPUs of a CPU-pair study: per-core (default), all, or a list like 1,4-7
+    #[arg(long, value_name = "per-core|all|LIST")]
+    pub partners: Option<String>,
+    /// Monitors to attach (comma list; default: all available)
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub monitors: Option<Vec<String>>,
+    /// A label for the run, e.g. "kernel 6.1"
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Directory for the per-pair drill-down [default: ./perflab-<study>-<run>]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the expanded experiment and its plan, and run nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    /// Machine-readable output
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RestoreArgs {
+    /// Show what would be restored without writing anything
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct LsArgs {
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    pub run: i64,
+    /// Drill down into one CPU pair: A,B
+    #[arg(long, value_name = "A,B")]
+    pub pair: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    pub run: i64,
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: ExportFormat,
+    /// Write to FILE instead of standard output
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextFormat {
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// One run (compare its variants) or two runs (A then B, matched by parameters)
+    #[arg(required = true, num_args = 1..=2, value_name = "RUN")]
+    pub runs: Vec<i64>,
+    /// Variants to compare within one run: BASELINE,OTHER [default: the study's baseline
+    /// against the next variant]
+    #[arg(long, value_name = "A,B")]
+    pub variants: Option<String>,
+    /// The metric to compare [default: the workload's primary metric]
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Regression bucket edges in percent
+    #[arg(long, value_name = "LIST", default_value = "1,2,3,5,10,20,50,100")]
+    pub buckets: String,
+    /// Significance level of the Mann-Whitney test
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Changes smaller than this many percent are within noise (`~`)
+    #[arg(long, default_value_t = 1.0)]
+    pub noise: f64,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: TextFormat,
+    /// Also write the per-pair drill-down directory here
+    #[arg(long, value_name = "DIR")]
+    pub drilldown: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct CrosscheckArgs {
+    /// Which workload to check (ctxsw: against `perf bench sched pipe -T`)
+    #[arg(default_value = "ctxsw")]
+    pub workload: String,
+    /// CPU pairs A,B separated by spaces [default: 0,0 and 0,<first CPU of another core>]
+    #[arg(long, value_name = "A,B", num_args = 1..)]
+    pub pairs: Vec<String>,
+    /// Seconds per measurement of each tool
+    #[arg(long, default_value = "5s")]
+    pub duration: String,
+    /// Rounds of alternating measurements per pair
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u32,
+}

@@ -1,0 +1,83 @@
+//! What subcommands share: the SysRoot, the store, the journal path.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use perflab_store::Store;
+use perflab_sys::SysRoot;
+
+use crate::cli::Global;
+use crate::exit::input;
+
+pub fn sysroot(g: &Global) -> anyhow::Result<SysRoot> {
+    match &g.sysroot {
+        None => Ok(SysRoot::host()),
+        Some(dir) if dir.is_dir() => Ok(SysRoot::at(dir)),
+        Some(dir) => Err(input(format!("--sysroot {}: not a directory", dir.display()))),
+    }
+}
+
+pub fn journal_path(g: &Global) -> PathBuf {
+    g.journal.clone().unwrap_or_else(perflab_knobs::Journal::default_path)
+}
+
+pub fn db_path(g: &Global) -> PathBuf {
+    g.db.clone().unwrap_or_else(perflab_store::default_path)
+}
+
+/// Opens (creating if needed) the database, for commands that write.
+pub fn open_store(g: &Global) -> anyhow::Result<Store> {
+    let path = db_path(g);
+    Store::open(&path).with_context(|| format!("results database {}", path.display()))
+}
+
+/// Opens an existing database, for commands that only read.
+pub fn read_store(g: &Global) -> anyhow::Result<Store> {
+    Ok(Store::open_existing(&db_path(g))?)
+}
+
+/// Every start warns while a journal of unrestored settings is pending.
+pub fn warn_pending_journal(g: &Global) {
+    let path = journal_path(g);
+    match perflab_knobs::pending(&path) {
+        Ok(p) if !p.is_empty() => eprintln!(
+            "perflab: warning: {} setting(s) changed by an earlier perflab that did not exit \
+             cleanly are not restored ({}); run `perflab restore`",
+            p.len(),
+            path.display()
+        ),
+        Ok(_) => {}
+        Err(e) => eprintln!("perflab: warning: cannot read the knob journal: {e}"),
+    }
+}
+
+/// Seconds since the epoch as `YYYY-MM-DD HH:MM:SS` (UTC), without a date crate:
+/// days-to-civil from Howard Hinnant's algorithm.
+pub fn utc(epoch: f64) -> String {
+    let secs = epoch.max(0.0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_formats_known_instants() {
+        assert_eq!(super::utc(0.0), "1970-01-01 00:00:00");
+        assert_eq!(super::utc(1_795_000_000.0), "2026-11-18 08:26:40");
+    }
+}

@@ -1,0 +1,70 @@
+//! `perflab export`: a run's measurements for other tools, as JSON (everything) or CSV
+//! (one row per measurement and metric).
+
+use std::io::Write;
+
+use perflab_store::MeasurementStatus;
+
+use crate::cli::{ExportArgs, ExportFormat, Global};
+use crate::cmd::common;
+
+pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
+    let store = common::read_store(g)?;
+    let info = store.run(a.run)?;
+    let ms = store.measurements(a.run)?;
+    let mut out: Box<dyn Write> = match &a.output {
+        Some(p) => Box::new(std::fs::File::create(p).map_err(|e| {
+            crate::exit::input(format!("{}: cannot create: {e}", p.display()))
+        })?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    match a.format {
+        ExportFormat::Json => {
+            let doc = serde_json::json!({ "run": info, "measurements": ms });
+            serde_json::to_writer_pretty(&mut out, &doc)?;
+            writeln!(out)?;
+        }
+        ExportFormat::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record([
+                "run", "seq", "point", "variant", "rep", "params", "status", "metric", "value",
+                "unit", "started_at", "elapsed_s", "error",
+            ])?;
+            for m in &ms {
+                let (status, err) = match &m.status {
+                    MeasurementStatus::Ok => ("ok", String::new()),
+                    MeasurementStatus::Failed(e) => ("failed", e.clone()),
+                };
+                let base = [
+                    a.run.to_string(),
+                    m.seq.to_string(),
+                    m.point.to_string(),
+                    m.variant.clone(),
+                    m.rep.to_string(),
+                    m.params.describe(),
+                ];
+                if m.output.metrics.is_empty() {
+                    let mut row = base.to_vec();
+                    row.extend([status.into(), String::new(), String::new(), String::new()]);
+                    row.extend([m.started_at.to_string(), m.elapsed_s.to_string(), err.clone()]);
+                    w.write_record(&row)?;
+                }
+                for metric in &m.output.metrics {
+                    let mut row = base.to_vec();
+                    row.extend([
+                        status.to_string(),
+                        metric.name.clone(),
+                        metric.value.to_string(),
+                        metric.unit.symbol().to_string(),
+                        m.started_at.to_string(),
+                        m.elapsed_s.to_string(),
+                        err.clone(),
+                    ]);
+                    w.write_record(&row)?;
+                }
+            }
+            w.flush()?;
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,29 @@
+//! `perflab list`: the plug-ins and studies this perflab knows.
+
+pub fn run() -> anyhow::Result<i32> {
+    println!("Studies (perflab run STUDY):");
+    for (name, text) in perflab_lab::presets::PRESETS {
+        let desc = perflab_lab::ExperimentSpec::from_toml(name, text)
+            .map(|s| s.description)
+            .unwrap_or_default();
+        println!("  {name:<12} {desc}");
+    }
+    println!("\nWorkloads (perflab run --workload NAME -p param=value):");
+    for w in perflab_workloads::registry() {
+        let info = w.info();
+        println!("  {:<12} {}", info.name, info.help.lines().next().unwrap_or(""));
+        for p in info.params {
+            let default = p.default.map(|d| format!(" [default: {d}]")).unwrap_or_default();
+            println!("      {:<12} {} ({}){default}", p.name, p.help, p.kind_text());
+        }
+    }
+    println!("\nMonitors (--monitors a,b):");
+    for m in perflab_monitors::names() {
+        println!("  {m}");
+    }
+    println!("\nKnobs (--variant NAME:knob=value):");
+    for (k, help) in perflab_knobs::knob_names() {
+        println!("  {k:<12} {help}");
+    }
+    Ok(0)
+}

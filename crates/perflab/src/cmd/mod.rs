@@ -1,0 +1,32 @@
+//! One file per subcommand.
+
+mod common;
+mod compare;
+mod crosscheck;
+mod doctor;
+mod export;
+mod list;
+mod ls;
+mod restore;
+mod run;
+mod show;
+
+use crate::cli::{Cli, Command};
+
+pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
+    let g = cli.global;
+    if !matches!(cli.command, Command::Restore(_)) {
+        common::warn_pending_journal(&g);
+    }
+    match cli.command {
+        Command::Run(a) => run::run(&g, a),
+        Command::Doctor(a) => doctor::run(&g, a),
+        Command::Restore(a) => restore::run(&g, a),
+        Command::Ls(a) => ls::run(&g, a),
+        Command::Show(a) => show::run(&g, a),
+        Command::Export(a) => export::run(&g, a),
+        Command::Compare(a) => compare::run(&g, a),
+        Command::Crosscheck(a) => crosscheck::run(&g, a),
+        Command::List => list::run(),
+    }
+}

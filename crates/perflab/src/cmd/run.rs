@@ -1,0 +1,227 @@
+//! `perflab run`: build the experiment from a study or flags, check it, run it, and print
+//! what it found.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use perflab_lab::spec::{ParamInput, PartnersSpec, Scalar, VariantSpec};
+use perflab_lab::{presets, ExperimentSpec, RunOptions};
+use perflab_store::RunStatus;
+
+use crate::cli::{Global, RunArgs};
+use crate::cmd::{common, show};
+use crate::exit::{input, INTERRUPTED};
+use crate::progress::Reporter;
+
+pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
+    let sys = common::sysroot(g)?;
+    if let Some(id) = a.resume {
+        let mut store = common::read_store(g)?;
+        return execute(g, &mut store, id, &sys, a.out.as_deref());
+    }
+    let spec = build_spec(&a)?;
+    let prepared = perflab_lab::prepare(&spec, &sys)?;
+    for u in &prepared.unavailable {
+        eprintln!("variant {} is unavailable on this machine: {}", u.variant, u.reason);
+    }
+    if a.dry_run {
+        print_plan(&prepared)?;
+        return Ok(0);
+    }
+    let mut store = common::open_store(g)?;
+    let id = perflab_lab::create(&mut store, &prepared, a.label.clone())?;
+    execute(g, &mut store, id, &sys, a.out.as_deref())
+}
+
+fn execute(
+    g: &Global,
+    store: &mut perflab_store::Store,
+    id: i64,
+    sys: &perflab_sys::SysRoot,
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<i32> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let _signals = perflab_knobs::signals::install(stop.clone())?;
+    let opts = RunOptions {
+        sys: sys.clone(),
+        journal: common::journal_path(g),
+        stop,
+        label: None,
+    };
+    let info = store.run(id)?;
+    let metric = info.spec["primary_metric"].as_str().unwrap_or("").to_string();
+    let mut reporter = Reporter::new(&metric);
+    let outcome = perflab_lab::execute(store, id, &opts, &mut reporter)?;
+    eprintln!(
+        "run {}: {} ({} measured this session, {} failed, {} left)",
+        outcome.run,
+        outcome.status.as_str(),
+        outcome.recorded,
+        outcome.failed,
+        outcome.remaining
+    );
+    if outcome.status == RunStatus::Interrupted {
+        eprintln!("resume with: perflab run --resume {}", outcome.run);
+        return Ok(INTERRUPTED);
+    }
+    show::after_run(store, id, out)?;
+    Ok(0)
+}
+
+fn load_study(name: &str) -> anyhow::Result<ExperimentSpec> {
+    if let Some(spec) = presets::preset(name) {
+        return Ok(spec?);
+    }
+    let path = std::path::Path::new(name);
+    if path.exists() || name.ends_with(".toml") {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| input(format!("{name}: cannot read the experiment file: {e}")))?;
+        return Ok(ExperimentSpec::from_toml(name, &text)?);
+    }
+    Err(input(format!(
+        "unknown study {name:?} (built-in: {}; or give a path to a TOML file)",
+        presets::names().join(", ")
+    )))
+}
+
+/// The experiment the flags describe: a study with overrides, or a bare workload.
+pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
+    let mut spec = match (&a.study, &a.workload) {
+        (Some(s), _) => load_study(s)?,
+        (None, Some(w)) => ExperimentSpec {
+            name: w.clone(),
+            description: String::new(),
+            workload: w.clone(),
+            repetitions: 3,
+            warmup: 0,
+            monitors: None,
+            params: BTreeMap::new(),
+            variants: Vec::new(),
+            compare: Default::default(),
+        },
+        (None, None) => {
+            return Err(input(
+                "name a study (`perflab list` shows them) or a workload with --workload",
+            ))
+        }
+    };
+    for p in &a.params {
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| input(format!("--param {p:?}: expected NAME=VALUE")))?;
+        let k = k.trim().to_string();
+        let value = if v.contains(',') {
+            ParamInput::List(v.split(',').map(|s| Scalar::Str(s.trim().to_string())).collect())
+        } else {
+            ParamInput::One(Scalar::Str(v.trim().to_string()))
+        };
+        spec.params.insert(k, value);
+    }
+    let duration = match (&a.duration, a.quick) {
+        (Some(d), _) => Some(d.clone()),
+        (None, true) => Some("0.5s".to_string()),
+        (None, false) => None,
+    };
+    if let Some(d) = duration {
+        spec.params.insert("duration".into(), ParamInput::One(Scalar::Str(d)));
+    }
+    if let Some(cpu) = a.anchor {
+        spec.params.insert("cpu_a".into(), ParamInput::One(Scalar::Int(cpu as i64)));
+    }
+    if let Some(p) = &a.partners {
+        let input_value = match p.as_str() {
+            "per-core" | "all" => ParamInput::Partners(PartnersSpec {
+                partners_of: "cpu_a".into(),
+                mode: p.clone(),
+                limit: None,
+            }),
+            list => {
+                let cpus = perflab_sys::parse_cpu_list(list)
+                    .map_err(|e| input(format!("--partners {list:?}: {}", e.reason)))?;
+                if cpus.is_empty() {
+                    return Err(input("--partners: empty CPU list"));
+                }
+                ParamInput::List(cpus.into_iter().map(|c| Scalar::Int(c as i64)).collect())
+            }
+        };
+        spec.params.insert("cpu_b".into(), input_value);
+    }
+    if let Some(r) = a.reps {
+        spec.repetitions = r;
+    }
+    if let Some(w) = a.warmup {
+        spec.warmup = w;
+    }
+    if let Some(m) = &a.monitors {
+        spec.monitors = Some(m.clone());
+    }
+    if !a.variants.is_empty() {
+        spec.variants = select_variants(&spec, &a.variants)?;
+        if let Some(b) = &spec.compare.baseline {
+            if !spec.variants.iter().any(|v| &v.name == b) {
+                spec.compare.baseline = spec.variants.first().map(|v| v.name.clone());
+            }
+        }
+    }
+    spec.check().map_err(|e| input(format!("{}: {e}", spec.name)))?;
+    Ok(spec)
+}
+
+/// `--variant NAME` keeps a variant of the study; `--variant NAME:knob=v;knob=v` defines
+/// one.
+fn select_variants(spec: &ExperimentSpec, given: &[String]) -> anyhow::Result<Vec<VariantSpec>> {
+    let mut out = Vec::new();
+    for g in given {
+        match g.split_once(':') {
+            None => {
+                let v = spec.variants.iter().find(|v| &v.name == g).ok_or_else(|| {
+                    input(format!(
+                        "unknown variant {g:?} (the study has: {}; define one with NAME:knob=value)",
+                        if spec.variants.is_empty() {
+                            "none".to_string()
+                        } else {
+                            perflab_lab::expand::variant_names(&spec.variants)
+                        }
+                    ))
+                })?;
+                out.push(v.clone());
+            }
+            Some((name, knobs)) => {
+                let mut map = BTreeMap::new();
+                for kv in knobs.split(';').filter(|s| !s.trim().is_empty()) {
+                    let (k, v) = kv.split_once('=').ok_or_else(|| {
+                        input(format!("--variant {g:?}: expected knob=value, got {kv:?}"))
+                    })?;
+                    map.insert(k.trim().to_string(), v.trim().to_string());
+                }
+                out.push(VariantSpec {
+                    name: name.to_string(),
+                    knobs: map,
+                    params: BTreeMap::new(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn print_plan(p: &perflab_lab::Prepared) -> anyhow::Result<()> {
+    let names: Vec<String> = p.available.iter().map(|v| v.spec.name.clone()).collect();
+    let plan = perflab_lab::plan::plan(&p.spec, p.workload, &names)?;
+    println!("{}", serde_json::to_string_pretty(&p.spec)?);
+    println!(
+        "{} points x {} variants x {} repetitions = {} measurements",
+        p.spec.points.len(),
+        names.len(),
+        p.spec.repetitions,
+        plan.len()
+    );
+    for m in plan.iter().take(20) {
+        println!("  #{:<4} [{}] rep {}  {}", m.seq, m.variant, m.rep, m.params.describe());
+    }
+    if plan.len() > 20 {
+        println!("  … {} more", plan.len() - 20);
+    }
+    Ok(())
+}

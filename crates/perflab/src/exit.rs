@@ -1,0 +1,54 @@
+//! Mapping errors to one-line messages and exit codes.
+
+/// Exit code for input the user must fix; nothing was changed on the system or in the
+/// results database.
+pub const INPUT: i32 = 2;
+pub const FAILURE: i32 = 1;
+pub const INTERRUPTED: i32 = 130;
+
+/// A user input error raised by the binary itself.
+#[derive(Debug)]
+pub struct InputError(pub String);
+
+pub fn input(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(InputError(msg.into()))
+}
+
+/// The error chain on one line: `outer: inner: root cause`, without repeats.
+pub fn message(err: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in err.chain() {
+        let s = cause.to_string();
+        if !parts.iter().any(|p| p.contains(&s)) {
+            parts.push(s);
+        }
+    }
+    parts.join(": ").replace('\n', " ")
+}
+
+pub fn code(err: &anyhow::Error) -> i32 {
+    for cause in err.chain() {
+        if cause.downcast_ref::<InputError>().is_some() {
+            return INPUT;
+        }
+        if let Some(e) = cause.downcast_ref::<perflab_lab::LabError>() {
+            return match e {
+                perflab_lab::LabError::Store(s) if s.is_input() => INPUT,
+                e if e.is_input() => INPUT,
+                _ => FAILURE,
+            };
+        }
+        if let Some(s) = cause.downcast_ref::<perflab_store::StoreError>() {
+            return if s.is_input() { INPUT } else { FAILURE };
+        }
+    }
+    FAILURE
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InputError {}

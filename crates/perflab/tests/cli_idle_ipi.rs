@@ -1,0 +1,164 @@
+//! End-to-end: the idle-ipi study on this machine, and on a writable copy of fixture trees
+//! of machines with idle states (the knobs then write the copy; the workload still runs on
+//! this machine's CPUs 0 and 1).
+
+mod common;
+
+use common::{text, Lab};
+
+fn run_id(stderr: &str) -> String {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("run ").and_then(|r| r.split(':').next()))
+        .expect("a run id on stderr")
+        .to_string()
+}
+
+fn online_cpus() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+#[test]
+fn idle_ipi_quick_on_this_machine() {
+    let lab = Lab::new();
+    let out_dir = lab.dir.path().join("summary");
+    let o = lab.run(&["run", "idle-ipi", "--quick", "--reps", "2", "--out", out_dir.to_str().unwrap()]);
+    let (stdout, err) = text(&o);
+    assert!(o.status.success(), "stdout: {stdout}\nstderr: {err}");
+    let id = run_id(&err);
+
+    let o = lab.run(&["export", &id]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let run = &doc["run"];
+    assert_eq!(run["study"], "idle-ipi");
+    assert_eq!(run["status"], "complete");
+    let ms = doc["measurements"].as_array().unwrap();
+    assert!(!ms.is_empty());
+    for m in ms {
+        assert_eq!(m["status"]["status"], "ok", "{m}");
+        let rate = m["output"]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == "round_trips_per_sec")
+            .unwrap()["value"]
+            .as_f64()
+            .unwrap();
+        assert!(rate > 100.0, "implausible rate {rate}");
+        // Interrupt telemetry is attached to every number.
+        assert!(
+            m["telemetry"].as_array().unwrap().iter().any(|t| t["source"] == "interrupts"),
+            "{m}"
+        );
+    }
+    // Every variant is either measured or reported unavailable with a reason.
+    let measured: std::collections::BTreeSet<&str> =
+        ms.iter().map(|m| m["variant"].as_str().unwrap()).collect();
+    let unavailable = run["unavailable"].as_array().unwrap();
+    for v in ["poll-only", "all"] {
+        let why = unavailable.iter().find(|u| u["variant"] == v);
+        assert!(measured.contains(v) != why.is_some(), "variant {v}: {run}");
+        if let Some(u) = why {
+            assert!(!u["reason"].as_str().unwrap().is_empty());
+        }
+    }
+    // The drill-down directory: distribution.txt and one summary per pair.
+    let dist = std::fs::read_to_string(out_dir.join("distribution.txt")).unwrap();
+    assert!(!dist.is_empty());
+    let summaries = find_summaries(&out_dir);
+    let pairs = run["spec"]["points"].as_array().unwrap().len();
+    assert_eq!(summaries.len(), pairs, "{summaries:?}");
+    let first = std::fs::read_to_string(&summaries[0]).unwrap();
+    assert!(first.contains("Context Switch Information"), "{first}");
+    assert!(first.contains("IRQ Information"), "{first}");
+}
+
+#[test]
+fn idle_ipi_on_fixture_trees_runs_both_variants_and_restores_the_tree() {
+    if online_cpus() < 2 {
+        eprintln!("SKIP idle_ipi_on_fixture_trees: needs 2 online CPUs");
+        return;
+    }
+    for host in ["x86-intel-idle", "power-smt4"] {
+        let lab = Lab::new();
+        let root = lab.fixture_copy(host);
+        let before = common::snapshot(&root);
+        let out_dir = lab.dir.path().join("summary");
+        let o = lab.run(&[
+            "--sysroot", root.to_str().unwrap(),
+            "run", "idle-ipi", "--quick", "--reps", "2", "--partners", "0,1",
+            "--out", out_dir.to_str().unwrap(),
+        ]);
+        let (stdout, err) = text(&o);
+        assert!(o.status.success(), "{host}\nstdout: {stdout}\nstderr: {err}");
+        assert_eq!(common::snapshot(&root), before, "{host}: the tree was left changed");
+        let id = run_id(&err);
+        let o = lab.run(&["export", &id]);
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let ms = doc["measurements"].as_array().unwrap();
+        assert_eq!(ms.len(), 2 * 2 * 2, "{host}");
+        // A B A B at each point, never all of A then all of B.
+        let order: Vec<&str> = ms.iter().map(|m| m["variant"].as_str().unwrap()).collect();
+        assert_eq!(&order[..4], &["poll-only", "all", "poll-only", "all"], "{host}");
+        assert!(find_summaries(&out_dir).len() == 2, "{host}");
+        let o = lab.run(&["show", &id, "--pair", "0,1"]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(out.contains("poll-only") && out.contains("Idle State information"), "{out}");
+    }
+}
+
+#[test]
+fn sigkill_mid_run_then_restore_leaves_the_tree_byte_identical() {
+    let lab = Lab::new();
+    let root = lab.fixture_copy("x86-intel-idle");
+    std::fs::create_dir_all(root.join("sys/kernel")).unwrap();
+    std::fs::write(root.join("sys/kernel/perflab_fake"), "0\n").unwrap();
+    let before = common::snapshot(&root);
+    let mut child = lab
+        .cmd()
+        .args([
+            "--sysroot", root.to_str().unwrap(),
+            "run", "--workload", "null", "-p", "sleep=200ms", "--reps", "100",
+            "--variant", "on:fake=1",
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let fake = root.join("sys/kernel/perflab_fake");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::fs::read_to_string(&fake).unwrap().trim() != "1" {
+        assert!(std::time::Instant::now() < deadline, "the knob was never applied");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: no chance to restore
+    child.wait().unwrap();
+    assert_ne!(common::snapshot(&root), before);
+
+    // Every start warns while the journal is pending.
+    let o = lab.run(&["ls"]);
+    let (_, err) = text(&o);
+    assert!(err.contains("perflab restore"), "{err}");
+
+    let o = lab.run(&["restore"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert_eq!(common::snapshot(&root), before);
+    let o = lab.run(&["restore"]);
+    let (out, _) = text(&o);
+    assert!(out.contains("nothing to restore"), "{out}");
+}
+
+fn find_summaries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(find_summaries(&p));
+        } else if p.file_name().unwrap().to_string_lossy().starts_with("CPUS-") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
