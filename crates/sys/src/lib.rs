@@ -1,11 +1,19 @@
 //! Kernel interfaces of perflab: the [`SysRoot`] through which every /proc, /sys and /dev
 //! access goes, and pure parsers that take readers and never touch the filesystem.
 
+pub mod cmdline;
+pub mod cpufreq;
 pub mod cpuidle;
 pub mod cpulist;
+pub mod doctor;
 pub mod error;
+pub mod hugepages;
+pub mod interrupts;
+pub mod isolation;
+pub mod procstat;
 pub mod root;
 pub mod sched;
+pub mod softirqs;
 pub mod topology;
 
 pub use cpulist::{format_cpu_list, parse_cpu_list};

@@ -1,0 +1,108 @@
+use super::Check;
+use crate::cpulist::format_cpu_list;
+use crate::isolation::{kernel_has_nohz_full, Isolation};
+use crate::root::SysRoot;
+use crate::topology::Topology;
+
+pub(super) fn topology(sys: &SysRoot) -> Check {
+    const NAME: &str = "cpu topology";
+    match Topology::read(sys) {
+        Ok(t) if !t.online.is_empty() => {
+            let tpc = t.threads_per_core();
+            Check::ok(
+                NAME,
+                format!(
+                    "{} online CPUs ({}), {} cores, {} thread{} per core",
+                    t.online.len(),
+                    format_cpu_list(&t.online),
+                    t.cores().len(),
+                    tpc,
+                    if tpc == 1 { "" } else { "s" }
+                ),
+            )
+        }
+        Ok(_) => Check::missing(
+            NAME,
+            "no online CPUs listed",
+            "check that sysfs is mounted on /sys",
+        ),
+        Err(e) => Check::missing(
+            NAME,
+            e.to_string(),
+            "mount sysfs: `mount -t sysfs sysfs /sys`",
+        ),
+    }
+}
+
+fn list(cpus: &Option<Vec<u32>>) -> String {
+    match cpus {
+        None => "-".into(),
+        Some(c) if c.is_empty() => "(none)".into(),
+        Some(c) => format_cpu_list(c),
+    }
+}
+
+pub(super) fn isolation(sys: &SysRoot) -> Check {
+    const NAME: &str = "isolation";
+    let iso = match Isolation::read(sys) {
+        Ok(i) => i,
+        Err(e) => return Check::missing(NAME, e.to_string(), "mount procfs on /proc"),
+    };
+    let isolcpus = iso.isolcpus.as_ref().map(|i| i.cpus.clone());
+    let mut detail = format!(
+        "cmdline isolcpus={} nohz_full={} rcu_nocbs={}; sysfs isolated={} nohz_full={}",
+        list(&isolcpus),
+        list(&iso.nohz_full),
+        list(&iso.rcu_nocbs),
+        list(&iso.sysfs_isolated),
+        if kernel_has_nohz_full(sys) {
+            list(&iso.sysfs_nohz_full)
+        } else {
+            "(kernel without NO_HZ_FULL)".into()
+        }
+    );
+    for w in &iso.warnings {
+        detail.push_str(&format!("; {w}"));
+    }
+    let Some(isolated) = isolcpus.filter(|c| !c.is_empty()) else {
+        return Check::missing(
+            NAME,
+            detail,
+            "boot with isolcpus=managed_irq,domain,<cpus> nohz_full=<cpus> rcu_nocbs=<cpus> \
+             to keep housekeeping off the measured CPUs",
+        );
+    };
+    let cpus = format_cpu_list(&isolated);
+    let mut lacking = Vec::new();
+    if !matches!(&iso.nohz_full, Some(c) if !c.is_empty()) {
+        lacking.push("nohz_full");
+    }
+    if !matches!(&iso.rcu_nocbs, Some(c) if !c.is_empty()) {
+        lacking.push("rcu_nocbs");
+    }
+    if lacking.is_empty() && iso.nohz_full.is_some() && !kernel_has_nohz_full(sys) {
+        return Check::partial(
+            NAME,
+            format!("{detail}; nohz_full is on the command line but the kernel lacks NO_HZ_FULL"),
+            "use a kernel built with CONFIG_NO_HZ_FULL=y",
+        );
+    }
+    if lacking.is_empty() {
+        return Check::ok(NAME, detail);
+    }
+    Check::partial(
+        NAME,
+        format!(
+            "{detail}; isolcpus is set but {} missing",
+            lacking.join(" and ")
+        ),
+        format!(
+            "add {} to the kernel command line",
+            lacking
+                .iter()
+                .map(|k| format!("{k}={cpus}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    )
+}

@@ -1,0 +1,128 @@
+//! perf events: can this process count on itself? Tried with a real perf_event_open
+//! (then closed), since perf_event_paranoid alone does not say whether a PMU exists.
+
+use super::{Check, NOT_CHECKED, RUN_ON_HOST};
+use crate::root::SysRoot;
+
+const PARANOID: &str = "proc/sys/kernel/perf_event_paranoid";
+const PERF_TYPE_HARDWARE: u32 = 0;
+const PERF_TYPE_SOFTWARE: u32 = 1;
+const PERF_COUNT_HW_INSTRUCTIONS: u64 = 1;
+const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
+
+/// The first 64 bytes of struct perf_event_attr (PERF_ATTR_SIZE_VER0), which every
+/// kernel since 2.6.31 accepts.
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttrV0 {
+    type_: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    sample_type: u64,
+    read_format: u64,
+    /// Bit field: disabled (bit 0), exclude_kernel (bit 5), exclude_hv (bit 6).
+    flags: u64,
+    wakeup_events: u32,
+    bp_type: u32,
+    config1: u64,
+}
+
+/// Opens a counter on the calling thread and closes it; the errno on failure.
+fn try_open(type_: u32, config: u64) -> Result<(), i32> {
+    let attr = PerfEventAttrV0 {
+        type_,
+        size: std::mem::size_of::<PerfEventAttrV0>() as u32,
+        config,
+        // Disabled, and user space only, so perf_event_paranoid=2 still allows it.
+        flags: 1 | (1 << 5) | (1 << 6),
+        ..Default::default()
+    };
+    const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+    // SAFETY: the attr outlives the call and its size field matches its layout; pid 0 and
+    // cpu -1 mean "this thread on any CPU"; no group.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            &attr as *const PerfEventAttrV0,
+            0 as libc::pid_t,
+            -1 as libc::c_int,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+    }
+    // SAFETY: fd is a descriptor we just opened and own.
+    unsafe { libc::close(fd as libc::c_int) };
+    Ok(())
+}
+
+fn paranoid(sys: &SysRoot) -> String {
+    match sys.read_trimmed(PARANOID) {
+        Ok(v) => format!("perf_event_paranoid={v}"),
+        Err(_) => "no perf_event_paranoid (kernel without CONFIG_PERF_EVENTS?)".into(),
+    }
+}
+
+fn denied_hint() -> &'static str {
+    "run as root, or `sysctl kernel.perf_event_paranoid=1` (or lower)"
+}
+
+pub(super) fn software(sys: &SysRoot) -> Check {
+    const NAME: &str = "perf software events";
+    let p = paranoid(sys);
+    if !sys.exists(PARANOID) {
+        return Check::missing(NAME, p, "use a kernel with CONFIG_PERF_EVENTS=y");
+    }
+    if !sys.is_host() {
+        return Check::partial(
+            NAME,
+            format!("{p}; perf_event_open {NOT_CHECKED}"),
+            RUN_ON_HOST,
+        );
+    }
+    match try_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK) {
+        Ok(()) => Check::ok(NAME, format!("task-clock opens; {p}")),
+        Err(e) if e == libc::EACCES || e == libc::EPERM => {
+            Check::missing(NAME, format!("task-clock denied; {p}"), denied_hint())
+        }
+        Err(e) => Check::missing(
+            NAME,
+            format!("task-clock failed: {}; {p}", std::io::Error::from_raw_os_error(e)),
+            "use a kernel with CONFIG_PERF_EVENTS=y; in a container, allow perf_event_open in seccomp",
+        ),
+    }
+}
+
+pub(super) fn hardware(sys: &SysRoot) -> Check {
+    const NAME: &str = "perf hardware events";
+    let p = paranoid(sys);
+    if !sys.exists(PARANOID) {
+        return Check::missing(NAME, p, "use a kernel with CONFIG_PERF_EVENTS=y");
+    }
+    if !sys.is_host() {
+        return Check::partial(
+            NAME,
+            format!("{p}; perf_event_open {NOT_CHECKED}"),
+            RUN_ON_HOST,
+        );
+    }
+    match try_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS) {
+        Ok(()) => Check::ok(NAME, format!("instructions counter opens; {p}")),
+        Err(e) if e == libc::EACCES || e == libc::EPERM => Check::missing(
+            NAME,
+            format!("instructions counter denied; {p}"),
+            denied_hint(),
+        ),
+        Err(e) => Check::missing(
+            NAME,
+            format!(
+                "no PMU (virtual machine?): instructions counter failed with {}",
+                std::io::Error::from_raw_os_error(e)
+            ),
+            "run on bare metal, or give the VM a virtual PMU (QEMU/KVM: -cpu host,pmu=on)",
+        ),
+    }
+}
