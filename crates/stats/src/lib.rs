@@ -1,1 +1,31 @@
-//! placeholder until written
+//! Statistics for perflab: what repeated measurements say, and how sure we are.
+//!
+//! - [`Sample`]: repetitions of one quantity, never empty, all finite.
+//! - [`Summary`]: median, mean, spread, a percentile-bootstrap interval of the median
+//!   (Efron 1979) and outliers marked by Tukey's fences (Tukey 1977).
+//! - [`compare`]: baseline A against candidate B with the Mann-Whitney U test
+//!   (Mann & Whitney 1947), the Hodges-Lehmann shift and its Moses interval
+//!   (Hodges & Lehmann 1963), and a three-way [`Verdict`] against a noise threshold.
+//! - [`Buckets`]: the seed study's regression distribution buckets.
+//!
+//! docs/METHODOLOGY.md explains every statistic, the defaults and the small-sample caveat.
+
+pub mod buckets;
+pub mod compare;
+pub mod config;
+pub mod error;
+pub mod hodges_lehmann;
+pub mod mann_whitney;
+pub mod sample;
+pub mod summary;
+pub mod verdict;
+
+pub use buckets::{Bucket, Buckets, DEFAULT_EDGES};
+pub use compare::{compare, fmt_p, geomean, Comparison};
+pub use config::StatsConfig;
+pub use error::StatsError;
+pub use hodges_lehmann::{hodges_lehmann, Shift};
+pub use mann_whitney::{mann_whitney, min_p_value, reps_needed, MannWhitney, MwMethod};
+pub use sample::Sample;
+pub use summary::{bootstrap_median_ci, tukey_outliers, Summary};
+pub use verdict::{regression_pct, Verdict};

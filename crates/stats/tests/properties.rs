@@ -1,0 +1,120 @@
+//! Properties the statistics must keep on any data, not just the hand-picked cases.
+
+use perflab_core::Better;
+use perflab_stats::{
+    compare, hodges_lehmann, mann_whitney, Buckets, Sample, StatsConfig, Summary, Verdict,
+};
+use proptest::prelude::*;
+
+/// Normal noise by Box-Muller from proptest's uniform draws, so failures shrink.
+fn noisy(center: f64, cv: f64, uniforms: &[(f64, f64)]) -> Vec<f64> {
+    uniforms
+        .iter()
+        .map(|&(u1, u2)| {
+            let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+            center * (1.0 + cv * z)
+        })
+        .collect()
+}
+
+fn uniforms(n: usize) -> impl Strategy<Value = Vec<(f64, f64)>> {
+    prop::collection::vec((1e-6f64..1.0, 0.0f64..1.0), n)
+}
+
+fn values() -> impl Strategy<Value = Vec<f64>> {
+    prop::collection::vec(-1e6f64..1e6, 1..30)
+}
+
+fn fast() -> StatsConfig {
+    StatsConfig {
+        resamples: 200,
+        ..Default::default()
+    }
+}
+
+proptest! {
+    #[test]
+    fn identical_samples_are_no_change(v in prop::collection::vec(1.0f64..1e6, 2..25)) {
+        let s = Sample::new(v).unwrap();
+        let c = compare(&s, &s, Better::Higher, &fast());
+        prop_assert_eq!(c.verdict, Verdict::NoChange);
+        prop_assert!(c.p_value > 0.99, "p = {}", c.p_value);
+        prop_assert_eq!(c.shift.estimate, 0.0);
+    }
+
+    #[test]
+    fn five_percent_shift_on_one_percent_noise_is_detected(
+        ua in uniforms(10), ub in uniforms(10), up in any::<bool>()
+    ) {
+        let a = noisy(100_000.0, 0.01, &ua);
+        let factor = if up { 1.05 } else { 0.95 };
+        let b = noisy(100_000.0 * factor, 0.01, &ub);
+        let (a, b) = (Sample::new(a).unwrap(), Sample::new(b).unwrap());
+        let c = compare(&a, &b, Better::Higher, &fast());
+        let want = if up { Verdict::Improved } else { Verdict::Regressed };
+        prop_assert_eq!(c.verdict, want, "p={} change={:?}", c.p_value, c.change_pct);
+        let lower = compare(&a, &b, Better::Lower, &fast());
+        let want = if up { Verdict::Regressed } else { Verdict::Improved };
+        prop_assert_eq!(lower.verdict, want);
+    }
+
+    #[test]
+    fn p_values_are_probabilities_and_symmetric(a in values(), b in values()) {
+        let (a, b) = (Sample::new(a).unwrap(), Sample::new(b).unwrap());
+        let ab = mann_whitney(&a, &b);
+        let ba = mann_whitney(&b, &a);
+        prop_assert!((0.0..=1.0).contains(&ab.p_value), "p = {}", ab.p_value);
+        prop_assert!((ab.p_value - ba.p_value).abs() < 1e-9, "{} vs {}", ab.p_value, ba.p_value);
+        prop_assert_eq!(ab.u_a, ba.u_b);
+    }
+
+    #[test]
+    fn ties_keep_p_values_valid(
+        a in prop::collection::vec(0u8..4, 1..15), b in prop::collection::vec(0u8..4, 1..15)
+    ) {
+        let a = Sample::new(a.into_iter().map(f64::from).collect()).unwrap();
+        let b = Sample::new(b.into_iter().map(f64::from).collect()).unwrap();
+        let p = mann_whitney(&a, &b).p_value;
+        prop_assert!((0.0..=1.0).contains(&p), "p = {p}");
+        prop_assert!((p - mann_whitney(&b, &a).p_value).abs() < 1e-9);
+    }
+
+    #[test]
+    fn median_ci_contains_the_median(v in values(), seed in any::<u64>()) {
+        let s = Sample::new(v).unwrap();
+        let cfg = StatsConfig { seed, ..fast() };
+        let sum = Summary::new(&s, &cfg);
+        prop_assert!(sum.median_ci.0 <= sum.median && sum.median <= sum.median_ci.1,
+            "{:?} vs {}", sum.median_ci, sum.median);
+    }
+
+    #[test]
+    fn hodges_lehmann_recovers_a_constant_shift(
+        v in prop::collection::vec(-1000i32..1000, 1..20), c in -500i32..500
+    ) {
+        // Integers keep b + c - b exact in floating point.
+        let b: Vec<f64> = v.iter().map(|&x| f64::from(x)).collect();
+        let shifted: Vec<f64> = b.iter().map(|x| x + f64::from(c)).collect();
+        let r = hodges_lehmann(&Sample::new(b).unwrap(), &Sample::new(shifted).unwrap(), 0.95);
+        prop_assert_eq!(r.estimate, f64::from(c));
+        prop_assert!(r.ci.0 <= r.estimate && r.estimate <= r.ci.1);
+    }
+
+    #[test]
+    fn bucket_parser_never_panics(text in ".{0,40}") {
+        if let Ok(b) = Buckets::parse(&text) {
+            prop_assert!(b.edges().windows(2).all(|w| w[0] < w[1]));
+            prop_assert!(b.edges().iter().all(|e| *e > 0.0));
+        }
+    }
+
+    #[test]
+    fn bucket_parser_accepts_what_it_should(
+        mut edges in prop::collection::btree_set(1u32..10_000, 1..10)
+    ) {
+        let text = edges.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(",");
+        let b = Buckets::parse(&text).unwrap();
+        let first = edges.pop_first().unwrap();
+        prop_assert_eq!(b.edges()[0], f64::from(first));
+    }
+}
