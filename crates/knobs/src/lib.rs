@@ -1,1 +1,29 @@
-//! placeholder until written
+//! System knobs for perflab, with an on-disk journal that guarantees restore.
+//!
+//! A knob ([`Knob`]) changes a system setting a variant needs. Before it changes a file it
+//! records the exact original bytes in the [`Journal`], durably; it returns a guard
+//! ([`KnobGuard`]) that writes them back on `restore`, on drop (early return, error, panic
+//! unwinding) and, through the stop flag set by [`signals::install`], on SIGINT, SIGTERM
+//! and SIGHUP. After SIGKILL or power loss, [`restore_pending`] replays what the journal
+//! still holds for processes that are gone; [`pending`] lists it so that every perflab start
+//! can warn.
+
+pub mod cpuidle;
+pub mod error;
+pub mod fake;
+pub mod files;
+pub mod journal;
+pub mod knob;
+pub mod owner;
+pub mod pmqos;
+pub mod registry;
+pub mod replay;
+pub mod signals;
+
+pub use error::KnobError;
+pub use files::{write_files, FileGuard};
+pub use journal::{Action, Entry, EntryId, Journal, Original, Saved};
+pub use knob::{AppliedVariant, Knob, KnobGuard, Settings};
+pub use registry::{knob_names, parse_knob, parse_setting};
+pub use replay::{pending, restore_pending, RestoreReport};
+pub use signals::SignalGuard;

@@ -1,0 +1,172 @@
+//! `cpuidle=poll-only|all|states:NAME,...`: which idle states the online CPUs may enter,
+//! through `cpuN/cpuidle/stateK/disable`.
+
+use std::collections::BTreeSet;
+
+use perflab_core::Unavailable;
+use perflab_sys::cpuidle::{self, IdleState};
+use perflab_sys::{SysRoot, Topology};
+
+use crate::error::KnobError;
+use crate::files::write_files;
+use crate::journal::Journal;
+use crate::knob::{Knob, KnobGuard};
+
+/// Which states stay enabled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IdleMode {
+    /// Only the polling state(s) (`POLL` on x86, `snooze` on POWER): no wakeup needs an IPI.
+    PollOnly,
+    /// Every state.
+    All,
+    /// Exactly the states named (matched without regard to case); all others disabled.
+    States(Vec<String>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuidleKnob {
+    pub mode: IdleMode,
+}
+
+const VALID: &str = "poll-only, all, or states:NAME[,NAME...]";
+
+impl CpuidleKnob {
+    pub fn parse(value: &str) -> Result<Self, KnobError> {
+        let invalid = |reason: String| KnobError::InvalidValue {
+            knob: "cpuidle".into(),
+            value: value.into(),
+            reason,
+        };
+        let mode = match value.trim() {
+            "poll-only" => IdleMode::PollOnly,
+            "all" => IdleMode::All,
+            v => match v.strip_prefix("states:") {
+                Some(list) => {
+                    let names: Vec<String> = list
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|n| !n.is_empty())
+                        .map(String::from)
+                        .collect();
+                    if names.is_empty() {
+                        return Err(invalid(format!("name at least one state ({VALID})")));
+                    }
+                    IdleMode::States(names)
+                }
+                None => return Err(invalid(format!("expected {VALID}"))),
+            },
+        };
+        Ok(Self { mode })
+    }
+
+    fn enabled(&self, state: &IdleState) -> bool {
+        match &self.mode {
+            IdleMode::PollOnly => state.is_polling(),
+            IdleMode::All => true,
+            IdleMode::States(names) => names.iter().any(|n| n.eq_ignore_ascii_case(&state.name)),
+        }
+    }
+
+    /// The `disable` files whose value must change, with the value each needs.
+    fn plan(&self, sys: &SysRoot) -> Result<Vec<(String, Vec<u8>)>, Unavailable> {
+        if cpuidle::driver(sys).is_none() {
+            return Err(Unavailable::new("no cpuidle driver").with_hint(
+                "the kernel idles without one (a VM, or idle=/cpuidle.off= on its command line)",
+            ));
+        }
+        let topology = Topology::read(sys)
+            .map_err(|e| Unavailable::new(format!("cannot read the online CPUs: {e}")))?;
+        let mut per_cpu = Vec::new();
+        for &cpu in &topology.online {
+            let states = cpuidle::states(sys, cpu).map_err(|e| Unavailable::new(e.to_string()))?;
+            if !states.is_empty() {
+                per_cpu.push((cpu, states));
+            }
+        }
+        if per_cpu.is_empty() {
+            return Err(Unavailable::new("no online CPU has cpuidle states"));
+        }
+        match &self.mode {
+            IdleMode::PollOnly => {
+                if let Some((cpu, states)) = per_cpu
+                    .iter()
+                    .find(|(_, s)| !s.iter().any(IdleState::is_polling))
+                {
+                    return Err(Unavailable::new(format!(
+                        "cpu{cpu} has no polling idle state (POLL or snooze); it has {}",
+                        state_names(states.iter())
+                    )));
+                }
+            }
+            IdleMode::All => {}
+            IdleMode::States(names) => {
+                let all = per_cpu.iter().flat_map(|(_, s)| s.iter());
+                for name in names {
+                    if !all.clone().any(|s| s.name.eq_ignore_ascii_case(name)) {
+                        return Err(Unavailable::new(format!(
+                            "no idle state named {name:?}; the states are {}",
+                            state_names(all)
+                        )));
+                    }
+                }
+            }
+        }
+        let mut writes = Vec::new();
+        for (cpu, states) in &per_cpu {
+            for state in states {
+                let disable = !self.enabled(state);
+                if disable != state.disabled {
+                    let rel = format!("{}/disable", cpuidle::state_dir(*cpu, state.index));
+                    writes.push((
+                        rel,
+                        if disable {
+                            b"1".to_vec()
+                        } else {
+                            b"0".to_vec()
+                        },
+                    ));
+                }
+            }
+        }
+        Ok(writes)
+    }
+}
+
+/// Distinct state names in order of first appearance: `POLL, C1, C1E, C6`.
+fn state_names<'a>(states: impl Iterator<Item = &'a IdleState>) -> String {
+    let mut seen = BTreeSet::new();
+    let names: Vec<&str> = states
+        .filter(|s| seen.insert(s.name.as_str()))
+        .map(|s| s.name.as_str())
+        .collect();
+    names.join(", ")
+}
+
+impl Knob for CpuidleKnob {
+    fn name(&self) -> String {
+        match &self.mode {
+            IdleMode::PollOnly => "cpuidle=poll-only".into(),
+            IdleMode::All => "cpuidle=all".into(),
+            IdleMode::States(names) => format!("cpuidle=states:{}", names.join(",")),
+        }
+    }
+
+    fn check(&self, sys: &SysRoot) -> Result<(), Unavailable> {
+        let writes = self.plan(sys)?;
+        if let Some((rel, _)) = writes.iter().find(|(rel, _)| !sys.writable(rel)) {
+            return Err(Unavailable::new(format!(
+                "{} is not writable: needs root",
+                sys.path(rel).display()
+            ))
+            .with_hint("run perflab as root"));
+        }
+        Ok(())
+    }
+
+    fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
+        let writes = self
+            .plan(sys)
+            .map_err(|u| KnobError::unavailable(self.name(), u))?;
+        Ok(Box::new(write_files(sys, journal, &self.name(), &writes)?))
+    }
+}

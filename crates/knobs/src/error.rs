@@ -1,0 +1,101 @@
+use std::path::PathBuf;
+
+use perflab_core::Unavailable;
+use perflab_sys::SysError;
+
+/// Why a knob could not be parsed, applied or restored. Each variant names the knob, file or
+/// journal involved, so the message alone tells a person what to look at.
+#[derive(Debug, thiserror::Error)]
+pub enum KnobError {
+    #[error("unknown knob {name:?} (valid: {valid})")]
+    UnknownKnob { name: String, valid: String },
+
+    #[error("{knob}={value:?}: {reason}")]
+    InvalidValue {
+        knob: String,
+        value: String,
+        reason: String,
+    },
+
+    #[error("{knob} is unavailable: {source}")]
+    Unavailable {
+        knob: String,
+        #[source]
+        source: Unavailable,
+    },
+
+    #[error(transparent)]
+    Sys(#[from] SysError),
+
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The kernel accepted the write but reads back something else (some idle states
+    /// cannot be disabled, some values are clamped).
+    #[error("{path}: wrote {wrote:?} but it reads {reads:?}; the kernel did not take the value")]
+    NotTaken {
+        path: PathBuf,
+        wrote: String,
+        reads: String,
+    },
+
+    #[error(
+        "journal {path} is unreadable: {reason}; it was left in place: restore by hand what it \
+         lists, then remove it"
+    )]
+    CorruptJournal { path: PathBuf, reason: String },
+
+    #[error("cannot choose a journal location: {0}")]
+    NoJournalPath(String),
+
+    /// Some originals could not be written back; their journal entries were kept.
+    #[error(
+        "could not restore {}: {}; the journal keeps them: run `perflab restore`",
+        plural(failures.len()),
+        failures.join("; ")
+    )]
+    Restore { failures: Vec<String> },
+
+    /// Applying failed, and undoing what had already been applied failed as well.
+    #[error("{apply}; undoing the settings already made also failed: {restore}")]
+    ApplyAndRestore {
+        apply: Box<KnobError>,
+        restore: Box<KnobError>,
+    },
+
+    #[error("cannot install signal handlers: {0}")]
+    Signal(#[source] std::io::Error),
+}
+
+fn plural(n: usize) -> String {
+    if n == 1 {
+        "1 setting".to_string()
+    } else {
+        format!("{n} settings")
+    }
+}
+
+impl KnobError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        KnobError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn unavailable(knob: impl Into<String>, source: Unavailable) -> Self {
+        KnobError::Unavailable {
+            knob: knob.into(),
+            source,
+        }
+    }
+
+    /// True when the error only says the machine lacks what the knob needs.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, KnobError::Unavailable { .. })
+    }
+}

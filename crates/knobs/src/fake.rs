@@ -1,0 +1,46 @@
+//! `fake=VALUE`: writes VALUE to `sys/kernel/perflab_fake` under the root. No kernel has
+//! that file, so the knob works only on a test tree, where end-to-end tests can see what
+//! was applied and that it was restored.
+
+use perflab_core::Unavailable;
+use perflab_sys::SysRoot;
+
+use crate::error::KnobError;
+use crate::files::write_files;
+use crate::journal::Journal;
+use crate::knob::{Knob, KnobGuard};
+
+/// The file the fake knob writes, relative to the root.
+pub const FAKE_PATH: &str = "sys/kernel/perflab_fake";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FakeKnob {
+    pub value: String,
+}
+
+impl Knob for FakeKnob {
+    fn name(&self) -> String {
+        format!("fake={}", self.value)
+    }
+
+    fn check(&self, sys: &SysRoot) -> Result<(), Unavailable> {
+        if !sys.exists(FAKE_PATH) {
+            return Err(Unavailable::new(format!(
+                "{} does not exist: the fake knob works only on a test tree",
+                sys.path(FAKE_PATH).display()
+            )));
+        }
+        if !sys.writable(FAKE_PATH) {
+            return Err(Unavailable::new(format!(
+                "{} is not writable",
+                sys.path(FAKE_PATH).display()
+            )));
+        }
+        Ok(())
+    }
+
+    fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
+        let writes = [(FAKE_PATH.to_string(), self.value.clone().into_bytes())];
+        Ok(Box::new(write_files(sys, journal, &self.name(), &writes)?))
+    }
+}

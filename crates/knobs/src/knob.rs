@@ -1,0 +1,134 @@
+//! The knob and guard traits, and [`Settings`]: the knobs of one variant, applied in order
+//! and restored in reverse.
+
+use perflab_core::Unavailable;
+use perflab_sys::SysRoot;
+
+use crate::error::KnobError;
+use crate::journal::Journal;
+
+/// A system setting a variant needs.
+pub trait Knob: Send + Sync {
+    /// The setting as a person writes it: `cpuidle=poll-only`.
+    fn name(&self) -> String;
+
+    /// Whether this machine can take the setting, and exactly why not. Changes nothing.
+    fn check(&self, sys: &SysRoot) -> Result<(), Unavailable>;
+
+    /// Journals the originals, then changes the machine. On error nothing stays changed.
+    /// Does not repeat every test of `check` (writability): [`Settings::apply`] calls both.
+    fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError>;
+}
+
+/// Undoes one applied knob. Dropping a guard restores too, so an early return or a panic
+/// unwinding through its scope leaves nothing changed; `restore` is for seeing the error.
+pub trait KnobGuard: Send {
+    fn restore(self: Box<Self>) -> Result<(), KnobError>;
+}
+
+/// The knobs of one variant, in the order they are applied.
+#[derive(Default)]
+pub struct Settings {
+    knobs: Vec<Box<dyn Knob>>,
+}
+
+impl Settings {
+    pub fn new(knobs: Vec<Box<dyn Knob>>) -> Self {
+        Self { knobs }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.knobs.is_empty()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.knobs.iter().map(|k| k.name()).collect()
+    }
+
+    /// The first knob this machine cannot take, with the knob named in the reason.
+    pub fn check(&self, sys: &SysRoot) -> Result<(), Unavailable> {
+        for knob in &self.knobs {
+            knob.check(sys).map_err(|u| Unavailable {
+                reason: format!("{}: {}", knob.name(), u.reason),
+                hint: u.hint,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Checks and applies every knob in order. When one fails, those already applied are
+    /// restored (newest first) before the error returns.
+    pub fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<AppliedVariant, KnobError> {
+        let mut applied = AppliedVariant {
+            guards: Vec::with_capacity(self.knobs.len()),
+        };
+        for knob in &self.knobs {
+            let result = knob
+                .check(sys)
+                .map_err(|u| KnobError::unavailable(knob.name(), u))
+                .and_then(|()| knob.apply(sys, journal));
+            match result {
+                Ok(guard) => applied.guards.push((knob.name(), guard)),
+                Err(apply) => {
+                    return Err(match applied.restore() {
+                        Ok(()) => apply,
+                        Err(restore) => KnobError::ApplyAndRestore {
+                            apply: Box::new(apply),
+                            restore: Box::new(restore),
+                        },
+                    });
+                }
+            }
+        }
+        Ok(applied)
+    }
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+/// The guards of an applied variant. Restores in reverse order on `restore` or drop.
+#[must_use = "dropping an AppliedVariant restores the settings at once"]
+pub struct AppliedVariant {
+    guards: Vec<(String, Box<dyn KnobGuard>)>,
+}
+
+impl AppliedVariant {
+    pub fn names(&self) -> Vec<String> {
+        self.guards.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// Restores every knob, newest first, going on past failures; the error lists them all.
+    pub fn restore(mut self) -> Result<(), KnobError> {
+        self.restore_all()
+    }
+
+    fn restore_all(&mut self) -> Result<(), KnobError> {
+        let mut failures = Vec::new();
+        while let Some((name, guard)) = self.guards.pop() {
+            match guard.restore() {
+                Ok(()) => {}
+                Err(KnobError::Restore { failures: f }) => {
+                    failures.extend(f.into_iter().map(|m| format!("{name}: {m}")))
+                }
+                Err(e) => failures.push(format!("{name}: {e}")),
+            }
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(KnobError::Restore { failures })
+        }
+    }
+}
+
+impl Drop for AppliedVariant {
+    fn drop(&mut self) {
+        if let Err(e) = self.restore_all() {
+            eprintln!("perflab: {e}");
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! The knobs perflab knows, by name.
+
+use crate::cpuidle::CpuidleKnob;
+use crate::error::KnobError;
+use crate::fake::FakeKnob;
+use crate::knob::Knob;
+use crate::pmqos::PmQosKnob;
+
+const KNOBS: &[(&str, &str)] = &[
+    (
+        "cpuidle",
+        "idle states of every online CPU: poll-only, all, or states:NAME[,NAME...]",
+    ),
+    (
+        "pmqos",
+        "hold a CPU latency limit through /dev/cpu_dma_latency: microseconds, an integer >= 0",
+    ),
+    (
+        "fake",
+        "write VALUE to sys/kernel/perflab_fake under the root (test trees only)",
+    ),
+];
+
+/// Every knob name with its one-line help.
+pub fn knob_names() -> &'static [(&'static str, &'static str)] {
+    KNOBS
+}
+
+/// Builds the knob `name` set to `value`.
+pub fn parse_knob(name: &str, value: &str) -> Result<Box<dyn Knob>, KnobError> {
+    match name.trim() {
+        "cpuidle" => Ok(Box::new(CpuidleKnob::parse(value)?)),
+        "pmqos" => Ok(Box::new(PmQosKnob::parse(value)?)),
+        "fake" => Ok(Box::new(FakeKnob {
+            value: value.to_string(),
+        })),
+        _ => Err(KnobError::UnknownKnob {
+            name: name.to_string(),
+            valid: KNOBS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+        }),
+    }
+}
+
+/// Builds a knob from `name=value`, the form used on the command line and in names.
+pub fn parse_setting(setting: &str) -> Result<Box<dyn Knob>, KnobError> {
+    match setting.split_once('=') {
+        Some((name, value)) => parse_knob(name, value),
+        None => Err(KnobError::InvalidValue {
+            knob: setting.trim().to_string(),
+            value: String::new(),
+            reason: "expected NAME=VALUE, e.g. cpuidle=poll-only".into(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn names_round_trip_through_parse() {
+        for setting in [
+            "cpuidle=poll-only",
+            "cpuidle=all",
+            "cpuidle=states:C1,C1E",
+            "pmqos=0",
+            "fake=7",
+        ] {
+            assert_eq!(parse_setting(setting).unwrap().name(), setting);
+        }
+    }
+
+    #[test]
+    fn bad_input_gives_one_line_errors_listing_the_valid_forms() {
+        let cases = [
+            ("nosuch", "x", "cpuidle, pmqos, fake"),
+            ("cpuidle", "deep", "poll-only, all, or states:"),
+            ("cpuidle", "states:", "at least one state"),
+            ("pmqos", "-1", "integer from 0"),
+            ("pmqos", "fast", "integer from 0"),
+        ];
+        for (name, value, expect) in cases {
+            let msg = parse_knob(name, value).err().unwrap().to_string();
+            assert!(msg.contains(expect), "{name}={value}: {msg}");
+            assert!(!msg.contains('\n'), "{msg}");
+        }
+        assert!(parse_setting("cpuidle").is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics(name in "\\PC{0,12}", value in "\\PC{0,30}") {
+            let _ = parse_knob(&name, &value);
+            let _ = parse_setting(&format!("{name}={value}"));
+        }
+    }
+}

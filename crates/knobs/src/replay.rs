@@ -1,0 +1,124 @@
+//! Replaying the journal after its owner died without restoring (SIGKILL, power loss).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use perflab_sys::SysRoot;
+
+use crate::error::KnobError;
+use crate::journal::{self, Action, Entry};
+use crate::owner::{booted_since, Owner};
+
+/// What [`restore_pending`] did with each entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RestoreReport {
+    /// Originals written back.
+    pub restored: Vec<Entry>,
+    /// Holds (PM-QoS) whose owner is gone: the kernel dropped them with its descriptor.
+    pub released: Vec<Entry>,
+    /// Kernel settings recorded before the last reboot, which reset them; writing the old
+    /// values back would undo whatever this boot set.
+    pub reset_by_reboot: Vec<Entry>,
+    /// Entries that could not be restored, with the reason; they stay in the journal.
+    pub failed: Vec<(Entry, String)>,
+    /// Entries of a perflab that is still running; it restores them itself.
+    pub live: Vec<Entry>,
+}
+
+impl RestoreReport {
+    /// True when nothing that needed restoring was left behind.
+    pub fn is_clean(&self) -> bool {
+        self.failed.is_empty()
+    }
+
+    /// Lines for a person, one per entry, failures first.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (e, why) in &self.failed {
+            out.push(format!("FAILED {}: {why}", e.describe()));
+        }
+        for e in &self.restored {
+            out.push(format!("restored {}", e.describe()));
+        }
+        for e in &self.released {
+            out.push(format!("released {}", e.describe()));
+        }
+        for e in &self.reset_by_reboot {
+            out.push(format!("reset by reboot {}", e.describe()));
+        }
+        for e in &self.live {
+            out.push(format!("left to running perflab {}", e.describe()));
+        }
+        out
+    }
+}
+
+/// Entries whose owner is no longer running: what `perflab restore` would replay. Every
+/// perflab start warns while this is not empty.
+pub fn pending(path: &Path) -> Result<Vec<Entry>, KnobError> {
+    let mut alive = Liveness::default();
+    Ok(journal::entries(path)?
+        .into_iter()
+        .filter(|e| !alive.check(e))
+        .collect())
+}
+
+/// Writes back the originals of every entry whose owner is gone, newest first (so a file
+/// changed twice ends with its oldest value), and forgets each one restored. A failure is
+/// reported per entry and never stops the others.
+pub fn restore_pending(path: &Path) -> Result<RestoreReport, KnobError> {
+    if !path.exists() {
+        return Ok(RestoreReport::default());
+    }
+    let mut alive = Liveness::default();
+    journal::modify(path, |file| {
+        let mut report = RestoreReport::default();
+        let mut keep = Vec::new();
+        for entry in file.entries.drain(..).rev() {
+            if alive.check(&entry) {
+                report.live.push(entry.clone());
+                keep.push(entry);
+                continue;
+            }
+            match &entry.action {
+                Action::Hold { .. } => report.released.push(entry),
+                Action::Write { .. } if reset_by_reboot(&entry) => {
+                    report.reset_by_reboot.push(entry)
+                }
+                Action::Write { original } => {
+                    match SysRoot::at(&entry.root).write(&entry.path, original.as_bytes()) {
+                        Ok(()) => report.restored.push(entry),
+                        Err(e) => {
+                            report.failed.push((entry.clone(), e.to_string()));
+                            keep.push(entry);
+                        }
+                    }
+                }
+            }
+        }
+        keep.reverse();
+        file.entries = keep;
+        Ok(report)
+    })
+}
+
+/// sysfs, procfs and device settings of the live machine do not survive a reboot.
+fn reset_by_reboot(entry: &Entry) -> bool {
+    let volatile = ["sys/", "proc/", "dev/"]
+        .iter()
+        .any(|p| entry.path.starts_with(p));
+    volatile && entry.root == Path::new("/") && booted_since(entry.boot_id.as_deref())
+}
+
+/// Caches liveness per owner: a journal of thousands of entries has one or two owners.
+#[derive(Default)]
+struct Liveness(HashMap<Owner, bool>);
+
+impl Liveness {
+    fn check(&mut self, entry: &Entry) -> bool {
+        *self
+            .0
+            .entry(entry.owner())
+            .or_insert_with_key(Owner::is_alive)
+    }
+}
