@@ -1,0 +1,139 @@
+//! How Rust values become column values and back (see the conventions in `schema`).
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::{MeasurementStatus, RunStatus, StoreError};
+
+/// The serde name of a unit-like enum value (`Unit::PerSecond` → `per_second`), so the
+/// database uses the same words as the JSON exports and stays in step with new variants.
+pub(crate) fn name<T: Serialize>(v: &T) -> Result<String, StoreError> {
+    let text = serde_json::to_string(v).map_err(|source| StoreError::Encode {
+        what: "an enum name",
+        source,
+    })?;
+    Ok(
+        match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+            Some(inner) => inner.to_string(),
+            None => text,
+        },
+    )
+}
+
+/// The inverse of [`name`]; `None` for a word this build does not know.
+pub(crate) fn from_name<T: DeserializeOwned>(s: &str) -> Option<T> {
+    serde_json::from_value(serde_json::Value::String(s.to_string())).ok()
+}
+
+/// Remembers decoded names: a load of many thousand telemetry rows sees only a handful of
+/// distinct unit words.
+pub(crate) struct NameCache<T> {
+    seen: Vec<(String, T)>,
+}
+
+impl<T: DeserializeOwned + Copy> NameCache<T> {
+    pub(crate) fn new() -> Self {
+        Self { seen: Vec::new() }
+    }
+
+    pub(crate) fn get(&mut self, s: &str) -> Option<T> {
+        if let Some((_, v)) = self.seen.iter().find(|(k, _)| k == s) {
+            return Some(*v);
+        }
+        let v: T = from_name(s)?;
+        self.seen.push((s.to_string(), v));
+        Some(v)
+    }
+}
+
+pub(crate) fn json<T: Serialize + ?Sized>(what: &'static str, v: &T) -> Result<String, StoreError> {
+    serde_json::to_string(v).map_err(|source| StoreError::Encode { what, source })
+}
+
+/// Counters are kept as their i64 bit pattern: lossless for every u64.
+pub(crate) fn u64_to_sql(v: u64) -> i64 {
+    v as i64
+}
+
+pub(crate) fn u64_from_sql(v: i64) -> u64 {
+    v as u64
+}
+
+/// SQLite turns a bound NaN into NULL; this turns it back.
+pub(crate) fn real(v: Option<f64>) -> f64 {
+    v.unwrap_or(f64::NAN)
+}
+
+pub(crate) fn run_status(s: &str) -> Option<RunStatus> {
+    [
+        RunStatus::Running,
+        RunStatus::Interrupted,
+        RunStatus::Complete,
+    ]
+    .into_iter()
+    .find(|r| r.as_str() == s)
+}
+
+pub(crate) const OK: &str = "ok";
+pub(crate) const FAILED: &str = "failed";
+
+pub(crate) fn status_columns(s: &MeasurementStatus) -> (&'static str, Option<&str>) {
+    match s {
+        MeasurementStatus::Ok => (OK, None),
+        MeasurementStatus::Failed(e) => (FAILED, Some(e.as_str())),
+    }
+}
+
+pub(crate) fn status_from_columns(
+    status: &str,
+    error: Option<String>,
+) -> Option<MeasurementStatus> {
+    match status {
+        OK => Some(MeasurementStatus::Ok),
+        FAILED => Some(MeasurementStatus::Failed(error.unwrap_or_default())),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perflab_core::{Better, Unit};
+
+    #[test]
+    fn enum_names_round_trip() {
+        assert_eq!(name(&Unit::PerSecond).unwrap(), "per_second");
+        assert_eq!(
+            from_name::<Unit>("mib_per_second"),
+            Some(Unit::MibPerSecond)
+        );
+        assert_eq!(from_name::<Better>("sideways"), None);
+        let mut c = NameCache::<Better>::new();
+        assert_eq!(c.get("lower"), Some(Better::Lower));
+        assert_eq!(c.get("lower"), Some(Better::Lower));
+        assert_eq!(c.get(""), None);
+    }
+
+    #[test]
+    fn counters_round_trip_at_the_extremes() {
+        for v in [0, 1, i64::MAX as u64, i64::MAX as u64 + 1, u64::MAX] {
+            assert_eq!(u64_from_sql(u64_to_sql(v)), v);
+        }
+    }
+
+    #[test]
+    fn statuses_round_trip() {
+        for s in [
+            RunStatus::Running,
+            RunStatus::Interrupted,
+            RunStatus::Complete,
+        ] {
+            assert_eq!(run_status(s.as_str()), Some(s));
+        }
+        assert_eq!(run_status("paused"), None);
+        let failed = MeasurementStatus::Failed("boom".into());
+        let (s, e) = status_columns(&failed);
+        assert_eq!(status_from_columns(s, e.map(str::to_string)), Some(failed));
+        assert_eq!(status_from_columns("maybe", None), None);
+    }
+}

@@ -1,0 +1,404 @@
+//! Reading runs, plans and measurements back.
+//!
+//! Every read runs in one read transaction, so it sees a single snapshot even while another
+//! process records into the same run, and loads each table with one query per run rather
+//! than one per measurement.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::{params, Connection, Row};
+
+use crate::codec::{real, run_status, status_from_columns, u64_from_sql, NameCache};
+use crate::error::{corrupt, At};
+use crate::write::run_exists;
+use crate::{
+    MeasurementRecord, PlannedMeasurement, RunId, RunInfo, Store, StoreError, UnavailableVariant,
+};
+use perflab_core::{
+    Better, HistogramData, Metric, Params, TelemetryRow, ThreadRecord, Unit, WorkloadOutput,
+};
+
+const RUN_SELECT: &str = "SELECT r.id, r.created_at, r.study, r.workload, r.label, r.status, \
+     r.spec, r.fingerprint, \
+     (SELECT count(*) FROM plan p WHERE p.run_id = r.id), \
+     (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.status = 'ok'), \
+     (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.status = 'failed') \
+     FROM runs r";
+
+/// A `runs` row before its JSON and status text are decoded.
+struct RawRun {
+    id: RunId,
+    created_at: Option<f64>,
+    study: String,
+    workload: String,
+    label: Option<String>,
+    status: String,
+    spec: String,
+    fingerprint: String,
+    planned: u32,
+    done: u32,
+    failed: u32,
+}
+
+impl RawRun {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            id: r.get(0)?,
+            created_at: r.get(1)?,
+            study: r.get(2)?,
+            workload: r.get(3)?,
+            label: r.get(4)?,
+            status: r.get(5)?,
+            spec: r.get(6)?,
+            fingerprint: r.get(7)?,
+            planned: r.get(8)?,
+            done: r.get(9)?,
+            failed: r.get(10)?,
+        })
+    }
+
+    fn decode(
+        self,
+        path: &Path,
+        unavailable: Vec<UnavailableVariant>,
+    ) -> Result<RunInfo, StoreError> {
+        let id = self.id;
+        let bad = |what: &str| corrupt(path, format!("run {id}: {what}"));
+        Ok(RunInfo {
+            id,
+            created_at: real(self.created_at),
+            study: self.study,
+            workload: self.workload,
+            label: self.label,
+            status: run_status(&self.status)
+                .ok_or_else(|| bad(&format!("unknown status {:?}", self.status)))?,
+            spec: serde_json::from_str(&self.spec)
+                .map_err(|e| bad(&format!("its spec is not JSON: {e}")))?,
+            fingerprint: serde_json::from_str(&self.fingerprint)
+                .map_err(|e| bad(&format!("its fingerprint is not JSON: {e}")))?,
+            unavailable,
+            planned: self.planned,
+            done: self.done,
+            failed: self.failed,
+        })
+    }
+}
+
+impl Store {
+    /// All runs, newest first.
+    pub fn runs(&self) -> Result<Vec<RunInfo>, StoreError> {
+        let path = &self.path;
+        let tx = self.conn.unchecked_transaction().at(path)?;
+        let raw = tx
+            .prepare_cached(&format!("{RUN_SELECT} ORDER BY r.id DESC"))
+            .at(path)?
+            .query_map([], RawRun::from_row)
+            .at(path)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .at(path)?;
+        let mut unavailable: HashMap<RunId, Vec<UnavailableVariant>> = HashMap::new();
+        let mut stmt = tx
+            .prepare_cached("SELECT run_id, variant, reason FROM unavailable ORDER BY run_id, idx")
+            .at(path)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, RunId>(0)?,
+                    UnavailableVariant {
+                        variant: r.get(1)?,
+                        reason: r.get(2)?,
+                    },
+                ))
+            })
+            .at(path)?;
+        for row in rows {
+            let (id, u) = row.at(path)?;
+            unavailable.entry(id).or_default().push(u);
+        }
+        raw.into_iter()
+            .map(|r| {
+                let u = unavailable.remove(&r.id).unwrap_or_default();
+                r.decode(path, u)
+            })
+            .collect()
+    }
+
+    /// One run; an error naming the id and the file when there is none.
+    pub fn run(&self, id: RunId) -> Result<RunInfo, StoreError> {
+        let path = &self.path;
+        let tx = self.conn.unchecked_transaction().at(path)?;
+        let raw = tx
+            .prepare_cached(&format!("{RUN_SELECT} WHERE r.id = ?1"))
+            .at(path)?
+            .query_map([id], RawRun::from_row)
+            .at(path)?
+            .next()
+            .transpose()
+            .at(path)?
+            .ok_or_else(|| self.no_run(id))?;
+        let unavailable = tx
+            .prepare_cached(
+                "SELECT variant, reason FROM unavailable WHERE run_id = ?1 ORDER BY idx",
+            )
+            .at(path)?
+            .query_map([id], |r| {
+                Ok(UnavailableVariant {
+                    variant: r.get(0)?,
+                    reason: r.get(1)?,
+                })
+            })
+            .at(path)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .at(path)?;
+        raw.decode(path, unavailable)
+    }
+
+    /// The run's whole plan, in execution order.
+    pub fn plan(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError> {
+        self.planned(
+            id,
+            "SELECT seq, point, params, variant, rep FROM plan WHERE run_id = ?1 ORDER BY seq",
+        )
+    }
+
+    /// What a resume still has to do: planned measurements not recorded `Ok` (never
+    /// recorded, or failed), in execution order.
+    pub fn pending(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError> {
+        self.planned(
+            id,
+            "SELECT p.seq, p.point, p.params, p.variant, p.rep FROM plan p \
+             LEFT JOIN measurements m ON m.run_id = p.run_id AND m.seq = p.seq \
+             WHERE p.run_id = ?1 AND (m.status IS NULL OR m.status <> 'ok') ORDER BY p.seq",
+        )
+    }
+
+    fn planned(&self, id: RunId, sql: &str) -> Result<Vec<PlannedMeasurement>, StoreError> {
+        let path = &self.path;
+        let tx = self.conn.unchecked_transaction().at(path)?;
+        self.require_run(&tx, id)?;
+        let mut stmt = tx.prepare_cached(sql).at(path)?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok((
+                    r.get::<_, u32>(0)?,
+                    r.get(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                ))
+            })
+            .at(path)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, point, params, variant, rep) = row.at(path)?;
+            out.push(PlannedMeasurement {
+                seq,
+                point,
+                params: parse_params(path, id, seq, &params)?,
+                variant,
+                rep,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Every recorded measurement of the run (Ok and failed), ordered by seq, with all it
+    /// produced and its telemetry.
+    pub fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError> {
+        let path = &self.path;
+        let tx = self.conn.unchecked_transaction().at(path)?;
+        self.require_run(&tx, id)?;
+        let mut recs = load_measurements(&tx, path, id)?;
+        let index: HashMap<u32, usize> = recs.iter().enumerate().map(|(i, r)| (r.seq, i)).collect();
+        let slot = |seq: u32| -> Result<usize, StoreError> {
+            index.get(&seq).copied().ok_or_else(|| {
+                corrupt(
+                    path,
+                    format!("run {id}: rows for unrecorded measurement {seq}"),
+                )
+            })
+        };
+        let mut units = NameCache::<Unit>::new();
+        let mut betters = NameCache::<Better>::new();
+        let mut unit = |s: &str| {
+            units
+                .get(s)
+                .ok_or_else(|| corrupt(path, format!("unknown unit {s:?}")))
+        };
+
+        let mut stmt = tx
+            .prepare_cached(
+                "SELECT seq, name, value, unit, better FROM metrics WHERE run_id = ?1 ORDER BY seq, idx",
+            )
+            .at(path)?;
+        let mut rows = stmt.query([id]).at(path)?;
+        while let Some(r) = rows.next().at(path)? {
+            let seq: u32 = r.get(0).at(path)?;
+            let better: String = r.get(4).at(path)?;
+            let m = Metric {
+                name: r.get(1).at(path)?,
+                value: real(r.get(2).at(path)?),
+                unit: unit(text(r, 3).at(path)?)?,
+                better: betters
+                    .get(&better)
+                    .ok_or_else(|| corrupt(path, format!("unknown direction {better:?}")))?,
+            };
+            recs[slot(seq)?].output.metrics.push(m);
+        }
+
+        let mut stmt = tx
+            .prepare_cached(
+                "SELECT seq, name, unit, count, min, mean, max, stddev, p50, p90, p99, p999, \
+                 p9999, encoded FROM histograms WHERE run_id = ?1 ORDER BY seq, idx",
+            )
+            .at(path)?;
+        let mut rows = stmt.query([id]).at(path)?;
+        while let Some(r) = rows.next().at(path)? {
+            let seq: u32 = r.get(0).at(path)?;
+            let f = |i: usize| r.get::<_, Option<f64>>(i).map(real).at(path);
+            let h = HistogramData {
+                name: r.get(1).at(path)?,
+                unit: unit(text(r, 2).at(path)?)?,
+                count: u64_from_sql(r.get(3).at(path)?),
+                min: f(4)?,
+                mean: f(5)?,
+                max: f(6)?,
+                stddev: f(7)?,
+                p50: f(8)?,
+                p90: f(9)?,
+                p99: f(10)?,
+                p999: f(11)?,
+                p9999: f(12)?,
+                encoded: r.get(13).at(path)?,
+            };
+            recs[slot(seq)?].output.histograms.push(h);
+        }
+
+        let mut stmt = tx
+            .prepare_cached(
+                "SELECT seq, role, tid, pinned_cpu, cpu_samples, migrations, voluntary_switches, \
+                 involuntary_switches, start_ns, end_ns, bytes FROM threads WHERE run_id = ?1 \
+                 ORDER BY seq, idx",
+            )
+            .at(path)?;
+        let mut rows = stmt.query([id]).at(path)?;
+        while let Some(r) = rows.next().at(path)? {
+            let seq: u32 = r.get(0).at(path)?;
+            let counter = |i: usize| {
+                r.get::<_, Option<i64>>(i)
+                    .map(|v| v.map(u64_from_sql))
+                    .at(path)
+            };
+            let samples: String = r.get(4).at(path)?;
+            let t = ThreadRecord {
+                role: r.get(1).at(path)?,
+                tid: r.get(2).at(path)?,
+                pinned_cpu: r.get(3).at(path)?,
+                cpu_samples: serde_json::from_str(&samples).map_err(|e| {
+                    corrupt(
+                        path,
+                        format!("run {id} measurement {seq}: thread CPU samples: {e}"),
+                    )
+                })?,
+                migrations: counter(5)?,
+                voluntary_switches: counter(6)?,
+                involuntary_switches: counter(7)?,
+                start_ns: u64_from_sql(r.get(8).at(path)?),
+                end_ns: u64_from_sql(r.get(9).at(path)?),
+                bytes: counter(10)?,
+            };
+            recs[slot(seq)?].output.threads.push(t);
+        }
+
+        let mut stmt = tx
+            .prepare_cached(
+                "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
+                 WHERE run_id = ?1 ORDER BY seq, idx",
+            )
+            .at(path)?;
+        let mut rows = stmt.query([id]).at(path)?;
+        while let Some(r) = rows.next().at(path)? {
+            let seq: u32 = r.get(0).at(path)?;
+            let t = TelemetryRow {
+                source: r.get(1).at(path)?,
+                key: r.get(2).at(path)?,
+                label: r.get(3).at(path)?,
+                cpu: r.get(4).at(path)?,
+                value: real(r.get(5).at(path)?),
+                unit: unit(text(r, 6).at(path)?)?,
+            };
+            recs[slot(seq)?].telemetry.push(t);
+        }
+        Ok(recs)
+    }
+
+    fn require_run(&self, conn: &Connection, id: RunId) -> Result<(), StoreError> {
+        if run_exists(conn, id).at(&self.path)? {
+            Ok(())
+        } else {
+            Err(self.no_run(id))
+        }
+    }
+
+    fn no_run(&self, id: RunId) -> StoreError {
+        StoreError::NoRun {
+            path: self.path.clone(),
+            id,
+        }
+    }
+}
+
+/// The measurement rows of a run, with their plan columns and empty outputs.
+fn load_measurements(
+    conn: &Connection,
+    path: &Path,
+    id: RunId,
+) -> Result<Vec<MeasurementRecord>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT m.seq, p.point, p.params, p.variant, p.rep, m.status, m.error, \
+             m.started_at, m.elapsed_s, m.notes FROM measurements m \
+             JOIN plan p ON p.run_id = m.run_id AND p.seq = m.seq \
+             WHERE m.run_id = ?1 ORDER BY m.seq",
+        )
+        .at(path)?;
+    let mut rows = stmt.query(params![id]).at(path)?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next().at(path)? {
+        let seq: u32 = r.get(0).at(path)?;
+        let params: String = r.get(2).at(path)?;
+        let status: String = r.get(5).at(path)?;
+        let notes: String = r.get(9).at(path)?;
+        let bad = |what: String| corrupt(path, format!("run {id} measurement {seq}: {what}"));
+        out.push(MeasurementRecord {
+            seq,
+            point: r.get(1).at(path)?,
+            params: parse_params(path, id, seq, &params)?,
+            variant: r.get(3).at(path)?,
+            rep: r.get(4).at(path)?,
+            status: status_from_columns(&status, r.get(6).at(path)?)
+                .ok_or_else(|| bad(format!("unknown status {status:?}")))?,
+            started_at: real(r.get(7).at(path)?),
+            elapsed_s: real(r.get(8).at(path)?),
+            output: WorkloadOutput {
+                notes: serde_json::from_str(&notes).map_err(|e| bad(format!("notes: {e}")))?,
+                ..WorkloadOutput::default()
+            },
+            telemetry: Vec::new(),
+        });
+    }
+    Ok(out)
+}
+
+/// A text column borrowed from the row, without copying it into a String.
+fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    let v = r.get_ref(i)?;
+    v.as_str()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, v.data_type(), Box::new(e)))
+}
+
+fn parse_params(path: &Path, id: RunId, seq: u32, text: &str) -> Result<Params, StoreError> {
+    serde_json::from_str(text)
+        .map_err(|e| corrupt(path, format!("run {id} measurement {seq}: parameters: {e}")))
+}

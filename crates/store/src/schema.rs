@@ -1,0 +1,148 @@
+//! The schema, as a list of migrations. Version 0 is a database holding only `meta`; each
+//! migration takes it one version up. A new schema version is a new entry at the end of
+//! [`MIGRATIONS`] — existing entries never change, because databases in the field were
+//! built by them.
+//!
+//! Conventions shared by all tables:
+//! - floats that may be NaN are nullable, because SQLite stores a bound NaN as NULL; the
+//!   reader turns NULL back into NaN;
+//! - u64 counters are stored as their two's-complement i64 bit pattern, which round-trips
+//!   every value losslessly (values above i64::MAX, which no counter reaches in practice,
+//!   would look negative to a person reading the table with sqlite3);
+//! - enums (units, directions, statuses) are stored as their serde names, the same words
+//!   the JSON exports use;
+//! - child rows of a measurement carry `idx`, their position in the recorded vector, so
+//!   reading them back in key order restores the order the workload produced.
+
+/// The value of `meta.application` in every perflab database.
+pub const APPLICATION: &str = "perflab";
+
+/// The schema version this build writes and understands.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One step up the schema versions.
+#[derive(Clone, Copy, Debug)]
+pub struct Migration {
+    /// The version the database has after this step.
+    pub to: u32,
+    pub sql: &'static str,
+}
+
+/// Created before any migration; its rows say whose database this is and which version.
+pub const META: &str =
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;";
+
+pub const MIGRATIONS: &[Migration] = &[Migration { to: 1, sql: V1 }];
+
+const V1: &str = r#"
+CREATE TABLE runs (
+    -- AUTOINCREMENT so that the number of a deleted run is never given to a new one:
+    -- users keep run numbers in notes and mails.
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at  REAL,
+    study       TEXT NOT NULL,
+    workload    TEXT NOT NULL,
+    label       TEXT,
+    status      TEXT NOT NULL,
+    spec        TEXT NOT NULL,   -- JSON
+    fingerprint TEXT NOT NULL    -- JSON
+);
+
+CREATE TABLE unavailable (
+    run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    idx     INTEGER NOT NULL,
+    variant TEXT NOT NULL,
+    reason  TEXT NOT NULL,
+    PRIMARY KEY (run_id, idx)
+) WITHOUT ROWID;
+
+CREATE TABLE plan (
+    run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL,
+    point   INTEGER NOT NULL,
+    params  TEXT NOT NULL,   -- JSON of Params
+    variant TEXT NOT NULL,
+    rep     INTEGER NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+
+-- A measurement's point, params, variant and rep are those of its plan row (checked when
+-- recorded), so they are kept once, in `plan`.
+CREATE TABLE measurements (
+    run_id     INTEGER NOT NULL,
+    seq        INTEGER NOT NULL,
+    status     TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    error      TEXT,
+    started_at REAL,
+    elapsed_s  REAL,
+    notes      TEXT NOT NULL,  -- JSON array of strings
+    PRIMARY KEY (run_id, seq),
+    FOREIGN KEY (run_id, seq) REFERENCES plan(run_id, seq) ON DELETE CASCADE
+);
+
+CREATE TABLE metrics (
+    run_id INTEGER NOT NULL,
+    seq    INTEGER NOT NULL,
+    idx    INTEGER NOT NULL,
+    name   TEXT NOT NULL,
+    value  REAL,
+    unit   TEXT NOT NULL,
+    better TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq, idx),
+    FOREIGN KEY (run_id, seq) REFERENCES measurements(run_id, seq) ON DELETE CASCADE
+) WITHOUT ROWID;
+
+-- A rowid table, not WITHOUT ROWID: the encoded HDR histogram makes rows large.
+CREATE TABLE histograms (
+    run_id  INTEGER NOT NULL,
+    seq     INTEGER NOT NULL,
+    idx     INTEGER NOT NULL,
+    name    TEXT NOT NULL,
+    unit    TEXT NOT NULL,
+    count   INTEGER NOT NULL,
+    min     REAL,
+    mean    REAL,
+    max     REAL,
+    stddev  REAL,
+    p50     REAL,
+    p90     REAL,
+    p99     REAL,
+    p999    REAL,
+    p9999   REAL,
+    encoded BLOB NOT NULL,    -- HDR V2 serialization, may be empty
+    UNIQUE (run_id, seq, idx),
+    FOREIGN KEY (run_id, seq) REFERENCES measurements(run_id, seq) ON DELETE CASCADE
+);
+
+CREATE TABLE threads (
+    run_id               INTEGER NOT NULL,
+    seq                  INTEGER NOT NULL,
+    idx                  INTEGER NOT NULL,
+    role                 TEXT NOT NULL,
+    tid                  INTEGER NOT NULL,
+    pinned_cpu           INTEGER,
+    cpu_samples          TEXT NOT NULL,  -- JSON [[cpu, samples], ...]
+    migrations           INTEGER,
+    voluntary_switches   INTEGER,
+    involuntary_switches INTEGER,
+    start_ns             INTEGER NOT NULL,
+    end_ns               INTEGER NOT NULL,
+    bytes                INTEGER,
+    PRIMARY KEY (run_id, seq, idx),
+    FOREIGN KEY (run_id, seq) REFERENCES measurements(run_id, seq) ON DELETE CASCADE
+) WITHOUT ROWID;
+
+CREATE TABLE telemetry (
+    run_id INTEGER NOT NULL,
+    seq    INTEGER NOT NULL,
+    idx    INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    key    TEXT NOT NULL,
+    label  TEXT NOT NULL,
+    cpu    INTEGER,           -- NULL: the total over all CPUs
+    value  REAL,
+    unit   TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq, idx),
+    FOREIGN KEY (run_id, seq) REFERENCES measurements(run_id, seq) ON DELETE CASCADE
+) WITHOUT ROWID;
+"#;

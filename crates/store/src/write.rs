@@ -1,0 +1,350 @@
+//! Creating runs and recording measurements, each in one transaction.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
+
+use crate::codec::{json, name, status_columns, u64_to_sql, OK};
+use crate::error::At;
+use crate::{MeasurementRecord, NewRun, RunId, RunStatus, Store, StoreError};
+
+impl Store {
+    /// Stores a new run with status `running`, its whole plan and its unavailable variants.
+    pub fn create_run(&mut self, run: &NewRun, created_at: f64) -> Result<RunId, StoreError> {
+        let mut seen = HashSet::new();
+        if let Some(p) = run.plan.iter().find(|p| !seen.insert(p.seq)) {
+            return Err(StoreError::InvalidPlan(format!(
+                "seq {} appears twice",
+                p.seq
+            )));
+        }
+        let spec = json("the experiment spec", &run.spec)?;
+        let fingerprint = json("the host fingerprint", &run.fingerprint)?;
+        let path = &self.path;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .at(path)?;
+        tx.execute(
+            "INSERT INTO runs (created_at, study, workload, label, status, spec, fingerprint) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                created_at,
+                run.study,
+                run.workload,
+                run.label,
+                RunStatus::Running.as_str(),
+                spec,
+                fingerprint
+            ],
+        )
+        .at(path)?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut ins = tx
+                .prepare_cached(
+                    "INSERT INTO plan (run_id, seq, point, params, variant, rep) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .at(path)?;
+            for p in &run.plan {
+                let params_text = json("parameters", &p.params)?;
+                ins.execute(params![id, p.seq, p.point, params_text, p.variant, p.rep])
+                    .at(path)?;
+            }
+            let mut ins = tx
+                .prepare_cached(
+                    "INSERT INTO unavailable (run_id, idx, variant, reason) VALUES (?1, ?2, ?3, ?4)",
+                )
+                .at(path)?;
+            for (idx, u) in run.unavailable.iter().enumerate() {
+                ins.execute(params![id, idx as i64, u.variant, u.reason])
+                    .at(path)?;
+            }
+        }
+        tx.commit().at(path)?;
+        Ok(id)
+    }
+
+    /// Commits one measurement of `run`. Its seq must be planned and match the plan row;
+    /// a seq already recorded `Ok` is refused, one recorded `Failed` is replaced.
+    pub fn record(&mut self, run: RunId, rec: &MeasurementRecord) -> Result<(), StoreError> {
+        let params_text = json("parameters", &rec.params)?;
+        let notes = json("notes", &rec.output.notes)?;
+        let path = &self.path;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .at(path)?;
+
+        let planned: Option<(u32, String, String, u32)> = tx
+            .prepare_cached(
+                "SELECT point, params, variant, rep FROM plan WHERE run_id = ?1 AND seq = ?2",
+            )
+            .at(path)?
+            .query_row(params![run, rec.seq], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .optional()
+            .at(path)?;
+        let Some((point, planned_params, variant, rep)) = planned else {
+            return Err(if run_exists(&tx, run).at(path)? {
+                StoreError::NotPlanned {
+                    path: path.clone(),
+                    run,
+                    seq: rec.seq,
+                }
+            } else {
+                StoreError::NoRun {
+                    path: path.clone(),
+                    id: run,
+                }
+            });
+        };
+        let mismatch = if point != rec.point {
+            Some(format!("point {} recorded, {point} planned", rec.point))
+        } else if variant != rec.variant {
+            Some(format!(
+                "variant {:?} recorded, {variant:?} planned",
+                rec.variant
+            ))
+        } else if rep != rec.rep {
+            Some(format!("rep {} recorded, {rep} planned", rec.rep))
+        } else if planned_params != params_text {
+            Some(format!(
+                "parameters {params_text} recorded, {planned_params} planned"
+            ))
+        } else {
+            None
+        };
+        if let Some(what) = mismatch {
+            return Err(StoreError::PlanMismatch {
+                run,
+                seq: rec.seq,
+                what,
+            });
+        }
+
+        let prior: Option<String> = tx
+            .prepare_cached("SELECT status FROM measurements WHERE run_id = ?1 AND seq = ?2")
+            .at(path)?
+            .query_row(params![run, rec.seq], |r| r.get(0))
+            .optional()
+            .at(path)?;
+        match prior.as_deref() {
+            Some(OK) => {
+                return Err(StoreError::AlreadyRecorded {
+                    path: path.clone(),
+                    run,
+                    seq: rec.seq,
+                })
+            }
+            Some(_) => delete_measurement(&tx, run, rec.seq).at(path)?,
+            None => {}
+        }
+
+        let (status, error) = status_columns(&rec.status);
+        tx.prepare_cached(
+            "INSERT INTO measurements (run_id, seq, status, error, started_at, elapsed_s, notes) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )
+        .at(path)?
+        .execute(params![
+            run,
+            rec.seq,
+            status,
+            error,
+            rec.started_at,
+            rec.elapsed_s,
+            notes
+        ])
+        .at(path)?;
+        insert_children(&tx, path, run, rec)?;
+        tx.commit().at(path)
+    }
+
+    /// Marks a run running, interrupted or complete.
+    pub fn set_status(&mut self, run: RunId, status: RunStatus) -> Result<(), StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE runs SET status = ?1 WHERE id = ?2",
+                params![status.as_str(), run],
+            )
+            .at(&self.path)?;
+        self.changed_one(n, run)
+    }
+
+    /// Sets or clears a run's label.
+    pub fn set_label(&mut self, run: RunId, label: Option<&str>) -> Result<(), StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE runs SET label = ?1 WHERE id = ?2",
+                params![label, run],
+            )
+            .at(&self.path)?;
+        self.changed_one(n, run)
+    }
+
+    /// Removes a run with everything recorded for it.
+    pub fn delete_run(&mut self, run: RunId) -> Result<(), StoreError> {
+        let path = &self.path;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .at(path)?;
+        if !run_exists(&tx, run).at(path)? {
+            return Err(StoreError::NoRun {
+                path: path.clone(),
+                id: run,
+            });
+        }
+        // Children first, table by table: a handful of range deletes instead of a cascade
+        // that visits the children of each measurement in turn.
+        for table in [
+            "telemetry",
+            "threads",
+            "histograms",
+            "metrics",
+            "measurements",
+            "plan",
+            "unavailable",
+        ] {
+            tx.execute(&format!("DELETE FROM {table} WHERE run_id = ?1"), [run])
+                .at(path)?;
+        }
+        tx.execute("DELETE FROM runs WHERE id = ?1", [run])
+            .at(path)?;
+        tx.commit().at(path)
+    }
+
+    fn changed_one(&self, n: usize, run: RunId) -> Result<(), StoreError> {
+        if n == 0 {
+            return Err(StoreError::NoRun {
+                path: self.path.clone(),
+                id: run,
+            });
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn run_exists(conn: &rusqlite::Connection, run: RunId) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1)")?
+        .query_row([run], |r| r.get(0))
+}
+
+/// Removes a failed measurement before its retry is stored; its child rows go with it.
+fn delete_measurement(tx: &Transaction<'_>, run: RunId, seq: u32) -> rusqlite::Result<()> {
+    tx.prepare_cached("DELETE FROM measurements WHERE run_id = ?1 AND seq = ?2")?
+        .execute(params![run, seq])?;
+    Ok(())
+}
+
+fn insert_children(
+    tx: &Transaction<'_>,
+    path: &Path,
+    run: RunId,
+    rec: &MeasurementRecord,
+) -> Result<(), StoreError> {
+    let seq = rec.seq;
+    let out = &rec.output;
+
+    let mut ins = tx
+        .prepare_cached(
+            "INSERT INTO metrics (run_id, seq, idx, name, value, unit, better) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )
+        .at(path)?;
+    for (idx, m) in out.metrics.iter().enumerate() {
+        ins.execute(params![
+            run,
+            seq,
+            idx as i64,
+            m.name,
+            m.value,
+            name(&m.unit)?,
+            name(&m.better)?
+        ])
+        .at(path)?;
+    }
+
+    let mut ins = tx
+        .prepare_cached(
+            "INSERT INTO histograms (run_id, seq, idx, name, unit, count, min, mean, max, \
+             stddev, p50, p90, p99, p999, p9999, encoded) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        )
+        .at(path)?;
+    for (idx, h) in out.histograms.iter().enumerate() {
+        ins.execute(params![
+            run,
+            seq,
+            idx as i64,
+            h.name,
+            name(&h.unit)?,
+            u64_to_sql(h.count),
+            h.min,
+            h.mean,
+            h.max,
+            h.stddev,
+            h.p50,
+            h.p90,
+            h.p99,
+            h.p999,
+            h.p9999,
+            h.encoded
+        ])
+        .at(path)?;
+    }
+
+    let mut ins = tx
+        .prepare_cached(
+            "INSERT INTO threads (run_id, seq, idx, role, tid, pinned_cpu, cpu_samples, \
+             migrations, voluntary_switches, involuntary_switches, start_ns, end_ns, bytes) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+        )
+        .at(path)?;
+    for (idx, t) in out.threads.iter().enumerate() {
+        ins.execute(params![
+            run,
+            seq,
+            idx as i64,
+            t.role,
+            t.tid,
+            t.pinned_cpu,
+            json("thread CPU samples", &t.cpu_samples)?,
+            t.migrations.map(u64_to_sql),
+            t.voluntary_switches.map(u64_to_sql),
+            t.involuntary_switches.map(u64_to_sql),
+            u64_to_sql(t.start_ns),
+            u64_to_sql(t.end_ns),
+            t.bytes.map(u64_to_sql)
+        ])
+        .at(path)?;
+    }
+
+    let mut ins = tx
+        .prepare_cached(
+            "INSERT INTO telemetry (run_id, seq, idx, source, key, label, cpu, value, unit) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )
+        .at(path)?;
+    for (idx, t) in rec.telemetry.iter().enumerate() {
+        ins.execute(params![
+            run,
+            seq,
+            idx as i64,
+            t.source,
+            t.key,
+            t.label,
+            t.cpu,
+            t.value,
+            name(&t.unit)?
+        ])
+        .at(path)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,212 @@
+//! Opening: creation, refusals that leave files untouched, migrations from older versions.
+
+mod common;
+
+use std::path::Path;
+
+use perflab_store::schema::SCHEMA_VERSION;
+use perflab_store::{Store, StoreError};
+use proptest::prelude::*;
+
+use common::{bytes, new_run};
+
+fn meta(path: &Path, key: &str) -> String {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn creates_missing_directories_and_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/results.db");
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.path(), path);
+    assert!(store.runs().unwrap().is_empty());
+    drop(store);
+    assert_eq!(meta(&path, "application"), "perflab");
+    assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
+    // Opening again keeps what is there.
+    let mut store = Store::open(&path).unwrap();
+    let id = store.create_run(&new_run(3), 1.0).unwrap();
+    drop(store);
+    assert_eq!(Store::open(&path).unwrap().run(id).unwrap().planned, 3);
+}
+
+#[test]
+fn uses_wal_and_foreign_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let _store = Store::open(&path).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn an_empty_file_becomes_a_database() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let store = Store::open(file.path()).unwrap();
+    assert!(store.runs().unwrap().is_empty());
+}
+
+#[test]
+fn open_existing_says_how_to_get_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nothing.db");
+    let e = Store::open_existing(&path).unwrap_err();
+    assert!(matches!(e, StoreError::Missing { .. }));
+    let msg = e.to_string();
+    assert!(msg.contains(&path.display().to_string()), "{msg}");
+    assert!(msg.contains("(run `perflab run` first)"), "{msg}");
+    assert!(!path.exists(), "open_existing must not create the file");
+    drop(Store::open(&path).unwrap());
+    assert!(Store::open_existing(&path).is_ok());
+}
+
+#[test]
+fn newer_schema_is_refused_and_left_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let mut store = Store::open(&path).unwrap();
+    let run = new_run(4);
+    let id = store.create_run(&run, 1.0).unwrap();
+    store.record(id, &common::record(&run.plan[0], 10)).unwrap();
+    drop(store);
+    let newer = SCHEMA_VERSION + 7;
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+            [newer.to_string()],
+        )
+        .unwrap();
+    }
+    let before = bytes(&path);
+    for e in [
+        Store::open(&path).unwrap_err(),
+        Store::open_existing(&path).unwrap_err(),
+    ] {
+        match &e {
+            StoreError::NewerSchema {
+                path: p,
+                found,
+                supported,
+            } => {
+                assert_eq!(p, &path);
+                assert_eq!(*found, newer);
+                assert_eq!(*supported, SCHEMA_VERSION);
+            }
+            other => panic!("expected NewerSchema, got {other}"),
+        }
+        assert!(e.to_string().contains("upgrade perflab"), "{e}");
+        assert!(e.to_string().contains(&path.display().to_string()), "{e}");
+    }
+    assert!(bytes(&path) == before, "a newer database was modified");
+}
+
+#[test]
+fn a_rollback_journal_database_from_a_newer_perflab_keeps_its_journal_mode() {
+    // The refusal must happen before journal_mode=WAL, which rewrites the file header.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO meta VALUES ('application', 'perflab'), ('schema_version', '999');
+             CREATE TABLE future (x);",
+        )
+        .unwrap();
+    }
+    let before = bytes(&path);
+    assert!(matches!(
+        Store::open(&path),
+        Err(StoreError::NewerSchema { found: 999, .. })
+    ));
+    assert!(bytes(&path) == before);
+    assert!(!dir.path().join("r.db-wal").exists());
+}
+
+#[test]
+fn garbage_is_refused_and_left_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, content) in [
+        (
+            "big.db",
+            (0..8192u32)
+                .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+                .collect::<Vec<u8>>(),
+        ),
+        ("small.db", b"hello, not a database\n".to_vec()),
+        ("text.db", b"SQLite format 2\0 but not really".repeat(20)),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &content).unwrap();
+        let e = Store::open(&path).unwrap_err();
+        assert!(matches!(e, StoreError::NotPerflab { .. }), "{name}: {e}");
+        assert!(
+            e.to_string().contains("not a perflab results database"),
+            "{e}"
+        );
+        assert!(e.to_string().contains(name), "{e}");
+        assert!(bytes(&path) == content, "{name} was modified");
+        assert!(Store::open_existing(&path).is_err());
+        assert!(bytes(&path) == content, "{name} was modified");
+    }
+}
+
+#[test]
+fn another_applications_sqlite_database_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("places.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE bookmarks (url TEXT); INSERT INTO bookmarks VALUES ('x');",
+        )
+        .unwrap();
+    }
+    let before = bytes(&path);
+    let e = Store::open(&path).unwrap_err();
+    assert!(
+        e.to_string().contains("without perflab's meta table"),
+        "{e}"
+    );
+    assert!(bytes(&path) == before);
+}
+
+#[test]
+fn an_older_schema_is_migrated_on_open() {
+    // Version 0: a database that has perflab's meta but none of the tables yet.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+             INSERT INTO meta VALUES ('application', 'perflab'), ('schema_version', '0');",
+        )
+        .unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    let id = store.create_run(&new_run(2), 5.0).unwrap();
+    assert_eq!(store.run(id).unwrap().planned, 2);
+    drop(store);
+    assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn random_files_never_panic_and_are_never_modified(content in proptest::collection::vec(any::<u8>(), 1..3000)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        std::fs::write(&path, &content).unwrap();
+        let _ = Store::open(&path);
+        prop_assert!(bytes(&path) == content);
+    }
+}
