@@ -1,1 +1,76 @@
-//! placeholder until written
+//! perflab's built-in workloads: `ctxsw` (the CPU-pair context-switch ping-pong of the
+//! idle/IPI study) and `null` (a deterministic fake for tests), listed in one registry;
+//! and `crosscheck`, which compares ctxsw with `perf bench sched pipe`.
+
+mod affinity;
+pub mod crosscheck;
+pub mod ctxsw;
+pub mod null;
+pub mod perf_output;
+
+use perflab_core::Workload;
+
+pub use ctxsw::{Ctxsw, Mechanism};
+pub use null::NullWorkload;
+
+static CTXSW: Ctxsw = Ctxsw;
+static NULL: NullWorkload = NullWorkload::new();
+static REGISTRY: [&(dyn Workload + 'static); 2] = [&CTXSW, &NULL];
+
+/// Every built-in workload, in the order `perflab list` shows them.
+pub fn registry() -> &'static [&'static dyn Workload] {
+    &REGISTRY
+}
+
+/// The names of the built-in workloads.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|w| w.info().name).collect()
+}
+
+/// A workload asked for by a name perflab does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no workload named {name:?} (known: {known})")]
+pub struct UnknownWorkload {
+    pub name: String,
+    pub known: String,
+}
+
+/// The built-in workload of this name.
+pub fn by_name(name: &str) -> Option<&'static dyn Workload> {
+    REGISTRY.iter().copied().find(|w| w.info().name == name)
+}
+
+/// Like [`by_name`], with an error that lists the known names.
+pub fn lookup(name: &str) -> Result<&'static dyn Workload, UnknownWorkload> {
+    by_name(name).ok_or_else(|| UnknownWorkload {
+        name: name.to_string(),
+        known: names().join(", "),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_lists_each_workload_once_by_name() {
+        assert_eq!(names(), vec!["ctxsw", "null"]);
+        assert_eq!(by_name("ctxsw").map(|w| w.info().name), Some("ctxsw"));
+        let e = lookup("ctxswitch")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("ctxswitch") && e.contains("ctxsw, null"), "{e}");
+    }
+
+    #[test]
+    fn declared_defaults_parse_and_primary_metric_is_named() {
+        for w in registry() {
+            let info = w.info();
+            let p = perflab_core::resolve(info.name, info.params, &Default::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            assert_eq!(p.0.len(), info.params.len());
+            assert!(!info.help.is_empty() && !info.primary_metric.is_empty());
+        }
+    }
+}

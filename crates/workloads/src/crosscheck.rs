@@ -1,0 +1,224 @@
+//! Cross-check of `ctxsw` against the tool kernel engineers already trust:
+//! `perf bench sched pipe -T` (two threads, one pipe each way, one op = one round trip).
+//!
+//! For each CPU pair both run in one process lifetime, back to back, the order alternating
+//! from pair to pair so a drift of the machine does not always favour the same side.
+//!
+//! Placement of the peer: perf bench sched pipe has no CPU option (perf 6.1 here has only
+//! `-l` and `-T`; later versions add `-G` cgroups and `-n` non-blocking, still no CPU
+//! pinning), so:
+//! - `a == b`: `taskset -c a`, which pins everything, as ctxsw does;
+//! - `a != b`: `taskset -c a,b`, then, as soon as both worker threads show up in
+//!   `/proc/<pid>/task`, each is pinned by its tid (the first-created worker, which reads
+//!   first, to `b` like ctxsw's pong; the second to `a`). Until then, a few ms at most
+//!   (reported in `peer_pinned_after_ms`), the scheduler may place both on one CPU. The
+//!   peer's loop count is sized from a short calibration run so it lasts `duration_s`.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use perflab_core::{resolve, MeasureCtx, SysRoot, Workload, WorkloadError};
+
+use crate::ctxsw::{Ctxsw, Mechanism};
+use crate::perf_output::{parse_perf_bench_sched_pipe, PerfParseError};
+
+/// One CPU pair measured by both tools. Rates are round trips per second.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrossRow {
+    pub a: u32,
+    pub b: u32,
+    pub perflab_rate: f64,
+    pub peer_rate: f64,
+    /// perflab_rate / peer_rate.
+    pub ratio: f64,
+    /// Whether perf ran before perflab for this pair.
+    pub peer_first: bool,
+    /// For a != b: how long after perf started its workers were pinned by tid.
+    pub peer_pinned_after_ms: Option<f64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CrossError {
+    #[error("perf is not usable here ({0}); install it with `apt-get install linux-perf`")]
+    PerfMissing(String),
+    #[error("cannot start `{cmd}`: {source} (taskset comes with util-linux)")]
+    Spawn {
+        cmd: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{cmd}` failed ({status}): {stderr}")]
+    PeerFailed {
+        cmd: String,
+        status: String,
+        stderr: String,
+    },
+    #[error("cannot read the output of `{cmd}`: {source}")]
+    Parse {
+        cmd: String,
+        #[source]
+        source: PerfParseError,
+    },
+    #[error("perflab ctxsw on CPUs {a},{b}: {source}")]
+    Ctxsw {
+        a: u32,
+        b: u32,
+        #[source]
+        source: WorkloadError,
+    },
+}
+
+const CALIBRATION_LOOPS: u64 = 10_000;
+
+/// Runs ctxsw (threads, `mechanism`) and `perf bench sched pipe -T` on each pair for about
+/// `duration_s` each. perf only knows pipes: another mechanism compares against perf's pipe.
+pub fn ctxsw_vs_perf_bench(
+    pairs: &[(u32, u32)],
+    duration_s: f64,
+    mechanism: Mechanism,
+) -> Result<Vec<CrossRow>, CrossError> {
+    check_perf()?;
+    let mut rows = Vec::with_capacity(pairs.len());
+    for (i, &(a, b)) in pairs.iter().enumerate() {
+        let peer_first = i % 2 == 1;
+        let calib = run_peer(a, b, CALIBRATION_LOOPS)?;
+        let loops = (calib.0 * duration_s).clamp(CALIBRATION_LOOPS as f64, i32::MAX as f64) as u64;
+        let (perflab_rate, (peer_rate, pinned)) = if peer_first {
+            let peer = run_peer(a, b, loops)?;
+            (run_perflab(a, b, duration_s, mechanism)?, peer)
+        } else {
+            let ours = run_perflab(a, b, duration_s, mechanism)?;
+            (ours, run_peer(a, b, loops)?)
+        };
+        rows.push(CrossRow {
+            a,
+            b,
+            perflab_rate,
+            peer_rate,
+            ratio: if peer_rate > 0.0 {
+                perflab_rate / peer_rate
+            } else {
+                f64::NAN
+            },
+            peer_first,
+            peer_pinned_after_ms: pinned,
+        });
+    }
+    Ok(rows)
+}
+
+fn check_perf() -> Result<(), CrossError> {
+    let out = Command::new("perf")
+        .args(["bench", "sched", "pipe", "--help"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| CrossError::PerfMissing(format!("cannot run perf: {e}")))?;
+    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    // perf prints the usage of the subcommand; Debian's wrapper script instead says that
+    // no perf matches the running kernel.
+    if text.contains("--loop") {
+        Ok(())
+    } else {
+        Err(CrossError::PerfMissing(
+            text.trim().chars().take(300).collect(),
+        ))
+    }
+}
+
+/// ctxsw's round trips per second on (a, b), threads.
+fn run_perflab(a: u32, b: u32, duration_s: f64, mech: Mechanism) -> Result<f64, CrossError> {
+    let w = Ctxsw;
+    let given = [
+        ("cpu_a", a.to_string()),
+        ("cpu_b", b.to_string()),
+        ("mechanism", mech.name().to_string()),
+        ("duration", format!("{duration_s}")),
+        ("process", "false".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let wrap = |source: WorkloadError| CrossError::Ctxsw { a, b, source };
+    let params = resolve("ctxsw", w.info().params, &given).map_err(|e| wrap(e.into()))?;
+    let ctx = MeasureCtx::new(SysRoot::host(), w.cpus(&params));
+    let out = w.run(&params, &ctx).map_err(wrap)?;
+    out.metric("round_trips_per_sec")
+        .map(|m| m.value)
+        .ok_or_else(|| {
+            wrap(WorkloadError::Failed(
+                "no round_trips_per_sec metric".into(),
+            ))
+        })
+}
+
+/// perf's round trips per second, and when its workers were pinned (a != b).
+fn run_peer(a: u32, b: u32, loops: u64) -> Result<(f64, Option<f64>), CrossError> {
+    let cpus = if a == b {
+        a.to_string()
+    } else {
+        format!("{a},{b}")
+    };
+    let loops_s = loops.to_string();
+    let args = [
+        "-c", &cpus, "perf", "bench", "sched", "pipe", "-T", "-l", &loops_s,
+    ];
+    let cmd = format!("taskset {}", args.join(" "));
+    let started = Instant::now();
+    let child = Command::new("taskset")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| CrossError::Spawn {
+            cmd: cmd.clone(),
+            source,
+        })?;
+    let pinned = if a != b {
+        pin_workers(child.id(), a, b).map(|()| started.elapsed().as_secs_f64() * 1e3)
+    } else {
+        None
+    };
+    let out = child
+        .wait_with_output()
+        .map_err(|source| CrossError::Spawn {
+            cmd: cmd.clone(),
+            source,
+        })?;
+    if !out.status.success() {
+        return Err(CrossError::PeerFailed {
+            cmd,
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    let r = parse_perf_bench_sched_pipe(&out.stdout[..])
+        .map_err(|source| CrossError::Parse { cmd, source })?;
+    Ok((r.round_trips_per_sec(), pinned))
+}
+
+/// Waits for perf's two worker threads and pins them: the first created (perf's thread
+/// 0, which reads first like ctxsw's pong) to `b`, the second to `a`. None when they did
+/// not appear within two seconds (the run then keeps the taskset placement).
+fn pin_workers(pid: u32, a: u32, b: u32) -> Option<()> {
+    let sys = SysRoot::host();
+    let dir = format!("proc/{pid}/task");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        let mut tids: Vec<i32> = sys
+            .list_dir(&dir)
+            .ok()?
+            .iter()
+            .filter_map(|n| n.parse().ok())
+            .filter(|&t| t != pid as i32)
+            .collect();
+        if tids.len() >= 2 {
+            tids.sort_unstable();
+            let first = crate::affinity::pin(tids[0], &[b]);
+            let second = crate::affinity::pin(tids[1], &[a]);
+            return (first.is_ok() && second.is_ok()).then_some(());
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    None
+}

@@ -1,0 +1,257 @@
+//! `ctxsw`: two tasks pinned to CPUs `cpu_a` and `cpu_b` ping-pong a token, as Anton
+//! Blanchard's context_switch2 and `perf bench sched pipe` do. With the two CPUs apart,
+//! every hand-over wakes a task on the other CPU (an IPI, or none when that CPU polls in
+//! idle); with `cpu_a == cpu_b` both tasks share one CPU and no IPI is needed, which is the
+//! baseline the seed study compares against.
+//!
+//! # Timing
+//!
+//! The rate is counted by the ping side over its own window: the clock is read when the
+//! warm-up ends and again after the last round trip, and only round trips completed
+//! between the two are counted.
+//!
+//! The `rtt` histogram times every round trip by default (`rtt_every=1`). The timestamps
+//! are chained: the clock read that ends one round trip starts the next, so timing costs a
+//! single vDSO `clock_gettime` (plus an HDR record, a few ns) per round trip, not two. On
+//! the 2-vCPU KVM guests here (tsc clocksource) that read is tens of ns against round
+//! trips of 6–13 µs: the rate with `rtt_every=1` stayed within the run-to-run noise of
+//! `rtt_every=0` (no timing at all) and of `perf bench sched pipe -T` on the same CPUs
+//! (see `crosscheck` and the figures in the crate's tests/README). Because the chain has no
+//! gaps, the histogram's mean is the inverse of the rate. `rtt_every=N` times every Nth
+//! round trip with two clock reads (for slow clocks, e.g. a `hpet` clocksource where a
+//! read is a trap); `rtt_every=0` times nothing and reads the clock every 64 round trips
+//! for the deadline and the stop flag only.
+//!
+//! Each side samples its CPU outside the timed path (ping: every 10 ms, the sampling
+//! excluded from the next round trip's time; pong: every 4096 round trips).
+
+mod channel;
+mod process;
+mod sides;
+
+use perflab_core::{
+    Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, Unit, Workload,
+    WorkloadError, WorkloadInfo, WorkloadOutput,
+};
+
+pub use channel::Mechanism;
+use channel::{Endpoint, Pair};
+use sides::{PingPlan, PingResult, SideError};
+
+/// The ctxsw workload.
+#[derive(Debug, Default)]
+pub struct Ctxsw;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "cpu_a",
+        help: "CPU of the ping side, which drives and times the round trips",
+        kind: ParamKind::Cpu,
+        default: Some("0"),
+    },
+    ParamSpec {
+        name: "cpu_b",
+        help: "CPU of the pong side; equal to cpu_a gives the same-CPU (no IPI) baseline",
+        kind: ParamKind::Cpu,
+        default: Some("1"),
+    },
+    ParamSpec {
+        name: "mechanism",
+        help: "how the sides wake each other: pipe (1-byte messages, as perf bench sched \
+               pipe), futex (one shared word) or eventfd (one each way)",
+        kind: ParamKind::Choice(Mechanism::NAMES),
+        default: Some("pipe"),
+    },
+    ParamSpec {
+        name: "process",
+        help: "run the pong side in a forked process instead of a thread (adds the mm switch)",
+        kind: ParamKind::Bool,
+        default: Some("false"),
+    },
+    ParamSpec {
+        name: "duration",
+        help: "length of the timed window",
+        kind: ParamKind::Duration {
+            min_s: 0.05,
+            max_s: 86_400.0,
+        },
+        default: Some("10s"),
+    },
+    ParamSpec {
+        name: "warmup",
+        help: "round trips run before the timed window and not counted",
+        kind: ParamKind::Duration {
+            min_s: 0.0,
+            max_s: 3600.0,
+        },
+        default: Some("0.2s"),
+    },
+    ParamSpec {
+        name: "work",
+        help: "nanoseconds each side spins before answering (0: none)",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000_000,
+        },
+        default: Some("0"),
+    },
+    ParamSpec {
+        name: "rtt_every",
+        help: "time every Nth round trip into the rtt histogram (1: all, 0: none)",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        default: Some("1"),
+    },
+];
+
+static INFO: WorkloadInfo = WorkloadInfo {
+    name: "ctxsw",
+    help: "Two tasks pinned to cpu_a and cpu_b ping-pong through a pipe, futex or eventfd \
+           (context_switch2, perf bench sched pipe). Reports round_trips_per_sec; \
+           switches_per_sec is twice that, the figure context_switch2 prints; rtt is the \
+           round-trip latency histogram in ns.",
+    params: PARAMS,
+    primary_metric: "round_trips_per_sec",
+};
+
+impl Workload for Ctxsw {
+    fn info(&self) -> &'static WorkloadInfo {
+        &INFO
+    }
+
+    fn cpus(&self, params: &Params) -> Vec<u32> {
+        let (a, b) = (params.cpu("cpu_a"), params.cpu("cpu_b"));
+        if a == b {
+            vec![a]
+        } else {
+            vec![a, b]
+        }
+    }
+
+    fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {
+        let mech = Mechanism::from_name(params.str("mechanism")).ok_or_else(|| {
+            WorkloadError::Failed(format!(
+                "ctxsw: unknown mechanism {:?} (known: {})",
+                params.str("mechanism"),
+                Mechanism::NAMES.join(", ")
+            ))
+        })?;
+        let plan = PingPlan {
+            cpu: params.cpu("cpu_a"),
+            warmup_ns: (params.seconds("warmup") * 1e9) as u64,
+            duration_ns: (params.seconds("duration") * 1e9) as u64,
+            work_ns: params.int("work").max(0) as u64,
+            rtt_every: params.int("rtt_every").max(0) as u64,
+        };
+        let spec = RunSpec {
+            plan,
+            cpu_b: params.cpu("cpu_b"),
+            process: params.bool("process"),
+        };
+        if ctx.stopping() {
+            return Err(WorkloadError::Interrupted);
+        }
+        let result = measure(mech, spec, ctx)?;
+        Ok(output(&result, plan.rtt_every))
+    }
+}
+
+/// Everything one measurement needs besides the mechanism.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunSpec {
+    pub plan: PingPlan,
+    pub cpu_b: u32,
+    pub process: bool,
+}
+
+fn measure(mech: Mechanism, spec: RunSpec, ctx: &MeasureCtx) -> Result<PingResult, WorkloadError> {
+    let pair = Pair::new(mech, spec.process)
+        .map_err(|e| WorkloadError::Failed(format!("ctxsw: cannot set up {}: {e}", mech.name())))?;
+    match pair {
+        Pair::Pipe(a, b) => measure_with(a, b, spec, ctx),
+        Pair::Futex(a, b) => measure_with(a, b, spec, ctx),
+        Pair::Eventfd(a, b) => measure_with(a, b, spec, ctx),
+    }
+}
+
+fn measure_with<E: Endpoint>(
+    ping_end: E,
+    pong_end: E,
+    spec: RunSpec,
+    ctx: &MeasureCtx,
+) -> Result<PingResult, WorkloadError> {
+    if spec.process {
+        return process::measure(ping_end, pong_end, spec, ctx);
+    }
+    let (ping, pong) = std::thread::scope(|s| {
+        let pong = s.spawn(|| sides::pong(&pong_end, spec.cpu_b, spec.plan.work_ns, &ctx.threads));
+        let ping = s.spawn(|| sides::ping(&ping_end, spec.plan, ctx));
+        (join(ping, "ping"), join(pong, "pong"))
+    });
+    combine(ping, pong.map(|_| ()))
+}
+
+fn join<T>(
+    h: std::thread::ScopedJoinHandle<'_, Result<T, SideError>>,
+    role: &str,
+) -> Result<T, SideError> {
+    h.join().unwrap_or_else(|_| {
+        Err(SideError::Failed(format!(
+            "ctxsw: the {role} thread panicked"
+        )))
+    })
+}
+
+/// The ping side's result, or the error that explains it: when ping only saw its peer
+/// stop, the peer's own error says why.
+pub(crate) fn combine(
+    ping: Result<PingResult, SideError>,
+    pong: Result<(), SideError>,
+) -> Result<PingResult, WorkloadError> {
+    match (ping, pong) {
+        (Ok(r), _) => Ok(r),
+        (Err(SideError::PeerStopped), Err(e)) => Err(e.into()),
+        (Err(e), _) => Err(e.into()),
+    }
+}
+
+fn output(r: &PingResult, rtt_every: u64) -> WorkloadOutput {
+    let secs = r.window_ns as f64 / 1e9;
+    let rate = if secs > 0.0 {
+        r.round_trips as f64 / secs
+    } else {
+        0.0
+    };
+    let mut out = WorkloadOutput {
+        metrics: vec![
+            Metric::new("round_trips_per_sec", rate, Unit::PerSecond, Better::Higher),
+            Metric::new(
+                "switches_per_sec",
+                2.0 * rate,
+                Unit::PerSecond,
+                Better::Higher,
+            ),
+            Metric::new(
+                "round_trips",
+                r.round_trips as f64,
+                Unit::Count,
+                Better::Neither,
+            ),
+        ],
+        ..Default::default()
+    };
+    match rtt_every {
+        0 => out.notes.push("rtt not timed (rtt_every=0)".into()),
+        1 => {}
+        n => out
+            .notes
+            .push(format!("rtt histogram holds every {n}th round trip")),
+    }
+    if rtt_every > 0 {
+        out.histograms
+            .push(HistogramData::from_hdr("rtt", Unit::Nanoseconds, &r.rtt));
+    }
+    out
+}

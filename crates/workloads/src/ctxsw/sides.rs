@@ -1,0 +1,238 @@
+//! The two loops of a ping-pong: ping drives, counts and times; pong answers.
+
+use std::sync::atomic::Ordering;
+
+use hdrhistogram::Histogram;
+use perflab_core::{monotonic_ns, MeasureCtx, ThreadTracker, WorkloadError};
+
+use super::channel::{Endpoint, Msg};
+
+/// How often a thread notes its CPU: often enough to see a migration, rarely enough to
+/// stay out of the measurement.
+const SAMPLE_EVERY_NS: u64 = 10_000_000;
+const PONG_SAMPLE_EVERY: u64 = 4096;
+/// Without per-round-trip timing, the clock (deadline, stop flag) is read this often.
+const CHECK_MASK: u64 = 63;
+/// The largest round trip the histogram holds (longer ones are clamped to it).
+const HIST_MAX_NS: u64 = 60_000_000_000;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PingPlan {
+    pub cpu: u32,
+    pub warmup_ns: u64,
+    pub duration_ns: u64,
+    pub work_ns: u64,
+    /// Time every Nth round trip; 0 = none, 1 = every one.
+    pub rtt_every: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct PingResult {
+    pub round_trips: u64,
+    pub window_ns: u64,
+    pub rtt: Histogram<u64>,
+}
+
+/// Why one side ended without a result.
+#[derive(Debug)]
+pub(crate) enum SideError {
+    /// The other side sent Stop (it failed, or a supervisor saw it die).
+    PeerStopped,
+    Interrupted,
+    Failed(String),
+}
+
+impl From<SideError> for WorkloadError {
+    fn from(e: SideError) -> Self {
+        match e {
+            SideError::PeerStopped => {
+                WorkloadError::Failed("ctxsw: the other side stopped before the end".into())
+            }
+            SideError::Interrupted => WorkloadError::Interrupted,
+            SideError::Failed(m) => WorkloadError::Failed(m),
+        }
+    }
+}
+
+/// Pins the calling thread to one CPU.
+pub(crate) fn pin_self(role: &str, cpu: u32) -> Result<(), SideError> {
+    crate::affinity::pin(0, &[cpu]).map_err(|e| {
+        SideError::Failed(format!(
+            "ctxsw: cannot pin the {role} side to CPU {cpu}: {e}"
+        ))
+    })
+}
+
+fn spin_ns(ns: u64) {
+    let end = monotonic_ns() + ns;
+    while monotonic_ns() < end {
+        std::hint::spin_loop();
+    }
+}
+
+fn io_err(role: &str, e: std::io::Error) -> SideError {
+    SideError::Failed(format!("ctxsw {role}: {e}"))
+}
+
+/// Sends Stop to the peer however the holder leaves (return, error or unwind), so the
+/// peer never waits forever.
+struct StopOnDrop<'a, E: Endpoint>(&'a E);
+
+impl<E: Endpoint> Drop for StopOnDrop<'_, E> {
+    fn drop(&mut self) {
+        // The peer may already be gone; nothing more can be done about it here.
+        let _ = self.0.send(Msg::Stop);
+    }
+}
+
+/// The driving side: pins itself, waits for pong to be ready, warms up, then counts and
+/// times round trips over its own window.
+pub(crate) fn ping<E: Endpoint>(
+    end: &E,
+    plan: PingPlan,
+    ctx: &MeasureCtx,
+) -> Result<PingResult, SideError> {
+    let _stop = StopOnDrop(end);
+    pin_self("ping", plan.cpu)?;
+    let mut probe = ctx.threads.begin("ping", Some(plan.cpu));
+    let res = ping_loop(end, plan, ctx, &mut probe);
+    probe.finish(&ctx.threads, None);
+    res
+}
+
+fn round_trip<E: Endpoint>(end: &E, work_ns: u64) -> Result<(), SideError> {
+    if work_ns > 0 {
+        spin_ns(work_ns);
+    }
+    end.send(Msg::Go).map_err(|e| io_err("ping send", e))?;
+    match end.recv().map_err(|e| io_err("ping receive", e))? {
+        Msg::Go => Ok(()),
+        Msg::Stop => Err(SideError::PeerStopped),
+    }
+}
+
+fn ping_loop<E: Endpoint>(
+    end: &E,
+    plan: PingPlan,
+    ctx: &MeasureCtx,
+    probe: &mut perflab_core::ThreadProbe,
+) -> Result<PingResult, SideError> {
+    let stopping = || ctx.stop.load(Ordering::Relaxed);
+    let mut rtt = Histogram::<u64>::new_with_bounds(1, HIST_MAX_NS, 3)
+        .map_err(|e| SideError::Failed(format!("ctxsw: histogram: {e}")))?;
+
+    // Pong announces itself once pinned.
+    match end.recv().map_err(|e| io_err("ping receive", e))? {
+        Msg::Go => {}
+        Msg::Stop => return Err(SideError::PeerStopped),
+    }
+
+    let warm_end = monotonic_ns() + plan.warmup_ns;
+    let mut next_sample = 0;
+    loop {
+        let t = monotonic_ns();
+        if t >= warm_end {
+            break;
+        }
+        if stopping() {
+            return Err(SideError::Interrupted);
+        }
+        if t >= next_sample {
+            probe.sample_cpu();
+            next_sample = t + SAMPLE_EVERY_NS;
+        }
+        round_trip(end, plan.work_ns)?;
+    }
+
+    let every = plan.rtt_every;
+    let check_each = every == 1 || plan.work_ns > 0;
+    let t_start = monotonic_ns();
+    let deadline = t_start + plan.duration_ns;
+    let mut next_sample = t_start + SAMPLE_EVERY_NS;
+    let mut prev = t_start;
+    let mut count: u64 = 0;
+    let mut countdown = every;
+    let t_end = loop {
+        // Timing every round trip chains the timestamps: one clock read per round trip.
+        let timed = if every == 1 {
+            true
+        } else if every > 1 {
+            countdown -= 1;
+            if countdown == 0 {
+                countdown = every;
+                prev = monotonic_ns();
+                true
+            } else {
+                false
+            }
+        } else {
+            false
+        };
+        round_trip(end, plan.work_ns)?;
+        count += 1;
+        if !(timed || check_each || count & CHECK_MASK == 0) {
+            continue;
+        }
+        let t = monotonic_ns();
+        if timed {
+            rtt.saturating_record(t - prev);
+        }
+        prev = t;
+        if t >= deadline {
+            break t;
+        }
+        if stopping() {
+            return Err(SideError::Interrupted);
+        }
+        if t >= next_sample {
+            probe.sample_cpu();
+            next_sample = t + SAMPLE_EVERY_NS;
+            // Keep the sampling call out of the next round trip's time.
+            prev = monotonic_ns();
+        }
+    };
+    Ok(PingResult {
+        round_trips: count,
+        window_ns: t_end - t_start,
+        rtt,
+    })
+}
+
+/// The answering side: pins itself, says it is ready, and answers until Stop. Records
+/// its thread into `tracker`. Returns how many round trips it answered.
+pub(crate) fn pong<E: Endpoint>(
+    end: &E,
+    cpu: u32,
+    work_ns: u64,
+    tracker: &ThreadTracker,
+) -> Result<u64, SideError> {
+    let _stop = StopOnDrop(end);
+    pin_self("pong", cpu)?;
+    let mut probe = tracker.begin("pong", Some(cpu));
+    let res = pong_loop(end, work_ns, &mut probe);
+    probe.finish(tracker, None);
+    res
+}
+
+fn pong_loop<E: Endpoint>(
+    end: &E,
+    work_ns: u64,
+    probe: &mut perflab_core::ThreadProbe,
+) -> Result<u64, SideError> {
+    end.send(Msg::Go).map_err(|e| io_err("pong send", e))?;
+    let mut n: u64 = 0;
+    loop {
+        match end.recv().map_err(|e| io_err("pong receive", e))? {
+            Msg::Stop => return Ok(n),
+            Msg::Go => {}
+        }
+        if work_ns > 0 {
+            spin_ns(work_ns);
+        }
+        end.send(Msg::Go).map_err(|e| io_err("pong send", e))?;
+        n += 1;
+        if n % PONG_SAMPLE_EVERY == 0 {
+            probe.sample_cpu();
+        }
+    }
+}
