@@ -108,6 +108,9 @@ impl Isolation {
             .unwrap_or_default();
         let mut iso = Self::from_cmdline(&cmdline, &possible);
         let mut sysfs = |rel: &str| match sys.read_string(rel) {
+            // A NO_HZ_FULL kernel booted without nohz_full= prints its unallocated mask
+            // as "(null)".
+            Ok(text) if text.trim() == "(null)" => Some(Vec::new()),
             Ok(text) => match parse_cpu_list(&text) {
                 Ok(cpus) => Some(cpus),
                 Err(e) => {
