@@ -49,6 +49,10 @@ pub enum KnobError {
     )]
     CorruptJournal { path: PathBuf, reason: String },
 
+    /// Another perflab changed the file and has not restored it.
+    #[error("{path}: {reason}")]
+    Busy { path: PathBuf, reason: String },
+
     #[error("cannot choose a journal location: {0}")]
     NoJournalPath(String),
 

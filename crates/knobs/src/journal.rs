@@ -236,6 +236,7 @@ impl Journal {
         self.modify(|file| {
             let mut saved = Vec::with_capacity(rels.len());
             for rel in rels {
+                self.refuse_foreign_change(file, sys, rel)?;
                 let original = sys.read_bytes(rel)?;
                 let id = self.push(
                     file,
@@ -297,6 +298,37 @@ impl Journal {
     /// Every entry, in order of recording, whoever owns it.
     pub fn entries(&self) -> Result<Vec<Entry>, KnobError> {
         entries(&self.path)
+    }
+
+    /// A file another perflab changed and has not restored holds that perflab's value, not
+    /// the machine's: journaling it as original would make it permanent on restore.
+    fn refuse_foreign_change(
+        &self,
+        file: &JournalFile,
+        sys: &SysRoot,
+        rel: &str,
+    ) -> Result<(), KnobError> {
+        let rel = rel.trim_start_matches('/');
+        let other = file.entries.iter().find(|e| {
+            matches!(e.action, Action::Write { .. })
+                && e.root == sys.root()
+                && e.path == rel
+                && e.owner() != self.owner
+        });
+        match other {
+            None => Ok(()),
+            Some(e) if e.owner().is_alive() => Err(KnobError::Busy {
+                path: sys.path(rel),
+                reason: format!("perflab pid {} is changing it ({})", e.pid, e.knob),
+            }),
+            Some(e) => Err(KnobError::Busy {
+                path: sys.path(rel),
+                reason: format!(
+                    "a perflab that did not finish (pid {}) left it changed ({}); run `perflab restore` first",
+                    e.pid, e.knob
+                ),
+            }),
+        }
     }
 
     fn push(

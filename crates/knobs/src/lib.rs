@@ -25,5 +25,5 @@ pub use files::{write_files, FileGuard};
 pub use journal::{Action, Entry, EntryId, Journal, Original, Saved};
 pub use knob::{AppliedVariant, Knob, KnobGuard, Settings};
 pub use registry::{knob_names, parse_knob, parse_setting};
-pub use replay::{pending, restore_pending, RestoreReport};
+pub use replay::{pending, pending_warning, restore_pending, RestoreReport};
 pub use signals::SignalGuard;

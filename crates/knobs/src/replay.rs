@@ -63,6 +63,29 @@ pub fn pending(path: &Path) -> Result<Vec<Entry>, KnobError> {
         .collect())
 }
 
+/// The warning every perflab start prints while [`pending`] is not empty, or `None`.
+pub fn pending_warning(path: &Path) -> Result<Option<String>, KnobError> {
+    let entries = pending(path)?;
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    let mut text = format!(
+        "{} change(s) by a perflab that did not finish are still in effect (journal {}); \
+         run `perflab restore`:",
+        entries.len(),
+        path.display()
+    );
+    const SHOWN: usize = 5;
+    for e in entries.iter().take(SHOWN) {
+        text.push_str("\n  ");
+        text.push_str(&e.describe());
+    }
+    if entries.len() > SHOWN {
+        text.push_str(&format!("\n  ... and {} more", entries.len() - SHOWN));
+    }
+    Ok(Some(text))
+}
+
 /// Writes back the originals of every entry whose owner is gone, newest first (so a file
 /// changed twice ends with its oldest value), and forgets each one restored. A failure is
 /// reported per entry and never stops the others.
