@@ -53,9 +53,6 @@ pub enum KnobError {
     #[error("{path}: {reason}")]
     Busy { path: PathBuf, reason: String },
 
-    #[error("cannot choose a journal location: {0}")]
-    NoJournalPath(String),
-
     /// Some originals could not be written back; their journal entries were kept.
     #[error(
         "could not restore {}: {}; the journal keeps them: run `perflab restore`",

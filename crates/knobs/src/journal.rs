@@ -167,27 +167,28 @@ pub struct Journal {
 
 impl Journal {
     /// `$PERFLAB_JOURNAL` if set; else `/var/lib/perflab/journal.json` for root; else
-    /// `$XDG_STATE_HOME/perflab/journal.json` or `~/.local/state/perflab/journal.json`.
-    pub fn default_path() -> Result<PathBuf, KnobError> {
+    /// `$XDG_STATE_HOME/perflab/journal.json` or `~/.local/state/perflab/journal.json`; and
+    /// without a home, `/tmp/perflab-<uid>/journal.json` (losing it to a reboot loses
+    /// nothing: the kernel settings knobs change do not survive one either).
+    pub fn default_path() -> PathBuf {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
         if let Some(p) = var("PERFLAB_JOURNAL") {
-            return Ok(PathBuf::from(p));
+            return PathBuf::from(p);
         }
         // SAFETY: geteuid has no preconditions and cannot fail.
-        if unsafe { libc::geteuid() } == 0 {
-            return Ok(PathBuf::from("/var/lib/perflab/journal.json"));
+        let euid = unsafe { libc::geteuid() };
+        if euid == 0 {
+            return PathBuf::from("/var/lib/perflab/journal.json");
         }
         if let Some(state) = var("XDG_STATE_HOME").map(PathBuf::from) {
             // The XDG spec says relative values are invalid and must be ignored.
             if state.is_absolute() {
-                return Ok(state.join("perflab/journal.json"));
+                return state.join("perflab/journal.json");
             }
         }
         match var("HOME") {
-            Some(home) => Ok(PathBuf::from(home).join(".local/state/perflab/journal.json")),
-            None => Err(KnobError::NoJournalPath(
-                "HOME is not set; set PERFLAB_JOURNAL to a file path".into(),
-            )),
+            Some(home) => PathBuf::from(home).join(".local/state/perflab/journal.json"),
+            None => PathBuf::from(format!("/tmp/perflab-{euid}/journal.json")),
         }
     }
 

@@ -65,13 +65,36 @@ impl Settings {
         Ok(())
     }
 
+    /// Checks and applies every knob in order; see [`AppliedVariant::apply`].
+    pub fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<AppliedVariant, KnobError> {
+        AppliedVariant::apply(&self.knobs, sys, journal)
+    }
+}
+
+impl std::fmt::Debug for Settings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+/// The guards of an applied variant. Restores in reverse order on `restore` or drop.
+#[must_use = "dropping an AppliedVariant restores the settings at once"]
+pub struct AppliedVariant {
+    guards: Vec<(String, Box<dyn KnobGuard>)>,
+}
+
+impl AppliedVariant {
     /// Checks and applies every knob in order. When one fails, those already applied are
     /// restored (newest first) before the error returns.
-    pub fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<AppliedVariant, KnobError> {
+    pub fn apply(
+        knobs: &[Box<dyn Knob>],
+        sys: &SysRoot,
+        journal: &Journal,
+    ) -> Result<AppliedVariant, KnobError> {
         let mut applied = AppliedVariant {
-            guards: Vec::with_capacity(self.knobs.len()),
+            guards: Vec::with_capacity(knobs.len()),
         };
-        for knob in &self.knobs {
+        for knob in knobs {
             let result = knob
                 .check(sys)
                 .map_err(|u| KnobError::unavailable(knob.name(), u))
@@ -91,21 +114,7 @@ impl Settings {
         }
         Ok(applied)
     }
-}
 
-impl std::fmt::Debug for Settings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.names()).finish()
-    }
-}
-
-/// The guards of an applied variant. Restores in reverse order on `restore` or drop.
-#[must_use = "dropping an AppliedVariant restores the settings at once"]
-pub struct AppliedVariant {
-    guards: Vec<(String, Box<dyn KnobGuard>)>,
-}
-
-impl AppliedVariant {
     pub fn names(&self) -> Vec<String> {
         self.guards.iter().map(|(n, _)| n.clone()).collect()
     }
