@@ -1,1 +1,29 @@
-//! placeholder until written
+//! Reports over stored measurements: comparison tables (variant vs variant, run vs run),
+//! the regression distribution of the seed study, and per-pair drill-downs.
+//!
+//! Inputs are `perflab_core::record` types, so this crate never touches the database.
+//! Only successful measurements are numbers; failed ones are counted and named.
+
+pub mod compare;
+pub mod distribution;
+pub mod drilldown;
+pub mod error;
+pub mod fmt;
+pub mod select;
+pub mod table_text;
+pub mod telemetry;
+
+pub use compare::{
+    compare_runs, compare_variants, ComparisonTable, Row, TableKind, UnavailableNote, Unmatched,
+};
+pub use distribution::{distribution, BucketCount, BucketRow, Distribution};
+pub use drilldown::{render_pair, render_row, write_drilldown};
+pub use error::ReportError;
+pub use table_text::render_table;
+
+impl ComparisonTable {
+    /// The aligned plain-text table.
+    pub fn render_text(&self) -> String {
+        render_table(self)
+    }
+}

@@ -1,0 +1,381 @@
+//! Comparison tables: two variants of one run, or two runs matched point by point.
+//!
+//! Only successful measurements are numbers; failed ones are counted and named. A point
+//! measured on one side only is listed as unmatched, never dropped silently.
+
+use perflab_core::record::{MeasurementRecord, RunId, RunInfo};
+use perflab_core::{Better, Params, Unit};
+use perflab_stats::{compare, Comparison, Sample, StatsConfig};
+use serde::Serialize;
+
+use crate::error::ReportError;
+use crate::select::{choose_metric, cpu_pair, Labeler, SideValues};
+
+/// What is compared with what.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum TableKind {
+    /// Variant `other` (B) against `base` (A) within one run.
+    Variants {
+        run: RunId,
+        base: String,
+        other: String,
+    },
+    /// Run `b` against run `a`, matched by identical parameters and variant.
+    Runs { a: RunId, b: RunId },
+}
+
+/// One parameter point (and, for run comparisons, one variant) compared.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    /// `4-24` for CPU pairs, else the parameters that vary across rows.
+    pub label: String,
+    pub pair: Option<(u32, u32)>,
+    pub params: Params,
+    /// The variant, for run comparisons.
+    pub variant: Option<String>,
+    /// The point index in run A and in run B (equal for variant comparisons).
+    pub point_a: u32,
+    pub point_b: u32,
+    pub failed_a: u32,
+    pub failed_b: u32,
+    pub cmp: Comparison,
+}
+
+/// A point that could not be compared, and why.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unmatched {
+    pub label: String,
+    pub variant: Option<String>,
+    pub reason: String,
+}
+
+/// A variant a run could not measure on its machine.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UnavailableNote {
+    pub run: RunId,
+    pub variant: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ComparisonTable {
+    #[serde(flatten)]
+    pub kind: TableKind,
+    pub metric: String,
+    pub unit: Unit,
+    pub better: Better,
+    /// How A and B are named in headers ("poll-only", "run 3").
+    pub a_label: String,
+    pub b_label: String,
+    pub config: StatsConfig,
+    pub rows: Vec<Row>,
+    pub unmatched: Vec<Unmatched>,
+    /// Failed measurements over the whole table, per side.
+    pub failed_a: u32,
+    pub failed_b: u32,
+    pub unavailable: Vec<UnavailableNote>,
+    /// Table-wide remarks (failures, missing metric values).
+    pub notes: Vec<String>,
+}
+
+impl ComparisonTable {
+    pub fn to_json(&self) -> Result<String, ReportError> {
+        Ok(serde_json::to_string_pretty(self)?)
+    }
+
+    /// The row of CPU pair `a`-`b`.
+    pub fn pair_row(&self, a: u32, b: u32) -> Option<&Row> {
+        self.rows.iter().find(|r| r.pair == Some((a, b)))
+    }
+}
+
+/// Variant `other` (B) against `base` (A) at every point of one run.
+pub fn compare_variants(
+    run: &RunInfo,
+    ms: &[MeasurementRecord],
+    base: &str,
+    other: &str,
+    metric: Option<&str>,
+    cfg: &StatsConfig,
+) -> Result<ComparisonTable, ReportError> {
+    for v in [base, other] {
+        if !ms.iter().any(|m| m.variant == v) {
+            return Err(no_such_variant(run, ms, v));
+        }
+    }
+    let chosen = choose_metric(run, ms, metric)?;
+    let mut points: Vec<u32> = ms
+        .iter()
+        .filter(|m| m.variant == base || m.variant == other)
+        .map(|m| m.point)
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    let point_params = |p: u32| {
+        // A variant may override parameters; the baseline's are the point's name.
+        ms.iter()
+            .filter(|m| m.point == p)
+            .min_by_key(|m| (m.variant != base, m.seq))
+            .map(|m| m.params.clone())
+            .unwrap_or_default()
+    };
+    let params: Vec<Params> = points.iter().map(|&p| point_params(p)).collect();
+    let labeler = Labeler::new(params.iter());
+    let mut b = Builder::new(cfg, chosen.better);
+    for (&point, params) in points.iter().zip(params) {
+        let side = |v: &str| {
+            SideValues::gather(
+                ms.iter().filter(|m| m.point == point && m.variant == v),
+                &chosen.name,
+            )
+        };
+        let label = labeler.label(&params);
+        b.add(
+            label,
+            params,
+            None,
+            (point, point),
+            (side(base), side(other)),
+            (base, other),
+        );
+    }
+    Ok(b.finish(
+        TableKind::Variants {
+            run: run.id,
+            base: base.into(),
+            other: other.into(),
+        },
+        chosen,
+        (base.to_string(), other.to_string()),
+        unavailable_of(&[run]),
+    ))
+}
+
+/// Run `b` against run `a`: every (parameters, variant) of either run, matched exactly.
+pub fn compare_runs(
+    a_run: &RunInfo,
+    a_ms: &[MeasurementRecord],
+    b_run: &RunInfo,
+    b_ms: &[MeasurementRecord],
+    metric: Option<&str>,
+    cfg: &StatsConfig,
+) -> Result<ComparisonTable, ReportError> {
+    let chosen = choose_metric(a_run, a_ms, metric)?;
+    // The other run must have the metric too, or every row would be empty.
+    if b_ms.iter().any(crate::select::is_ok) {
+        choose_metric(b_run, b_ms, Some(&chosen.name))?;
+    }
+    // Keys in the order run A measured them, then what only run B has.
+    let key = |m: &MeasurementRecord| (m.params.describe(), m.variant.clone());
+    let mut keys: Vec<(String, String)> = Vec::new();
+    let mut firsts: Vec<&MeasurementRecord> = Vec::new();
+    let mut sorted: Vec<&MeasurementRecord> = a_ms.iter().collect();
+    sorted.sort_by_key(|m| (m.point, m.seq));
+    let mut sorted_b: Vec<&MeasurementRecord> = b_ms.iter().collect();
+    sorted_b.sort_by_key(|m| (m.point, m.seq));
+    sorted.extend(sorted_b);
+    for m in sorted {
+        let k = key(m);
+        if !keys.contains(&k) {
+            keys.push(k);
+            firsts.push(m);
+        }
+    }
+    let labeler = Labeler::new(firsts.iter().map(|m| &m.params));
+    let mut b = Builder::new(cfg, chosen.better);
+    for (k, first) in keys.iter().zip(&firsts) {
+        let in_a = a_ms.iter().filter(|m| key(m) == *k);
+        let in_b = b_ms.iter().filter(|m| key(m) == *k);
+        let point_a = a_ms
+            .iter()
+            .find(|m| key(m) == *k)
+            .map_or(first.point, |m| m.point);
+        let point_b = b_ms
+            .iter()
+            .find(|m| key(m) == *k)
+            .map_or(first.point, |m| m.point);
+        let sides = (
+            SideValues::gather(in_a, &chosen.name),
+            SideValues::gather(in_b, &chosen.name),
+        );
+        let names = (format!("run {}", a_run.id), format!("run {}", b_run.id));
+        b.add(
+            labeler.label(&first.params),
+            first.params.clone(),
+            Some(k.1.clone()),
+            (point_a, point_b),
+            sides,
+            (&names.0, &names.1),
+        );
+    }
+    Ok(b.finish(
+        TableKind::Runs {
+            a: a_run.id,
+            b: b_run.id,
+        },
+        chosen,
+        (format!("run {}", a_run.id), format!("run {}", b_run.id)),
+        unavailable_of(&[a_run, b_run]),
+    ))
+}
+
+fn no_such_variant(run: &RunInfo, ms: &[MeasurementRecord], v: &str) -> ReportError {
+    let mut known: Vec<&str> = ms.iter().map(|m| m.variant.as_str()).collect();
+    known.sort_unstable();
+    known.dedup();
+    let why = run
+        .unavailable
+        .iter()
+        .find(|u| u.variant == v)
+        .map(|u| format!(": unavailable on that machine: {}", u.reason))
+        .unwrap_or_default();
+    ReportError::NoSuchVariant {
+        run: run.id,
+        variant: v.to_string(),
+        why,
+        known: if known.is_empty() {
+            "none".into()
+        } else {
+            known.join(", ")
+        },
+    }
+}
+
+fn unavailable_of(runs: &[&RunInfo]) -> Vec<UnavailableNote> {
+    runs.iter()
+        .flat_map(|r| {
+            r.unavailable.iter().map(|u| UnavailableNote {
+                run: r.id,
+                variant: u.variant.clone(),
+                reason: u.reason.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Accumulates rows and the table-wide counts while points are visited.
+struct Builder<'c> {
+    cfg: &'c StatsConfig,
+    better: Better,
+    rows: Vec<Row>,
+    unmatched: Vec<Unmatched>,
+    failed: (u32, u32),
+    missing: u32,
+    first_error: Option<String>,
+}
+
+impl<'c> Builder<'c> {
+    fn new(cfg: &'c StatsConfig, better: Better) -> Self {
+        Self {
+            cfg,
+            better,
+            rows: Vec::new(),
+            unmatched: Vec::new(),
+            failed: (0, 0),
+            missing: 0,
+            first_error: None,
+        }
+    }
+
+    fn add(
+        &mut self,
+        label: String,
+        params: Params,
+        variant: Option<String>,
+        points: (u32, u32),
+        sides: (SideValues, SideValues),
+        names: (&str, &str),
+    ) {
+        let (a, b) = sides;
+        self.failed.0 += a.failed;
+        self.failed.1 += b.failed;
+        self.missing += a.missing + b.missing;
+        if self.first_error.is_none() {
+            self.first_error = a.first_error.clone().or_else(|| b.first_error.clone());
+        }
+        let samples = (Sample::new(a.values.clone()), Sample::new(b.values.clone()));
+        match samples {
+            (Ok(sa), Ok(sb)) => self.rows.push(Row {
+                pair: cpu_pair(&params),
+                label,
+                params,
+                variant,
+                point_a: points.0,
+                point_b: points.1,
+                failed_a: a.failed,
+                failed_b: b.failed,
+                cmp: compare(&sa, &sb, self.better, self.cfg),
+            }),
+            _ => {
+                let mut why = Vec::new();
+                for (side, name) in [(&a, names.0), (&b, names.1)] {
+                    if !side.measured() {
+                        why.push(format!("not measured in {name}"));
+                    } else if side.values.is_empty() {
+                        let mut parts = Vec::new();
+                        if side.failed > 0 {
+                            parts.push(format!("{} failed", side.failed));
+                        }
+                        if side.missing > 0 {
+                            parts.push(format!("{} without the metric", side.missing));
+                        }
+                        why.push(format!(
+                            "no successful value in {name} ({})",
+                            parts.join(", ")
+                        ));
+                    }
+                }
+                self.unmatched.push(Unmatched {
+                    label,
+                    variant,
+                    reason: why.join("; "),
+                });
+            }
+        }
+    }
+
+    fn finish(
+        self,
+        kind: TableKind,
+        metric: crate::select::MetricChoice,
+        labels: (String, String),
+        unavailable: Vec<UnavailableNote>,
+    ) -> ComparisonTable {
+        let mut notes = Vec::new();
+        let (fa, fb) = self.failed;
+        if fa + fb > 0 {
+            let first = self
+                .first_error
+                .map(|e| format!("; first: {e}"))
+                .unwrap_or_default();
+            notes.push(format!(
+                "{} measurements failed and are not counted ({}: {fa}, {}: {fb}){first}",
+                fa + fb,
+                labels.0,
+                labels.1
+            ));
+        }
+        if self.missing > 0 {
+            notes.push(format!(
+                "{} successful measurements had no finite value of {} and are not counted",
+                self.missing, metric.name
+            ));
+        }
+        ComparisonTable {
+            kind,
+            metric: metric.name,
+            unit: metric.unit,
+            better: metric.better,
+            a_label: labels.0,
+            b_label: labels.1,
+            config: *self.cfg,
+            rows: self.rows,
+            unmatched: self.unmatched,
+            failed_a: fa,
+            failed_b: fb,
+            unavailable,
+            notes,
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The regression distribution of the seed study: how many rows fall in each bucket of
+//! regression percent (positive = worse), how many of those are significant, and which
+//! rows they are.
+
+use std::fmt::Write as _;
+
+use perflab_stats::{Bucket, Buckets};
+use serde::Serialize;
+
+use crate::compare::{ComparisonTable, UnavailableNote};
+use crate::error::ReportError;
+use crate::table_text::unavailable_text;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BucketCount {
+    pub bucket: Bucket,
+    pub label: String,
+    pub dir: String,
+    pub count: usize,
+    /// Rows in this bucket with p < alpha.
+    pub significant: usize,
+    pub rows: Vec<BucketRow>,
+}
+
+/// A row of the comparison as it falls in a bucket.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BucketRow {
+    pub label: String,
+    pub regression_pct: f64,
+    pub p_value: f64,
+    pub significant: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Distribution {
+    pub metric: String,
+    pub a_label: String,
+    pub b_label: String,
+    pub alpha: f64,
+    /// Rows classified; unclassified and unmatched ones are listed separately.
+    pub total: usize,
+    pub regressions: Vec<BucketCount>,
+    pub improvements: Vec<BucketCount>,
+    /// Rows whose change in percent is undefined (baseline median 0).
+    pub unclassified: Vec<String>,
+    /// Points the table could not compare, with the reason.
+    pub unmatched: Vec<String>,
+    pub unavailable: Vec<UnavailableNote>,
+}
+
+/// Classifies every row of `table` by its regression percent.
+pub fn distribution(table: &ComparisonTable, buckets: &Buckets) -> Distribution {
+    let all = buckets.all();
+    let mut counts: Vec<BucketCount> = all
+        .iter()
+        .map(|b| BucketCount {
+            bucket: *b,
+            label: b.label(),
+            dir: b.dir_name(),
+            count: 0,
+            significant: 0,
+            rows: Vec::new(),
+        })
+        .collect();
+    let mut unclassified = Vec::new();
+    let mut total = 0;
+    for r in &table.rows {
+        let Some(reg) = r.cmp.regression_pct else {
+            unclassified.push(r.label.clone());
+            continue;
+        };
+        let b = buckets.classify(reg);
+        if let Some(c) = counts.iter_mut().find(|c| c.bucket == b) {
+            c.count += 1;
+            let significant = r.cmp.p_value < table.config.alpha;
+            c.significant += usize::from(significant);
+            c.rows.push(BucketRow {
+                label: row_name(r),
+                regression_pct: reg,
+                p_value: r.cmp.p_value,
+                significant,
+            });
+            total += 1;
+        }
+    }
+    let improvements = counts.split_off(counts.len() / 2);
+    Distribution {
+        metric: table.metric.clone(),
+        a_label: table.a_label.clone(),
+        b_label: table.b_label.clone(),
+        alpha: table.config.alpha,
+        total,
+        regressions: counts,
+        improvements,
+        unclassified,
+        unmatched: table
+            .unmatched
+            .iter()
+            .map(|u| format!("{}: {}", u.label, u.reason))
+            .collect(),
+        unavailable: table.unavailable.clone(),
+    }
+}
+
+fn row_name(r: &crate::compare::Row) -> String {
+    match &r.variant {
+        Some(v) => format!("{} [{v}]", r.label),
+        None => r.label.clone(),
+    }
+}
+
+impl Distribution {
+    pub fn to_json(&self) -> Result<String, ReportError> {
+        Ok(serde_json::to_string_pretty(self)?)
+    }
+
+    /// The seed's `<= 1 pct difference : 35 instances` lines, then improvements, then the
+    /// rows of each non-empty bucket (`*` marks p < alpha).
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "Regression of {}: {} vs {} (positive = worse), {} instances",
+            self.metric, self.b_label, self.a_label, self.total
+        );
+        let line = |out: &mut String, c: &BucketCount| {
+            let _ = writeln!(
+                out,
+                "{} pct difference : {} instances ({} significant)",
+                c.bucket.range_text(),
+                c.count,
+                c.significant
+            );
+        };
+        for c in &self.regressions {
+            line(&mut out, c);
+        }
+        let improved: usize = self.improvements.iter().map(|c| c.count).sum();
+        if improved == 0 {
+            let _ = writeln!(out, "improved : 0 instances");
+        } else {
+            for c in &self.improvements {
+                line(&mut out, c);
+            }
+        }
+        let nonempty: Vec<&BucketCount> = self
+            .regressions
+            .iter()
+            .chain(&self.improvements)
+            .filter(|c| c.count > 0)
+            .collect();
+        if !nonempty.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nInstances per bucket (* = significant, p < {}):",
+                self.alpha
+            );
+            for c in nonempty {
+                let _ = writeln!(
+                    out,
+                    "{} [{}] : {}",
+                    c.bucket.range_text(),
+                    c.dir,
+                    self.marked(c)
+                );
+            }
+        }
+        if !self.unclassified.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nNot classified (baseline median 0, change in percent undefined): {}",
+                self.unclassified.join(" ")
+            );
+        }
+        if !self.unmatched.is_empty() {
+            out.push_str("\nNot compared:\n");
+            for u in &self.unmatched {
+                let _ = writeln!(out, "  {u}");
+            }
+        }
+        out.push_str(&unavailable_text(&self.unavailable));
+        out
+    }
+
+    fn marked(&self, c: &BucketCount) -> String {
+        let names: Vec<String> = c
+            .rows
+            .iter()
+            .map(|r| format!("{}{}", r.label, if r.significant { "*" } else { "" }))
+            .collect();
+        names.join(" ")
+    }
+}

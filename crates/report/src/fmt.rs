@@ -1,0 +1,64 @@
+//! Number formatting shared by the renderers, so every report prints figures alike.
+
+/// A measured value: two decimals from 1 up (the seed prints 286441.60), four
+/// significant digits below 1 so small latencies keep their precision.
+pub fn value(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    if x.abs() >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        let decimals = (3 - x.abs().log10().floor() as i32).clamp(0, 12) as usize;
+        format!("{x:.decimals$}")
+    }
+}
+
+/// A count-like telemetry figure: whole numbers without decimals (medians of an even
+/// number of repetitions may end in .5, which is kept).
+pub fn count(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// A signed percentage with two decimals: `+4.37%`.
+pub fn pct(x: f64) -> String {
+    format!("{x:+.2}%")
+}
+
+/// An interval of percentages: `[-4.41%, -4.33%]`.
+pub fn pct_ci(ci: (f64, f64)) -> String {
+    format!("[{:+.2}%, {:+.2}%]", ci.0, ci.1)
+}
+
+/// Text padded (or not) to `width`, right-aligned.
+pub fn right(s: &str, width: usize) -> String {
+    format!("{s:>width$}")
+}
+
+/// A banner as in the seed: the title between two lines of `=` as long as it.
+pub fn banner(title: &str) -> String {
+    let line = "=".repeat(title.chars().count());
+    format!("{line}\n{title}\n{line}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(value(286441.6), "286441.60");
+        assert_eq!(value(0.001234), "0.001234");
+        assert_eq!(value(0.5), "0.5000");
+        assert_eq!(value(0.0), "0");
+        assert_eq!(count(1381.0), "1381");
+        assert_eq!(count(1380.5), "1380.5");
+        assert_eq!(pct(-4.3695), "-4.37%");
+        assert_eq!(pct_ci((-4.41, 4.0)), "[-4.41%, +4.00%]");
+        assert_eq!(banner("ab"), "==\nab\n==\n");
+    }
+}

@@ -1,0 +1,190 @@
+//! Picking numbers out of stored records: which metric, which measurements count, and
+//! how a parameter point is named in a table.
+
+use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo};
+use perflab_core::{Better, Params, Unit};
+
+use crate::error::ReportError;
+
+/// The metric a comparison uses, with its unit and better direction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricChoice {
+    pub name: String,
+    pub unit: Unit,
+    pub better: Better,
+}
+
+/// The metric named by the user, else the run's `spec.primary_metric`, else the first
+/// metric of the first successful measurement.
+pub fn choose_metric(
+    run: &RunInfo,
+    ms: &[MeasurementRecord],
+    wanted: Option<&str>,
+) -> Result<MetricChoice, ReportError> {
+    let ok: Vec<&MeasurementRecord> = ms.iter().filter(|m| is_ok(m)).collect();
+    let find = |name: &str| {
+        ok.iter()
+            .find_map(|m| m.output.metric(name))
+            .map(|m| MetricChoice {
+                name: m.name.clone(),
+                unit: m.unit,
+                better: m.better,
+            })
+    };
+    if let Some(name) = wanted {
+        return find(name).ok_or_else(|| ReportError::NoSuchMetric {
+            run: run.id,
+            metric: name.to_string(),
+            known: known_metrics(&ok),
+        });
+    }
+    if let Some(primary) = run.spec.get("primary_metric").and_then(|v| v.as_str()) {
+        if let Some(choice) = find(primary) {
+            return Ok(choice);
+        }
+    }
+    ok.iter()
+        .find_map(|m| m.output.metrics.first())
+        .map(|m| MetricChoice {
+            name: m.name.clone(),
+            unit: m.unit,
+            better: m.better,
+        })
+        .ok_or(ReportError::NoData { run: run.id })
+}
+
+fn known_metrics(ok: &[&MeasurementRecord]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for m in ok {
+        for metric in &m.output.metrics {
+            if !names.contains(&metric.name.as_str()) {
+                names.push(&metric.name);
+            }
+        }
+    }
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+pub fn is_ok(m: &MeasurementRecord) -> bool {
+    m.status == MeasurementStatus::Ok
+}
+
+/// The numbers of one side of one row, and what did not count.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SideValues {
+    pub values: Vec<f64>,
+    pub failed: u32,
+    /// Successful measurements that lack the metric or hold a non-finite value.
+    pub missing: u32,
+    /// The first failure message, to show a reader why.
+    pub first_error: Option<String>,
+}
+
+impl SideValues {
+    pub fn gather<'a>(records: impl Iterator<Item = &'a MeasurementRecord>, metric: &str) -> Self {
+        let mut side = SideValues::default();
+        for m in records {
+            match &m.status {
+                MeasurementStatus::Failed(msg) => {
+                    side.failed += 1;
+                    if side.first_error.is_none() {
+                        side.first_error = Some(format!("seq {}: {msg}", m.seq));
+                    }
+                }
+                MeasurementStatus::Ok => match m.output.metric(metric) {
+                    Some(x) if x.value.is_finite() => side.values.push(x.value),
+                    _ => side.missing += 1,
+                },
+            }
+        }
+        side
+    }
+
+    pub fn measured(&self) -> bool {
+        !self.values.is_empty() || self.failed > 0 || self.missing > 0
+    }
+}
+
+/// The CPU pair of a point, when its parameters have `cpu_a` and `cpu_b`.
+pub fn cpu_pair(params: &Params) -> Option<(u32, u32)> {
+    let get = |name| match params.get(name) {
+        Some(perflab_core::ParamValue::Int(i)) => u32::try_from(*i).ok(),
+        _ => None,
+    };
+    Some((get("cpu_a")?, get("cpu_b")?))
+}
+
+/// Names rows by the parameters that differ between them (`cpu_b=24`), or by the CPU
+/// pair (`4-24`) when the points are CPU pairs.
+pub struct Labeler {
+    varying: Vec<String>,
+}
+
+impl Labeler {
+    pub fn new<'a>(all: impl Iterator<Item = &'a Params>) -> Self {
+        let all: Vec<&Params> = all.collect();
+        let mut varying = Vec::new();
+        if let Some(first) = all.first() {
+            let mut names: Vec<&String> = all.iter().flat_map(|p| p.0.keys()).collect();
+            names.sort();
+            names.dedup();
+            for name in names {
+                if all.iter().any(|p| p.get(name) != first.get(name)) {
+                    varying.push(name.clone());
+                }
+            }
+        }
+        Self { varying }
+    }
+
+    pub fn label(&self, params: &Params) -> String {
+        if let Some((a, b)) = cpu_pair(params) {
+            return format!("{a}-{b}");
+        }
+        let parts: Vec<String> = self
+            .varying
+            .iter()
+            .map(|name| match params.get(name) {
+                Some(v) => format!("{name}={v}"),
+                None => format!("{name}=-"),
+            })
+            .collect();
+        if parts.is_empty() {
+            "all".to_string()
+        } else {
+            parts.join(" ")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perflab_core::ParamValue;
+
+    fn params(pairs: &[(&str, i64)]) -> Params {
+        Params(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), ParamValue::Int(*v)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn labels_name_varying_parameters_or_pairs() {
+        let p1 = params(&[("size", 4096), ("threads", 2)]);
+        let p2 = params(&[("size", 8192), ("threads", 2)]);
+        let l = Labeler::new([&p1, &p2].into_iter());
+        assert_eq!(l.label(&p1), "size=4096");
+        let single = Labeler::new([&p1].into_iter());
+        assert_eq!(single.label(&p1), "all");
+        let pair = params(&[("cpu_a", 4), ("cpu_b", 24)]);
+        assert_eq!(Labeler::new([&pair].into_iter()).label(&pair), "4-24");
+        assert_eq!(cpu_pair(&params(&[("cpu_a", -1), ("cpu_b", 2)])), None);
+    }
+}

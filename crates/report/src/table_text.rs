@@ -1,0 +1,203 @@
+//! The comparison table as aligned plain text for a terminal or a mail.
+
+use std::fmt::Write as _;
+
+use perflab_core::Better;
+use perflab_stats::fmt_p;
+
+use crate::compare::{ComparisonTable, TableKind, UnavailableNote};
+use crate::fmt;
+
+/// Renders the table with a header saying what is compared and how to read it, then
+/// unmatched points, notes and unavailable variants.
+pub fn render_table(t: &ComparisonTable) -> String {
+    let mut out = String::new();
+    let unit = t.unit.symbol();
+    let unit = if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" [{unit}]")
+    };
+    let what = match &t.kind {
+        TableKind::Variants { run, .. } => format!("run {run}"),
+        TableKind::Runs { a, b } => format!("run {b} vs run {a}"),
+    };
+    let _ = writeln!(
+        out,
+        "{what}: median {}{unit}, {}",
+        t.metric,
+        better_text(t.better)
+    );
+    let _ = writeln!(
+        out,
+        "A = {}, B = {}; change = (B - A) / A",
+        t.a_label, t.b_label
+    );
+    let _ = writeln!(
+        out,
+        "{} CI of the change from the Hodges-Lehmann shift; p from Mann-Whitney U; \
+         verdict needs p < {} and |change| > {}%, else ~",
+        t.config.confidence_label(),
+        t.config.alpha,
+        t.config.noise_pct
+    );
+    out.push('\n');
+
+    let by_run = matches!(t.kind, TableKind::Runs { .. });
+    let first = if t.rows.iter().all(|r| r.pair.is_some()) && !t.rows.is_empty() {
+        "pair"
+    } else {
+        "point"
+    };
+    let mut header = vec![first.to_string()];
+    if by_run {
+        header.push("variant".into());
+    }
+    let ci_head = format!("{} CI", t.config.confidence_label());
+    for h in [
+        "n A", "n B", "median A", "median B", "change", &ci_head, "p", "verdict",
+    ] {
+        header.push(h.to_string());
+    }
+    let mut lines = vec![header];
+    for r in &t.rows {
+        let c = &r.cmp;
+        let mut cells = vec![r.label.clone()];
+        if by_run {
+            cells.push(r.variant.clone().unwrap_or_default());
+        }
+        cells.push(with_failed(c.a.n, r.failed_a));
+        cells.push(with_failed(c.b.n, r.failed_b));
+        cells.push(fmt::value(c.a.median));
+        cells.push(fmt::value(c.b.median));
+        cells.push(c.change_pct.map_or("n/a".into(), fmt::pct));
+        let ci = c.change_ci_pct.map_or("n/a".into(), fmt::pct_ci);
+        cells.push(if c.shift.widened {
+            format!("{ci}!")
+        } else {
+            ci
+        });
+        cells.push(fmt_p(c.p_value));
+        cells.push(c.symbol().to_string());
+        lines.push(cells);
+    }
+    let last = lines[0].len() - 1;
+    let left: Vec<usize> = if by_run {
+        vec![0, 1, last]
+    } else {
+        vec![0, last]
+    };
+    out.push_str(&align(&lines, &left));
+
+    if t.rows.iter().any(|r| r.failed_a + r.failed_b > 0) {
+        out.push_str("n: successful measurements (+failed ones, not counted)\n");
+    }
+    if t.rows.iter().any(|r| r.cmp.shift.widened) {
+        out.push_str("!: too few repetitions for the CI level; full range of differences shown\n");
+    }
+    if !t.unmatched.is_empty() {
+        out.push_str("\nNot compared:\n");
+        for u in &t.unmatched {
+            let v = u
+                .variant
+                .as_ref()
+                .map(|v| format!(" [{v}]"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "  {}{v}: {}", u.label, u.reason);
+        }
+    }
+    let notes = row_notes(t);
+    if !notes.is_empty() || !t.notes.is_empty() {
+        out.push_str("\nNotes:\n");
+        for n in t.notes.iter().chain(&notes) {
+            let _ = writeln!(out, "  {n}");
+        }
+    }
+    out.push_str(&unavailable_text(&t.unavailable));
+    out
+}
+
+fn with_failed(n: usize, failed: u32) -> String {
+    if failed > 0 {
+        format!("{n}+{failed}")
+    } else {
+        n.to_string()
+    }
+}
+
+pub(crate) fn better_text(b: Better) -> &'static str {
+    match b {
+        Better::Higher => "higher is better",
+        Better::Lower => "lower is better",
+        Better::Neither => "no better direction",
+    }
+}
+
+/// Row notes, each said once with the rows it applies to (a 40-pair run with 3
+/// repetitions would otherwise repeat the same caveat 40 times).
+pub(crate) fn row_notes(t: &ComparisonTable) -> Vec<String> {
+    let mut grouped: Vec<(String, Vec<String>)> = Vec::new();
+    for r in &t.rows {
+        for n in &r.cmp.notes {
+            match grouped.iter_mut().find(|(text, _)| text == n) {
+                Some((_, labels)) => labels.push(r.label.clone()),
+                None => grouped.push((n.clone(), vec![r.label.clone()])),
+            }
+        }
+    }
+    grouped
+        .into_iter()
+        .map(|(text, labels)| {
+            let who = if labels.len() == t.rows.len() && labels.len() > 1 {
+                "all rows".to_string()
+            } else {
+                labels.join(", ")
+            };
+            format!("{who}: {text}")
+        })
+        .collect()
+}
+
+pub(crate) fn unavailable_text(unavailable: &[UnavailableNote]) -> String {
+    let mut out = String::new();
+    if !unavailable.is_empty() {
+        out.push_str("\nVariants not measured on this machine:\n");
+        for u in unavailable {
+            let _ = writeln!(out, "  {} (run {}): {}", u.variant, u.run, u.reason);
+        }
+    }
+    out
+}
+
+/// Aligns cells into columns: the columns in `left` left-aligned (names), the rest
+/// right-aligned (numbers).
+pub(crate) fn align(lines: &[Vec<String>], left: &[usize]) -> String {
+    let cols = lines.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|i| {
+            lines
+                .iter()
+                .filter_map(|l| l.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for l in lines {
+        let cells: Vec<String> = l
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if left.contains(&i) {
+                    format!("{c:<w$}", w = widths[i])
+                } else {
+                    fmt::right(c, widths[i])
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
