@@ -1,1 +1,83 @@
-//! placeholder until written
+//! Telemetry monitors: each snapshots a kernel counter source at `start` and returns the
+//! deltas at `finish`, per CPU of the measurement and as totals over the machine.
+//!
+//! Row conventions (the store, reports and studies rely on them):
+//! - `interrupts`: key = row name (`LOC`, `24`), label = the row's text, one row per CPU
+//!   of the measurement and a total (`cpu: None`); rows are matched by (name, text, n-th
+//!   occurrence) since POWER repeats `LOC`.
+//! - `softirqs`: key = vector name (`TIMER`, `NET_RX`), same shape.
+//! - `cpu_time`: keys `user` … `steal`, milliseconds.
+//! - `cpuidle`: `{state}:usage`, `{state}:time` (µs), `{state}:disabled` (value at finish).
+//! - `placement`: key = thread role, value = samples seen on each CPU; `{role}:migrations`.
+
+mod counter;
+pub mod cpu_time;
+pub mod cpuidle;
+pub mod fake;
+pub mod interrupts;
+pub mod placement;
+pub mod softirqs;
+
+use perflab_core::Monitor;
+
+pub use cpu_time::CpuTimeMonitor;
+pub use cpuidle::CpuidleMonitor;
+pub use fake::FakeMonitor;
+pub use interrupts::InterruptsMonitor;
+pub use placement::PlacementMonitor;
+pub use softirqs::SoftirqsMonitor;
+
+const NAMES: &[&str] = &[
+    "interrupts",
+    "softirqs",
+    "cpu_time",
+    "cpuidle",
+    "placement",
+    "fake",
+];
+const DEFAULTS: &[&str] = &["interrupts", "softirqs", "cpu_time", "cpuidle", "placement"];
+
+/// Every monitor name `by_name` accepts, the deterministic `fake` last.
+pub fn names() -> &'static [&'static str] {
+    NAMES
+}
+
+/// The monitors a run uses when the user names none.
+pub fn default_names() -> &'static [&'static str] {
+    DEFAULTS
+}
+
+/// A fresh monitor by name.
+pub fn by_name(name: &str) -> Option<Box<dyn Monitor>> {
+    let m: Box<dyn Monitor> = match name {
+        "interrupts" => Box::new(InterruptsMonitor::default()),
+        "softirqs" => Box::new(SoftirqsMonitor::default()),
+        "cpu_time" => Box::new(CpuTimeMonitor::default()),
+        "cpuidle" => Box::new(CpuidleMonitor::default()),
+        "placement" => Box::new(PlacementMonitor),
+        "fake" => Box::new(FakeMonitor::default()),
+        _ => return None,
+    };
+    Some(m)
+}
+
+/// Fresh instances of the default monitors.
+pub fn default_monitors() -> Vec<Box<dyn Monitor>> {
+    DEFAULTS.iter().filter_map(|n| by_name(n)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_match_monitors() {
+        for &n in names() {
+            assert_eq!(by_name(n).unwrap().name(), n);
+        }
+        assert!(by_name("nope").is_none());
+        let defaults: Vec<&str> = default_monitors().iter().map(|m| m.name()).collect();
+        assert_eq!(defaults, default_names());
+        assert!(!defaults.contains(&"fake"));
+    }
+}
