@@ -9,6 +9,8 @@
 //! - `cpu_time`: keys `user` … `steal`, milliseconds.
 //! - `cpuidle`: `{state}:usage`, `{state}:time` (µs), `{state}:disabled` (value at finish).
 //! - `placement`: key = thread role, value = samples seen on each CPU; `{role}:migrations`.
+//!
+//! A measurement with no CPUs of its own (`ctx.cpus` empty) gets only the totals.
 
 mod counter;
 pub mod cpu_time;
