@@ -121,6 +121,35 @@ fn distribution_counts_and_marks_significance() {
         "{text}"
     );
     assert!(text.contains("pmqos-0"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&d.to_json().unwrap()).unwrap();
+    assert_eq!(json["regressions"][3]["dir"], "5");
+    assert_eq!(json["improvements"][0]["rows"][0]["label"], "4-12");
+}
+
+#[test]
+fn three_repetitions_get_one_grouped_caveat() {
+    let (run, mut ms) = setup();
+    let cfg = StatsConfig::default();
+    ms.retain(|m| m.rep < 3 && m.params.int("cpu_b") != 28);
+    let t = compare_variants(&run, &ms, "poll-only", "all", None, &cfg).unwrap();
+    assert!(t.rows.iter().all(|r| r.cmp.verdict == Verdict::NoChange));
+    let text = t.render_text();
+    assert_eq!(
+        text.matches("smallest possible p-value is 0.100").count(),
+        1,
+        "{text}"
+    );
+    assert!(
+        text.contains("4-0, 4-8, 4-12, 4-24: with 3 vs 3 repetitions"),
+        "{text}"
+    );
+    // 4-16 lost a repetition of `all` to a failure: 3 vs 2 gets its own caveat.
+    assert!(text.contains("4-16: with 3 vs 2 repetitions"), "{text}");
+    ms.retain(|m| m.params.int("cpu_b") != 16);
+    let text = compare_variants(&run, &ms, "poll-only", "all", None, &cfg)
+        .unwrap()
+        .render_text();
+    assert!(text.contains("all rows: with 3 vs 3 repetitions"), "{text}");
 }
 
 #[test]
