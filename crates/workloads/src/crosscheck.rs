@@ -77,7 +77,7 @@ pub fn ctxsw_vs_perf_bench(
     duration_s: f64,
     mechanism: Mechanism,
 ) -> Result<Vec<CrossRow>, CrossError> {
-    check_perf()?;
+    check_perf("perf")?;
     let mut rows = Vec::with_capacity(pairs.len());
     for (i, &(a, b)) in pairs.iter().enumerate() {
         let peer_first = i % 2 == 1;
@@ -107,8 +107,8 @@ pub fn ctxsw_vs_perf_bench(
     Ok(rows)
 }
 
-fn check_perf() -> Result<(), CrossError> {
-    let out = Command::new("perf")
+fn check_perf(program: &str) -> Result<(), CrossError> {
+    let out = Command::new(program)
         .args(["bench", "sched", "pipe", "--help"])
         .stdin(Stdio::null())
         .output()
@@ -221,4 +221,19 @@ fn pin_workers(pid: u32, a: u32, b: u32) -> Option<()> {
         std::thread::sleep(Duration::from_micros(200));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_perf_says_how_to_install_it() {
+        let e = check_perf("/nonexistent/perf").unwrap_err().to_string();
+        assert!(e.contains("apt-get install linux-perf"), "{e}");
+        // A program that runs but is not perf (like Debian's wrapper without a matching
+        // perf) is refused too.
+        let e = check_perf("true").unwrap_err().to_string();
+        assert!(e.contains("linux-perf"), "{e}");
+    }
 }

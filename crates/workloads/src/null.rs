@@ -136,7 +136,7 @@ impl Workload for NullWorkload {
         probe.finish(&ctx.threads, Some(0));
 
         let every = params.int("fail_every");
-        if every > 0 && (call + 1) % every as u64 == 0 {
+        if every > 0 && (call + 1).checked_rem(every as u64) == Some(0) {
             return Err(WorkloadError::Failed(format!(
                 "null: call {} fails as asked (fail_every={every})",
                 call + 1

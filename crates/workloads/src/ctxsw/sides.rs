@@ -10,6 +10,7 @@ use super::channel::{Endpoint, Msg};
 /// How often a thread notes its CPU: often enough to see a migration, rarely enough to
 /// stay out of the measurement.
 const SAMPLE_EVERY_NS: u64 = 10_000_000;
+/// A power of two, tested with a mask.
 const PONG_SAMPLE_EVERY: u64 = 4096;
 /// Without per-round-trip timing, the clock (deadline, stop flag) is read this often.
 const CHECK_MASK: u64 = 63;
@@ -231,7 +232,7 @@ fn pong_loop<E: Endpoint>(
         }
         end.send(Msg::Go).map_err(|e| io_err("pong send", e))?;
         n += 1;
-        if n % PONG_SAMPLE_EVERY == 0 {
+        if n & (PONG_SAMPLE_EVERY - 1) == 0 {
             probe.sample_cpu();
         }
     }
