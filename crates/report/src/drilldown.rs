@@ -7,6 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use perflab_core::record::{MeasurementRecord, RunInfo};
+use perflab_core::Better;
 use perflab_stats::{fmt_p, Buckets};
 
 use crate::compare::{ComparisonTable, Row, TableKind};
@@ -192,27 +193,33 @@ fn metric_section(
             ),
         ));
     }
-    let reg = match (c.regression_pct, c.change_ci_pct) {
-        (Some(r), Some((lo, hi))) => {
-            // The regression runs opposite to the change when higher is better.
-            let (lo, hi) = match t.better {
-                perflab_core::Better::Higher => (-hi, -lo),
-                perflab_core::Better::Lower => (lo, hi),
-                perflab_core::Better::Neither => (lo, hi),
-            };
-            let widened = if c.shift.widened {
-                " (widened: too few repetitions)"
-            } else {
-                ""
-            };
-            format!("{r:.2} %, {conf} CI [{lo:.2}, {hi:.2}]{widened} (positive = worse)")
-        }
-        _ => "undefined (baseline median is 0)".to_string(),
-    };
-    let reg_name = if t.better == perflab_core::Better::Neither {
-        "Percentage change (size)"
+    let widened = if c.shift.widened {
+        " (widened: too few repetitions)"
     } else {
-        "Percentage regression"
+        ""
+    };
+    // Regression runs opposite to the change when higher is better; a metric with no
+    // better direction shows the signed change instead.
+    let (reg_name, reg) = match (c.change_pct, c.change_ci_pct, t.better) {
+        (Some(ch), Some((lo, hi)), Better::Higher) => (
+            "Percentage regression",
+            format!(
+                "{:.2} %, {conf} CI [{:.2}, {:.2}]{widened} (positive = worse)",
+                -ch, -hi, -lo
+            ),
+        ),
+        (Some(ch), Some((lo, hi)), Better::Lower) => (
+            "Percentage regression",
+            format!("{ch:.2} %, {conf} CI [{lo:.2}, {hi:.2}]{widened} (positive = worse)"),
+        ),
+        (Some(ch), Some((lo, hi)), Better::Neither) => (
+            "Percentage change",
+            format!("{ch:+.2} %, {conf} CI [{lo:+.2}, {hi:+.2}]{widened} (B vs A)"),
+        ),
+        _ => (
+            "Percentage change",
+            "undefined (baseline median is 0)".to_string(),
+        ),
     };
     lines.push((reg_name.into(), reg));
     lines.push((
