@@ -21,13 +21,16 @@ fn copy_tree(src: &Path, dst: &Path) {
     }
 }
 
-/// A writable copy of a fixture tree.
-fn fixture(name: &str) -> (tempfile::TempDir, SysRoot) {
+/// A writable copy of the `parts` (subdirectories) of a fixture tree; copying only what a
+/// monitor reads keeps these tests fast on slow disks.
+fn fixture(name: &str, parts: &[&str]) -> (tempfile::TempDir, SysRoot) {
     let dir = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/fixtures")
         .join(name);
-    copy_tree(&src, dir.path());
+    for part in parts {
+        copy_tree(&src.join(part), &dir.path().join(part));
+    }
     let sys = SysRoot::at(dir.path());
     (dir, sys)
 }
@@ -110,7 +113,7 @@ const TIMER_OTHERS: &str = "Local timer interrupts for others";
 
 #[test]
 fn interrupts_on_power_keep_both_loc_rows_apart() {
-    let (dir, sys) = fixture("power-smt4");
+    let (dir, sys) = fixture("power-smt4", &["proc"]);
     let ctx = MeasureCtx::new(sys, vec![4, 24]);
     let mut m = InterruptsMonitor::default();
     m.start(&ctx).unwrap();
@@ -163,7 +166,7 @@ fn interrupts_on_power_keep_both_loc_rows_apart() {
 
 #[test]
 fn interrupts_total_only_rows_have_no_per_cpu_share() {
-    let (dir, sys) = fixture("x86-intel-idle");
+    let (dir, sys) = fixture("x86-intel-idle", &["proc"]);
     let ctx = MeasureCtx::new(sys, vec![1]);
     let mut m = InterruptsMonitor::default();
     m.start(&ctx).unwrap();
@@ -180,7 +183,7 @@ fn interrupts_total_only_rows_have_no_per_cpu_share() {
 
 #[test]
 fn interrupts_restart_clears_the_old_snapshot() {
-    let (dir, sys) = fixture("kvm-2vcpu");
+    let (dir, sys) = fixture("kvm-2vcpu", &["proc", "sys"]);
     let ctx = MeasureCtx::new(sys, vec![0, 1]);
     let mut m = InterruptsMonitor::default();
     m.start(&ctx).unwrap();
@@ -197,7 +200,7 @@ fn interrupts_restart_clears_the_old_snapshot() {
 
 #[test]
 fn softirqs_deltas() {
-    let (dir, sys) = fixture("kvm-2vcpu");
+    let (dir, sys) = fixture("kvm-2vcpu", &["proc", "sys"]);
     let ctx = MeasureCtx::new(sys, vec![1]);
     let mut m = SoftirqsMonitor::default();
     m.start(&ctx).unwrap();
@@ -212,7 +215,7 @@ fn softirqs_deltas() {
 
 #[test]
 fn cpu_time_in_milliseconds() {
-    let (dir, sys) = fixture("x86-intel-idle");
+    let (dir, sys) = fixture("x86-intel-idle", &["proc"]);
     let ctx = MeasureCtx::new(sys, vec![3]);
     let mut m = CpuTimeMonitor::default();
     m.start(&ctx).unwrap();
@@ -250,7 +253,7 @@ fn add(root: &Path, rel: &str, by: u64) {
 
 #[test]
 fn cpuidle_deltas_on_power() {
-    let (dir, sys) = fixture("power-smt4");
+    let (dir, sys) = fixture("power-smt4", &["sys/devices/system/cpu"]);
     let ctx = MeasureCtx::new(sys, vec![4, 24]);
     let mut m = CpuidleMonitor::default();
     m.start(&ctx).unwrap();
@@ -286,7 +289,7 @@ fn cpuidle_deltas_on_power() {
 
 #[test]
 fn cpuidle_on_intel_labels_with_desc() {
-    let (_dir, sys) = fixture("x86-intel-idle");
+    let (_dir, sys) = fixture("x86-intel-idle", &["sys/devices/system/cpu"]);
     let ctx = MeasureCtx::new(sys, vec![2]);
     let mut m = CpuidleMonitor::default();
     m.start(&ctx).unwrap();
@@ -300,7 +303,7 @@ fn cpuidle_on_intel_labels_with_desc() {
 
 #[test]
 fn missing_sources_are_unavailable_with_a_hint() {
-    let (_dir, sys) = fixture("kvm-2vcpu");
+    let (_dir, sys) = fixture("kvm-2vcpu", &["proc", "sys"]);
     let ctx = MeasureCtx::new(sys, vec![0]);
     let reason = unavailable(CpuidleMonitor::default().start(&ctx));
     assert!(reason.contains("no cpuidle driver"), "{reason}");
