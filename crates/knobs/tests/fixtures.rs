@@ -1,0 +1,156 @@
+//! The knobs on writable copies of the fixture trees of whole machines
+//! (`tests/fixtures/<host>`, see its README), so that they meet real layouts: 16 x86 CPUs
+//! with intel_idle, 32 POWER CPUs with snooze and stop states, a VM without cpuidle.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::orphan_entries;
+use perflab_knobs::{parse_setting, restore_pending, Journal, Settings};
+use perflab_sys::{cpuidle, SysRoot, Topology};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &dest);
+        } else {
+            fs::copy(entry.path(), dest).unwrap();
+        }
+    }
+}
+
+/// Only the cpu tree and the PM-QoS device: the rest of the fixture is read-only input
+/// for other crates and slow to compare.
+fn writable_copy(name: &str) -> (tempfile::TempDir, SysRoot, Journal) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    for part in ["sys/devices/system/cpu", "dev"] {
+        let from = fixture(name).join(part);
+        if from.exists() {
+            copy_tree(&from, &root.join(part));
+        }
+    }
+    let journal = Journal::open(dir.path().join("journal.json")).unwrap();
+    (dir, SysRoot::at(root), journal)
+}
+
+fn snapshot(sys: &SysRoot) -> Vec<(PathBuf, Vec<u8>)> {
+    fn walk(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+        for entry in fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else {
+                out.push((path.clone(), fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(sys.root(), &mut out);
+    out.sort();
+    out
+}
+
+/// The enabled state names of every online CPU.
+fn enabled(sys: &SysRoot) -> Vec<Vec<String>> {
+    Topology::read(sys)
+        .unwrap()
+        .online
+        .iter()
+        .map(|&cpu| {
+            cpuidle::states(sys, cpu)
+                .unwrap()
+                .into_iter()
+                .filter(|s| !s.disabled)
+                .map(|s| s.name)
+                .collect()
+        })
+        .collect()
+}
+
+fn each_cpu(cpus: usize, names: &[&str]) -> Vec<Vec<String>> {
+    vec![names.iter().map(|s| s.to_string()).collect(); cpus]
+}
+
+#[test]
+fn x86_intel_idle_modes_apply_and_restore_byte_for_byte() {
+    let (_dir, sys, journal) = writable_copy("x86-intel-idle");
+    let before = snapshot(&sys);
+    let cases = [
+        ("cpuidle=poll-only", each_cpu(16, &["POLL"])),
+        ("cpuidle=states:C1,C1E", each_cpu(16, &["C1", "C1E"])),
+        ("cpuidle=all", each_cpu(16, &["POLL", "C1", "C1E", "C6"])),
+    ];
+    for (setting, want) in cases {
+        let knob = parse_setting(setting).unwrap();
+        knob.check(&sys).unwrap();
+        let guard = knob.apply(&sys, &journal).unwrap();
+        assert_eq!(enabled(&sys), want, "{setting}");
+        drop(guard);
+        assert_eq!(snapshot(&sys), before, "{setting} restored");
+    }
+}
+
+#[test]
+fn power_snooze_is_the_polling_state() {
+    let (_dir, sys, journal) = writable_copy("power-smt4");
+    // Without the PM-QoS device, pmqos is unavailable, and the cpuidle knob applied
+    // before it must be undone.
+    fs::remove_file(sys.path("dev/cpu_dma_latency")).unwrap();
+    let before = snapshot(&sys);
+    let settings = Settings::parse(&["cpuidle=poll-only", "pmqos=0"]).unwrap();
+    let why = settings.check(&sys).unwrap_err().reason;
+    assert!(
+        why.starts_with("pmqos=0: ") && why.contains("cpu_dma_latency is missing"),
+        "{why}"
+    );
+    assert!(settings.apply(&sys, &journal).is_err());
+    assert_eq!(snapshot(&sys), before);
+
+    let guard = parse_setting("cpuidle=poll-only")
+        .unwrap()
+        .apply(&sys, &journal)
+        .unwrap();
+    assert_eq!(enabled(&sys), each_cpu(32, &["snooze"]));
+    // Killed here: the journal brings every file back.
+    std::mem::forget(guard);
+    orphan_entries(journal.path());
+    let report = restore_pending(journal.path()).unwrap();
+    assert_eq!(report.restored.len(), 32 * 6);
+    assert_eq!(snapshot(&sys), before);
+}
+
+#[test]
+fn a_vm_without_cpuidle_says_so() {
+    let (_dir, sys, journal) = writable_copy("kvm-2vcpu");
+    for setting in ["cpuidle=poll-only", "cpuidle=all"] {
+        let why = parse_setting(setting)
+            .unwrap()
+            .check(&sys)
+            .unwrap_err()
+            .reason;
+        assert_eq!(why, "no cpuidle driver");
+    }
+    let before = snapshot(&sys);
+    let guard = parse_setting("pmqos=0")
+        .unwrap()
+        .apply(&sys, &journal)
+        .unwrap();
+    guard.restore().unwrap();
+    assert_ne!(
+        snapshot(&sys),
+        before,
+        "a regular file keeps the value; the device would not"
+    );
+}
