@@ -28,6 +28,7 @@
 mod channel;
 mod process;
 mod sides;
+mod supervise;
 
 use perflab_core::{
     Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, Unit, Workload,
@@ -153,7 +154,15 @@ impl Workload for Ctxsw {
         if ctx.stopping() {
             return Err(WorkloadError::Interrupted);
         }
-        let result = measure(mech, spec, ctx)?;
+        let result = measure(mech, spec, ctx).map_err(|e| {
+            // A stop request can make a side fail on its way out (a peer killed after
+            // not answering); the user asked to stop, and that is what to report.
+            if ctx.stopping() {
+                WorkloadError::Interrupted
+            } else {
+                e
+            }
+        })?;
         Ok(output(&result, plan.rtt_every))
     }
 }
@@ -188,6 +197,7 @@ fn measure_with<E: Endpoint>(
     let (ping, pong) = std::thread::scope(|s| {
         let pong = s.spawn(|| sides::pong(&pong_end, spec.cpu_b, spec.plan.work_ns, &ctx.threads));
         let ping = s.spawn(|| sides::ping(&ping_end, spec.plan, ctx));
+        supervise::until_ping_done(&ping_end, ctx, || ping.is_finished(), || pong.is_finished());
         (join(ping, "ping"), join(pong, "pong"))
     });
     combine(ping, pong.map(|_| ()))

@@ -2,14 +2,18 @@
 //! address space (context_switch2's default, perf bench sched pipe without -T).
 //!
 //! The child only pins itself, answers, and writes its thread record (or its error) as
-//! JSON into a result pipe before `_exit`. The parent's supervisor blocks in `waitpid`
-//! (no polling that would wake a CPU under test); if the child ends while ping still
-//! waits, it posts a Stop into ping's own receive direction.
+//! JSON into a result pipe before `_exit`. The parent's supervisor checks the child every
+//! 50 ms; if it ends while ping still waits, it posts a Stop into ping's own receive
+//! direction. A child that does not leave after Stop is killed.
 
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-use nix::sys::wait::{waitpid, WaitStatus};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{fork, ForkResult, Pid};
 use perflab_core::{MeasureCtx, ThreadRecord, ThreadTracker, WorkloadError};
 use serde::{Deserialize, Serialize};
@@ -97,6 +101,34 @@ fn child_main<E: Endpoint>(end: &E, spec: RunSpec, out: &OwnedFd) -> i32 {
     0
 }
 
+/// The child's status if it has ended.
+fn try_wait(child: Pid) -> Option<nix::Result<WaitStatus>> {
+    match waitpid(child, Some(WaitPidFlag::WNOHANG)) {
+        Ok(WaitStatus::StillAlive) | Err(Errno::EINTR) => None,
+        other => Some(other),
+    }
+}
+
+/// Waits for a child that has been sent Stop; one that has not left within half a second
+/// (a healthy one leaves within microseconds) is killed, so a wedged child never hangs
+/// the run.
+fn reap(child: Pid) -> nix::Result<WaitStatus> {
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while Instant::now() < deadline {
+        if let Some(st) = try_wait(child) {
+            return st;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let _ = kill(child, Signal::SIGKILL);
+    loop {
+        match waitpid(child, None) {
+            Err(Errno::EINTR) => continue,
+            other => return other,
+        }
+    }
+}
+
 fn parent_main<E: Endpoint>(
     ping_end: E,
     child: Pid,
@@ -106,19 +138,25 @@ fn parent_main<E: Endpoint>(
 ) -> Result<PingResult, WorkloadError> {
     let (ping, status) = std::thread::scope(|s| {
         let ping = s.spawn(|| sides::ping(&ping_end, spec.plan, ctx));
-        let status = loop {
-            match waitpid(child, None) {
-                Err(nix::errno::Errno::EINTR) => continue,
-                other => break other,
-            }
-        };
-        if !ping.is_finished() {
-            // The child is gone: whatever ping waits for will not come.
-            let _ = ping_end.stop_self();
-        }
+        let mut status = None;
+        super::supervise::until_ping_done(
+            &ping_end,
+            ctx,
+            || ping.is_finished(),
+            || {
+                if status.is_none() {
+                    status = try_wait(child);
+                }
+                status.is_some()
+            },
+        );
         let ping = ping
             .join()
             .unwrap_or_else(|_| Err(SideError::Failed("ctxsw: the ping thread panicked".into())));
+        let status = match status {
+            Some(st) => st,
+            None => reap(child),
+        };
         (ping, status)
     });
 

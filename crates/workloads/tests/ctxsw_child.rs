@@ -1,0 +1,106 @@
+//! ctxsw process mode when the pong process misbehaves: killed, or stopped (SIGSTOP) when
+//! a stop request comes. In a test binary of its own, so the only child of this process is
+//! the pong under test. Needs /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN) and
+//! is skipped, saying so, without it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use perflab_core::{resolve, MeasureCtx, SysRoot, Workload, WorkloadError};
+use perflab_workloads::Ctxsw;
+
+/// The pid of this process's forked child, once it shows up.
+fn find_child() -> Option<i32> {
+    let sys = SysRoot::host();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        for tid in sys.list_dir("proc/self/task").ok()? {
+            let text = sys
+                .read_string(&format!("proc/self/task/{tid}/children"))
+                .ok()?;
+            if let Some(pid) = text.split_whitespace().find_map(|p| p.parse().ok()) {
+                return Some(pid);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    None
+}
+
+type Run = std::thread::JoinHandle<Result<f64, WorkloadError>>;
+
+fn start(mech: &str) -> (Run, MeasureCtx) {
+    let given: BTreeMap<String, String> = [
+        ("cpu_a", "0"),
+        ("cpu_b", "0"),
+        ("process", "true"),
+        ("mechanism", mech),
+        ("duration", "10s"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let p = resolve("ctxsw", Ctxsw.info().params, &given).expect("params");
+    let ctx = MeasureCtx::new(SysRoot::host(), vec![0]);
+    let c = ctx.clone();
+    let h = std::thread::spawn(move || {
+        Ctxsw.run(&p, &c).map(|o| {
+            o.metric("round_trips_per_sec")
+                .map(|m| m.value)
+                .unwrap_or(0.0)
+        })
+    });
+    (h, ctx)
+}
+
+fn signal(pid: i32, sig: libc::c_int) {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, sig) };
+}
+
+#[test]
+fn misbehaving_pong_process_never_hangs_the_run() {
+    for mech in ["pipe", "futex", "eventfd"] {
+        // Killed: ping waits on a peer that is gone.
+        let (h, ctx) = start(mech);
+        std::thread::sleep(Duration::from_millis(100));
+        let Some(pid) = find_child() else {
+            eprintln!("skipping: /proc/<pid>/task/<tid>/children is not available");
+            ctx.stop.store(true, Ordering::Relaxed);
+            let _ = h.join();
+            return;
+        };
+        let t0 = Instant::now();
+        signal(pid, libc::SIGKILL);
+        let res = h.join().expect("run thread");
+        assert!(
+            t0.elapsed() < Duration::from_secs(1),
+            "{mech}: {:?}",
+            t0.elapsed()
+        );
+        match res {
+            Err(WorkloadError::Failed(m)) => assert!(m.contains("pong"), "{mech}: {m}"),
+            other => panic!("{mech}: {other:?}"),
+        }
+
+        // Stopped: ping blocks, then the user asks to stop.
+        let (h, ctx) = start(mech);
+        std::thread::sleep(Duration::from_millis(100));
+        let pid = find_child().expect("child pid");
+        signal(pid, libc::SIGSTOP);
+        std::thread::sleep(Duration::from_millis(100));
+        let t0 = Instant::now();
+        ctx.stop.store(true, Ordering::Relaxed);
+        let res = h.join().expect("run thread");
+        assert!(
+            t0.elapsed() < Duration::from_secs(2),
+            "{mech}: {:?}",
+            t0.elapsed()
+        );
+        assert!(
+            matches!(res, Err(WorkloadError::Interrupted)),
+            "{mech}: {res:?}"
+        );
+    }
+}
