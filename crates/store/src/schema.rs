@@ -78,7 +78,7 @@ CREATE TABLE measurements (
     notes      TEXT NOT NULL,  -- JSON array of strings
     PRIMARY KEY (run_id, seq),
     FOREIGN KEY (run_id, seq) REFERENCES plan(run_id, seq) ON DELETE CASCADE
-);
+) WITHOUT ROWID;
 
 CREATE TABLE metrics (
     run_id INTEGER NOT NULL,

@@ -19,7 +19,7 @@ pub fn params(point: u32) -> Params {
     p.insert("cpu_b".to_string(), ParamValue::Int(i64::from(point)));
     p.insert("duration".to_string(), ParamValue::Float(0.25));
     p.insert("mechanism".to_string(), ParamValue::Str("pipe".into()));
-    p.insert("spin".to_string(), ParamValue::Bool(point % 2 == 0));
+    p.insert("spin".to_string(), ParamValue::Bool(point & 1 == 0));
     Params(p)
 }
 
@@ -105,7 +105,7 @@ pub fn record(p: &PlannedMeasurement, telemetry: usize) -> MeasurementRecord {
             metrics: vec![
                 Metric::new(
                     "wakeup_latency",
-                    4321.123_456_789 + seq,
+                    4_321.123_456_789 + seq,
                     Unit::Nanoseconds,
                     Better::Lower,
                 ),

@@ -1,0 +1,70 @@
+//! A reader (`perflab show`) looking at a run while `perflab run` records into it.
+
+mod common;
+
+use std::sync::mpsc;
+use std::thread;
+
+use perflab_store::Store;
+
+use common::{new_run, record};
+
+#[test]
+fn a_reader_sees_consistent_snapshots_while_the_writer_writes() {
+    const N: u32 = 300;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let run = new_run(N);
+    let expected: Vec<_> = run.plan.iter().map(|p| record(p, 20)).collect();
+    let mut writer = Store::open(&path).unwrap();
+    let id = writer.create_run(&run, 1.0).unwrap();
+
+    let (half_done, wait_half) = mpsc::channel::<()>();
+    let (seen_half, wait_seen) = mpsc::channel::<()>();
+    let (all_done, wait_all) = mpsc::channel::<()>();
+    let reader = {
+        let path = path.clone();
+        let expected = expected.clone();
+        thread::spawn(move || {
+            let reader = Store::open_existing(&path).unwrap();
+            wait_half.recv().unwrap();
+            // The writer keeps its connection open and waits: we read its committed half.
+            let got = reader.measurements(id).unwrap();
+            assert_eq!(got.as_slice(), &expected[..N as usize / 2]);
+            assert_eq!(reader.run(id).unwrap().done, N / 2);
+            seen_half.send(()).unwrap();
+            // Now read continuously while the second half is written.
+            let mut reads = 0;
+            let mut last = got.len();
+            loop {
+                let finished = wait_all.try_recv().is_ok();
+                let got = reader.measurements(id).unwrap();
+                assert!(got.len() >= last, "a committed measurement vanished");
+                last = got.len();
+                // Each snapshot is a prefix of the run, every record complete.
+                assert_eq!(got.as_slice(), &expected[..got.len()]);
+                reads += 1;
+                if finished {
+                    assert_eq!(got.len(), N as usize);
+                    return reads;
+                }
+            }
+        })
+    };
+
+    for rec in &expected[..N as usize / 2] {
+        writer.record(id, rec).unwrap();
+    }
+    half_done.send(()).unwrap();
+    wait_seen.recv().unwrap();
+    for rec in &expected[N as usize / 2..] {
+        writer.record(id, rec).unwrap();
+    }
+    all_done.send(()).unwrap();
+    let reads = reader.join().expect("reader thread panicked");
+    assert!(reads >= 1);
+    eprintln!(
+        "reader took {reads} snapshots while the writer recorded {} measurements",
+        N / 2
+    );
+}
