@@ -3,30 +3,32 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::StoreError;
-
 /// `$PERFLAB_DB`, else `$XDG_DATA_HOME/perflab/results.db`, else
-/// `~/.local/share/perflab/results.db`.
-pub fn default_path() -> Result<PathBuf, StoreError> {
+/// `~/.local/share/perflab/results.db`; with none of these set (a service without HOME),
+/// `perflab-results.db` in the current directory, where the person will find it, rather
+/// than somewhere a reboot wipes.
+pub fn default_path() -> PathBuf {
     default_path_from(|name| std::env::var_os(name))
+        .unwrap_or_else(|| PathBuf::from("perflab-results.db"))
 }
 
 /// [`default_path`] over any environment, so the rules can be tested without touching the
 /// process environment (which tests running in parallel share).
-pub fn default_path_from(env: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf, StoreError> {
+/// `None` when neither variable nor HOME is set.
+pub fn default_path_from(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
     // Empty values count as unset, as the XDG base-directory spec asks; a relative
     // XDG_DATA_HOME is invalid under that spec and ignored.
     let get = |name: &str| env(name).filter(|v| !v.is_empty());
     if let Some(db) = get("PERFLAB_DB") {
-        return Ok(PathBuf::from(db));
+        return Some(PathBuf::from(db));
     }
     if let Some(data) = get("XDG_DATA_HOME").map(PathBuf::from) {
         if data.is_absolute() {
-            return Ok(data.join("perflab").join("results.db"));
+            return Some(data.join("perflab").join("results.db"));
         }
     }
-    let home = get("HOME").ok_or(StoreError::NoHome)?;
-    Ok(PathBuf::from(home).join(".local/share/perflab/results.db"))
+    let home = get("HOME")?;
+    Some(PathBuf::from(home).join(".local/share/perflab/results.db"))
 }
 
 #[cfg(test)]
@@ -64,8 +66,8 @@ mod tests {
     }
 
     #[test]
-    fn nothing_set_is_an_error() {
-        let e = default_path_from(env(&[])).unwrap_err();
-        assert!(e.to_string().contains("PERFLAB_DB"), "{e}");
+    fn nothing_set_gives_none() {
+        assert_eq!(default_path_from(env(&[])), None);
+        assert_eq!(default_path_from(env(&[("HOME", "")])), None);
     }
 }

@@ -102,6 +102,7 @@ fn newer_schema_is_refused_and_left_byte_identical() {
             other => panic!("expected NewerSchema, got {other}"),
         }
         assert!(e.to_string().contains("upgrade perflab"), "{e}");
+        assert!(e.is_input());
         assert!(e.to_string().contains(&path.display().to_string()), "{e}");
     }
     assert!(bytes(&path) == before, "a newer database was modified");

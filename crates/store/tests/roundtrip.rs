@@ -197,6 +197,7 @@ fn missing_runs_are_named() {
     let path = dir.path().join("results.db");
     let e = store.run(42).unwrap_err();
     assert_eq!(e.to_string(), format!("no run 42 in {}", path.display()));
+    assert!(e.is_input());
     assert!(matches!(
         store.plan(42),
         Err(StoreError::NoRun { id: 42, .. })
