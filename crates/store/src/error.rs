@@ -69,11 +69,21 @@ pub enum StoreError {
         #[source]
         source: rusqlite::Error,
     },
+}
 
-    #[error(
-        "cannot locate the results database: none of PERFLAB_DB, XDG_DATA_HOME or HOME is set"
-    )]
-    NoHome,
+impl StoreError {
+    /// Whether the person running perflab can fix this by what they type (a path, a run
+    /// number, a newer perflab), as opposed to a fault in perflab or the file system.
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Missing { .. }
+                | StoreError::CreateDir { .. }
+                | StoreError::NotPerflab { .. }
+                | StoreError::NewerSchema { .. }
+                | StoreError::NoRun { .. }
+        )
+    }
 }
 
 /// Attaches the database path to SQLite errors.
