@@ -26,6 +26,9 @@ pub struct ExpandedSpec {
     pub points: Vec<BTreeMap<String, String>>,
     pub variants: Vec<VariantSpec>,
     pub compare: CompareSpec,
+    /// Monitors this machine lacks, with the reason, found before the run started.
+    #[serde(default)]
+    pub unavailable_monitors: BTreeMap<String, String>,
     /// The spec as the user wrote it.
     pub source: ExperimentSpec,
 }
@@ -101,6 +104,7 @@ pub fn expand(
         points,
         variants: spec.effective_variants(),
         compare: spec.compare.clone(),
+        unavailable_monitors: BTreeMap::new(),
         source: spec.clone(),
     };
     // Resolve every point under every variant now: a bad value or an offline CPU is an

@@ -1,7 +1,7 @@
 //! Everything checked before a run touches the system: the workload and its parameters,
 //! the CPUs, the monitors, and which variants' knobs this machine can apply.
 
-use perflab_core::Workload;
+use perflab_core::{MeasureCtx, MonitorError, Workload};
 use perflab_knobs::{parse_knob, Knob};
 use perflab_store::UnavailableVariant;
 use perflab_sys::{SysRoot, Topology};
@@ -52,13 +52,22 @@ pub fn parse_variant(v: &VariantSpec) -> Result<Variant> {
 pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
     let workload = find_workload(&spec.workload)?;
     let topo = Topology::read(sys)?;
-    let expanded = expand(spec, workload, &topo, perflab_monitors::default_names())?;
-    for m in &expanded.monitors {
-        if perflab_monitors::by_name(m).is_none() {
+    let mut expanded = expand(spec, workload, &topo, perflab_monitors::default_names())?;
+    for name in &expanded.monitors {
+        let Some(mut m) = perflab_monitors::by_name(name) else {
             return Err(LabError::Input(format!(
-                "unknown monitor {m:?} (known: {})",
+                "unknown monitor {name:?} (known: {})",
                 perflab_monitors::names().join(", ")
             )));
+        };
+        // A trial snapshot tells which sources this machine lacks, so the run can say
+        // why a section of its report is empty.
+        if let Err(MonitorError::Unavailable(u)) = m.start(&MeasureCtx::new(sys.clone(), Vec::new())) {
+            let reason = match u.hint {
+                Some(h) => format!("{} ({h})", u.reason),
+                None => u.reason,
+            };
+            expanded.unavailable_monitors.insert(name.clone(), reason);
         }
     }
     let (available, unavailable) = check_variants(&expanded.variants, sys)?;
