@@ -220,7 +220,7 @@ pub fn compare_runs(
     ))
 }
 
-fn no_such_variant(run: &RunInfo, ms: &[MeasurementRecord], v: &str) -> ReportError {
+pub(crate) fn no_such_variant(run: &RunInfo, ms: &[MeasurementRecord], v: &str) -> ReportError {
     let mut known: Vec<&str> = ms.iter().map(|m| m.variant.as_str()).collect();
     known.sort_unstable();
     known.dedup();
@@ -242,7 +242,7 @@ fn no_such_variant(run: &RunInfo, ms: &[MeasurementRecord], v: &str) -> ReportEr
     }
 }
 
-fn unavailable_of(runs: &[&RunInfo]) -> Vec<UnavailableNote> {
+pub(crate) fn unavailable_of(runs: &[&RunInfo]) -> Vec<UnavailableNote> {
     runs.iter()
         .flat_map(|r| {
             r.unavailable.iter().map(|u| UnavailableNote {

@@ -1,5 +1,6 @@
 //! Reports over stored measurements: comparison tables (variant vs variant, run vs run),
-//! the regression distribution of the seed study, and per-pair drill-downs.
+//! the regression distribution of the seed study, per-pair drill-downs, and for a run
+//! with one measurable variant its summary and single-variant drill-down.
 //!
 //! Inputs are `perflab_core::record` types, so this crate never touches the database.
 //! Only successful measurements are numbers; failed ones are counted and named.
@@ -9,7 +10,11 @@ pub mod distribution;
 pub mod drilldown;
 pub mod error;
 pub mod fmt;
+mod sections;
 pub mod select;
+pub mod single;
+pub mod summary;
+mod summary_text;
 pub mod table_text;
 pub mod telemetry;
 
@@ -19,6 +24,9 @@ pub use compare::{
 pub use distribution::{distribution, BucketCount, BucketRow, Distribution};
 pub use drilldown::{render_pair, render_row, write_drilldown};
 pub use error::ReportError;
+pub use select::measured_variants;
+pub use single::{render_single_pair, write_single_drilldown};
+pub use summary::{summarize_run, SummaryRow, SummaryTable};
 pub use table_text::render_table;
 
 impl ComparisonTable {

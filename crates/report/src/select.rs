@@ -3,11 +3,12 @@
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo};
 use perflab_core::{Better, Params, Unit};
+use serde::Serialize;
 
 use crate::error::ReportError;
 
 /// The metric a comparison uses, with its unit and better direction.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MetricChoice {
     pub name: String,
     pub unit: Unit,
@@ -69,6 +70,21 @@ fn known_metrics(ok: &[&MeasurementRecord]) -> String {
     }
 }
 
+/// The variants measured in a run, in the order the plan first ran them (by `seq`).
+/// One entry means there is nothing to compare within the run; callers then take the
+/// single-variant path ([`crate::summarize_run`], [`crate::write_single_drilldown`]).
+pub fn measured_variants(ms: &[MeasurementRecord]) -> Vec<String> {
+    let mut sorted: Vec<&MeasurementRecord> = ms.iter().collect();
+    sorted.sort_by_key(|m| m.seq);
+    let mut out: Vec<String> = Vec::new();
+    for m in sorted {
+        if !out.contains(&m.variant) {
+            out.push(m.variant.clone());
+        }
+    }
+    out
+}
+
 pub fn is_ok(m: &MeasurementRecord) -> bool {
     m.status == MeasurementStatus::Ok
 }
@@ -77,6 +93,8 @@ pub fn is_ok(m: &MeasurementRecord) -> bool {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SideValues {
     pub values: Vec<f64>,
+    /// The repetition number of each value, so outliers can be named.
+    pub reps: Vec<u32>,
     pub failed: u32,
     /// Successful measurements that lack the metric or hold a non-finite value.
     pub missing: u32,
@@ -96,7 +114,10 @@ impl SideValues {
                     }
                 }
                 MeasurementStatus::Ok => match m.output.metric(metric) {
-                    Some(x) if x.value.is_finite() => side.values.push(x.value),
+                    Some(x) if x.value.is_finite() => {
+                        side.values.push(x.value);
+                        side.reps.push(m.rep);
+                    }
                     _ => side.missing += 1,
                 },
             }

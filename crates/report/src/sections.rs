@@ -1,0 +1,213 @@
+//! Pieces shared by the drill-downs of a comparison and of a single variant: the
+//! telemetry sections of the seed's summary file, aligned `key : value` lines, and file
+//! writing with the path in the error.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use perflab_core::record::{MeasurementRecord, RunInfo};
+
+use crate::error::ReportError;
+use crate::fmt;
+use crate::telemetry::{median_total, medians};
+
+/// The CPUs a point's telemetry is shown for: both of a pair, one when they coincide.
+pub(crate) fn pair_cpus(pair: Option<(u32, u32)>) -> Vec<u32> {
+    match pair {
+        Some((x, y)) if x != y => vec![x, y],
+        Some((x, _)) => vec![x],
+        None => Vec::new(),
+    }
+}
+
+/// `key : value` lines with the colons aligned, as the seed prints them.
+pub(crate) fn kv_lines(lines: &[(String, String)]) -> String {
+    let width = lines
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::new();
+    for (k, v) in lines {
+        let _ = writeln!(out, "{k:<width$} : {v}");
+    }
+    out
+}
+
+/// The file name of a point's summary: `CPUS-A-B-summary` as in the seed, else one
+/// named by the point's label.
+pub(crate) fn summary_file_name(pair: Option<(u32, u32)>, label: &str) -> String {
+    match pair {
+        Some((a, b)) => format!("CPUS-{a}-{b}-summary"),
+        None => format!("POINT-{}-summary", file_safe(label)),
+    }
+}
+
+/// Writes `text` to `path`, creating its directory, and records the path in `written`.
+pub(crate) fn write_file(
+    path: PathBuf,
+    text: &str,
+    written: &mut Vec<PathBuf>,
+) -> Result<(), ReportError> {
+    if let Some(parent) = path.parent() {
+        create_dir(parent)?;
+    }
+    fs::write(&path, text).map_err(|source| ReportError::Write {
+        path: path.display().to_string(),
+        source,
+    })?;
+    written.push(path);
+    Ok(())
+}
+
+fn create_dir(dir: &Path) -> Result<(), ReportError> {
+    fs::create_dir_all(dir).map_err(|source| ReportError::Write {
+        path: dir.display().to_string(),
+        source,
+    })
+}
+
+fn file_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn unit_or_count(symbol: &str) -> &str {
+    if symbol.is_empty() {
+        "count"
+    } else {
+        symbol
+    }
+}
+
+pub(crate) fn unit_suffix(symbol: &str) -> String {
+    if symbol.is_empty() {
+        String::new()
+    } else {
+        format!(" {symbol}")
+    }
+}
+
+fn reps_note(reps: usize) -> String {
+    format!(
+        "(medians over {reps} repetition{})\n",
+        if reps == 1 { "" } else { "s" }
+    )
+}
+
+pub(crate) fn irq_section(
+    run: &RunInfo,
+    recs: &[&MeasurementRecord],
+    variant: &str,
+    cpus: &[u32],
+) -> String {
+    let mut out = fmt::banner(&format!("IRQ Information : {variant}"));
+    let (rows, reps) = medians(recs, "interrupts");
+    if reps == 0 {
+        let _ = writeln!(out, "not recorded: {}", missing_reason(run, "interrupts"));
+        return out;
+    }
+    out.push_str(&reps_note(reps).replace(')', "; Total is the median of per-repetition totals)"));
+    for (i, &cpu) in cpus.iter().enumerate() {
+        if i > 0 {
+            out.push_str("-------\n");
+        }
+        for r in rows
+            .iter()
+            .filter(|r| r.cpu == Some(cpu) && r.median != 0.0)
+        {
+            let label = if r.label.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", r.label)
+            };
+            let _ = writeln!(
+                out,
+                "CPU {cpu}: {}{label} = {} times",
+                r.key,
+                fmt::count(r.median)
+            );
+        }
+        let total = median_total(recs, "interrupts", cpu);
+        let _ = writeln!(out, "CPU {cpu}: Total IRQs = {}", fmt::count(total));
+    }
+    out
+}
+
+pub(crate) fn idle_section(
+    run: &RunInfo,
+    recs: &[&MeasurementRecord],
+    variant: &str,
+    cpus: &[u32],
+) -> String {
+    let mut out = fmt::banner(&format!("Idle State information : {variant}"));
+    let (rows, reps) = medians(recs, "cpuidle");
+    if reps == 0 {
+        let _ = writeln!(out, "not recorded: {}", missing_reason(run, "cpuidle"));
+        return out;
+    }
+    out.push_str(&reps_note(reps));
+    for (i, &cpu) in cpus.iter().enumerate() {
+        if i > 0 {
+            out.push_str("-------\n");
+        }
+        let mine: Vec<_> = rows.iter().filter(|r| r.cpu == Some(cpu)).collect();
+        let mut states: Vec<&str> = Vec::new();
+        for r in &mine {
+            if let Some((state, _)) = r.key.rsplit_once(':') {
+                if !states.contains(&state) {
+                    states.push(state);
+                }
+            }
+        }
+        let get = |state: &str, field: &str| {
+            let key = format!("{state}:{field}");
+            mine.iter().find(|r| r.key == key).map(|r| r.median)
+        };
+        for state in states {
+            let status = match get(state, "disabled") {
+                Some(d) if d >= 0.5 => "disabled",
+                Some(_) => "enabled ",
+                None => "unknown ",
+            };
+            let usage = get(state, "usage").map_or("?".into(), fmt::count);
+            let time = get(state, "time").map_or("?".into(), fmt::count);
+            let _ = writeln!(
+                out,
+                "CPU{cpu}: {state} ({status}), Usage = {usage} times, Time = {time} us"
+            );
+        }
+    }
+    out
+}
+
+/// Why a source has no rows, as far as the stored run says: the monitor was not asked
+/// for, a reason the runner stored under `spec.unavailable_monitors.<name>`, or else
+/// the plain fact.
+fn missing_reason(run: &RunInfo, source: &str) -> String {
+    if let Some(r) = run
+        .spec
+        .get("unavailable_monitors")
+        .and_then(|m| m.get(source))
+        .and_then(|r| r.as_str())
+    {
+        return r.to_string();
+    }
+    if let Some(list) = run.spec.get("monitors").and_then(|m| m.as_array()) {
+        if !list.iter().any(|m| m.as_str() == Some(source)) {
+            return format!("the {source} monitor was not enabled for this run");
+        }
+    }
+    format!(
+        "no {source} telemetry in these measurements (the machine may lack it; \
+         `perflab doctor` says what this machine has)"
+    )
+}

@@ -1,0 +1,292 @@
+//! The drill-down of a run that measured one variant only, because the other (usually
+//! the baseline, e.g. idle-ipi's `poll-only` on a machine without a cpuidle driver or
+//! without root) could not run. There is no regression to classify, so no buckets: one
+//! `unpaired/CPUS-A-B-summary` per pair in the seed's shape, with the missing variant
+//! and its reason where its figures would be, and a `distribution.txt` that says so.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use perflab_core::record::{MeasurementRecord, RunInfo, UnavailableVariant};
+use perflab_core::Better;
+use perflab_stats::StatsConfig;
+
+use crate::compare::no_such_variant;
+use crate::error::ReportError;
+use crate::fmt;
+use crate::sections::{
+    idle_section, irq_section, kv_lines, pair_cpus, summary_file_name, unit_or_count, unit_suffix,
+    write_file,
+};
+use crate::summary::{summarize_where, SummaryRow, SummaryTable};
+use crate::summary_text::{header, row_notes, rows_table};
+use crate::table_text::better_text;
+
+/// The subdirectory of the per-pair files: not a bucket, since nothing was compared.
+pub const UNPAIRED_DIR: &str = "unpaired";
+
+/// The drill-down text of CPU pair `a`,`b` measured with `variant` alone; every variant
+/// the run marked unavailable is named with its reason.
+pub fn render_single_pair(
+    run: &RunInfo,
+    ms: &[MeasurementRecord],
+    variant: &str,
+    a: u32,
+    b: u32,
+) -> Result<String, ReportError> {
+    let table = summary_of(run, ms, variant)?;
+    let row = table
+        .pair_row(a, b, variant)
+        .ok_or_else(|| ReportError::NoSuchPair {
+            a,
+            b,
+            known: known_pairs(&table),
+        })?;
+    Ok(pair_text(run, ms, &table, row, &run.unavailable))
+}
+
+/// Writes `<dir>/unpaired/CPUS-A-B-summary` for every point measured with
+/// `measured_variant`, then `<dir>/distribution.txt` saying why there is no regression
+/// distribution; returns the files written.
+pub fn write_single_drilldown(
+    dir: &Path,
+    run: &RunInfo,
+    ms: &[MeasurementRecord],
+    measured_variant: &str,
+    missing: &[UnavailableVariant],
+) -> Result<Vec<PathBuf>, ReportError> {
+    let table = summary_of(run, ms, measured_variant)?;
+    let mut written = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for row in &table.rows {
+        let mut name = summary_file_name(row.pair, &row.label);
+        // The same pair at two grid points (another parameter varies) must not
+        // overwrite its first file.
+        if names.contains(&name) {
+            name = format!("{}-point{}", name, row.point);
+        }
+        names.push(name.clone());
+        let text = pair_text(run, ms, &table, row, missing);
+        write_file(dir.join(UNPAIRED_DIR).join(name), &text, &mut written)?;
+    }
+    let text = no_distribution_text(&table, measured_variant, missing);
+    write_file(dir.join("distribution.txt"), &text, &mut written)?;
+    Ok(written)
+}
+
+fn summary_of(
+    run: &RunInfo,
+    ms: &[MeasurementRecord],
+    variant: &str,
+) -> Result<SummaryTable, ReportError> {
+    if !ms.iter().any(|m| m.variant == variant) {
+        return Err(no_such_variant(run, ms, variant));
+    }
+    summarize_where(run, ms, None, &StatsConfig::default(), |m| {
+        m.variant == variant
+    })
+}
+
+fn known_pairs(table: &SummaryTable) -> String {
+    let pairs: Vec<String> = table
+        .rows
+        .iter()
+        .filter_map(|r| r.pair)
+        .map(|(a, b)| format!("{a},{b}"))
+        .collect();
+    if pairs.is_empty() {
+        "none; the points are not CPU pairs".to_string()
+    } else {
+        pairs.join(" ")
+    }
+}
+
+/// `distribution.txt` of a single-variant run: why there is none, and what was measured.
+fn no_distribution_text(
+    table: &SummaryTable,
+    variant: &str,
+    missing: &[UnavailableVariant],
+) -> String {
+    let mut out = String::new();
+    match missing {
+        [] => {
+            let _ = writeln!(
+                out,
+                "No regression distribution: run {} measured only {variant}; a regression \
+                 needs two variants at each pair.",
+                table.run
+            );
+        }
+        [m] => {
+            let _ = writeln!(
+                out,
+                "No regression distribution: {} was unavailable on this machine: {}",
+                m.variant, m.reason
+            );
+            let _ = writeln!(
+                out,
+                "Only {variant} was measured; a regression needs both at each pair."
+            );
+        }
+        many => {
+            let _ = writeln!(
+                out,
+                "No regression distribution: these variants were unavailable on this machine:"
+            );
+            for m in many {
+                let _ = writeln!(out, "  {}: {}", m.variant, m.reason);
+            }
+            let _ = writeln!(
+                out,
+                "Only {variant} was measured; a regression needs two variants at each pair."
+            );
+        }
+    }
+    let what = if table.rows.iter().all(|r| r.pair.is_some()) {
+        "Pairs"
+    } else {
+        "Points"
+    };
+    let _ = writeln!(out, "\n{what} measured with {variant}:");
+    out.push_str(&header(table));
+    out.push('\n');
+    out.push_str(&rows_table(table, false));
+    out.push_str(&row_notes(table, false));
+    if !table.notes.is_empty() {
+        out.push_str("\nNotes:\n");
+        for n in &table.notes {
+            let _ = writeln!(out, "  {n}");
+        }
+    }
+    let _ = writeln!(out, "\nTelemetry of each: {UNPAIRED_DIR}/CPUS-A-B-summary");
+    out
+}
+
+/// The seed's summary file for one point, with the missing variants in the place of
+/// their figures.
+fn pair_text(
+    run: &RunInfo,
+    ms: &[MeasurementRecord],
+    table: &SummaryTable,
+    row: &SummaryRow,
+    missing: &[UnavailableVariant],
+) -> String {
+    let mut out = metric_section(run, table, row, missing);
+    let recs: Vec<&MeasurementRecord> = ms
+        .iter()
+        .filter(|m| m.point == row.point && m.variant == row.variant)
+        .collect();
+    let cpus = pair_cpus(row.pair);
+    out.push_str(&irq_section(run, &recs, &row.variant, &cpus));
+    out.push_str(&idle_section(run, &recs, &row.variant, &cpus));
+    out
+}
+
+fn metric_section(
+    run: &RunInfo,
+    table: &SummaryTable,
+    row: &SummaryRow,
+    missing: &[UnavailableVariant],
+) -> String {
+    let name = table.metric.as_ref().map_or("", |m| m.name.as_str());
+    let title = if run.workload == "ctxsw" {
+        "Context Switch Information".to_string()
+    } else if name.is_empty() {
+        "Information".to_string()
+    } else {
+        format!("{name} Information")
+    };
+    let mut out = fmt::banner(&title);
+    let mut lines: Vec<(String, String)> = Vec::new();
+    let unit = table.metric.as_ref().map_or("", |m| m.unit.symbol());
+    if let Some(m) = &table.metric {
+        lines.push((
+            "Metric".into(),
+            format!(
+                "median {} ({}), {}",
+                m.name,
+                unit_or_count(unit),
+                better_text(m.better)
+            ),
+        ));
+    }
+    let measured = (
+        format!("With {}", row.variant),
+        measured_text(table, row, unit),
+    );
+    let missing_lines: Vec<(String, String)> = missing
+        .iter()
+        .map(|m| {
+            (
+                format!("With {}", m.variant),
+                format!("unavailable on this machine: {}", m.reason),
+            )
+        })
+        .collect();
+    // The seed lists the baseline first; keep that order when the baseline is missing.
+    let baseline = run.spec["compare"]["baseline"].as_str();
+    if missing.iter().any(|m| Some(m.variant.as_str()) == baseline) {
+        lines.extend(missing_lines);
+        lines.push(measured);
+    } else {
+        lines.push(measured);
+        lines.extend(missing_lines);
+    }
+    let change = match table.metric.as_ref().map(|m| m.better) {
+        Some(Better::Neither) => "Percentage change",
+        _ => "Percentage regression",
+    };
+    let why = match missing {
+        [] => format!("only {} was measured", row.variant),
+        _ => {
+            let names: Vec<&str> = missing.iter().map(|m| m.variant.as_str()).collect();
+            format!("no {} measurement to compare with", names.join(" or "))
+        }
+    };
+    lines.push((change.into(), format!("n/a ({why})")));
+    if let Some(w) = &row.warning {
+        lines.push(("Note".into(), w.clone()));
+    }
+    out.push_str(&kv_lines(&lines));
+    out
+}
+
+fn measured_text(table: &SummaryTable, row: &SummaryRow, unit: &str) -> String {
+    let failed = if row.failed > 0 {
+        format!(", {} failed (not counted)", row.failed)
+    } else {
+        String::new()
+    };
+    let Some(s) = &row.summary else {
+        let first = row
+            .first_error
+            .as_ref()
+            .map(|e| format!("; first: {e}"))
+            .unwrap_or_default();
+        return format!("no successful measurement{failed}{first}");
+    };
+    let ci = if s.median_ci_degenerate {
+        "no CI from a single value".to_string()
+    } else {
+        format!(
+            "{} CI [{}, {}]",
+            table.config.confidence_label(),
+            fmt::value(s.median_ci.0),
+            fmt::value(s.median_ci.1)
+        )
+    };
+    let outliers = match row.outlier_reps.as_slice() {
+        [] => String::new(),
+        reps => {
+            let reps: Vec<String> = reps.iter().map(u32::to_string).collect();
+            format!(", Tukey outliers (kept): rep {}", reps.join(", "))
+        }
+    };
+    format!(
+        "{}{}, {ci}, n = {}, CV {:.2}%{failed}{outliers}",
+        fmt::value(s.median),
+        unit_suffix(unit),
+        s.n,
+        s.cv * 100.0
+    )
+}
