@@ -143,6 +143,15 @@ mod tests {
     }
 
     #[test]
+    fn parses_captured_two_cpu_output() {
+        let r = parse_perf_bench_sched_pipe(&data("perf-6.1-sched-pipe-threads-cpu01.txt")[..])
+            .unwrap();
+        assert_eq!((r.loops, r.threaded), (Some(200_000), Some(true)));
+        assert_eq!((r.total_s, r.usecs_per_op), (1.317, 6.586415));
+        assert_eq!(r.ops_per_sec, 151_827.0);
+    }
+
+    #[test]
     fn parses_captured_process_output() {
         let r =
             parse_perf_bench_sched_pipe(&data("perf-6.1-sched-pipe-processes.txt")[..]).unwrap();
