@@ -162,22 +162,24 @@ impl Labeler {
         Self { varying }
     }
 
+    /// `4-24` for a CPU pair, followed by any other parameter that varies (a pair
+    /// measured with two mechanisms must not show as two identical rows).
     pub fn label(&self, params: &Params) -> String {
-        if let Some((a, b)) = cpu_pair(params) {
-            return format!("{a}-{b}");
-        }
+        let pair = cpu_pair(params);
         let parts: Vec<String> = self
             .varying
             .iter()
+            .filter(|name| pair.is_none() || !matches!(name.as_str(), "cpu_a" | "cpu_b"))
             .map(|name| match params.get(name) {
                 Some(v) => format!("{name}={v}"),
                 None => format!("{name}=-"),
             })
             .collect();
-        if parts.is_empty() {
-            "all".to_string()
-        } else {
-            parts.join(" ")
+        match (pair, parts.is_empty()) {
+            (Some((a, b)), true) => format!("{a}-{b}"),
+            (Some((a, b)), false) => format!("{a}-{b} {}", parts.join(" ")),
+            (None, true) => "all".to_string(),
+            (None, false) => parts.join(" "),
         }
     }
 }
@@ -206,6 +208,13 @@ mod tests {
         assert_eq!(single.label(&p1), "all");
         let pair = params(&[("cpu_a", 4), ("cpu_b", 24)]);
         assert_eq!(Labeler::new([&pair].into_iter()).label(&pair), "4-24");
+        let other = params(&[("cpu_a", 4), ("cpu_b", 8)]);
+        let l = Labeler::new([&pair, &other].into_iter());
+        assert_eq!(l.label(&other), "4-8");
+        let futex = params(&[("cpu_a", 4), ("cpu_b", 24), ("futex", 1)]);
+        let l = Labeler::new([&pair, &futex].into_iter());
+        assert_eq!(l.label(&futex), "4-24 futex=1");
+        assert_eq!(l.label(&pair), "4-24 futex=-");
         assert_eq!(cpu_pair(&params(&[("cpu_a", -1), ("cpu_b", 2)])), None);
     }
 }

@@ -142,11 +142,8 @@ fn no_distribution_text(
             );
         }
     }
-    let what = if table.rows.iter().all(|r| r.pair.is_some()) {
-        "Pairs"
-    } else {
-        "Points"
-    };
+    let pairs = table.rows.iter().all(|r| r.pair.is_some());
+    let what = if pairs { "Pairs" } else { "Points" };
     let _ = writeln!(out, "\n{what} measured with {variant}:");
     out.push_str(&header(table));
     out.push('\n');
@@ -158,7 +155,12 @@ fn no_distribution_text(
             let _ = writeln!(out, "  {n}");
         }
     }
-    let _ = writeln!(out, "\nTelemetry of each: {UNPAIRED_DIR}/CPUS-A-B-summary");
+    let file = if pairs {
+        "CPUS-A-B-summary"
+    } else {
+        "POINT-<point>-summary"
+    };
+    let _ = writeln!(out, "\nTelemetry of each: {UNPAIRED_DIR}/{file}");
     out
 }
 

@@ -226,7 +226,7 @@ pub(crate) fn spread_warning(s: &Summary, hw: Option<f64>, cfg: &StatsConfig) ->
         return None;
     }
     let head = format!(
-        "the {} CI is ±{:.2}% of the median, wider than the {}% noise threshold: a change \
+        "the {} CI spans ±{:.2}% of the median, wider than the {}% noise threshold: a change \
          that small cannot be told from noise here",
         cfg.confidence_label(),
         hw,
@@ -235,7 +235,7 @@ pub(crate) fn spread_warning(s: &Summary, hw: Option<f64>, cfg: &StatsConfig) ->
     if cfg.noise_pct <= 0.0 {
         return Some(head);
     }
-    let need = (s.n as f64 * (hw / cfg.noise_pct).powi(2)).ceil();
+    let need = rough(s.n as f64 * (hw / cfg.noise_pct).powi(2));
     let advice = if need > PRACTICAL_REPS {
         format!(
             "repetitions will not fix it (it would take over {PRACTICAL_REPS}); look for \
@@ -293,4 +293,65 @@ fn table_notes(
         ));
     }
     notes
+}
+
+/// Repetitions rounded up to two significant digits: the 1/sqrt(n) rule is a rough
+/// guide, and "about 583" would claim a precision it does not have.
+fn rough(x: f64) -> f64 {
+    if x <= 100.0 {
+        return x.ceil();
+    }
+    let step = 10f64.powi(x.log10().floor() as i32 - 1);
+    (x / step).ceil() * step
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rough_keeps_two_significant_digits_rounding_up() {
+        assert_eq!(rough(4.2), 5.0);
+        assert_eq!(rough(100.0), 100.0);
+        assert_eq!(rough(583.0), 590.0);
+        assert_eq!(rough(1234.5), 1300.0);
+    }
+
+    fn summary(values: &[f64]) -> Summary {
+        Summary::new(
+            &Sample::new(values.to_vec()).unwrap(),
+            &StatsConfig::default(),
+        )
+    }
+
+    #[test]
+    fn warning_appears_only_beyond_the_noise_threshold() {
+        let cfg = StatsConfig::default();
+        let quiet = summary(&[100.0, 100.2, 99.9, 100.1, 100.0]);
+        assert_eq!(spread_warning(&quiet, half_width_pct(&quiet), &cfg), None);
+        let noisy = summary(&[100.0, 110.0, 90.0, 105.0, 95.0]);
+        let hw = half_width_pct(&noisy).unwrap();
+        assert!(hw > 1.0, "{hw}");
+        let w = spread_warning(&noisy, Some(hw), &cfg).unwrap();
+        // n = 5 and a half-width of hw% need about 5 * hw^2 repetitions for 1%.
+        let expected = rough(5.0 * hw * hw);
+        assert!(
+            w.contains(&format!("about {expected} repetitions (now 5)")),
+            "{w}"
+        );
+        let loose = StatsConfig {
+            noise_pct: 20.0,
+            ..cfg
+        };
+        assert_eq!(spread_warning(&noisy, Some(hw), &loose), None);
+        let one = summary(&[5.0]);
+        let w = spread_warning(&one, half_width_pct(&one), &cfg).unwrap();
+        assert!(
+            w.contains("single repetition") && w.contains("at least 4"),
+            "{w}"
+        );
+        let wild = summary(&[1.0, 1000.0, 3.0, 500.0, 2.0]);
+        let w = spread_warning(&wild, half_width_pct(&wild), &cfg).unwrap();
+        assert!(w.contains("will not fix it"), "{w}");
+    }
 }

@@ -158,5 +158,5 @@ pub(crate) fn row_notes(t: &SummaryTable, show_variant: bool) -> String {
     if lines.is_empty() {
         return String::new();
     }
-    format!("\nRows:\n{}\n", lines.join("\n"))
+    format!("\nPer row:\n{}\n", lines.join("\n"))
 }

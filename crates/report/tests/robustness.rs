@@ -3,7 +3,10 @@
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo, RunStatus};
 use perflab_core::{Better, Metric, ParamValue, Params, TelemetryRow, Unit, WorkloadOutput};
-use perflab_report::{compare_runs, compare_variants, distribution, render_pair, render_row};
+use perflab_report::{
+    compare_runs, compare_variants, distribution, measured_variants, render_pair, render_row,
+    render_single_pair, summarize_run,
+};
 use perflab_stats::{Buckets, StatsConfig};
 use proptest::prelude::*;
 
@@ -91,6 +94,16 @@ proptest! {
                 let _ = render_row(&ra, &ma, &t, row).unwrap();
             }
             let _ = render_pair(&ra, &ma, &t, 1, 0);
+        }
+        let summary = summarize_run(&ra, &ma, None, &cfg).unwrap();
+        let _ = summary.render_text();
+        let _ = summary.to_json().unwrap();
+        let counted: usize = summary.rows.iter().map(|r| r.n_ok + (r.failed + r.missing) as usize).sum();
+        prop_assert_eq!(counted, ma.len());
+        for v in measured_variants(&ma) {
+            for p in 0..4 {
+                let _ = render_single_pair(&ra, &ma, &v, 1, p);
+            }
         }
         if let Ok(t) = compare_runs(&ra, &ma, &rb, &mb, Some("m"), &cfg) {
             let _ = t.render_text();

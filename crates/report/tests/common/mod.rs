@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod kvm;
+
 use perflab_core::record::{
     MeasurementRecord, MeasurementStatus, RunInfo, RunStatus, UnavailableVariant,
 };
