@@ -194,7 +194,8 @@ pub struct CompareArgs {
 
 #[derive(Args, Debug)]
 pub struct CrosscheckArgs {
-    /// Which workload to check (ctxsw: against `perf bench sched pipe -T`)
+    /// What to check: ctxsw (against `perf bench sched pipe -T` on the same CPUs) or
+    /// runner (perflab's own cost over 1,000 null measurements)
     #[arg(default_value = "ctxsw")]
     pub workload: String,
     /// CPU pairs A,B separated by spaces [default: 0,0 and 0,<first CPU of another core>]

@@ -21,19 +21,19 @@ pub fn journal_path(g: &Global) -> PathBuf {
     g.journal.clone().unwrap_or_else(perflab_knobs::Journal::default_path)
 }
 
-pub fn db_path(g: &Global) -> PathBuf {
-    g.db.clone().unwrap_or_else(perflab_store::default_path)
+pub fn db_path(g: &Global) -> anyhow::Result<PathBuf> {
+    Ok(g.db.clone().unwrap_or_else(perflab_store::default_path))
 }
 
 /// Opens (creating if needed) the database, for commands that write.
 pub fn open_store(g: &Global) -> anyhow::Result<Store> {
-    let path = db_path(g);
+    let path = db_path(g)?;
     Store::open(&path).with_context(|| format!("results database {}", path.display()))
 }
 
 /// Opens an existing database, for commands that only read.
 pub fn read_store(g: &Global) -> anyhow::Result<Store> {
-    Ok(Store::open_existing(&db_path(g))?)
+    Ok(Store::open_existing(db_path(g)?)?)
 }
 
 /// Every start warns while a journal of unrestored settings is pending.

@@ -1,0 +1,182 @@
+//! `perflab crosscheck`: numbers side by side with peer tools in one run, and the cost of
+//! perflab's own machinery. These are benchmarks, printed as ratios; nothing here asserts
+//! a speed, because shared machines are noisy.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use perflab_lab::spec::{Scalar, VariantSpec};
+use perflab_lab::{ExperimentSpec, Outcome, Progress, RunOptions};
+use perflab_store::{MeasurementRecord, RunId, Store};
+
+use crate::cli::{CrosscheckArgs, Global};
+use crate::cmd::common;
+use crate::exit::input;
+
+pub fn run(g: &Global, a: CrosscheckArgs) -> anyhow::Result<i32> {
+    match a.workload.as_str() {
+        "ctxsw" => ctxsw(g, &a),
+        "runner" => runner(),
+        other => Err(input(format!(
+            "no cross-check for {other:?} (available: ctxsw, runner)"
+        ))),
+    }
+}
+
+fn ctxsw(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
+    let sys = common::sysroot(g)?;
+    let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
+    let pairs = if a.pairs.is_empty() {
+        default_pairs(&sys)?
+    } else {
+        a.pairs
+            .iter()
+            .map(|p| parse_pair(p))
+            .collect::<anyhow::Result<Vec<_>>>()?
+    };
+    println!(
+        "ctxsw (perflab) against `perf bench sched pipe -T`, pipe, {duration} s per measurement, \
+         {} alternating rounds",
+        a.rounds
+    );
+    println!("{:>7}  {:>16}  {:>16}  {:>7}", "pair", "perflab RT/s", "perf bench RT/s", "ratio");
+    let mut ratios = Vec::new();
+    for (ca, cb) in pairs {
+        let mut rows = Vec::new();
+        for _ in 0..a.rounds.max(1) {
+            // The peer goes first on every other call, so order effects cancel.
+            rows.extend(perflab_workloads::crosscheck::ctxsw_vs_perf_bench(
+                &[(ca, cb), (ca, cb)],
+                duration / 2.0,
+                perflab_workloads::Mechanism::Pipe,
+            )?);
+        }
+        let ours = median(rows.iter().map(|r| r.perflab_rate).collect());
+        let peer = median(rows.iter().map(|r| r.peer_rate).collect());
+        let ratio = ours / peer;
+        ratios.push(ratio);
+        println!("{:>7}  {ours:>16.0}  {peer:>16.0}  {ratio:>7.3}", format!("{ca}-{cb}"));
+    }
+    let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
+    println!(
+        "largest deviation {:.1}% ({})",
+        worst * 100.0,
+        if worst <= 0.03 { "within ±3%" } else { "outside ±3%" }
+    );
+    Ok(0)
+}
+
+fn default_pairs(sys: &perflab_sys::SysRoot) -> anyhow::Result<Vec<(u32, u32)>> {
+    let topo = perflab_sys::Topology::read(sys)?;
+    let anchor = topo.online.first().copied().unwrap_or(0);
+    let mut pairs = vec![(anchor, anchor)];
+    if let Some(other) = topo.cores().iter().find(|c| !c.contains(&anchor)) {
+        pairs.push((anchor, other[0]));
+    }
+    Ok(pairs)
+}
+
+fn parse_pair(p: &str) -> anyhow::Result<(u32, u32)> {
+    let bad = || input(format!("--pairs {p:?}: expected A,B (two CPU numbers)"));
+    let (a, b) = p.split_once(',').ok_or_else(bad)?;
+    Ok((a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+struct Quiet;
+
+impl Progress for Quiet {
+    fn begin(&mut self, _: RunId, _: u64, _: u64) {}
+    fn measured(&mut self, _: &MeasurementRecord) {}
+    fn note(&mut self, _: &str) {}
+    fn end(&mut self) {}
+}
+
+/// 1,000 measurements of the `null` workload (two variants, 500 alternating repetitions,
+/// all default monitors): the runner's own cost per measurement, the process's peak memory,
+/// and the time `compare` takes over the result.
+fn runner() -> anyhow::Result<i32> {
+    let dir = tempfile_dir()?;
+    let mut store = Store::open(dir.join("bench.db"))?;
+    let variant = |name: &str, value: f64| VariantSpec {
+        name: name.into(),
+        knobs: BTreeMap::new(),
+        params: [("value".to_string(), Scalar::Float(value))].into(),
+    };
+    let spec = ExperimentSpec {
+        name: "runner-overhead".into(),
+        description: String::new(),
+        workload: "null".into(),
+        repetitions: 500,
+        warmup: 0,
+        monitors: None,
+        params: [("noise_pct".to_string(), perflab_lab::spec::ParamInput::One(Scalar::Float(1.0)))].into(),
+        variants: vec![variant("a", 100.0), variant("b", 101.0)],
+        compare: Default::default(),
+    };
+    let sys = perflab_sys::SysRoot::host();
+    let prepared = perflab_lab::prepare(&spec, &sys)?;
+    let id = perflab_lab::create(&mut store, &prepared, None)?;
+    let opts = RunOptions {
+        sys,
+        journal: dir.join("journal.json"),
+        stop: Arc::new(AtomicBool::new(false)),
+        label: None,
+    };
+    let t0 = Instant::now();
+    let outcome: Outcome = perflab_lab::execute(&mut store, id, &opts, &mut Quiet)?;
+    let wall = t0.elapsed().as_secs_f64();
+    let ms = store.measurements(id)?;
+    let in_workload: f64 = ms.iter().map(|m| m.elapsed_s).sum();
+    let n = outcome.recorded.max(1) as f64;
+    let t1 = Instant::now();
+    let info = store.run(id)?;
+    let loaded = store.measurements(id)?;
+    let table = perflab_report::compare::compare_variants(
+        &info,
+        &loaded,
+        "a",
+        "b",
+        None,
+        &perflab_stats::StatsConfig::default(),
+    )?;
+    let compare_s = t1.elapsed().as_secs_f64();
+    let rss_mb = peak_rss_kb() as f64 / 1024.0;
+    println!("runner overhead over {} null measurements with default monitors:", outcome.recorded);
+    println!("  wall {wall:.3} s, in the workload {in_workload:.3} s");
+    println!(
+        "  overhead per measurement {:.3} ms (target < 5 ms)",
+        (wall - in_workload) / n * 1000.0
+    );
+    println!("  peak memory {rss_mb:.1} MB (target < 100 MB)");
+    println!(
+        "  compare over the run (load + statistics, {} rows): {:.3} s (target < 1 s)",
+        table.rows.len(),
+        compare_s
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(0)
+}
+
+fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("perflab-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn peak_rss_kb() -> i64 {
+    // SAFETY: getrusage writes into the struct we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    ru.ru_maxrss
+}

@@ -1,0 +1,162 @@
+//! `perflab show`: one run — fingerprint, plan status, results — or one CPU pair's
+//! drill-down; and what `run` prints when a run finishes.
+
+use std::path::Path;
+
+use perflab_report as report;
+use perflab_stats::{Buckets, StatsConfig};
+use perflab_store::{MeasurementRecord, RunInfo, Store};
+
+use crate::cli::{Global, ShowArgs};
+use crate::cmd::common;
+use crate::exit::input;
+
+pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
+    let store = common::read_store(g)?;
+    let info = store.run(a.run)?;
+    let ms = store.measurements(a.run)?;
+    if let Some(pair) = &a.pair {
+        let (x, y) = parse_pair(pair)?;
+        println!("{}", pair_text(&info, &ms, x, y)?);
+        return Ok(0);
+    }
+    let cfg = StatsConfig::default();
+    let summary = report::summarize_run(&info, &ms, None, &cfg)?;
+    if a.json {
+        let doc = serde_json::json!({
+            "run": info,
+            "summary": serde_json::from_str::<serde_json::Value>(&summary.to_json()?)?,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(0);
+    }
+    print_header(&info);
+    println!();
+    print!("{}", summary.render_text());
+    Ok(0)
+}
+
+fn parse_pair(p: &str) -> anyhow::Result<(u32, u32)> {
+    let bad = || input(format!("--pair {p:?}: expected A,B (two CPU numbers)"));
+    let (a, b) = p.split_once(',').ok_or_else(bad)?;
+    Ok((a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?))
+}
+
+/// The drill-down of one pair: against the baseline where two variants were measured,
+/// else the measured variant alone with the reason the other is missing.
+fn pair_text(info: &RunInfo, ms: &[MeasurementRecord], a: u32, b: u32) -> anyhow::Result<String> {
+    let variants = report::measured_variants(ms);
+    match baseline_and_other(info, &variants) {
+        Some((base, other)) => {
+            let table = report::compare_variants(info, ms, &base, &other, None, &StatsConfig::default())?;
+            Ok(report::render_pair(info, ms, &table, a, b)?)
+        }
+        None => {
+            let v = variants
+                .first()
+                .ok_or_else(|| input(format!("run {} has no measurements yet", info.id)))?;
+            Ok(report::render_single_pair(info, ms, v, a, b)?)
+        }
+    }
+}
+
+/// The study's baseline and the first other measured variant.
+pub fn baseline_and_other(info: &RunInfo, measured: &[String]) -> Option<(String, String)> {
+    if measured.len() < 2 {
+        return None;
+    }
+    let base = info.spec["compare"]["baseline"]
+        .as_str()
+        .filter(|b| measured.iter().any(|m| m == b))
+        .map(str::to_string)
+        .unwrap_or_else(|| measured[0].clone());
+    let other = measured.iter().find(|m| **m != base)?.clone();
+    Some((base, other))
+}
+
+fn print_header(info: &RunInfo) {
+    let f = &info.fingerprint;
+    let s = |k: &str| f[k].as_str().unwrap_or("?").to_string();
+    println!(
+        "run {}  {}  study {}  workload {}  {}  {}/{} measured, {} failed{}",
+        info.id,
+        common::utc(info.created_at),
+        info.study,
+        info.workload,
+        info.status.as_str(),
+        info.done,
+        info.planned,
+        info.failed,
+        info.label.as_ref().map(|l| format!("  label {l:?}")).unwrap_or_default()
+    );
+    println!("host {}  kernel {}  {}", s("hostname"), s("kernel"), s("cpu_model"));
+    println!(
+        "cpus {} ({} cores x {} threads)  idle {} / {}  cpufreq {}  isolated {}  thp {}",
+        s("online_cpus"),
+        f["cores"],
+        f["threads_per_core"],
+        s("idle_driver"),
+        s("idle_governor"),
+        s("cpufreq_governor"),
+        s("isolated_cpus"),
+        s("thp")
+    );
+    println!("cmdline {}", s("cmdline"));
+    if let Some(root) = f["sysroot"].as_str() {
+        println!("system files read from the tree at {root}, not from this machine");
+    }
+    for u in &info.unavailable {
+        println!("variant {} unavailable: {}", u.variant, u.reason);
+    }
+    if let Some(m) = info.spec["unavailable_monitors"].as_object() {
+        for (name, why) in m {
+            println!("monitor {name} unavailable: {}", why.as_str().unwrap_or(""));
+        }
+    }
+}
+
+/// What `perflab run` prints at the end: the comparison against the baseline with the
+/// regression distribution for CPU-pair studies, or the summary of a single variant; and
+/// the drill-down directory when the study asks for one.
+pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<()> {
+    let info = store.run(id)?;
+    let ms = store.measurements(id)?;
+    let cfg = StatsConfig::default();
+    let measured = report::measured_variants(&ms);
+    let pairs = ms.iter().any(|m| m.params.get("cpu_a").is_some() && m.params.get("cpu_b").is_some());
+    let buckets = match info.spec["compare"]["buckets"].as_array() {
+        Some(edges) => Buckets::new(edges.iter().filter_map(|e| e.as_f64()).collect())?,
+        None => Buckets::default(),
+    };
+    let wants_drilldown = info.spec["compare"]["drilldown"].as_bool().unwrap_or(false) || out.is_some();
+    let default_dir = format!("perflab-{}-{}", info.study, id);
+    let dir = out.map(Path::to_path_buf).unwrap_or_else(|| default_dir.into());
+    println!();
+    match baseline_and_other(&info, &measured) {
+        Some((base, _)) => {
+            for other in measured.iter().filter(|v| **v != base) {
+                let table = report::compare_variants(&info, &ms, &base, other, None, &cfg)?;
+                print!("{}", table.render_text());
+                if pairs {
+                    println!();
+                    print!("{}", report::distribution(&table, &buckets).render_text());
+                }
+                if wants_drilldown && pairs && *other == measured[1] {
+                    report::write_drilldown(&dir, &info, &ms, &table, &buckets)?;
+                    println!("\ndrill-down per pair: {}/", dir.display());
+                }
+            }
+        }
+        None => {
+            let summary = report::summarize_run(&info, &ms, None, &cfg)?;
+            print!("{}", summary.render_text());
+            if wants_drilldown && pairs {
+                if let Some(v) = measured.first() {
+                    report::write_single_drilldown(&dir, &info, &ms, v, &info.unavailable)?;
+                    println!("\ndrill-down per pair: {}/", dir.display());
+                }
+            }
+        }
+    }
+    Ok(())
+}
