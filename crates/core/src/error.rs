@@ -28,7 +28,10 @@ pub struct Unavailable {
 
 impl Unavailable {
     pub fn new(reason: impl Into<String>) -> Self {
-        Self { reason: reason.into(), hint: None }
+        Self {
+            reason: reason.into(),
+            hint: None,
+        }
     }
 
     pub fn with_hint(mut self, hint: impl Into<String>) -> Self {

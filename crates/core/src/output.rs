@@ -15,7 +15,12 @@ pub struct Metric {
 
 impl Metric {
     pub fn new(name: impl Into<String>, value: f64, unit: Unit, better: Better) -> Self {
-        Self { name: name.into(), value, unit, better }
+        Self {
+            name: name.into(),
+            value,
+            unit,
+            better,
+        }
     }
 }
 
@@ -49,7 +54,13 @@ impl HistogramData {
             encoded.clear();
         }
         let empty = h.is_empty();
-        let q = |p: f64| if empty { 0.0 } else { h.value_at_quantile(p) as f64 };
+        let q = |p: f64| {
+            if empty {
+                0.0
+            } else {
+                h.value_at_quantile(p) as f64
+            }
+        };
         Self {
             name: name.to_string(),
             unit,
@@ -120,6 +131,9 @@ mod tests {
         assert!((d.p99 - 990.0).abs() <= 1.0, "{}", d.p99);
         assert!(!d.encoded.is_empty());
         let empty = hdrhistogram::Histogram::<u64>::new(3).unwrap();
-        assert_eq!(HistogramData::from_hdr("x", Unit::Nanoseconds, &empty).count, 0);
+        assert_eq!(
+            HistogramData::from_hdr("x", Unit::Nanoseconds, &empty).count,
+            0
+        );
     }
 }

@@ -11,10 +11,19 @@ use crate::error::ParamError;
 /// The type and limits of a parameter.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ParamKind {
-    Int { min: i64, max: i64 },
-    Float { min: f64, max: f64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Float {
+        min: f64,
+        max: f64,
+    },
     /// Seconds, written `10s`, `500ms`, `2m` or a bare number of seconds.
-    Duration { min_s: f64, max_s: f64 },
+    Duration {
+        min_s: f64,
+        max_s: f64,
+    },
     /// A CPU number; checked against the online CPUs by the runner.
     Cpu,
     /// One of a fixed set of words.
@@ -191,7 +200,10 @@ impl ParamSpec {
     pub fn kind_text(&self) -> String {
         match self.kind {
             ParamKind::Int { min, max } => format!("integer {min}..{max}"),
-            ParamKind::Float { min, max } => format!("number {min}..{max}"),
+            ParamKind::Float { min, max } if min.abs() < 1e12 && max.abs() < 1e12 => {
+                format!("number {min}..{max}")
+            }
+            ParamKind::Float { .. } => "number".into(),
             ParamKind::Duration { .. } => "duration".into(),
             ParamKind::Cpu => "cpu".into(),
             ParamKind::Choice(w) => w.join("|"),
@@ -247,7 +259,10 @@ mod tests {
         ParamSpec {
             name: "duration",
             help: "",
-            kind: ParamKind::Duration { min_s: 0.01, max_s: 3600.0 },
+            kind: ParamKind::Duration {
+                min_s: 0.01,
+                max_s: 3600.0,
+            },
             default: Some("10s"),
         },
         ParamSpec {
@@ -259,7 +274,10 @@ mod tests {
     ];
 
     fn given(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
     }
 
     #[test]

@@ -12,7 +12,10 @@ use crate::output::ThreadRecord;
 
 /// CLOCK_MONOTONIC in nanoseconds: the one clock all thread records use.
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime writes into the timespec we own.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -71,7 +74,10 @@ impl ThreadTracker {
 
     /// A copy of the records so far, for monitors that report placement.
     pub fn snapshot(&self) -> Vec<ThreadRecord> {
-        self.records.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn push(&self, record: ThreadRecord) {

@@ -124,7 +124,10 @@ fn check_says_why_and_changes_nothing() {
         assert_eq!(why, "no cpuidle driver", "{setting}");
     }
     // Without a driver, "every state enabled" already holds: nothing to write.
-    parse_setting("cpuidle=all").unwrap().check(&tree.sys).unwrap();
+    parse_setting("cpuidle=all")
+        .unwrap()
+        .check(&tree.sys)
+        .unwrap();
     assert_eq!(tree.snapshot(), before, "check wrote nothing");
 }
 

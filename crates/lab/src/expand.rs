@@ -35,12 +35,21 @@ pub struct ExpandedSpec {
 
 impl ExpandedSpec {
     /// Resolved parameters of a point under a variant.
-    pub fn params_for(&self, workload: &dyn Workload, point: usize, variant: &VariantSpec) -> Result<Params> {
+    pub fn params_for(
+        &self,
+        workload: &dyn Workload,
+        point: usize,
+        variant: &VariantSpec,
+    ) -> Result<Params> {
         let mut given = self.points[point].clone();
         for (k, v) in &variant.params {
             given.insert(k.clone(), v.text());
         }
-        Ok(resolve(workload.info().name, workload.info().params, &given)?)
+        Ok(resolve(
+            workload.info().name,
+            workload.info().params,
+            &given,
+        )?)
     }
 }
 
@@ -134,7 +143,10 @@ pub fn expand(
 }
 
 pub fn variant_names(v: &[VariantSpec]) -> String {
-    v.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ")
+    v.iter()
+        .map(|v| v.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn partners(
@@ -153,7 +165,10 @@ fn partners(
         }
     };
     let anchor: u32 = anchor_text.parse().map_err(|_| {
-        LabError::Input(format!("{} = {anchor_text:?} is not a CPU number", p.partners_of))
+        LabError::Input(format!(
+            "{} = {anchor_text:?} is not a CPU number",
+            p.partners_of
+        ))
     })?;
     if !topo.is_online(anchor) {
         return Err(LabError::Input(format!(
@@ -193,7 +208,10 @@ mod tests {
 
     #[test]
     fn spread_keeps_ends() {
-        assert_eq!(spread(&[0, 4, 8, 12, 16, 20, 24, 28], 4), vec![0, 8, 16, 28]);
+        assert_eq!(
+            spread(&[0, 4, 8, 12, 16, 20, 24, 28], 4),
+            vec![0, 8, 16, 28]
+        );
         assert_eq!(spread(&[1, 2, 3], 1), vec![1]);
     }
 }

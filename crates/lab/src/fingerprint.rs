@@ -47,7 +47,10 @@ pub fn fingerprint(sys: &SysRoot, topo: &Topology) -> Fingerprint {
         threads_per_core: topo.threads_per_core(),
         idle_driver: cpuidle::driver(sys).unwrap_or_else(|| "none".into()),
         idle_governor: cpuidle::governor(sys).unwrap_or_else(|| "none".into()),
-        cpufreq_governor: non_empty(read("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"), "none"),
+        cpufreq_governor: non_empty(
+            read("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+            "none",
+        ),
         isolated_cpus: non_empty(read("sys/devices/system/cpu/isolated"), "none"),
         thp: bracketed(&read("sys/kernel/mm/transparent_hugepage/enabled"))
             .unwrap_or_else(|| "unknown".into()),
@@ -99,7 +102,11 @@ fn uname() -> (String, String, String) {
         return ("unknown".into(), "unknown".into(), "unknown".into());
     }
     let field = |f: &[libc::c_char]| {
-        let bytes: Vec<u8> = f.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };
     (field(&u.nodename), field(&u.release), field(&u.machine))
@@ -136,9 +143,15 @@ mod tests {
     #[test]
     fn cpu_model_on_x86_and_power() {
         let x86 = "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Gold 6248\n";
-        assert_eq!(cpu_model(x86.as_bytes()).unwrap(), "Intel(R) Xeon(R) Gold 6248");
+        assert_eq!(
+            cpu_model(x86.as_bytes()).unwrap(),
+            "Intel(R) Xeon(R) Gold 6248"
+        );
         let power = "processor\t: 0\ncpu\t\t: POWER9 (raw), altivec supported\n";
-        assert_eq!(cpu_model(power.as_bytes()).unwrap(), "POWER9 (raw), altivec supported");
+        assert_eq!(
+            cpu_model(power.as_bytes()).unwrap(),
+            "POWER9 (raw), altivec supported"
+        );
         assert_eq!(cpu_model("".as_bytes()), None);
     }
 
@@ -151,8 +164,14 @@ mod tests {
 
     #[test]
     fn differences_list_changed_fields() {
-        let a = Fingerprint { kernel: "6.1".into(), ..Default::default() };
-        let b = Fingerprint { kernel: "6.6".into(), ..Default::default() };
+        let a = Fingerprint {
+            kernel: "6.1".into(),
+            ..Default::default()
+        };
+        let b = Fingerprint {
+            kernel: "6.6".into(),
+            ..Default::default()
+        };
         let d = differences(&a, &b);
         assert_eq!(d, vec![("kernel".into(), "6.1".into(), "6.6".into())]);
         assert!(differences(&a, &a).is_empty());

@@ -20,7 +20,8 @@ pub fn plan(
         .iter()
         .filter(|v| available.contains(&v.name))
         .collect();
-    let mut out = Vec::with_capacity(spec.points.len() * variants.len() * spec.repetitions as usize);
+    let mut out =
+        Vec::with_capacity(spec.points.len() * variants.len() * spec.repetitions as usize);
     for point in 0..spec.points.len() {
         let params: Vec<_> = variants
             .iter()

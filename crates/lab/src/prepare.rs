@@ -41,11 +41,13 @@ pub fn parse_variant(v: &VariantSpec) -> Result<Variant> {
         .knobs
         .iter()
         .map(|(k, val)| {
-            parse_knob(k, val)
-                .map_err(|e| LabError::Input(format!("variant {:?}: {e}", v.name)))
+            parse_knob(k, val).map_err(|e| LabError::Input(format!("variant {:?}: {e}", v.name)))
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(Variant { spec: v.clone(), knobs })
+    Ok(Variant {
+        spec: v.clone(),
+        knobs,
+    })
 }
 
 /// Expands and checks `spec` against the machine behind `sys`.
@@ -62,7 +64,9 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
         };
         // A trial snapshot tells which sources this machine lacks, so the run can say
         // why a section of its report is empty.
-        if let Err(MonitorError::Unavailable(u)) = m.start(&MeasureCtx::new(sys.clone(), Vec::new())) {
+        if let Err(MonitorError::Unavailable(u)) =
+            m.start(&MeasureCtx::new(sys.clone(), Vec::new()))
+        {
             let reason = match u.hint {
                 Some(h) => format!("{} ({h})", u.reason),
                 None => u.reason,

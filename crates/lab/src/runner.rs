@@ -56,7 +56,11 @@ pub fn now_epoch() -> f64 {
 
 /// Creates the run in the store with its full plan. Nothing on the system changes.
 pub fn create(store: &mut Store, prepared: &Prepared, label: Option<String>) -> Result<RunId> {
-    let names: Vec<String> = prepared.available.iter().map(|v| v.spec.name.clone()).collect();
+    let names: Vec<String> = prepared
+        .available
+        .iter()
+        .map(|v| v.spec.name.clone())
+        .collect();
     let planned = plan(&prepared.spec, prepared.workload, &names)?;
     let new = NewRun {
         study: prepared.spec.name.clone(),
@@ -81,7 +85,9 @@ pub fn execute(
 ) -> Result<Outcome> {
     let info = store.run(run)?;
     let spec: ExpandedSpec = serde_json::from_value(info.spec.clone()).map_err(|e| {
-        LabError::Input(format!("run {run} has a spec this perflab cannot read: {e}"))
+        LabError::Input(format!(
+            "run {run} has a spec this perflab cannot read: {e}"
+        ))
     })?;
     let workload = find_workload(&spec.workload)?;
     let pending = store.pending(run)?;
@@ -104,7 +110,10 @@ pub fn execute(
     let mut applied: Option<(String, AppliedVariant)> = None;
     if spec.warmup > 0 && info.done == 0 {
         if let Some(first) = pending.first() {
-            progress.note(&format!("warm-up: {} unrecorded measurement(s)", spec.warmup));
+            progress.note(&format!(
+                "warm-up: {} unrecorded measurement(s)",
+                spec.warmup
+            ));
             switch_variant(&mut applied, &first.variant, &variants, opts, &journal)?;
             for _ in 0..spec.warmup {
                 if opts.stop.load(Ordering::Relaxed) {
@@ -143,7 +152,9 @@ pub fn execute(
     if let Some((_, a)) = applied.take() {
         a.restore()?;
     }
-    let remaining = store.pending(run)?.len() as u32;
+    // Failed measurements are finished (recorded with their error); only those never
+    // attempted make the run interrupted. A resume retries both.
+    let remaining = pending.len() as u32 - recorded;
     let status = if remaining == 0 {
         RunStatus::Complete
     } else {
@@ -151,7 +162,13 @@ pub fn execute(
     };
     store.set_status(run, status)?;
     progress.end();
-    Ok(Outcome { run, status, recorded, failed, remaining })
+    Ok(Outcome {
+        run,
+        status,
+        recorded,
+        failed,
+        remaining,
+    })
 }
 
 fn switch_variant(
@@ -171,7 +188,10 @@ fn switch_variant(
         .iter()
         .find(|v| v.spec.name == want)
         .ok_or_else(|| LabError::Runtime(format!("variant {want} is not in the run's spec")))?;
-    *applied = Some((want.to_string(), AppliedVariant::apply(&v.knobs, &opts.sys, journal)?));
+    *applied = Some((
+        want.to_string(),
+        AppliedVariant::apply(&v.knobs, &opts.sys, journal)?,
+    ));
     Ok(())
 }
 
@@ -184,7 +204,10 @@ fn build_monitors(names: &[String]) -> Vec<Slot> {
     names
         .iter()
         .filter_map(|n| perflab_monitors::by_name(n))
-        .map(|monitor| Slot { monitor, alive: true })
+        .map(|monitor| Slot {
+            monitor,
+            alive: true,
+        })
         .collect()
 }
 
@@ -245,7 +268,10 @@ fn measure(
             (MeasurementStatus::Ok, out)
         }
         Err(WorkloadError::Interrupted) => return None,
-        Err(e) => (MeasurementStatus::Failed(e.to_string()), WorkloadOutput::default()),
+        Err(e) => (
+            MeasurementStatus::Failed(e.to_string()),
+            WorkloadOutput::default(),
+        ),
     };
     Some(MeasurementRecord {
         seq: pm.seq,

@@ -182,15 +182,18 @@ mod tests {
         let s = ExperimentSpec::from_toml("idle-ipi.toml", IDLE).unwrap();
         assert_eq!(s.workload, "ctxsw");
         assert_eq!(s.variants.len(), 2);
-        assert!(matches!(s.params.get("cpu_b"), Some(ParamInput::Partners(_))));
+        assert!(matches!(
+            s.params.get("cpu_b"),
+            Some(ParamInput::Partners(_))
+        ));
     }
 
     #[test]
     fn malformed_files_name_the_problem() {
         let e = ExperimentSpec::from_toml("x.toml", "name = 1").unwrap_err();
         assert!(e.to_string().starts_with("x.toml: "), "{e}");
-        let e = ExperimentSpec::from_toml("x.toml", "name='a'\nworkload='null'\nbogus=1")
-            .unwrap_err();
+        let e =
+            ExperimentSpec::from_toml("x.toml", "name='a'\nworkload='null'\nbogus=1").unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");
         let e = ExperimentSpec::from_toml("x.toml", "name='a'\nworkload='null'\nrepetitions=0")
             .unwrap_err();

@@ -12,6 +12,10 @@ mod progress;
 use clap::Parser;
 
 fn main() {
+    // Output piped into `head` or `less` that closes early ends perflab quietly, as it
+    // does any Unix filter, instead of panicking on a failed print.
+    // SAFETY: setting a signal disposition before any thread starts.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = cli::Cli::parse();
     let code = match cmd::dispatch(cli) {
         Ok(code) => code,

@@ -72,7 +72,12 @@ impl Progress for Reporter {
                 .unwrap_or_default(),
             MeasurementStatus::Failed(e) => format!("FAILED: {e}"),
         };
-        let line = format!("{} [{}] rep {}: {what}", rec.params.describe(), rec.variant, rec.rep);
+        let line = format!(
+            "{} [{}] rep {}: {what}",
+            rec.params.describe(),
+            rec.variant,
+            rec.rep
+        );
         if let Some(bar) = &self.bar {
             bar.inc(1);
             bar.set_message(line);

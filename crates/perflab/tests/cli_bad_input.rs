@@ -7,37 +7,78 @@ use common::{text, Lab};
 fn assert_input_error(lab: &Lab, args: &[&str], needle: &str) {
     let o = lab.run(args);
     let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(2), "args {args:?}\nstdout: {out}\nstderr: {err}");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "args {args:?}\nstdout: {out}\nstderr: {err}"
+    );
     let last = err.lines().last().unwrap_or("");
-    assert!(last.starts_with("perflab: ") || last.starts_with("error:"), "{err}");
-    assert!(err.contains(needle), "args {args:?}: {err:?} lacks {needle:?}");
-    assert!(!lab.db().exists(), "the database was created by a failed command");
+    assert!(
+        last.starts_with("perflab: ") || last.starts_with("error:"),
+        "{err}"
+    );
+    assert!(
+        err.contains(needle),
+        "args {args:?}: {err:?} lacks {needle:?}"
+    );
+    assert!(
+        !lab.db().exists(),
+        "the database was created by a failed command"
+    );
 }
 
 #[test]
 fn offline_or_unknown_cpu() {
     let lab = Lab::new();
-    assert_input_error(&lab, &["run", "--workload", "ctxsw", "-p", "cpu_b=4095"], "CPU 4095 is not online");
+    assert_input_error(
+        &lab,
+        &["run", "--workload", "ctxsw", "-p", "cpu_b=4095"],
+        "CPU 4095 is not online",
+    );
     assert_input_error(&lab, &["run", "idle-ipi", "--anchor", "4095"], "CPU 4095");
-    assert_input_error(&lab, &["run", "idle-ipi", "--partners", "1-x"], "--partners");
+    assert_input_error(
+        &lab,
+        &["run", "idle-ipi", "--partners", "1-x"],
+        "--partners",
+    );
 }
 
 #[test]
 fn unknown_variant_parameter_workload_study() {
     let lab = Lab::new();
-    assert_input_error(&lab, &["run", "idle-ipi", "--variant", "deep"], "unknown variant \"deep\"");
-    assert_input_error(&lab, &["run", "--workload", "null", "-p", "bogus=1"], "bogus");
-    assert_input_error(&lab, &["run", "--workload", "null", "-p", "value=abc"], "value");
+    assert_input_error(
+        &lab,
+        &["run", "idle-ipi", "--variant", "deep"],
+        "unknown variant \"deep\"",
+    );
+    assert_input_error(
+        &lab,
+        &["run", "--workload", "null", "-p", "bogus=1"],
+        "bogus",
+    );
+    assert_input_error(
+        &lab,
+        &["run", "--workload", "null", "-p", "value=abc"],
+        "value",
+    );
     assert_input_error(&lab, &["run", "--workload", "nope"], "unknown workload");
     assert_input_error(&lab, &["run", "no-such-study"], "unknown study");
-    assert_input_error(&lab, &["run", "--workload", "null", "--variant", "x:warp=9"], "warp");
+    assert_input_error(
+        &lab,
+        &["run", "--workload", "null", "--variant", "x:warp=9"],
+        "warp",
+    );
 }
 
 #[test]
 fn malformed_experiment_file() {
     let lab = Lab::new();
     let path = lab.dir.path().join("bad.toml");
-    std::fs::write(&path, "name = \"x\"\nworkload = \"null\"\nrepetitions = \"many\"\n").unwrap();
+    std::fs::write(
+        &path,
+        "name = \"x\"\nworkload = \"null\"\nrepetitions = \"many\"\n",
+    )
+    .unwrap();
     assert_input_error(&lab, &["run", path.to_str().unwrap()], "bad.toml");
     std::fs::write(&path, "this is not toml [").unwrap();
     assert_input_error(&lab, &["run", path.to_str().unwrap()], "bad.toml");
@@ -50,14 +91,21 @@ fn database_of_a_newer_schema_is_refused_untouched() {
     assert!(o.status.success());
     {
         let c = rusqlite::Connection::open(lab.db()).unwrap();
-        c.execute_batch("PRAGMA user_version = 999;").unwrap();
+        c.execute_batch("UPDATE meta SET value = '999' WHERE key = 'schema_version';")
+            .unwrap();
     }
     let before = std::fs::read(lab.db()).unwrap();
-    for args in [&["ls"][..], &["run", "--workload", "null", "--reps", "1"][..]] {
+    for args in [
+        &["ls"][..],
+        &["run", "--workload", "null", "--reps", "1"][..],
+    ] {
         let o = lab.run(args);
         let (_, err) = text(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains("newer"), "{err}");
+        assert!(
+            err.contains("schema version 999") && err.contains("upgrade perflab"),
+            "{err}"
+        );
     }
     assert_eq!(std::fs::read(lab.db()).unwrap(), before);
 }
@@ -76,7 +124,17 @@ fn root_only_knob_without_root() {
         let root = lab.fixture_copy("x86-intel-idle");
         assert_input_error(
             &lab,
-            &["--sysroot", root.to_str().unwrap(), "run", "idle-ipi", "--quick", "--partners", "0", "--variant", "poll-only"],
+            &[
+                "--sysroot",
+                root.to_str().unwrap(),
+                "run",
+                "idle-ipi",
+                "--quick",
+                "--partners",
+                "0",
+                "--variant",
+                "poll-only",
+            ],
             "poll-only",
         );
         return;
@@ -91,8 +149,23 @@ fn root_only_knob_without_root() {
     make_world_traversable(lab.dir.path());
     let before = common::snapshot(&root);
     let o = std::process::Command::new(setpriv)
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_perflab")])
-        .args(["--sysroot", root.to_str().unwrap(), "run", "idle-ipi", "--quick", "--partners", "0", "--variant", "poll-only"])
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            env!("CARGO_BIN_EXE_perflab"),
+        ])
+        .args([
+            "--sysroot",
+            root.to_str().unwrap(),
+            "run",
+            "idle-ipi",
+            "--quick",
+            "--partners",
+            "0",
+            "--variant",
+            "poll-only",
+        ])
         .env("PERFLAB_DB", lab.db())
         .env("PERFLAB_JOURNAL", lab.journal())
         .output()

@@ -15,14 +15,24 @@ fn run_id(stderr: &str) -> String {
 }
 
 fn online_cpus() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 #[test]
 fn idle_ipi_quick_on_this_machine() {
     let lab = Lab::new();
     let out_dir = lab.dir.path().join("summary");
-    let o = lab.run(&["run", "idle-ipi", "--quick", "--reps", "2", "--out", out_dir.to_str().unwrap()]);
+    let o = lab.run(&[
+        "run",
+        "idle-ipi",
+        "--quick",
+        "--reps",
+        "2",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
     let (stdout, err) = text(&o);
     assert!(o.status.success(), "stdout: {stdout}\nstderr: {err}");
     let id = run_id(&err);
@@ -47,7 +57,11 @@ fn idle_ipi_quick_on_this_machine() {
         assert!(rate > 100.0, "implausible rate {rate}");
         // Interrupt telemetry is attached to every number.
         assert!(
-            m["telemetry"].as_array().unwrap().iter().any(|t| t["source"] == "interrupts"),
+            m["telemetry"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["source"] == "interrupts"),
             "{m}"
         );
     }
@@ -85,13 +99,28 @@ fn idle_ipi_on_fixture_trees_runs_both_variants_and_restores_the_tree() {
         let before = common::snapshot(&root);
         let out_dir = lab.dir.path().join("summary");
         let o = lab.run(&[
-            "--sysroot", root.to_str().unwrap(),
-            "run", "idle-ipi", "--quick", "--reps", "2", "--partners", "0,1",
-            "--out", out_dir.to_str().unwrap(),
+            "--sysroot",
+            root.to_str().unwrap(),
+            "run",
+            "idle-ipi",
+            "--quick",
+            "--reps",
+            "2",
+            "--partners",
+            "0,1",
+            "--out",
+            out_dir.to_str().unwrap(),
         ]);
         let (stdout, err) = text(&o);
-        assert!(o.status.success(), "{host}\nstdout: {stdout}\nstderr: {err}");
-        assert_eq!(common::snapshot(&root), before, "{host}: the tree was left changed");
+        assert!(
+            o.status.success(),
+            "{host}\nstdout: {stdout}\nstderr: {err}"
+        );
+        assert_eq!(
+            common::snapshot(&root),
+            before,
+            "{host}: the tree was left changed"
+        );
         let id = run_id(&err);
         let o = lab.run(&["export", &id]);
         let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -99,12 +128,19 @@ fn idle_ipi_on_fixture_trees_runs_both_variants_and_restores_the_tree() {
         assert_eq!(ms.len(), 2 * 2 * 2, "{host}");
         // A B A B at each point, never all of A then all of B.
         let order: Vec<&str> = ms.iter().map(|m| m["variant"].as_str().unwrap()).collect();
-        assert_eq!(&order[..4], &["poll-only", "all", "poll-only", "all"], "{host}");
+        assert_eq!(
+            &order[..4],
+            &["poll-only", "all", "poll-only", "all"],
+            "{host}"
+        );
         assert!(find_summaries(&out_dir).len() == 2, "{host}");
         let o = lab.run(&["show", &id, "--pair", "0,1"]);
         let (out, err) = text(&o);
         assert!(o.status.success(), "{err}");
-        assert!(out.contains("poll-only") && out.contains("Idle State information"), "{out}");
+        assert!(
+            out.contains("poll-only") && out.contains("Idle State information"),
+            "{out}"
+        );
     }
 }
 
@@ -118,9 +154,17 @@ fn sigkill_mid_run_then_restore_leaves_the_tree_byte_identical() {
     let mut child = lab
         .cmd()
         .args([
-            "--sysroot", root.to_str().unwrap(),
-            "run", "--workload", "null", "-p", "sleep=200ms", "--reps", "100",
-            "--variant", "on:fake=1",
+            "--sysroot",
+            root.to_str().unwrap(),
+            "run",
+            "--workload",
+            "null",
+            "-p",
+            "sleep=200ms",
+            "--reps",
+            "100",
+            "--variant",
+            "on:fake=1",
         ])
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -128,7 +172,10 @@ fn sigkill_mid_run_then_restore_leaves_the_tree_byte_identical() {
     let fake = root.join("sys/kernel/perflab_fake");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while std::fs::read_to_string(&fake).unwrap().trim() != "1" {
-        assert!(std::time::Instant::now() < deadline, "the knob was never applied");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the knob was never applied"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     child.kill().unwrap(); // SIGKILL: no chance to restore
@@ -155,7 +202,12 @@ fn find_summaries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         let p = e.unwrap().path();
         if p.is_dir() {
             out.extend(find_summaries(&p));
-        } else if p.file_name().unwrap().to_string_lossy().starts_with("CPUS-") {
+        } else if p
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("CPUS-")
+        {
             out.push(p);
         }
     }

@@ -16,14 +16,25 @@ fn run_id(stderr: &str) -> String {
 #[test]
 fn null_run_is_stored_listed_shown_and_exported() {
     let lab = Lab::new();
-    let o = lab.run(&["run", "--workload", "null", "-p", "value=10,20", "--reps", "3"]);
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "-p",
+        "value=10,20",
+        "--reps",
+        "3",
+    ]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
     let id = run_id(&err);
 
     let o = lab.run(&["ls"]);
     let (out, _) = text(&o);
-    assert!(out.contains("null") && out.contains("complete") && out.contains("6/6"), "{out}");
+    assert!(
+        out.contains("null") && out.contains("complete") && out.contains("6/6"),
+        "{out}"
+    );
 
     let o = lab.run(&["export", &id, "--format", "json"]);
     assert!(o.status.success());
@@ -37,18 +48,33 @@ fn null_run_is_stored_listed_shown_and_exported() {
     let o = lab.run(&["export", &id, "--format", "csv"]);
     let (csv, _) = text(&o);
     assert_eq!(csv.lines().count(), 1 + 6, "{csv}");
-    assert!(csv.lines().next().unwrap().starts_with("run,seq,point,variant"));
+    assert!(csv
+        .lines()
+        .next()
+        .unwrap()
+        .starts_with("run,seq,point,variant"));
 
     let o = lab.run(&["show", &id]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    assert!(out.contains("value=10") && out.contains("value=20"), "{out}");
+    assert!(
+        out.contains("value=10") && out.contains("value=20"),
+        "{out}"
+    );
 }
 
 #[test]
 fn failed_repetitions_are_recorded_as_failures_not_numbers() {
     let lab = Lab::new();
-    let o = lab.run(&["run", "--workload", "null", "-p", "fail_every=2", "--reps", "4"]);
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "-p",
+        "fail_every=2",
+        "--reps",
+        "4",
+    ]);
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let id = run_id(&err);
@@ -61,7 +87,9 @@ fn failed_repetitions_are_recorded_as_failures_not_numbers() {
         .filter(|m| m["status"]["status"] == "failed")
         .collect();
     assert_eq!(failed.len(), 2, "{doc}");
-    assert!(failed.iter().all(|m| m["output"]["metrics"].as_array().unwrap().is_empty()));
+    assert!(failed
+        .iter()
+        .all(|m| m["output"]["metrics"].as_array().unwrap().is_empty()));
 }
 
 #[test]
@@ -69,7 +97,15 @@ fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
     let lab = Lab::new();
     let mut child = lab
         .cmd()
-        .args(["run", "--workload", "null", "-p", "sleep=100ms", "--reps", "30"])
+        .args([
+            "run",
+            "--workload",
+            "null",
+            "-p",
+            "sleep=100ms",
+            "--reps",
+            "30",
+        ])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -100,6 +136,10 @@ fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
     assert_eq!(seqs, (0..30).collect::<Vec<u64>>());
     assert_eq!(doc["run"]["status"], "complete");
     // The measurements from before the interrupt were kept, not redone.
-    let first_started: Vec<f64> = ms.iter().take(before).map(|m| m["started_at"].as_f64().unwrap()).collect();
+    let first_started: Vec<f64> = ms
+        .iter()
+        .take(before)
+        .map(|m| m["started_at"].as_f64().unwrap())
+        .collect();
     assert!(first_started.windows(2).all(|w| w[0] <= w[1]));
 }

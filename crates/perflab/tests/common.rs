@@ -13,7 +13,9 @@ pub struct Lab {
 
 impl Lab {
     pub fn new() -> Self {
-        Self { dir: tempfile::tempdir().expect("tempdir") }
+        Self {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
     }
 
     pub fn db(&self) -> PathBuf {

@@ -23,7 +23,12 @@ impl IdleState {
     /// `POLL` (x86, drivers/cpuidle/poll_state.c) and `snooze` (POWER, pseries/powernv).
     pub fn is_polling(&self) -> bool {
         let n = self.name.to_ascii_lowercase();
-        n == "poll" || n == "snooze" || self.desc.to_ascii_uppercase().starts_with("CPUIDLE CORE POLL")
+        n == "poll"
+            || n == "snooze"
+            || self
+                .desc
+                .to_ascii_uppercase()
+                .starts_with("CPUIDLE CORE POLL")
     }
 }
 

@@ -23,7 +23,10 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>, ParseError> {
             return Err(ParseError::new(1, format!("descending CPU range {part:?}")));
         }
         if hi - lo > 1 << 16 {
-            return Err(ParseError::new(1, format!("CPU range {part:?} is too large")));
+            return Err(ParseError::new(
+                1,
+                format!("CPU range {part:?} is too large"),
+            ));
         }
         cpus.extend(lo..=hi);
     }
@@ -52,7 +55,11 @@ pub fn format_cpu_list(cpus: &[u32]) -> String {
             i += 1;
             end = sorted[i];
         }
-        out.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
         i += 1;
     }
     out.join(",")

@@ -38,10 +38,17 @@ pub struct ParseError {
 
 impl ParseError {
     pub fn new(line: usize, reason: impl Into<String>) -> Self {
-        Self { line, reason: reason.into() }
+        Self {
+            line,
+            reason: reason.into(),
+        }
     }
 
     pub fn at(self, path: PathBuf) -> SysError {
-        SysError::Parse { path, line: self.line, reason: self.reason }
+        SysError::Parse {
+            path,
+            line: self.line,
+            reason: self.reason,
+        }
     }
 }

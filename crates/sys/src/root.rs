@@ -25,7 +25,9 @@ impl Default for SysRoot {
 impl SysRoot {
     /// The running machine.
     pub fn host() -> Self {
-        Self { root: PathBuf::from("/") }
+        Self {
+            root: PathBuf::from("/"),
+        }
     }
 
     /// A captured or fake tree rooted at `root`.

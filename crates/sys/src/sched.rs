@@ -21,9 +21,13 @@ mod tests {
 
     #[test]
     fn finds_migrations() {
-        let text = "cat (1714, #threads: 1)\n----\nse.exec_start : 68973.3\nse.nr_migrations   :   7\n";
+        let text =
+            "cat (1714, #threads: 1)\n----\nse.exec_start : 68973.3\nse.nr_migrations   :   7\n";
         assert_eq!(parse_nr_migrations(text.as_bytes()), Some(7));
         assert_eq!(parse_nr_migrations("nothing here\n".as_bytes()), None);
-        assert_eq!(parse_nr_migrations("se.nr_migrations : x\n".as_bytes()), None);
+        assert_eq!(
+            parse_nr_migrations("se.nr_migrations : x\n".as_bytes()),
+            None
+        );
     }
 }

@@ -33,7 +33,9 @@ impl Topology {
         let mut places = Vec::with_capacity(online.len());
         for &cpu in &online {
             let dir = format!("sys/devices/system/cpu/cpu{cpu}/topology");
-            let package = sys.read_parsed(&format!("{dir}/physical_package_id")).unwrap_or(0);
+            let package = sys
+                .read_parsed(&format!("{dir}/physical_package_id"))
+                .unwrap_or(0);
             let core = sys
                 .read_parsed(&format!("{dir}/core_id"))
                 .unwrap_or(cpu as i64);
@@ -43,7 +45,12 @@ impl Topology {
                 .and_then(|t| parse_cpu_list(&t).ok())
                 .filter(|s| s.contains(&cpu))
                 .unwrap_or_else(|| vec![cpu]);
-            places.push(CpuPlace { cpu, package, core, siblings });
+            places.push(CpuPlace {
+                cpu,
+                package,
+                core,
+                siblings,
+            });
         }
         Ok(Self { online, places })
     }
@@ -80,7 +87,12 @@ impl Topology {
         let mut out = Vec::new();
         for core in self.cores() {
             if core.contains(&anchor) {
-                out.push(core.iter().copied().find(|&c| c != anchor).unwrap_or(anchor));
+                out.push(
+                    core.iter()
+                        .copied()
+                        .find(|&c| c != anchor)
+                        .unwrap_or(anchor),
+                );
             } else {
                 out.push(core[0]);
             }

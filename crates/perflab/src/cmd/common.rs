@@ -13,12 +13,17 @@ pub fn sysroot(g: &Global) -> anyhow::Result<SysRoot> {
     match &g.sysroot {
         None => Ok(SysRoot::host()),
         Some(dir) if dir.is_dir() => Ok(SysRoot::at(dir)),
-        Some(dir) => Err(input(format!("--sysroot {}: not a directory", dir.display()))),
+        Some(dir) => Err(input(format!(
+            "--sysroot {}: not a directory",
+            dir.display()
+        ))),
     }
 }
 
 pub fn journal_path(g: &Global) -> PathBuf {
-    g.journal.clone().unwrap_or_else(perflab_knobs::Journal::default_path)
+    g.journal
+        .clone()
+        .unwrap_or_else(perflab_knobs::Journal::default_path)
 }
 
 pub fn db_path(g: &Global) -> anyhow::Result<PathBuf> {
@@ -78,6 +83,6 @@ mod tests {
     #[test]
     fn utc_formats_known_instants() {
         assert_eq!(super::utc(0.0), "1970-01-01 00:00:00");
-        assert_eq!(super::utc(1_795_000_000.0), "2026-11-18 08:26:40");
+        assert_eq!(super::utc(1_795_000_000.0), "2026-11-18 11:06:40");
     }
 }

@@ -50,7 +50,11 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
                     info.id,
                     measured.len(),
                     measured.join(", "),
-                    if why.is_empty() { String::new() } else { format!(" ({})", why.join("; ")) }
+                    if why.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", why.join("; "))
+                    }
                 ))
             })?,
         };
@@ -83,8 +87,10 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
 
 /// Comparing runs from different setups is allowed, never silent.
 fn print_fingerprint_differences(a: &perflab_store::RunInfo, b: &perflab_store::RunInfo) {
-    let fa: perflab_lab::Fingerprint = serde_json::from_value(a.fingerprint.clone()).unwrap_or_default();
-    let fb: perflab_lab::Fingerprint = serde_json::from_value(b.fingerprint.clone()).unwrap_or_default();
+    let fa: perflab_lab::Fingerprint =
+        serde_json::from_value(a.fingerprint.clone()).unwrap_or_default();
+    let fb: perflab_lab::Fingerprint =
+        serde_json::from_value(b.fingerprint.clone()).unwrap_or_default();
     let diffs = perflab_lab::fingerprint::differences(&fa, &fb);
     if diffs.is_empty() {
         return;

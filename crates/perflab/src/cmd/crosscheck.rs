@@ -41,7 +41,10 @@ fn ctxsw(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
          {} alternating rounds",
         a.rounds
     );
-    println!("{:>7}  {:>16}  {:>16}  {:>7}", "pair", "perflab RT/s", "perf bench RT/s", "ratio");
+    println!(
+        "{:>7}  {:>16}  {:>16}  {:>7}",
+        "pair", "perflab RT/s", "perf bench RT/s", "ratio"
+    );
     let mut ratios = Vec::new();
     for (ca, cb) in pairs {
         let mut rows = Vec::new();
@@ -57,13 +60,20 @@ fn ctxsw(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
         let peer = median(rows.iter().map(|r| r.peer_rate).collect());
         let ratio = ours / peer;
         ratios.push(ratio);
-        println!("{:>7}  {ours:>16.0}  {peer:>16.0}  {ratio:>7.3}", format!("{ca}-{cb}"));
+        println!(
+            "{:>7}  {ours:>16.0}  {peer:>16.0}  {ratio:>7.3}",
+            format!("{ca}-{cb}")
+        );
     }
     let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
     println!(
         "largest deviation {:.1}% ({})",
         worst * 100.0,
-        if worst <= 0.03 { "within ±3%" } else { "outside ±3%" }
+        if worst <= 0.03 {
+            "within ±3%"
+        } else {
+            "outside ±3%"
+        }
     );
     Ok(0)
 }
@@ -81,7 +91,10 @@ fn default_pairs(sys: &perflab_sys::SysRoot) -> anyhow::Result<Vec<(u32, u32)>> 
 fn parse_pair(p: &str) -> anyhow::Result<(u32, u32)> {
     let bad = || input(format!("--pairs {p:?}: expected A,B (two CPU numbers)"));
     let (a, b) = p.split_once(',').ok_or_else(bad)?;
-    Ok((a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?))
+    Ok((
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    ))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -120,7 +133,11 @@ fn runner() -> anyhow::Result<i32> {
         repetitions: 500,
         warmup: 0,
         monitors: None,
-        params: [("noise_pct".to_string(), perflab_lab::spec::ParamInput::One(Scalar::Float(1.0)))].into(),
+        params: [(
+            "noise_pct".to_string(),
+            perflab_lab::spec::ParamInput::One(Scalar::Float(1.0)),
+        )]
+        .into(),
         variants: vec![variant("a", 100.0), variant("b", 101.0)],
         compare: Default::default(),
     };
@@ -152,7 +169,10 @@ fn runner() -> anyhow::Result<i32> {
     )?;
     let compare_s = t1.elapsed().as_secs_f64();
     let rss_mb = peak_rss_kb() as f64 / 1024.0;
-    println!("runner overhead over {} null measurements with default monitors:", outcome.recorded);
+    println!(
+        "runner overhead over {} null measurements with default monitors:",
+        outcome.recorded
+    );
     println!("  wall {wall:.3} s, in the workload {in_workload:.3} s");
     println!(
         "  overhead per measurement {:.3} ms (target < 5 ms)",

@@ -13,9 +13,10 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
     let info = store.run(a.run)?;
     let ms = store.measurements(a.run)?;
     let mut out: Box<dyn Write> = match &a.output {
-        Some(p) => Box::new(std::fs::File::create(p).map_err(|e| {
-            crate::exit::input(format!("{}: cannot create: {e}", p.display()))
-        })?),
+        Some(p) => Box::new(
+            std::fs::File::create(p)
+                .map_err(|e| crate::exit::input(format!("{}: cannot create: {e}", p.display())))?,
+        ),
         None => Box::new(std::io::stdout().lock()),
     };
     match a.format {
@@ -27,8 +28,19 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
         ExportFormat::Csv => {
             let mut w = csv::Writer::from_writer(out);
             w.write_record([
-                "run", "seq", "point", "variant", "rep", "params", "status", "metric", "value",
-                "unit", "started_at", "elapsed_s", "error",
+                "run",
+                "seq",
+                "point",
+                "variant",
+                "rep",
+                "params",
+                "status",
+                "metric",
+                "value",
+                "unit",
+                "started_at",
+                "elapsed_s",
+                "error",
             ])?;
             for m in &ms {
                 let (status, err) = match &m.status {
@@ -46,7 +58,11 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
                 if m.output.metrics.is_empty() {
                     let mut row = base.to_vec();
                     row.extend([status.into(), String::new(), String::new(), String::new()]);
-                    row.extend([m.started_at.to_string(), m.elapsed_s.to_string(), err.clone()]);
+                    row.extend([
+                        m.started_at.to_string(),
+                        m.elapsed_s.to_string(),
+                        err.clone(),
+                    ]);
                     w.write_record(&row)?;
                 }
                 for metric in &m.output.metrics {

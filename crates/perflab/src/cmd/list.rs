@@ -11,10 +11,22 @@ pub fn run() -> anyhow::Result<i32> {
     println!("\nWorkloads (perflab run --workload NAME -p param=value):");
     for w in perflab_workloads::registry() {
         let info = w.info();
-        println!("  {:<12} {}", info.name, info.help.lines().next().unwrap_or(""));
+        println!(
+            "  {:<12} {}",
+            info.name,
+            info.help.lines().next().unwrap_or("")
+        );
         for p in info.params {
-            let default = p.default.map(|d| format!(" [default: {d}]")).unwrap_or_default();
-            println!("      {:<12} {} ({}){default}", p.name, p.help, p.kind_text());
+            let default = p
+                .default
+                .map(|d| format!(" [default: {d}]"))
+                .unwrap_or_default();
+            println!(
+                "      {:<12} {} ({}){default}",
+                p.name,
+                p.help,
+                p.kind_text()
+            );
         }
     }
     println!("\nMonitors (--monitors a,b):");

@@ -19,7 +19,10 @@ pub fn run(g: &Global, a: LsArgs) -> anyhow::Result<i32> {
         "run", "created (UTC)", "study", "status", "done/plan", "host"
     );
     for r in runs {
-        let host = r.fingerprint["hostname"].as_str().unwrap_or("?").to_string();
+        let host = r.fingerprint["hostname"]
+            .as_str()
+            .unwrap_or("?")
+            .to_string();
         println!(
             "{:>4}  {:<19}  {:<12}  {:<11}  {:>9}  {:<20}  {}",
             r.id,

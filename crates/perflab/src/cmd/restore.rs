@@ -8,11 +8,18 @@ pub fn run(g: &Global, a: RestoreArgs) -> anyhow::Result<i32> {
     let path = common::journal_path(g);
     let pending = perflab_knobs::pending(&path)?;
     if pending.is_empty() {
-        println!("nothing to restore ({} has no pending settings)", path.display());
+        println!(
+            "nothing to restore ({} has no pending settings)",
+            path.display()
+        );
         return Ok(0);
     }
     if a.dry_run {
-        println!("{} setting(s) would be restored from {}:", pending.len(), path.display());
+        println!(
+            "{} setting(s) would be restored from {}:",
+            pending.len(),
+            path.display()
+        );
         for e in &pending {
             println!("  {}", e.describe());
         }
@@ -22,5 +29,9 @@ pub fn run(g: &Global, a: RestoreArgs) -> anyhow::Result<i32> {
     for line in report.lines() {
         println!("{line}");
     }
-    Ok(if report.is_clean() { 0 } else { crate::exit::FAILURE })
+    Ok(if report.is_clean() {
+        0
+    } else {
+        crate::exit::FAILURE
+    })
 }

@@ -23,7 +23,10 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
     let spec = build_spec(&a)?;
     let prepared = perflab_lab::prepare(&spec, &sys)?;
     for u in &prepared.unavailable {
-        eprintln!("variant {} is unavailable on this machine: {}", u.variant, u.reason);
+        eprintln!(
+            "variant {} is unavailable on this machine: {}",
+            u.variant, u.reason
+        );
     }
     if a.dry_run {
         print_plan(&prepared)?;
@@ -50,7 +53,10 @@ fn execute(
         label: None,
     };
     let info = store.run(id)?;
-    let metric = info.spec["primary_metric"].as_str().unwrap_or("").to_string();
+    let metric = info.spec["primary_metric"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
     let mut reporter = Reporter::new(&metric);
     let outcome = perflab_lab::execute(store, id, &opts, &mut reporter)?;
     eprintln!(
@@ -112,7 +118,11 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
             .ok_or_else(|| input(format!("--param {p:?}: expected NAME=VALUE")))?;
         let k = k.trim().to_string();
         let value = if v.contains(',') {
-            ParamInput::List(v.split(',').map(|s| Scalar::Str(s.trim().to_string())).collect())
+            ParamInput::List(
+                v.split(',')
+                    .map(|s| Scalar::Str(s.trim().to_string()))
+                    .collect(),
+            )
         } else {
             ParamInput::One(Scalar::Str(v.trim().to_string()))
         };
@@ -124,10 +134,12 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
         (None, false) => None,
     };
     if let Some(d) = duration {
-        spec.params.insert("duration".into(), ParamInput::One(Scalar::Str(d)));
+        spec.params
+            .insert("duration".into(), ParamInput::One(Scalar::Str(d)));
     }
     if let Some(cpu) = a.anchor {
-        spec.params.insert("cpu_a".into(), ParamInput::One(Scalar::Int(cpu as i64)));
+        spec.params
+            .insert("cpu_a".into(), ParamInput::One(Scalar::Int(cpu as i64)));
     }
     if let Some(p) = &a.partners {
         let input_value = match p.as_str() {
@@ -164,7 +176,8 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
             }
         }
     }
-    spec.check().map_err(|e| input(format!("{}: {e}", spec.name)))?;
+    spec.check()
+        .map_err(|e| input(format!("{}: {e}", spec.name)))?;
     Ok(spec)
 }
 
@@ -218,7 +231,13 @@ fn print_plan(p: &perflab_lab::Prepared) -> anyhow::Result<()> {
         plan.len()
     );
     for m in plan.iter().take(20) {
-        println!("  #{:<4} [{}] rep {}  {}", m.seq, m.variant, m.rep, m.params.describe());
+        println!(
+            "  #{:<4} [{}] rep {}  {}",
+            m.seq,
+            m.variant,
+            m.rep,
+            m.params.describe()
+        );
     }
     if plan.len() > 20 {
         println!("  … {} more", plan.len() - 20);

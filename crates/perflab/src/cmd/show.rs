@@ -39,7 +39,10 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
 fn parse_pair(p: &str) -> anyhow::Result<(u32, u32)> {
     let bad = || input(format!("--pair {p:?}: expected A,B (two CPU numbers)"));
     let (a, b) = p.split_once(',').ok_or_else(bad)?;
-    Ok((a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?))
+    Ok((
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    ))
 }
 
 /// The drill-down of one pair: against the baseline where two variants were measured,
@@ -48,7 +51,8 @@ fn pair_text(info: &RunInfo, ms: &[MeasurementRecord], a: u32, b: u32) -> anyhow
     let variants = report::measured_variants(ms);
     match baseline_and_other(info, &variants) {
         Some((base, other)) => {
-            let table = report::compare_variants(info, ms, &base, &other, None, &StatsConfig::default())?;
+            let table =
+                report::compare_variants(info, ms, &base, &other, None, &StatsConfig::default())?;
             Ok(report::render_pair(info, ms, &table, a, b)?)
         }
         None => {
@@ -87,9 +91,17 @@ fn print_header(info: &RunInfo) {
         info.done,
         info.planned,
         info.failed,
-        info.label.as_ref().map(|l| format!("  label {l:?}")).unwrap_or_default()
+        info.label
+            .as_ref()
+            .map(|l| format!("  label {l:?}"))
+            .unwrap_or_default()
     );
-    println!("host {}  kernel {}  {}", s("hostname"), s("kernel"), s("cpu_model"));
+    println!(
+        "host {}  kernel {}  {}",
+        s("hostname"),
+        s("kernel"),
+        s("cpu_model")
+    );
     println!(
         "cpus {} ({} cores x {} threads)  idle {} / {}  cpufreq {}  isolated {}  thp {}",
         s("online_cpus"),
@@ -123,14 +135,19 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
     let ms = store.measurements(id)?;
     let cfg = StatsConfig::default();
     let measured = report::measured_variants(&ms);
-    let pairs = ms.iter().any(|m| m.params.get("cpu_a").is_some() && m.params.get("cpu_b").is_some());
+    let pairs = ms
+        .iter()
+        .any(|m| m.params.get("cpu_a").is_some() && m.params.get("cpu_b").is_some());
     let buckets = match info.spec["compare"]["buckets"].as_array() {
         Some(edges) => Buckets::new(edges.iter().filter_map(|e| e.as_f64()).collect())?,
         None => Buckets::default(),
     };
-    let wants_drilldown = info.spec["compare"]["drilldown"].as_bool().unwrap_or(false) || out.is_some();
+    let wants_drilldown =
+        info.spec["compare"]["drilldown"].as_bool().unwrap_or(false) || out.is_some();
     let default_dir = format!("perflab-{}-{}", info.study, id);
-    let dir = out.map(Path::to_path_buf).unwrap_or_else(|| default_dir.into());
+    let dir = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| default_dir.into());
     println!();
     match baseline_and_other(&info, &measured) {
         Some((base, _)) => {
