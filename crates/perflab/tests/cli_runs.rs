@@ -95,7 +95,7 @@ fn failed_repetitions_are_recorded_as_failures_not_numbers() {
 #[test]
 fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
     let lab = Lab::new();
-    let mut child = lab
+    let child = lab
         .cmd()
         .args([
             "run",
