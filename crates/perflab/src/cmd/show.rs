@@ -154,7 +154,7 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
             for other in measured.iter().filter(|v| **v != base) {
                 let table = report::compare_variants(&info, &ms, &base, other, None, &cfg)?;
                 print!("{}", table.render_text());
-                if pairs {
+                if pairs && wants_drilldown {
                     println!();
                     print!("{}", report::distribution(&table, &buckets).render_text());
                 }

@@ -8,7 +8,6 @@
 
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
