@@ -98,6 +98,20 @@ pub fn expand(
             points.len()
         )));
     }
+    for v in &spec.effective_variants() {
+        for name in v.params.keys() {
+            if axes
+                .iter()
+                .any(|(axis, values)| axis == name && values.len() > 1)
+            {
+                return Err(LabError::Input(format!(
+                    "variant {:?} sets parameter {name}, which is a grid axis; \
+                     a variant may only set parameters with one value",
+                    v.name
+                )));
+            }
+        }
+    }
     let monitors = match &spec.monitors {
         Some(m) => m.clone(),
         None => default_monitors.iter().map(|s| s.to_string()).collect(),

@@ -38,6 +38,13 @@ pub fn code(err: &anyhow::Error) -> i32 {
                 _ => FAILURE,
             };
         }
+        if let Some(r) = cause.downcast_ref::<perflab_report::ReportError>() {
+            use perflab_report::ReportError::*;
+            return match r {
+                Write { .. } | Json(_) => FAILURE,
+                _ => INPUT,
+            };
+        }
         if let Some(s) = cause.downcast_ref::<perflab_store::StoreError>() {
             return if s.is_input() { INPUT } else { FAILURE };
         }

@@ -143,3 +143,119 @@ fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
         .collect();
     assert!(first_started.windows(2).all(|w| w[0] <= w[1]));
 }
+
+#[test]
+fn experiment_file_with_variant_parameters_and_run_against_run_comparison() {
+    let lab = Lab::new();
+    let file = lab.dir.path().join("exp.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "nulls"
+workload = "null"
+repetitions = 6
+[params]
+noise_pct = [0.5, 0.6]
+[[variants]]
+name = "low"
+params = { value = 100 }
+[[variants]]
+name = "high"
+params = { value = 110 }
+[compare]
+baseline = "low"
+"#,
+    )
+    .unwrap();
+    let o = lab.run(&["run", file.to_str().unwrap(), "--label", "first"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    // The variant comparison is printed at the end: +10% at p < 0.05, "better".
+    assert!(out.contains("better") && out.contains("+10.0"), "{out}");
+    let first = run_id(&err);
+
+    let o = lab.run(&["run", file.to_str().unwrap(), "--label", "second"]);
+    let second = run_id(&text(&o).1);
+    let o = lab.run(&["compare", &first, &second]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    // Same workload, same values: every matched row is within noise.
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("noise_pct="))
+        .collect();
+    assert_eq!(rows.len(), 4, "{out}");
+    assert!(rows.iter().all(|r| r.trim_end().ends_with('~')), "{out}");
+
+    let o = lab.run(&[
+        "compare",
+        &first,
+        "--variants",
+        "low,high",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = doc["comparison"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+
+    let o = lab.run(&["compare", &first, "--variants", "low,nope"]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+    let o = lab.run(&["compare", &first, "--buckets", "5,2"]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+}
+
+#[test]
+fn sigterm_and_sighup_restore_knobs_before_exiting() {
+    for signal in [libc::SIGTERM, libc::SIGHUP] {
+        let lab = Lab::new();
+        let root = lab.fixture_copy("kvm-2vcpu");
+        std::fs::create_dir_all(root.join("sys/kernel")).unwrap();
+        std::fs::write(root.join("sys/kernel/perflab_fake"), "0\n").unwrap();
+        let before = common::snapshot(&root);
+        let child = lab
+            .cmd()
+            .args([
+                "--sysroot",
+                root.to_str().unwrap(),
+                "run",
+                "--workload",
+                "null",
+                "-p",
+                "sleep=100ms",
+                "--reps",
+                "100",
+                "--variant",
+                "on:fake=1",
+            ])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let fake = root.join("sys/kernel/perflab_fake");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::fs::read_to_string(&fake).unwrap().trim() != "1" {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the knob was never applied"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // SAFETY: sending a signal to our own child.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(130),
+            "signal {signal}: {:?}",
+            text(&o)
+        );
+        assert_eq!(
+            common::snapshot(&root),
+            before,
+            "signal {signal} left the tree changed"
+        );
+        let o = lab.run(&["restore"]);
+        assert!(text(&o).0.contains("nothing to restore"), "{:?}", text(&o));
+    }
+}
