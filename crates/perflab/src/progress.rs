@@ -15,10 +15,12 @@ pub struct Reporter {
     started: Instant,
     last_line: Instant,
     metric: String,
+    /// Parameters that differ between points: the only ones worth a progress line.
+    varying: Vec<String>,
 }
 
 impl Reporter {
-    pub fn new(metric: &str) -> Self {
+    pub fn new(metric: &str, varying: Vec<String>) -> Self {
         Self {
             bar: None,
             total: 0,
@@ -26,6 +28,7 @@ impl Reporter {
             started: Instant::now(),
             last_line: Instant::now(),
             metric: metric.to_string(),
+            varying,
         }
     }
 
@@ -72,9 +75,14 @@ impl Progress for Reporter {
                 .unwrap_or_default(),
             MeasurementStatus::Failed(e) => format!("FAILED: {e}"),
         };
+        let point: Vec<String> = self
+            .varying
+            .iter()
+            .filter_map(|k| rec.params.get(k).map(|v| format!("{k}={v}")))
+            .collect();
         let line = format!(
             "{} [{}] rep {}: {what}",
-            rec.params.describe(),
+            point.join(" "),
             rec.variant,
             rec.rep
         );

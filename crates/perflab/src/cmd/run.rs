@@ -57,7 +57,7 @@ fn execute(
         .as_str()
         .unwrap_or("")
         .to_string();
-    let mut reporter = Reporter::new(&metric);
+    let mut reporter = Reporter::new(&metric, varying_params(&info.spec));
     let outcome = perflab_lab::execute(store, id, &opts, &mut reporter)?;
     eprintln!(
         "run {}: {} ({} measured this session, {} failed, {} left)",
@@ -243,4 +243,17 @@ fn print_plan(p: &perflab_lab::Prepared) -> anyhow::Result<()> {
         println!("  … {} more", plan.len() - 20);
     }
     Ok(())
+}
+
+/// Names of the parameters whose value differs between the points of a stored spec.
+fn varying_params(spec: &serde_json::Value) -> Vec<String> {
+    let points = spec["points"].as_array().cloned().unwrap_or_default();
+    let Some(first) = points.first().and_then(|p| p.as_object()) else {
+        return Vec::new();
+    };
+    first
+        .iter()
+        .filter(|(k, v)| points.iter().any(|p| p.get(k.as_str()) != Some(*v)))
+        .map(|(k, _)| k.clone())
+        .collect()
 }
