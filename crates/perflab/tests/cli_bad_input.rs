@@ -122,21 +122,9 @@ fn root_only_knob_without_root() {
         // As an ordinary user the knob is simply not writable: the same path as below.
         let lab = Lab::new();
         let root = lab.fixture_copy("x86-intel-idle");
-        assert_input_error(
-            &lab,
-            &[
-                "--sysroot",
-                root.to_str().unwrap(),
-                "run",
-                "idle-ipi",
-                "--quick",
-                "--partners",
-                "0",
-                "--variant",
-                "poll-only",
-            ],
-            "poll-only",
-        );
+        let args = common::poll_only_args(&root);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_input_error(&lab, &args, "poll-only");
         return;
     }
     // As root, drop to nobody for the command: the fixture copy stays root-owned.
@@ -155,17 +143,7 @@ fn root_only_knob_without_root() {
             "--clear-groups",
             env!("CARGO_BIN_EXE_perflab"),
         ])
-        .args([
-            "--sysroot",
-            root.to_str().unwrap(),
-            "run",
-            "idle-ipi",
-            "--quick",
-            "--partners",
-            "0",
-            "--variant",
-            "poll-only",
-        ])
+        .args(common::poll_only_args(&root))
         .env("PERFLAB_DB", lab.db())
         .env("PERFLAB_JOURNAL", lab.journal())
         .output()

@@ -4,15 +4,7 @@
 
 mod common;
 
-use common::{text, Lab};
-
-fn run_id(stderr: &str) -> String {
-    stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("run ").and_then(|r| r.split(':').next()))
-        .expect("a run id on stderr")
-        .to_string()
-}
+use common::{run_id, text, Lab};
 
 fn online_cpus() -> usize {
     std::thread::available_parallelism()
@@ -147,39 +139,10 @@ fn idle_ipi_on_fixture_trees_runs_both_variants_and_restores_the_tree() {
 #[test]
 fn sigkill_mid_run_then_restore_leaves_the_tree_byte_identical() {
     let lab = Lab::new();
-    let root = lab.fixture_copy("x86-intel-idle");
-    std::fs::create_dir_all(root.join("sys/kernel")).unwrap();
-    std::fs::write(root.join("sys/kernel/perflab_fake"), "0\n").unwrap();
-    let before = common::snapshot(&root);
-    let mut child = lab
-        .cmd()
-        .args([
-            "--sysroot",
-            root.to_str().unwrap(),
-            "run",
-            "--workload",
-            "null",
-            "-p",
-            "sleep=200ms",
-            "--reps",
-            "100",
-            "--variant",
-            "on:fake=1",
-        ])
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let fake = root.join("sys/kernel/perflab_fake");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while std::fs::read_to_string(&fake).unwrap().trim() != "1" {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the knob was never applied"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.kill().unwrap(); // SIGKILL: no chance to restore
-    child.wait().unwrap();
+    let mut run = lab.start_fake_knob_run(std::process::Stdio::null());
+    run.child.kill().unwrap(); // SIGKILL: no chance to restore
+    run.child.wait().unwrap();
+    let (root, before) = (run.root, run.before);
     assert_ne!(common::snapshot(&root), before);
 
     // Every start warns while the journal is pending.

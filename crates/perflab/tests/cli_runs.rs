@@ -3,15 +3,7 @@
 
 mod common;
 
-use common::{text, Lab};
-
-fn run_id(stderr: &str) -> String {
-    stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("run ").and_then(|r| r.split(':').next()))
-        .expect("a run id on stderr")
-        .to_string()
-}
+use common::{run_id, text, Lab};
 
 #[test]
 fn null_run_is_stored_listed_shown_and_exported() {
@@ -210,37 +202,8 @@ baseline = "low"
 fn sigterm_and_sighup_restore_knobs_before_exiting() {
     for signal in [libc::SIGTERM, libc::SIGHUP] {
         let lab = Lab::new();
-        let root = lab.fixture_copy("kvm-2vcpu");
-        std::fs::create_dir_all(root.join("sys/kernel")).unwrap();
-        std::fs::write(root.join("sys/kernel/perflab_fake"), "0\n").unwrap();
-        let before = common::snapshot(&root);
-        let child = lab
-            .cmd()
-            .args([
-                "--sysroot",
-                root.to_str().unwrap(),
-                "run",
-                "--workload",
-                "null",
-                "-p",
-                "sleep=100ms",
-                "--reps",
-                "100",
-                "--variant",
-                "on:fake=1",
-            ])
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let fake = root.join("sys/kernel/perflab_fake");
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while std::fs::read_to_string(&fake).unwrap().trim() != "1" {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the knob was never applied"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let run = lab.start_fake_knob_run(std::process::Stdio::piped());
+        let (root, before, child) = (run.root, run.before, run.child);
         // SAFETY: sending a signal to our own child.
         unsafe { libc::kill(child.id() as i32, signal) };
         let o = child.wait_with_output().unwrap();

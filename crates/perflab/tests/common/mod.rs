@@ -100,3 +100,81 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// The run number a `perflab run` printed on stderr (`run 3: ...`).
+pub fn run_id(stderr: &str) -> String {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("run ").and_then(|r| r.split(':').next()))
+        .expect("a run id on stderr")
+        .to_string()
+}
+
+/// A long null-workload run whose one variant sets the fake knob in a writable copy of
+/// the kvm fixture tree; returns once the knob is applied, with the tree's state before.
+pub struct FakeKnobRun {
+    pub root: PathBuf,
+    pub before: BTreeMap<PathBuf, Vec<u8>>,
+    pub child: std::process::Child,
+}
+
+impl Lab {
+    pub fn start_fake_knob_run(&self, stderr: std::process::Stdio) -> FakeKnobRun {
+        let root = self.fixture_copy("kvm-2vcpu");
+        std::fs::create_dir_all(root.join("sys/kernel")).unwrap();
+        let fake = root.join("sys/kernel/perflab_fake");
+        std::fs::write(&fake, "0\n").unwrap();
+        let before = snapshot(&root);
+        let child = self
+            .cmd()
+            .args([
+                "--sysroot",
+                root.to_str().unwrap(),
+                "run",
+                "--workload",
+                "null",
+            ])
+            .args([
+                "-p",
+                "sleep=100ms",
+                "--reps",
+                "100",
+                "--variant",
+                "on:fake=1",
+            ])
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::fs::read_to_string(&fake).unwrap().trim() != "1" {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the knob was never applied"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        FakeKnobRun {
+            root,
+            before,
+            child,
+        }
+    }
+}
+
+/// `perflab --sysroot ROOT run idle-ipi --quick --partners 0 --variant poll-only`.
+pub fn poll_only_args(root: &Path) -> Vec<String> {
+    let root = root.to_str().unwrap();
+    [
+        "--sysroot",
+        root,
+        "run",
+        "idle-ipi",
+        "--quick",
+        "--partners",
+        "0",
+        "--variant",
+        "poll-only",
+    ]
+    .map(String::from)
+    .to_vec()
+}
