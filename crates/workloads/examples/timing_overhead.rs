@@ -24,6 +24,18 @@ fn main() {
         "clock_gettime(CLOCK_MONOTONIC): {per_call:.1} ns per call (sink {})",
         sink % 10
     );
+    // What ctxsw adds per round trip with rtt_every=1: one clock read and one record.
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
+        .expect("histogram bounds");
+    let t0 = perflab_core::monotonic_ns();
+    let mut prev = t0;
+    for _ in 0..n {
+        let t = perflab_core::monotonic_ns();
+        h.saturating_record(t - prev + 5000);
+        prev = t;
+    }
+    let per_step = (perflab_core::monotonic_ns() - t0) as f64 / n as f64;
+    println!("clock read + histogram record: {per_step:.1} ns per round trip");
     let settings = ["1", "64", "0"];
     let mut rates: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for rep in 0..reps {

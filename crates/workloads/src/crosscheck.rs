@@ -10,9 +10,14 @@
 //! - `a == b`: `taskset -c a`, which pins everything, as ctxsw does;
 //! - `a != b`: `taskset -c a,b`, then, as soon as both worker threads show up in
 //!   `/proc/<pid>/task`, each is pinned by its tid (the first-created worker, which reads
-//!   first, to `b` like ctxsw's pong; the second to `a`). Until then, a few ms at most
-//!   (reported in `peer_pinned_after_ms`), the scheduler may place both on one CPU. The
-//!   peer's loop count is sized from a short calibration run so it lasts `duration_s`.
+//!   first, to `b` like ctxsw's pong; the second to `a`). `/proc` is polled every 0.2 ms,
+//!   so the workers run unpinned (both possibly on one CPU) for well under a millisecond
+//!   of a multi-second run. `peer_pinned_after_ms` counts from spawning taskset and so
+//!   includes perf's own start-up (9–12 ms here).
+//!
+//! The peer's loop count is sized from a short calibration run (10 000 loops) so that it
+//! lasts about `duration_s`; perf's time includes creating and joining its threads, which
+//! is negligible at that length.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
