@@ -29,8 +29,7 @@ fn idle_ipi_quick_on_this_machine() {
     assert!(o.status.success(), "stdout: {stdout}\nstderr: {err}");
     let id = run_id(&err);
 
-    let o = lab.run(&["export", &id]);
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc = lab.export(&id);
     let run = &doc["run"];
     assert_eq!(run["study"], "idle-ipi");
     assert_eq!(run["status"], "complete");
@@ -114,8 +113,7 @@ fn idle_ipi_on_fixture_trees_runs_both_variants_and_restores_the_tree() {
             "{host}: the tree was left changed"
         );
         let id = run_id(&err);
-        let o = lab.run(&["export", &id]);
-        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let doc = lab.export(&id);
         let ms = doc["measurements"].as_array().unwrap();
         assert_eq!(ms.len(), 2 * 2 * 2, "{host}");
         // A B A B at each point, never all of A then all of B.

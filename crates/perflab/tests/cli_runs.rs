@@ -28,9 +28,7 @@ fn null_run_is_stored_listed_shown_and_exported() {
         "{out}"
     );
 
-    let o = lab.run(&["export", &id, "--format", "json"]);
-    assert!(o.status.success());
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc = lab.export(&id);
     let ms = doc["measurements"].as_array().unwrap();
     assert_eq!(ms.len(), 6);
     // The stored spec is the fully expanded one: both grid points are explicit.
@@ -70,8 +68,7 @@ fn failed_repetitions_are_recorded_as_failures_not_numbers() {
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let id = run_id(&err);
-    let o = lab.run(&["export", &id]);
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc = lab.export(&id);
     let failed: Vec<_> = doc["measurements"]
         .as_array()
         .unwrap()
@@ -110,8 +107,7 @@ fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
     assert!(err.contains("perflab run --resume"), "{err}");
     let id = run_id(&err);
 
-    let o = lab.run(&["export", &id]);
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc = lab.export(&id);
     let before = doc["measurements"].as_array().unwrap().len();
     assert!(before > 0 && before < 30, "measured {before}");
     assert_eq!(doc["run"]["status"], "interrupted");
@@ -119,8 +115,7 @@ fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
     let o = lab.run(&["run", "--resume", &id]);
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    let o = lab.run(&["export", &id]);
-    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc = lab.export(&id);
     let ms = doc["measurements"].as_array().unwrap();
     assert_eq!(ms.len(), 30);
     let mut seqs: Vec<u64> = ms.iter().map(|m| m["seq"].as_u64().unwrap()).collect();

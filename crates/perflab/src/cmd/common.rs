@@ -41,6 +41,16 @@ pub fn read_store(g: &Global) -> anyhow::Result<Store> {
     Ok(Store::open_existing(db_path(g)?)?)
 }
 
+/// A CPU pair given as `A,B`; `flag` names the option in the error.
+pub fn parse_pair(flag: &str, p: &str) -> anyhow::Result<(u32, u32)> {
+    let bad = || input(format!("{flag} {p:?}: expected A,B (two CPU numbers)"));
+    let (a, b) = p.split_once(',').ok_or_else(bad)?;
+    Ok((
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
 /// Every start warns while a journal of unrestored settings is pending.
 pub fn warn_pending_journal(g: &Global) {
     let path = journal_path(g);

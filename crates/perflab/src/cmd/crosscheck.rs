@@ -33,7 +33,7 @@ fn ctxsw(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
     } else {
         a.pairs
             .iter()
-            .map(|p| parse_pair(p))
+            .map(|p| common::parse_pair("--pairs", p))
             .collect::<anyhow::Result<Vec<_>>>()?
     };
     println!(
@@ -86,15 +86,6 @@ fn default_pairs(sys: &perflab_sys::SysRoot) -> anyhow::Result<Vec<(u32, u32)>> 
         pairs.push((anchor, other[0]));
     }
     Ok(pairs)
-}
-
-fn parse_pair(p: &str) -> anyhow::Result<(u32, u32)> {
-    let bad = || input(format!("--pairs {p:?}: expected A,B (two CPU numbers)"));
-    let (a, b) = p.split_once(',').ok_or_else(bad)?;
-    Ok((
-        a.trim().parse().map_err(|_| bad())?,
-        b.trim().parse().map_err(|_| bad())?,
-    ))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

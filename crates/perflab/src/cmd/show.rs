@@ -16,7 +16,7 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     let info = store.run(a.run)?;
     let ms = store.measurements(a.run)?;
     if let Some(pair) = &a.pair {
-        let (x, y) = parse_pair(pair)?;
+        let (x, y) = common::parse_pair("--pair", pair)?;
         println!("{}", pair_text(&info, &ms, x, y)?);
         return Ok(0);
     }
@@ -34,15 +34,6 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     println!();
     print!("{}", summary.render_text());
     Ok(0)
-}
-
-fn parse_pair(p: &str) -> anyhow::Result<(u32, u32)> {
-    let bad = || input(format!("--pair {p:?}: expected A,B (two CPU numbers)"));
-    let (a, b) = p.split_once(',').ok_or_else(bad)?;
-    Ok((
-        a.trim().parse().map_err(|_| bad())?,
-        b.trim().parse().map_err(|_| bad())?,
-    ))
 }
 
 /// The drill-down of one pair: against the baseline where two variants were measured,

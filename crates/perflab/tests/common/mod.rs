@@ -38,6 +38,13 @@ impl Lab {
         self.cmd().args(args).output().expect("run perflab")
     }
 
+    /// `perflab export RUN` as JSON.
+    pub fn export(&self, id: &str) -> serde_json::Value {
+        let o = self.run(&["export", id]);
+        assert!(o.status.success(), "{:?}", text(&o));
+        serde_json::from_slice(&o.stdout).expect("export prints JSON")
+    }
+
     /// A writable copy of `tests/fixtures/<name>` inside this lab.
     pub fn fixture_copy(&self, name: &str) -> PathBuf {
         let src = fixtures().join(name);
