@@ -9,6 +9,7 @@
 use std::io::BufRead;
 
 use crate::error::{ParseError, SysError};
+use crate::percpu_table::{column, parse_table, saturating_sum, RawRow};
 use crate::root::SysRoot;
 
 /// One row of `/proc/interrupts`.
@@ -29,7 +30,7 @@ pub struct IrqRow {
 impl IrqRow {
     /// Sum over all columns (or the single total).
     pub fn total(&self) -> u64 {
-        self.counts.iter().fold(0u64, |a, &c| a.saturating_add(c))
+        saturating_sum(&self.counts)
     }
 }
 
@@ -44,7 +45,7 @@ pub struct Interrupts {
 impl Interrupts {
     /// Column index of a CPU, if the header lists it (it is online).
     pub fn column(&self, cpu: u32) -> Option<usize> {
-        self.cpus.iter().position(|&c| c == cpu)
+        column(&self.cpus, cpu)
     }
 
     /// The count of a row on a CPU; `None` for an offline CPU or a total-only row.
@@ -61,93 +62,37 @@ impl Interrupts {
     }
 }
 
-/// Parses a header line of `CPU<n>` words (shared with /proc/softirqs).
-pub(crate) fn parse_cpu_header(line: &str, line_no: usize) -> Result<Vec<u32>, ParseError> {
-    let mut cpus = Vec::new();
-    for word in line.split_whitespace() {
-        let n = word
-            .strip_prefix("CPU")
-            .and_then(|n| n.parse::<u32>().ok())
-            .ok_or_else(|| {
-                ParseError::new(line_no, format!("header word {word:?} is not CPU<n>"))
-            })?;
-        cpus.push(n);
-    }
-    if cpus.is_empty() {
-        return Err(ParseError::new(line_no, "header lists no CPUs"));
-    }
-    Ok(cpus)
-}
-
-/// Splits a row into its name and up to `max` leading counts, and the remaining words.
-pub(crate) fn split_row(line: &str, max: usize) -> Option<(String, Vec<u64>, Vec<&str>)> {
-    let (name, rest) = line.split_once(':')?;
-    let name = name.trim();
-    if name.is_empty() || name.contains(char::is_whitespace) {
-        return None;
-    }
-    let mut words = rest.split_whitespace().peekable();
-    let mut counts = Vec::new();
-    while counts.len() < max {
-        match words.peek().and_then(|w| w.parse::<u64>().ok()) {
-            Some(v) => {
-                counts.push(v);
-                words.next();
-            }
-            None => break,
-        }
-    }
-    Some((name.to_string(), counts, words.collect()))
-}
-
 /// Parses `/proc/interrupts`. The first non-empty line must be the CPU header; a row that
 /// has no `name:` is an error, since it means the format is not what perflab expects.
 pub fn parse_interrupts(reader: impl BufRead) -> Result<Interrupts, ParseError> {
-    let mut out = Interrupts::default();
-    let mut have_header = false;
-    for (i, line) in reader.lines().enumerate() {
-        let line_no = i + 1;
-        let line = line.map_err(|e| ParseError::new(line_no, format!("read error: {e}")))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        if !have_header {
-            out.cpus = parse_cpu_header(&line, line_no)?;
-            have_header = true;
-            continue;
-        }
-        let (name, counts, rest) = split_row(&line, out.cpus.len())
-            .ok_or_else(|| ParseError::new(line_no, format!("row without a name: {line:?}")))?;
+    let table = parse_table(reader, |row, line_no, ncpu| {
+        let RawRow { name, counts, rest } = row;
         if counts.is_empty() {
             return Err(ParseError::new(
                 line_no,
                 format!("row {name:?} has no counts"),
             ));
         }
-        let per_cpu = counts.len() == out.cpus.len();
+        let per_cpu = counts.len() == ncpu;
         // A short row is only credible as a single machine-wide total (ERR, MIS); anything
         // else would misattribute counts to CPUs.
         if !per_cpu && counts.len() != 1 {
             return Err(ParseError::new(
                 line_no,
-                format!(
-                    "row {name:?} has {} counts for {} CPUs",
-                    counts.len(),
-                    out.cpus.len()
-                ),
+                format!("row {name:?} has {} counts for {ncpu} CPUs", counts.len()),
             ));
         }
-        out.rows.push(IrqRow {
+        Ok(IrqRow {
             name,
             counts,
             per_cpu,
             desc: rest.join(" "),
-        });
-    }
-    if !have_header {
-        return Err(ParseError::new(1, "empty file: no CPU header"));
-    }
-    Ok(out)
+        })
+    })?;
+    Ok(Interrupts {
+        cpus: table.cpus,
+        rows: table.rows,
+    })
 }
 
 /// Reads and parses `proc/interrupts` of a root.

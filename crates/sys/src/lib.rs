@@ -10,6 +10,7 @@ pub mod error;
 pub mod hugepages;
 pub mod interrupts;
 pub mod isolation;
+mod percpu_table;
 pub mod procstat;
 pub mod root;
 pub mod sched;

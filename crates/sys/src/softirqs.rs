@@ -4,7 +4,7 @@
 use std::io::BufRead;
 
 use crate::error::{ParseError, SysError};
-use crate::interrupts::{parse_cpu_header, split_row};
+use crate::percpu_table::{column, parse_table, saturating_sum, RawRow};
 use crate::root::SysRoot;
 
 /// One softirq vector with its per-CPU counts in header order.
@@ -16,7 +16,7 @@ pub struct SoftirqRow {
 
 impl SoftirqRow {
     pub fn total(&self) -> u64 {
-        self.counts.iter().fold(0u64, |a, &c| a.saturating_add(c))
+        saturating_sum(&self.counts)
     }
 }
 
@@ -29,7 +29,7 @@ pub struct Softirqs {
 
 impl Softirqs {
     pub fn column(&self, cpu: u32) -> Option<usize> {
-        self.cpus.iter().position(|&c| c == cpu)
+        column(&self.cpus, cpu)
     }
 
     pub fn count(&self, row: &SoftirqRow, cpu: u32) -> Option<u64> {
@@ -43,33 +43,20 @@ impl Softirqs {
 
 /// Parses `/proc/softirqs`; every row must have one count per header CPU.
 pub fn parse_softirqs(reader: impl BufRead) -> Result<Softirqs, ParseError> {
-    let mut out = Softirqs::default();
-    let mut have_header = false;
-    for (i, line) in reader.lines().enumerate() {
-        let line_no = i + 1;
-        let line = line.map_err(|e| ParseError::new(line_no, format!("read error: {e}")))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        if !have_header {
-            out.cpus = parse_cpu_header(&line, line_no)?;
-            have_header = true;
-            continue;
-        }
-        let (name, counts, rest) = split_row(&line, out.cpus.len())
-            .ok_or_else(|| ParseError::new(line_no, format!("row without a name: {line:?}")))?;
-        if counts.len() != out.cpus.len() || !rest.is_empty() {
+    let table = parse_table(reader, |row, line_no, ncpu| {
+        let RawRow { name, counts, rest } = row;
+        if counts.len() != ncpu || !rest.is_empty() {
             return Err(ParseError::new(
                 line_no,
-                format!("row {name:?} does not have {} counts", out.cpus.len()),
+                format!("row {name:?} does not have {ncpu} counts"),
             ));
         }
-        out.rows.push(SoftirqRow { name, counts });
-    }
-    if !have_header {
-        return Err(ParseError::new(1, "empty file: no CPU header"));
-    }
-    Ok(out)
+        Ok(SoftirqRow { name, counts })
+    })?;
+    Ok(Softirqs {
+        cpus: table.cpus,
+        rows: table.rows,
+    })
 }
 
 /// Reads and parses `proc/softirqs` of a root.
