@@ -70,59 +70,68 @@ fn denied_hint() -> &'static str {
     "run as root, or `sysctl kernel.perf_event_paranoid=1` (or lower)"
 }
 
-pub(super) fn software(sys: &SysRoot) -> Check {
-    const NAME: &str = "perf software events";
+/// Tries one counter (`counter` names it in messages): missing without
+/// perf_event_paranoid, partial on a captured tree (it cannot open counters of another
+/// machine), else the outcome of a real open. `failed` words a failure other than a
+/// permission refusal as (detail, hint), given the error and the paranoid text.
+fn probe(
+    sys: &SysRoot,
+    name: &str,
+    counter: &str,
+    (type_, config): (u32, u64),
+    failed: impl FnOnce(std::io::Error, &str) -> (String, &'static str),
+) -> Check {
     let p = paranoid(sys);
     if !sys.exists(PARANOID) {
-        return Check::missing(NAME, p, "use a kernel with CONFIG_PERF_EVENTS=y");
+        return Check::missing(name, p, "use a kernel with CONFIG_PERF_EVENTS=y");
     }
     if !sys.is_host() {
         return Check::partial(
-            NAME,
+            name,
             format!("{p}; perf_event_open {NOT_CHECKED}"),
             RUN_ON_HOST,
         );
     }
-    match try_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK) {
-        Ok(()) => Check::ok(NAME, format!("task-clock opens; {p}")),
+    match try_open(type_, config) {
+        Ok(()) => Check::ok(name, format!("{counter} opens; {p}")),
         Err(e) if e == libc::EACCES || e == libc::EPERM => {
-            Check::missing(NAME, format!("task-clock denied; {p}"), denied_hint())
+            Check::missing(name, format!("{counter} denied; {p}"), denied_hint())
         }
-        Err(e) => Check::missing(
-            NAME,
-            format!("task-clock failed: {}; {p}", std::io::Error::from_raw_os_error(e)),
-            "use a kernel with CONFIG_PERF_EVENTS=y; in a container, allow perf_event_open in seccomp",
-        ),
+        Err(e) => {
+            let (detail, hint) = failed(std::io::Error::from_raw_os_error(e), &p);
+            Check::missing(name, detail, hint)
+        }
     }
 }
 
+pub(super) fn software(sys: &SysRoot) -> Check {
+    let task_clock = (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+    probe(
+        sys,
+        "perf software events",
+        "task-clock",
+        task_clock,
+        |e, p| {
+            (
+            format!("task-clock failed: {e}; {p}"),
+            "use a kernel with CONFIG_PERF_EVENTS=y; in a container, allow perf_event_open in seccomp",
+        )
+        },
+    )
+}
+
 pub(super) fn hardware(sys: &SysRoot) -> Check {
-    const NAME: &str = "perf hardware events";
-    let p = paranoid(sys);
-    if !sys.exists(PARANOID) {
-        return Check::missing(NAME, p, "use a kernel with CONFIG_PERF_EVENTS=y");
-    }
-    if !sys.is_host() {
-        return Check::partial(
-            NAME,
-            format!("{p}; perf_event_open {NOT_CHECKED}"),
-            RUN_ON_HOST,
-        );
-    }
-    match try_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS) {
-        Ok(()) => Check::ok(NAME, format!("instructions counter opens; {p}")),
-        Err(e) if e == libc::EACCES || e == libc::EPERM => Check::missing(
-            NAME,
-            format!("instructions counter denied; {p}"),
-            denied_hint(),
-        ),
-        Err(e) => Check::missing(
-            NAME,
-            format!(
-                "no PMU (virtual machine?): instructions counter failed with {}",
-                std::io::Error::from_raw_os_error(e)
-            ),
-            "run on bare metal, or give the VM a virtual PMU (QEMU/KVM: -cpu host,pmu=on)",
-        ),
-    }
+    let instructions = (PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+    probe(
+        sys,
+        "perf hardware events",
+        "instructions counter",
+        instructions,
+        |e, _| {
+            (
+                format!("no PMU (virtual machine?): instructions counter failed with {e}"),
+                "run on bare metal, or give the VM a virtual PMU (QEMU/KVM: -cpu host,pmu=on)",
+            )
+        },
+    )
 }
