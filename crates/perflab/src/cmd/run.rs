@@ -230,6 +230,10 @@ fn print_plan(p: &perflab_lab::Prepared) -> anyhow::Result<()> {
         p.spec.repetitions,
         plan.len()
     );
+    let timed: f64 = plan.iter().map(|m| m.params.seconds("duration")).sum();
+    if timed > 0.0 {
+        println!("at least {timed:.0} s of timed measurement, plus warm-ups and set-up");
+    }
     for m in plan.iter().take(20) {
         println!(
             "  #{:<4} [{}] rep {}  {}",
