@@ -1,6 +1,6 @@
 //! Helpers shared by the counter monitors.
 
-use perflab_core::{MonitorError, Unavailable};
+use perflab_core::{MonitorError, TelemetryRow, Unavailable};
 use perflab_sys::SysError;
 
 /// Delta of a kernel counter. /proc/interrupts and /proc/softirqs print 32-bit counters
@@ -30,6 +30,30 @@ pub(crate) fn not_started(name: &str) -> MonitorError {
     MonitorError::Failed(format!(
         "monitor {name}: finish() without a successful start()"
     ))
+}
+
+/// Pushes the rows of one per-CPU counter: its delta on each CPU of the measurement that
+/// the source has a column for (`columns`), then the total over every column, since
+/// totals cover the whole machine. `then` of a row or column absent at start is `None`,
+/// and it counts from 0.
+pub(crate) fn push_per_cpu(
+    rows: &mut Vec<TelemetryRow>,
+    measured: &[u32],
+    columns: &[u32],
+    (then, now): (impl Fn(u32) -> Option<u64>, impl Fn(u32) -> Option<u64>),
+    row: impl Fn(Option<u32>, u64) -> TelemetryRow,
+) {
+    let per_cpu: Vec<(u32, u64)> = columns
+        .iter()
+        .filter_map(|&cpu| Some((cpu, delta(then(cpu).unwrap_or(0), now(cpu)?))))
+        .collect();
+    for &cpu in measured {
+        if let Some(&(_, d)) = per_cpu.iter().find(|(c, _)| *c == cpu) {
+            rows.push(row(Some(cpu), d));
+        }
+    }
+    let total = per_cpu.iter().fold(0u64, |s, (_, d)| s.saturating_add(*d));
+    rows.push(row(None, total));
 }
 
 #[cfg(test)]

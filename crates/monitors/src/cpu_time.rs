@@ -1,9 +1,10 @@
 //! `cpu_time`: where CPU time went during the measurement, from /proc/stat.
 
-use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unit};
+use perflab_core::{MeasureCtx, MonitorError, TelemetryRow, Unit};
 use perflab_sys::procstat::{self, CpuTimes, ProcStat};
 
-use crate::counter::{not_started, read_error};
+use crate::counter::read_error;
+use crate::snapshot::{Snapshot, SnapshotMonitor};
 
 const NAME: &str = "cpu_time";
 /// The fields reported; guest time is already inside user, so it is left out.
@@ -11,10 +12,7 @@ const KEYS: [&str; 8] = [
     "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
 ];
 
-#[derive(Debug, Default)]
-pub struct CpuTimeMonitor {
-    before: Option<ProcStat>,
-}
+pub type CpuTimeMonitor = SnapshotMonitor<ProcStat>;
 
 /// USER_HZ, the unit of /proc/stat; 100 on every mainstream architecture.
 pub fn user_hz() -> u64 {
@@ -25,10 +23,6 @@ pub fn user_hz() -> u64 {
     } else {
         100
     }
-}
-
-fn read(ctx: &MeasureCtx) -> Result<ProcStat, MonitorError> {
-    procstat::read(&ctx.sys).map_err(|e| read_error(e, "/proc/stat", "mount procfs on /proc"))
 }
 
 fn push(
@@ -54,20 +48,14 @@ fn push(
     }
 }
 
-impl Monitor for CpuTimeMonitor {
-    fn name(&self) -> &'static str {
-        NAME
+impl Snapshot for ProcStat {
+    const NAME: &'static str = NAME;
+
+    fn read(ctx: &MeasureCtx) -> Result<Self, MonitorError> {
+        procstat::read(&ctx.sys).map_err(|e| read_error(e, "/proc/stat", "mount procfs on /proc"))
     }
 
-    fn start(&mut self, ctx: &MeasureCtx) -> Result<(), MonitorError> {
-        self.before = None;
-        self.before = Some(read(ctx)?);
-        Ok(())
-    }
-
-    fn finish(&mut self, ctx: &MeasureCtx) -> Result<Vec<TelemetryRow>, MonitorError> {
-        let before = self.before.take().ok_or_else(|| not_started(NAME))?;
-        let after = read(ctx)?;
+    fn deltas(ctx: &MeasureCtx, before: &Self, after: &Self) -> Vec<TelemetryRow> {
         let hz = user_hz();
         let mut rows = Vec::new();
         for &cpu in &ctx.cpus {
@@ -77,6 +65,6 @@ impl Monitor for CpuTimeMonitor {
             }
         }
         push(&mut rows, None, &before.total, &after.total, hz);
-        Ok(rows)
+        rows
     }
 }

@@ -2,22 +2,13 @@
 
 use std::collections::HashMap;
 
-use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unit};
+use perflab_core::{MeasureCtx, MonitorError, TelemetryRow, Unit};
 use perflab_sys::interrupts::{self, Interrupts, IrqRow};
 
-use crate::counter::{delta, not_started, read_error};
+use crate::counter::{delta, push_per_cpu, read_error};
+use crate::snapshot::{Snapshot, SnapshotMonitor};
 
-const NAME: &str = "interrupts";
-
-#[derive(Debug, Default)]
-pub struct InterruptsMonitor {
-    before: Option<Interrupts>,
-}
-
-fn read(ctx: &MeasureCtx) -> Result<Interrupts, MonitorError> {
-    interrupts::read(&ctx.sys)
-        .map_err(|e| read_error(e, "/proc/interrupts", "mount procfs on /proc"))
-}
+pub type InterruptsMonitor = SnapshotMonitor<Interrupts>;
 
 /// (name, text, occurrence): names alone repeat (POWER's two `LOC` rows).
 type RowKey = (String, String, usize);
@@ -35,45 +26,21 @@ fn keyed(t: &Interrupts) -> Vec<(RowKey, &IrqRow)> {
         .collect()
 }
 
-/// Per-CPU deltas of one row as (cpu, delta). A row or CPU column absent at start counts
-/// from 0.
-fn row_deltas(
-    before: &Interrupts,
-    b: Option<&IrqRow>,
-    after: &Interrupts,
-    a: &IrqRow,
-) -> Vec<(u32, u64)> {
-    after
-        .cpus
-        .iter()
-        .filter_map(|&cpu| {
-            let now = after.count(a, cpu)?;
-            let then = b.and_then(|b| before.count(b, cpu)).unwrap_or(0);
-            Some((cpu, delta(then, now)))
-        })
-        .collect()
-}
+impl Snapshot for Interrupts {
+    const NAME: &'static str = "interrupts";
 
-impl Monitor for InterruptsMonitor {
-    fn name(&self) -> &'static str {
-        NAME
+    fn read(ctx: &MeasureCtx) -> Result<Self, MonitorError> {
+        interrupts::read(&ctx.sys)
+            .map_err(|e| read_error(e, "/proc/interrupts", "mount procfs on /proc"))
     }
 
-    fn start(&mut self, ctx: &MeasureCtx) -> Result<(), MonitorError> {
-        self.before = None;
-        self.before = Some(read(ctx)?);
-        Ok(())
-    }
-
-    fn finish(&mut self, ctx: &MeasureCtx) -> Result<Vec<TelemetryRow>, MonitorError> {
-        let before = self.before.take().ok_or_else(|| not_started(NAME))?;
-        let after = read(ctx)?;
-        let old: HashMap<RowKey, &IrqRow> = keyed(&before).into_iter().collect();
+    fn deltas(ctx: &MeasureCtx, before: &Self, after: &Self) -> Vec<TelemetryRow> {
+        let old: HashMap<RowKey, &IrqRow> = keyed(before).into_iter().collect();
         let mut rows = Vec::new();
-        for (key, a) in keyed(&after) {
+        for (key, a) in keyed(after) {
             let b = old.get(&key).copied();
             let row = |cpu, value: u64| {
-                TelemetryRow::new(NAME, &a.name, &a.desc, cpu, value as f64, Unit::Count)
+                TelemetryRow::new(Self::NAME, &a.name, &a.desc, cpu, value as f64, Unit::Count)
             };
             if !a.per_cpu {
                 // A machine-wide total (x86 ERR/MIS) has no per-CPU share to report.
@@ -81,15 +48,10 @@ impl Monitor for InterruptsMonitor {
                 rows.push(row(None, delta(then, a.total())));
                 continue;
             }
-            let per_cpu = row_deltas(&before, b, &after, a);
-            for &cpu in &ctx.cpus {
-                if let Some(&(_, d)) = per_cpu.iter().find(|(c, _)| *c == cpu) {
-                    rows.push(row(Some(cpu), d));
-                }
-            }
-            let total = per_cpu.iter().fold(0u64, |s, (_, d)| s.saturating_add(*d));
-            rows.push(row(None, total));
+            let then = |cpu| b.and_then(|b| before.count(b, cpu));
+            let now = |cpu| after.count(a, cpu);
+            push_per_cpu(&mut rows, &ctx.cpus, &after.cpus, (then, now), row);
         }
-        Ok(rows)
+        rows
     }
 }

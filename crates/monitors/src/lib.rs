@@ -18,6 +18,7 @@ pub mod cpuidle;
 pub mod fake;
 pub mod interrupts;
 pub mod placement;
+mod snapshot;
 pub mod softirqs;
 
 use perflab_core::Monitor;
