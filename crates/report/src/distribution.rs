@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::compare::{ComparisonTable, UnavailableNote};
 use crate::error::ReportError;
-use crate::table_text::unavailable_text;
+use crate::table_text::{titled_list, unavailable_text};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BucketCount {
@@ -172,12 +172,7 @@ impl Distribution {
                 self.unclassified.join(" ")
             );
         }
-        if !self.unmatched.is_empty() {
-            out.push_str("\nNot compared:\n");
-            for u in &self.unmatched {
-                let _ = writeln!(out, "  {u}");
-            }
-        }
+        out.push_str(&titled_list("Not compared", &self.unmatched));
         out.push_str(&unavailable_text(&self.unavailable));
         out
     }

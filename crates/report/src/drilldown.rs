@@ -13,8 +13,8 @@ use crate::distribution::distribution;
 use crate::error::ReportError;
 use crate::fmt;
 use crate::sections::{
-    idle_section, irq_section, kv_lines, pair_cpus, summary_file_name, unit_or_count, unit_suffix,
-    write_file,
+    failed_note, idle_section, irq_section, known_pairs, kv_lines, median_ci_text, pair_cpus,
+    summary_file_name, unit_or_count, unit_suffix, write_file,
 };
 use crate::table_text::{better_text, unavailable_text};
 
@@ -32,7 +32,7 @@ pub fn render_pair(
         .ok_or_else(|| ReportError::NoSuchPair {
             a,
             b,
-            known: known_pairs(table),
+            known: known_pairs(table.rows.iter().map(|r| r.pair)),
         })?;
     render_row(run, ms, table, row)
 }
@@ -96,20 +96,6 @@ fn variants_of(table: &ComparisonTable) -> Result<(&str, &str), ReportError> {
     }
 }
 
-fn known_pairs(table: &ComparisonTable) -> String {
-    let pairs: Vec<String> = table
-        .rows
-        .iter()
-        .filter_map(|r| r.pair)
-        .map(|(a, b)| format!("{a},{b}"))
-        .collect();
-    if pairs.is_empty() {
-        "none; the points are not CPU pairs".to_string()
-    } else {
-        pairs.join(" ")
-    }
-}
-
 fn metric_section(
     run: &RunInfo,
     t: &ComparisonTable,
@@ -137,20 +123,8 @@ fn metric_section(
         ),
     ));
     for (name, s, failed) in [(base, &c.a, row.failed_a), (other, &c.b, row.failed_b)] {
-        let failed = if failed > 0 {
-            format!(", {failed} failed (not counted)")
-        } else {
-            String::new()
-        };
-        let ci = if s.median_ci_degenerate {
-            "no CI from a single value".to_string()
-        } else {
-            format!(
-                "{conf} CI [{}, {}]",
-                fmt::value(s.median_ci.0),
-                fmt::value(s.median_ci.1)
-            )
-        };
+        let failed = failed_note(failed);
+        let ci = median_ci_text(s, &conf);
         lines.push((
             format!("With {name}"),
             format!(

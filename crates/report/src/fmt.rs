@@ -34,6 +34,11 @@ pub fn pct_ci(ci: (f64, f64)) -> String {
     format!("[{:+.2}%, {:+.2}%]", ci.0, ci.1)
 }
 
+/// An interval of measured values: `[0.0012, 0.0015]`.
+pub fn value_ci(ci: (f64, f64)) -> String {
+    format!("[{}, {}]", value(ci.0), value(ci.1))
+}
+
 /// Text padded (or not) to `width`, right-aligned.
 pub fn right(s: &str, width: usize) -> String {
     format!("{s:>width$}")
@@ -59,6 +64,7 @@ mod tests {
         assert_eq!(count(1380.5), "1380.5");
         assert_eq!(pct(-4.3695), "-4.37%");
         assert_eq!(pct_ci((-4.41, 4.0)), "[-4.41%, +4.00%]");
+        assert_eq!(value_ci((0.5, 286441.6)), "[0.5000, 286441.60]");
         assert_eq!(banner("ab"), "==\nab\n==\n");
     }
 }

@@ -7,10 +7,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use perflab_core::record::{MeasurementRecord, RunInfo};
+use perflab_stats::Summary;
 
 use crate::error::ReportError;
 use crate::fmt;
-use crate::telemetry::{median_total, medians};
+use crate::telemetry::{median_total, medians, MedianRow};
 
 /// The CPUs a point's telemetry is shown for: both of a pair, one when they coincide.
 pub(crate) fn pair_cpus(pair: Option<(u32, u32)>) -> Vec<u32> {
@@ -33,6 +34,34 @@ pub(crate) fn kv_lines(lines: &[(String, String)]) -> String {
         let _ = writeln!(out, "{k:<width$} : {v}");
     }
     out
+}
+
+/// The pairs a table has, for the error naming a pair it lacks.
+pub(crate) fn known_pairs(pairs: impl Iterator<Item = Option<(u32, u32)>>) -> String {
+    let pairs: Vec<String> = pairs.flatten().map(|(a, b)| format!("{a},{b}")).collect();
+    if pairs.is_empty() {
+        "none; the points are not CPU pairs".to_string()
+    } else {
+        pairs.join(" ")
+    }
+}
+
+/// The interval of a median in a drill-down's `With <variant>` line.
+pub(crate) fn median_ci_text(s: &Summary, confidence: &str) -> String {
+    if s.median_ci_degenerate {
+        "no CI from a single value".to_string()
+    } else {
+        format!("{confidence} CI {}", fmt::value_ci(s.median_ci))
+    }
+}
+
+/// `, N failed (not counted)` after a count of successful measurements, or nothing.
+pub(crate) fn failed_note(failed: u32) -> String {
+    if failed > 0 {
+        format!(", {failed} failed (not counted)")
+    } else {
+        String::new()
+    }
 }
 
 /// The file name of a point's summary: `CPUS-A-B-summary` as in the seed, else one
@@ -103,43 +132,68 @@ fn reps_note(reps: usize) -> String {
     )
 }
 
+/// A telemetry section of the seed's summary file: the banner, then why `source` was not
+/// recorded, or the repetitions note (`note` may add to it) and each CPU's lines, the
+/// CPUs separated by a dashed line.
+fn cpu_section(
+    run: &RunInfo,
+    recs: &[&MeasurementRecord],
+    (source, title): (&str, String),
+    cpus: &[u32],
+    note: impl FnOnce(String) -> String,
+    mut per_cpu: impl FnMut(&mut String, u32, &[MedianRow]),
+) -> String {
+    let mut out = fmt::banner(&title);
+    let (rows, reps) = medians(recs, source);
+    if reps == 0 {
+        let _ = writeln!(out, "not recorded: {}", missing_reason(run, source));
+        return out;
+    }
+    out.push_str(&note(reps_note(reps)));
+    for (i, &cpu) in cpus.iter().enumerate() {
+        if i > 0 {
+            out.push_str("-------\n");
+        }
+        per_cpu(&mut out, cpu, &rows);
+    }
+    out
+}
+
 pub(crate) fn irq_section(
     run: &RunInfo,
     recs: &[&MeasurementRecord],
     variant: &str,
     cpus: &[u32],
 ) -> String {
-    let mut out = fmt::banner(&format!("IRQ Information : {variant}"));
-    let (rows, reps) = medians(recs, "interrupts");
-    if reps == 0 {
-        let _ = writeln!(out, "not recorded: {}", missing_reason(run, "interrupts"));
-        return out;
-    }
-    out.push_str(&reps_note(reps).replace(')', "; Total is the median of per-repetition totals)"));
-    for (i, &cpu) in cpus.iter().enumerate() {
-        if i > 0 {
-            out.push_str("-------\n");
-        }
-        for r in rows
-            .iter()
-            .filter(|r| r.cpu == Some(cpu) && r.median != 0.0)
-        {
-            let label = if r.label.is_empty() {
-                String::new()
-            } else {
-                format!(" [{}]", r.label)
-            };
-            let _ = writeln!(
-                out,
-                "CPU {cpu}: {}{label} = {} times",
-                r.key,
-                fmt::count(r.median)
-            );
-        }
-        let total = median_total(recs, "interrupts", cpu);
-        let _ = writeln!(out, "CPU {cpu}: Total IRQs = {}", fmt::count(total));
-    }
-    out
+    let title = format!("IRQ Information : {variant}");
+    let note = |n: String| n.replace(')', "; Total is the median of per-repetition totals)");
+    cpu_section(
+        run,
+        recs,
+        ("interrupts", title),
+        cpus,
+        note,
+        |out, cpu, rows| {
+            for r in rows
+                .iter()
+                .filter(|r| r.cpu == Some(cpu) && r.median != 0.0)
+            {
+                let label = if r.label.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", r.label)
+                };
+                let _ = writeln!(
+                    out,
+                    "CPU {cpu}: {}{label} = {} times",
+                    r.key,
+                    fmt::count(r.median)
+                );
+            }
+            let total = median_total(recs, "interrupts", cpu);
+            let _ = writeln!(out, "CPU {cpu}: Total IRQs = {}", fmt::count(total));
+        },
+    )
 }
 
 pub(crate) fn idle_section(
@@ -148,45 +202,42 @@ pub(crate) fn idle_section(
     variant: &str,
     cpus: &[u32],
 ) -> String {
-    let mut out = fmt::banner(&format!("Idle State information : {variant}"));
-    let (rows, reps) = medians(recs, "cpuidle");
-    if reps == 0 {
-        let _ = writeln!(out, "not recorded: {}", missing_reason(run, "cpuidle"));
-        return out;
-    }
-    out.push_str(&reps_note(reps));
-    for (i, &cpu) in cpus.iter().enumerate() {
-        if i > 0 {
-            out.push_str("-------\n");
-        }
-        let mine: Vec<_> = rows.iter().filter(|r| r.cpu == Some(cpu)).collect();
-        let mut states: Vec<&str> = Vec::new();
-        for r in &mine {
-            if let Some((state, _)) = r.key.rsplit_once(':') {
-                if !states.contains(&state) {
-                    states.push(state);
+    let title = format!("Idle State information : {variant}");
+    cpu_section(
+        run,
+        recs,
+        ("cpuidle", title),
+        cpus,
+        |n| n,
+        |out, cpu, rows| {
+            let mine: Vec<_> = rows.iter().filter(|r| r.cpu == Some(cpu)).collect();
+            let mut states: Vec<&str> = Vec::new();
+            for r in &mine {
+                if let Some((state, _)) = r.key.rsplit_once(':') {
+                    if !states.contains(&state) {
+                        states.push(state);
+                    }
                 }
             }
-        }
-        let get = |state: &str, field: &str| {
-            let key = format!("{state}:{field}");
-            mine.iter().find(|r| r.key == key).map(|r| r.median)
-        };
-        for state in states {
-            let status = match get(state, "disabled") {
-                Some(d) if d >= 0.5 => "disabled",
-                Some(_) => "enabled ",
-                None => "unknown ",
+            let get = |state: &str, field: &str| {
+                let key = format!("{state}:{field}");
+                mine.iter().find(|r| r.key == key).map(|r| r.median)
             };
-            let usage = get(state, "usage").map_or("?".into(), fmt::count);
-            let time = get(state, "time").map_or("?".into(), fmt::count);
-            let _ = writeln!(
-                out,
-                "CPU{cpu}: {state} ({status}), Usage = {usage} times, Time = {time} us"
-            );
-        }
-    }
-    out
+            for state in states {
+                let status = match get(state, "disabled") {
+                    Some(d) if d >= 0.5 => "disabled",
+                    Some(_) => "enabled ",
+                    None => "unknown ",
+                };
+                let usage = get(state, "usage").map_or("?".into(), fmt::count);
+                let time = get(state, "time").map_or("?".into(), fmt::count);
+                let _ = writeln!(
+                    out,
+                    "CPU{cpu}: {state} ({status}), Usage = {usage} times, Time = {time} us"
+                );
+            }
+        },
+    )
 }
 
 /// Why a source has no rows, as far as the stored run says: the monitor was not asked

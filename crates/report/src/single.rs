@@ -15,11 +15,11 @@ use crate::compare::no_such_variant;
 use crate::error::ReportError;
 use crate::fmt;
 use crate::sections::{
-    idle_section, irq_section, kv_lines, pair_cpus, summary_file_name, unit_or_count, unit_suffix,
-    write_file,
+    failed_note, idle_section, irq_section, known_pairs, kv_lines, median_ci_text, pair_cpus,
+    summary_file_name, unit_or_count, unit_suffix, write_file,
 };
 use crate::summary::{summarize_where, SummaryRow, SummaryTable};
-use crate::summary_text::{header, row_notes, rows_table};
+use crate::summary_text::summary_body;
 use crate::table_text::better_text;
 
 /// The subdirectory of the per-pair files: not a bucket, since nothing was compared.
@@ -40,7 +40,7 @@ pub fn render_single_pair(
         .ok_or_else(|| ReportError::NoSuchPair {
             a,
             b,
-            known: known_pairs(&table),
+            known: known_pairs(table.rows.iter().map(|r| r.pair)),
         })?;
     Ok(pair_text(run, ms, &table, row, &run.unavailable))
 }
@@ -87,20 +87,6 @@ fn summary_of(
     })
 }
 
-fn known_pairs(table: &SummaryTable) -> String {
-    let pairs: Vec<String> = table
-        .rows
-        .iter()
-        .filter_map(|r| r.pair)
-        .map(|(a, b)| format!("{a},{b}"))
-        .collect();
-    if pairs.is_empty() {
-        "none; the points are not CPU pairs".to_string()
-    } else {
-        pairs.join(" ")
-    }
-}
-
 /// `distribution.txt` of a single-variant run: why there is none, and what was measured.
 fn no_distribution_text(
     table: &SummaryTable,
@@ -145,16 +131,7 @@ fn no_distribution_text(
     let pairs = table.rows.iter().all(|r| r.pair.is_some());
     let what = if pairs { "Pairs" } else { "Points" };
     let _ = writeln!(out, "\n{what} measured with {variant}:");
-    out.push_str(&header(table));
-    out.push('\n');
-    out.push_str(&rows_table(table, false));
-    out.push_str(&row_notes(table, false));
-    if !table.notes.is_empty() {
-        out.push_str("\nNotes:\n");
-        for n in &table.notes {
-            let _ = writeln!(out, "  {n}");
-        }
-    }
+    out.push_str(&summary_body(table, false));
     let file = if pairs {
         "CPUS-A-B-summary"
     } else {
@@ -254,11 +231,7 @@ fn metric_section(
 }
 
 fn measured_text(table: &SummaryTable, row: &SummaryRow, unit: &str) -> String {
-    let failed = if row.failed > 0 {
-        format!(", {} failed (not counted)", row.failed)
-    } else {
-        String::new()
-    };
+    let failed = failed_note(row.failed);
     let Some(s) = &row.summary else {
         let first = row
             .first_error
@@ -267,16 +240,7 @@ fn measured_text(table: &SummaryTable, row: &SummaryRow, unit: &str) -> String {
             .unwrap_or_default();
         return format!("no successful measurement{failed}{first}");
     };
-    let ci = if s.median_ci_degenerate {
-        "no CI from a single value".to_string()
-    } else {
-        format!(
-            "{} CI [{}, {}]",
-            table.config.confidence_label(),
-            fmt::value(s.median_ci.0),
-            fmt::value(s.median_ci.1)
-        )
-    };
+    let ci = median_ci_text(s, &table.config.confidence_label());
     let outliers = match row.outlier_reps.as_slice() {
         [] => String::new(),
         reps => {

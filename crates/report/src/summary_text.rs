@@ -4,28 +4,31 @@ use std::fmt::Write as _;
 
 use crate::fmt;
 use crate::summary::{SummaryRow, SummaryTable};
-use crate::table_text::{align, better_text, unavailable_text};
+use crate::table_text::{align, better_text, titled_list, unavailable_text};
 
 /// Outlier repetitions are named up to this many; more are only counted.
 const NAMED_OUTLIERS: usize = 3;
 
 pub(crate) fn render_summary(t: &SummaryTable) -> String {
-    let mut out = header(t);
-    out.push('\n');
-    out.push_str(&rows_table(t, true));
-    out.push_str(&row_notes(t, true));
-    if !t.notes.is_empty() {
-        out.push_str("\nNotes:\n");
-        for n in &t.notes {
-            let _ = writeln!(out, "  {n}");
-        }
-    }
+    let mut out = summary_body(t, true);
     out.push_str(&unavailable_text(&t.unavailable));
     out
 }
 
+/// The summary without its unavailable variants: header, the rows table, per-row words
+/// and the table's notes. `show_variant` adds the variant column, which a table of one
+/// variant does without.
+pub(crate) fn summary_body(t: &SummaryTable, show_variant: bool) -> String {
+    let mut out = header(t);
+    out.push('\n');
+    out.push_str(&rows_table(t, show_variant));
+    out.push_str(&row_notes(t, show_variant));
+    out.push_str(&titled_list("Notes", &t.notes));
+    out
+}
+
 /// What the figures are and how they were computed.
-pub(crate) fn header(t: &SummaryTable) -> String {
+fn header(t: &SummaryTable) -> String {
     let mut out = String::new();
     match &t.metric {
         Some(m) => {
@@ -57,7 +60,7 @@ pub(crate) fn header(t: &SummaryTable) -> String {
 }
 
 /// The rows as an aligned table, with the legend of its marks.
-pub(crate) fn rows_table(t: &SummaryTable, show_variant: bool) -> String {
+fn rows_table(t: &SummaryTable, show_variant: bool) -> String {
     let first = if !t.rows.is_empty() && t.rows.iter().all(|r| r.pair.is_some()) {
         "pair"
     } else {
@@ -85,11 +88,7 @@ pub(crate) fn rows_table(t: &SummaryTable, show_variant: bool) -> String {
                 cells.push(if s.median_ci_degenerate {
                     "n/a".into()
                 } else {
-                    format!(
-                        "[{}, {}]",
-                        fmt::value(s.median_ci.0),
-                        fmt::value(s.median_ci.1)
-                    )
+                    fmt::value_ci(s.median_ci)
                 });
                 cells.push(format!("{:.2}", s.cv * 100.0));
                 cells.push(outliers_cell(r));
@@ -125,7 +124,7 @@ fn outliers_cell(r: &SummaryRow) -> String {
 }
 
 /// One line per row that needs a word: a spread warning, or no value at all.
-pub(crate) fn row_notes(t: &SummaryTable, show_variant: bool) -> String {
+fn row_notes(t: &SummaryTable, show_variant: bool) -> String {
     let mut lines = Vec::new();
     for r in &t.rows {
         let who = if show_variant {

@@ -95,24 +95,18 @@ pub fn render_table(t: &ComparisonTable) -> String {
     if t.rows.iter().any(|r| r.cmp.shift.widened) {
         out.push_str("!: too few repetitions for the CI level; full range of differences shown\n");
     }
-    if !t.unmatched.is_empty() {
-        out.push_str("\nNot compared:\n");
-        for u in &t.unmatched {
+    out.push_str(&titled_list(
+        "Not compared",
+        t.unmatched.iter().map(|u| {
             let v = u
                 .variant
                 .as_ref()
                 .map(|v| format!(" [{v}]"))
                 .unwrap_or_default();
-            let _ = writeln!(out, "  {}{v}: {}", u.label, u.reason);
-        }
-    }
-    let notes = row_notes(t);
-    if !notes.is_empty() || !t.notes.is_empty() {
-        out.push_str("\nNotes:\n");
-        for n in t.notes.iter().chain(&notes) {
-            let _ = writeln!(out, "  {n}");
-        }
-    }
+            format!("{}{v}: {}", u.label, u.reason)
+        }),
+    ));
+    out.push_str(&titled_list("Notes", t.notes.iter().chain(&row_notes(t))));
     out.push_str(&unavailable_text(&t.unavailable));
     out
 }
@@ -159,12 +153,26 @@ pub(crate) fn row_notes(t: &ComparisonTable) -> Vec<String> {
 }
 
 pub(crate) fn unavailable_text(unavailable: &[UnavailableNote]) -> String {
+    titled_list(
+        "Variants not measured on this machine",
+        unavailable
+            .iter()
+            .map(|u| format!("{} (run {}): {}", u.variant, u.run, u.reason)),
+    )
+}
+
+/// A titled, indented list after a blank line (`\nNotes:\n  …`), or nothing when there
+/// are no items.
+pub(crate) fn titled_list<T: std::fmt::Display>(
+    title: &str,
+    items: impl IntoIterator<Item = T>,
+) -> String {
     let mut out = String::new();
-    if !unavailable.is_empty() {
-        out.push_str("\nVariants not measured on this machine:\n");
-        for u in unavailable {
-            let _ = writeln!(out, "  {} (run {}): {}", u.variant, u.run, u.reason);
+    for item in items {
+        if out.is_empty() {
+            let _ = writeln!(out, "\n{title}:");
         }
+        let _ = writeln!(out, "  {item}");
     }
     out
 }
