@@ -2,7 +2,7 @@ mod common;
 
 use std::fs;
 
-use common::{Tree, STATES};
+use common::{applied, refused, Tree, STATES};
 use perflab_knobs::{parse_setting, Action};
 
 #[test]
@@ -53,10 +53,7 @@ fn the_journal_holds_every_original_before_restore() {
 #[test]
 fn all_and_explicit_lists_set_exactly_the_named_states() {
     let tree = Tree::new();
-    let guard = parse_setting("cpuidle=all")
-        .unwrap()
-        .apply(&tree.sys, &tree.journal())
-        .unwrap();
+    let guard = applied(&tree.sys, "cpuidle=all", &tree.journal());
     assert!(!tree.disabled(3, 3), "cpu3 C6 enabled by `all`");
     guard.restore().unwrap();
     assert!(tree.disabled(3, 3), "cpu3 C6 disabled again");
@@ -116,11 +113,7 @@ fn check_says_why_and_changes_nothing() {
     .unwrap();
     let before = tree.snapshot();
     for setting in ["cpuidle=poll-only", "cpuidle=states:C1"] {
-        let why = parse_setting(setting)
-            .unwrap()
-            .check(&tree.sys)
-            .unwrap_err()
-            .reason;
+        let why = refused(&tree.sys, setting);
         assert_eq!(why, "no cpuidle driver", "{setting}");
     }
     // Without a driver, "every state enabled" already holds: nothing to write.
@@ -139,10 +132,7 @@ fn a_poll_snooze_state_counts_as_polling() {
         fs::write(tree.sys.path(&format!("{d}/name")), "snooze\n").unwrap();
         fs::write(tree.sys.path(&format!("{d}/desc")), "snooze\n").unwrap();
     }
-    let guard = parse_setting("cpuidle=poll-only")
-        .unwrap()
-        .apply(&tree.sys, &tree.journal())
-        .unwrap();
+    let guard = applied(&tree.sys, "cpuidle=poll-only", &tree.journal());
     assert!(!tree.disabled(1, 0) && tree.disabled(1, 1));
     drop(guard);
 }
@@ -192,10 +182,7 @@ fn a_panic_in_the_guards_scope_restores() {
     let before = tree.snapshot();
     let journal = tree.journal();
     let result = std::panic::catch_unwind(|| {
-        let _guard = parse_setting("cpuidle=poll-only")
-            .unwrap()
-            .apply(&tree.sys, &journal)
-            .unwrap();
+        let _guard = applied(&tree.sys, "cpuidle=poll-only", &journal);
         assert!(tree.disabled(0, 1));
         panic!("workload blew up");
     });

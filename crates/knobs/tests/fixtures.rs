@@ -7,7 +7,7 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::orphan_entries;
+use common::{applied, orphan_entries, refused, snapshot};
 use perflab_knobs::{parse_setting, restore_pending, Journal, Settings};
 use perflab_sys::{cpuidle, SysRoot, Topology};
 
@@ -43,23 +43,6 @@ fn writable_copy(name: &str) -> (tempfile::TempDir, SysRoot, Journal) {
     }
     let journal = Journal::open(dir.path().join("journal.json")).unwrap();
     (dir, SysRoot::at(root), journal)
-}
-
-fn snapshot(sys: &SysRoot) -> Vec<(PathBuf, Vec<u8>)> {
-    fn walk(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else {
-                out.push((path.clone(), fs::read(&path).unwrap()));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(sys.root(), &mut out);
-    out.sort();
-    out
 }
 
 /// The enabled state names of every online CPU.
@@ -118,10 +101,7 @@ fn power_snooze_is_the_polling_state() {
     assert!(settings.apply(&sys, &journal).is_err());
     assert_eq!(snapshot(&sys), before);
 
-    let guard = parse_setting("cpuidle=poll-only")
-        .unwrap()
-        .apply(&sys, &journal)
-        .unwrap();
+    let guard = applied(&sys, "cpuidle=poll-only", &journal);
     assert_eq!(enabled(&sys), each_cpu(32, &["snooze"]));
     // Killed here: the journal brings every file back.
     std::mem::forget(guard);
@@ -134,11 +114,7 @@ fn power_snooze_is_the_polling_state() {
 #[test]
 fn a_vm_without_cpuidle_says_so() {
     let (_dir, sys, journal) = writable_copy("kvm-2vcpu");
-    let why = parse_setting("cpuidle=poll-only")
-        .unwrap()
-        .check(&sys)
-        .unwrap_err()
-        .reason;
+    let why = refused(&sys, "cpuidle=poll-only");
     assert_eq!(why, "no cpuidle driver");
     // "all" holds already on a machine that idles without a driver, and writes nothing.
     let before = snapshot(&sys);
@@ -147,10 +123,7 @@ fn a_vm_without_cpuidle_says_so() {
     all.apply(&sys, &journal).unwrap().restore().unwrap();
     assert_eq!(snapshot(&sys), before);
     let before = snapshot(&sys);
-    let guard = parse_setting("pmqos=0")
-        .unwrap()
-        .apply(&sys, &journal)
-        .unwrap();
+    let guard = applied(&sys, "pmqos=0", &journal);
     guard.restore().unwrap();
     assert_ne!(
         snapshot(&sys),

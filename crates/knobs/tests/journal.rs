@@ -4,17 +4,14 @@ use std::fs;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use common::{orphan_entries, Tree};
+use common::{applied, edit_entries, orphan_entries, Tree};
 use perflab_knobs::{journal, parse_setting, pending, restore_pending, Journal, KnobError};
 
 #[test]
 fn restore_pending_after_a_crash_brings_back_every_byte() {
     let tree = Tree::new();
     let before = tree.snapshot();
-    let guard = parse_setting("cpuidle=poll-only")
-        .unwrap()
-        .apply(&tree.sys, &tree.journal())
-        .unwrap();
+    let guard = applied(&tree.sys, "cpuidle=poll-only", &tree.journal());
     // A SIGKILL: no destructor runs.
     std::mem::forget(guard);
     assert_ne!(tree.snapshot(), before);
@@ -48,14 +45,8 @@ fn restore_pending_after_a_crash_brings_back_every_byte() {
 fn a_file_changed_twice_ends_with_its_oldest_value() {
     let tree = Tree::new();
     let journal = tree.journal();
-    let first = parse_setting("fake=1")
-        .unwrap()
-        .apply(&tree.sys, &journal)
-        .unwrap();
-    let second = parse_setting("fake=2")
-        .unwrap()
-        .apply(&tree.sys, &journal)
-        .unwrap();
+    let first = applied(&tree.sys, "fake=1", &journal);
+    let second = applied(&tree.sys, "fake=2", &journal);
     std::mem::forget((first, second));
     orphan_entries(&tree.journal_path);
     let report = restore_pending(&tree.journal_path).unwrap();
@@ -70,10 +61,7 @@ fn a_file_changed_twice_ends_with_its_oldest_value() {
 fn failures_are_reported_per_entry_and_kept() {
     let tree = Tree::new();
     let journal = tree.journal();
-    let guard = parse_setting("cpuidle=poll-only")
-        .unwrap()
-        .apply(&tree.sys, &journal)
-        .unwrap();
+    let guard = applied(&tree.sys, "cpuidle=poll-only", &journal);
     std::mem::forget(guard);
     orphan_entries(&tree.journal_path);
     // cpu1's C1E `disable` becomes a directory: its write back must fail, the others not.
@@ -141,10 +129,7 @@ fn non_utf8_originals_round_trip_exactly() {
     let tree = Tree::new();
     let bytes = vec![0xff, 0xfe, b'\n', 0];
     fs::write(tree.sys.path("sys/kernel/perflab_fake"), &bytes).unwrap();
-    let guard = parse_setting("fake=x")
-        .unwrap()
-        .apply(&tree.sys, &tree.journal())
-        .unwrap();
+    let guard = applied(&tree.sys, "fake=x", &tree.journal());
     std::mem::forget(guard);
     orphan_entries(&tree.journal_path);
     restore_pending(&tree.journal_path).unwrap();
@@ -192,10 +177,7 @@ fn concurrent_writers_lose_no_entries() {
 fn entries_from_before_a_reboot_are_reported_not_replayed() {
     let tree = Tree::new();
     let journal = tree.journal();
-    let guard = parse_setting("fake=1")
-        .unwrap()
-        .apply(&tree.sys, &journal)
-        .unwrap();
+    let guard = applied(&tree.sys, "fake=1", &journal);
     std::mem::forget(guard);
     let mut json: serde_json::Value =
         serde_json::from_slice(&fs::read(&tree.journal_path).unwrap()).unwrap();
@@ -238,24 +220,17 @@ fn default_path_honours_perflab_journal() {
 }
 
 fn set_owner(journal: &std::path::Path, pid: u32, start_ticks: serde_json::Value) {
-    let mut json: serde_json::Value = serde_json::from_slice(&fs::read(journal).unwrap()).unwrap();
-    for e in json["entries"].as_array_mut().unwrap() {
+    edit_entries(journal, |e| {
         e["pid"] = pid.into();
         e["pid_start_ticks"] = start_ticks.clone();
-    }
-    fs::write(journal, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
+    });
 }
 
 #[test]
 fn a_file_another_perflab_left_changed_is_not_journaled_as_original() {
     let tree = Tree::new();
     let journal = tree.journal();
-    std::mem::forget(
-        parse_setting("fake=1")
-            .unwrap()
-            .apply(&tree.sys, &journal)
-            .unwrap(),
-    );
+    std::mem::forget(applied(&tree.sys, "fake=1", &journal));
     orphan_entries(&tree.journal_path);
     let warning = perflab_knobs::pending_warning(&tree.journal_path)
         .unwrap()
@@ -289,12 +264,7 @@ fn a_file_another_perflab_left_changed_is_not_journaled_as_original() {
         perflab_knobs::pending_warning(&tree.journal_path).unwrap(),
         None
     );
-    drop(
-        parse_setting("fake=2")
-            .unwrap()
-            .apply(&tree.sys, &journal)
-            .unwrap(),
-    );
+    drop(applied(&tree.sys, "fake=2", &journal));
     assert_eq!(
         tree.sys.read_string("sys/kernel/perflab_fake").unwrap(),
         "0\n"
@@ -305,12 +275,7 @@ fn a_file_another_perflab_left_changed_is_not_journaled_as_original() {
 fn a_file_a_running_perflab_changed_is_refused() {
     let tree = Tree::new();
     let journal = tree.journal();
-    std::mem::forget(
-        parse_setting("fake=1")
-            .unwrap()
-            .apply(&tree.sys, &journal)
-            .unwrap(),
-    );
+    std::mem::forget(applied(&tree.sys, "fake=1", &journal));
     let mut other = std::process::Command::new("sleep")
         .arg("30")
         .spawn()

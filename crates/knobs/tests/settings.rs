@@ -2,7 +2,7 @@ mod common;
 
 use std::fs;
 
-use common::{orphan_entries, Tree};
+use common::{applied, orphan_entries, refused, Tree};
 use perflab_knobs::{parse_setting, restore_pending, Action, KnobError, Settings};
 
 fn settings(names: &[&str]) -> Settings {
@@ -70,11 +70,7 @@ fn a_panic_while_a_variant_is_applied_restores() {
 fn fake_is_unavailable_where_its_file_does_not_exist() {
     let tree = Tree::new();
     fs::remove_file(tree.sys.path("sys/kernel/perflab_fake")).unwrap();
-    let why = parse_setting("fake=1")
-        .unwrap()
-        .check(&tree.sys)
-        .unwrap_err()
-        .reason;
+    let why = refused(&tree.sys, "fake=1");
     assert!(why.contains("perflab_fake does not exist"), "{why}");
     let host = perflab_sys::SysRoot::host();
     assert!(parse_setting("fake=1").unwrap().check(&host).is_err());
@@ -104,10 +100,7 @@ fn pmqos_holds_the_latency_while_the_guard_lives() {
 #[test]
 fn a_dead_owners_pmqos_hold_is_reported_released() {
     let tree = Tree::new();
-    let guard = parse_setting("pmqos=0")
-        .unwrap()
-        .apply(&tree.sys, &tree.journal())
-        .unwrap();
+    let guard = applied(&tree.sys, "pmqos=0", &tree.journal());
     std::mem::forget(guard);
     orphan_entries(&tree.journal_path);
     let report = restore_pending(&tree.journal_path).unwrap();
@@ -124,11 +117,7 @@ fn a_dead_owners_pmqos_hold_is_reported_released() {
 fn pmqos_is_unavailable_without_the_device() {
     let tree = Tree::new();
     fs::remove_file(tree.sys.path("dev/cpu_dma_latency")).unwrap();
-    let why = parse_setting("pmqos=0")
-        .unwrap()
-        .check(&tree.sys)
-        .unwrap_err()
-        .reason;
+    let why = refused(&tree.sys, "pmqos=0");
     assert!(why.contains("cpu_dma_latency is missing"), "{why}");
     let err = parse_setting("pmqos=0")
         .unwrap()

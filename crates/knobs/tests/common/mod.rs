@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use perflab_knobs::Journal;
+use perflab_knobs::{parse_setting, Journal, KnobGuard};
 use perflab_sys::SysRoot;
 
 pub const STATES: [&str; 4] = ["POLL", "C1", "C1E", "C6"];
@@ -83,10 +83,29 @@ impl Tree {
 
     /// Every file under the root with its bytes (symlinks by their target).
     pub fn snapshot(&self) -> BTreeMap<PathBuf, Vec<u8>> {
-        let mut out = BTreeMap::new();
-        walk(self.sys.root(), self.sys.root(), &mut out);
-        out
+        snapshot(&self.sys)
     }
+}
+
+/// Every file under a root with its bytes (symlinks by their target), by path below it.
+pub fn snapshot(sys: &SysRoot) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    walk(sys.root(), sys.root(), &mut out);
+    out
+}
+
+/// Applies a setting (`fake=1`) that the test expects to succeed, and returns its guard.
+pub fn applied(sys: &SysRoot, setting: &str, journal: &Journal) -> Box<dyn KnobGuard> {
+    parse_setting(setting).unwrap().apply(sys, journal).unwrap()
+}
+
+/// Why a setting that the test expects to be unavailable is.
+pub fn refused(sys: &SysRoot, setting: &str) -> String {
+    parse_setting(setting)
+        .unwrap()
+        .check(sys)
+        .unwrap_err()
+        .reason
 }
 
 fn walk(base: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
@@ -117,9 +136,15 @@ pub fn dead_pid() -> u32 {
 /// that recorded them had been SIGKILLed.
 pub fn orphan_entries(journal: &Path) {
     let pid = dead_pid();
+    edit_entries(journal, |e| e["pid"] = pid.into());
+}
+
+/// Rewrites every entry of a journal file in place, as another process would have
+/// recorded it.
+pub fn edit_entries(journal: &Path, edit: impl Fn(&mut serde_json::Value)) {
     let mut json: serde_json::Value = serde_json::from_slice(&fs::read(journal).unwrap()).unwrap();
     for e in json["entries"].as_array_mut().unwrap() {
-        e["pid"] = pid.into();
+        edit(e);
     }
     fs::write(journal, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
 }
