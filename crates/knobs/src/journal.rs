@@ -463,12 +463,7 @@ struct Lock {
 impl Lock {
     fn exclusive(journal: &Path) -> Result<Self, KnobError> {
         let path = sidecar(journal, ".lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| KnobError::io(&path, e))?;
+        let file = open_lock_file(&path).map_err(|e| KnobError::io(&path, e))?;
         flock(&file, libc::LOCK_EX).map_err(|e| KnobError::io(&path, e))?;
         Ok(Self { _file: Some(file) })
     }
@@ -477,12 +472,7 @@ impl Lock {
     /// without it: the atomic rename already guarantees it sees a whole journal.
     fn shared(journal: &Path) -> Result<Self, KnobError> {
         let path = sidecar(journal, ".lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .or_else(|_| File::open(&path));
+        let file = open_lock_file(&path).or_else(|_| File::open(&path));
         match file {
             Ok(file) => {
                 flock(&file, libc::LOCK_SH).map_err(|e| KnobError::io(&path, e))?;
@@ -491,6 +481,16 @@ impl Lock {
             Err(_) => Ok(Self { _file: None }),
         }
     }
+}
+
+/// Opens (creating) the lock file for writing; its content is never touched, only its
+/// flock, so an existing one is not truncated.
+fn open_lock_file(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
 }
 
 fn flock(file: &File, op: libc::c_int) -> std::io::Result<()> {
