@@ -13,7 +13,9 @@ pub mod workload;
 
 pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};
 pub use output::{HistogramData, Metric, ThreadRecord, WorkloadOutput};
-pub use params::{parse_duration, resolve, ParamKind, ParamSpec, ParamValue, Params};
+pub use params::{
+    format_size, parse_duration, parse_size, resolve, ParamKind, ParamSpec, ParamValue, Params,
+};
 pub use perflab_sys::SysRoot;
 pub use telemetry::TelemetryRow;
 pub use threads::{current_cpu, current_tid, monotonic_ns, ThreadProbe, ThreadTracker};

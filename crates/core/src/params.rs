@@ -26,6 +26,12 @@ pub enum ParamKind {
     },
     /// A CPU number; checked against the online CPUs by the runner.
     Cpu,
+    /// A size in bytes, written `32K`, `64KiB`, `2M`, `1G` or a bare number of bytes
+    /// (binary multiples: K = 1024).
+    Size {
+        min: u64,
+        max: u64,
+    },
     /// One of a fixed set of words.
     Choice(&'static [&'static str]),
     Bool,
@@ -117,6 +123,36 @@ impl Params {
     }
 }
 
+/// Parses a size in bytes: `4096`, `32K`, `32KiB`, `2M`, `1G`, `1T` (binary multiples;
+/// a trailing `B` is allowed).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let bad = || format!("{text:?} is not a size (try 4096, 32K, 2M or 1G)");
+    let t = text.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (num, shift) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 30),
+        Some('T' | 't') => (&t[..t.len() - 1], 40),
+        _ => (t, 0),
+    };
+    let n: u64 = num.trim().parse().map_err(|_| bad())?;
+    n.checked_mul(1u64 << shift).ok_or_else(bad)
+}
+
+/// Formats bytes the way people write buffer sizes: `32K`, `2M`, `1G`, else bytes.
+pub fn format_size(bytes: u64) -> String {
+    for (shift, suffix) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{}{suffix}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
 /// Parses a duration: `10s`, `250ms`, `2m`, `1.5` (seconds).
 pub fn parse_duration(text: &str) -> Result<f64, String> {
     let t = text.trim();
@@ -167,6 +203,17 @@ impl ParamSpec {
                 }
                 Ok(ParamValue::Int(v))
             }
+            ParamKind::Size { min, max } => {
+                let v = parse_size(t).map_err(bad)?;
+                if v < min || v > max {
+                    return Err(bad(format!(
+                        "must be between {} and {}",
+                        format_size(min),
+                        format_size(max)
+                    )));
+                }
+                Ok(ParamValue::Int(v.min(i64::MAX as u64) as i64))
+            }
             ParamKind::Float { min, max } => {
                 let v: f64 = t.parse().map_err(|_| bad("not a number".into()))?;
                 if !v.is_finite() || v < min || v > max {
@@ -205,6 +252,7 @@ impl ParamSpec {
             }
             ParamKind::Float { .. } => "number".into(),
             ParamKind::Duration { .. } => "duration".into(),
+            ParamKind::Size { .. } => "size".into(),
             ParamKind::Cpu => "cpu".into(),
             ParamKind::Choice(w) => w.join("|"),
             ParamKind::Bool => "bool".into(),
@@ -298,6 +346,21 @@ mod tests {
         assert!(e.to_string().contains("pipe, futex"), "{e}");
         assert!(resolve("w", SPECS, &given(&[("duration", "-1s")])).is_err());
         assert!(resolve("w", SPECS, &given(&[("duration", "2h")])).is_err());
+    }
+
+    #[test]
+    fn sizes_parse_and_format() {
+        assert_eq!(parse_size("32K").unwrap(), 32 << 10);
+        assert_eq!(parse_size("64KiB").unwrap(), 64 << 10);
+        assert_eq!(parse_size("2MB").unwrap(), 2 << 20);
+        assert_eq!(parse_size("1g").unwrap(), 1 << 30);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("1.5G").is_err());
+        assert!(parse_size("99999999999T").is_err());
+        assert!(parse_size("").is_err());
+        assert_eq!(format_size(32 << 10), "32K");
+        assert_eq!(format_size(1 << 30), "1G");
+        assert_eq!(format_size(1000), "1000");
     }
 
     #[test]

@@ -55,6 +55,13 @@ pub trait Workload: Send + Sync {
     /// checks they are online before anything is changed on the system.
     fn cpus(&self, params: &Params) -> Vec<u32>;
 
+    /// Peak memory a measurement holds, in bytes (buffers, not code). The runner skips
+    /// points that would not fit in the machine's available memory, saying so, and sizes
+    /// huge page pools from it.
+    fn memory_bytes(&self, _params: &Params) -> u64 {
+        0
+    }
+
     /// Runs one measurement. Long runs poll `ctx.stopping()` and end early with
     /// `WorkloadError::Interrupted`.
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError>;

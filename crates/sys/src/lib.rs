@@ -7,6 +7,7 @@ pub mod cpuidle;
 pub mod cpulist;
 pub mod doctor;
 pub mod error;
+pub mod meminfo;
 pub mod hugepages;
 pub mod interrupts;
 pub mod isolation;
