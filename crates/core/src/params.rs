@@ -146,7 +146,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// Formats bytes the way people write buffer sizes: `32K`, `2M`, `1G`, else bytes.
 pub fn format_size(bytes: u64) -> String {
     for (shift, suffix) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{suffix}", bytes >> shift);
         }
     }
