@@ -26,6 +26,9 @@ pub struct ExpandedSpec {
     pub points: Vec<BTreeMap<String, String>>,
     pub variants: Vec<VariantSpec>,
     pub compare: CompareSpec,
+    /// Grid points left out because they do not fit this machine, with the reason.
+    #[serde(default)]
+    pub skipped: Vec<SkippedPoint>,
     /// Monitors this machine lacks, with the reason, found before the run started.
     #[serde(default)]
     pub unavailable_monitors: BTreeMap<String, String>,
@@ -71,7 +74,10 @@ pub fn expand(
     let mut axes: Vec<(String, Vec<String>)> = Vec::new();
     for (name, input) in &spec.params {
         let values = match input {
-            ParamInput::One(s) => vec![s.text()],
+            ParamInput::One(s) => match size_range(name, &s.text(), info.params)? {
+                Some(sizes) => sizes,
+                None => vec![s.text()],
+            },
             ParamInput::List(l) => l.iter().map(Scalar::text).collect(),
             ParamInput::Partners(p) => partners(name, p, spec, topo)?
                 .into_iter()
@@ -128,6 +134,7 @@ pub fn expand(
         variants: spec.effective_variants(),
         compare: spec.compare.clone(),
         unavailable_monitors: BTreeMap::new(),
+        skipped: Vec::new(),
         source: spec.clone(),
     };
     // Resolve every point under every variant now: a bad value or an offline CPU is an
@@ -154,6 +161,53 @@ pub fn expand(
         }
     }
     Ok(expanded)
+}
+
+/// A grid point the run leaves out, and why.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SkippedPoint {
+    pub point: BTreeMap<String, String>,
+    pub reason: String,
+}
+
+/// `32K..1G` for a size parameter: every power-of-two multiple of the lower bound up to
+/// the upper bound, as the seed's scans go. `None` when the text is not a range or the
+/// parameter is not a size.
+fn size_range(
+    name: &str,
+    text: &str,
+    specs: &[perflab_core::ParamSpec],
+) -> Result<Option<Vec<String>>> {
+    let is_size = specs
+        .iter()
+        .any(|s| s.name == name && matches!(s.kind, perflab_core::ParamKind::Size { .. }));
+    let Some((lo, hi)) = text.split_once("..") else {
+        return Ok(None);
+    };
+    if !is_size {
+        return Ok(None);
+    }
+    let bad = |why: String| LabError::Input(format!("{name} = {text:?}: {why}"));
+    let lo = perflab_core::parse_size(lo).map_err(bad)?;
+    let hi = perflab_core::parse_size(hi).map_err(bad)?;
+    if lo == 0 || lo > hi {
+        return Err(bad(
+            "the range must go from a smaller non-zero size to a larger one".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    let mut s = lo;
+    while s <= hi {
+        out.push(s.to_string());
+        if out.len() > 64 {
+            return Err(bad("more than 64 sizes".into()));
+        }
+        s = match s.checked_mul(2) {
+            Some(next) => next,
+            None => break,
+        };
+    }
+    Ok(Some(out))
 }
 
 pub fn variant_names(v: &[VariantSpec]) -> String {
@@ -219,6 +273,36 @@ fn spread(list: &[u32], k: usize) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn size_ranges_double_from_the_lower_bound() {
+        let specs = [perflab_core::ParamSpec {
+            name: "size",
+            help: "",
+            kind: perflab_core::ParamKind::Size {
+                min: 1,
+                max: u64::MAX,
+            },
+            default: None,
+        }];
+        let r = size_range("size", "32K..256K", &specs).unwrap().unwrap();
+        assert_eq!(r, vec!["32768", "65536", "131072", "262144"]);
+        assert_eq!(
+            size_range("size", "32K..1G", &specs)
+                .unwrap()
+                .unwrap()
+                .len(),
+            16
+        );
+        assert!(size_range("size", "1G..32K", &specs).is_err());
+        assert!(size_range("size", "x..1G", &specs).is_err());
+        assert_eq!(
+            size_range("size", "1..1T", &specs).unwrap().unwrap().len(),
+            41
+        );
+        assert_eq!(size_range("size", "64K", &specs).unwrap(), None);
+        assert_eq!(size_range("other", "1..2", &specs).unwrap(), None);
+    }
 
     #[test]
     fn spread_keeps_ends() {

@@ -4,6 +4,7 @@
 pub mod error;
 pub mod expand;
 pub mod fingerprint;
+pub mod fit;
 pub mod plan;
 pub mod prepare;
 pub mod presets;

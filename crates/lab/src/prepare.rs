@@ -24,6 +24,8 @@ pub struct Prepared {
     pub available: Vec<Variant>,
     pub unavailable: Vec<UnavailableVariant>,
     pub fingerprint: Fingerprint,
+    /// What the person running should know before it starts (points left out, …).
+    pub notes: Vec<String>,
 }
 
 pub fn find_workload(name: &str) -> Result<&'static dyn Workload> {
@@ -74,6 +76,8 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
             expanded.unavailable_monitors.insert(name.clone(), reason);
         }
     }
+    let notes = crate::fit::fit_memory(&mut expanded, workload, sys)?;
+    crate::fit::resolve_auto_pools(&mut expanded, workload)?;
     let (available, unavailable) = check_variants(&expanded.variants, sys)?;
     if available.is_empty() {
         let why: Vec<String> = unavailable
@@ -88,6 +92,7 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
     }
     Ok(Prepared {
         fingerprint: fingerprint(sys, &topo),
+        notes,
         spec: expanded,
         workload,
         available,

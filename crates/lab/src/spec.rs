@@ -82,6 +82,17 @@ pub struct CompareSpec {
     pub drilldown: bool,
 }
 
+/// What `--quick` changes: fewer repetitions and parameter overrides (shorter
+/// measurements, fewer sizes), so a first look takes a minute or two.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuickSpec {
+    #[serde(default)]
+    pub repetitions: Option<u32>,
+    #[serde(default)]
+    pub params: BTreeMap<String, ParamInput>,
+}
+
 /// An experiment as written by a person.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,6 +115,9 @@ pub struct ExperimentSpec {
     pub variants: Vec<VariantSpec>,
     #[serde(default)]
     pub compare: CompareSpec,
+    /// Overrides for `--quick`; without it, `--quick` means 0.5 s measurements.
+    #[serde(default)]
+    pub quick: Option<QuickSpec>,
 }
 
 fn default_reps() -> u32 {
@@ -155,6 +169,24 @@ impl ExperimentSpec {
             }
         }
         Ok(())
+    }
+
+    /// Applies the `--quick` overrides.
+    pub fn make_quick(&mut self) {
+        match self.quick.clone() {
+            Some(q) => {
+                if let Some(r) = q.repetitions {
+                    self.repetitions = r;
+                }
+                self.params.extend(q.params);
+            }
+            None => {
+                self.params.insert(
+                    "duration".into(),
+                    ParamInput::One(Scalar::Str("0.5s".into())),
+                );
+            }
+        }
     }
 
     /// The variants to run: the declared ones, or one variant `default` without knobs.

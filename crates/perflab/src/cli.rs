@@ -89,9 +89,14 @@ pub struct RunArgs {
     /// Duration of each measurement (sets the workload's `duration`), e.g. 10s, 500ms
     #[arg(long, value_name = "TIME")]
     pub duration: Option<String>,
-    /// A short run: 0.5 s measurements (unless --duration is given)
+    /// A short first look: the study's quick settings (fewer sizes, repetitions, shorter
+    /// measurements), or 0.5 s measurements; --duration and --reps still apply
     #[arg(long)]
     pub quick: bool,
+    /// Buffer sizes of a transfer scan (sets `size`): a range 32K..1G (powers of two), a
+    /// list 4K,64K,2M, or one size
+    #[arg(long, value_name = "SIZES")]
+    pub size: Option<String>,
     /// The fixed CPU of a CPU-pair study (sets `cpu_a`)
     #[arg(long, value_name = "CPU")]
     pub anchor: Option<u32>,

@@ -131,6 +131,7 @@ fn runner() -> anyhow::Result<i32> {
         .into(),
         variants: vec![variant("a", 100.0), variant("b", 101.0)],
         compare: Default::default(),
+        quick: None,
     };
     let sys = perflab_sys::SysRoot::host();
     let prepared = perflab_lab::prepare(&spec, &sys)?;

@@ -22,6 +22,9 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
     }
     let spec = build_spec(&a)?;
     let prepared = perflab_lab::prepare(&spec, &sys)?;
+    for n in &prepared.notes {
+        eprintln!("{n}");
+    }
     for u in &prepared.unavailable {
         eprintln!(
             "variant {} is unavailable on this machine: {}",
@@ -105,6 +108,7 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
             params: BTreeMap::new(),
             variants: Vec::new(),
             compare: Default::default(),
+            quick: None,
         },
         (None, None) => {
             return Err(input(
@@ -112,6 +116,10 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
             ))
         }
     };
+    // Quick settings first, so that flags given with --quick still win.
+    if a.quick {
+        spec.make_quick();
+    }
     for p in &a.params {
         let (k, v) = p
             .split_once('=')
@@ -128,14 +136,21 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
         };
         spec.params.insert(k, value);
     }
-    let duration = match (&a.duration, a.quick) {
-        (Some(d), _) => Some(d.clone()),
-        (None, true) => Some("0.5s".to_string()),
-        (None, false) => None,
-    };
-    if let Some(d) = duration {
+    if let Some(d) = &a.duration {
         spec.params
-            .insert("duration".into(), ParamInput::One(Scalar::Str(d)));
+            .insert("duration".into(), ParamInput::One(Scalar::Str(d.clone())));
+    }
+    if let Some(size) = &a.size {
+        let value = if size.contains(',') {
+            ParamInput::List(
+                size.split(',')
+                    .map(|s| Scalar::Str(s.trim().to_string()))
+                    .collect(),
+            )
+        } else {
+            ParamInput::One(Scalar::Str(size.trim().to_string()))
+        };
+        spec.params.insert("size".into(), value);
     }
     if let Some(cpu) = a.anchor {
         spec.params

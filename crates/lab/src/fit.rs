@@ -1,0 +1,130 @@
+//! Fitting an experiment to the machine's memory: points whose buffers cannot fit in the
+//! available memory are left out (saying which and why), a point that could not fit even in
+//! an empty machine is an input error, and `hugepages = "2M:auto"` becomes the page count
+//! the largest point of its variant needs.
+
+use std::collections::BTreeMap;
+
+use perflab_core::{format_size, parse_size, Workload};
+use perflab_sys::meminfo::parse_meminfo;
+use perflab_sys::SysRoot;
+
+use crate::error::{LabError, Result};
+use crate::expand::{ExpandedSpec, SkippedPoint};
+
+/// Total and available memory in bytes, or why they are unknown.
+fn memory(sys: &SysRoot) -> std::result::Result<(u64, u64), String> {
+    let path = "proc/meminfo";
+    let reader = sys.open(path).map_err(|e| e.to_string())?;
+    let m = parse_meminfo(reader).map_err(|e| e.at(sys.path(path)).to_string())?;
+    let total = m
+        .get("MemTotal")
+        .copied()
+        .ok_or("no MemTotal in /proc/meminfo")?;
+    let avail = m
+        .get("MemAvailable")
+        .or_else(|| m.get("MemFree"))
+        .copied()
+        .ok_or("no MemAvailable in /proc/meminfo")?;
+    Ok((total, avail))
+}
+
+/// Leaves out points that do not fit; returns notes for the person running.
+pub fn fit_memory(
+    spec: &mut ExpandedSpec,
+    workload: &dyn Workload,
+    sys: &SysRoot,
+) -> Result<Vec<String>> {
+    let mut needs = Vec::with_capacity(spec.points.len());
+    for point in 0..spec.points.len() {
+        let mut need = 0;
+        for v in &spec.variants {
+            need = need.max(workload.memory_bytes(&spec.params_for(workload, point, v)?));
+        }
+        needs.push(need);
+    }
+    if needs.iter().all(|&n| n == 0) {
+        return Ok(Vec::new());
+    }
+    let (total, avail) = match memory(sys) {
+        Ok(m) => m,
+        Err(why) => return Ok(vec![format!("memory not checked: {why}")]),
+    };
+    let describe = |p: &BTreeMap<String, String>| {
+        p.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut kept = Vec::new();
+    let mut notes = Vec::new();
+    for (point, need) in spec.points.drain(..).zip(needs) {
+        if need > total {
+            return Err(LabError::Input(format!(
+                "{} needs {} of buffers but this machine has {} of memory in all",
+                describe(&point),
+                format_size(need),
+                human(total)
+            )));
+        }
+        if need > avail {
+            let reason = format!(
+                "needs {} of buffers, {} is available",
+                format_size(need),
+                human(avail)
+            );
+            notes.push(format!("skipping {}: {reason}", describe(&point)));
+            spec.skipped.push(SkippedPoint { point, reason });
+        } else {
+            kept.push(point);
+        }
+    }
+    if kept.is_empty() {
+        return Err(LabError::Input(format!(
+            "no point of {} fits in the {} of available memory",
+            spec.name,
+            human(avail)
+        )));
+    }
+    spec.points = kept;
+    Ok(notes)
+}
+
+/// Replaces `hugepages = "SIZE:auto"` by the count of SIZE pages the variant's largest
+/// point needs.
+pub fn resolve_auto_pools(spec: &mut ExpandedSpec, workload: &dyn Workload) -> Result<()> {
+    for i in 0..spec.variants.len() {
+        let Some(value) = spec.variants[i].knobs.get("hugepages").cloned() else {
+            continue;
+        };
+        let Some(size) = value.strip_suffix(":auto") else {
+            continue;
+        };
+        let page = parse_size(size).ok().filter(|&p| p > 0).ok_or_else(|| {
+            LabError::Input(format!(
+                "variant {:?}: hugepages = {value:?}: {size:?} is not a page size (2M, 1G)",
+                spec.variants[i].name
+            ))
+        })?;
+        let mut need = 0;
+        for point in 0..spec.points.len() {
+            let params = spec.params_for(workload, point, &spec.variants[i])?;
+            need = need.max(workload.memory_bytes(&params));
+        }
+        let count = need.div_ceil(page);
+        spec.variants[i]
+            .knobs
+            .insert("hugepages".into(), format!("{size}:{count}"));
+    }
+    Ok(())
+}
+
+fn human(bytes: u64) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    const MIB: f64 = (1u64 << 20) as f64;
+    if bytes as f64 >= GIB {
+        format!("{:.1} GiB", bytes as f64 / GIB)
+    } else {
+        format!("{:.0} MiB", bytes as f64 / MIB)
+    }
+}
