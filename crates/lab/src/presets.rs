@@ -7,6 +7,7 @@ use crate::spec::ExperimentSpec;
 pub const PRESETS: &[(&str, &str)] = &[
     ("quick", include_str!("../../../presets/quick.toml")),
     ("idle-ipi", include_str!("../../../presets/idle-ipi.toml")),
+    ("memxfer", include_str!("../../../presets/memxfer.toml")),
 ];
 
 pub fn names() -> Vec<&'static str> {
