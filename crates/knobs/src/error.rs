@@ -43,6 +43,21 @@ pub enum KnobError {
         reads: String,
     },
 
+    /// The kernel found fewer free huge pages than asked for (memory too fragmented for
+    /// pages that size, or taken meanwhile).
+    #[error(
+        "{path}: the kernel allocated {got} of the {asked} {page} huge pages asked for (free \
+         memory is too fragmented); compact it (echo 1 > /proc/sys/vm/compact_memory) and \
+         retry, or reserve them at boot (hugepagesz={page} hugepages=N on the kernel command \
+         line)"
+    )]
+    ShortAllocation {
+        path: PathBuf,
+        page: String,
+        got: u64,
+        asked: u64,
+    },
+
     #[error(
         "journal {path} is unreadable: {reason}; it was left in place: restore by hand what it \
          lists, then remove it"

@@ -2,25 +2,98 @@
 //! shares. Originals are journaled durably before the first write; each write is read back;
 //! on any failure, whatever was already written is put back before the error returns.
 
+use perflab_sys::hugepages::{parse_choice, Choice};
 use perflab_sys::SysRoot;
 
 use crate::error::KnobError;
 use crate::journal::{EntryId, Journal, Saved};
 use crate::knob::KnobGuard;
 
+/// How an attribute shows its value, compared with how it takes one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// Reads back as written, give or take a trailing newline: `0\n`. Its original bytes
+    /// are journaled and written back verbatim.
+    Plain,
+    /// Reads as a choice list with the selected word bracketed (`always [madvise] never`)
+    /// but takes only the bare word: the selected word is journaled and written back.
+    Choice,
+}
+
+impl Form {
+    /// The file's current value in the form a write takes.
+    pub fn current(self, sys: &SysRoot, rel: &str) -> Result<Vec<u8>, KnobError> {
+        match self {
+            Form::Plain => Ok(sys.read_bytes(rel)?),
+            Form::Choice => Ok(read_choice(sys, rel)?.selected.into_bytes()),
+        }
+    }
+}
+
+/// Reads a choice-list attribute. A file holding one bare word counts as that word
+/// selected among itself alone: the kernel never shows that form, but a test tree holds
+/// exactly what was last written to it, and a knob must read back its own write there.
+pub fn read_choice(sys: &SysRoot, rel: &str) -> Result<Choice, KnobError> {
+    let bytes = sys.read_bytes(rel)?;
+    match parse_choice(bytes.as_slice()) {
+        Ok(choice) => Ok(choice),
+        Err(e) => {
+            let text = String::from_utf8_lossy(&bytes);
+            let mut words = text.split_whitespace();
+            match (words.next(), words.next()) {
+                (Some(word), None) if !word.contains(['[', ']']) => Ok(Choice {
+                    selected: word.to_string(),
+                    options: vec![word.to_string()],
+                }),
+                _ => Err(e.at(sys.path(rel)).into()),
+            }
+        }
+    }
+}
+
+/// One attribute to set: its path relative to the root, the value to write, and how the
+/// file shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttrWrite {
+    pub path: String,
+    pub value: Vec<u8>,
+    pub form: Form,
+}
+
 /// Writes `value` to each file (relative to `sys`), skipping files that already hold it,
-/// and returns a guard that writes the originals back.
+/// and returns a guard that writes the originals back. Every file is [`Form::Plain`].
 pub fn write_files(
     sys: &SysRoot,
     journal: &Journal,
     knob: &str,
     writes: &[(String, Vec<u8>)],
 ) -> Result<FileGuard, KnobError> {
-    write_files_failing_at(sys, journal, knob, writes, None)
+    let writes: Vec<Pending> = writes
+        .iter()
+        .map(|(rel, value)| (rel.as_str(), value.as_slice(), Form::Plain))
+        .collect();
+    write_pending(sys, journal, knob, &writes, None)
 }
+
+/// [`write_files`] for attributes of any [`Form`].
+pub fn write_attrs(
+    sys: &SysRoot,
+    journal: &Journal,
+    knob: &str,
+    writes: &[AttrWrite],
+) -> Result<FileGuard, KnobError> {
+    let writes: Vec<Pending> = writes
+        .iter()
+        .map(|w| (w.path.as_str(), w.value.as_slice(), w.form))
+        .collect();
+    write_pending(sys, journal, knob, &writes, None)
+}
+
+type Pending<'a> = (&'a str, &'a [u8], Form);
 
 /// `fail_at` makes the write with that index fail as if the kernel refused it: running as
 /// root, a test has no other way to make one file of a writable tree refuse a write.
+#[cfg(test)]
 pub(crate) fn write_files_failing_at(
     sys: &SysRoot,
     journal: &Journal,
@@ -28,32 +101,49 @@ pub(crate) fn write_files_failing_at(
     writes: &[(String, Vec<u8>)],
     fail_at: Option<usize>,
 ) -> Result<FileGuard, KnobError> {
+    let writes: Vec<Pending> = writes
+        .iter()
+        .map(|(rel, value)| (rel.as_str(), value.as_slice(), Form::Plain))
+        .collect();
+    write_pending(sys, journal, knob, &writes, fail_at)
+}
+
+fn write_pending(
+    sys: &SysRoot,
+    journal: &Journal,
+    knob: &str,
+    writes: &[Pending],
+    fail_at: Option<usize>,
+) -> Result<FileGuard, KnobError> {
     let mut todo = Vec::with_capacity(writes.len());
-    for (rel, value) in writes {
-        if !same_value(&sys.read_bytes(rel)?, value) {
-            todo.push((rel.as_str(), value.as_slice()));
+    for &(rel, value, form) in writes {
+        if !same_value(&form.current(sys, rel)?, value) {
+            todo.push((rel, value, form));
         }
     }
-    let rels: Vec<&str> = todo.iter().map(|(rel, _)| *rel).collect();
-    let saved = journal.save_originals(sys, &rels, knob)?;
-    let mut guard = FileGuard {
-        sys: sys.clone(),
-        journal: journal.clone(),
-        changes: Vec::with_capacity(saved.len()),
-        done: false,
-    };
+    let rels: Vec<&str> = todo.iter().map(|(rel, _, _)| *rel).collect();
+    let forms: std::collections::HashMap<&str, Form> =
+        todo.iter().map(|&(rel, _, form)| (rel, form)).collect();
+    let saved = journal.save_values(sys, &rels, knob, |rel| {
+        forms
+            .get(rel)
+            .copied()
+            .unwrap_or(Form::Plain)
+            .current(sys, rel)
+    })?;
+    let mut guard = FileGuard::new(sys, journal);
     let mut saved = saved.into_iter();
-    for (i, ((rel, value), entry)) in todo.iter().zip(saved.by_ref()).enumerate() {
+    for (i, ((rel, value, form), entry)) in todo.iter().zip(saved.by_ref()).enumerate() {
         // Counted as changed before the write: a failed write may still have changed the
         // file, and restoring an unchanged file is harmless.
-        guard.changes.push(entry);
+        guard.track(entry, *form);
         let result = if fail_at == Some(i) {
             Err(KnobError::io(
                 sys.path(rel),
                 std::io::Error::other("injected failure"),
             ))
         } else {
-            write_verified(sys, rel, value)
+            write_verified(sys, rel, value, *form)
         };
         if let Err(apply) = result {
             let unwritten: Vec<EntryId> = saved.map(|s| s.id).collect();
@@ -77,9 +167,9 @@ fn same_value(current: &[u8], wanted: &[u8]) -> bool {
     current.trim_ascii() == wanted.trim_ascii()
 }
 
-fn write_verified(sys: &SysRoot, rel: &str, value: &[u8]) -> Result<(), KnobError> {
+fn write_verified(sys: &SysRoot, rel: &str, value: &[u8], form: Form) -> Result<(), KnobError> {
     sys.write(rel, value)?;
-    let reads = sys.read_bytes(rel)?;
+    let reads = form.current(sys, rel)?;
     if same_value(&reads, value) {
         Ok(())
     } else {
@@ -96,28 +186,43 @@ fn write_verified(sys: &SysRoot, rel: &str, value: &[u8]) -> Result<(), KnobErro
 pub struct FileGuard {
     sys: SysRoot,
     journal: Journal,
-    changes: Vec<Saved>,
+    changes: Vec<(Saved, Form)>,
     done: bool,
 }
 
 impl FileGuard {
+    /// A guard of no changes yet, for a knob that journals and writes by itself.
+    pub(crate) fn new(sys: &SysRoot, journal: &Journal) -> Self {
+        Self {
+            sys: sys.clone(),
+            journal: journal.clone(),
+            changes: Vec::new(),
+            done: false,
+        }
+    }
+
+    /// Takes charge of a journaled file, before it is written.
+    pub(crate) fn track(&mut self, saved: Saved, form: Form) {
+        self.changes.push((saved, form));
+    }
+
     /// The files changed, relative to the root, in order of change.
     pub fn paths(&self) -> Vec<&str> {
-        self.changes.iter().map(|c| c.path.as_str()).collect()
+        self.changes.iter().map(|(c, _)| c.path.as_str()).collect()
     }
 
     /// Writes every original back, newest first, without stopping at a failure, then
     /// forgets the entries restored. Entries that failed stay in the journal.
-    fn restore_all(&mut self) -> Result<(), KnobError> {
+    pub(crate) fn restore_all(&mut self) -> Result<(), KnobError> {
         self.done = true;
         let mut restored = Vec::new();
         let mut failures = Vec::new();
-        for change in self.changes.iter().rev() {
+        for (change, form) in self.changes.iter().rev() {
             match self.sys.write(&change.path, &change.original) {
                 Ok(()) => restored.push(change.id),
                 // A write that was refused may have left the file as it was.
-                Err(e) => match self.sys.read_bytes(&change.path) {
-                    Ok(now) if now == change.original => restored.push(change.id),
+                Err(e) => match form.current(&self.sys, &change.path) {
+                    Ok(now) if same_value(&now, &change.original) => restored.push(change.id),
                     _ => failures.push(e.to_string()),
                 },
             }

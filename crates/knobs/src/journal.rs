@@ -39,8 +39,11 @@ impl std::fmt::Display for EntryId {
     }
 }
 
-/// The exact original content of a file: a JSON string when it is UTF-8 (as sysfs values
-/// are, and readable by a person), else an array of byte values.
+/// What restoring a file writes back: a JSON string when it is UTF-8 (as sysfs values are,
+/// and readable by a person), else an array of byte values. For most files these are the
+/// exact original bytes; for an attribute that reads differently from how it is written
+/// (a choice list such as `always [madvise] never`) it is the value in the written form
+/// (`madvise`), since the kernel refuses the form it shows.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Original {
@@ -231,6 +234,20 @@ impl Journal {
         rels: &[&str],
         knob: &str,
     ) -> Result<Vec<Saved>, KnobError> {
+        self.save_values(sys, rels, knob, |rel| Ok(sys.read_bytes(rel)?))
+    }
+
+    /// Like [`Journal::save_originals`], but records what `restore_value` returns for each
+    /// file as the bytes to write back, for attributes whose written form differs from the
+    /// form they show. It is called under the journal's lock, after the check that no other
+    /// perflab changed the file, so the value recorded is the one this process replaces.
+    pub fn save_values(
+        &self,
+        sys: &SysRoot,
+        rels: &[&str],
+        knob: &str,
+        restore_value: impl Fn(&str) -> Result<Vec<u8>, KnobError>,
+    ) -> Result<Vec<Saved>, KnobError> {
         if rels.is_empty() {
             return Ok(Vec::new());
         }
@@ -238,7 +255,7 @@ impl Journal {
             let mut saved = Vec::with_capacity(rels.len());
             for rel in rels {
                 self.refuse_foreign_change(file, sys, rel)?;
-                let original = sys.read_bytes(rel)?;
+                let original = restore_value(rel)?;
                 let id = self.push(
                     file,
                     sys,

@@ -3,8 +3,10 @@
 use crate::cpuidle::CpuidleKnob;
 use crate::error::KnobError;
 use crate::fake::FakeKnob;
+use crate::hugepages::HugePagesKnob;
 use crate::knob::Knob;
 use crate::pmqos::PmQosKnob;
+use crate::thp::{ThpAttr, ThpKnob};
 
 const KNOBS: &[(&str, &str)] = &[
     (
@@ -14,6 +16,18 @@ const KNOBS: &[(&str, &str)] = &[
     (
         "pmqos",
         "hold a CPU latency limit through /dev/cpu_dma_latency: microseconds, an integer >= 0",
+    ),
+    (
+        "hugepages",
+        "reserve COUNT more huge pages of SIZE in the hugetlb pool: SIZE:COUNT, e.g. 2M:512, 1G:2",
+    ),
+    (
+        "thp",
+        "transparent huge pages (kernel/mm/transparent_hugepage/enabled): always, madvise, never",
+    ),
+    (
+        "thp_defrag",
+        "THP fault defrag effort: always, defer, defer+madvise, madvise, never",
     ),
     (
         "fake",
@@ -31,6 +45,9 @@ pub fn parse_knob(name: &str, value: &str) -> Result<Box<dyn Knob>, KnobError> {
     match name.trim() {
         "cpuidle" => Ok(Box::new(CpuidleKnob::parse(value)?)),
         "pmqos" => Ok(Box::new(PmQosKnob::parse(value)?)),
+        "hugepages" => Ok(Box::new(HugePagesKnob::parse(value)?)),
+        "thp" => Ok(Box::new(ThpKnob::parse(ThpAttr::Enabled, value)?)),
+        "thp_defrag" => Ok(Box::new(ThpKnob::parse(ThpAttr::Defrag, value)?)),
         "fake" => Ok(Box::new(FakeKnob {
             value: value.to_string(),
         })),
@@ -65,6 +82,10 @@ mod tests {
             "cpuidle=all",
             "cpuidle=states:C1,C1E",
             "pmqos=0",
+            "hugepages=2M:512",
+            "hugepages=1G:0",
+            "thp=never",
+            "thp_defrag=defer+madvise",
             "fake=7",
         ] {
             assert_eq!(parse_setting(setting).unwrap().name(), setting);
@@ -74,11 +95,32 @@ mod tests {
     #[test]
     fn bad_input_gives_one_line_errors_listing_the_valid_forms() {
         let cases = [
-            ("nosuch", "x", "cpuidle, pmqos, fake"),
+            (
+                "nosuch",
+                "x",
+                "cpuidle, pmqos, hugepages, thp, thp_defrag, fake",
+            ),
             ("cpuidle", "deep", "poll-only, all, or states:"),
             ("cpuidle", "states:", "at least one state"),
             ("pmqos", "-1", "integer from 0"),
             ("pmqos", "fast", "integer from 0"),
+            ("hugepages", "2M", "SIZE:COUNT, e.g. 2M:512"),
+            ("hugepages", "2X:4", "(SIZE such as 2M, 2048K, 1G"),
+            ("hugepages", "0:4", "whole number of kilobytes above 0"),
+            ("hugepages", "100:4", "whole number of kilobytes above 0"),
+            ("hugepages", "2M:-1", "COUNT an integer >= 0"),
+            (
+                "hugepages",
+                "2M:auto",
+                "`auto` must be resolved to a page count",
+            ),
+            ("hugepages", "1G:99999999999999", "overflow"),
+            ("thp", "sometimes", "expected one of always, madvise, never"),
+            (
+                "thp_defrag",
+                "[madvise]",
+                "expected one of always, defer, defer+madvise, madvise, never",
+            ),
         ];
         for (name, value, expect) in cases {
             let msg = parse_knob(name, value).err().unwrap().to_string();
