@@ -7,14 +7,15 @@ pub mod cpuidle;
 pub mod cpulist;
 pub mod doctor;
 pub mod error;
-pub mod meminfo;
 pub mod hugepages;
 pub mod interrupts;
 pub mod isolation;
+pub mod meminfo;
 mod percpu_table;
 pub mod procstat;
 pub mod root;
 pub mod sched;
+pub mod smaps;
 pub mod softirqs;
 pub mod topology;
 
