@@ -205,8 +205,8 @@ impl Knob for HugePagesKnob {
                     "{} pages of {} need {}, more than the {} MemAvailable",
                     self.count,
                     self.page(),
-                    mib(need),
-                    mib(available)
+                    mib(need.div_ceil(1 << 20)),
+                    mib(available >> 20)
                 ))
                 .with_hint("ask for fewer pages, or free memory first"));
             }
@@ -220,8 +220,9 @@ impl Knob for HugePagesKnob {
     }
 }
 
-fn mib(bytes: u64) -> String {
-    format!("{} MiB", bytes.div_ceil(1 << 20))
+/// Need is rounded up and what is available down, so the figures never look as if they fit.
+fn mib(mib: u64) -> String {
+    format!("{mib} MiB")
 }
 
 #[cfg(test)]

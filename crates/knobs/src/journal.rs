@@ -1,7 +1,8 @@
 //! The on-disk journal of original values.
 //!
-//! A knob records the exact bytes of every file it is about to change here, durably, before
-//! it changes it, and forgets the entry once the original is back. Whatever the journal
+//! A knob records the exact bytes of every file it is about to change here (for a
+//! choice-list attribute, its selected word: see [`Original`]), durably, before it changes
+//! it, and forgets the entry once the original is back. Whatever the journal
 //! still holds when its owner is gone (SIGKILL, power loss) is replayed by `perflab restore`
 //! (see [`crate::replay`]).
 //!

@@ -5,42 +5,17 @@
 mod common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
-use common::{applied, orphan_entries, refused, snapshot};
+use common::{applied, copy_parts, orphan_entries, refused, snapshot};
 use perflab_knobs::{parse_setting, restore_pending, Journal, Settings};
 use perflab_sys::{cpuidle, SysRoot, Topology};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &dest);
-        } else {
-            fs::copy(entry.path(), dest).unwrap();
-        }
-    }
-}
 
 /// Only the cpu tree and the PM-QoS device: the rest of the fixture is read-only input
 /// for other crates and slow to compare.
 fn writable_copy(name: &str) -> (tempfile::TempDir, SysRoot, Journal) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("root");
-    for part in ["sys/devices/system/cpu", "dev"] {
-        let from = fixture(name).join(part);
-        if from.exists() {
-            copy_tree(&from, &root.join(part));
-        }
-    }
+    copy_parts(name, &["sys/devices/system/cpu", "dev"], &root);
     let journal = Journal::open(dir.path().join("journal.json")).unwrap();
     (dir, SysRoot::at(root), journal)
 }
