@@ -46,8 +46,13 @@ pub struct Row {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Unmatched {
     pub label: String,
+    /// The point's parameters, so a size scan can place it in its table.
+    pub params: Params,
     pub variant: Option<String>,
     pub reason: String,
+    /// The median of each side's successful values, where it has any.
+    pub median_a: Option<f64>,
+    pub median_b: Option<f64>,
 }
 
 /// A variant a run could not measure on its machine.
@@ -65,7 +70,8 @@ pub struct ComparisonTable {
     pub metric: String,
     pub unit: Unit,
     pub better: Better,
-    /// How A and B are named in headers ("poll-only", "run 3").
+    /// How A and B are named in headers: the variant ("poll-only"), or the run's label
+    /// ("kernel 6.1"), falling back to "run 3" (see [`run_label`]).
     pub a_label: String,
     pub b_label: String,
     pub config: StatsConfig,
@@ -183,6 +189,7 @@ pub fn compare_runs(
         }
     }
     let labeler = Labeler::new(firsts.iter().map(|m| &m.params));
+    let names = run_labels(a_run, b_run);
     let mut b = Builder::new(cfg, chosen.better);
     for (k, first) in keys.iter().zip(&firsts) {
         let in_a = a_ms.iter().filter(|m| key(m) == *k);
@@ -199,7 +206,6 @@ pub fn compare_runs(
             SideValues::gather(in_a, &chosen.name),
             SideValues::gather(in_b, &chosen.name),
         );
-        let names = (format!("run {}", a_run.id), format!("run {}", b_run.id));
         b.add(
             labeler.label(&first.params),
             first.params.clone(),
@@ -215,9 +221,31 @@ pub fn compare_runs(
             b: b_run.id,
         },
         chosen,
-        (format!("run {}", a_run.id), format!("run {}", b_run.id)),
+        names,
         unavailable_of(&[a_run, b_run]),
     ))
+}
+
+/// How a run is named in a table: its label ("kernel 6.1"), or `run N` when it has none.
+pub fn run_label(run: &RunInfo) -> String {
+    match run.label.as_deref().map(str::trim) {
+        Some(l) if !l.is_empty() => l.to_string(),
+        _ => format!("run {}", run.id),
+    }
+}
+
+/// The names of A and B; two runs with the same label get their numbers added, or the
+/// table could not tell its columns apart.
+fn run_labels(a: &RunInfo, b: &RunInfo) -> (String, String) {
+    let (la, lb) = (run_label(a), run_label(b));
+    if la == lb && a.id != b.id {
+        (
+            format!("{la} (run {})", a.id),
+            format!("{lb} (run {})", b.id),
+        )
+    } else {
+        (la, lb)
+    }
 }
 
 pub(crate) fn no_such_variant(run: &RunInfo, ms: &[MeasurementRecord], v: &str) -> ReportError {
@@ -328,8 +356,11 @@ impl<'c> Builder<'c> {
                 }
                 self.unmatched.push(Unmatched {
                     label,
+                    params,
                     variant,
                     reason: why.join("; "),
+                    median_a: samples.0.ok().map(|s| s.median()),
+                    median_b: samples.1.ok().map(|s| s.median()),
                 });
             }
         }

@@ -1,6 +1,8 @@
 //! Reports over stored measurements: comparison tables (variant vs variant, run vs run),
-//! the regression distribution of the seed study, per-pair drill-downs, and for a run
-//! with one measurable variant its summary and single-variant drill-down.
+//! size scans of them (`scan_tables`), the regression distribution of the seed study,
+//! per-pair drill-downs, and for a run with one measurable variant its summary and
+//! single-variant drill-down. Comparisons, scans and distributions render as text and
+//! as GitHub-flavoured Markdown.
 //!
 //! Inputs are `perflab_core::record` types, so this crate never touches the database.
 //! Only successful measurements are numbers; failed ones are counted and named.
@@ -10,6 +12,9 @@ pub mod distribution;
 pub mod drilldown;
 pub mod error;
 pub mod fmt;
+mod markdown;
+pub mod scan;
+mod scan_render;
 mod sections;
 pub mod select;
 pub mod single;
@@ -19,11 +24,15 @@ pub mod table_text;
 pub mod telemetry;
 
 pub use compare::{
-    compare_runs, compare_variants, ComparisonTable, Row, TableKind, UnavailableNote, Unmatched,
+    compare_runs, compare_variants, run_label, ComparisonTable, Row, TableKind, UnavailableNote,
+    Unmatched,
 };
 pub use distribution::{distribution, BucketCount, BucketRow, Distribution};
 pub use drilldown::{render_pair, render_row, write_drilldown};
 pub use error::ReportError;
+pub use scan::{
+    scan_tables, Crossing, Direction, Parting, ScanPoint, ScanReport, ScanSection, ScanSummary,
+};
 pub use select::measured_variants;
 pub use single::{render_single_pair, write_single_drilldown};
 pub use summary::{summarize_run, SummaryRow, SummaryTable};

@@ -12,6 +12,23 @@ use crate::fmt;
 /// unmatched points, notes and unavailable variants.
 pub fn render_table(t: &ComparisonTable) -> String {
     let mut out = String::new();
+    for line in header_lines(t) {
+        let _ = writeln!(out, "{line}");
+    }
+    out.push('\n');
+    let (lines, left) = cells(t);
+    out.push_str(&align(&lines, &left));
+    for line in footnotes(t) {
+        let _ = writeln!(out, "{line}");
+    }
+    out.push_str(&titled_list("Not compared", unmatched_items(t)));
+    out.push_str(&titled_list("Notes", t.notes.iter().chain(&row_notes(t))));
+    out.push_str(&unavailable_text(&t.unavailable));
+    out
+}
+
+/// What is compared, how A and B are named, and how to read the figures.
+pub(crate) fn header_lines(t: &ComparisonTable) -> [String; 3] {
     let unit = t.unit.symbol();
     let unit = if unit.is_empty() {
         String::new()
@@ -22,27 +39,26 @@ pub fn render_table(t: &ComparisonTable) -> String {
         TableKind::Variants { run, .. } => format!("run {run}"),
         TableKind::Runs { a, b } => format!("run {b} vs run {a}"),
     };
-    let _ = writeln!(
-        out,
-        "{what}: median {}{unit}, {}",
-        t.metric,
-        better_text(t.better)
-    );
-    let _ = writeln!(
-        out,
-        "A = {}, B = {}; change = (B - A) / A",
-        t.a_label, t.b_label
-    );
-    let _ = writeln!(
-        out,
-        "{} CI of the change from the Hodges-Lehmann shift; p from Mann-Whitney U; \
-         verdict needs p < {} and |change| > {}%, else ~",
-        t.config.confidence_label(),
-        t.config.alpha,
-        t.config.noise_pct
-    );
-    out.push('\n');
+    [
+        format!(
+            "{what}: median {}{unit}, {}",
+            t.metric,
+            better_text(t.better)
+        ),
+        format!("A = {}, B = {}; change = (B - A) / A", t.a_label, t.b_label),
+        format!(
+            "{} CI of the change from the Hodges-Lehmann shift; p from Mann-Whitney U; \
+             verdict needs p < {} and |change| > {}%, else ~",
+            t.config.confidence_label(),
+            t.config.alpha,
+            t.config.noise_pct
+        ),
+    ]
+}
 
+/// The header row and one row of cells per compared point, with the indices of the
+/// left-aligned (name) columns.
+pub(crate) fn cells(t: &ComparisonTable) -> (Vec<Vec<String>>, Vec<usize>) {
     let by_run = matches!(t.kind, TableKind::Runs { .. });
     let first = if t.rows.iter().all(|r| r.pair.is_some()) && !t.rows.is_empty() {
         "pair"
@@ -87,28 +103,30 @@ pub fn render_table(t: &ComparisonTable) -> String {
     } else {
         vec![0, last]
     };
-    out.push_str(&align(&lines, &left));
+    (lines, left)
+}
 
+/// What the table's marks mean, for the marks it uses.
+pub(crate) fn footnotes(t: &ComparisonTable) -> Vec<&'static str> {
+    let mut out = Vec::new();
     if t.rows.iter().any(|r| r.failed_a + r.failed_b > 0) {
-        out.push_str("n: successful measurements (+failed ones, not counted)\n");
+        out.push("n: successful measurements (+failed ones, not counted)");
     }
     if t.rows.iter().any(|r| r.cmp.shift.widened) {
-        out.push_str("!: too few repetitions for the CI level; full range of differences shown\n");
+        out.push("!: too few repetitions for the CI level; full range of differences shown");
     }
-    out.push_str(&titled_list(
-        "Not compared",
-        t.unmatched.iter().map(|u| {
-            let v = u
-                .variant
-                .as_ref()
-                .map(|v| format!(" [{v}]"))
-                .unwrap_or_default();
-            format!("{}{v}: {}", u.label, u.reason)
-        }),
-    ));
-    out.push_str(&titled_list("Notes", t.notes.iter().chain(&row_notes(t))));
-    out.push_str(&unavailable_text(&t.unavailable));
     out
+}
+
+pub(crate) fn unmatched_items(t: &ComparisonTable) -> impl Iterator<Item = String> + '_ {
+    t.unmatched.iter().map(|u| {
+        let v = u
+            .variant
+            .as_ref()
+            .map(|v| format!(" [{v}]"))
+            .unwrap_or_default();
+        format!("{}{v}: {}", u.label, u.reason)
+    })
 }
 
 fn with_failed(n: usize, failed: u32) -> String {

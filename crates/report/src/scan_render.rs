@@ -1,0 +1,228 @@
+//! Size scans as aligned text and as Markdown pipe tables.
+
+use std::fmt::Write as _;
+
+use perflab_core::record::RunId;
+
+use crate::compare::TableKind;
+use crate::fmt;
+use crate::markdown::{lines_paragraph, list, pipe_table, unavailable_list};
+use crate::scan::{kib, Parting, ScanPoint, ScanReport, ScanSection, ScanSummary};
+use crate::table_text::{align, better_text, titled_list, unavailable_text};
+
+pub(crate) fn text(r: &ScanReport) -> String {
+    let mut out = String::new();
+    for line in header(r) {
+        let _ = writeln!(out, "{line}");
+    }
+    for s in &r.sections {
+        let _ = writeln!(out, "\n{}", s.title);
+        let (head, units, rows) = cells(r, s);
+        let mut lines = vec![head, units];
+        lines.extend(rows);
+        out.push_str(&align(&lines, &[LEFT]));
+        let _ = writeln!(out, "{}", summary_line(r, &s.summary));
+        out.push_str(&titled_list("Not compared", not_compared(s)));
+        out.push_str(&titled_list("Notes", &s.notes));
+    }
+    out.push_str(&titled_list("Not in the scan", &r.outside));
+    out.push_str(&titled_list("Notes", &r.notes));
+    out.push_str(&unavailable_text(&r.unavailable));
+    out
+}
+
+pub(crate) fn markdown(r: &ScanReport) -> String {
+    let mut out = lines_paragraph(&header(r));
+    for s in &r.sections {
+        let _ = writeln!(out, "\n**{}**\n", s.title.replace('*', "\\*"));
+        let (head, units, rows) = cells(r, s);
+        // GFM has one header row, so the units join the names.
+        let head: Vec<String> = head
+            .iter()
+            .zip(&units)
+            .map(|(h, u)| {
+                if u.is_empty() {
+                    h.clone()
+                } else {
+                    format!("{h} {u}")
+                }
+            })
+            .collect();
+        out.push_str(&pipe_table(&head, &rows, &[LEFT]));
+        let _ = writeln!(out, "\n{}", summary_line(r, &s.summary));
+        out.push_str(&list("Not compared", not_compared(s)));
+        out.push_str(&list("Notes", &s.notes));
+    }
+    out.push_str(&list("Not in the scan", &r.outside));
+    out.push_str(&list("Notes", &r.notes));
+    out.push_str(&unavailable_list(&r.unavailable));
+    out
+}
+
+/// The verdict column, the only one of words.
+const LEFT: usize = 5;
+
+fn header(r: &ScanReport) -> Vec<String> {
+    let unit = r.unit.symbol();
+    let unit = if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" [{unit}]")
+    };
+    let what = match &r.compared {
+        TableKind::Variants { run, .. } => {
+            format!("run {run}: {} vs {}", r.b_label, r.a_label)
+        }
+        TableKind::Runs { a, b } => format!(
+            "{} vs {}",
+            with_run(&r.b_label, *b),
+            with_run(&r.a_label, *a)
+        ),
+    };
+    let mut lines = vec![
+        format!(
+            "{what}: median {}{unit} by {}, {}",
+            r.metric,
+            r.axis,
+            better_text(r.better)
+        ),
+        format!(
+            "B/A = median {} / median {}, with the {} CI of the Hodges-Lehmann shift; \
+             verdict needs p < {} and |change| > {}%, else ~",
+            r.b_label,
+            r.a_label,
+            r.config.confidence_label(),
+            r.config.alpha,
+            r.config.noise_pct
+        ),
+    ];
+    if !r.fixed.0.is_empty() {
+        lines.push(format!("fixed: {}", r.fixed.describe()));
+    }
+    lines
+}
+
+/// `kernel 6.1 (run 7)`, or just `run 7` when the run has no label.
+fn with_run(label: &str, id: RunId) -> String {
+    let plain = format!("run {id}");
+    if label == plain || label.ends_with(&format!("({plain})")) {
+        label.to_string()
+    } else {
+        format!("{label} ({plain})")
+    }
+}
+
+/// Column names, their units (the seed's second header line), and one row per size.
+fn cells(r: &ScanReport, s: &ScanSection) -> (Vec<String>, Vec<String>, Vec<Vec<String>>) {
+    let unit = r.unit.symbol().to_string();
+    let head = vec![
+        r.axis.clone(),
+        r.a_label.clone(),
+        r.b_label.clone(),
+        "B/A".to_string(),
+        format!("{} CI", r.config.confidence_label()),
+        "verdict".to_string(),
+    ];
+    let units = vec![
+        "KiB".to_string(),
+        unit.clone(),
+        unit,
+        String::new(),
+        String::new(),
+        String::new(),
+    ];
+    let rows = s.points.iter().map(row).collect();
+    (head, units, rows)
+}
+
+fn row(p: &ScanPoint) -> Vec<String> {
+    let value = |v: Option<f64>| v.map_or("-".to_string(), fmt::value);
+    let ci = p.ratio_ci.map_or("-".to_string(), |(lo, hi)| {
+        let mark = if p.ci_widened { "!" } else { "" };
+        format!("[{}, {}]{mark}", ratio(lo), ratio(hi))
+    });
+    let verdict = match p.verdict {
+        Some(v) => v.symbol().to_string(),
+        None => "not compared".to_string(),
+    };
+    vec![
+        kib(p.size_bytes),
+        value(p.median_a),
+        value(p.median_b),
+        p.ratio.map_or("-".to_string(), ratio),
+        ci,
+        verdict,
+    ]
+}
+
+fn ratio(x: f64) -> String {
+    format!("{x:.3}")
+}
+
+fn not_compared(s: &ScanSection) -> impl Iterator<Item = String> + '_ {
+    s.points.iter().filter_map(|p| {
+        p.not_compared
+            .as_ref()
+            .map(|why| format!("{} KiB: {why}", kib(p.size_bytes)))
+    })
+}
+
+/// The one line under a scan (definitions in the `scan` module doc).
+fn summary_line(r: &ScanReport, s: &ScanSummary) -> String {
+    let b = &r.b_label;
+    let mean = match s.geomean_ratio {
+        Some(g) if s.ratios == s.compared => format!("B/A geometric mean {}", ratio(g)),
+        Some(g) => format!(
+            "B/A geometric mean {} over the {} sizes with a ratio",
+            ratio(g),
+            s.ratios
+        ),
+        None => "no B/A ratio".to_string(),
+    };
+    let cross = match s.crossings.as_slice() {
+        [] => String::new(),
+        [c] => format!(
+            "they cross between {} and {} KiB, and ",
+            kib(c.below_bytes),
+            kib(c.above_bytes)
+        ),
+        [.., c] => format!(
+            "they cross {} times, last between {} and {} KiB, and ",
+            s.crossings.len(),
+            kib(c.below_bytes),
+            kib(c.above_bytes)
+        ),
+    };
+    let subject = if cross.is_empty() { "the curves " } else { "" };
+    let shape = match &s.parting {
+        Parting::PartAt {
+            size_bytes,
+            direction,
+            everywhere: true,
+        } => format!(
+            "{subject}part at {} KiB, the smallest size: {b} is {} at every size",
+            kib(*size_bytes),
+            direction.word()
+        ),
+        Parting::PartAt {
+            size_bytes,
+            direction,
+            everywhere: false,
+        } => format!(
+            "{subject}part at {} KiB: from there on {b} is {} at every size",
+            kib(*size_bytes),
+            direction.word()
+        ),
+        Parting::DoNotPart if s.compared == 0 => format!("{subject}do not part: no size compared"),
+        Parting::DoNotPart => format!("{subject}do not part: the largest size does not differ"),
+    };
+    let skipped = match s.not_compared {
+        0 => String::new(),
+        1 => " (1 size not compared, skipped)".to_string(),
+        n => format!(" ({n} sizes not compared, skipped)"),
+    };
+    format!(
+        "{mean}; {} of {} sizes differ; {cross}{shape}{skipped}",
+        s.differing, s.compared
+    )
+}
