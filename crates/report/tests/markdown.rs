@@ -40,7 +40,10 @@ fn variant_table_markdown() {
 #[test]
 fn distribution_markdown() {
     let md = distribution(&table(), &Buckets::default()).render_markdown();
-    assert!(md.contains("| (3 - 5]       |         1 |           1 | 4-24*"), "{md}");
+    assert!(
+        md.contains("| (3 - 5]       |         1 |           1 | 4-24*"),
+        "{md}"
+    );
     insta::assert_snapshot!("distribution_markdown", md);
 }
 
