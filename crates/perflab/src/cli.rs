@@ -166,6 +166,8 @@ pub struct ExportArgs {
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TextFormat {
     Text,
+    /// A table to paste into a mail or a pull request
+    Markdown,
     Json,
 }
 

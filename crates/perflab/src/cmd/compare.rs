@@ -62,16 +62,34 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
     };
     let pairs = table.rows.iter().any(|r| r.pair.is_some());
     let dist = pairs.then(|| report::distribution(&table, &buckets));
+    // A size scan reads best in the seed's shape: one row per buffer size.
+    let scan = report::scan_tables(&table, "size");
     match a.format {
         TextFormat::Json => {
             let mut doc = serde_json::json!({ "comparison": serde_json::from_str::<serde_json::Value>(&table.to_json()?)? });
             if let Some(d) = &dist {
                 doc["distribution"] = serde_json::from_str(&d.to_json()?)?;
             }
+            if let Some(s) = &scan {
+                doc["scan"] = serde_json::from_str(&s.to_json()?)?;
+            }
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
+        TextFormat::Markdown => {
+            match &scan {
+                Some(s) => print!("{}", s.render_markdown()),
+                None => print!("{}", table.render_markdown()),
+            }
+            if let Some(d) = &dist {
+                println!();
+                print!("{}", d.render_markdown());
+            }
+        }
         TextFormat::Text => {
-            print!("{}", table.render_text());
+            match &scan {
+                Some(s) => print!("{}", s.render_text()),
+                None => print!("{}", table.render_text()),
+            }
             if let Some(d) = &dist {
                 println!();
                 print!("{}", d.render_text());

@@ -144,7 +144,10 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
         Some((base, _)) => {
             for other in measured.iter().filter(|v| **v != base) {
                 let table = report::compare_variants(&info, &ms, &base, other, None, &cfg)?;
-                print!("{}", table.render_text());
+                match report::scan_tables(&table, "size") {
+                    Some(scan) => print!("{}", scan.render_text()),
+                    None => print!("{}", table.render_text()),
+                }
                 if pairs && wants_drilldown {
                     println!();
                     print!("{}", report::distribution(&table, &buckets).render_text());
