@@ -1,21 +1,26 @@
 //! perflab's built-in workloads: `ctxsw` (the CPU-pair context-switch ping-pong of the
-//! idle/IPI study) and `null` (a deterministic fake for tests), listed in one registry;
-//! and `crosscheck`, which compares ctxsw with `perf bench sched pipe`.
+//! idle/IPI study), `xfer` (transfer bandwidth by size, page backing and pinning) and
+//! `null` (a deterministic fake for tests), listed in one registry; and the crosschecks
+//! against `perf bench`: `crosscheck` (ctxsw vs sched pipe) and `crosscheck_mem` (xfer
+//! memcpy vs mem memcpy).
 
 mod affinity;
 pub mod crosscheck;
 pub mod ctxsw;
 pub mod null;
 pub mod perf_output;
+pub mod xfer;
 
 use perflab_core::Workload;
 
 pub use ctxsw::{Ctxsw, Mechanism};
 pub use null::NullWorkload;
+pub use xfer::Xfer;
 
 static CTXSW: Ctxsw = Ctxsw;
+static XFER: Xfer = Xfer;
 static NULL: NullWorkload = NullWorkload::new();
-static REGISTRY: [&(dyn Workload + 'static); 2] = [&CTXSW, &NULL];
+static REGISTRY: [&(dyn Workload + 'static); 3] = [&CTXSW, &XFER, &NULL];
 
 /// Every built-in workload, in the order `perflab list` shows them.
 pub fn registry() -> &'static [&'static dyn Workload] {
@@ -54,13 +59,16 @@ mod tests {
 
     #[test]
     fn registry_lists_each_workload_once_by_name() {
-        assert_eq!(names(), vec!["ctxsw", "null"]);
+        assert_eq!(names(), vec!["ctxsw", "xfer", "null"]);
         assert_eq!(by_name("ctxsw").map(|w| w.info().name), Some("ctxsw"));
         let e = lookup("ctxswitch")
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
-        assert!(e.contains("ctxswitch") && e.contains("ctxsw, null"), "{e}");
+        assert!(
+            e.contains("ctxswitch") && e.contains("ctxsw, xfer, null"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,0 +1,368 @@
+//! Transfer buffers mapped with an explicit page backing.
+//!
+//! Each buffer sits inside a larger `PROT_NONE` reservation, aligned to its page size,
+//! with at least one inaccessible page on either side. The alignment lets a `thp` buffer
+//! be covered by whole huge pages; the guard pages stop the kernel from merging the
+//! buffer's mapping with a neighbour, so its own line in smaps describes it alone.
+//!
+//! Nothing here allocates on the heap: the pvm peer uses it in a child forked from a
+//! multi-threaded process, where only async-signal-safe work is allowed.
+
+use std::ptr;
+
+/// The page backing of a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backing {
+    /// Base pages; transparent huge pages are refused for the mapping (MADV_NOHUGEPAGE).
+    Small,
+    /// Transparent huge pages asked for with MADV_HUGEPAGE; the kernel may still give
+    /// base pages, which the backing check reports.
+    Thp,
+    /// hugetlb pages of 2 MiB (MAP_HUGETLB | MAP_HUGE_2MB).
+    Huge2M,
+    /// hugetlb pages of 1 GiB (MAP_HUGETLB | MAP_HUGE_1GB).
+    Huge1G,
+}
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+const BASE_PAGE: u64 = 4 * KIB;
+
+impl Backing {
+    pub const NAMES: &'static [&'static str] = &["4k", "thp", "2m", "1g"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "4k" => Some(Backing::Small),
+            "thp" => Some(Backing::Thp),
+            "2m" => Some(Backing::Huge2M),
+            "1g" => Some(Backing::Huge1G),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Backing::Small => "4k",
+            Backing::Thp => "thp",
+            Backing::Huge2M => "2m",
+            Backing::Huge1G => "1g",
+        }
+    }
+
+    /// The page size a buffer is mapped in whole multiples of. For `thp` this is the PMD
+    /// size of x86-64 (and of arm64 with 4 KiB base pages), so that even a buffer under
+    /// 2 MiB can sit on one huge page, as it does with `2m`.
+    pub fn page_bytes(self) -> u64 {
+        match self {
+            Backing::Small => BASE_PAGE,
+            Backing::Thp | Backing::Huge2M => 2 * MIB,
+            Backing::Huge1G => GIB,
+        }
+    }
+
+    pub fn is_hugetlb(self) -> bool {
+        matches!(self, Backing::Huge2M | Backing::Huge1G)
+    }
+
+    /// Whether a point with this backing should be wholly on huge pages.
+    pub fn wants_huge(self) -> bool {
+        self != Backing::Small
+    }
+
+    /// The hugetlb pool's page size in kB, as in `hugepages-<N>kB`.
+    pub fn pool_kb(self) -> Option<u64> {
+        self.is_hugetlb().then(|| self.page_bytes() / KIB)
+    }
+}
+
+/// The bytes a buffer of `size` bytes occupies: whole pages of its backing.
+pub fn mapped_len(size: u64, backing: Backing) -> u64 {
+    let page = backing.page_bytes();
+    size.div_ceil(page).saturating_mul(page)
+}
+
+/// The step at which mapping or locking a buffer failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapStep {
+    Reserve = 1,
+    Map = 2,
+    Advise = 3,
+    Lock = 4,
+}
+
+impl MapStep {
+    pub fn from_code(code: u64) -> Option<Self> {
+        match code {
+            1 => Some(MapStep::Reserve),
+            2 => Some(MapStep::Map),
+            3 => Some(MapStep::Advise),
+            4 => Some(MapStep::Lock),
+            _ => None,
+        }
+    }
+}
+
+/// A failed mapping step with its errno; plain data, so the peer can send it in a pipe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MapError {
+    pub step: MapStep,
+    pub errno: i32,
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// One mapped buffer; unmapped (reservation and guards with it) when dropped.
+#[derive(Debug)]
+pub struct Buffer {
+    reserve: *mut libc::c_void,
+    reserve_len: usize,
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the buffer is plain memory owned by this value; nothing else aliases it.
+unsafe impl Send for Buffer {}
+
+impl Buffer {
+    /// Maps `len` bytes (a multiple of the backing's page size, see [`mapped_len`]). No
+    /// page is touched: the first access faults it in.
+    pub fn map(len: u64, backing: Backing) -> Result<Self, MapError> {
+        let align = backing.page_bytes() as usize;
+        let len = len as usize;
+        let fail = |step| MapError {
+            step,
+            errno: errno(),
+        };
+        let reserve_len = len
+            .checked_add(2 * align + 2 * BASE_PAGE as usize)
+            .ok_or(MapError {
+                step: MapStep::Reserve,
+                errno: libc::ENOMEM,
+            })?;
+        // SAFETY: a fresh anonymous reservation; no existing memory is affected.
+        let reserve = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                reserve_len,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if reserve == libc::MAP_FAILED {
+            return Err(fail(MapStep::Reserve));
+        }
+        // The buffer starts on its page size, at least one base page into the reservation.
+        let base = reserve as usize + BASE_PAGE as usize;
+        let start = base.div_ceil(align) * align;
+        let out = Buffer {
+            reserve,
+            reserve_len,
+            ptr: start as *mut u8,
+            len,
+        };
+        let flags = libc::MAP_PRIVATE
+            | libc::MAP_ANONYMOUS
+            | libc::MAP_FIXED
+            | match backing {
+                Backing::Small | Backing::Thp => 0,
+                Backing::Huge2M => libc::MAP_HUGETLB | libc::MAP_HUGE_2MB,
+                Backing::Huge1G => libc::MAP_HUGETLB | libc::MAP_HUGE_1GB,
+            };
+        // SAFETY: the range lies inside our own reservation, which MAP_FIXED replaces.
+        let p = unsafe {
+            libc::mmap(
+                out.ptr.cast(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            // `out` unmaps the reservation on the way out.
+            return Err(fail(MapStep::Map));
+        }
+        let advice = match backing {
+            Backing::Small => Some(libc::MADV_NOHUGEPAGE),
+            Backing::Thp => Some(libc::MADV_HUGEPAGE),
+            Backing::Huge2M | Backing::Huge1G => None,
+        };
+        // Not inherited by forked children: a fork elsewhere in the process (the pvm peer,
+        // another workload) would otherwise make these pages copy-on-write, and the next
+        // write to them would fault inside a timed transfer.
+        for adv in advice.into_iter().chain([libc::MADV_DONTFORK]) {
+            // SAFETY: advice on our own mapping.
+            if unsafe { libc::madvise(out.ptr.cast(), len, adv) } != 0 {
+                return Err(fail(MapStep::Advise));
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn addr(&self) -> u64 {
+        self.ptr as u64
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_ptr(&self) -> *const u8 {
+        self.ptr
+    }
+
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr
+    }
+
+    /// Faults in and locks the whole buffer (mlock).
+    pub fn lock(&self) -> Result<(), MapError> {
+        // SAFETY: locks our own mapping.
+        if unsafe { libc::mlock(self.ptr.cast(), self.len) } != 0 {
+            return Err(MapError {
+                step: MapStep::Lock,
+                errno: errno(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes every byte (zeros), faulting every page in for writing.
+    pub fn touch(&mut self) {
+        // SAFETY: writes within our own mapping.
+        unsafe { libc::memset(self.ptr.cast(), 0, self.len) };
+    }
+
+    /// Writes the pattern of `seed` over the first `bytes` bytes.
+    pub fn fill_pattern(&mut self, bytes: usize, seed: u64) {
+        let bytes = bytes.min(self.len);
+        for (off, b) in PatternBytes::new(seed, bytes) {
+            // SAFETY: `off` < bytes <= len; the buffer is page-aligned, so an 8-byte
+            // write at an 8-byte offset is aligned.
+            unsafe {
+                if b.len() == 8 {
+                    ptr::write(self.ptr.add(off).cast::<[u8; 8]>(), b.word);
+                } else {
+                    ptr::copy_nonoverlapping(b.word.as_ptr(), self.ptr.add(off), b.len());
+                }
+            }
+        }
+    }
+
+    /// The first offset among the first `bytes` bytes that differs from the pattern of
+    /// `seed`, or `None` when all match.
+    pub fn check_pattern(&self, bytes: usize, seed: u64) -> Option<usize> {
+        let bytes = bytes.min(self.len);
+        for (off, b) in PatternBytes::new(seed, bytes) {
+            for (j, want) in b.word[..b.len()].iter().enumerate() {
+                // SAFETY: off + j < bytes <= len.
+                if unsafe { *self.ptr.add(off + j) } != *want {
+                    return Some(off + j);
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the reservation this value created, which holds the
+        // buffer; no reference into it outlives `self`.
+        unsafe { libc::munmap(self.reserve, self.reserve_len) };
+    }
+}
+
+/// One 8-byte word of the pattern, possibly cut short at the end of the range.
+struct PatternWord {
+    word: [u8; 8],
+    take: usize,
+}
+
+impl PatternWord {
+    fn len(&self) -> usize {
+        self.take
+    }
+}
+
+/// The pattern as (offset, word) pairs: word k is a mix of k and the seed, so a copy
+/// that lands at the wrong offset, or a stale buffer from another seed, shows up.
+struct PatternBytes {
+    seed: u64,
+    k: usize,
+    bytes: usize,
+}
+
+impl PatternBytes {
+    fn new(seed: u64, bytes: usize) -> Self {
+        Self { seed, k: 0, bytes }
+    }
+}
+
+impl Iterator for PatternBytes {
+    type Item = (usize, PatternWord);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let off = self.k.checked_mul(8)?;
+        if off >= self.bytes {
+            return None;
+        }
+        let v = (self.k as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ self.seed;
+        self.k += 1;
+        Some((
+            off,
+            PatternWord {
+                word: v.to_le_bytes(),
+                take: (self.bytes - off).min(8),
+            },
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_round_up_to_the_backing_page() {
+        assert_eq!(mapped_len(64 << 10, Backing::Small), 64 << 10);
+        assert_eq!(mapped_len(5000, Backing::Small), 8192);
+        assert_eq!(mapped_len(64 << 10, Backing::Thp), 2 << 20);
+        assert_eq!(mapped_len(3 << 20, Backing::Huge2M), 4 << 20);
+        assert_eq!(mapped_len(1 << 20, Backing::Huge1G), 1 << 30);
+        for name in Backing::NAMES {
+            assert_eq!(Backing::from_name(name).map(Backing::name), Some(*name));
+        }
+        assert_eq!(Backing::Huge2M.pool_kb(), Some(2048));
+        assert_eq!(Backing::Thp.pool_kb(), None);
+    }
+
+    #[test]
+    fn buffers_are_aligned_and_carry_the_pattern() {
+        for backing in [Backing::Small, Backing::Thp] {
+            let len = mapped_len(100_000, backing);
+            let mut b = Buffer::map(len, backing).unwrap();
+            assert_eq!(b.addr() % backing.page_bytes(), 0);
+            assert_eq!(b.len() as u64, len);
+            b.fill_pattern(100_003, 7);
+            assert_eq!(b.check_pattern(100_003, 7), None);
+            assert_eq!(b.check_pattern(100_003, 8), Some(0));
+            // SAFETY: within the buffer.
+            unsafe { *b.as_mut_ptr().add(99_999) ^= 1 };
+            assert_eq!(b.check_pattern(100_003, 7), Some(99_999));
+            b.touch();
+            b.lock().unwrap();
+        }
+    }
+}

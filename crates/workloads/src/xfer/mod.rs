@@ -1,0 +1,372 @@
+//! `xfer`: transfer bandwidth by buffer size, page backing and buffer state — the CPU
+//! side of seed 002's host↔device scan and seed 003's memfill.
+//!
+//! Engines: `memcpy` (glibc memcpy between two buffers of this process), `pvm`
+//! (process_vm_readv / process_vm_writev against a forked peer process: on every call the
+//! kernel walks and pins the peer's pages, as a driver does for an unpinned DMA buffer),
+//! and `fill` (glibc memset of one buffer). Buffers are mapped with the requested backing
+//! (`4k`, `thp`, `2m`, `1g`), whole pages of it, and the backing obtained is checked in
+//! smaps and reported as `huge_fraction`; a hugetlb mapping the pool cannot serve is an
+//! error that names the pool, never a silent fall-back to 4 KiB pages.
+//!
+//! # Timed region
+//!
+//! Only transfers are timed (see [`timing`] for calibration, batching and the clock
+//! reads). With `state=pinned` every buffer is mapped, written and mlock'd once before
+//! timing, and reused. With `state=unpinned` the destination is a fresh mapping for every
+//! transfer: mapped (mmap + madvise) before the first clock read and unmapped after the
+//! second, so the timed region holds the transfer *including* the page faults on the new
+//! destination (for pvm write, the faults the kernel takes on the peer's new pages while
+//! pinning them), but not the mmap and munmap calls. [`engine`] tables which buffers
+//! are kept and which are fresh.
+//!
+//! Before timing, one transfer is checked byte for byte against its source (memcpy, pvm
+//! both directions), so a wrong engine can never report a bandwidth.
+
+pub mod backing;
+pub mod buffer;
+pub mod engine;
+mod peer;
+pub mod timing;
+
+use perflab_core::{
+    format_size, Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, SysRoot,
+    Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
+};
+
+pub use buffer::Backing;
+use buffer::{mapped_len, MapError, MapStep};
+pub use engine::{Direction, Engine, Setup};
+use engine::{Seen, Xfer as Buffers};
+use timing::Timed;
+
+/// The xfer workload.
+#[derive(Debug, Default)]
+pub struct Xfer;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "engine",
+        help: "memcpy (two buffers in this process), pvm (process_vm_readv/writev against a \
+               second process) or fill (memset of one buffer)",
+        kind: ParamKind::Choice(Engine::NAMES),
+        default: Some("memcpy"),
+    },
+    ParamSpec {
+        name: "direction",
+        help: "pvm only: read (peer → here, like ve2vh) or write (here → peer, like vh2ve)",
+        kind: ParamKind::Choice(Direction::NAMES),
+        default: Some("read"),
+    },
+    ParamSpec {
+        name: "size",
+        help: "bytes moved per transfer",
+        kind: ParamKind::Size {
+            min: 4 << 10,
+            max: 64 << 30,
+        },
+        default: Some("1M"),
+    },
+    ParamSpec {
+        name: "backing",
+        help: "pages of every buffer: 4k, thp (MADV_HUGEPAGE), 2m or 1g (hugetlb pools)",
+        kind: ParamKind::Choice(Backing::NAMES),
+        default: Some("4k"),
+    },
+    ParamSpec {
+        name: "state",
+        help: "pinned (mlock'd, faulted in once, reused) or unpinned (a fresh destination \
+               mapping per transfer: its page faults are timed)",
+        kind: ParamKind::Choice(&["pinned", "unpinned"]),
+        default: Some("pinned"),
+    },
+    ParamSpec {
+        name: "duration",
+        help: "minimum timed window; transfers repeat until it is reached",
+        kind: ParamKind::Duration {
+            min_s: 0.01,
+            max_s: 86_400.0,
+        },
+        default: Some("1s"),
+    },
+    ParamSpec {
+        name: "cpu",
+        help: "CPU the transferring thread is pinned to (-1: not pinned)",
+        kind: ParamKind::Int { min: -1, max: 4095 },
+        default: Some("-1"),
+    },
+];
+
+static INFO: WorkloadInfo = WorkloadInfo {
+    name: "xfer",
+    help: "Transfer bandwidth of memcpy, process_vm_readv/writev (pvm) or memset (fill) by \
+           buffer size, page backing (4k, thp, 2m, 1g) and buffer state (pinned, unpinned). \
+           Reports bandwidth_mib_s (2^20 bytes/s over the timed transfers), bytes, \
+           iterations, huge_fraction (share of the buffers found on huge pages) and the \
+           iteration_ns histogram.",
+    params: PARAMS,
+    primary_metric: "bandwidth_mib_s",
+};
+
+fn failed(msg: String) -> WorkloadError {
+    WorkloadError::Failed(msg)
+}
+
+/// The setup the parameters describe.
+pub fn setup(params: &Params) -> Result<Setup, WorkloadError> {
+    let word = |name: &str| params.str(name).to_string();
+    let engine = Engine::from_name(params.str("engine"))
+        .ok_or_else(|| failed(format!("xfer: unknown engine {:?}", word("engine"))))?;
+    let direction = Direction::from_name(params.str("direction"))
+        .ok_or_else(|| failed(format!("xfer: unknown direction {:?}", word("direction"))))?;
+    let backing = Backing::from_name(params.str("backing"))
+        .ok_or_else(|| failed(format!("xfer: unknown backing {:?}", word("backing"))))?;
+    let pinned = match params.str("state") {
+        "pinned" => true,
+        "unpinned" => false,
+        other => return Err(failed(format!("xfer: unknown state {other:?}"))),
+    };
+    let size = params.int("size");
+    if size <= 0 {
+        return Err(failed(format!("xfer: size {size} is not a buffer size")));
+    }
+    Ok(Setup {
+        engine,
+        direction,
+        size: size as u64,
+        backing,
+        pinned,
+    })
+}
+
+/// Peak buffer bytes of a setup: every buffer, the pvm peer's included, in whole pages
+/// of its backing.
+pub fn peak_bytes(s: &Setup) -> u64 {
+    s.engine
+        .buffers()
+        .saturating_mul(mapped_len(s.size, s.backing))
+}
+
+impl Workload for Xfer {
+    fn info(&self) -> &'static WorkloadInfo {
+        &INFO
+    }
+
+    fn cpus(&self, params: &Params) -> Vec<u32> {
+        let cpu = params.int("cpu");
+        if cpu >= 0 {
+            vec![cpu as u32]
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn memory_bytes(&self, params: &Params) -> u64 {
+        setup(params).map(|s| peak_bytes(&s)).unwrap_or(0)
+    }
+
+    fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {
+        let s = setup(params)?;
+        let cpu = self.cpus(params).first().copied();
+        let duration_ns = (params.seconds("duration") * 1e9).max(1.0) as u64;
+        if ctx.stopping() {
+            return Err(WorkloadError::Interrupted);
+        }
+        // A thread of its own, so pinning it leaves the caller's affinity alone.
+        let result = std::thread::scope(|scope| {
+            scope
+                .spawn(|| measure(s, cpu, duration_ns, ctx))
+                .join()
+                .unwrap_or_else(|_| Err(failed("xfer: the transfer thread panicked".into())))
+        });
+        result.map_err(|e| {
+            if ctx.stopping() {
+                WorkloadError::Interrupted
+            } else {
+                e
+            }
+        })
+    }
+}
+
+fn measure(
+    s: Setup,
+    cpu: Option<u32>,
+    duration_ns: u64,
+    ctx: &MeasureCtx,
+) -> Result<WorkloadOutput, WorkloadError> {
+    let map_failed = |label: &str, e: MapError| map_failure(&s, &ctx.sys, label, e);
+    let pin = || match cpu {
+        Some(c) => crate::affinity::pin(0, &[c])
+            .map_err(|e| failed(format!("xfer: cannot pin to CPU {c}: {e}"))),
+        None => Ok(()),
+    };
+    let mut x = Buffers::new(s, &ctx.stop, &map_failed, pin)?;
+    let mut probe = ctx.threads.begin("xfer", cpu);
+    x.check_content()?;
+    let stopping = || ctx.stopping();
+    let timed = timing::measure(&mut x, duration_ns, &stopping, &mut probe)?;
+    let bytes = timed.iterations.saturating_mul(s.size);
+    probe.finish(&ctx.threads, Some(bytes));
+    let seen = std::mem::take(&mut x.seen);
+    drop(x);
+    Ok(output(&s, &timed, &seen))
+}
+
+fn output(s: &Setup, t: &Timed, seen: &Seen) -> WorkloadOutput {
+    let bytes = t.iterations.saturating_mul(s.size);
+    let secs = t.timed_ns as f64 / 1e9;
+    let mib_s = if secs > 0.0 {
+        bytes as f64 / secs / (1u64 << 20) as f64
+    } else {
+        0.0
+    };
+    let mut out = WorkloadOutput {
+        metrics: vec![
+            Metric::new("bandwidth_mib_s", mib_s, Unit::MibPerSecond, Better::Higher),
+            Metric::new("bytes", bytes as f64, Unit::Bytes, Better::Neither),
+            Metric::new(
+                "iterations",
+                t.iterations as f64,
+                Unit::Count,
+                Better::Neither,
+            ),
+            Metric::new("timed_s", secs, Unit::Seconds, Better::Neither),
+        ],
+        ..Default::default()
+    };
+    if let Some(f) = seen.min() {
+        out.metrics.push(Metric::new(
+            "huge_fraction",
+            f,
+            Unit::Ratio,
+            Better::Neither,
+        ));
+    }
+    seen.notes(s.backing, &mut out);
+    match &t.histogram {
+        Some(h) => out.histograms.push(HistogramData::from_hdr(
+            "iteration_ns",
+            Unit::Nanoseconds,
+            h,
+        )),
+        None => out.notes.push(format!(
+            "transfers of about {:.0} ns timed in batches of {} (no iteration_ns histogram)",
+            t.estimate_ns, t.batch
+        )),
+    }
+    out
+}
+
+/// The message for a buffer that could not be mapped or locked: which buffer, size and
+/// backing, and for hugetlb which pool is short and how to fill it.
+fn map_failure(s: &Setup, sys: &SysRoot, label: &str, e: MapError) -> WorkloadError {
+    let err = std::io::Error::from_raw_os_error(e.errno);
+    let what = format!(
+        "xfer: cannot map the {label} ({} with {} backing)",
+        format_size(s.size),
+        s.backing.name()
+    );
+    let msg = match (e.step, s.backing.pool_kb()) {
+        (MapStep::Map, Some(kb)) => {
+            let need = peak_bytes(s) / s.backing.page_bytes();
+            let name = format_size(s.backing.page_bytes());
+            let pool = perflab_sys::hugepages::pools(sys)
+                .ok()
+                .and_then(|ps| ps.into_iter().find(|p| p.size_kb == kb));
+            let state = match &pool {
+                Some(p) => format!(
+                    "the {name} hugetlb pool (hugepages-{kb}kB) has {} free of {} pages, \
+                     this measurement needs {need}",
+                    p.free, p.nr
+                ),
+                None => format!(
+                    "this machine has no {name} hugetlb pool (no \
+                     /sys/kernel/mm/hugepages/hugepages-{kb}kB)"
+                ),
+            };
+            let total = pool
+                .as_ref()
+                .map_or(need, |p| p.nr.saturating_add(need.saturating_sub(p.free)));
+            let how = if s.backing == Backing::Huge2M {
+                format!("`sysctl vm.nr_hugepages={total}`")
+            } else {
+                format!("`echo {total} > /sys/kernel/mm/hugepages/hugepages-{kb}kB/nr_hugepages`")
+            };
+            format!(
+                "{what}: mmap(MAP_HUGETLB) failed: {err}; {state}; fill it with the perflab \
+                 knob `hugepages={name}:auto` or {how}"
+            )
+        }
+        (MapStep::Advise, None) if s.backing == Backing::Thp && e.errno == libc::EINVAL => {
+            format!(
+                "{what}: madvise(MADV_HUGEPAGE) failed: {err}; this kernel has no \
+                 transparent huge pages"
+            )
+        }
+        (MapStep::Lock, _) => format!(
+            "{what}: mlock failed: {err}; a pinned buffer must be locked: raise the \
+             locked-memory limit (ulimit -l) or run as root"
+        ),
+        (step, _) => format!("{what}: {step:?} step failed: {err}"),
+    };
+    failed(msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perflab_core::resolve;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        let given = pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        resolve("xfer", PARAMS, &given).unwrap()
+    }
+
+    #[test]
+    fn memory_bytes_counts_every_buffer_in_whole_pages() {
+        let m = |p: &[(&str, &str)]| Xfer.memory_bytes(&params(p));
+        assert_eq!(m(&[]), 2 << 20);
+        assert_eq!(m(&[("engine", "pvm")]), 2 << 20);
+        assert_eq!(m(&[("engine", "pvm"), ("direction", "write")]), 2 << 20);
+        assert_eq!(m(&[("engine", "fill")]), 1 << 20);
+        assert_eq!(m(&[("size", "64K"), ("backing", "thp")]), 4 << 20);
+        assert_eq!(m(&[("size", "3M"), ("backing", "2m")]), 8 << 20);
+        assert_eq!(m(&[("engine", "fill"), ("backing", "1g")]), 1 << 30);
+        assert_eq!(m(&[("size", "64G")]), 128 << 30);
+    }
+
+    #[test]
+    fn cpus_follow_the_cpu_parameter() {
+        assert!(Xfer.cpus(&params(&[])).is_empty());
+        assert_eq!(Xfer.cpus(&params(&[("cpu", "1")])), vec![1]);
+    }
+
+    #[test]
+    fn hugetlb_failures_name_the_pool_and_the_fix() {
+        let s = setup(&params(&[("backing", "2m"), ("size", "3M")])).unwrap();
+        let fixture = format!(
+            "{}/../../tests/fixtures/x86-intel-idle",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let e = MapError {
+            step: MapStep::Map,
+            errno: libc::ENOMEM,
+        };
+        let msg = map_failure(&s, &SysRoot::at(&fixture), "source buffer", e).to_string();
+        assert!(msg.contains("source buffer (3M with 2m backing)"), "{msg}");
+        assert!(msg.contains("2M hugetlb pool (hugepages-2048kB)"), "{msg}");
+        assert!(msg.contains("needs 4"), "{msg}");
+        assert!(msg.contains("hugepages=2M:auto"), "{msg}");
+        assert!(msg.contains("sysctl vm.nr_hugepages="), "{msg}");
+
+        let s = setup(&params(&[("backing", "1g")])).unwrap();
+        let msg = map_failure(&s, &SysRoot::at("/nonexistent"), "buffer", e).to_string();
+        assert!(msg.contains("no 1G hugetlb pool"), "{msg}");
+        assert!(msg.contains("hugepages=1G:auto"), "{msg}");
+        assert!(msg.contains("hugepages-1048576kB/nr_hugepages"), "{msg}");
+    }
+}
