@@ -50,7 +50,8 @@ mod tests {
 
     #[test]
     fn parses_kilobytes_and_counts() {
-        let text = "MemTotal:       24589212 kB\nMemAvailable:   20000000 kB\nHugePages_Total:       4\n";
+        let text =
+            "MemTotal:       24589212 kB\nMemAvailable:   20000000 kB\nHugePages_Total:       4\n";
         let m = parse_meminfo(text.as_bytes()).unwrap();
         assert_eq!(m["MemAvailable"], 20_000_000 * 1024);
         assert_eq!(m["HugePages_Total"], 4);
