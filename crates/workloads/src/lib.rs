@@ -6,8 +6,10 @@
 
 mod affinity;
 pub mod crosscheck;
+pub mod crosscheck_mem;
 pub mod ctxsw;
 pub mod null;
+pub mod perf_mem_output;
 pub mod perf_output;
 pub mod xfer;
 

@@ -10,6 +10,8 @@
 //! | pvm write pinned | locked, pattern | peer: locked |
 //! | pvm write unpinned | pattern, kept | peer: fresh each transfer |
 //!
+//! With `data=zero` the sources are overwritten with zeros after the content check.
+//!
 //! A "fresh" buffer is a new mapping made before the transfer and unmapped after it,
 //! both outside the timed region, so the timed transfer takes its page faults (for pvm
 //! write, the kernel faults the peer's pages in while it pins them). Sources are kept
@@ -91,6 +93,8 @@ pub struct Setup {
     pub backing: Backing,
     /// `pinned`: buffers locked, faulted in once and reused.
     pub pinned: bool,
+    /// Sources hold zeros during timing (`data=zero`) instead of the pattern.
+    pub zero_data: bool,
 }
 
 impl Setup {
@@ -322,6 +326,24 @@ impl<'a> Xfer<'a> {
                  the source at offset {off} of {size}"
             ))),
         }
+    }
+
+    /// For `data=zero`: overwrites the sources with zeros, after the content check has
+    /// used their pattern.
+    pub fn zero_sources(&mut self) -> Result<(), WorkloadError> {
+        if !self.setup.zero_data || self.setup.engine == Engine::Fill {
+            return Ok(());
+        }
+        if let Some(b) = self.src.as_mut().and_then(|l| l.buf.as_mut()) {
+            b.touch();
+        }
+        if self.setup.engine == Engine::Pvm && self.setup.direction == Direction::Read {
+            let stop = self.stop;
+            if let Some(p) = self.peer.as_mut() {
+                p.zero(stop).map_err(|e| self.peer_error(e))?;
+            }
+        }
+        Ok(())
     }
 
     fn pvm(&mut self) -> Result<(), WorkloadError> {

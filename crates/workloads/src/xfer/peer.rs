@@ -5,7 +5,8 @@
 //! pattern (or, as a destination, writes it once) and, for `pinned`, locks it; then it
 //! sends the buffer's address back and sleeps in a blocking read for commands: remap
 //! (a fresh, untouched mapping, for unpinned writes), verify (compare its buffer with a
-//! pattern, for the content check) and quit.
+//! pattern, for the content check), zero (overwrite it with zeros, for `data=zero`) and
+//! quit.
 //!
 //! The child is forked from a multi-threaded process, so it does only async-signal-safe
 //! work: raw syscalls and loops over its own memory, no heap allocation, fixed-size
@@ -21,6 +22,7 @@ use super::buffer::{Backing, Buffer, MapError, MapStep};
 const OP_REMAP: u64 = 1;
 const OP_VERIFY: u64 = 2;
 const OP_QUIT: u64 = 3;
+const OP_ZERO: u64 = 4;
 
 /// Status word of a reply: 0, or the failed map step and errno.
 fn encode(e: MapError) -> u64 {
@@ -157,6 +159,12 @@ impl Peer {
         self.send([OP_VERIFY, bytes, seed])?;
         let [_, mismatch, _] = self.recv(stop)?;
         Ok((mismatch != u64::MAX).then_some(mismatch))
+    }
+
+    /// Overwrites the peer's whole buffer with zeros.
+    pub fn zero(&mut self, stop: &AtomicBool) -> Result<(), PeerError> {
+        self.send([OP_ZERO, 0, 0])?;
+        self.recv(stop).map(|_| ())
     }
 
     fn send(&self, msg: [u64; 3]) -> Result<(), PeerError> {
@@ -397,6 +405,10 @@ fn child_main(cmd: RawFd, reply: RawFd, parent: libc::pid_t, spec: PeerSpec) -> 
                 let bad = buf.check_pattern(a as usize, b);
                 [0, bad.map(|o| o as u64).unwrap_or(u64::MAX), 0]
             }
+            OP_ZERO => {
+                buf.touch();
+                [0, 0, 0]
+            }
             _ => return 0,
         };
         if !write_msg(reply, answer) {
@@ -433,6 +445,8 @@ mod tests {
         assert!(p.addr() != 0 && alive(pid));
         assert_eq!(p.verify(256 << 10, 11, &stop).unwrap(), None);
         assert_eq!(p.verify(256 << 10, 12, &stop).unwrap(), Some(0));
+        p.zero(&stop).unwrap();
+        assert_eq!(p.verify(256 << 10, 11, &stop).unwrap(), Some(0));
         let old = p.addr();
         let new = p.remap(&stop).unwrap();
         assert_eq!(new, p.addr());

@@ -1,0 +1,42 @@
+//! Runs xfer memcpy (pinned, 4k) against `perf bench mem memcpy -f default` and prints the
+//! ratios.
+//!
+//! `cargo run --release -p perflab-workloads --example crosscheck_mem -- [SECONDS] [SIZE ...]`
+//! (defaults: 1 s, sizes 64K 1M 16M 256M).
+
+use perflab_core::{format_size, parse_size};
+use perflab_workloads::crosscheck_mem::{memcpy_vs_perf_bench, PAIRS};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let secs: f64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(1.0);
+    let mut sizes: Vec<u64> = args
+        .iter()
+        .skip(1)
+        .filter_map(|s| parse_size(s).ok())
+        .collect();
+    if sizes.is_empty() {
+        sizes = vec![64 << 10, 1 << 20, 16 << 20, 256 << 20];
+    }
+    match memcpy_vs_perf_bench(&sizes, secs) {
+        Ok(rows) => {
+            println!("medians of {PAIRS} alternating pairs, {secs} s per run");
+            println!("size   perflab_MiB/s  perf_MiB/s  ratio   pair ratios");
+            for r in rows {
+                let pairs: Vec<String> = r.pair_ratios.iter().map(|x| format!("{x:.3}")).collect();
+                println!(
+                    "{:>5}  {:13.0}  {:10.0}  {:.4}  {}",
+                    format_size(r.size),
+                    r.perflab_mib_s,
+                    r.peer_mib_s,
+                    r.ratio,
+                    pairs.join(" ")
+                );
+            }
+        }
+        Err(e) => {
+            eprintln!("crosscheck_mem: {e}");
+            std::process::exit(1);
+        }
+    }
+}
