@@ -103,8 +103,10 @@ impl Setup {
     }
 }
 
-/// Turns a failed mapping of the named buffer into the message a person acts on.
-pub type MapFailure<'a> = &'a dyn Fn(&str, MapError) -> WorkloadError;
+/// Turns a failed mapping of the named buffer into the message a person acts on; the
+/// third argument is what this measurement already holds (bytes of its other buffers),
+/// so pool counts can be told as they were before it started.
+pub type MapFailure<'a> = &'a dyn Fn(&str, MapError, u64) -> WorkloadError;
 
 /// A buffer in this process.
 struct Local {
@@ -260,7 +262,8 @@ impl<'a> Xfer<'a> {
             None => buf.touch(),
         }
         if self.setup.pinned {
-            buf.lock().map_err(|e| (self.map_failed)(label, e))?;
+            buf.lock()
+                .map_err(|e| (self.map_failed)(label, e, self.held_bytes()))?;
         }
         let seen = inspect(None, buf.addr(), self.setup.backing)
             .map_err(|e| WorkloadError::Failed(format!("xfer: {label}: {e}")))?;
@@ -272,14 +275,31 @@ impl<'a> Xfer<'a> {
         })
     }
 
+    /// Bytes of the buffers mapped in this process now.
+    fn local_bytes(&self) -> u64 {
+        let mapped = [&self.src, &self.dst]
+            .into_iter()
+            .flatten()
+            .filter(|l| l.buf.is_some())
+            .count() as u64;
+        mapped * self.setup.mapped_len()
+    }
+
+    /// Bytes of all buffers of this measurement now, the peer's included.
+    fn held_bytes(&self) -> u64 {
+        let peer = u64::from(self.peer.is_some()) * self.setup.mapped_len();
+        self.local_bytes() + peer
+    }
+
     fn map(&self, label: &str) -> Result<Buffer, WorkloadError> {
         Buffer::map(self.setup.mapped_len(), self.setup.backing)
-            .map_err(|e| (self.map_failed)(label, e))
+            .map_err(|e| (self.map_failed)(label, e, self.held_bytes()))
     }
 
     fn peer_error(&self, e: PeerError) -> WorkloadError {
         match e {
-            PeerError::Map(m) => (self.map_failed)("pvm peer's buffer", m),
+            // A peer that failed to map holds no buffer itself.
+            PeerError::Map(m) => (self.map_failed)("pvm peer's buffer", m, self.local_bytes()),
             PeerError::Failed(m) => WorkloadError::Failed(format!("xfer: {m}")),
             PeerError::Stopped => WorkloadError::Interrupted,
         }

@@ -211,7 +211,8 @@ fn measure(
     duration_ns: u64,
     ctx: &MeasureCtx,
 ) -> Result<WorkloadOutput, WorkloadError> {
-    let map_failed = |label: &str, e: MapError| map_failure(&s, &ctx.sys, label, e);
+    let map_failed =
+        |label: &str, e: MapError, held: u64| map_failure(&s, &ctx.sys, label, e, held);
     let pin = || match cpu {
         Some(c) => crate::affinity::pin(0, &[c])
             .map_err(|e| failed(format!("xfer: cannot pin to CPU {c}: {e}"))),
@@ -276,8 +277,9 @@ fn output(s: &Setup, t: &Timed, seen: &Seen) -> WorkloadOutput {
 }
 
 /// The message for a buffer that could not be mapped or locked: which buffer, size and
-/// backing, and for hugetlb which pool is short and how to fill it.
-fn map_failure(s: &Setup, sys: &SysRoot, label: &str, e: MapError) -> WorkloadError {
+/// backing, and for hugetlb which pool is short and how to fill it. `held` is what the
+/// measurement's other buffers already took, counted back into the pool's free pages.
+fn map_failure(s: &Setup, sys: &SysRoot, label: &str, e: MapError, held: u64) -> WorkloadError {
     let err = std::io::Error::from_raw_os_error(e.errno);
     let what = format!(
         "xfer: cannot map the {label} ({} with {} backing)",
@@ -286,25 +288,28 @@ fn map_failure(s: &Setup, sys: &SysRoot, label: &str, e: MapError) -> WorkloadEr
     );
     let msg = match (e.step, s.backing.pool_kb()) {
         (MapStep::Map, Some(kb)) => {
-            let need = peak_bytes(s) / s.backing.page_bytes();
+            let page = s.backing.page_bytes();
+            let need = peak_bytes(s) / page;
+            let held = held / page;
             let name = format_size(s.backing.page_bytes());
             let pool = perflab_sys::hugepages::pools(sys)
                 .ok()
                 .and_then(|ps| ps.into_iter().find(|p| p.size_kb == kb));
             let state = match &pool {
                 Some(p) => format!(
-                    "the {name} hugetlb pool (hugepages-{kb}kB) has {} free of {} pages, \
+                    "the {name} hugetlb pool (hugepages-{kb}kB) had {} free of {} pages, \
                      this measurement needs {need}",
-                    p.free, p.nr
+                    p.free + held,
+                    p.nr
                 ),
                 None => format!(
                     "this machine has no {name} hugetlb pool (no \
                      /sys/kernel/mm/hugepages/hugepages-{kb}kB)"
                 ),
             };
-            let total = pool
-                .as_ref()
-                .map_or(need, |p| p.nr.saturating_add(need.saturating_sub(p.free)));
+            let total = pool.as_ref().map_or(need, |p| {
+                p.nr.saturating_add(need.saturating_sub(p.free + held))
+            });
             let how = if s.backing == Backing::Huge2M {
                 format!("`sysctl vm.nr_hugepages={total}`")
             } else {
@@ -373,15 +378,44 @@ mod tests {
             step: MapStep::Map,
             errno: libc::ENOMEM,
         };
-        let msg = map_failure(&s, &SysRoot::at(&fixture), "source buffer", e).to_string();
-        assert!(msg.contains("source buffer (3M with 2m backing)"), "{msg}");
-        assert!(msg.contains("2M hugetlb pool (hugepages-2048kB)"), "{msg}");
+        // The fixture's pool: 64 pages, all free; pretend the 8 M pool holds only 2.
+        let dir = tempfile::tempdir().unwrap();
+        let pool = dir.path().join("sys/kernel/mm/hugepages/hugepages-2048kB");
+        std::fs::create_dir_all(&pool).unwrap();
+        for (f, v) in [
+            ("nr_hugepages", "6"),
+            ("free_hugepages", "0"),
+            ("resv_hugepages", "0"),
+            ("surplus_hugepages", "0"),
+        ] {
+            std::fs::write(pool.join(f), v).unwrap();
+        }
+        // The source (2 pages) is mapped, the destination fails: the pool had 2 free.
+        let msg = map_failure(
+            &s,
+            &SysRoot::at(dir.path()),
+            "destination buffer",
+            e,
+            4 << 20,
+        )
+        .to_string();
+        assert!(
+            msg.contains("destination buffer (3M with 2m backing)"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("2M hugetlb pool (hugepages-2048kB) had 2 free of 6"),
+            "{msg}"
+        );
         assert!(msg.contains("needs 4"), "{msg}");
+        assert!(msg.contains("vm.nr_hugepages=8`"), "{msg}");
+        let msg = map_failure(&s, &SysRoot::at(&fixture), "source buffer", e, 0).to_string();
+        assert!(msg.contains("had 64 free of 64"), "{msg}");
         assert!(msg.contains("hugepages=2M:auto"), "{msg}");
         assert!(msg.contains("sysctl vm.nr_hugepages="), "{msg}");
 
         let s = setup(&params(&[("backing", "1g")])).unwrap();
-        let msg = map_failure(&s, &SysRoot::at("/nonexistent"), "buffer", e).to_string();
+        let msg = map_failure(&s, &SysRoot::at("/nonexistent"), "buffer", e, 0).to_string();
         assert!(msg.contains("no 1G hugetlb pool"), "{msg}");
         assert!(msg.contains("hugepages=1G:auto"), "{msg}");
         assert!(msg.contains("hugepages-1048576kB/nr_hugepages"), "{msg}");
