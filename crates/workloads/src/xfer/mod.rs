@@ -122,8 +122,23 @@ fn failed(msg: String) -> WorkloadError {
     WorkloadError::Failed(msg)
 }
 
-/// The setup the parameters describe.
+/// The parameters with every missing one at its default, so a caller that built Params
+/// by hand (without `resolve`) cannot get CPU 0 or a zero size by omission.
+fn complete(params: &Params) -> Params {
+    let mut out = params.clone();
+    for spec in PARAMS {
+        if out.get(spec.name).is_none() {
+            if let Some(v) = spec.default.and_then(|d| spec.parse(d).ok()) {
+                out.0.insert(spec.name.to_string(), v);
+            }
+        }
+    }
+    out
+}
+
+/// The setup the parameters describe (missing ones at their defaults).
 pub fn setup(params: &Params) -> Result<Setup, WorkloadError> {
+    let params = &complete(params);
     let word = |name: &str| params.str(name).to_string();
     let engine = Engine::from_name(params.str("engine"))
         .ok_or_else(|| failed(format!("xfer: unknown engine {:?}", word("engine"))))?;
@@ -169,7 +184,7 @@ impl Workload for Xfer {
     }
 
     fn cpus(&self, params: &Params) -> Vec<u32> {
-        let cpu = params.int("cpu");
+        let cpu = complete(params).int("cpu");
         if cpu >= 0 {
             vec![cpu as u32]
         } else {
@@ -182,6 +197,7 @@ impl Workload for Xfer {
     }
 
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {
+        let params = &complete(params);
         let s = setup(params)?;
         let cpu = self.cpus(params).first().copied();
         let duration_ns = (params.seconds("duration") * 1e9).max(1.0) as u64;
@@ -364,6 +380,9 @@ mod tests {
     #[test]
     fn cpus_follow_the_cpu_parameter() {
         assert!(Xfer.cpus(&params(&[])).is_empty());
+        // Hand-built parameters without `cpu` mean "not pinned", not CPU 0.
+        assert!(Xfer.cpus(&Params::default()).is_empty());
+        assert_eq!(Xfer.memory_bytes(&Params::default()), 2 << 20);
         assert_eq!(Xfer.cpus(&params(&[("cpu", "1")])), vec![1]);
     }
 
