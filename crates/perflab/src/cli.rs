@@ -201,13 +201,17 @@ pub struct CompareArgs {
 
 #[derive(Args, Debug)]
 pub struct CrosscheckArgs {
-    /// What to check: ctxsw (against `perf bench sched pipe -T` on the same CPUs) or
-    /// runner (perflab's own cost over 1,000 null measurements)
+    /// What to check: ctxsw (against `perf bench sched pipe -T` on the same CPUs), memcpy
+    /// (xfer's memcpy engine against `perf bench mem memcpy` at the same sizes) or runner
+    /// (perflab's own cost over 1,000 null measurements)
     #[arg(default_value = "ctxsw")]
     pub workload: String,
     /// CPU pairs A,B separated by spaces [default: 0,0 and 0,<first CPU of another core>]
     #[arg(long, value_name = "A,B", num_args = 1..)]
     pub pairs: Vec<String>,
+    /// Buffer sizes for the memcpy check [default: 64K,1M,16M,256M]
+    #[arg(long, value_name = "LIST")]
+    pub sizes: Option<String>,
     /// Seconds per measurement of each tool
     #[arg(long, default_value = "5s")]
     pub duration: String,

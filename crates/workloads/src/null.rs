@@ -144,7 +144,9 @@ impl Workload for NullWorkload {
         }
 
         let value = null_value(params, call);
-        let mut h = hdrhistogram::Histogram::<u64>::new(3)
+        // Fixed bounds: `saturating_record` on an auto-sized histogram clamps to its
+        // initial, tiny range.
+        let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1_000_000_000, 3)
             .map_err(|e| WorkloadError::Failed(format!("null: histogram: {e}")))?;
         let base = hash(params, call) % 1000 + 1000;
         for k in 1..=3 {
@@ -205,7 +207,10 @@ mod tests {
         let out = NullWorkload::new().run(&p, &ctx()).unwrap();
         assert_eq!(out.metric("value").unwrap().value, 123.5);
         assert_eq!(out.metric("value").unwrap().better, Better::Higher);
-        assert_eq!(out.histograms[0].count, 3);
+        let h = &out.histograms[0];
+        assert_eq!(h.count, 3);
+        // base, 2 x base, 3 x base with base in 1000..2000: never clamped.
+        assert!(h.min >= 999.0 && h.max >= 2.9 * h.min, "{h:?}");
     }
 
     #[test]

@@ -19,8 +19,9 @@ pub fn run(g: &Global, a: CrosscheckArgs) -> anyhow::Result<i32> {
     match a.workload.as_str() {
         "ctxsw" => ctxsw(g, &a),
         "runner" => runner(),
+        "memcpy" | "xfer" => memcpy(&a),
         other => Err(input(format!(
-            "no cross-check for {other:?} (available: ctxsw, runner)"
+            "no cross-check for {other:?} (available: ctxsw, memcpy, runner)"
         ))),
     }
 }
@@ -66,6 +67,49 @@ fn ctxsw(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
         );
     }
     let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
+    println!(
+        "largest deviation {:.1}% ({})",
+        worst * 100.0,
+        if worst <= 0.03 {
+            "within ±3%"
+        } else {
+            "outside ±3%"
+        }
+    );
+    Ok(0)
+}
+
+/// xfer's memcpy engine (pinned, 4 KiB pages) against `perf bench mem memcpy` at the same
+/// sizes, alternating; perf has no page-size option, so 4 KiB pages only.
+fn memcpy(a: &CrosscheckArgs) -> anyhow::Result<i32> {
+    let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
+    let sizes: Vec<u64> = match &a.sizes {
+        Some(text) => text
+            .split(',')
+            .map(|s| perflab_core::parse_size(s).map_err(input))
+            .collect::<anyhow::Result<_>>()?,
+        None => vec![64 << 10, 1 << 20, 16 << 20, 256 << 20],
+    };
+    println!(
+        "xfer memcpy (perflab, pinned, 4k) against `perf bench mem memcpy`, {duration} s per \
+         measurement, medians of alternating pairs"
+    );
+    println!(
+        "{:>10}  {:>14}  {:>14}  {:>7}",
+        "size", "perflab MiB/s", "perf MiB/s", "ratio"
+    );
+    let rows = perflab_workloads::crosscheck_mem::memcpy_vs_perf_bench(&sizes, duration)?;
+    let mut worst: f64 = 0.0;
+    for r in &rows {
+        worst = worst.max((r.ratio - 1.0).abs());
+        println!(
+            "{:>10}  {:>14.0}  {:>14.0}  {:>7.3}",
+            perflab_core::format_size(r.size),
+            r.perflab_mib_s,
+            r.peer_mib_s,
+            r.ratio
+        );
+    }
     println!(
         "largest deviation {:.1}% ({})",
         worst * 100.0,

@@ -1,0 +1,122 @@
+//! End-to-end: the memxfer transfer scan with --quick on this machine: the stored run,
+//! the scan table in the seed's shape, the huge page pool given back, and the memory the
+//! run held.
+
+mod common;
+
+use common::{run_id, text, Lab};
+
+fn nr_hugepages() -> Option<String> {
+    std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages").ok()
+}
+
+#[test]
+fn memxfer_quick_scan_is_stored_compared_and_leaves_the_pool_as_it_was() {
+    let lab = Lab::new();
+    let pool_before = nr_hugepages();
+    let mut child = lab
+        .cmd()
+        .args(["run", "memxfer", "--quick", "--size", "64K..4M"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    // Collect output on threads so the child never blocks on a full pipe, then reap it
+    // with wait4 to learn its peak memory.
+    let out = child.stdout.take().unwrap();
+    let err = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || std::io::read_to_string(out).unwrap());
+    let err = std::thread::spawn(move || std::io::read_to_string(err).unwrap());
+    let mut status = 0;
+    // SAFETY: wait4 on our own child, writing into values we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    assert_eq!(reaped, pid);
+    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(
+        nr_hugepages(),
+        pool_before,
+        "the huge page pool was not given back"
+    );
+
+    // Twice the largest buffer (2 x 4 MiB) plus the process itself, never more.
+    let peak_mib = ru.ru_maxrss as f64 / 1024.0;
+    assert!(peak_mib < 8.0 + 96.0, "peak RSS {peak_mib:.1} MiB");
+
+    let id = run_id(&stderr);
+    let doc = lab.export(&id);
+    assert_eq!(doc["run"]["study"], "memxfer");
+    assert_eq!(doc["run"]["status"], "complete");
+    let ms = doc["measurements"].as_array().unwrap();
+    let ok: Vec<_> = ms
+        .iter()
+        .filter(|m| m["status"]["status"] == "ok")
+        .collect();
+    assert!(!ok.is_empty());
+    for m in &ok {
+        let bw = m["output"]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == "bandwidth_mib_s")
+            .unwrap()["value"]
+            .as_f64()
+            .unwrap();
+        assert!(bw > 1.0, "implausible bandwidth {bw}: {m}");
+    }
+    // 7 sizes x 2 engines x 2 states, 3 repetitions, for each variant that could run.
+    let unavailable = doc["run"]["unavailable"].as_array().unwrap().len();
+    assert_eq!(ms.len(), 7 * 2 * 2 * 3 * (2 - unavailable));
+
+    if unavailable == 0 {
+        // Both variants ran: the table is in the seed's shape, one row per size in KiB.
+        assert!(stdout.contains("KiB"), "{stdout}");
+        for kib in ["64", "128", "4096"] {
+            assert!(
+                stdout.lines().any(|l| l.trim_start().starts_with(kib)),
+                "{kib}: {stdout}"
+            );
+        }
+        let o = lab.run(&[
+            "compare",
+            &id,
+            "--variants",
+            "4k,2m",
+            "--format",
+            "markdown",
+        ]);
+        let (md, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        assert!(
+            md.lines().filter(|l| l.starts_with('|')).count() >= 7 * 4,
+            "{md}"
+        );
+    } else {
+        eprintln!("2m was unavailable here: {}", doc["run"]["unavailable"]);
+    }
+}
+
+#[test]
+fn bad_sizes_are_input_errors() {
+    let lab = Lab::new();
+    for (size, needle) in [
+        ("12Q", "12Q"),
+        ("1G..32K", "range"),
+        ("60G", "memory in all"),
+    ] {
+        let o = lab.run(&["run", "memxfer", "--size", size]);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{size}: {err}");
+        assert!(err.contains(needle), "{size}: {err}");
+    }
+    let o = lab.run(&["run", "--workload", "xfer", "-p", "engine=dma"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = lab.run(&["run", "--workload", "xfer", "-p", "backing=3m"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!lab.db().exists());
+}
