@@ -83,6 +83,10 @@ pub struct ComparisonTable {
     pub unavailable: Vec<UnavailableNote>,
     /// Table-wide remarks (failures, missing metric values).
     pub notes: Vec<String>,
+    /// Parameters the two variants set differently (e.g. `backing`): they name the sides,
+    /// not the points.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variant_params: Vec<String>,
 }
 
 impl ComparisonTable {
@@ -146,7 +150,18 @@ pub fn compare_variants(
             (base, other),
         );
     }
-    Ok(b.finish(
+    let mut variant_params: Vec<String> = Vec::new();
+    for point in &points {
+        let side = |v: &str| ms.iter().find(|m| m.point == *point && m.variant == v);
+        if let (Some(x), Some(y)) = (side(base), side(other)) {
+            for (k, val) in &x.params.0 {
+                if y.params.get(k) != Some(val) && !variant_params.contains(k) {
+                    variant_params.push(k.clone());
+                }
+            }
+        }
+    }
+    let mut table = b.finish(
         TableKind::Variants {
             run: run.id,
             base: base.into(),
@@ -155,7 +170,10 @@ pub fn compare_variants(
         chosen,
         (base.to_string(), other.to_string()),
         unavailable_of(&[run]),
-    ))
+    );
+    variant_params.sort();
+    table.variant_params = variant_params;
+    Ok(table)
 }
 
 /// Run `b` against run `a`: every (parameters, variant) of either run, matched exactly.
@@ -407,6 +425,7 @@ impl<'c> Builder<'c> {
             failed_b: fb,
             unavailable,
             notes,
+            variant_params: Vec::new(),
         }
     }
 }

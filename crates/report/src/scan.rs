@@ -196,7 +196,9 @@ pub fn scan_tables(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
     if sizes.len() < 2 {
         return None;
     }
-    let (fixed, varying) = split_params(&entries, axis);
+    let (mut fixed, varying) = split_params(&entries, axis);
+    // What the variants set differently names the columns, not the scan.
+    fixed.0.retain(|k, _| !table.variant_params.contains(k));
     let mut sections: Vec<(Key, Vec<ScanPoint>)> = Vec::new();
     let mut outside = Vec::new();
     for e in &entries {
