@@ -86,14 +86,11 @@ pub(crate) fn unavailable_list(unavailable: &[UnavailableNote]) -> String {
     )
 }
 
-/// Lines of one paragraph kept apart when rendered (a trailing backslash is a hard break
-/// in GFM and harmless in a mail).
+/// Lines kept apart when rendered: one paragraph each, which reads the same in a mail
+/// as in a rendered pull request (a backslash hard break would show in the mail).
 pub(crate) fn lines_paragraph(lines: &[String]) -> String {
-    let mut out = String::new();
-    for (i, l) in lines.iter().enumerate() {
-        out.push_str(l);
-        out.push_str(if i + 1 < lines.len() { "\\\n" } else { "\n" });
-    }
+    let mut out = lines.join("\n\n");
+    out.push('\n');
     out
 }
 
@@ -185,6 +182,6 @@ mod tests {
         );
         assert_eq!(list("T", Vec::<String>::new()), "");
         assert_eq!(list("T", ["a"]), "\n**T:**\n\n- a\n");
-        assert_eq!(lines_paragraph(&s(&["a", "b"])), "a\\\nb\n");
+        assert_eq!(lines_paragraph(&s(&["a", "b"])), "a\n\nb\n");
     }
 }
