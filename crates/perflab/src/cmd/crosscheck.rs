@@ -66,16 +66,7 @@ fn ctxsw(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
             format!("{ca}-{cb}")
         );
     }
-    let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
-    println!(
-        "largest deviation {:.1}% ({})",
-        worst * 100.0,
-        if worst <= 0.03 {
-            "within ±3%"
-        } else {
-            "outside ±3%"
-        }
-    );
+    print_worst(&ratios);
     Ok(0)
 }
 
@@ -99,9 +90,7 @@ fn memcpy(a: &CrosscheckArgs) -> anyhow::Result<i32> {
         "size", "perflab MiB/s", "perf MiB/s", "ratio"
     );
     let rows = perflab_workloads::crosscheck_mem::memcpy_vs_perf_bench(&sizes, duration)?;
-    let mut worst: f64 = 0.0;
     for r in &rows {
-        worst = worst.max((r.ratio - 1.0).abs());
         println!(
             "{:>10}  {:>14.0}  {:>14.0}  {:>7.3}",
             perflab_core::format_size(r.size),
@@ -110,16 +99,15 @@ fn memcpy(a: &CrosscheckArgs) -> anyhow::Result<i32> {
             r.ratio
         );
     }
-    println!(
-        "largest deviation {:.1}% ({})",
-        worst * 100.0,
-        if worst <= 0.03 {
-            "within ±3%"
-        } else {
-            "outside ±3%"
-        }
-    );
+    print_worst(&rows.iter().map(|r| r.ratio).collect::<Vec<_>>());
     Ok(0)
+}
+
+/// The largest deviation of perflab from the peer, against the ±3% the checks aim at.
+fn print_worst(ratios: &[f64]) {
+    let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
+    let verdict = if worst <= 0.03 { "within ±3%" } else { "outside ±3%" };
+    println!("largest deviation {:.1}% ({verdict})", worst * 100.0);
 }
 
 fn default_pairs(sys: &perflab_sys::SysRoot) -> anyhow::Result<Vec<(u32, u32)>> {
