@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 use perflab_core::{resolve, MeasureCtx, SysRoot, Workload, WorkloadError};
 
 use crate::ctxsw::{Ctxsw, Mechanism};
-use crate::perf_output::{parse_perf_bench_sched_pipe, PerfParseError};
+use crate::peer_tool::{self, PeerError, TASKSET_HINT};
+use crate::perf_output::parse_perf_bench_sched_pipe;
 
 /// One CPU pair measured by both tools. Rates are round trips per second.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,26 +45,8 @@ pub struct CrossRow {
 
 #[derive(Debug, thiserror::Error)]
 pub enum CrossError {
-    #[error("perf is not usable here ({0}); install it with `apt-get install linux-perf`")]
-    PerfMissing(String),
-    #[error("cannot start `{cmd}`: {source} (taskset comes with util-linux)")]
-    Spawn {
-        cmd: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("`{cmd}` failed ({status}): {stderr}")]
-    PeerFailed {
-        cmd: String,
-        status: String,
-        stderr: String,
-    },
-    #[error("cannot read the output of `{cmd}`: {source}")]
-    Parse {
-        cmd: String,
-        #[source]
-        source: PerfParseError,
-    },
+    #[error(transparent)]
+    Peer(#[from] PeerError),
     #[error("perflab ctxsw on CPUs {a},{b}: {source}")]
     Ctxsw {
         a: u32,
@@ -112,22 +95,8 @@ pub fn ctxsw_vs_perf_bench(
     Ok(rows)
 }
 
-fn check_perf(program: &str) -> Result<(), CrossError> {
-    let out = Command::new(program)
-        .args(["bench", "sched", "pipe", "--help"])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| CrossError::PerfMissing(format!("cannot run perf: {e}")))?;
-    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
-    // perf prints the usage of the subcommand; Debian's wrapper script instead says that
-    // no perf matches the running kernel.
-    if text.contains("--loop") {
-        Ok(())
-    } else {
-        Err(CrossError::PerfMissing(
-            text.trim().chars().take(300).collect(),
-        ))
-    }
+fn check_perf(program: &str) -> Result<(), PeerError> {
+    peer_tool::check_perf(program, &["bench", "sched", "pipe"], "--loop")
 }
 
 /// ctxsw's round trips per second on (a, b), threads.
@@ -175,30 +144,15 @@ fn run_peer(a: u32, b: u32, loops: u64) -> Result<(f64, Option<f64>), CrossError
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|source| CrossError::Spawn {
-            cmd: cmd.clone(),
-            source,
-        })?;
+        .map_err(|source| peer_tool::spawn_error(&cmd, TASKSET_HINT, source))?;
     let pinned = if a != b {
         pin_workers(child.id(), a, b).map(|()| started.elapsed().as_secs_f64() * 1e3)
     } else {
         None
     };
-    let out = child
-        .wait_with_output()
-        .map_err(|source| CrossError::Spawn {
-            cmd: cmd.clone(),
-            source,
-        })?;
-    if !out.status.success() {
-        return Err(CrossError::PeerFailed {
-            cmd,
-            status: out.status.to_string(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
-    }
+    let out = peer_tool::succeeded(&cmd, TASKSET_HINT, child.wait_with_output())?;
     let r = parse_perf_bench_sched_pipe(&out.stdout[..])
-        .map_err(|source| CrossError::Parse { cmd, source })?;
+        .map_err(|source| PeerError::Parse { cmd, source })?;
     Ok((r.round_trips_per_sec(), pinned))
 }
 

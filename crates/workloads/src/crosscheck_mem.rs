@@ -53,8 +53,8 @@ use std::process::{Command, Stdio};
 
 use perflab_core::{format_size, resolve, MeasureCtx, SysRoot, Workload, WorkloadError};
 
+use crate::peer_tool::{self, PeerError};
 use crate::perf_mem_output::parse_perf_bench_mem;
-use crate::perf_output::PerfParseError;
 use crate::xfer::Xfer;
 
 /// Back-to-back pairs measured per size.
@@ -80,26 +80,8 @@ pub struct MemCrossRow {
 
 #[derive(Debug, thiserror::Error)]
 pub enum MemCrossError {
-    #[error("perf is not usable here ({0}); install it with `apt-get install linux-perf`")]
-    PerfMissing(String),
-    #[error("cannot start `{cmd}`: {source}")]
-    Spawn {
-        cmd: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("`{cmd}` failed ({status}): {stderr}")]
-    PeerFailed {
-        cmd: String,
-        status: String,
-        stderr: String,
-    },
-    #[error("cannot read the output of `{cmd}`: {source}")]
-    Parse {
-        cmd: String,
-        #[source]
-        source: PerfParseError,
-    },
+    #[error(transparent)]
+    Peer(#[from] PeerError),
     #[error("`{cmd}` printed no result for the default function")]
     NoDefault { cmd: String },
     #[error("perflab xfer memcpy at {}: {source}", format_size(*size))]
@@ -161,20 +143,8 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-fn check_perf(program: &str) -> Result<(), MemCrossError> {
-    let out = Command::new(program)
-        .args(["bench", "mem", "memcpy", "--help"])
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| MemCrossError::PerfMissing(format!("cannot run perf: {e}")))?;
-    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
-    if text.contains("--nr_loops") {
-        Ok(())
-    } else {
-        Err(MemCrossError::PerfMissing(
-            text.trim().chars().take(300).collect(),
-        ))
-    }
+fn check_perf(program: &str) -> Result<(), PeerError> {
+    peer_tool::check_perf(program, &["bench", "mem", "memcpy"], "--nr_loops")
 }
 
 /// xfer's memcpy rate in MiB/s.
@@ -212,19 +182,9 @@ fn run_peer(size: u64, loops: u64) -> Result<f64, MemCrossError> {
         .args(args)
         .env("GLIBC_TUNABLES", PERF_TUNABLES)
         .stdin(Stdio::null())
-        .output()
-        .map_err(|source| MemCrossError::Spawn {
-            cmd: cmd.clone(),
-            source,
-        })?;
-    if !out.status.success() {
-        return Err(MemCrossError::PeerFailed {
-            cmd,
-            status: out.status.to_string(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        });
-    }
-    let runs = parse_perf_bench_mem(&out.stdout[..]).map_err(|source| MemCrossError::Parse {
+        .output();
+    let out = peer_tool::succeeded(&cmd, "", out)?;
+    let runs = parse_perf_bench_mem(&out.stdout[..]).map_err(|source| PeerError::Parse {
         cmd: cmd.clone(),
         source,
     })?;

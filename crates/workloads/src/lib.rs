@@ -9,6 +9,7 @@ pub mod crosscheck;
 pub mod crosscheck_mem;
 pub mod ctxsw;
 pub mod null;
+pub mod peer_tool;
 pub mod perf_mem_output;
 pub mod perf_output;
 pub mod xfer;

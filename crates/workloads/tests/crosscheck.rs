@@ -2,6 +2,7 @@
 //! linux-perf); skipped, saying so, where it is missing.
 
 use perflab_workloads::crosscheck::{ctxsw_vs_perf_bench, CrossError, CrossRow};
+use perflab_workloads::peer_tool::PeerError;
 use perflab_workloads::Mechanism;
 
 #[test]
@@ -13,7 +14,7 @@ fn ctxsw_and_perf_bench_agree_roughly_on_one_cpu() {
     let mut seen: Vec<CrossRow> = Vec::new();
     for _ in 0..3 {
         let rows = match ctxsw_vs_perf_bench(&[(0, 0)], 0.3, Mechanism::Pipe) {
-            Err(CrossError::PerfMissing(why)) => {
+            Err(CrossError::Peer(PeerError::PerfMissing(why))) => {
                 eprintln!("skipping: perf is not usable here ({why})");
                 return;
             }

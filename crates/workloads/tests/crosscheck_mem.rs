@@ -2,6 +2,7 @@
 //! linux-perf); skipped, saying so, where it is missing.
 
 use perflab_workloads::crosscheck_mem::{memcpy_vs_perf_bench, MemCrossError, MemCrossRow, PAIRS};
+use perflab_workloads::peer_tool::PeerError;
 
 #[test]
 fn xfer_memcpy_and_perf_bench_agree_roughly() {
@@ -13,7 +14,7 @@ fn xfer_memcpy_and_perf_bench_agree_roughly() {
     let mut seen: Vec<MemCrossRow> = Vec::new();
     for _ in 0..3 {
         let rows = match memcpy_vs_perf_bench(&[1 << 20], 0.2) {
-            Err(MemCrossError::PerfMissing(why)) => {
+            Err(MemCrossError::Peer(PeerError::PerfMissing(why))) => {
                 eprintln!("skipping: perf is not usable here ({why})");
                 return;
             }

@@ -1,0 +1,111 @@
+//! What the crosschecks share about running a peer tool (`perf bench …`): checking that
+//! perf is usable, running a command line and keeping its output only when it succeeded,
+//! and the errors of those steps, each naming the command as the user could retype it.
+
+use std::process::{Command, Output, Stdio};
+
+use crate::perf_output::PerfParseError;
+
+/// Said when `taskset` cannot be started.
+pub(crate) const TASKSET_HINT: &str = " (taskset comes with util-linux)";
+
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    #[error("perf is not usable here ({0}); install it with `apt-get install linux-perf`")]
+    PerfMissing(String),
+    /// `hint` is empty or starts with a space: where the missing program comes from.
+    #[error("cannot start `{cmd}`: {source}{hint}")]
+    Spawn {
+        cmd: String,
+        hint: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{cmd}` failed ({status}): {stderr}")]
+    PeerFailed {
+        cmd: String,
+        status: String,
+        stderr: String,
+    },
+    #[error("cannot read the output of `{cmd}`: {source}")]
+    Parse {
+        cmd: String,
+        #[source]
+        source: PerfParseError,
+    },
+}
+
+/// Fails with [`PeerError::PerfMissing`] unless `program <subcommand…> --help` prints
+/// `marker` (an option of that subcommand). perf prints the usage of the subcommand;
+/// Debian's wrapper script instead says that no perf matches the running kernel.
+pub(crate) fn check_perf(
+    program: &str,
+    subcommand: &[&str],
+    marker: &str,
+) -> Result<(), PeerError> {
+    let out = Command::new(program)
+        .args(subcommand)
+        .arg("--help")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| PeerError::PerfMissing(format!("cannot run perf: {e}")))?;
+    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    if text.contains(marker) {
+        Ok(())
+    } else {
+        Err(PeerError::PerfMissing(
+            text.trim().chars().take(300).collect(),
+        ))
+    }
+}
+
+/// The output of the command shown as `cmd`, from `Command::output` or
+/// `Child::wait_with_output`: an error when it could not run or did not succeed, with
+/// its stderr.
+pub(crate) fn succeeded(
+    cmd: &str,
+    hint: &'static str,
+    out: std::io::Result<Output>,
+) -> Result<Output, PeerError> {
+    let out = out.map_err(|source| spawn_error(cmd, hint, source))?;
+    if out.status.success() {
+        Ok(out)
+    } else {
+        Err(PeerError::PeerFailed {
+            cmd: cmd.to_string(),
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+}
+
+pub(crate) fn spawn_error(cmd: &str, hint: &'static str, source: std::io::Error) -> PeerError {
+    PeerError::Spawn {
+        cmd: cmd.to_string(),
+        hint,
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_name_the_command_and_keep_stderr() {
+        let run = |prog: &str, args: &[&str]| Command::new(prog).args(args).output();
+        let e = succeeded("sh -c …", "", run("sh", &["-c", "echo oops >&2; exit 3"]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`sh -c …` failed") && e.ends_with("oops"), "{e}");
+        let e = succeeded("nope", TASKSET_HINT, run("/nonexistent/nope", &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("cannot start `nope`: ") && e.contains("util-linux"),
+            "{e}"
+        );
+        let out = succeeded("echo hi", "", run("echo", &["hi"])).map(|o| o.stdout);
+        assert_eq!(out.ok(), Some(b"hi\n".to_vec()));
+    }
+}
