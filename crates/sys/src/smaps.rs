@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 
 use crate::error::ParseError;
+use crate::lines::LossyLines;
 
 /// One mapping of a process.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -92,23 +93,13 @@ pub fn find_mapping(reader: impl BufRead, addr: u64) -> Result<Option<SmapsEntry
 }
 
 /// Calls `each` with every complete entry until it returns true.
-fn walk(
-    mut reader: impl BufRead,
-    mut each: impl FnMut(SmapsEntry) -> bool,
-) -> Result<(), ParseError> {
+fn walk(reader: impl BufRead, mut each: impl FnMut(SmapsEntry) -> bool) -> Result<(), ParseError> {
     let mut current: Option<SmapsEntry> = None;
-    let mut buf = Vec::new();
-    let mut lineno = 0;
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| ParseError::new(lineno + 1, e.to_string()))?;
-        if n == 0 {
-            break;
-        }
-        lineno += 1;
-        let text = String::from_utf8_lossy(&buf);
+    let mut lines = LossyLines::new(reader);
+    while let Some((lineno, text)) = lines
+        .next_line()
+        .map_err(|e| ParseError::new(e.line, e.source.to_string()))?
+    {
         let line = text.trim_end();
         if line.trim().is_empty() {
             continue;

@@ -16,6 +16,8 @@
 
 use std::io::BufRead;
 
+use perflab_sys::lines::LossyLines;
+
 use crate::perf_output::PerfParseError;
 
 /// One function's result.
@@ -79,21 +81,14 @@ fn rate(line: &str, lineno: usize) -> Option<Result<f64, PerfParseError>> {
 
 /// Parses every function block. Fails on a block without a rate, a rate outside a block,
 /// perf's own error lines, and on output with no block at all.
-pub fn parse_perf_bench_mem(mut reader: impl BufRead) -> Result<Vec<PerfMemRun>, PerfParseError> {
+pub fn parse_perf_bench_mem(reader: impl BufRead) -> Result<Vec<PerfMemRun>, PerfParseError> {
     let mut out: Vec<PerfMemRun> = Vec::new();
     let mut open = false;
-    let mut buf = Vec::new();
-    let mut lineno = 0;
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| PerfParseError::Read(e.to_string()))?;
-        if n == 0 {
-            break;
-        }
-        lineno += 1;
-        let text = String::from_utf8_lossy(&buf);
+    let mut lines = LossyLines::new(reader);
+    while let Some((lineno, text)) = lines
+        .next_line()
+        .map_err(|e| PerfParseError::Read(e.source.to_string()))?
+    {
         let line = text.trim();
         if let Some(rest) = line.strip_prefix("# function '") {
             if open {

@@ -15,6 +15,8 @@
 
 use std::io::BufRead;
 
+use perflab_sys::lines::LossyLines;
+
 /// One run of `perf bench sched pipe`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PerfPipeResult {
@@ -67,26 +69,17 @@ fn number(text: &str, line: usize, what: &str) -> Result<f64, PerfParseError> {
 
 /// Parses the default-format output of `perf bench sched pipe [-T]`. Unrelated lines
 /// (headers, blank lines, warnings) are skipped.
-pub fn parse_perf_bench_sched_pipe(
-    mut reader: impl BufRead,
-) -> Result<PerfPipeResult, PerfParseError> {
+pub fn parse_perf_bench_sched_pipe(reader: impl BufRead) -> Result<PerfPipeResult, PerfParseError> {
     let mut loops = None;
     let mut threaded = None;
     let mut total_s = None;
     let mut usecs = None;
     let mut ops = None;
-    let mut buf = Vec::new();
-    let mut lineno = 0;
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| PerfParseError::Read(e.to_string()))?;
-        if n == 0 {
-            break;
-        }
-        lineno += 1;
-        let text = String::from_utf8_lossy(&buf);
+    let mut lines = LossyLines::new(reader);
+    while let Some((lineno, text)) = lines
+        .next_line()
+        .map_err(|e| PerfParseError::Read(e.source.to_string()))?
+    {
         let line = text.trim();
         if let Some(rest) = line.strip_prefix("# Executed ") {
             let mut words = rest.split_whitespace();
