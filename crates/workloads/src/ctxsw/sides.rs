@@ -3,6 +3,7 @@
 use std::sync::atomic::Ordering;
 
 use hdrhistogram::Histogram;
+use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
 use perflab_core::{monotonic_ns, MeasureCtx, ThreadTracker, WorkloadError};
 
 use super::channel::{Endpoint, Msg};
@@ -37,7 +38,8 @@ pub(crate) struct PingResult {
 /// Why one side ended without a result.
 #[derive(Debug)]
 pub(crate) enum SideError {
-    /// The other side sent Stop (it failed, or a supervisor saw it die).
+    /// The other side sent Stop (it failed, or a supervisor saw it die), or its pipe is
+    /// closed.
     PeerStopped,
     Interrupted,
     Failed(String),
@@ -75,6 +77,28 @@ fn io_err(role: &str, e: std::io::Error) -> SideError {
     SideError::Failed(format!("ctxsw {role}: {e}"))
 }
 
+/// A send that finds the peer's pipe closed (EPIPE: the pong process died between two
+/// round trips) means the peer is gone, as end-of-file on receive does; the peer's own
+/// error, not "Broken pipe", then says why.
+fn send_err(role: &str, e: std::io::Error) -> SideError {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        SideError::PeerStopped
+    } else {
+        io_err(role, e)
+    }
+}
+
+/// Blocks SIGPIPE for the calling thread, so that writing to a dead peer's pipe returns
+/// EPIPE instead of killing the process (the perflab binary restores SIGPIPE's default
+/// action for its output). Only for the side threads and the pong child, which end after
+/// their side does, so the pending signal is discarded with them.
+fn block_sigpipe() {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGPIPE);
+    // Cannot fail with a valid `how`; without the mask a dead peer only fails loudlier.
+    let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None);
+}
+
 /// Sends Stop to the peer however the holder leaves (return, error or unwind), so the
 /// peer never waits forever.
 struct StopOnDrop<'a, E: Endpoint>(&'a E);
@@ -93,6 +117,7 @@ pub(crate) fn ping<E: Endpoint>(
     plan: PingPlan,
     ctx: &MeasureCtx,
 ) -> Result<PingResult, SideError> {
+    block_sigpipe();
     let _stop = StopOnDrop(end);
     pin_self("ping", plan.cpu)?;
     let mut probe = ctx.threads.begin("ping", Some(plan.cpu));
@@ -105,7 +130,7 @@ fn round_trip<E: Endpoint>(end: &E, work_ns: u64) -> Result<(), SideError> {
     if work_ns > 0 {
         spin_ns(work_ns);
     }
-    end.send(Msg::Go).map_err(|e| io_err("ping send", e))?;
+    end.send(Msg::Go).map_err(|e| send_err("ping send", e))?;
     match end.recv().map_err(|e| io_err("ping receive", e))? {
         Msg::Go => Ok(()),
         Msg::Stop => Err(SideError::PeerStopped),
@@ -207,6 +232,7 @@ pub(crate) fn pong<E: Endpoint>(
     work_ns: u64,
     tracker: &ThreadTracker,
 ) -> Result<u64, SideError> {
+    block_sigpipe();
     let _stop = StopOnDrop(end);
     pin_self("pong", cpu)?;
     let mut probe = tracker.begin("pong", Some(cpu));
@@ -220,7 +246,7 @@ fn pong_loop<E: Endpoint>(
     work_ns: u64,
     probe: &mut perflab_core::ThreadProbe,
 ) -> Result<u64, SideError> {
-    end.send(Msg::Go).map_err(|e| io_err("pong send", e))?;
+    end.send(Msg::Go).map_err(|e| send_err("pong send", e))?;
     let mut n: u64 = 0;
     loop {
         match end.recv().map_err(|e| io_err("pong receive", e))? {
@@ -230,10 +256,36 @@ fn pong_loop<E: Endpoint>(
         if work_ns > 0 {
             spin_ns(work_ns);
         }
-        end.send(Msg::Go).map_err(|e| io_err("pong send", e))?;
+        end.send(Msg::Go).map_err(|e| send_err("pong send", e))?;
         n += 1;
         if n & (PONG_SAMPLE_EVERY - 1) == 0 {
             probe.sample_cpu();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ctxsw::channel::Pair;
+    use crate::Mechanism;
+
+    #[test]
+    fn sending_to_a_pong_that_is_gone_is_a_peer_stop() {
+        // What ping sees when the pong process died between two round trips: its send,
+        // not its receive, is the first to notice. Combined with the pong's exit status,
+        // that must say what happened to the pong, not "Broken pipe".
+        let Ok(Pair::Pipe(ping_end, pong_end)) = Pair::new(Mechanism::Pipe, false) else {
+            panic!("pipe pair");
+        };
+        drop(pong_end);
+        block_sigpipe();
+        let Err(seen) = round_trip(&ping_end, 0) else {
+            panic!("a send into a closed pipe succeeded");
+        };
+        assert!(matches!(seen, SideError::PeerStopped), "{seen:?}");
+        let gone = SideError::Failed("the pong process was killed".into());
+        let e = super::super::combine(Err(seen), Err(gone));
+        assert!(matches!(e, Err(WorkloadError::Failed(m)) if m.contains("pong")));
     }
 }
