@@ -65,7 +65,7 @@ pub fn ctxsw_vs_perf_bench(
     duration_s: f64,
     mechanism: Mechanism,
 ) -> Result<Vec<CrossRow>, CrossError> {
-    check_perf("perf")?;
+    peer_tool::check_perf("perf", &["bench", "sched", "pipe"], "--loop")?;
     let mut rows = Vec::with_capacity(pairs.len());
     for (i, &(a, b)) in pairs.iter().enumerate() {
         let peer_first = i % 2 == 1;
@@ -93,10 +93,6 @@ pub fn ctxsw_vs_perf_bench(
         });
     }
     Ok(rows)
-}
-
-fn check_perf(program: &str) -> Result<(), PeerError> {
-    peer_tool::check_perf(program, &["bench", "sched", "pipe"], "--loop")
 }
 
 /// ctxsw's round trips per second on (a, b), threads.
@@ -180,19 +176,4 @@ fn pin_workers(pid: u32, a: u32, b: u32) -> Option<()> {
         std::thread::sleep(Duration::from_micros(200));
     }
     None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn missing_perf_says_how_to_install_it() {
-        let e = check_perf("/nonexistent/perf").unwrap_err().to_string();
-        assert!(e.contains("apt-get install linux-perf"), "{e}");
-        // A program that runs but is not perf (like Debian's wrapper without a matching
-        // perf) is refused too.
-        let e = check_perf("true").unwrap_err().to_string();
-        assert!(e.contains("linux-perf"), "{e}");
-    }
 }

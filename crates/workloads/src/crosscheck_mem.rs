@@ -101,7 +101,7 @@ pub fn memcpy_vs_perf_bench(
     sizes: &[u64],
     duration_s: f64,
 ) -> Result<Vec<MemCrossRow>, MemCrossError> {
-    check_perf("perf")?;
+    peer_tool::check_perf("perf", &["bench", "mem", "memcpy"], "--nr_loops")?;
     let mut rows = Vec::with_capacity(sizes.len());
     for (i, &size) in sizes.iter().enumerate() {
         let calib_loops = (CALIBRATION_BYTES / size.max(1)).max(1);
@@ -141,10 +141,6 @@ fn median(v: &mut [f64]) -> f64 {
         n if n % 2 == 1 => v[n / 2],
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
-}
-
-fn check_perf(program: &str) -> Result<(), PeerError> {
-    peer_tool::check_perf(program, &["bench", "mem", "memcpy"], "--nr_loops")
 }
 
 /// xfer's memcpy rate in MiB/s.
@@ -197,14 +193,6 @@ fn run_peer(size: u64, loops: u64) -> Result<f64, MemCrossError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn missing_perf_says_how_to_install_it() {
-        let e = check_perf("/nonexistent/perf").unwrap_err().to_string();
-        assert!(e.contains("apt-get install linux-perf"), "{e}");
-        let e = check_perf("true").unwrap_err().to_string();
-        assert!(e.contains("linux-perf"), "{e}");
-    }
 
     #[test]
     fn median_of_odd_and_even() {

@@ -92,6 +92,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn missing_perf_says_how_to_install_it() {
+        for (sub, marker) in [
+            (["bench", "sched", "pipe"], "--loop"),
+            (["bench", "mem", "memcpy"], "--nr_loops"),
+        ] {
+            let e = check_perf("/nonexistent/perf", &sub, marker)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("apt-get install linux-perf"), "{e}");
+            // A program that runs but is not perf (like Debian's wrapper without a
+            // matching perf) is refused too.
+            let e = check_perf("true", &sub, marker).unwrap_err().to_string();
+            assert!(e.contains("linux-perf"), "{e}");
+        }
+    }
+
+    #[test]
     fn failures_name_the_command_and_keep_stderr() {
         let run = |prog: &str, args: &[&str]| Command::new(prog).args(args).output();
         let e = succeeded("sh -c …", "", run("sh", &["-c", "echo oops >&2; exit 3"]))
