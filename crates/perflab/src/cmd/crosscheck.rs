@@ -106,7 +106,11 @@ fn memcpy(a: &CrosscheckArgs) -> anyhow::Result<i32> {
 /// The largest deviation of perflab from the peer, against the ±3% the checks aim at.
 fn print_worst(ratios: &[f64]) {
     let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
-    let verdict = if worst <= 0.03 { "within ±3%" } else { "outside ±3%" };
+    let verdict = if worst <= 0.03 {
+        "within ±3%"
+    } else {
+        "outside ±3%"
+    };
     println!("largest deviation {:.1}% ({verdict})", worst * 100.0);
 }
 
