@@ -106,52 +106,25 @@ pub fn execute(
     let mut monitors = build_monitors(&spec.monitors);
     progress.begin(run, info.planned as u64, (info.done) as u64);
     store.set_status(run, RunStatus::Running)?;
-
-    let mut applied: Option<(String, AppliedVariant)> = None;
-    if spec.warmup > 0 && info.done == 0 {
-        if let Some(first) = pending.first() {
-            progress.note(&format!(
-                "warm-up: {} unrecorded measurement(s)",
-                spec.warmup
-            ));
-            switch_variant(&mut applied, &first.variant, &variants, opts, &journal)?;
-            for _ in 0..spec.warmup {
-                if opts.stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let ctx = MeasureCtx {
-                    sys: opts.sys.clone(),
-                    stop: opts.stop.clone(),
-                    threads: Default::default(),
-                    cpus: workload.cpus(&first.params),
-                };
-                // A failing warm-up is reported by the first real measurement.
-                let _ = workload.run(&first.params, &ctx);
+    let session = Session {
+        spec: &spec,
+        workload,
+        variants: &variants,
+        opts,
+        journal: &journal,
+        fresh: info.done == 0,
+    };
+    let (recorded, failed) =
+        match session.measure_all(store, run, &pending, &mut monitors, progress) {
+            Ok(counts) => counts,
+            Err(e) => {
+                // Knobs are already restored (the guard lived in measure_all); the run can be
+                // resumed, so it must not stay marked as running.
+                let _ = store.set_status(run, RunStatus::Interrupted);
+                progress.end();
+                return Err(e);
             }
-        }
-    }
-
-    let mut recorded = 0;
-    let mut failed = 0;
-    for pm in &pending {
-        if opts.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        switch_variant(&mut applied, &pm.variant, &variants, opts, &journal)?;
-        let Some(rec) = measure(pm, workload, &mut monitors, opts, progress) else {
-            break;
         };
-        if rec.status != MeasurementStatus::Ok {
-            failed += 1;
-        }
-        store.record(run, &rec)?;
-        recorded += 1;
-        progress.measured(&rec);
-    }
-    // Restore explicitly so a failure to restore is reported, not lost in a Drop.
-    if let Some((_, a)) = applied.take() {
-        a.restore()?;
-    }
     // Failed measurements are finished (recorded with their error); only those never
     // attempted make the run interrupted. A resume retries both.
     let remaining = pending.len() as u32 - recorded;
@@ -169,6 +142,89 @@ pub fn execute(
         failed,
         remaining,
     })
+}
+
+/// What one session of a run works with.
+struct Session<'a> {
+    spec: &'a ExpandedSpec,
+    workload: &'a dyn perflab_core::Workload,
+    variants: &'a [Variant],
+    opts: &'a RunOptions,
+    journal: &'a Journal,
+    /// Nothing was measured before (not a resume): warm up first.
+    fresh: bool,
+}
+
+impl Session<'_> {
+    /// Measures `pending` in order until done or stopped; returns (recorded, failed).
+    /// The applied variant is a guard on this frame, so every way out restores it.
+    fn measure_all(
+        &self,
+        store: &mut Store,
+        run: RunId,
+        pending: &[PlannedMeasurement],
+        monitors: &mut [Slot],
+        progress: &mut dyn Progress,
+    ) -> Result<(u32, u32)> {
+        let mut applied: Option<(String, AppliedVariant)> = None;
+        if self.spec.warmup > 0 && self.fresh {
+            if let Some(first) = pending.first() {
+                progress.note(&format!(
+                    "warm-up: {} unrecorded measurement(s)",
+                    self.spec.warmup
+                ));
+                switch_variant(
+                    &mut applied,
+                    &first.variant,
+                    self.variants,
+                    self.opts,
+                    self.journal,
+                )?;
+                for _ in 0..self.spec.warmup {
+                    if self.opts.stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let ctx = MeasureCtx {
+                        sys: self.opts.sys.clone(),
+                        stop: self.opts.stop.clone(),
+                        threads: Default::default(),
+                        cpus: self.workload.cpus(&first.params),
+                    };
+                    // A failing warm-up is reported by the first real measurement.
+                    let _ = self.workload.run(&first.params, &ctx);
+                }
+            }
+        }
+
+        let mut recorded = 0;
+        let mut failed = 0;
+        for pm in pending {
+            if self.opts.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            switch_variant(
+                &mut applied,
+                &pm.variant,
+                self.variants,
+                self.opts,
+                self.journal,
+            )?;
+            let Some(rec) = measure(pm, self.workload, monitors, self.opts, progress) else {
+                break;
+            };
+            if rec.status != MeasurementStatus::Ok {
+                failed += 1;
+            }
+            store.record(run, &rec)?;
+            recorded += 1;
+            progress.measured(&rec);
+        }
+        // Restore explicitly so a failure to restore is reported, not lost in a Drop.
+        if let Some((_, a)) = applied.take() {
+            a.restore()?;
+        }
+        Ok((recorded, failed))
+    }
 }
 
 fn switch_variant(
