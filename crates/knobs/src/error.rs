@@ -7,6 +7,8 @@ use perflab_sys::SysError;
 /// journal involved, so the message alone tells a person what to look at.
 #[derive(Debug, thiserror::Error)]
 pub enum KnobError {
+    #[error("hook `{cmd}` failed: {why}")]
+    Hook { cmd: String, why: String },
     #[error("unknown knob {name:?} (valid: {valid})")]
     UnknownKnob { name: String, valid: String },
 

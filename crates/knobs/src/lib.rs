@@ -12,6 +12,7 @@ pub mod cpuidle;
 pub mod error;
 pub mod fake;
 pub mod files;
+pub mod hooks;
 pub mod hugepages;
 pub mod journal;
 pub mod knob;

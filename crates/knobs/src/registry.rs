@@ -3,6 +3,7 @@
 use crate::cpuidle::CpuidleKnob;
 use crate::error::KnobError;
 use crate::fake::FakeKnob;
+use crate::hooks::{HookKnob, When};
 use crate::hugepages::HugePagesKnob;
 use crate::knob::Knob;
 use crate::pmqos::PmQosKnob;
@@ -30,6 +31,14 @@ const KNOBS: &[(&str, &str)] = &[
         "THP fault defrag effort: always, defer, defer+madvise, madvise, never",
     ),
     (
+        "before",
+        "a shell command run when the variant is applied (a module parameter, a sysfs switch)",
+    ),
+    (
+        "after",
+        "a shell command run when the variant is restored, on every exit path",
+    ),
+    (
         "fake",
         "write VALUE to sys/kernel/perflab_fake under the root (test trees only)",
     ),
@@ -48,6 +57,8 @@ pub fn parse_knob(name: &str, value: &str) -> Result<Box<dyn Knob>, KnobError> {
         "hugepages" => Ok(Box::new(HugePagesKnob::parse(value)?)),
         "thp" => Ok(Box::new(ThpKnob::parse(ThpAttr::Enabled, value)?)),
         "thp_defrag" => Ok(Box::new(ThpKnob::parse(ThpAttr::Defrag, value)?)),
+        "before" => Ok(Box::new(HookKnob::parse(When::Before, value)?)),
+        "after" => Ok(Box::new(HookKnob::parse(When::After, value)?)),
         "fake" => Ok(Box::new(FakeKnob {
             value: value.to_string(),
         })),
