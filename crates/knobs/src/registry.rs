@@ -109,7 +109,7 @@ mod tests {
             (
                 "nosuch",
                 "x",
-                "cpuidle, pmqos, hugepages, thp, thp_defrag, fake",
+                "cpuidle, pmqos, hugepages, thp, thp_defrag, before, after, fake",
             ),
             ("cpuidle", "deep", "poll-only, all, or states:"),
             ("cpuidle", "states:", "at least one state"),
