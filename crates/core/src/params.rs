@@ -35,6 +35,11 @@ pub enum ParamKind {
     /// One of a fixed set of words.
     Choice(&'static [&'static str]),
     Bool,
+    /// Free text of at most `max_len` bytes without NUL (a command line, a regex). Kept
+    /// exactly as given, spaces included: in a regex or a command they matter.
+    Text {
+        max_len: usize,
+    },
 }
 
 /// A parameter declared by a workload.
@@ -240,6 +245,15 @@ impl ParamSpec {
                 "false" | "no" | "0" | "off" => Ok(ParamValue::Bool(false)),
                 _ => Err(bad("must be true or false".into())),
             },
+            ParamKind::Text { max_len } => {
+                if text.len() > max_len {
+                    return Err(bad(format!("longer than {max_len} bytes")));
+                }
+                if text.contains('\0') {
+                    return Err(bad("contains a NUL byte".into()));
+                }
+                Ok(ParamValue::Str(text.to_string()))
+            }
         }
     }
 
@@ -256,6 +270,7 @@ impl ParamSpec {
             ParamKind::Cpu => "cpu".into(),
             ParamKind::Choice(w) => w.join("|"),
             ParamKind::Bool => "bool".into(),
+            ParamKind::Text { .. } => "text".into(),
         }
     }
 }
@@ -361,6 +376,26 @@ mod tests {
         assert_eq!(format_size(32 << 10), "32K");
         assert_eq!(format_size(1 << 30), "1G");
         assert_eq!(format_size(1000), "1000");
+    }
+
+    #[test]
+    fn text_is_kept_verbatim_within_its_limit() {
+        let spec = ParamSpec {
+            name: "cmd",
+            help: "",
+            kind: ParamKind::Text { max_len: 8 },
+            default: Some(""),
+        };
+        assert_eq!(spec.parse(" a, b ").unwrap(), ParamValue::Str(" a, b ".into()));
+        assert_eq!(spec.parse("").unwrap(), ParamValue::Str(String::new()));
+        assert_eq!(spec.kind_text(), "text");
+        let e = spec.parse("123456789").unwrap_err().to_string();
+        assert!(e.contains("longer than 8 bytes"), "{e}");
+        // Bytes, not characters: four two-byte characters fill the limit exactly.
+        assert!(spec.parse("ääää").is_ok());
+        assert!(spec.parse("äääää").is_err());
+        let e = spec.parse("a\0b").unwrap_err().to_string();
+        assert!(e.contains("NUL"), "{e}");
     }
 
     #[test]
