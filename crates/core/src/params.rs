@@ -386,7 +386,10 @@ mod tests {
             kind: ParamKind::Text { max_len: 8 },
             default: Some(""),
         };
-        assert_eq!(spec.parse(" a, b ").unwrap(), ParamValue::Str(" a, b ".into()));
+        assert_eq!(
+            spec.parse(" a, b ").unwrap(),
+            ParamValue::Str(" a, b ".into())
+        );
         assert_eq!(spec.parse("").unwrap(), ParamValue::Str(String::new()));
         assert_eq!(spec.kind_text(), "text");
         let e = spec.parse("123456789").unwrap_err().to_string();
