@@ -8,6 +8,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("quick", include_str!("../../../presets/quick.toml")),
     ("idle-ipi", include_str!("../../../presets/idle-ipi.toml")),
     ("memxfer", include_str!("../../../presets/memxfer.toml")),
+    ("irq-fill", include_str!("../../../presets/irq-fill.toml")),
 ];
 
 pub fn names() -> Vec<&'static str> {
