@@ -9,10 +9,16 @@
 //! - `cpu_time`: keys `user` … `steal`, milliseconds.
 //! - `cpuidle`: `{state}:usage`, `{state}:time` (µs), `{state}:disabled` (value at finish).
 //! - `placement`: key = thread role, value = samples seen on each CPU; `{role}:migrations`.
+//! - `counters` / `counters-cpu`: key = perf event name (`cycles`, `L1-dcache-load-misses`;
+//!   `task-clock`/`cpu-clock` in milliseconds), `{event}:running_pct` for multiplexed
+//!   events, derived `ipc`, `cache_miss_rate`, `L1-dcache-miss_rate`, `LLC-miss_rate`.
+//!   `counters` has totals only (the process); `counters-cpu` has the measurement's CPUs
+//!   and their total (not the whole machine). See [`counters`].
 //!
 //! A measurement with no CPUs of its own (`ctx.cpus` empty) gets only the totals.
 
 mod counter;
+pub mod counters;
 pub mod cpu_time;
 pub mod cpuidle;
 pub mod fake;
@@ -23,6 +29,7 @@ pub mod softirqs;
 
 use perflab_core::Monitor;
 
+pub use counters::CountersMonitor;
 pub use cpu_time::CpuTimeMonitor;
 pub use cpuidle::CpuidleMonitor;
 pub use fake::FakeMonitor;
@@ -36,6 +43,8 @@ const NAMES: &[&str] = &[
     "cpu_time",
     "cpuidle",
     "placement",
+    "counters",
+    "counters-cpu",
     "fake",
 ];
 const DEFAULTS: &[&str] = &["interrupts", "softirqs", "cpu_time", "cpuidle", "placement"];
@@ -58,6 +67,8 @@ pub fn by_name(name: &str) -> Option<Box<dyn Monitor>> {
         "cpu_time" => Box::new(CpuTimeMonitor::default()),
         "cpuidle" => Box::new(CpuidleMonitor::default()),
         "placement" => Box::new(PlacementMonitor),
+        "counters" => Box::new(CountersMonitor::per_process()),
+        "counters-cpu" => Box::new(CountersMonitor::per_cpu()),
         "fake" => Box::new(FakeMonitor::default()),
         _ => return None,
     };
