@@ -211,9 +211,12 @@ fn refusal(event: &Event, errno: i32, scope: Scope, sys: &SysRoot) -> Refusal {
     } else {
         err.to_string()
     };
+    // A CPU-wide software event refused with ENODEV names an offline CPU, which a later
+    // measurement on other CPUs does not have: retried then.
+    let absent_everywhere = absent && (event.kind == Kind::Hardware || scope == Scope::Process);
     Refusal {
         reason,
-        permanent: absent || is_denied(errno),
+        permanent: absent_everywhere || is_denied(errno),
     }
 }
 
