@@ -1,6 +1,7 @@
 //! perflab's built-in workloads: `ctxsw` (the CPU-pair context-switch ping-pong of the
 //! idle/IPI study), `xfer` (transfer bandwidth by size, page backing and pinning) and
-//! `null` (a deterministic fake for tests), listed in one registry; and the crosschecks
+//! `exec` (any benchmark command, its number taken from its output), `null` (a
+//! deterministic fake for tests), listed in one registry; and the crosschecks
 //! against `perf bench`: `crosscheck` (ctxsw vs sched pipe) and `crosscheck_mem` (xfer
 //! memcpy vs mem memcpy).
 
@@ -8,6 +9,7 @@ mod affinity;
 pub mod crosscheck;
 pub mod crosscheck_mem;
 pub mod ctxsw;
+pub mod exec;
 pub mod null;
 pub mod peer_tool;
 pub mod perf_mem_output;
@@ -17,13 +19,15 @@ pub mod xfer;
 use perflab_core::Workload;
 
 pub use ctxsw::{Ctxsw, Mechanism};
+pub use exec::Exec;
 pub use null::NullWorkload;
 pub use xfer::Xfer;
 
 static CTXSW: Ctxsw = Ctxsw;
 static XFER: Xfer = Xfer;
+static EXEC: Exec = Exec;
 static NULL: NullWorkload = NullWorkload::new();
-static REGISTRY: [&(dyn Workload + 'static); 3] = [&CTXSW, &XFER, &NULL];
+static REGISTRY: [&(dyn Workload + 'static); 4] = [&CTXSW, &XFER, &EXEC, &NULL];
 
 /// Every built-in workload, in the order `perflab list` shows them.
 pub fn registry() -> &'static [&'static dyn Workload] {
@@ -62,14 +66,14 @@ mod tests {
 
     #[test]
     fn registry_lists_each_workload_once_by_name() {
-        assert_eq!(names(), vec!["ctxsw", "xfer", "null"]);
+        assert_eq!(names(), vec!["ctxsw", "xfer", "exec", "null"]);
         assert_eq!(by_name("ctxsw").map(|w| w.info().name), Some("ctxsw"));
         let e = lookup("ctxswitch")
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(
-            e.contains("ctxswitch") && e.contains("ctxsw, xfer, null"),
+            e.contains("ctxswitch") && e.contains("ctxsw, xfer, exec, null"),
             "{e}"
         );
     }
@@ -78,7 +82,14 @@ mod tests {
     fn declared_defaults_parse_and_primary_metric_is_named() {
         for w in registry() {
             let info = w.info();
-            let p = perflab_core::resolve(info.name, info.params, &Default::default())
+            // Required parameters (exec's cmd) get a value every kind accepts.
+            let given = info
+                .params
+                .iter()
+                .filter(|s| s.default.is_none())
+                .map(|s| (s.name.to_string(), "1".to_string()))
+                .collect();
+            let p = perflab_core::resolve(info.name, info.params, &given)
                 .unwrap_or_else(|e| panic!("{}: {e}", info.name));
             assert_eq!(p.0.len(), info.params.len());
             assert!(!info.help.is_empty() && !info.primary_metric.is_empty());
