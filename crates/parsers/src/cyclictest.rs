@@ -1,0 +1,159 @@
+//! cyclictest results: the per-thread summary lines
+//!
+//! ```text
+//! T: 0 (15948) P:80 I:1000 C:   1000 Min:      6 Act:   14 Avg:   20 Max:    2574
+//! ```
+//!
+//! (without -q they are reprinted as the run goes, behind cursor-up escapes; the last
+//! line of each thread is the result), and the --histogram output: one line per latency
+//! bucket with a count per thread, then `# Min Latencies:` … per thread. Values are µs
+//! unless cyclictest ran with -N, which the output does not say.
+
+use perflab_core::{Better, Metric, Unit};
+
+use crate::cyclictest_histogram::read_histogram;
+use crate::text::{bad, metric, not_this, num, shown, strip_ansi, word_after};
+use crate::{ParseError, Parsed, ParsedRow};
+
+pub(crate) const TOOL: &str = "cyclictest";
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Thread {
+    pub id: String,
+    pub cycles: f64,
+    pub min: f64,
+    pub avg: f64,
+    pub max: f64,
+    pub overflows: Option<f64>,
+}
+
+impl Thread {
+    fn metrics(&self) -> Vec<Metric> {
+        let mut m = vec![
+            metric(
+                "latency_min_us",
+                self.min,
+                Unit::Microseconds,
+                Better::Lower,
+            ),
+            metric(
+                "latency_avg_us",
+                self.avg,
+                Unit::Microseconds,
+                Better::Lower,
+            ),
+            metric(
+                "latency_max_us",
+                self.max,
+                Unit::Microseconds,
+                Better::Lower,
+            ),
+            metric("cycles", self.cycles, Unit::Count, Better::Neither),
+        ];
+        if let Some(o) = self.overflows {
+            m.push(metric("histogram_overflows", o, Unit::Count, Better::Lower));
+        }
+        m
+    }
+}
+
+pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
+    let clean = strip_ansi(text);
+    let mut threads: Vec<Thread> = Vec::new();
+    for (i, raw) in clean.lines().enumerate() {
+        let line = raw.trim();
+        if !line.starts_with("T:") || !line.contains("Max:") {
+            continue;
+        }
+        let t = summary_line(line).ok_or_else(|| {
+            bad(
+                TOOL,
+                i + 1,
+                format!("cannot read the thread summary {}", shown(raw)),
+            )
+        })?;
+        match threads.iter_mut().find(|x| x.id == t.id) {
+            Some(old) => *old = t,
+            None => threads.push(t),
+        }
+    }
+    let hist = read_histogram(&clean)?;
+    if threads.is_empty() && hist.is_none() {
+        return Err(not_this(
+            TOOL,
+            "no \"T: n (tid) ... Max:\" lines and no \"# Histogram\"",
+        ));
+    }
+    let mut out = Parsed::default();
+    if let Some(h) = &hist {
+        if threads.is_empty() {
+            threads = h.threads.clone();
+        } else {
+            for (t, ht) in threads.iter_mut().zip(&h.threads) {
+                t.overflows = ht.overflows;
+            }
+        }
+        out.histograms = h.histograms.clone();
+    }
+    let (ran, idle): (Vec<Thread>, Vec<Thread>) = threads.into_iter().partition(|t| t.cycles > 0.0);
+    if !idle.is_empty() {
+        let ids: Vec<&str> = idle.iter().map(|t| t.id.as_str()).collect();
+        out.notes.push(format!(
+            "cyclictest threads with no cycles (left out): {}",
+            ids.join(", ")
+        ));
+    }
+    if ran.is_empty() {
+        return Err(bad(
+            TOOL,
+            clean.lines().count(),
+            "no thread completed a cycle",
+        ));
+    }
+    if ran.len() == 1 {
+        out.metrics = ran[0].metrics();
+        return Ok(out);
+    }
+    let cycles: f64 = ran.iter().map(|t| t.cycles).sum();
+    let min = ran.iter().map(|t| t.min).fold(f64::INFINITY, f64::min);
+    let max = ran.iter().map(|t| t.max).fold(f64::NEG_INFINITY, f64::max);
+    // cyclictest's per-thread averages are integers of µs; weighting by cycles keeps a
+    // thread with a longer interval from counting as much as one that woke more often.
+    let avg = ran.iter().map(|t| t.avg * t.cycles).sum::<f64>() / cycles;
+    out.metrics = vec![
+        metric("latency_min_us", min, Unit::Microseconds, Better::Lower),
+        metric("latency_avg_us", avg, Unit::Microseconds, Better::Lower),
+        metric("latency_max_us", max, Unit::Microseconds, Better::Lower),
+        metric("cycles", cycles, Unit::Count, Better::Neither),
+    ];
+    if ran.iter().all(|t| t.overflows.is_some()) {
+        let o = ran.iter().filter_map(|t| t.overflows).sum();
+        out.metrics
+            .push(metric("histogram_overflows", o, Unit::Count, Better::Lower));
+    }
+    out.rows = ran
+        .iter()
+        .map(|t| ParsedRow {
+            params: vec![("thread".to_string(), t.id.clone())],
+            series: None,
+            metrics: t.metrics(),
+        })
+        .collect();
+    Ok(out)
+}
+
+fn summary_line(line: &str) -> Option<Thread> {
+    let field = |key: &str| word_after(line, key).and_then(num);
+    let id = word_after(line, "T:")?;
+    if !id.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(Thread {
+        id: id.to_string(),
+        cycles: field(" C:")?,
+        min: field("Min:")?,
+        avg: field("Avg:")?,
+        max: field("Max:")?,
+        overflows: None,
+    })
+}

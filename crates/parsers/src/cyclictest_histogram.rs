@@ -1,0 +1,149 @@
+//! cyclictest --histogram output: one line per µs bucket with a count per thread, then
+//! summary comment lines:
+//!
+//! ```text
+//! # Histogram
+//! 000000 000000\t000000
+//! 000005 000001\t000000
+//! # Total: 000000957 000000958
+//! # Min Latencies: 00005 00007
+//! # Avg Latencies: 00015 00014
+//! # Max Latencies: 00465 00102
+//! # Histogram Overflows: 00043 00042
+//! ```
+//!
+//! `# Total` counts only the samples inside the buckets; overflows are the rest.
+
+use perflab_core::{HistogramData, Unit};
+
+use crate::cyclictest::{Thread, TOOL};
+use crate::text::{bad, num, shown};
+use crate::ParseError;
+
+/// What the histogram output holds.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Histogram {
+    pub threads: Vec<Thread>,
+    pub histograms: Vec<HistogramData>,
+}
+
+pub(crate) fn read_histogram(text: &str) -> Result<Option<Histogram>, ParseError> {
+    let Some(start) = text.lines().position(|l| l.trim() == "# Histogram") else {
+        return Ok(None);
+    };
+    let mut buckets: Vec<(u64, Vec<u64>)> = Vec::new();
+    let mut totals: Vec<(&str, usize, Vec<f64>)> = Vec::new();
+    for (i, raw) in text.lines().enumerate().skip(start + 1) {
+        let line_no = i + 1;
+        let line = raw.trim();
+        if let Some(rest) = line.strip_prefix('#') {
+            let Some((key, values)) = rest.split_once(':') else {
+                continue;
+            };
+            let key = key.trim();
+            let wanted = [
+                "Total",
+                "Min Latencies",
+                "Avg Latencies",
+                "Max Latencies",
+                "Histogram Overflows",
+            ];
+            if let Some(k) = wanted.iter().find(|k| **k == key) {
+                let v: Option<Vec<f64>> = values.split_whitespace().map(num).collect();
+                let v =
+                    v.ok_or_else(|| bad(TOOL, line_no, format!("cannot read {}", shown(raw))))?;
+                totals.push((k, line_no, v));
+            }
+            continue;
+        }
+        if line.is_empty() || line.starts_with("T:") {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let parsed: Option<(u64, Vec<u64>)> = (|| {
+            let bucket = words.next()?.parse().ok()?;
+            let counts: Option<Vec<u64>> = words.map(|w| w.parse().ok()).collect();
+            Some((bucket, counts?))
+        })();
+        match parsed {
+            Some(b) => buckets.push(b),
+            None => {
+                return Err(bad(
+                    TOOL,
+                    line_no,
+                    format!("not a histogram bucket: {}", shown(raw)),
+                ))
+            }
+        }
+    }
+    let get = |key: &str| totals.iter().find(|(k, _, _)| *k == key);
+    let (Some(min), Some(avg), Some(max)) = (
+        get("Min Latencies"),
+        get("Avg Latencies"),
+        get("Max Latencies"),
+    ) else {
+        return Err(bad(
+            TOOL,
+            text.lines().count(),
+            "histogram without its \"# Min/Avg/Max Latencies\" lines (cut short?)",
+        ));
+    };
+    let n = min.2.len();
+    for (_, line_no, v) in &totals {
+        if v.len() != n {
+            return Err(bad(
+                TOOL,
+                *line_no,
+                format!("{} values where the other lines have {n}", v.len()),
+            ));
+        }
+    }
+    if let Some((b, _)) = buckets.iter().find(|(_, c)| c.len() != n) {
+        return Err(bad(TOOL, start + 1, format!("bucket {b} has a count per thread for a different number of threads than the {n} in the summary")));
+    }
+    let total = get("Total");
+    let overflows = get("Histogram Overflows");
+    let mut out = Histogram::default();
+    for t in 0..n {
+        let in_buckets = total.map_or(0.0, |x| x.2[t]);
+        let over = overflows.map(|x| x.2[t]);
+        out.threads.push(Thread {
+            id: t.to_string(),
+            cycles: in_buckets + over.unwrap_or(0.0),
+            min: min.2[t],
+            avg: avg.2[t],
+            max: max.2[t],
+            overflows: over,
+        });
+        if let Some(h) = hdr(&buckets, t, over.unwrap_or(0.0), max.2[t]) {
+            out.histograms.push(HistogramData::from_hdr(
+                &format!("latency_thread{t}"),
+                Unit::Microseconds,
+                &h,
+            ));
+        }
+    }
+    Ok(Some(out))
+}
+
+/// The thread's buckets as an HDR histogram. Samples past the last bucket are recorded at
+/// the thread's maximum latency: their exact values are lost, but high percentiles then
+/// show that they were at least past the histogram instead of pretending they did not exist.
+fn hdr(
+    buckets: &[(u64, Vec<u64>)],
+    t: usize,
+    overflows: f64,
+    max: f64,
+) -> Option<hdrhistogram::Histogram<u64>> {
+    let mut h = hdrhistogram::Histogram::<u64>::new(3).ok()?;
+    for (value, counts) in buckets {
+        let c = *counts.get(t)?;
+        if c > 0 {
+            h.record_n(*value, c).ok()?;
+        }
+    }
+    if overflows >= 1.0 && max >= 0.0 {
+        h.record_n(max as u64, overflows as u64).ok()?;
+    }
+    (!h.is_empty()).then_some(h)
+}

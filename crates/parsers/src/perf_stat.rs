@@ -1,0 +1,190 @@
+//! `perf stat`: counter values per event, in either of its output formats. The event
+//! lines are read by perf_stat_csv / perf_stat_text; what becomes a metric is decided here,
+//! once for both.
+
+use perflab_core::{Better, Unit};
+
+use crate::text::{bad, metric, not_this, snake};
+use crate::{perf_stat_csv, perf_stat_text, ParseError, Parsed};
+
+pub(crate) const TOOL: &str = "perf-stat";
+
+/// Why perf printed no count for an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Missing {
+    /// The PMU or kernel lacks the event (a VM without a virtual PMU, a wrong CPU model).
+    NotSupported,
+    /// The event existed but never got a counter (multiplexed out, or the command ended first).
+    NotCounted,
+}
+
+/// One event line, whichever format it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct EventLine {
+    pub line: usize,
+    pub event: String,
+    pub unit: String,
+    pub value: Result<f64, Missing>,
+    /// Share of the run the event was on a counter; below 100 means perf scaled the count.
+    pub running_pct: Option<f64>,
+    /// With -r: the relative standard deviation over the runs.
+    pub rel_stddev_pct: Option<f64>,
+}
+
+/// The summary lines of the text format (the CSV format has none).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Times {
+    pub elapsed_s: Option<f64>,
+    pub elapsed_stddev_s: Option<f64>,
+    pub user_s: Option<f64>,
+    pub sys_s: Option<f64>,
+}
+
+pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
+    if let Some(header) = perf_stat_text::header_line(text) {
+        let (events, times) = perf_stat_text::read(text, header)?;
+        if events.is_empty() && times.elapsed_s.is_none() {
+            return Err(bad(TOOL, header, "no counter lines after the header"));
+        }
+        return build(events, times);
+    }
+    let events = perf_stat_csv::read(text)?;
+    if events.is_empty() {
+        return Err(not_this(
+            TOOL,
+            "no \"Performance counter stats\" header and no `-x,` CSV counter lines",
+        ));
+    }
+    build(events, Times::default())
+}
+
+/// Metric name and unit of an event from perf's unit column.
+fn name_and_unit(event: &str, unit: &str) -> (String, Unit) {
+    let base = snake(event);
+    let (suffix, unit) = match unit {
+        "msec" => ("ms".to_string(), Unit::Milliseconds),
+        "ns" | "nsec" => ("ns".to_string(), Unit::Nanoseconds),
+        "" => (String::new(), Unit::Count),
+        other => (snake(other), Unit::Count),
+    };
+    if suffix.is_empty() || base.ends_with(&format!("_{suffix}")) {
+        (base, unit)
+    } else {
+        (format!("{base}_{suffix}"), unit)
+    }
+}
+
+fn build(events: Vec<EventLine>, times: Times) -> Result<Parsed, ParseError> {
+    let mut out = Parsed::default();
+    let mut not_supported = Vec::new();
+    let mut not_counted = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for e in events {
+        if seen.contains(&e.event) {
+            return Err(bad(
+                TOOL,
+                e.line,
+                format!(
+                    "event {} appears twice; per-CPU, per-cgroup or interval output \
+                     (-A, --per-core, -G, -I) is not supported",
+                    e.event
+                ),
+            ));
+        }
+        seen.push(e.event.clone());
+        let (name, unit) = name_and_unit(&e.event, &e.unit);
+        if name.is_empty() {
+            return Err(bad(
+                TOOL,
+                e.line,
+                format!("event name {:?} has no letters", e.event),
+            ));
+        }
+        let value = match e.value {
+            Ok(v) => v,
+            Err(Missing::NotSupported) => {
+                not_supported.push(e.event);
+                continue;
+            }
+            Err(Missing::NotCounted) => {
+                not_counted.push(e.event);
+                continue;
+            }
+        };
+        out.metrics
+            .push(metric(&name, value, unit, Better::Neither));
+        if let Some(p) = e.running_pct.filter(|p| *p < 100.0) {
+            out.metrics.push(metric(
+                format!("{}_running_pct", snake(&e.event)),
+                p,
+                Unit::Percent,
+                Better::Neither,
+            ));
+        }
+        if let Some(p) = e.rel_stddev_pct {
+            out.metrics.push(metric(
+                format!("{}_rel_stddev_pct", snake(&e.event)),
+                p,
+                Unit::Percent,
+                Better::Lower,
+            ));
+        }
+    }
+    let seconds = [
+        ("time_elapsed_s", times.elapsed_s),
+        ("time_elapsed_stddev_s", times.elapsed_stddev_s),
+        ("user_time_s", times.user_s),
+        ("sys_time_s", times.sys_s),
+    ];
+    for (name, v) in seconds {
+        if let Some(v) = v {
+            out.metrics
+                .push(metric(name, v, Unit::Seconds, Better::Lower));
+        }
+    }
+    if !not_supported.is_empty() {
+        out.notes.push(format!(
+            "perf stat: <not supported> on this machine, left out (not zero): {}",
+            not_supported.join(", ")
+        ));
+    }
+    if !not_counted.is_empty() {
+        out.notes.push(format!(
+            "perf stat: <not counted> (never got a hardware counter), left out (not zero): {}",
+            not_counted.join(", ")
+        ));
+    }
+    Ok(out)
+}
+
+/// An event name as perf prints one: a letter first, no spaces.
+pub(crate) fn is_event_name(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && !s.chars().any(char::is_whitespace)
+}
+
+/// A unit column entry: empty, or a word such as `msec` or `Joules`.
+pub(crate) fn is_unit(s: &str) -> bool {
+    !s.chars().any(|c| c.is_ascii_digit() || c.is_whitespace())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unit_column_names_the_metric() {
+        assert_eq!(
+            name_and_unit("task-clock", "msec"),
+            ("task_clock_ms".into(), Unit::Milliseconds)
+        );
+        assert_eq!(name_and_unit("cycles", ""), ("cycles".into(), Unit::Count));
+        assert_eq!(
+            name_and_unit("duration_time", "ns"),
+            ("duration_time_ns".into(), Unit::Nanoseconds)
+        );
+        assert_eq!(
+            name_and_unit("power/energy-pkg/", "Joules"),
+            ("power_energy_pkg_joules".into(), Unit::Count)
+        );
+    }
+}
