@@ -156,12 +156,15 @@ fn stream(i: usize, s: &Value) -> (String, Vec<Metric>) {
     if let Some(r) = f64_at(s, &["sender", "retransmits"]) {
         m.push(metric("retransmits", r, Unit::Count, Better::Lower));
     }
+    // The sender's kernel measures round trips; a client that only received (-R) has
+    // zeros there, which are not measurements.
+    let rtt_measured = f64_at(s, &["sender", "max_rtt"]).is_some_and(|v| v > 0.0);
     for (key, name) in [
         ("mean_rtt", "rtt_mean_us"),
         ("min_rtt", "rtt_min_us"),
         ("max_rtt", "rtt_max_us"),
     ] {
-        if let Some(v) = f64_at(s, &["sender", key]) {
+        if let Some(v) = f64_at(s, &["sender", key]).filter(|_| rtt_measured) {
             m.push(metric(name, v, Unit::Microseconds, Better::Lower));
         }
     }

@@ -2,6 +2,8 @@
 //! lines are read by perf_stat_csv / perf_stat_text; what becomes a metric is decided here,
 //! once for both.
 
+use std::collections::HashSet;
+
 use perflab_core::{Better, Unit};
 
 use crate::text::{bad, metric, not_this, snake};
@@ -78,9 +80,9 @@ fn build(events: Vec<EventLine>, times: Times) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     let mut not_supported = Vec::new();
     let mut not_counted = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     for e in events {
-        if seen.contains(&e.event) {
+        if !seen.insert(e.event.clone()) {
             return Err(bad(
                 TOOL,
                 e.line,
@@ -91,7 +93,6 @@ fn build(events: Vec<EventLine>, times: Times) -> Result<Parsed, ParseError> {
                 ),
             ));
         }
-        seen.push(e.event.clone());
         let (name, unit) = name_and_unit(&e.event, &e.unit);
         if name.is_empty() {
             return Err(bad(

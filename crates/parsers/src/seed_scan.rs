@@ -88,12 +88,13 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
     for (n, (start, end)) in tables.iter().enumerate() {
         let table_no = n + 1;
         if several {
-            let title = lines[..*start]
+            let since = if n == 0 { 0 } else { tables[n - 1].1 };
+            let title: Vec<&str> = lines[since..*start]
                 .iter()
-                .rev()
                 .map(|l| l.trim())
-                .find(|l| !l.is_empty() && !l.starts_with("```"))
-                .unwrap_or("");
+                .filter(|l| !l.is_empty() && !l.starts_with("```"))
+                .collect();
+            let title = title[title.len().saturating_sub(2)..].join(" / ");
             out.notes
                 .push(format!("table {table_no} (line {}): {title}", start + 1));
         }

@@ -1,0 +1,199 @@
+use super::*;
+
+#[test]
+fn csv_counts_with_units_and_unsupported_events_as_a_note() {
+    let p = ok("perf-stat", "perf-stat/csv_ls.txt");
+    assert_metric(
+        &p.metrics,
+        "task_clock_ms",
+        0.90,
+        Unit::Milliseconds,
+        Better::Neither,
+    );
+    assert_metric(
+        &p.metrics,
+        "page_faults",
+        99.0,
+        Unit::Count,
+        Better::Neither,
+    );
+    assert_metric(
+        &p.metrics,
+        "context_switches",
+        0.0,
+        Unit::Count,
+        Better::Neither,
+    );
+    assert_metric(
+        &p.metrics,
+        "cpu_migrations",
+        0.0,
+        Unit::Count,
+        Better::Neither,
+    );
+    // Not supported is not zero: no metric, and a note naming them.
+    assert!(!has(&p.metrics, "cycles") && !has(&p.metrics, "instructions"));
+    assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+    assert!(p.notes[0].contains("<not supported>") && p.notes[0].contains("cycles, instructions"));
+    // Every event ran the whole time: no running percentage to report.
+    assert!(!p.metrics.iter().any(|m| m.name.ends_with("_running_pct")));
+    assert!(p.rows.is_empty());
+}
+
+#[test]
+fn csv_with_repeats_reads_the_variance_column() {
+    let p = ok("perf-stat", "perf-stat/csv_repeat5.txt");
+    assert_metric(
+        &p.metrics,
+        "task_clock_ms",
+        0.77,
+        Unit::Milliseconds,
+        Better::Neither,
+    );
+    assert_metric(
+        &p.metrics,
+        "task_clock_rel_stddev_pct",
+        0.88,
+        Unit::Percent,
+        Better::Lower,
+    );
+    assert_metric(
+        &p.metrics,
+        "page_faults",
+        100.0,
+        Unit::Count,
+        Better::Neither,
+    );
+    assert_metric(
+        &p.metrics,
+        "page_faults_rel_stddev_pct",
+        0.37,
+        Unit::Percent,
+        Better::Lower,
+    );
+}
+
+#[test]
+fn default_text_with_times() {
+    let p = ok("perf-stat", "perf-stat/default_ls.txt");
+    assert_metric(
+        &p.metrics,
+        "task_clock_ms",
+        0.92,
+        Unit::Milliseconds,
+        Better::Neither,
+    );
+    assert_metric(
+        &p.metrics,
+        "page_faults",
+        100.0,
+        Unit::Count,
+        Better::Neither,
+    );
+    assert_metric(
+        &p.metrics,
+        "time_elapsed_s",
+        0.001411639,
+        Unit::Seconds,
+        Better::Lower,
+    );
+    assert_metric(
+        &p.metrics,
+        "user_time_s",
+        0.001526,
+        Unit::Seconds,
+        Better::Lower,
+    );
+    assert_metric(&p.metrics, "sys_time_s", 0.0, Unit::Seconds, Better::Lower);
+    assert!(
+        p.notes[0].contains("cycles, instructions, branches, branch-misses"),
+        "{:?}",
+        p.notes
+    );
+    let p = ok("perf-stat", "perf-stat/events_dd.txt");
+    assert_eq!(value(&p.metrics, "context_switches"), 7.0);
+    assert_eq!(value(&p.metrics, "cpu_migrations"), 3.0);
+    assert_eq!(value(&p.metrics, "page_faults"), 401.0);
+}
+
+#[test]
+fn default_text_with_repeats_reads_spread_and_elapsed_stddev() {
+    let p = ok("perf-stat", "perf-stat/default_repeat5.txt");
+    assert_eq!(value(&p.metrics, "task_clock_rel_stddev_pct"), 2.50);
+    assert_eq!(value(&p.metrics, "page_faults_rel_stddev_pct"), 0.67);
+    assert!(!has(&p.metrics, "context_switches_rel_stddev_pct"));
+    assert_eq!(value(&p.metrics, "time_elapsed_s"), 0.0012274);
+    assert_eq!(value(&p.metrics, "time_elapsed_stddev_s"), 0.0000302);
+}
+
+#[test]
+fn seed_003_counters_with_multiplexing() {
+    let p = ok("perf-stat", "perf-stat/seed003_without_pir_copy.txt");
+    assert_metric(
+        &p.metrics,
+        "l1_dcache_loads",
+        77_313_298_506.0,
+        Unit::Count,
+        Better::Neither,
+    );
+    assert_eq!(value(&p.metrics, "l1_dcache_load_misses"), 8_279_458.0);
+    assert_eq!(value(&p.metrics, "l1_dcache_stores"), 41_654_221_245.0);
+    assert_eq!(value(&p.metrics, "llc_load_misses"), 10_476.0);
+    assert_eq!(value(&p.metrics, "llc_loads"), 3_332_748.0);
+    assert_metric(
+        &p.metrics,
+        "l1_dcache_loads_running_pct",
+        79.98,
+        Unit::Percent,
+        Better::Neither,
+    );
+    assert_eq!(
+        value(&p.metrics, "l1_dcache_load_misses_running_pct"),
+        80.03
+    );
+    assert_eq!(value(&p.metrics, "llc_loads_running_pct"), 80.00);
+    assert_eq!(value(&p.metrics, "time_elapsed_s"), 30.212055434);
+    assert_eq!(value(&p.metrics, "sys_time_s"), 30.183292);
+    // The workload's own bandwidth line before perf's header is not a counter.
+    assert!(!p.metrics.iter().any(|m| m.name.contains("bandwidth")));
+    assert!(p.notes.is_empty(), "{:?}", p.notes);
+    let q = ok("perf-stat", "perf-stat/seed003_with_pir_copy.txt");
+    assert_eq!(value(&q.metrics, "llc_load_misses"), 23_691.0);
+    assert_eq!(value(&q.metrics, "l1_dcache_stores_running_pct"), 79.99);
+    assert_eq!(p.metrics.len(), q.metrics.len());
+}
+
+#[test]
+fn csv_not_counted_and_multiplexed_lines() {
+    // Lines in perf's -x, layout carrying seed 003's figures (perf's own CSV for a
+    // multiplexed run cannot be captured on this PMU-less VM).
+    let text = "77313298506,,L1-dcache-loads,24169341000,79.98,,\n\
+                <not counted>,,LLC-loads,0,0.00,,\n\
+                10476,,LLC-load-misses,24168223000,79.99,0.31,of all LL-cache accesses\n";
+    let p = (by_name("perf-stat").unwrap().parse)(text).unwrap();
+    assert_eq!(value(&p.metrics, "l1_dcache_loads"), 77_313_298_506.0);
+    assert_eq!(value(&p.metrics, "l1_dcache_loads_running_pct"), 79.98);
+    assert_eq!(value(&p.metrics, "llc_load_misses_running_pct"), 79.99);
+    assert!(!has(&p.metrics, "llc_loads"));
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("<not counted>") && n.contains("LLC-loads")),
+        "{:?}",
+        p.notes
+    );
+}
+
+#[test]
+fn per_cpu_output_is_refused_not_merged() {
+    let text = "1,,cycles,100,100.00,,\n2,,cycles,100,100.00,,\n";
+    let e = (by_name("perf-stat").unwrap().parse)(text).unwrap_err();
+    assert!(matches!(e, ParseError::Bad { line: 2, .. }), "{e}");
+}
+
+#[test]
+fn header_without_counters_is_bad() {
+    let e = (by_name("perf-stat").unwrap().parse)("\n Performance counter stats for 'x':\n\n")
+        .unwrap_err();
+    assert!(matches!(e, ParseError::Bad { line: 2, .. }), "{e}");
+}
