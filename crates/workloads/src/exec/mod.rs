@@ -150,7 +150,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "cwd",
-        help: "working directory of the command (empty: perflab's)",
+        help: "working directory of the command, placeholders allowed (empty: perflab's)",
         kind: text(4 << 10),
         default: Some(""),
     },

@@ -142,53 +142,51 @@ fn parser_by_name_or_a_clear_error() {
     }
 }
 
-/// `perf bench mem memcpy` output as perf 6.1 prints it.
-const PERF_BENCH_MEMCPY: &str = "# Running 'mem/memcpy' benchmark:
-# function 'default' (Default memcpy() provided by glibc)
-# Copying 1MB bytes ...
+/// `perf bench sched pipe` output as perf prints it.
+const PERF_BENCH_PIPE: &str = "# Running 'sched/pipe' benchmark:
+# Executed 20000 pipe operations between two processes
 
-      11.929389 GB/sec
+     Total time: 0.241 [sec]
+
+      12.078800 usecs/op
+          82789 ops/sec
 ";
 
 #[test]
 fn parser_metrics_are_reported_whole_with_the_chosen_one_first() {
-    let Some(info) = perflab_parsers::by_name("perf-bench") else {
-        eprintln!("skipped: perflab-parsers has no perf-bench parser registered");
-        return;
-    };
+    let info = perflab_parsers::by_name("perf-bench").expect("perf-bench parser");
+    let direct = (info.parse)(PERF_BENCH_PIPE).unwrap();
+    assert!(direct.metrics.len() >= 2, "{:?}", direct.metrics);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("out.txt");
-    std::fs::write(&file, PERF_BENCH_MEMCPY).unwrap();
+    std::fs::write(&file, PERF_BENCH_PIPE).unwrap();
     let cmd = format!("cat '{}'", file.display());
-    let r = run(&[("cmd", &cmd), ("parser", "perf-bench")]);
-    let direct = match (info.parse)(PERF_BENCH_MEMCPY) {
-        Ok(p) => p,
-        Err(e) => {
-            let msg = failure(r);
-            assert!(msg.contains(&e.to_string()), "{msg}");
-            return;
-        }
-    };
-    let out = r.unwrap();
+    let out = run(&[("cmd", &cmd), ("parser", "perf-bench")]).unwrap();
     assert_eq!(out.metrics[..direct.metrics.len()], direct.metrics[..]);
     for own in OWN_METRICS {
         assert!(out.metric(own).is_some(), "{own}: {:?}", out.metrics);
     }
-    if let Some(second) = direct.metrics.get(1) {
-        let out = run(&[
-            ("cmd", &cmd),
-            ("parser", "perf-bench"),
-            ("metric", &second.name),
-        ])
-        .unwrap();
-        assert_eq!(out.metrics[0], *second);
-    }
+    let second = &direct.metrics[1];
+    let out = run(&[
+        ("cmd", &cmd),
+        ("parser", "perf-bench"),
+        ("metric", &second.name),
+    ])
+    .unwrap();
+    assert_eq!(out.metrics[0], *second);
+    assert_eq!(out.metrics.len(), direct.metrics.len() + OWN_METRICS.len());
     let e = failure(run(&[
         ("cmd", &cmd),
         ("parser", "perf-bench"),
         ("metric", "nope"),
     ]));
-    assert!(e.contains("reported no metric \"nope\""), "{e}");
+    assert!(
+        e.contains("reported no metric \"nope\" (it reported: "),
+        "{e}"
+    );
+    // Output of another tool is refused by the parser, and the repetition fails.
+    let e = failure(run(&[("cmd", &cmd), ("parser", "fio")]));
+    assert!(e.contains("parser fio on stdout: "), "{e}");
 }
 
 #[test]
