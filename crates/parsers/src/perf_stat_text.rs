@@ -105,10 +105,22 @@ fn event_line(line_no: usize, line: &str) -> Result<Option<EventLine>, ParseErro
     let (unit, event) = match words.as_slice() {
         [event] => ("", *event),
         [unit, event] => (*unit, *event),
-        _ => return Ok(None),
+        _ => ("", ""),
     };
     if !is_unit(unit) || !is_event_name(event) {
-        return Ok(None);
+        // After the header every line that starts with a number is perf's; one that does
+        // not read as `value [unit] event` is a layout this parser does not know (interval
+        // timestamps, per-socket columns, digits grouped by spaces), and guessing would
+        // drop or misname counters.
+        return Err(bad(
+            TOOL,
+            line_no,
+            format!(
+                "not a `value [unit] event` counter line: {} (interval, per-CPU and \
+                 non-C-locale output are not read; run perf with LC_ALL=C)",
+                shown(line)
+            ),
+        ));
     }
     Ok(Some(EventLine {
         line: line_no,
@@ -177,11 +189,15 @@ mod tests {
     }
 
     #[test]
-    fn prose_is_not_an_event() {
-        assert_eq!(event_line(1, "3 apples are red").unwrap(), None);
+    fn prose_is_not_an_event_and_unknown_layouts_are_refused() {
         assert_eq!(
             event_line(1, "DMA memfill bandwidth: 4.944 Gbps").unwrap(),
             None
         );
+        assert!(event_line(1, "3 apples are red").is_err());
+        // perf stat -I: a timestamp, then the count.
+        assert!(event_line(1, "1.001234567          1,234      cycles").is_err());
+        // A locale that groups digits with spaces.
+        assert!(event_line(1, "976 160 248      cache-references").is_err());
     }
 }
