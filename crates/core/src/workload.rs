@@ -78,4 +78,11 @@ pub trait Monitor: Send {
     /// Returns deltas since `start`: one row per key per involved CPU, plus totals
     /// (`cpu: None`) over all CPUs.
     fn finish(&mut self, ctx: &MeasureCtx) -> Result<Vec<TelemetryRow>, MonitorError>;
+
+    /// What a person should know about the rows (events this machine cannot count, a
+    /// fallback the monitor took). The runner reports each note once and stores it with
+    /// the measurement it first appeared in.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -254,6 +254,8 @@ fn switch_variant(
 struct Slot {
     monitor: Box<dyn Monitor>,
     alive: bool,
+    /// Notes already reported, so each is said once.
+    said: Vec<String>,
 }
 
 fn build_monitors(names: &[String]) -> Vec<Slot> {
@@ -263,6 +265,7 @@ fn build_monitors(names: &[String]) -> Vec<Slot> {
         .map(|monitor| Slot {
             monitor,
             alive: true,
+            said: Vec::new(),
         })
         .collect()
 }
@@ -307,6 +310,7 @@ fn measure(
     let result = workload.run(&pm.params, &ctx);
     let elapsed_s = t0.elapsed().as_secs_f64();
     let mut telemetry = Vec::new();
+    let mut new_notes = Vec::new();
     for (slot, s) in monitors.iter_mut().zip(started) {
         if !s {
             continue;
@@ -315,12 +319,20 @@ fn measure(
             Ok(rows) => telemetry.extend(rows),
             Err(e) => progress.note(&format!("monitor {}: {e}", slot.monitor.name())),
         }
+        for note in slot.monitor.notes() {
+            if !slot.said.contains(&note) {
+                progress.note(&note);
+                new_notes.push(note.clone());
+                slot.said.push(note);
+            }
+        }
     }
     let (status, output) = match result {
         Ok(mut out) => {
             if out.threads.is_empty() {
                 out.threads = ctx.threads.take();
             }
+            out.notes.extend(new_notes);
             (MeasurementStatus::Ok, out)
         }
         Err(WorkloadError::Interrupted) => return None,

@@ -58,7 +58,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Measure perflab's workloads side by side with peer tools on the same placement
     Crosscheck(CrosscheckArgs),
-    /// List workloads, monitors, knobs and studies
+    /// Bring a benchmark tool's saved output into the store as a run (e.g. old logs, to
+    /// compare with new runs)
+    Import(ImportArgs),
+    /// List workloads, monitors, knobs, parsers and studies
     List,
 }
 
@@ -218,4 +221,19 @@ pub struct CrosscheckArgs {
     /// Rounds of alternating measurements per pair
     #[arg(long, default_value_t = 3)]
     pub rounds: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The tool's output format (`perflab list` shows the parsers)
+    #[arg(long)]
+    pub parser: String,
+    /// The saved output; `-` reads standard input
+    pub file: PathBuf,
+    /// A label for the run, e.g. "veos 1.2.2"
+    #[arg(long)]
+    pub label: Option<String>,
+    /// The study name the run is filed under [default: import-<parser>]
+    #[arg(long)]
+    pub study: Option<String>,
 }

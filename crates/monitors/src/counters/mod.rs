@@ -237,6 +237,18 @@ impl Monitor for CountersMonitor {
         self.source()
     }
 
+    fn notes(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .unsupported()
+            .iter()
+            .map(|(event, why)| format!("{}: {event} unsupported: {why}", self.source()))
+            .collect();
+        if let Some(why) = self.user_only_reason() {
+            out.push(format!("{}: user space only: {why}", self.source()));
+        }
+        out
+    }
+
     fn start(&mut self, ctx: &MeasureCtx) -> Result<(), MonitorError> {
         // Closing the previous start's descriptors first keeps a failed restart from
         // reporting them at the next finish.

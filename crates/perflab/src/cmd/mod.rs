@@ -5,6 +5,7 @@ mod compare;
 mod crosscheck;
 mod doctor;
 mod export;
+mod import;
 mod list;
 mod ls;
 mod restore;
@@ -27,6 +28,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Export(a) => export::run(&g, a),
         Command::Compare(a) => compare::run(&g, a),
         Command::Crosscheck(a) => crosscheck::run(&g, a),
+        Command::Import(a) => import::run(&g, a),
         Command::List => list::run(),
     }
 }

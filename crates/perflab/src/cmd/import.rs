@@ -1,0 +1,183 @@
+//! `perflab import`: a tool's saved output becomes a stored run, so old logs can be
+//! listed, shown and compared like anything perflab measured. A table with several rows
+//! (a size scan, one column per software version) becomes points and variants.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use perflab_core::{ParamValue, Params, WorkloadOutput};
+use perflab_store::{MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement};
+
+use crate::cli::{Global, ImportArgs};
+use crate::cmd::common;
+use crate::exit::input;
+
+pub fn run(g: &Global, a: ImportArgs) -> anyhow::Result<i32> {
+    let parser = perflab_parsers::by_name(&a.parser).ok_or_else(|| {
+        input(format!(
+            "unknown parser {:?} (known: {})",
+            a.parser,
+            perflab_parsers::names().join(", ")
+        ))
+    })?;
+    let text = read_input(&a.file)?;
+    let parsed = (parser.parse)(&text).map_err(|e| input(format!("{}: {e}", a.file.display())))?;
+    let records = to_records(&parsed);
+    if records.is_empty() {
+        return Err(input(format!("{}: no results found", a.file.display())));
+    }
+    let mut store = common::open_store(g)?;
+    let study = a
+        .study
+        .clone()
+        .unwrap_or_else(|| format!("import-{}", parser.name));
+    let new = new_run(&study, parser.name, &a, &records, &parsed.notes);
+    let now = perflab_lab::runner::now_epoch();
+    let id = store.create_run(&new, now)?;
+    for mut rec in records {
+        rec.started_at = now;
+        store.record(id, &rec)?;
+    }
+    store.set_status(id, perflab_store::RunStatus::Complete)?;
+    eprintln!(
+        "run {id}: imported {} measurement(s) from {}",
+        new.plan.len(),
+        a.file.display()
+    );
+    for n in &parsed.notes {
+        eprintln!("note: {n}");
+    }
+    Ok(0)
+}
+
+fn read_input(path: &std::path::Path) -> anyhow::Result<String> {
+    let mut bytes = Vec::new();
+    let result = if path.as_os_str() == "-" {
+        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+    } else {
+        std::fs::File::open(path)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .map(|_| ())
+    };
+    result.map_err(|e| input(format!("{}: cannot read: {e}", path.display())))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn param_value(text: &str) -> ParamValue {
+    match text.parse::<i64>() {
+        Ok(i) => ParamValue::Int(i),
+        Err(_) => ParamValue::Str(text.to_string()),
+    }
+}
+
+/// One measurement per parsed row (or one for single-result output), numbered as a plan
+/// would: points by first appearance, repetitions counted per point and variant.
+fn to_records(parsed: &perflab_parsers::Parsed) -> Vec<MeasurementRecord> {
+    let rows: Vec<(Params, String, Vec<perflab_core::Metric>)> = if parsed.rows.is_empty() {
+        if parsed.metrics.is_empty() {
+            return Vec::new();
+        }
+        vec![(Params::default(), "default".into(), parsed.metrics.clone())]
+    } else {
+        parsed
+            .rows
+            .iter()
+            .map(|r| {
+                let params = Params(
+                    r.params
+                        .iter()
+                        .map(|(k, v)| (k.clone(), param_value(v)))
+                        .collect(),
+                );
+                let variant = r.series.clone().unwrap_or_else(|| "default".into());
+                (params, variant, r.metrics.clone())
+            })
+            .collect()
+    };
+    let mut points: Vec<Params> = Vec::new();
+    let mut reps: BTreeMap<(usize, String), u32> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (seq, (params, variant, metrics)) in rows.into_iter().enumerate() {
+        let point = match points.iter().position(|p| *p == params) {
+            Some(i) => i,
+            None => {
+                points.push(params.clone());
+                points.len() - 1
+            }
+        };
+        let rep = reps.entry((point, variant.clone())).or_default();
+        out.push(MeasurementRecord {
+            seq: seq as u32,
+            point: point as u32,
+            params,
+            variant,
+            rep: *rep,
+            status: MeasurementStatus::Ok,
+            started_at: 0.0,
+            elapsed_s: 0.0,
+            output: WorkloadOutput {
+                metrics,
+                histograms: if seq == 0 {
+                    parsed.histograms.clone()
+                } else {
+                    Vec::new()
+                },
+                threads: Vec::new(),
+                notes: Vec::new(),
+            },
+            telemetry: Vec::new(),
+        });
+        *rep += 1;
+    }
+    out
+}
+
+fn new_run(
+    study: &str,
+    parser: &str,
+    a: &ImportArgs,
+    records: &[MeasurementRecord],
+    notes: &[String],
+) -> NewRun {
+    let primary = records
+        .first()
+        .and_then(|r| r.output.metrics.first())
+        .map(|m| m.name.clone())
+        .unwrap_or_default();
+    let mut variants: Vec<&str> = Vec::new();
+    for r in records {
+        if !variants.contains(&r.variant.as_str()) {
+            variants.push(&r.variant);
+        }
+    }
+    let spec = serde_json::json!({
+        "name": study,
+        "workload": format!("import:{parser}"),
+        "primary_metric": primary,
+        "variants": variants.iter().map(|v| serde_json::json!({ "name": v })).collect::<Vec<_>>(),
+        "compare": { "baseline": variants.first() },
+        "imported": { "file": a.file.display().to_string(), "parser": parser, "notes": notes },
+    });
+    NewRun {
+        study: study.to_string(),
+        workload: format!("import:{parser}"),
+        label: a.label.clone(),
+        spec,
+        fingerprint: serde_json::json!({
+            "hostname": "imported",
+            "perflab_version": perflab_core::VERSION,
+            "imported_from": a.file.display().to_string(),
+        }),
+        plan: records
+            .iter()
+            .map(|r| PlannedMeasurement {
+                seq: r.seq,
+                point: r.point,
+                params: r.params.clone(),
+                variant: r.variant.clone(),
+                rep: r.rep,
+            })
+            .collect(),
+        unavailable: Vec::new(),
+    }
+}
