@@ -33,6 +33,10 @@ pub fn run() -> anyhow::Result<i32> {
     for m in perflab_monitors::names() {
         println!("  {m}");
     }
+    println!("\nParsers (exec -p parser=NAME, perflab import --parser NAME):");
+    for p in perflab_parsers::registry() {
+        println!("  {:<12} {}", p.name, p.help.lines().next().unwrap_or(""));
+    }
     println!("\nKnobs (--variant NAME:knob=value):");
     for (k, help) in perflab_knobs::knob_names() {
         println!("  {k:<12} {help}");
