@@ -54,7 +54,7 @@ baseline = "one"
     for m in ms {
         let why = m["status"]["error"].as_str().unwrap();
         assert!(
-            why.contains("exit status: 3") || why.contains("exit code 3"),
+            why.contains("exited with status 3") && why.contains("--- stdout"),
             "{why}"
         );
     }
