@@ -13,6 +13,7 @@ pub mod isolation;
 pub mod lines;
 pub mod meminfo;
 mod percpu_table;
+pub mod perf_event;
 pub mod procstat;
 pub mod root;
 pub mod sched;

@@ -5,42 +5,21 @@
 //! kernel since 2.6.31, so there is no struct-size negotiation to get wrong.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::scale::Reading;
 
-pub(crate) const PERF_TYPE_HARDWARE: u32 = 0;
-pub(crate) const PERF_TYPE_SOFTWARE: u32 = 1;
-pub(crate) const PERF_TYPE_HW_CACHE: u32 = 3;
+use perflab_sys::perf_event::{FLAG_DISABLED, FLAG_EXCLUDE_HV, FLAG_EXCLUDE_KERNEL, FLAG_INHERIT};
+pub(crate) use perflab_sys::perf_event::{
+    PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_SOFTWARE,
+};
 
 /// read_format: TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING, so a read gives
 /// (value, enabled, running) and a multiplexed count can be scaled.
 const READ_FORMAT: u64 = 1 | 2;
 
-const FLAG_DISABLED: u64 = 1 << 0;
-const FLAG_INHERIT: u64 = 1 << 1;
-const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
-const FLAG_EXCLUDE_HV: u64 = 1 << 6;
-
-const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 const IOC_ENABLE: libc::c_ulong = 0x2400;
 const IOC_DISABLE: libc::c_ulong = 0x2401;
-
-/// PERF_ATTR_SIZE_VER0: the fields up to config1.
-#[repr(C)]
-#[derive(Default)]
-struct AttrV0 {
-    type_: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    config1: u64,
-}
 
 /// What one descriptor counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,32 +61,7 @@ pub(crate) fn open(
         // The kernel refuses `inherit` for CPU-wide counters, and has no task to inherit from.
         Target::Cpu(c) => (-1, c as libc::c_int),
     };
-    let attr = AttrV0 {
-        type_,
-        size: std::mem::size_of::<AttrV0>() as u32,
-        config,
-        read_format: READ_FORMAT,
-        flags,
-        ..Default::default()
-    };
-    // SAFETY: attr outlives the call and its size field matches its layout; group_fd -1
-    // (no group); the flags ask only for close-on-exec, so workload children that exec do
-    // not hold our descriptors (they are counted through `inherit`, not through the fd).
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            &attr as *const AttrV0,
-            pid as libc::pid_t,
-            cpu,
-            -1 as libc::c_int,
-            PERF_FLAG_FD_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error().raw_os_error().unwrap_or(0));
-    }
-    // SAFETY: the kernel just gave us this descriptor and nothing else owns it.
-    Ok(EventFd(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) }))
+    perflab_sys::perf_event::open(type_, config, READ_FORMAT, flags, pid, cpu).map(EventFd)
 }
 
 impl EventFd {

@@ -2,61 +2,18 @@
 //! (then closed), since perf_event_paranoid alone does not say whether a PMU exists.
 
 use super::{Check, NOT_CHECKED, RUN_ON_HOST};
+use crate::perf_event as pe;
 use crate::root::SysRoot;
 
 const PARANOID: &str = "proc/sys/kernel/perf_event_paranoid";
-const PERF_TYPE_HARDWARE: u32 = 0;
-const PERF_TYPE_SOFTWARE: u32 = 1;
 const PERF_COUNT_HW_INSTRUCTIONS: u64 = 1;
 const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
 
-/// The first 64 bytes of struct perf_event_attr (PERF_ATTR_SIZE_VER0), which every
-/// kernel since 2.6.31 accepts.
-#[repr(C)]
-#[derive(Default)]
-struct PerfEventAttrV0 {
-    type_: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
-    /// Bit field: disabled (bit 0), exclude_kernel (bit 5), exclude_hv (bit 6).
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    config1: u64,
-}
-
 /// Opens a counter on the calling thread and closes it; the errno on failure.
 fn try_open(type_: u32, config: u64) -> Result<(), i32> {
-    let attr = PerfEventAttrV0 {
-        type_,
-        size: std::mem::size_of::<PerfEventAttrV0>() as u32,
-        config,
-        // Disabled, and user space only, so perf_event_paranoid=2 still allows it.
-        flags: 1 | (1 << 5) | (1 << 6),
-        ..Default::default()
-    };
-    const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
-    // SAFETY: the attr outlives the call and its size field matches its layout; pid 0 and
-    // cpu -1 mean "this thread on any CPU"; no group.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            &attr as *const PerfEventAttrV0,
-            0 as libc::pid_t,
-            -1 as libc::c_int,
-            -1 as libc::c_int,
-            PERF_FLAG_FD_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
-    }
-    // SAFETY: fd is a descriptor we just opened and own.
-    unsafe { libc::close(fd as libc::c_int) };
-    Ok(())
+    // Disabled, and user space only, so perf_event_paranoid=2 still allows it.
+    let flags = pe::FLAG_DISABLED | pe::FLAG_EXCLUDE_KERNEL | pe::FLAG_EXCLUDE_HV;
+    pe::open(type_, config, 0, flags, 0, -1).map(drop)
 }
 
 fn paranoid(sys: &SysRoot) -> String {
@@ -105,7 +62,7 @@ fn probe(
 }
 
 pub(super) fn software(sys: &SysRoot) -> Check {
-    let task_clock = (PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+    let task_clock = (pe::PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
     probe(
         sys,
         "perf software events",
@@ -121,7 +78,7 @@ pub(super) fn software(sys: &SysRoot) -> Check {
 }
 
 pub(super) fn hardware(sys: &SysRoot) -> Check {
-    let instructions = (PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+    let instructions = (pe::PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
     probe(
         sys,
         "perf hardware events",
