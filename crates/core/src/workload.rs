@@ -1,5 +1,6 @@
 //! The Workload and Monitor plug-in contracts.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -22,13 +23,19 @@ pub struct WorkloadInfo {
 }
 
 /// What a measurement runs with: the machine's root, the stop flag set by signals, the
-/// thread records, and the CPUs the workload uses (monitors report those per CPU).
+/// thread records, the CPUs the workload uses (monitors report those per CPU), and the
+/// facts the variant's applied knobs published.
 #[derive(Clone, Debug)]
 pub struct MeasureCtx {
     pub sys: SysRoot,
     pub stop: Arc<AtomicBool>,
     pub threads: Arc<ThreadTracker>,
     pub cpus: Vec<u32>,
+    /// What the applied knobs built for this variant and the workload must use, such as a
+    /// network path's namespaces and addresses (`net.server_ns`, `net.server_addr`). Knobs
+    /// publish them because a workload cannot know what a knob built, and names are not
+    /// guessable (they carry the perflab pid).
+    pub facts: BTreeMap<String, String>,
 }
 
 impl MeasureCtx {
@@ -38,7 +45,13 @@ impl MeasureCtx {
             stop: Arc::new(AtomicBool::new(false)),
             threads: Arc::new(ThreadTracker::new()),
             cpus,
+            facts: BTreeMap::new(),
         }
+    }
+
+    /// A fact published by an applied knob, if any.
+    pub fn fact(&self, key: &str) -> Option<&str> {
+        self.facts.get(key).map(String::as_str)
     }
 
     /// True once the user asked perflab to stop (SIGINT/SIGTERM/SIGHUP).

@@ -6,7 +6,7 @@ use perflab_core::Unavailable;
 use perflab_sys::SysRoot;
 
 use crate::error::KnobError;
-use crate::files::write_files;
+use crate::files::{write_files, FileGuard};
 use crate::journal::Journal;
 use crate::knob::{Knob, KnobGuard};
 
@@ -41,6 +41,25 @@ impl Knob for FakeKnob {
 
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
         let writes = [(FAKE_PATH.to_string(), self.value.clone().into_bytes())];
-        Ok(Box::new(write_files(sys, journal, &self.name(), &writes)?))
+        Ok(Box::new(FakeGuard {
+            files: write_files(sys, journal, &self.name(), &writes)?,
+            value: self.value.clone(),
+        }))
+    }
+}
+
+/// Publishes `fake.value`, so tests can see knob facts reach the workload.
+struct FakeGuard {
+    files: FileGuard,
+    value: String,
+}
+
+impl KnobGuard for FakeGuard {
+    fn restore(self: Box<Self>) -> Result<(), KnobError> {
+        Box::new(self.files).restore()
+    }
+
+    fn facts(&self) -> Vec<(String, String)> {
+        vec![("fake.value".into(), self.value.clone())]
     }
 }

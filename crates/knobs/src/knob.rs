@@ -24,6 +24,12 @@ pub trait Knob: Send + Sync {
 /// unwinding through its scope leaves nothing changed; `restore` is for seeing the error.
 pub trait KnobGuard: Send {
     fn restore(self: Box<Self>) -> Result<(), KnobError>;
+
+    /// What this knob built that the workload must use (`net.server_ns` = a namespace
+    /// name), handed to every measurement of the variant as `MeasureCtx::facts`.
+    fn facts(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 /// The knobs of one variant, in the order they are applied.
@@ -117,6 +123,11 @@ impl AppliedVariant {
 
     pub fn names(&self) -> Vec<String> {
         self.guards.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// The facts every applied knob published; a later knob's value wins on a shared key.
+    pub fn facts(&self) -> std::collections::BTreeMap<String, String> {
+        self.guards.iter().flat_map(|(_, g)| g.facts()).collect()
     }
 
     /// Restores every knob, newest first, going on past failures; the error lists them all.

@@ -26,6 +26,9 @@ fn knobs_apply_in_order_and_restore_in_reverse() {
         "2"
     );
     assert!(tree.disabled(2, 3));
+    let facts = applied.facts();
+    assert_eq!(facts.get("fake.value").map(String::as_str), Some("2"));
+    assert_eq!(facts.len(), 1, "{facts:?}");
     applied.restore().unwrap();
     assert_eq!(tree.snapshot(), before);
     assert!(tree.journal().entries().unwrap().is_empty());

@@ -4,6 +4,7 @@
 //! measured; knobs are restored on every path out of here, panics included, because the
 //! applied variant is a guard on this stack frame.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -189,6 +190,7 @@ impl Session<'_> {
                         stop: self.opts.stop.clone(),
                         threads: Default::default(),
                         cpus: self.workload.cpus(&first.params),
+                        facts: facts_of(&applied),
                     };
                     // A failing warm-up is reported by the first real measurement.
                     let _ = self.workload.run(&first.params, &ctx);
@@ -209,7 +211,8 @@ impl Session<'_> {
                 self.opts,
                 self.journal,
             )?;
-            let Some(rec) = measure(pm, self.workload, monitors, self.opts, progress) else {
+            let facts = facts_of(&applied);
+            let Some(rec) = measure(pm, self.workload, monitors, self.opts, facts, progress) else {
                 break;
             };
             if rec.status != MeasurementStatus::Ok {
@@ -225,6 +228,10 @@ impl Session<'_> {
         }
         Ok((recorded, failed))
     }
+}
+
+fn facts_of(applied: &Option<(String, AppliedVariant)>) -> BTreeMap<String, String> {
+    applied.as_ref().map(|(_, a)| a.facts()).unwrap_or_default()
 }
 
 fn switch_variant(
@@ -276,6 +283,7 @@ fn measure(
     workload: &dyn perflab_core::Workload,
     monitors: &mut [Slot],
     opts: &RunOptions,
+    facts: BTreeMap<String, String>,
     progress: &mut dyn Progress,
 ) -> Option<MeasurementRecord> {
     let ctx = MeasureCtx {
@@ -283,6 +291,7 @@ fn measure(
         stop: opts.stop.clone(),
         threads: Default::default(),
         cpus: workload.cpus(&pm.params),
+        facts,
     };
     let mut started = vec![false; monitors.len()];
     for (slot, s) in monitors.iter_mut().zip(started.iter_mut()) {
