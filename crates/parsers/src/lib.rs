@@ -146,6 +146,11 @@ static REGISTRY: [ParserInfo; 9] = [
     },
 ];
 
+/// `perf bench` output in the default format, for callers that know what they ran.
+pub fn parse_perf_bench(text: &str) -> Result<Parsed, ParseError> {
+    perf_bench::parse(text)
+}
+
 /// Every built-in parser.
 pub fn registry() -> &'static [ParserInfo] {
     &REGISTRY

@@ -26,7 +26,6 @@ use perflab_core::{resolve, MeasureCtx, SysRoot, Workload, WorkloadError};
 
 use crate::ctxsw::{Ctxsw, Mechanism};
 use crate::peer_tool::{self, PeerError, TASKSET_HINT};
-use crate::perf_output::parse_perf_bench_sched_pipe;
 
 /// One CPU pair measured by both tools. Rates are round trips per second.
 #[derive(Clone, Debug, PartialEq)]
@@ -147,9 +146,21 @@ fn run_peer(a: u32, b: u32, loops: u64) -> Result<(f64, Option<f64>), CrossError
         None
     };
     let out = peer_tool::succeeded(&cmd, TASKSET_HINT, child.wait_with_output())?;
-    let r = parse_perf_bench_sched_pipe(&out.stdout[..])
-        .map_err(|source| PeerError::Parse { cmd, source })?;
-    Ok((r.round_trips_per_sec(), pinned))
+    let parsed = peer_tool::parse_perf_bench(&cmd, &out.stdout)?;
+    // One sched-pipe op is a write and a read on each side: one round trip. usecs/op is
+    // printed with six decimals, finer than the integer ops/sec.
+    let rate = match (parsed.metric("time_per_op_us"), parsed.metric("ops_per_s")) {
+        (Some(us), _) if us.value > 0.0 => 1e6 / us.value,
+        (_, Some(ops)) => ops.value,
+        _ => {
+            return Err(PeerError::NoResult {
+                cmd,
+                what: "usecs/op or ops/sec",
+            }
+            .into())
+        }
+    };
+    Ok((rate, pinned))
 }
 
 /// Waits for perf's two worker threads and pins them: the first created (perf's thread

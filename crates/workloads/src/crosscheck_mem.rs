@@ -54,7 +54,6 @@ use std::process::{Command, Stdio};
 use perflab_core::{format_size, resolve, MeasureCtx, SysRoot, Workload, WorkloadError};
 
 use crate::peer_tool::{self, PeerError};
-use crate::perf_mem_output::parse_perf_bench_mem;
 use crate::xfer::Xfer;
 
 /// Back-to-back pairs measured per size.
@@ -180,13 +179,10 @@ fn run_peer(size: u64, loops: u64) -> Result<f64, MemCrossError> {
         .stdin(Stdio::null())
         .output();
     let out = peer_tool::succeeded(&cmd, "", out)?;
-    let runs = parse_perf_bench_mem(&out.stdout[..]).map_err(|source| PeerError::Parse {
-        cmd: cmd.clone(),
-        source,
-    })?;
-    runs.iter()
-        .find(|r| r.function == "default")
-        .map(|r| r.mib_per_sec())
+    // With `-f default` perf prints one function, so its bandwidth is a top-level metric.
+    peer_tool::parse_perf_bench(&cmd, &out.stdout)?
+        .metric("bandwidth_mib_s")
+        .map(|m| m.value)
         .ok_or(MemCrossError::NoDefault { cmd })
 }
 

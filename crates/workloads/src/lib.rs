@@ -12,8 +12,6 @@ pub mod ctxsw;
 pub mod exec;
 pub mod null;
 pub mod peer_tool;
-pub mod perf_mem_output;
-pub mod perf_output;
 pub mod xfer;
 
 use perflab_core::Workload;

@@ -4,7 +4,7 @@
 
 use std::process::{Command, Output, Stdio};
 
-use crate::perf_output::PerfParseError;
+use perflab_parsers::{ParseError, Parsed};
 
 /// Said when `taskset` cannot be started.
 pub(crate) const TASKSET_HINT: &str = " (taskset comes with util-linux)";
@@ -27,12 +27,23 @@ pub enum PeerError {
         status: String,
         stderr: String,
     },
+    #[error("`{cmd}` printed no {what}")]
+    NoResult { cmd: String, what: &'static str },
     #[error("cannot read the output of `{cmd}`: {source}")]
     Parse {
         cmd: String,
         #[source]
-        source: PerfParseError,
+        source: ParseError,
     },
+}
+
+/// Reads `perf bench` output (default format) with the shared parser.
+pub(crate) fn parse_perf_bench(cmd: &str, stdout: &[u8]) -> Result<Parsed, PeerError> {
+    let text = String::from_utf8_lossy(stdout);
+    perflab_parsers::parse_perf_bench(&text).map_err(|source| PeerError::Parse {
+        cmd: cmd.to_string(),
+        source,
+    })
 }
 
 /// Fails with [`PeerError::PerfMissing`] unless `program <subcommand…> --help` prints
