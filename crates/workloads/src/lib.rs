@@ -11,6 +11,7 @@ pub mod crosscheck_mem;
 pub mod ctxsw;
 pub mod exec;
 pub mod null;
+pub mod parallel;
 pub mod peer_tool;
 pub mod xfer;
 
