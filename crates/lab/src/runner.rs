@@ -342,6 +342,14 @@ fn measure(
                 out.threads = ctx.threads.take();
             }
             out.notes.extend(new_notes);
+            // Misses per byte need the bytes the workload says it moved; the counts span
+            // the whole measurement, set-up included (the monitor cannot see inside it).
+            if let Some(bytes) = out.metric("bytes") {
+                telemetry.extend(perflab_monitors::counters::per_byte(
+                    &telemetry,
+                    bytes.value,
+                ));
+            }
             (MeasurementStatus::Ok, out)
         }
         Err(WorkloadError::Interrupted) => return None,

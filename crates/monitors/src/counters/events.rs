@@ -121,8 +121,15 @@ pub(crate) const DERIVED: &[(&str, &str, &str, bool)] = &[
     ("LLC-miss_rate", "LLC-load-misses", "LLC-loads", true),
 ];
 
-/// The miss counts `per_byte` divides by the bytes a workload moved.
-pub(crate) const PER_BYTE: &[&str] = &["cache-misses", "L1-dcache-load-misses", "LLC-load-misses"];
+/// The counts `per_byte` divides by the bytes a workload moved: the cache misses, and the
+/// page faults, whose rate per byte shows the page size the buffers really got (one per
+/// 4096 bytes on 4 KiB pages, one per 2 MiB on huge pages) on machines without a PMU too.
+pub(crate) const PER_BYTE: &[&str] = &[
+    "cache-misses",
+    "L1-dcache-load-misses",
+    "LLC-load-misses",
+    "page-faults",
+];
 
 #[cfg(test)]
 mod tests {

@@ -111,8 +111,8 @@ pub(crate) fn rows(
     out
 }
 
-/// Miss counts per byte the workload moved: `{event}:per_byte` (Ratio) for each total
-/// (`cpu: None`) miss row of a counters monitor in `rows`. One miss per 64 bytes (0.0156)
+/// Miss (and page-fault) counts per byte the workload moved: `{event}:per_byte` (Ratio)
+/// for each total (`cpu: None`) such row of a counters monitor in `rows`. One miss per 64 bytes (0.0156)
 /// is a miss on every cache line streamed. Nothing when `bytes` is not a positive number.
 pub fn per_byte(rows: &[TelemetryRow], bytes: f64) -> Vec<TelemetryRow> {
     if !(bytes.is_finite() && bytes > 0.0) {
@@ -239,7 +239,7 @@ mod tests {
     }
 
     #[test]
-    fn per_byte_uses_totals_of_miss_rows_only() {
+    fn per_byte_uses_totals_of_miss_and_fault_rows_only() {
         let t = |source: &str, key: &str, cpu, value| {
             TelemetryRow::new(source, key, "", cpu, value, Unit::Count)
         };
@@ -247,6 +247,7 @@ mod tests {
             t("counters", "LLC-load-misses", None, 1024.0),
             t("counters", "LLC-load-misses", Some(0), 512.0),
             t("counters", "cycles", None, 1e9),
+            t("counters", "page-faults", None, 16.0),
             t("counters-cpu", "cache-misses", None, 64.0),
             t("interrupts", "cache-misses", None, 1.0),
         ];
@@ -259,6 +260,7 @@ mod tests {
             keys,
             [
                 ("counters", "LLC-load-misses:per_byte", 1.0 / 64.0),
+                ("counters", "page-faults:per_byte", 1.0 / 4096.0),
                 ("counters-cpu", "cache-misses:per_byte", 1.0 / 1024.0)
             ]
         );

@@ -155,6 +155,14 @@ const PARAMS: &[ParamSpec] = &[
         default: Some(""),
     },
     ParamSpec {
+        name: "bytes",
+        help: "bytes the command moves per repetition, placeholders allowed: a size or a \
+               product of sizes such as {size}*{loops}. Reported as metric bytes; with a \
+               counters monitor, miss counts are also shown per byte moved",
+        kind: text(256),
+        default: Some(""),
+    },
+    ParamSpec {
         name: "cpus",
         help: "CPU list the command is pinned to, e.g. 2 or 0-3,8 (empty: not pinned)",
         kind: text(4 << 10),
@@ -229,6 +237,8 @@ struct Prepared {
     how: Extraction,
     metric: MetricSpec,
     from: String,
+    /// What the command moves per repetition, when the user said.
+    bytes: Option<u64>,
     notes: Vec<String>,
 }
 
@@ -277,6 +287,10 @@ fn prepare(params: &Params) -> Result<Prepared, String> {
         "" => None,
         dir => Some(PathBuf::from(expand("cwd", dir))),
     };
+    let bytes = match params.str("bytes").trim() {
+        "" => None,
+        b => Some(product_of_sizes(&expand("bytes", b))?),
+    };
     let cpus = perflab_sys::parse_cpu_list(params.str("cpus"))
         .map_err(|e| format!("cpus {:?}: {}", params.str("cpus"), e.reason))?;
     let how = Extraction::from_params(
@@ -309,7 +323,18 @@ fn prepare(params: &Params) -> Result<Prepared, String> {
         how,
         metric,
         from: params.str("from").to_string(),
+        bytes,
         notes,
+    })
+}
+
+/// `64M*20` → 1342177280: perf-style sizes (`1MB`) allowed, since the factors usually come
+/// from the same placeholders as the command's own arguments.
+fn product_of_sizes(text: &str) -> Result<u64, String> {
+    text.split('*').try_fold(1u64, |acc, factor| {
+        let f = perflab_core::parse_size(factor).map_err(|e| format!("bytes {text:?}: {e}"))?;
+        acc.checked_mul(f)
+            .ok_or_else(|| format!("bytes {text:?} does not fit in 64 bits"))
     })
 }
 
@@ -421,7 +446,12 @@ fn output(p: &Prepared, done: &Finished) -> Result<WorkloadOutput, WorkloadError
             Unit::Count,
             Better::Neither,
         ),
-    ];
+    ]
+    .into_iter()
+    .chain(
+        p.bytes
+            .map(|b| Metric::new("bytes", b as f64, Unit::Bytes, Better::Neither)),
+    );
     for m in own {
         if metrics.iter().any(|x| x.name == m.name) {
             notes.push(format!(

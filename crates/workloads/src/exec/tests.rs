@@ -472,3 +472,28 @@ fn unit_and_better_choices_all_map_to_core_types() {
     ]));
     assert!(e.contains("exec reports itself"), "{e}");
 }
+
+#[test]
+fn bytes_is_a_product_of_sizes_after_placeholders() {
+    let out = run(&[
+        ("cmd", "echo {size}"),
+        ("args", "size=64MB;loops=20"),
+        ("bytes", "{size}*{loops}"),
+        ("regex", r"(\d+)"),
+    ])
+    .unwrap();
+    assert_eq!(value(&out, "bytes"), (64u64 << 20) as f64 * 20.0);
+
+    for (bytes, why) in [
+        ("{size}*x", "bytes \"64M*x\": \"x\" is not a size"),
+        ("1T*1T*1T", "does not fit in 64 bits"),
+    ] {
+        let msg = failure(run(&[
+            ("cmd", "echo 1"),
+            ("args", "size=64M"),
+            ("bytes", bytes),
+            ("regex", r"(\d+)"),
+        ]));
+        assert!(msg.contains(why), "{bytes}: {msg}");
+    }
+}
