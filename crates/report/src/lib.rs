@@ -8,6 +8,7 @@
 //! Only successful measurements are numbers; failed ones are counted and named.
 
 pub mod compare;
+pub mod counters;
 pub mod distribution;
 pub mod drilldown;
 pub mod error;
@@ -27,6 +28,7 @@ pub use compare::{
     compare_runs, compare_variants, run_label, ComparisonTable, Row, TableKind, UnavailableNote,
     Unmatched,
 };
+pub use counters::{counter_table, CounterRow, CounterTable};
 pub use distribution::{distribution, BucketCount, BucketRow, Distribution};
 pub use drilldown::{render_pair, render_row, write_drilldown};
 pub use error::ReportError;

@@ -1,0 +1,254 @@
+//! Counters next to the result they explain (seed 003: fill bandwidth with the L1 and LLC
+//! counters beside it): one row per point and variant with the median of the primary
+//! metric and the medians of the counters monitor's totals, derived ratios and per-byte
+//! figures. Events the machine could not count are listed under the table, never shown as
+//! zeros.
+
+use perflab_core::record::{MeasurementRecord, RunInfo};
+use serde::Serialize;
+
+use crate::fmt;
+use crate::select::{is_ok, measured_variants, Labeler};
+use crate::telemetry::medians;
+
+/// Counter keys in the order a reader wants them: the work done, then what the caches and
+/// the MMU said about it.
+const COLUMNS: &[(&str, &str)] = &[
+    ("task-clock", "task ms"),
+    ("context-switches", "ctx sw"),
+    ("cpu-migrations", "migr"),
+    ("page-faults", "faults"),
+    ("page-faults:per_byte", "faults/MiB"),
+    ("cycles", "cycles"),
+    ("instructions", "instr"),
+    ("ipc", "IPC"),
+    ("cache_miss_rate", "miss %"),
+    ("L1-dcache-miss_rate", "L1d miss %"),
+    ("LLC-miss_rate", "LLC miss %"),
+    ("L1-dcache-load-misses:per_byte", "L1d miss/KiB"),
+    ("LLC-load-misses:per_byte", "LLC miss/KiB"),
+    ("cache-misses:per_byte", "miss/KiB"),
+];
+
+/// Per-byte figures are shown per KiB or MiB moved: per byte they are all 0.000…
+fn display_scale(key: &str) -> f64 {
+    match key {
+        "page-faults:per_byte" => 1024.0 * 1024.0,
+        k if k.ends_with(":per_byte") => 1024.0,
+        _ => 1.0,
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CounterRow {
+    pub point: String,
+    pub variant: String,
+    /// Successful repetitions that recorded counters.
+    pub reps: usize,
+    /// Median of the run's primary metric over the same repetitions.
+    pub metric: Option<f64>,
+    /// One value per column, in display units; `None` where it was not counted.
+    pub values: Vec<Option<f64>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CounterTable {
+    pub metric: String,
+    pub source: String,
+    /// (key, header) of the columns that have a value in at least one row.
+    pub columns: Vec<(String, String)>,
+    pub rows: Vec<CounterRow>,
+    /// Notes of the counters monitor: events this machine cannot count, and why.
+    pub notes: Vec<String>,
+}
+
+/// The counters table of a run, or `None` when no measurement recorded counters.
+pub fn counter_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<CounterTable> {
+    let source = ["counters", "counters-cpu"].into_iter().find(|s| {
+        ms.iter()
+            .any(|m| m.telemetry.iter().any(|t| t.source == *s))
+    })?;
+    let metric = run.spec["primary_metric"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let labeler = Labeler::new(ms.iter().map(|m| &m.params));
+    let mut points: Vec<u32> = ms.iter().map(|m| m.point).collect();
+    points.sort_unstable();
+    points.dedup();
+    let mut rows = Vec::new();
+    for point in points {
+        for variant in measured_variants(ms) {
+            let group: Vec<&MeasurementRecord> = ms
+                .iter()
+                .filter(|m| m.point == point && m.variant == variant)
+                .collect();
+            let Some(first) = group.first() else { continue };
+            let (med, reps) = medians(&group, source);
+            if reps == 0 {
+                continue;
+            }
+            let values = COLUMNS
+                .iter()
+                .map(|(key, _)| {
+                    med.iter()
+                        .find(|r| r.cpu.is_none() && r.key == *key)
+                        .map(|r| r.median * display_scale(key))
+                })
+                .collect();
+            rows.push(CounterRow {
+                point: labeler.label(&first.params),
+                variant,
+                reps,
+                metric: median_metric(&group, &metric, source),
+                values,
+            });
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let keep: Vec<usize> = (0..COLUMNS.len())
+        .filter(|&i| rows.iter().any(|r| r.values[i].is_some()))
+        .collect();
+    for r in &mut rows {
+        r.values = keep.iter().map(|&i| r.values[i]).collect();
+    }
+    let mut notes: Vec<String> = ms
+        .iter()
+        .flat_map(|m| m.output.notes.iter())
+        .filter(|n| n.starts_with(&format!("{source}:")))
+        .cloned()
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    notes.retain(|n| seen.insert(n.clone()));
+    Some(CounterTable {
+        metric,
+        source: source.to_string(),
+        columns: keep
+            .iter()
+            .map(|&i| (COLUMNS[i].0.to_string(), COLUMNS[i].1.to_string()))
+            .collect(),
+        rows,
+        notes: compress_unsupported(notes),
+    })
+}
+
+/// The primary metric's median over the repetitions that recorded counters, so both sides
+/// of a row describe the same repetitions.
+fn median_metric(group: &[&MeasurementRecord], metric: &str, source: &str) -> Option<f64> {
+    let mut v: Vec<f64> = group
+        .iter()
+        .filter(|m| is_ok(m) && m.telemetry.iter().any(|t| t.source == source))
+        .filter_map(|m| m.output.metric(metric).map(|x| x.value))
+        .filter(|x| x.is_finite())
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// `counters: cycles unsupported: WHY` for eight events with one WHY becomes one line
+/// naming the eight.
+fn compress_unsupported(notes: Vec<String>) -> Vec<String> {
+    let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
+    let mut other = Vec::new();
+    for n in notes {
+        let parsed = n
+            .split_once(": ")
+            .and_then(|(_, rest)| rest.split_once(" unsupported: "));
+        match parsed {
+            Some((event, why)) => match by_reason.iter_mut().find(|(w, _)| w == why) {
+                Some((_, events)) => events.push(event.to_string()),
+                None => by_reason.push((why.to_string(), vec![event.to_string()])),
+            },
+            None => other.push(n),
+        }
+    }
+    by_reason
+        .into_iter()
+        .map(|(why, events)| format!("not counted here: {} ({why})", events.join(", ")))
+        .chain(other)
+        .collect()
+}
+
+impl CounterTable {
+    /// The aligned plain-text table with its notes.
+    pub fn render_text(&self) -> String {
+        let mut header = vec![
+            "point".to_string(),
+            "variant".to_string(),
+            "reps".to_string(),
+            self.metric.clone(),
+        ];
+        header.extend(self.columns.iter().map(|(_, h)| h.clone()));
+        let mut lines: Vec<Vec<String>> = vec![header];
+        for r in &self.rows {
+            let mut cells = vec![
+                r.point.clone(),
+                r.variant.clone(),
+                r.reps.to_string(),
+                r.metric.map_or("-".into(), fmt::value),
+            ];
+            cells.extend(
+                r.values
+                    .iter()
+                    .zip(&self.columns)
+                    .map(|(v, (key, _))| v.map_or("-".into(), |x| cell(key, x))),
+            );
+            lines.push(cells);
+        }
+        let widths: Vec<usize> = (0..lines[0].len())
+            .map(|c| {
+                lines
+                    .iter()
+                    .map(|l| l[c].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut out = format!(
+            "Counters ({}, medians over the repetitions; whole measurement, set-up included)\n",
+            self.source
+        );
+        for l in &lines {
+            let cells: Vec<String> = l
+                .iter()
+                .enumerate()
+                .map(|(c, s)| {
+                    if c < 2 {
+                        format!("{s:<w$}", w = widths[c])
+                    } else {
+                        fmt::right(s, widths[c])
+                    }
+                })
+                .collect();
+            out.push_str(cells.join("  ").trim_end());
+            out.push('\n');
+        }
+        for n in &self.notes {
+            out.push_str(&format!("  {n}\n"));
+        }
+        out
+    }
+}
+
+/// Event counts as whole numbers (large ones in millions), ratios and rates as values.
+fn cell(key: &str, x: f64) -> String {
+    let is_count = !(key == "task-clock"
+        || key == "ipc"
+        || key.ends_with("_rate")
+        || key.ends_with(":per_byte"));
+    match is_count {
+        true if x.abs() >= 1e7 => format!("{:.1}M", x / 1e6),
+        true => fmt::count(x),
+        false => fmt::value(x),
+    }
+}
