@@ -75,6 +75,13 @@ pub trait Workload: Send + Sync {
         0
     }
 
+    /// Checks a point's parameters together, before anything runs (a grid point whose
+    /// counts do not divide a total, a mode one engine does not support). Single
+    /// parameters are checked by their `ParamSpec`; this is for combinations.
+    fn validate(&self, _params: &Params) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Runs one measurement. Long runs poll `ctx.stopping()` and end early with
     /// `WorkloadError::Interrupted`.
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError>;

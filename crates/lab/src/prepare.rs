@@ -57,6 +57,7 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
     let workload = find_workload(&spec.workload)?;
     let topo = Topology::read(sys)?;
     let mut expanded = expand(spec, workload, &topo, perflab_monitors::default_names())?;
+    validate_points(&expanded, workload)?;
     for name in &expanded.monitors {
         let Some(mut m) = perflab_monitors::by_name(name) else {
             return Err(LabError::Input(format!(
@@ -98,6 +99,28 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
         available,
         unavailable,
     })
+}
+
+/// Asks the workload to check every point's parameters together (a grid point that does
+/// not divide a total), so a bad point is one error before anything runs.
+fn validate_points(expanded: &ExpandedSpec, workload: &dyn Workload) -> Result<()> {
+    for point in 0..expanded.points.len() {
+        for variant in &expanded.variants {
+            let params = expanded.params_for(workload, point, variant)?;
+            workload.validate(&params).map_err(|e| {
+                let given: Vec<String> = expanded.points[point]
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                LabError::Input(format!(
+                    "grid point {} (variant {}): {e}",
+                    given.join(" "),
+                    variant.name
+                ))
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// Splits variants into those whose knobs this machine can apply and those it cannot,

@@ -27,8 +27,12 @@
 
 pub mod backing;
 pub mod buffer;
+pub mod channels;
 pub mod engine;
 mod peer;
+pub mod placement;
+pub mod shape;
+mod threaded;
 pub mod timing;
 
 use perflab_core::{
@@ -101,9 +105,63 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "cpu",
-        help: "CPU the transferring thread is pinned to (-1: not pinned)",
+        help: "CPU the transferring thread is pinned to (-1: not pinned); single-thread \
+               xfer only (the channel model uses placement)",
         kind: ParamKind::Int { min: -1, max: 4095 },
         default: Some("-1"),
+    },
+    ParamSpec {
+        name: "channels",
+        help: "channel model: channels, each a descriptor list behind one lock (0: derived \
+               from total_buffers, else 1; all channel counts 0 and placement=free: the \
+               single-thread xfer)",
+        kind: ParamKind::Int { min: 0, max: 4096 },
+        default: Some("0"),
+    },
+    ParamSpec {
+        name: "threads_per_channel",
+        help: "channel model: threads taking descriptors from each channel (0: 1)",
+        kind: ParamKind::Int { min: 0, max: 4096 },
+        default: Some("0"),
+    },
+    ParamSpec {
+        name: "buffers_per_thread",
+        help: "channel model: buffer sets of `size` each thread cycles through (0: 1)",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 65_536,
+        },
+        default: Some("0"),
+    },
+    ParamSpec {
+        name: "total_buffers",
+        help: "channel model: channels × threads_per_channel × buffers_per_thread held \
+               constant; channels is derived from it, and a grid point that does not \
+               divide it is an error (0: not used)",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 1 << 20,
+        },
+        default: Some("0"),
+    },
+    ParamSpec {
+        name: "transfers_per_thread",
+        help: "channel model: each thread makes this many transfers, like dmatest's \
+               iterations, so stragglers show (0: all threads run until `duration`)",
+        kind: ParamKind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        default: Some("0"),
+    },
+    ParamSpec {
+        name: "placement",
+        help: "channel model threads: free (the scheduler decides), spread (pinned \
+               round-robin over the allowed CPUs), isolated (pinned round-robin over the \
+               kernel's isolated CPUs) or a CPU list such as 0,2-3 (round-robin; more \
+               threads than CPUs share them)",
+        kind: ParamKind::Text { max_len: 1024 },
+        default: Some("free"),
     },
 ];
 
@@ -113,7 +171,11 @@ static INFO: WorkloadInfo = WorkloadInfo {
            buffer size, page backing (4k, thp, 2m, 1g) and buffer state (pinned, unpinned). \
            Reports bandwidth_mib_s (2^20 bytes/s over the timed transfers), bytes, \
            iterations, huge_fraction (share of the buffers found on huge pages) and the \
-           iteration_ns histogram.",
+           iteration_ns histogram. With channels/threads_per_channel/buffers_per_thread \
+           (the channel model of seed 000) many threads copy at once: bandwidth_mib_s is \
+           then the aggregate over the threads' union window, with the parallelism \
+           verdict (summed_mib_s, overlap, parallelism, sum_valid), per-thread records \
+           and the lock_wait_ns histogram.",
     params: PARAMS,
     primary_metric: "bandwidth_mib_s",
 };
@@ -184,7 +246,11 @@ impl Workload for Xfer {
     }
 
     fn cpus(&self, params: &Params) -> Vec<u32> {
-        let cpu = complete(params).int("cpu");
+        let params = &complete(params);
+        if let Ok(Some(shape)) = shape::shape(params) {
+            return plan_cpus(params, &shape);
+        }
+        let cpu = params.int("cpu");
         if cpu >= 0 {
             vec![cpu as u32]
         } else {
@@ -193,7 +259,26 @@ impl Workload for Xfer {
     }
 
     fn memory_bytes(&self, params: &Params) -> u64 {
-        setup(params).map(|s| peak_bytes(&s)).unwrap_or(0)
+        let per_set = setup(params).map(|s| peak_bytes(&s)).unwrap_or(0);
+        match shape::shape(&complete(params)) {
+            Ok(Some(shape)) => per_set.saturating_mul(shape.buffers()),
+            _ => per_set,
+        }
+    }
+
+    fn validate(&self, params: &Params) -> Result<(), String> {
+        let params = &complete(params);
+        let s = setup(params).map_err(|e| e.to_string())?;
+        if let Some(shape) = shape::shape(params)? {
+            if s.engine == Engine::Pvm {
+                return Err(format!(
+                    "engine=pvm runs one thread against one peer process; the channel model \
+                     ({} threads) supports engine=memcpy and engine=fill",
+                    shape.threads()
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {
@@ -203,6 +288,12 @@ impl Workload for Xfer {
         let duration_ns = (params.seconds("duration") * 1e9).max(1.0) as u64;
         if ctx.stopping() {
             return Err(WorkloadError::Interrupted);
+        }
+        if let Some(shape) = shape::shape(params).map_err(|e| failed(format!("xfer: {e}")))? {
+            self.validate(params)
+                .map_err(|e| failed(format!("xfer: {e}")))?;
+            let slots = slots(params, &shape, &ctx.sys)?;
+            return threaded::run(s, shape, slots, duration_ns, ctx);
         }
         // A thread of its own, so pinning it leaves the caller's affinity alone.
         let result = std::thread::scope(|scope| {
@@ -219,6 +310,58 @@ impl Workload for Xfer {
             }
         })
     }
+}
+
+/// The CPUs a channel-model measurement is known to use before it runs: an explicit
+/// list (checked online by the planner) or, for `spread`, this process's allowed CPUs.
+/// `isolated` needs the machine's root and is resolved at run time.
+fn plan_cpus(params: &Params, shape: &shape::Shape) -> Vec<u32> {
+    use placement::Placement;
+    let mut cpus = match Placement::parse(params.str("placement")) {
+        Ok(Placement::List(l)) => l,
+        Ok(Placement::Spread) => placement::allowed_cpus().unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    cpus.truncate(shape.threads());
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
+/// The threads of a channel-model measurement with the CPU each is pinned to.
+fn slots(
+    params: &Params,
+    shape: &shape::Shape,
+    sys: &SysRoot,
+) -> Result<Vec<threaded::Slot>, WorkloadError> {
+    use placement::{CpuSets, Placement};
+    let bad = |e: String| failed(format!("xfer: {e}"));
+    let place = Placement::parse(params.str("placement")).map_err(bad)?;
+    let cpus = if place.is_free() {
+        CpuSets::default()
+    } else {
+        let topo = perflab_sys::Topology::read(sys)
+            .map_err(|e| bad(format!("placement needs the online CPUs: {e}")))?;
+        let isolated = perflab_sys::isolation::Isolation::read(sys)
+            .map(|i| i.isolated_cpus())
+            .unwrap_or_default();
+        CpuSets {
+            online: topo.online,
+            allowed: placement::allowed_cpus().map_err(bad)?,
+            isolated,
+        }
+    };
+    let assigned = place.assign(shape.threads(), &cpus).map_err(bad)?;
+    let per = shape.threads_per_channel as usize;
+    Ok(assigned
+        .into_iter()
+        .enumerate()
+        .map(|(i, cpu)| threaded::Slot {
+            channel: i / per.max(1),
+            index: (i % per.max(1)) as u32,
+            cpu,
+        })
+        .collect())
 }
 
 fn measure(
@@ -438,5 +581,149 @@ mod tests {
         assert!(msg.contains("no 1G hugetlb pool"), "{msg}");
         assert!(msg.contains("hugepages=1G:auto"), "{msg}");
         assert!(msg.contains("hugepages-1048576kB/nr_hugepages"), "{msg}");
+    }
+}
+
+#[cfg(test)]
+mod channel_tests {
+    use super::*;
+    use perflab_core::resolve;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        let given = pairs
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        resolve("xfer", PARAMS, &given).unwrap()
+    }
+
+    #[test]
+    fn the_study_grid_derives_channels_and_refuses_what_does_not_divide() {
+        let s = |p: &[(&str, &str)]| shape::shape(&params(p));
+        assert_eq!(s(&[]).unwrap(), None);
+        for (t, c) in [("1", 48), ("2", 24), ("4", 12), ("8", 6), ("16", 3)] {
+            let got = s(&[
+                ("total_buffers", "192"),
+                ("buffers_per_thread", "4"),
+                ("threads_per_channel", t),
+            ])
+            .unwrap()
+            .unwrap();
+            assert_eq!(got.channels, c);
+            assert_eq!(got.buffers(), 192);
+        }
+        let e = s(&[
+            ("total_buffers", "192"),
+            ("buffers_per_thread", "4"),
+            ("threads_per_channel", "5"),
+        ])
+        .unwrap_err();
+        assert!(e.contains("does not divide"), "{e}");
+        let e = Xfer
+            .validate(&params(&[("channels", "2"), ("total_buffers", "5")]))
+            .unwrap_err();
+        assert!(e.contains("but total_buffers=5"), "{e}");
+        let e = Xfer
+            .validate(&params(&[("channels", "2"), ("engine", "pvm")]))
+            .unwrap_err();
+        assert!(e.contains("engine=pvm runs one thread"), "{e}");
+        let e = Xfer
+            .validate(&params(&[("channels", "2"), ("cpu", "0")]))
+            .unwrap_err();
+        assert!(e.contains("placement="), "{e}");
+        assert!(Xfer.validate(&params(&[])).is_ok());
+        let e = Xfer.validate(&params(&[("placement", "x")])).unwrap_err();
+        assert!(e.contains("not free, spread"), "{e}");
+    }
+
+    #[test]
+    fn channel_memory_counts_every_thread_buffer() {
+        let p = params(&[
+            ("channels", "2"),
+            ("threads_per_channel", "3"),
+            ("buffers_per_thread", "4"),
+            ("size", "64K"),
+        ]);
+        assert_eq!(Xfer.memory_bytes(&p), 24 * 2 * (64 << 10));
+        assert_eq!(Xfer.cpus(&p), Vec::<u32>::new());
+        let p = params(&[("threads_per_channel", "4"), ("placement", "0")]);
+        assert_eq!(Xfer.cpus(&p), vec![0]);
+    }
+
+    fn run(pairs: &[(&str, &str)]) -> WorkloadOutput {
+        let ctx = MeasureCtx::new(SysRoot::host(), Vec::new());
+        let out = Xfer.run(&params(pairs), &ctx).unwrap();
+        let threads = ctx.threads.take();
+        let per = params(pairs);
+        let shape = shape::shape(&per).unwrap().unwrap();
+        assert_eq!(threads.len(), shape.threads());
+        out
+    }
+
+    #[test]
+    fn channel_threads_are_recorded_with_the_verdict_and_lock_waits() {
+        let out = run(&[
+            ("channels", "2"),
+            ("threads_per_channel", "2"),
+            ("buffers_per_thread", "2"),
+            ("size", "64K"),
+            ("duration", "50ms"),
+        ]);
+        for name in crate::parallel::METRIC_NAMES {
+            assert!(out.metric(name).is_some(), "{name}");
+        }
+        assert_eq!(out.metric("threads").unwrap().value, 4.0);
+        let agg = out.metric("aggregate_mib_s").unwrap().value;
+        assert!(agg > 0.0);
+        assert_eq!(out.metric("bandwidth_mib_s").unwrap().value, agg);
+        let w = out
+            .histograms
+            .iter()
+            .find(|h| h.name == "lock_wait_ns")
+            .unwrap();
+        // Two acquisitions per transfer.
+        assert_eq!(
+            w.count as f64,
+            2.0 * out.metric("iterations").unwrap().value
+        );
+        assert!(out
+            .notes
+            .iter()
+            .any(|n| n.starts_with("summing per-thread")));
+    }
+
+    #[test]
+    fn threads_pinned_to_one_cpu_are_judged_not_summable() {
+        let out = run(&[
+            ("threads_per_channel", "4"),
+            ("placement", "0"),
+            ("size", "64K"),
+            ("duration", "200ms"),
+        ]);
+        assert_eq!(
+            out.metric("sum_valid").unwrap().value,
+            0.0,
+            "{:?}",
+            out.notes
+        );
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.contains("4 threads pinned to CPU 0 shared it")),
+            "{:?}",
+            out.notes
+        );
+    }
+
+    #[test]
+    fn a_fixed_quota_per_thread_is_honoured() {
+        let out = run(&[
+            ("channels", "1"),
+            ("threads_per_channel", "2"),
+            ("transfers_per_thread", "7"),
+            ("size", "4K"),
+        ]);
+        assert_eq!(out.metric("iterations").unwrap().value, 14.0);
+        assert_eq!(out.metric("bytes").unwrap().value, 14.0 * 4096.0);
     }
 }

@@ -1,0 +1,102 @@
+//! The channel model's shape: channels × threads per channel × buffers per thread, given
+//! directly or derived from a constant total (seed 000 held 192 buffers: 48×1×4,
+//! 24×2×4, 12×4×4, 6×8×4, 3×16×4).
+
+use perflab_core::Params;
+
+use super::placement::Placement;
+
+/// How many channels, threads and buffers a channel-model measurement has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub channels: u32,
+    pub threads_per_channel: u32,
+    pub buffers_per_thread: u32,
+    /// Transfers each thread makes (0: until `duration` has passed).
+    pub transfers_per_thread: u64,
+}
+
+impl Shape {
+    pub fn threads(&self) -> usize {
+        self.channels as usize * self.threads_per_channel as usize
+    }
+
+    pub fn buffers(&self) -> u64 {
+        u64::from(self.channels)
+            * u64::from(self.threads_per_channel)
+            * u64::from(self.buffers_per_thread)
+    }
+}
+
+/// The most threads one measurement may start.
+pub const MAX_THREADS: usize = 4096;
+
+/// The channel-model shape the parameters ask for; `None` when they ask for none (plain
+/// single-thread xfer: every count 0 and `placement=free`).
+pub fn shape(params: &Params) -> Result<Option<Shape>, String> {
+    let count = |name: &str| -> Result<u64, String> {
+        let v = params.int(name);
+        u64::try_from(v).map_err(|_| format!("{name}={v} is negative"))
+    };
+    let (c, t, b, total) = (
+        count("channels")?,
+        count("threads_per_channel")?,
+        count("buffers_per_thread")?,
+        count("total_buffers")?,
+    );
+    let per_thread = count("transfers_per_thread")?;
+    let placement = Placement::parse(params.str("placement"))?;
+    if c == 0 && t == 0 && b == 0 && total == 0 && per_thread == 0 && placement.is_free() {
+        return Ok(None);
+    }
+    if params.int("cpu") >= 0 {
+        return Err(format!(
+            "cpu={} pins the single-thread xfer; with channels or threads use placement=<cpu list>",
+            params.int("cpu")
+        ));
+    }
+    let t = t.max(1);
+    let b = b.max(1);
+    let c = match (c, total) {
+        (0, 0) => 1,
+        (0, total) => {
+            let per_channel = t * b;
+            if total % per_channel != 0 {
+                return Err(format!(
+                    "total_buffers={total} does not divide into threads_per_channel={t} × \
+                     buffers_per_thread={b} = {per_channel} per channel ({total}/{per_channel} \
+                     is not whole)"
+                ));
+            }
+            total / per_channel
+        }
+        (c, 0) => c,
+        (c, total) => {
+            if c * t * b != total {
+                return Err(format!(
+                    "channels={c} × threads_per_channel={t} × buffers_per_thread={b} = {} \
+                     buffers, but total_buffers={total}",
+                    c * t * b
+                ));
+            }
+            c
+        }
+    };
+    let s = Shape {
+        channels: u32::try_from(c).map_err(|_| format!("{c} channels are too many"))?,
+        threads_per_channel: u32::try_from(t)
+            .map_err(|_| format!("threads_per_channel={t} is too many"))?,
+        buffers_per_thread: u32::try_from(b)
+            .map_err(|_| format!("buffers_per_thread={b} is too many"))?,
+        transfers_per_thread: per_thread,
+    };
+    if s.threads() > MAX_THREADS {
+        return Err(format!(
+            "{} channels × {} threads per channel = {} threads; at most {MAX_THREADS} are allowed",
+            s.channels,
+            s.threads_per_channel,
+            s.threads()
+        ));
+    }
+    Ok(Some(s))
+}
