@@ -9,6 +9,9 @@ use perflab_sys::SysError;
 pub enum KnobError {
     #[error("hook `{cmd}` failed: {why}")]
     Hook { cmd: String, why: String },
+    /// A system command a knob runs (`ip`, `ovs-vsctl`) failed or could not start.
+    #[error("`{cmd}` failed: {why}")]
+    Command { cmd: String, why: String },
     #[error("unknown knob {name:?} (valid: {valid})")]
     UnknownKnob { name: String, valid: String },
 

@@ -78,6 +78,52 @@ pub enum Action {
     /// with its owner, so there is nothing to write back. Recorded so that `perflab restore`
     /// can say what was held.
     Hold { detail: String },
+    /// Something perflab created (a network namespace, a link, an OVS bridge): undoing it
+    /// removes it. Recorded before the object is created, so a kill in between leaves an
+    /// entry whose removal finds nothing, never an object nobody knows about.
+    Remove { object: Created },
+}
+
+/// An object perflab creates and removes again, by the name it has on the machine.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Created {
+    /// A named network namespace (`/run/netns/<name>`).
+    Netns { name: String },
+    /// A network interface, in a named namespace or (`None`) in the host's.
+    Link { netns: Option<String>, name: String },
+    /// An Open vSwitch bridge, kept in ovsdb until deleted.
+    OvsBridge { name: String },
+}
+
+impl Created {
+    /// Where the object is, as the journal entry's path: not a file, but a stable key
+    /// that names it for a person.
+    pub fn key(&self) -> String {
+        match self {
+            Created::Netns { name } => format!("netns/{name}"),
+            Created::Link {
+                netns: Some(ns),
+                name,
+            } => format!("netns/{ns}/link/{name}"),
+            Created::Link { netns: None, name } => format!("link/{name}"),
+            Created::OvsBridge { name } => format!("ovs/{name}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Created {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Created::Netns { name } => write!(f, "network namespace {name}"),
+            Created::Link {
+                netns: Some(ns),
+                name,
+            } => write!(f, "link {name} in namespace {ns}"),
+            Created::Link { netns: None, name } => write!(f, "link {name} in the host namespace"),
+            Created::OvsBridge { name } => write!(f, "OVS bridge {name}"),
+        }
+    }
 }
 
 /// One change a perflab process made, or was about to make.
@@ -116,6 +162,12 @@ impl Entry {
 
     /// One line for a person: `cpuidle=poll-only: /sys/.../disable was "0\n" (pid 812)`.
     pub fn describe(&self) -> String {
+        if let Action::Remove { object } = &self.action {
+            return format!(
+                "{}: created {object} (entry {}, pid {})",
+                self.knob, self.id, self.pid
+            );
+        }
         let what = match &self.action {
             Action::Write {
                 original: Original::Text(t),
@@ -124,6 +176,7 @@ impl Entry {
                 original: Original::Bytes(b),
             } => format!("was {} bytes", b.len()),
             Action::Hold { detail } => format!("held {detail}"),
+            Action::Remove { object } => format!("created {object}"),
         };
         format!(
             "{}: {} {what} (entry {}, pid {})",
@@ -292,6 +345,27 @@ impl Journal {
                 knob,
                 Action::Hold {
                     detail: detail.to_string(),
+                },
+            ))
+        })
+    }
+
+    /// Records, durably, an object the caller is about to create, so that a kill before
+    /// it is removed again leaves `perflab restore` something to remove.
+    pub fn save_created(
+        &self,
+        sys: &SysRoot,
+        object: &Created,
+        knob: &str,
+    ) -> Result<EntryId, KnobError> {
+        self.modify(|file| {
+            Ok(self.push(
+                file,
+                sys,
+                &object.key(),
+                knob,
+                Action::Remove {
+                    object: object.clone(),
                 },
             ))
         })
@@ -541,6 +615,32 @@ mod tests {
             serde_json::to_string(&Original::from_bytes(b"1\n".to_vec())).unwrap(),
             "\"1\\n\""
         );
+    }
+
+    #[test]
+    fn created_objects_round_trip() {
+        for object in [
+            Created::Netns {
+                name: "perflab-1-0-srv".into(),
+            },
+            Created::Link {
+                netns: Some("n".into()),
+                name: "srv0".into(),
+            },
+            Created::Link {
+                netns: None,
+                name: "pl1-0s".into(),
+            },
+            Created::OvsBridge {
+                name: "pl1-0br".into(),
+            },
+        ] {
+            let action = Action::Remove { object };
+            let json = serde_json::to_string(&action).unwrap();
+            assert!(json.contains("\"kind\":\"remove\""), "{json}");
+            let back: Action = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, action);
+        }
     }
 
     #[test]

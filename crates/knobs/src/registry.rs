@@ -5,7 +5,9 @@ use crate::error::KnobError;
 use crate::fake::FakeKnob;
 use crate::hooks::{HookKnob, When};
 use crate::hugepages::HugePagesKnob;
+use crate::irq_affinity::IrqAffinityKnob;
 use crate::knob::Knob;
+use crate::netpath::NetPathKnob;
 use crate::pmqos::PmQosKnob;
 use crate::thp::{ThpAttr, ThpKnob};
 
@@ -39,6 +41,14 @@ const KNOBS: &[(&str, &str)] = &[
         "a shell command run when the variant is restored, on every exit path",
     ),
     (
+        "netpath",
+        "a network path perflab builds in namespaces (root): loopback, veth, bridge, macvlan, ipvlan, tap, ovs",
+    ),
+    (
+        "irqaffinity",
+        "steer a device's or queue's interrupts to CPUs: DEV:CPULIST, e.g. eth0:1, virtio2-input.0:0, 36,38:1",
+    ),
+    (
         "fake",
         "write VALUE to sys/kernel/perflab_fake under the root (test trees only)",
     ),
@@ -59,6 +69,8 @@ pub fn parse_knob(name: &str, value: &str) -> Result<Box<dyn Knob>, KnobError> {
         "thp_defrag" => Ok(Box::new(ThpKnob::parse(ThpAttr::Defrag, value)?)),
         "before" => Ok(Box::new(HookKnob::parse(When::Before, value)?)),
         "after" => Ok(Box::new(HookKnob::parse(When::After, value)?)),
+        "netpath" => Ok(Box::new(NetPathKnob::parse(value)?)),
+        "irqaffinity" => Ok(Box::new(IrqAffinityKnob::parse(value)?)),
         "fake" => Ok(Box::new(FakeKnob {
             value: value.to_string(),
         })),
@@ -98,6 +110,10 @@ mod tests {
             "thp=never",
             "thp_defrag=defer+madvise",
             "fake=7",
+            "netpath=veth",
+            "netpath=ovs",
+            "irqaffinity=virtio2-input.0:1",
+            "irqaffinity=36,38:0-1",
         ] {
             assert_eq!(parse_setting(setting).unwrap().name(), setting);
         }
@@ -109,7 +125,7 @@ mod tests {
             (
                 "nosuch",
                 "x",
-                "cpuidle, pmqos, hugepages, thp, thp_defrag, before, after, fake",
+                "cpuidle, pmqos, hugepages, thp, thp_defrag, before, after, netpath, irqaffinity, fake",
             ),
             ("cpuidle", "deep", "poll-only, all, or states:"),
             ("cpuidle", "states:", "at least one state"),
@@ -127,6 +143,13 @@ mod tests {
             ),
             ("hugepages", "1G:99999999999999", "overflow"),
             ("thp", "sometimes", "expected one of always, madvise, never"),
+            (
+                "netpath",
+                "vxlan",
+                "expected one of loopback, veth, bridge, macvlan, ipvlan, tap, ovs",
+            ),
+            ("irqaffinity", "eth0", "DEV:CPULIST"),
+            ("irqaffinity", "eth0:9-1", "DEV:CPULIST"),
             (
                 "thp_defrag",
                 "[madvise]",

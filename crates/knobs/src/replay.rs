@@ -6,7 +6,7 @@ use std::path::Path;
 use perflab_sys::SysRoot;
 
 use crate::error::KnobError;
-use crate::journal::{self, Action, Entry};
+use crate::journal::{self, Action, Created, Entry};
 use crate::owner::{booted_since, Owner};
 
 /// What [`restore_pending`] did with each entry.
@@ -105,9 +105,16 @@ pub fn restore_pending(path: &Path) -> Result<RestoreReport, KnobError> {
             }
             match &entry.action {
                 Action::Hold { .. } => report.released.push(entry),
-                Action::Write { .. } if reset_by_reboot(&entry) => {
+                Action::Write { .. } | Action::Remove { .. } if reset_by_reboot(&entry) => {
                     report.reset_by_reboot.push(entry)
                 }
+                Action::Remove { object } => match crate::netpath::undo::remove(object) {
+                    Ok(()) => report.restored.push(entry),
+                    Err(why) => {
+                        report.failed.push((entry.clone(), why));
+                        keep.push(entry);
+                    }
+                },
                 Action::Write { original } => {
                     match SysRoot::at(&entry.root).write(&entry.path, original.as_bytes()) {
                         Ok(()) => report.restored.push(entry),
@@ -125,11 +132,16 @@ pub fn restore_pending(path: &Path) -> Result<RestoreReport, KnobError> {
     })
 }
 
-/// sysfs, procfs and device settings of the live machine do not survive a reboot.
+/// sysfs, procfs and device settings of the live machine do not survive a reboot, nor do
+/// network namespaces and links. An OVS bridge does (ovsdb keeps it), so it is always
+/// removed.
 fn reset_by_reboot(entry: &Entry) -> bool {
-    let volatile = ["sys/", "proc/", "dev/"]
-        .iter()
-        .any(|p| entry.path.starts_with(p));
+    let volatile = match &entry.action {
+        Action::Remove { object } => !matches!(object, Created::OvsBridge { .. }),
+        _ => ["sys/", "proc/", "dev/"]
+            .iter()
+            .any(|p| entry.path.starts_with(p)),
+    };
     volatile && entry.root == Path::new("/") && booted_since(entry.boot_id.as_deref())
 }
 

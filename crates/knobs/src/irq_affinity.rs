@@ -1,0 +1,236 @@
+//! `irqaffinity=DEV:CPULIST`: steers the interrupts of a device or queue to chosen CPUs
+//! through `/proc/irq/N/smp_affinity_list`, so that measurement traffic and load traffic
+//! are handled on separate CPUs (seed 001's proposal). Each original list is journaled
+//! before the first write and written back on restore.
+//!
+//! DEV is either IRQ numbers (`36` or `36,38`), or a name matched against the action
+//! names of `/proc/interrupts`: `virtio2-input.0` picks that queue, `virtio2` (or
+//! `eth0-TxRx`) every interrupt whose name continues it after a separator. A network
+//! interface name (`eth0`) that no interrupt is named after falls back to its PCI
+//! device's MSI interrupts (`/sys/class/net/eth0/device/msi_irqs`, or its parent's for
+//! virtio). irqbalance, if it runs, may move the interrupts back meanwhile: stop it.
+
+use perflab_core::Unavailable;
+use perflab_sys::{format_cpu_list, interrupts, parse_cpu_list, SysRoot};
+
+use crate::error::KnobError;
+use crate::files::write_files;
+use crate::journal::Journal;
+use crate::knob::{Knob, KnobGuard};
+
+const VALID: &str = "DEV:CPULIST, e.g. eth0:2, virtio2-input.0:1, 36,38:0-1 (DEV a device or \
+                     queue name from /proc/interrupts, or IRQ numbers)";
+
+/// Which interrupts the knob steers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IrqTarget {
+    Numbers(Vec<u32>),
+    Name(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IrqAffinityKnob {
+    pub target: IrqTarget,
+    pub cpus: Vec<u32>,
+}
+
+impl IrqAffinityKnob {
+    pub fn parse(value: &str) -> Result<Self, KnobError> {
+        let invalid = |reason: String| KnobError::InvalidValue {
+            knob: "irqaffinity".into(),
+            value: value.into(),
+            reason,
+        };
+        // A CPU list never holds a colon; a name may (`ACPI:Ged`).
+        let Some((dev, list)) = value.trim().rsplit_once(':') else {
+            return Err(invalid(format!("expected {VALID}")));
+        };
+        let cpus = parse_cpu_list(list).map_err(|e| invalid(format!("{e}; expected {VALID}")))?;
+        if cpus.is_empty() {
+            return Err(invalid(format!("the CPU list is empty; expected {VALID}")));
+        }
+        let dev = dev.trim();
+        if dev.is_empty() || dev.contains(char::is_whitespace) {
+            return Err(invalid(format!("no device; expected {VALID}")));
+        }
+        let numbers: Option<Vec<u32>> = dev.split(',').map(|n| n.trim().parse().ok()).collect();
+        let target = match numbers {
+            Some(n) => IrqTarget::Numbers(n),
+            None => IrqTarget::Name(dev.to_string()),
+        };
+        Ok(Self { target, cpus })
+    }
+
+    fn dev(&self) -> String {
+        match &self.target {
+            IrqTarget::Numbers(n) => n.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
+            IrqTarget::Name(name) => name.clone(),
+        }
+    }
+
+    /// The IRQ numbers the target names on this machine, or why there are none.
+    pub fn irqs(&self, sys: &SysRoot) -> Result<Vec<u32>, String> {
+        let found = match &self.target {
+            IrqTarget::Numbers(n) => n.clone(),
+            IrqTarget::Name(name) => by_name(sys, name)?,
+        };
+        if let Some(n) = found.iter().find(|n| !sys.exists(&affinity_path(**n))) {
+            return Err(format!(
+                "{} does not exist",
+                sys.path(&affinity_path(*n)).display()
+            ));
+        }
+        Ok(found)
+    }
+}
+
+fn affinity_path(irq: u32) -> String {
+    format!("proc/irq/{irq}/smp_affinity_list")
+}
+
+/// True when `token` is `name`, or continues it after a separator (`virtio2` matches
+/// `virtio2-input.0` but not `virtio21-input.0`).
+fn name_matches(token: &str, name: &str) -> bool {
+    let token = token.trim_end_matches(',');
+    match token.strip_prefix(name) {
+        Some("") => true,
+        Some(rest) => rest.starts_with(|c: char| !c.is_ascii_alphanumeric()),
+        None => false,
+    }
+}
+
+fn by_name(sys: &SysRoot, name: &str) -> Result<Vec<u32>, String> {
+    let table = interrupts::read(sys).map_err(|e| e.to_string())?;
+    let mut irqs: Vec<u32> = table
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let irq = row.name.parse::<u32>().ok()?;
+            // The first word is the interrupt chip (`PCI-MSIX-0000:00:03.0`), not a name.
+            let mut words = row.desc.split_whitespace().skip(1);
+            words.any(|w| name_matches(w, name)).then_some(irq)
+        })
+        .collect();
+    if irqs.is_empty() {
+        irqs = msi_irqs(sys, name);
+    }
+    if irqs.is_empty() {
+        let names: Vec<&str> = table
+            .rows
+            .iter()
+            .filter(|r| r.name.parse::<u32>().is_ok())
+            .filter_map(|r| r.desc.split_whitespace().last())
+            .take(12)
+            .collect();
+        return Err(format!(
+            "no interrupt in {} is named {name:?} (names there: {}{})",
+            sys.path("proc/interrupts").display(),
+            names.join(", "),
+            if names.len() == 12 { ", ..." } else { "" }
+        ));
+    }
+    irqs.sort_unstable();
+    irqs.dedup();
+    Ok(irqs)
+}
+
+/// The MSI interrupts of a network interface's device, or of its parent (a virtio
+/// device's interrupts belong to the PCI function above it).
+fn msi_irqs(sys: &SysRoot, ifname: &str) -> Vec<u32> {
+    if ifname.contains('/') || ifname.starts_with('.') {
+        return Vec::new();
+    }
+    ["device/msi_irqs", "device/../msi_irqs"]
+        .iter()
+        .map(|d| format!("sys/class/net/{ifname}/{d}"))
+        .find_map(|d| sys.list_dir(&d).ok().filter(|l| !l.is_empty()))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| n.parse().ok())
+        .collect()
+}
+
+impl Knob for IrqAffinityKnob {
+    fn name(&self) -> String {
+        format!("irqaffinity={}:{}", self.dev(), format_cpu_list(&self.cpus))
+    }
+
+    fn check(&self, sys: &SysRoot) -> Result<(), Unavailable> {
+        let irqs = self.irqs(sys).map_err(Unavailable::new)?;
+        if let Ok(online) = sys.read_string("sys/devices/system/cpu/online") {
+            let online = parse_cpu_list(&online).map_err(|e| Unavailable::new(e.to_string()))?;
+            let offline: Vec<u32> = self
+                .cpus
+                .iter()
+                .copied()
+                .filter(|c| !online.contains(c))
+                .collect();
+            if !offline.is_empty() {
+                return Err(Unavailable::new(format!(
+                    "CPUs {} are not online (online: {})",
+                    format_cpu_list(&offline),
+                    format_cpu_list(&online)
+                )));
+            }
+        }
+        if let Some(n) = irqs.iter().find(|n| !sys.writable(&affinity_path(**n))) {
+            return Err(Unavailable::new(format!(
+                "{} is not writable: needs root",
+                sys.path(&affinity_path(*n)).display()
+            ))
+            .with_hint("run perflab as root"));
+        }
+        Ok(())
+    }
+
+    fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
+        let irqs = self
+            .irqs(sys)
+            .map_err(|why| KnobError::unavailable(self.name(), Unavailable::new(why)))?;
+        // Written in the kernel's own form, so the read-back compares equal.
+        let list = format_cpu_list(&self.cpus).into_bytes();
+        let writes: Vec<(String, Vec<u8>)> = irqs
+            .iter()
+            .map(|n| (affinity_path(*n), list.clone()))
+            .collect();
+        Ok(Box::new(write_files(sys, journal, &self.name(), &writes)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn parses_names_numbers_and_lists() {
+        let k = IrqAffinityKnob::parse("virtio2-input.0:1").unwrap();
+        assert_eq!(k.target, IrqTarget::Name("virtio2-input.0".into()));
+        assert_eq!(k.cpus, vec![1]);
+        let k = IrqAffinityKnob::parse("36,38:0,1").unwrap();
+        assert_eq!(k.target, IrqTarget::Numbers(vec![36, 38]));
+        assert_eq!(k.name(), "irqaffinity=36,38:0-1");
+        let k = IrqAffinityKnob::parse("ACPI:Ged:0").unwrap();
+        assert_eq!(k.target, IrqTarget::Name("ACPI:Ged".into()));
+        for bad in ["eth0", "eth0:", ":1", "eth0:x", "eth0:3-1", "a b:1"] {
+            let e = IrqAffinityKnob::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("DEV:CPULIST"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn names_match_whole_words_or_prefixes_before_a_separator() {
+        assert!(name_matches("virtio2-input.0", "virtio2"));
+        assert!(name_matches("virtio2-input.0", "virtio2-input.0"));
+        assert!(name_matches("uhci_hcd:usb1,", "uhci_hcd"));
+        assert!(!name_matches("virtio21-input.0", "virtio2"));
+        assert!(!name_matches("eth10-rx", "eth1"));
+    }
+
+    proptest! {
+        #[test]
+        fn parse_never_panics(s in "\\PC{0,40}") {
+            let _ = IrqAffinityKnob::parse(&s);
+        }
+    }
+}
