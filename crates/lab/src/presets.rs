@@ -10,6 +10,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("memxfer", include_str!("../../../presets/memxfer.toml")),
     ("irq-fill", include_str!("../../../presets/irq-fill.toml")),
     ("parallel", include_str!("../../../presets/parallel.toml")),
+    (
+        "perf-memcpy",
+        include_str!("../../../presets/perf-memcpy.toml"),
+    ),
 ];
 
 pub fn names() -> Vec<&'static str> {

@@ -8,7 +8,7 @@ use perflab_core::record::{MeasurementRecord, RunInfo};
 use serde::Serialize;
 
 use crate::fmt;
-use crate::select::{is_ok, measured_variants, Labeler};
+use crate::select::{choose_metric, is_ok, measured_variants, Labeler};
 use crate::telemetry::medians;
 
 /// Counter keys in the order a reader wants them: the work done, then what the caches and
@@ -68,17 +68,24 @@ pub fn counter_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<CounterT
         ms.iter()
             .any(|m| m.telemetry.iter().any(|t| t.source == *s))
     })?;
-    let metric = run.spec["primary_metric"]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
-    let labeler = Labeler::new(ms.iter().map(|m| &m.params));
+    let metric = choose_metric(run, ms, None)
+        .map(|c| c.name)
+        .unwrap_or_default();
+    // Points are named by what varies between them within one variant: parameters a
+    // variant overrides (its env, say) would name the variant twice.
+    let variants = measured_variants(ms);
+    let first_variant = variants.first().cloned().unwrap_or_default();
+    let labeler = Labeler::new(
+        ms.iter()
+            .filter(|m| m.variant == first_variant)
+            .map(|m| &m.params),
+    );
     let mut points: Vec<u32> = ms.iter().map(|m| m.point).collect();
     points.sort_unstable();
     points.dedup();
     let mut rows = Vec::new();
     for point in points {
-        for variant in measured_variants(ms) {
+        for variant in variants.iter().cloned() {
             let group: Vec<&MeasurementRecord> = ms
                 .iter()
                 .filter(|m| m.point == point && m.variant == variant)

@@ -26,6 +26,7 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
         let doc = serde_json::json!({
             "run": info,
             "summary": serde_json::from_str::<serde_json::Value>(&summary.to_json()?)?,
+            "counters": report::counter_table(&info, &ms),
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(0);
@@ -33,6 +34,7 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     print_header(&info);
     println!();
     print!("{}", summary.render_text());
+    print_counters(&info, &ms);
     Ok(0)
 }
 
@@ -118,6 +120,14 @@ fn print_header(info: &RunInfo) {
     }
 }
 
+/// The counters beside the result, when the run recorded any.
+fn print_counters(info: &RunInfo, ms: &[MeasurementRecord]) {
+    if let Some(t) = report::counter_table(info, ms) {
+        println!();
+        print!("{}", t.render_text());
+    }
+}
+
 /// What `perflab run` prints at the end: the comparison against the baseline with the
 /// regression distribution for CPU-pair studies, or the summary of a single variant; and
 /// the drill-down directory when the study asks for one.
@@ -169,5 +179,6 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
             }
         }
     }
+    print_counters(&info, &ms);
     Ok(())
 }
