@@ -10,6 +10,7 @@ pub mod crosscheck;
 pub mod crosscheck_mem;
 pub mod ctxsw;
 pub mod exec;
+pub mod netrr;
 pub mod null;
 pub mod parallel;
 pub mod peer_tool;
@@ -19,14 +20,16 @@ use perflab_core::Workload;
 
 pub use ctxsw::{Ctxsw, Mechanism};
 pub use exec::Exec;
+pub use netrr::Netrr;
 pub use null::NullWorkload;
 pub use xfer::Xfer;
 
 static CTXSW: Ctxsw = Ctxsw;
 static XFER: Xfer = Xfer;
 static EXEC: Exec = Exec;
+static NETRR: Netrr = Netrr;
 static NULL: NullWorkload = NullWorkload::new();
-static REGISTRY: [&(dyn Workload + 'static); 4] = [&CTXSW, &XFER, &EXEC, &NULL];
+static REGISTRY: [&(dyn Workload + 'static); 5] = [&CTXSW, &XFER, &EXEC, &NETRR, &NULL];
 
 /// Every built-in workload, in the order `perflab list` shows them.
 pub fn registry() -> &'static [&'static dyn Workload] {
@@ -65,14 +68,14 @@ mod tests {
 
     #[test]
     fn registry_lists_each_workload_once_by_name() {
-        assert_eq!(names(), vec!["ctxsw", "xfer", "exec", "null"]);
+        assert_eq!(names(), vec!["ctxsw", "xfer", "exec", "netrr", "null"]);
         assert_eq!(by_name("ctxsw").map(|w| w.info().name), Some("ctxsw"));
         let e = lookup("ctxswitch")
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(
-            e.contains("ctxswitch") && e.contains("ctxsw, xfer, exec, null"),
+            e.contains("ctxswitch") && e.contains("ctxsw, xfer, exec, netrr, null"),
             "{e}"
         );
     }

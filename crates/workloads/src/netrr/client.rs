@@ -1,0 +1,352 @@
+//! The measuring side: sends requests, times each round trip into an HDR histogram.
+//!
+//! - **Closed loop** (`rate=0`): one request in flight; the next is sent as soon as the
+//!   reply arrives. The round trip is timed from just before `send` to just after `recv`.
+//! - **Open loop** (`rate=N`): request `i` is *scheduled* at `start + i/N` and sent then
+//!   (or as soon as the sender can, when it is late) by a sender thread, while this
+//!   thread receives. The round trip is timed from the scheduled time, not the actual
+//!   send, so a stall delays every request scheduled during it and shows in the tail
+//!   instead of being left out (coordinated omission, as wrk2 and HdrHistogram describe).
+//!
+//! Every request carries its sequence number in its first bytes (as many of 8 as `size`
+//! allows) and the reply echoes it; a reply of an earlier request (a UDP reply that came
+//! after its timeout) is discarded. A UDP request unanswered after `timeout` is counted in
+//! `lost` and not waited on. When [`DEAD_AFTER`] timeouts pass in a row without any reply,
+//! the peer is taken as not answering and the measurement fails, so the bound on a silent
+//! peer is `DEAD_AFTER × timeout`.
+//!
+//! The histogram's range is fixed (1 ns to 60 s, 3 significant digits; about 200 KiB), so
+//! memory does not grow with the duration; longer values are clamped to 60 s.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use super::ns::{enter_netns, pin_self};
+use super::sock::{is_timeout, Conn, Proto};
+
+/// Timeouts in a row without a reply after which the peer counts as not answering.
+pub const DEAD_AFTER: u32 = 4;
+
+/// Largest recordable round trip, ns.
+const HIST_MAX_NS: u64 = 60_000_000_000;
+
+/// What the client does.
+#[derive(Clone, Debug)]
+pub(crate) struct ClientPlan {
+    pub proto: Proto,
+    pub size: usize,
+    /// Requests per second; 0: closed loop.
+    pub rate: f64,
+    pub warmup: u64,
+    pub duration: Duration,
+    pub timeout: Duration,
+    pub cpu: Option<u32>,
+    pub netns: String,
+    pub bind: IpAddr,
+    pub target: SocketAddr,
+}
+
+/// What the client measured.
+#[derive(Debug)]
+pub(crate) struct ClientResult {
+    pub rtt: Histogram<u64>,
+    /// Answered requests in the timed window.
+    pub exchanges: u64,
+    /// Requests sent in the timed window and never answered in time.
+    pub lost: u64,
+    pub window: Duration,
+    /// Open loop: how late the sender was at worst against its schedule.
+    pub max_send_lag: Option<Duration>,
+}
+
+pub(crate) fn new_histogram() -> Histogram<u64> {
+    // Constant bounds that hdrhistogram accepts; every client test exercises this.
+    Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("constant histogram bounds are valid")
+}
+
+fn tag(buf: &mut [u8], seq: u64) {
+    let n = buf.len().min(8);
+    buf[..n].copy_from_slice(&seq.to_le_bytes()[..n]);
+}
+
+fn read_tag(buf: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = buf.len().min(8);
+    b[..n].copy_from_slice(&buf[..n]);
+    u64::from_le_bytes(b)
+}
+
+fn mask(size: usize) -> u64 {
+    if size >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * size)) - 1
+    }
+}
+
+/// Runs the client on the calling thread (which it moves into the client's namespace, so
+/// call it from a thread of its own). `window_marks` is called when the timed window
+/// starts and when it ends.
+pub(crate) fn run(
+    plan: &ClientPlan,
+    stop: &AtomicBool,
+    window_marks: &mut dyn FnMut(),
+) -> Result<ClientResult, String> {
+    enter_netns(&plan.netns)?;
+    pin_self(plan.cpu)?;
+    let conn = Conn::connect(plan.proto, plan.bind, plan.target, plan.timeout).map_err(|e| {
+        format!(
+            "cannot connect {} from {} to {}: {e}",
+            plan.proto.name(),
+            plan.bind,
+            plan.target
+        )
+    })?;
+    if plan.rate > 0.0 {
+        open_loop(plan, conn, stop, window_marks)
+    } else {
+        closed_loop(plan, conn, stop, window_marks)
+    }
+}
+
+fn no_answer(plan: &ClientPlan) -> String {
+    format!(
+        "the peer {} did not answer {} {} requests in a row ({} ms timeout each): is the \
+         responder running and the path up?",
+        plan.target,
+        DEAD_AFTER,
+        plan.proto.name(),
+        plan.timeout.as_millis()
+    )
+}
+
+fn io_failure(plan: &ClientPlan, what: &str, e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::ConnectionRefused {
+        format!(
+            "{} {what}: {e} (nothing listens on {})",
+            plan.target, plan.target
+        )
+    } else {
+        format!("{} {what}: {e}", plan.target)
+    }
+}
+
+fn closed_loop(
+    plan: &ClientPlan,
+    mut conn: Conn,
+    stop: &AtomicBool,
+    window_marks: &mut dyn FnMut(),
+) -> Result<ClientResult, String> {
+    let mut rtt = new_histogram();
+    let mut out = vec![0u8; plan.size];
+    let mut back = vec![0u8; plan.size.max(1) + 1];
+    let m = mask(plan.size);
+    let (mut exchanges, mut lost) = (0u64, 0u64);
+    let mut silent = 0u32;
+    let mut seq = 0u64;
+    let mut window_start: Option<Instant> = None;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Err(super::INTERRUPTED.into());
+        }
+        let timed = seq >= plan.warmup;
+        if timed && window_start.is_none() {
+            window_marks();
+            window_start = Some(Instant::now());
+        }
+        if let Some(t) = window_start {
+            if t.elapsed() >= plan.duration {
+                break;
+            }
+        }
+        tag(&mut out, seq);
+        let t0 = Instant::now();
+        conn.send(&out).map_err(|e| io_failure(plan, "send", &e))?;
+        let answered = loop {
+            let want = if plan.proto == Proto::Tcp {
+                plan.size
+            } else {
+                back.len()
+            };
+            match conn.recv(&mut back[..want]) {
+                Ok(n) if n == plan.size && read_tag(&back[..n]) == seq & m => break true,
+                Ok(_) => continue,
+                Err(e) if is_timeout(&e) && plan.proto == Proto::Udp => break false,
+                Err(e) if is_timeout(&e) => {
+                    silent += 1;
+                    if silent >= DEAD_AFTER {
+                        return Err(no_answer(plan));
+                    }
+                }
+                Err(e) => return Err(io_failure(plan, "receive", &e)),
+            }
+        };
+        let t1 = Instant::now();
+        if answered {
+            silent = 0;
+            if timed {
+                rtt.saturating_record((t1 - t0).as_nanos().max(1) as u64);
+                exchanges += 1;
+            }
+        } else {
+            silent += 1;
+            if timed {
+                lost += 1;
+            }
+            if silent >= DEAD_AFTER {
+                return Err(no_answer(plan));
+            }
+        }
+        seq += 1;
+    }
+    window_marks();
+    Ok(ClientResult {
+        rtt,
+        exchanges,
+        lost,
+        window: window_start.map(|t| t.elapsed()).unwrap_or_default(),
+        max_send_lag: None,
+    })
+}
+
+/// Sleeps until `t`, the last stretch spinning so the send is on time.
+fn wait_until(t: Instant) {
+    const SPIN: Duration = Duration::from_micros(100);
+    let now = Instant::now();
+    if t > now + SPIN {
+        std::thread::sleep(t - now - SPIN);
+    }
+    while Instant::now() < t {
+        std::hint::spin_loop();
+    }
+}
+
+fn open_loop(
+    plan: &ClientPlan,
+    mut conn: Conn,
+    stop: &AtomicBool,
+    window_marks: &mut dyn FnMut(),
+) -> Result<ClientResult, String> {
+    if plan.size < 8 {
+        return Err(format!(
+            "open loop (rate={}) needs size >= 8 to carry each request's sequence number",
+            plan.rate
+        ));
+    }
+    let interval = Duration::from_secs_f64(1.0 / plan.rate);
+    let total = plan.warmup + (plan.duration.as_secs_f64() * plan.rate).ceil() as u64;
+    let sent = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let failed = Arc::new(AtomicBool::new(false));
+    let mut sender_conn = conn
+        .try_clone()
+        .map_err(|e| format!("cannot share the socket with the sender: {e}"))?;
+    let start = Instant::now() + Duration::from_millis(1);
+    let window_start = start + interval.mul_f64(plan.warmup as f64);
+    let (size, cpu) = (plan.size, plan.cpu);
+    let (sent2, done2, failed2) = (sent.clone(), done.clone(), failed.clone());
+    let stop_ptr: &AtomicBool = stop;
+    let mut rtt = new_histogram();
+    let mut received = 0u64;
+    let result = std::thread::scope(|scope| {
+        let sender = scope.spawn(move || -> Result<Duration, String> {
+            let _ = pin_self(cpu);
+            let mut buf = vec![0u8; size];
+            let mut max_lag = Duration::ZERO;
+            for seq in 0..total {
+                if stop_ptr.load(Ordering::Relaxed) || failed2.load(Ordering::Relaxed) {
+                    break;
+                }
+                let at = start + interval.mul_f64(seq as f64);
+                wait_until(at);
+                max_lag = max_lag.max(Instant::now().saturating_duration_since(at));
+                tag(&mut buf, seq);
+                if let Err(e) = sender_conn.send(&buf) {
+                    if !is_timeout(&e) {
+                        failed2.store(true, Ordering::Relaxed);
+                        return Err(format!("send: {e}"));
+                    }
+                }
+                sent2.store(seq + 1, Ordering::Release);
+            }
+            done2.store(true, Ordering::Release);
+            Ok(max_lag)
+        });
+        let mut back = vec![0u8; size + 1];
+        let mut silent = 0u32;
+        let mut marked = false;
+        let outcome: Result<(), String> = loop {
+            if stop.load(Ordering::Relaxed) {
+                break Err(super::INTERRUPTED.into());
+            }
+            if !marked && Instant::now() >= window_start {
+                window_marks();
+                marked = true;
+            }
+            let all_sent = done.load(Ordering::Acquire);
+            if all_sent && received >= sent.load(Ordering::Acquire) {
+                break Ok(());
+            }
+            let want = if plan.proto == Proto::Tcp {
+                size
+            } else {
+                back.len()
+            };
+            match conn.recv(&mut back[..want]) {
+                Ok(n) if n == size => {
+                    let now = Instant::now();
+                    silent = 0;
+                    let seq = read_tag(&back[..n]);
+                    if seq >= total {
+                        continue;
+                    }
+                    let at = start + interval.mul_f64(seq as f64);
+                    if seq >= plan.warmup {
+                        rtt.saturating_record(
+                            now.saturating_duration_since(at).as_nanos().max(1) as u64
+                        );
+                    }
+                    received += 1;
+                }
+                Ok(_) => {}
+                Err(e) if is_timeout(&e) => {
+                    if all_sent {
+                        // Whatever is still out after a full timeout is lost.
+                        break Ok(());
+                    }
+                    silent += 1;
+                    if silent >= DEAD_AFTER {
+                        failed.store(true, Ordering::Relaxed);
+                        break Err(no_answer(plan));
+                    }
+                }
+                Err(e) => {
+                    failed.store(true, Ordering::Relaxed);
+                    break Err(io_failure(plan, "receive", &e));
+                }
+            }
+        };
+        if outcome.is_err() {
+            failed.store(true, Ordering::Relaxed);
+        }
+        let lag = sender
+            .join()
+            .unwrap_or_else(|_| Err("the sender thread panicked".into()));
+        outcome.and(lag)
+    });
+    window_marks();
+    let max_lag = result?;
+    let measured = rtt.len();
+    let window_sent = sent.load(Ordering::Acquire).saturating_sub(plan.warmup);
+    Ok(ClientResult {
+        exchanges: measured,
+        lost: window_sent.saturating_sub(measured),
+        rtt,
+        window: plan.duration,
+        max_send_lag: Some(max_lag),
+    })
+}

@@ -1,0 +1,554 @@
+//! `netrr`: request/response latency over a network path, the measurement of seed 001.
+//!
+//! A client sends a request of `size` bytes over UDP (default) or TCP and waits for the
+//! echo; every round trip goes into an HDR histogram (`rtt`, ns). The responder is a
+//! thread of perflab itself, or `perflab serve` on another host (`peer=ADDR:PORT`).
+//!
+//! # Where the two sides run
+//!
+//! - A `netpath=NAME` knob applied for the variant publishes facts: `net.server_netns`,
+//!   `net.client_netns` (files `setns(2)` opens; empty: perflab's own namespace),
+//!   `net.server_addr`, `net.client_addr`. The responder thread enters the server's
+//!   namespace and listens on the server address; the client thread enters the client's
+//!   and binds the client address. Each side's sockets are made by a thread that entered
+//!   its namespace first, because `setns` acts on one thread only.
+//! - No knob and no `peer`: both sides on host loopback (127.0.0.1).
+//! - `peer=ADDR[:PORT]` with `token=` (or `PERFLAB_SERVE_TOKEN`): a session on a remote
+//!   `perflab serve`, which answers on a port it names for this session only.
+//!
+//! # Load
+//!
+//! `load_streams=N` opens N bulk TCP streams over the same path between the same
+//! namespaces (to the remote serve's sink with a peer) for the whole measurement, and
+//! `hogs=CPULIST` spins one busy thread on each listed CPU. The streams' throughput over
+//! the timed window is reported (`load_mib_s`) so the load is known, not assumed.
+//!
+//! # Primary metric
+//!
+//! `rtt_p50_us`. The median is the figure a shared machine reproduces: a handful of
+//! multi-millisecond round trips (a vCPU preempted by the host) move the average by
+//! several percent from one run to the next and would make every comparison of averages
+//! noisy; they belong to the tail columns (p99, p99.9, max), which are reported beside
+//! it. The average is kept too (`rtt_avg_us`), as the seed's table has it.
+
+mod client;
+mod load;
+mod ns;
+pub mod proto;
+mod remote;
+mod responder;
+pub mod serve;
+mod sock;
+#[cfg(test)]
+mod tests;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use perflab_core::{
+    Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, Unit, Workload,
+    WorkloadError, WorkloadInfo, WorkloadOutput,
+};
+
+pub use client::DEAD_AFTER;
+pub use remote::{parse_peer, DEFAULT_PORT};
+pub use sock::Proto;
+
+use client::{ClientPlan, ClientResult};
+use load::Background;
+use proto::OpenRequest;
+use remote::RemoteSession;
+use responder::Placement;
+
+/// What an interrupted client reports, turned into `WorkloadError::Interrupted`.
+const INTERRUPTED: &str = "interrupted";
+
+/// The netrr workload.
+#[derive(Debug, Default)]
+pub struct Netrr;
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "proto",
+        help: "transport of the requests: udp or tcp (TCP_NODELAY)",
+        kind: ParamKind::Choice(Proto::NAMES),
+        default: Some("udp"),
+    },
+    ParamSpec {
+        name: "size",
+        help: "bytes per request and per reply",
+        kind: ParamKind::Size {
+            min: 1,
+            max: proto::MAX_DATA_SIZE as u64,
+        },
+        default: Some("64"),
+    },
+    ParamSpec {
+        name: "rate",
+        help: "requests per second, sent on a fixed schedule with latency counted from the \
+               scheduled time (open loop); 0: the next request leaves when the reply arrives \
+               (closed loop)",
+        kind: ParamKind::Float {
+            min: 0.0,
+            max: 10_000_000.0,
+        },
+        default: Some("0"),
+    },
+    ParamSpec {
+        name: "duration",
+        help: "length of the timed window",
+        kind: ParamKind::Duration {
+            min_s: 0.05,
+            max_s: 86_400.0,
+        },
+        default: Some("10s"),
+    },
+    ParamSpec {
+        name: "warmup",
+        help: "exchanges before the timed window, not counted",
+        kind: ParamKind::Int {
+            min: 0,
+            max: 100_000_000,
+        },
+        default: Some("1000"),
+    },
+    ParamSpec {
+        name: "timeout",
+        help: "how long to wait for one reply: a UDP request unanswered by then counts as \
+               lost; 4 in a row without any reply end the measurement with an error",
+        kind: ParamKind::Duration {
+            min_s: 0.001,
+            max_s: 60.0,
+        },
+        default: Some("0.5s"),
+    },
+    ParamSpec {
+        name: "client_cpu",
+        help: "CPU of the client thread (-1: not pinned)",
+        kind: ParamKind::Int {
+            min: -1,
+            max: 65535,
+        },
+        default: Some("-1"),
+    },
+    ParamSpec {
+        name: "server_cpu",
+        help: "CPU of the in-process responder thread (-1: not pinned; ignored with peer)",
+        kind: ParamKind::Int {
+            min: -1,
+            max: 65535,
+        },
+        default: Some("-1"),
+    },
+    ParamSpec {
+        name: "load_streams",
+        help: "bulk TCP streams over the same path during the measurement (the seed's \
+               netperf load); their throughput is reported as load_mib_s",
+        kind: ParamKind::Int { min: 0, max: 16 },
+        default: Some("0"),
+    },
+    ParamSpec {
+        name: "hogs",
+        help: "CPUs to keep busy with one spinning thread each during the measurement, \
+               e.g. 1 or 0-3 (empty: none)",
+        kind: ParamKind::Text { max_len: 256 },
+        default: Some(""),
+    },
+    ParamSpec {
+        name: "peer",
+        help: "a remote `perflab serve` to measure against: ADDR[:PORT] or host:ADDR \
+               (empty: the responder runs inside perflab)",
+        kind: ParamKind::Text { max_len: 256 },
+        default: Some(""),
+    },
+    ParamSpec {
+        name: "token",
+        help: "the peer's shared token (else $PERFLAB_SERVE_TOKEN; a token given here is \
+               stored with the run's parameters)",
+        kind: ParamKind::Text { max_len: 256 },
+        default: Some(""),
+    },
+];
+
+static INFO: WorkloadInfo = WorkloadInfo {
+    name: "netrr",
+    help: "Request/response ping-pong over UDP or TCP on host loopback, a path a netpath \
+           knob built, or to a remote `perflab serve` (peer=); closed loop or open loop at \
+           rate=N. Reports the rtt histogram (ns), rtt_{min,avg,max,stddev,p50,p90,p99,\
+           p99_9,p99_99}_us, transactions_per_s and lost; load_streams and hogs add \
+           background load.",
+    params: PARAMS,
+    primary_metric: "rtt_p50_us",
+};
+
+fn cpu_param(params: &Params, name: &str) -> Option<u32> {
+    let v = params.int(name);
+    (v >= 0).then_some(v as u32)
+}
+
+fn hog_cpus(params: &Params) -> Result<Vec<u32>, WorkloadError> {
+    let text = params.str("hogs").trim();
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    perflab_sys::cpulist::parse_cpu_list(text)
+        .map_err(|e| WorkloadError::Failed(format!("netrr: hogs={text:?} is not a CPU list: {e}")))
+}
+
+impl Workload for Netrr {
+    fn info(&self) -> &'static WorkloadInfo {
+        &INFO
+    }
+
+    fn cpus(&self, params: &Params) -> Vec<u32> {
+        let mut cpus: Vec<u32> = ["client_cpu", "server_cpu"]
+            .iter()
+            .filter_map(|n| cpu_param(params, n))
+            .chain(hog_cpus(params).unwrap_or_default())
+            .collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        cpus
+    }
+
+    fn memory_bytes(&self, params: &Params) -> u64 {
+        // Histogram, message buffers, and 128 KiB per load stream on each side.
+        (1 << 20)
+            + 4 * params.int("size").max(0) as u64
+            + params.int("load_streams").max(0) as u64 * (256 << 10)
+    }
+
+    fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {
+        if ctx.stopping() {
+            return Err(WorkloadError::Interrupted);
+        }
+        measure(params, ctx).map_err(|e| {
+            if ctx.stopping() || e == INTERRUPTED {
+                WorkloadError::Interrupted
+            } else {
+                WorkloadError::Failed(format!("netrr: {e}"))
+            }
+        })
+    }
+}
+
+/// Where the two sides are, from the knob's facts, the peer parameter, or the default.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Route {
+    Local {
+        path: String,
+        server_netns: String,
+        client_netns: String,
+        server_addr: IpAddr,
+        client_addr: IpAddr,
+    },
+    Remote {
+        peer: SocketAddr,
+        token: String,
+    },
+}
+
+fn fact_ip(ctx: &MeasureCtx, key: &str) -> Result<IpAddr, String> {
+    let v = ctx.fact(key).unwrap_or("");
+    v.parse().map_err(|_| {
+        format!(
+            "the netpath knob published {key}={v:?}, which is not an IP address (a knob and \
+             netrr out of step?)"
+        )
+    })
+}
+
+pub(crate) fn route(params: &Params, ctx: &MeasureCtx) -> Result<Route, String> {
+    let peer = params.str("peer").trim();
+    if let Some(path) = ctx.fact("net.path") {
+        if !peer.is_empty() {
+            return Err(format!(
+                "peer={peer} and the netpath={path} knob both say where the server is; \
+                 give one"
+            ));
+        }
+        return Ok(Route::Local {
+            path: path.to_string(),
+            server_netns: ctx.fact("net.server_netns").unwrap_or("").to_string(),
+            client_netns: ctx.fact("net.client_netns").unwrap_or("").to_string(),
+            server_addr: fact_ip(ctx, "net.server_addr")?,
+            client_addr: fact_ip(ctx, "net.client_addr")?,
+        });
+    }
+    if peer.is_empty() {
+        return Ok(Route::Local {
+            path: "loopback".into(),
+            server_netns: String::new(),
+            client_netns: String::new(),
+            server_addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            client_addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
+        });
+    }
+    let token = match params.str("token") {
+        "" => std::env::var("PERFLAB_SERVE_TOKEN").unwrap_or_default(),
+        t => t.to_string(),
+    };
+    if token.is_empty() {
+        return Err(format!(
+            "peer={peer} needs the token its `perflab serve` printed: give token= or set \
+             PERFLAB_SERVE_TOKEN"
+        ));
+    }
+    Ok(Route::Remote {
+        peer: parse_peer(peer)?,
+        token,
+    })
+}
+
+/// Byte counts of the load at the window's start and end.
+type Marks = Arc<Mutex<Vec<(Instant, u64)>>>;
+
+fn measure(params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> {
+    let proto = Proto::from_name(params.str("proto"))
+        .ok_or_else(|| format!("unknown proto {:?}", params.str("proto")))?;
+    let size = params.int("size").clamp(1, proto::MAX_DATA_SIZE as i64) as usize;
+    let streams = params.int("load_streams").clamp(0, 16) as u32;
+    let timeout = Duration::from_secs_f64(params.seconds("timeout").max(0.001));
+    let duration = Duration::from_secs_f64(params.seconds("duration"));
+    let hogs = hog_cpus(params).map_err(|e| e.to_string())?;
+    let route = route(params, ctx)?;
+    let mut notes = Vec::new();
+
+    // Everything started from here on is stopped by these guards' drops, on every path.
+    let mut bg = Background::new();
+    let mut echo = None;
+    let mut session = None;
+    let (netns, bind, target, path) = match &route {
+        Route::Local {
+            path,
+            server_netns,
+            client_netns,
+            server_addr,
+            client_addr,
+        } => {
+            let place = Placement {
+                netns: server_netns.clone(),
+                addr: *server_addr,
+                cpu: cpu_param(params, "server_cpu"),
+                allow: None,
+            };
+            let started = responder::start_echo(proto, size, &place)?;
+            let target = SocketAddr::new(*server_addr, started.port);
+            echo = Some(started);
+            if streams > 0 {
+                let sink = responder::start_sink(streams, &place, bg.received.clone())?;
+                let sink_addr = SocketAddr::new(*server_addr, sink.port);
+                bg.sink = Some(sink);
+                bg.start_streams(streams, client_netns, *client_addr, sink_addr, timeout)?;
+            }
+            (client_netns.clone(), *client_addr, target, path.clone())
+        }
+        Route::Remote { peer, token } => {
+            let s = RemoteSession::open(
+                *peer,
+                token,
+                OpenRequest {
+                    proto: proto.name().into(),
+                    size,
+                    load_streams: streams,
+                },
+                timeout.max(Duration::from_secs(2)),
+            )?;
+            let needed = duration.as_secs_f64() + 5.0;
+            if s.session_time_s < needed {
+                return Err(format!(
+                    "the peer {peer} allows sessions of {:.0} s, this measurement needs about \
+                     {needed:.0} s (start serve with a longer --session-time)",
+                    s.session_time_s
+                ));
+            }
+            if let Some(sink) = s.sink {
+                bg.start_streams(streams, "", unspecified(sink), sink, timeout)?;
+            }
+            if cpu_param(params, "server_cpu").is_some() {
+                notes.push("server_cpu is ignored with a remote peer".into());
+            }
+            let data = s.data;
+            session = Some(s);
+            (
+                String::new(),
+                unspecified(data),
+                data,
+                format!("host:{}", peer.ip()),
+            )
+        }
+    };
+    bg.start_hogs(&hogs)?;
+    let plan = ClientPlan {
+        proto,
+        size,
+        rate: params.float("rate"),
+        warmup: params.int("warmup").max(0) as u64,
+        duration,
+        timeout,
+        cpu: cpu_param(params, "client_cpu"),
+        netns,
+        bind,
+        target,
+    };
+    let counter = if bg.sink.is_some() {
+        bg.received.clone()
+    } else {
+        bg.sent.clone()
+    };
+    let marks: Marks = Arc::new(Mutex::new(Vec::new()));
+    let result = run_client(&plan, ctx, counter, marks.clone()).map_err(|e| {
+        // A responder that failed explains a client that got no answer.
+        match echo.take() {
+            Some(r) if r.is_finished() => match r.finish() {
+                Err(why) => format!("{e}; the responder had stopped: {why}"),
+                Ok(()) => e,
+            },
+            _ => e,
+        }
+    })?;
+    drop(echo);
+    bg.stop();
+    if let Some(s) = session.take() {
+        if let Err(e) = s.close() {
+            notes.push(format!("closing the session on the peer: {e}"));
+        }
+    }
+    let marks = marks.lock().map(|m| m.clone()).unwrap_or_default();
+    Ok(output(&result, &plan, &path, streams, &hogs, &marks, notes))
+}
+
+fn unspecified(like: SocketAddr) -> IpAddr {
+    match like {
+        SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        SocketAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+    }
+}
+
+/// Runs the client on a thread of its own (it enters the client's namespace).
+fn run_client(
+    plan: &ClientPlan,
+    ctx: &MeasureCtx,
+    counter: Arc<AtomicU64>,
+    marks: Marks,
+) -> Result<ClientResult, String> {
+    std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let mut probe = ctx.threads.begin("client", plan.cpu);
+            let mut mark = || {
+                if let Ok(mut m) = marks.lock() {
+                    m.push((Instant::now(), counter.load(Ordering::Relaxed)));
+                }
+            };
+            let r = client::run(plan, &ctx.stop, &mut mark);
+            probe.sample_cpu();
+            probe.finish(&ctx.threads, None);
+            r
+        });
+        h.join()
+            .unwrap_or_else(|_| Err("the client thread panicked".into()))
+    })
+}
+
+fn us(name: &str, ns: f64) -> Metric {
+    Metric::new(name, ns / 1000.0, Unit::Microseconds, Better::Lower)
+}
+
+fn output(
+    r: &ClientResult,
+    plan: &ClientPlan,
+    path: &str,
+    streams: u32,
+    hogs: &[u32],
+    marks: &[(Instant, u64)],
+    mut notes: Vec<String>,
+) -> WorkloadOutput {
+    let h = HistogramData::from_hdr("rtt", Unit::Nanoseconds, &r.rtt);
+    let secs = r.window.as_secs_f64();
+    let tps = if secs > 0.0 {
+        r.exchanges as f64 / secs
+    } else {
+        0.0
+    };
+    let mut metrics = vec![
+        Metric::new("transactions_per_s", tps, Unit::PerSecond, Better::Higher),
+        us("rtt_p50_us", h.p50),
+        us("rtt_avg_us", h.mean),
+        us("rtt_min_us", h.min),
+        us("rtt_max_us", h.max),
+        us("rtt_stddev_us", h.stddev),
+        us("rtt_p90_us", h.p90),
+        us("rtt_p99_us", h.p99),
+        us("rtt_p99_9_us", h.p999),
+        us("rtt_p99_99_us", h.p9999),
+        Metric::new(
+            "exchanges",
+            r.exchanges as f64,
+            Unit::Count,
+            Better::Neither,
+        ),
+        Metric::new("lost", r.lost as f64, Unit::Count, Better::Lower),
+    ];
+    if let Some(lag) = r.max_send_lag {
+        metrics.push(us("send_lag_max_us", lag.as_nanos() as f64));
+        if lag > Duration::from_secs_f64(1.0 / plan.rate) {
+            notes.push(format!(
+                "the sender fell behind its schedule by up to {:.0} µs; those requests' \
+                 latency counts from their scheduled time",
+                lag.as_secs_f64() * 1e6
+            ));
+        }
+    }
+    if streams > 0 {
+        let mib_s = match (marks.first(), marks.last()) {
+            (Some(a), Some(b)) if b.0 > a.0 => {
+                (b.1.saturating_sub(a.1)) as f64 / (1 << 20) as f64 / (b.0 - a.0).as_secs_f64()
+            }
+            _ => 0.0,
+        };
+        metrics.push(Metric::new(
+            "load_mib_s",
+            mib_s,
+            Unit::MibPerSecond,
+            Better::Neither,
+        ));
+        if mib_s == 0.0 {
+            notes.push("the load streams moved no data during the timed window".into());
+        }
+    }
+    if !hogs.is_empty() {
+        notes.push(format!(
+            "CPU hogs on {}",
+            perflab_sys::cpulist::format_cpu_list(hogs)
+        ));
+    }
+    if r.lost > 0 {
+        notes.push(format!(
+            "{} of {} requests got no reply within {} ms (lost)",
+            r.lost,
+            r.lost + r.exchanges,
+            plan.timeout.as_millis()
+        ));
+    }
+    notes.insert(
+        0,
+        format!(
+            "path {path}: {} {} B, {}",
+            plan.proto.name(),
+            plan.size,
+            if plan.rate > 0.0 {
+                format!("open loop at {} req/s", plan.rate)
+            } else {
+                "closed loop".into()
+            }
+        ),
+    );
+    WorkloadOutput {
+        metrics,
+        histograms: vec![h],
+        threads: Vec::new(),
+        notes,
+    }
+}

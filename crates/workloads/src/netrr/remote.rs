@@ -1,0 +1,165 @@
+//! The client side of `perflab serve`'s control protocol: a session on a remote peer that
+//! answers the measurement (the seed's host-to-host case, `host:ADDR` in the study).
+
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+use super::proto::{self, OpenRequest, Reply, Request};
+
+/// The port `perflab serve` listens on unless told another.
+pub const DEFAULT_PORT: u16 = 7700;
+
+/// Reads a peer as users write it: `ADDR`, `ADDR:PORT`, `[V6]:PORT`, a host name, each
+/// optionally prefixed `host:` as in the study's path names. The port defaults to
+/// [`DEFAULT_PORT`].
+pub fn parse_peer(text: &str) -> Result<SocketAddr, String> {
+    let t = text.trim();
+    let t = t.strip_prefix("host:").unwrap_or(t);
+    let bad = |why: &str| {
+        format!(
+            "peer {text:?}: {why} (write ADDR, ADDR:PORT, [IPv6]:PORT or host:ADDR; the port \
+             defaults to {DEFAULT_PORT})"
+        )
+    };
+    if t.is_empty() {
+        return Err(bad("empty"));
+    }
+    if let Ok(a) = t.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if let Ok(ip) = t.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+    }
+    let (host, port) = match t.rsplit_once(':') {
+        Some((h, p)) => (
+            h,
+            p.parse::<u16>()
+                .map_err(|_| bad("the port is not a number"))?,
+        ),
+        None => (t, DEFAULT_PORT),
+    };
+    (host, port)
+        .to_socket_addrs()
+        .map_err(|e| bad(&format!("cannot resolve {host:?}: {e}")))?
+        .next()
+        .ok_or_else(|| bad(&format!("{host:?} has no address")))
+}
+
+/// An open session on a `perflab serve`. Closing it (or dropping it) ends the peer's
+/// answering at once rather than at the session's time limit.
+#[derive(Debug)]
+pub(crate) struct RemoteSession {
+    ctrl: TcpStream,
+    pub data: SocketAddr,
+    pub sink: Option<SocketAddr>,
+    pub session_time_s: f64,
+    closed: bool,
+}
+
+fn reply_error(peer: SocketAddr, what: &str, e: impl std::fmt::Display) -> String {
+    format!("perflab serve at {peer}: {what}: {e}")
+}
+
+impl RemoteSession {
+    /// Connects, authenticates with `token`, and asks the peer to answer `req`.
+    pub fn open(
+        peer: SocketAddr,
+        token: &str,
+        req: OpenRequest,
+        timeout: Duration,
+    ) -> Result<Self, String> {
+        let mut ctrl = TcpStream::connect_timeout(&peer, timeout).map_err(|e| {
+            reply_error(
+                peer,
+                "cannot connect",
+                format!("{e} (is `perflab serve` running there, on this port?)"),
+            )
+        })?;
+        let t = Some(timeout.max(Duration::from_secs(2)));
+        ctrl.set_read_timeout(t)
+            .and_then(|()| ctrl.set_write_timeout(t))
+            .map_err(|e| reply_error(peer, "control connection", e))?;
+        let mut ask = |req: &Request| -> Result<Reply, String> {
+            proto::write_message(&mut ctrl, req).map_err(|e| reply_error(peer, "send", e))?;
+            match proto::read_message::<Reply>(&mut ctrl) {
+                Ok(Reply::Error { message }) => Err(reply_error(peer, "refused", message)),
+                Ok(r) => Ok(r),
+                Err(e) => Err(reply_error(peer, "no valid reply", e)),
+            }
+        };
+        let session_time_s = match ask(&Request::Hello {
+            token: token.to_string(),
+            version: proto::VERSION,
+        })? {
+            Reply::Welcome { session_time_s } => session_time_s,
+            other => {
+                return Err(reply_error(
+                    peer,
+                    "unexpected reply to hello",
+                    format!("{other:?}"),
+                ))
+            }
+        };
+        let (data_port, sink_port) = match ask(&Request::Open(req))? {
+            Reply::Opened {
+                data_port,
+                sink_port,
+            } => (data_port, sink_port),
+            other => {
+                return Err(reply_error(
+                    peer,
+                    "unexpected reply to open",
+                    format!("{other:?}"),
+                ))
+            }
+        };
+        Ok(Self {
+            ctrl,
+            data: SocketAddr::new(peer.ip(), data_port),
+            sink: sink_port.map(|p| SocketAddr::new(peer.ip(), p)),
+            session_time_s,
+            closed: false,
+        })
+    }
+
+    /// Ends the session; the peer stops answering.
+    pub fn close(mut self) -> Result<(), String> {
+        self.closed = true;
+        proto::write_message(&mut self.ctrl, &Request::Close).map_err(|e| e.to_string())?;
+        match proto::read_message::<Reply>(&mut self.ctrl) {
+            Ok(Reply::Closed) => Ok(()),
+            Ok(other) => Err(format!("unexpected reply to close: {other:?}")),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+impl Drop for RemoteSession {
+    fn drop(&mut self) {
+        if !self.closed {
+            let _ = proto::write_message(&mut self.ctrl, &Request::Close);
+            let _ = self.ctrl.flush();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peers_parse_in_the_forms_users_write() {
+        let p = |s: &str| parse_peer(s).map(|a| a.to_string());
+        assert_eq!(p("10.0.0.2:7000").unwrap(), "10.0.0.2:7000");
+        assert_eq!(p("host:10.0.0.2").unwrap(), "10.0.0.2:7700");
+        assert_eq!(p("host:10.0.0.2:81").unwrap(), "10.0.0.2:81");
+        assert_eq!(p("[::1]:9").unwrap(), "[::1]:9");
+        assert_eq!(p("::1").unwrap(), "[::1]:7700");
+        assert_eq!(p("localhost:5").unwrap().rsplit(':').next(), Some("5"));
+        for bad in ["", "host:", "10.0.0.2:http", "no.such.host.invalid"] {
+            let e = parse_peer(bad).unwrap_err();
+            assert!(e.contains("ADDR:PORT"), "{bad}: {e}");
+        }
+    }
+}

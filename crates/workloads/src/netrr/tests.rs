@@ -1,0 +1,623 @@
+//! netrr on loopback (no root), against `perflab serve` in-process, with its failure
+//! modes; and inside network namespaces (root, `..._needs_root`).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use perflab_core::{resolve, MeasureCtx, SysRoot, Workload, WorkloadError, WorkloadOutput};
+
+use super::proto::{self, OpenRequest, Reply, Request};
+use super::serve::{Log, ServeConfig, ServeError, Server};
+use super::*;
+
+fn params(pairs: &[(&str, &str)]) -> Params {
+    let given: BTreeMap<String, String> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    resolve("netrr", Netrr.info().params, &given).unwrap()
+}
+
+fn ctx() -> MeasureCtx {
+    MeasureCtx::new(SysRoot::host(), vec![])
+}
+
+fn run(pairs: &[(&str, &str)]) -> Result<WorkloadOutput, WorkloadError> {
+    Netrr.run(&params(pairs), &ctx())
+}
+
+fn m(out: &WorkloadOutput, name: &str) -> f64 {
+    out.metric(name)
+        .unwrap_or_else(|| panic!("no metric {name}"))
+        .value
+}
+
+fn assert_plausible(out: &WorkloadOutput) {
+    let h = &out.histograms[0];
+    assert_eq!(h.name, "rtt");
+    assert!(h.count > 0, "{h:?}");
+    assert!(
+        h.min > 0.0 && h.min <= h.p50 && h.p50 <= h.p99 && h.p99 <= h.p999,
+        "{h:?}"
+    );
+    assert!(h.p999 <= h.max, "{h:?}");
+    assert_eq!(m(out, "exchanges") as u64, h.count);
+    assert!((m(out, "rtt_p50_us") - h.p50 / 1000.0).abs() < 1e-9);
+    assert!(m(out, "transactions_per_s") > 0.0);
+    // A round trip cannot be shorter than a microsecond through the kernel, nor a loopback
+    // one longer than 100 ms at the median.
+    assert!(h.p50 > 1_000.0 && h.p50 < 1e8, "{h:?}");
+}
+
+#[test]
+fn udp_and_tcp_round_trips_on_loopback_are_plausible() {
+    for proto in ["udp", "tcp"] {
+        let out = run(&[("proto", proto), ("duration", "0.3s"), ("warmup", "100")])
+            .unwrap_or_else(|e| panic!("{proto}: {e}"));
+        assert_plausible(&out);
+        assert_eq!(m(&out, "lost"), 0.0, "{proto}");
+        assert!(
+            out.notes[0].contains(&format!("path loopback: {proto} 64 B")),
+            "{:?}",
+            out.notes
+        );
+        // Closed loop: the rate is the inverse of the mean round trip, within what the
+        // loop itself costs.
+        let implied = 1e6 / m(&out, "rtt_avg_us");
+        let tps = m(&out, "transactions_per_s");
+        assert!(
+            tps <= implied * 1.05 && tps > implied * 0.5,
+            "{proto}: {tps} vs {implied}"
+        );
+    }
+}
+
+#[test]
+fn a_bigger_message_takes_longer() {
+    let p50 = |size: &str| {
+        let mut v: Vec<f64> = (0..3)
+            .map(|_| {
+                let out = run(&[("size", size), ("duration", "0.2s"), ("warmup", "200")]).unwrap();
+                m(&out, "rtt_p50_us")
+            })
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
+    let (small, big) = (p50("64"), p50("60000"));
+    assert!(
+        big > small,
+        "60000 B p50 {big} µs not above 64 B p50 {small} µs"
+    );
+}
+
+#[test]
+fn open_loop_sends_at_the_rate_and_times_from_the_schedule() {
+    let out = run(&[
+        ("rate", "2000"),
+        ("duration", "0.5s"),
+        ("warmup", "50"),
+        ("size", "16"),
+    ])
+    .unwrap();
+    assert_plausible(&out);
+    let n = m(&out, "exchanges") + m(&out, "lost");
+    assert!(
+        (n - 1000.0).abs() <= 20.0,
+        "{n} requests in 0.5 s at 2000/s"
+    );
+    assert!((m(&out, "transactions_per_s") - 2000.0).abs() < 100.0);
+    assert!(out.metric("send_lag_max_us").is_some());
+    // Too small to carry a sequence number.
+    let e = run(&[("rate", "100"), ("size", "4"), ("duration", "0.1s")]).unwrap_err();
+    assert!(e.to_string().contains("size >= 8"), "{e}");
+}
+
+#[test]
+fn tcp_open_loop_works_too() {
+    let out = run(&[
+        ("proto", "tcp"),
+        ("rate", "1000"),
+        ("duration", "0.3s"),
+        ("warmup", "10"),
+    ])
+    .unwrap();
+    assert_plausible(&out);
+    assert_eq!(m(&out, "lost"), 0.0);
+}
+
+#[test]
+fn load_streams_and_hogs_run_and_their_throughput_is_reported() {
+    let out = run(&[
+        ("load_streams", "2"),
+        ("hogs", "0"),
+        ("duration", "0.3s"),
+        ("warmup", "100"),
+    ])
+    .unwrap();
+    assert_plausible(&out);
+    assert!(m(&out, "load_mib_s") > 1.0, "{}", m(&out, "load_mib_s"));
+    assert!(
+        out.notes.iter().any(|n| n == "CPU hogs on 0"),
+        "{:?}",
+        out.notes
+    );
+    let e = run(&[("hogs", "zero"), ("duration", "0.1s")]).unwrap_err();
+    assert!(e.to_string().contains("not a CPU list"), "{e}");
+}
+
+fn silent_plan(proto: Proto, target: SocketAddr) -> client::ClientPlan {
+    client::ClientPlan {
+        proto,
+        size: 64,
+        rate: 0.0,
+        warmup: 0,
+        duration: Duration::from_secs(30),
+        timeout: Duration::from_millis(50),
+        cpu: None,
+        netns: String::new(),
+        bind: target.ip(),
+        target,
+    }
+}
+
+#[test]
+fn a_peer_that_does_not_answer_times_out_within_the_bound() {
+    // A UDP socket that never reads, and a TCP listener whose connections are never read.
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+    for (proto, target) in [
+        (Proto::Udp, udp.local_addr().unwrap()),
+        (Proto::Tcp, tcp.local_addr().unwrap()),
+    ] {
+        let plan = silent_plan(proto, target);
+        let bound = plan.timeout * DEAD_AFTER;
+        let t = Instant::now();
+        let e = client::run(&plan, &AtomicBool::new(false), &mut || {}).unwrap_err();
+        let took = t.elapsed();
+        assert!(
+            e.contains("did not answer 4") && e.contains(&target.to_string()),
+            "{e}"
+        );
+        assert!(
+            took >= bound && took < bound + Duration::from_millis(500),
+            "{proto:?} {took:?}"
+        );
+        let mut open = plan.clone();
+        open.rate = 1000.0;
+        let t = Instant::now();
+        let e = client::run(&open, &AtomicBool::new(false), &mut || {}).unwrap_err();
+        assert!(e.contains("did not answer"), "{e}");
+        assert!(
+            t.elapsed() < bound + Duration::from_millis(500),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+}
+
+#[test]
+fn a_closed_port_is_refused_at_once() {
+    let port = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let t = Instant::now();
+    let e = client::run(
+        &silent_plan(Proto::Udp, port),
+        &AtomicBool::new(false),
+        &mut || {},
+    )
+    .unwrap_err();
+    assert!(e.contains("nothing listens on"), "{e}");
+    assert!(t.elapsed() < Duration::from_millis(500));
+}
+
+#[test]
+fn a_stop_request_ends_the_measurement_as_interrupted() {
+    let c = ctx();
+    let stop = c.stop.clone();
+    let t = Instant::now();
+    let h = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        stop.store(true, Ordering::Relaxed);
+    });
+    let e = Netrr.run(&params(&[("duration", "60s")]), &c).unwrap_err();
+    h.join().unwrap();
+    assert!(matches!(e, WorkloadError::Interrupted), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn facts_of_a_knob_are_used_and_checked() {
+    let mut c = ctx();
+    c.facts.insert("net.path".into(), "veth".into());
+    c.facts.insert("net.server_addr".into(), "127.0.0.1".into());
+    c.facts.insert("net.client_addr".into(), "127.0.0.1".into());
+    let out = Netrr
+        .run(&params(&[("duration", "0.1s"), ("warmup", "10")]), &c)
+        .unwrap();
+    assert!(out.notes[0].starts_with("path veth:"), "{:?}", out.notes);
+    c.facts.insert("net.server_addr".into(), "srv".into());
+    let e = Netrr.run(&params(&[("duration", "0.1s")]), &c).unwrap_err();
+    assert!(e.to_string().contains("net.server_addr=\"srv\""), "{e}");
+    let e = Netrr
+        .run(&params(&[("peer", "10.0.0.1"), ("token", "t")]), &c)
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("both say where the server is"),
+        "{e}"
+    );
+    c.facts.insert("net.server_addr".into(), "127.0.0.1".into());
+    c.facts
+        .insert("net.server_netns".into(), "/nonexistent/netns".into());
+    let e = Netrr.run(&params(&[("duration", "0.1s")]), &c).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("cannot open network namespace /nonexistent/netns"),
+        "{e}"
+    );
+}
+
+#[test]
+fn unusable_peers_are_named() {
+    let e = run(&[("peer", "10.0.0.1:http"), ("token", "t")]).unwrap_err();
+    assert!(e.to_string().contains("ADDR:PORT"), "{e}");
+    std::env::remove_var("PERFLAB_SERVE_TOKEN");
+    let e = run(&[("peer", "127.0.0.1")]).unwrap_err();
+    assert!(e.to_string().contains("token"), "{e}");
+    // Nothing listens there: a refused control connection, not a hang.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let e = run(&[("peer", &port.to_string()), ("token", "t")]).unwrap_err();
+    assert!(
+        e.to_string().contains("is `perflab serve` running there"),
+        "{e}"
+    );
+}
+
+// ---- perflab serve ----
+
+struct TestServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    log: Arc<Mutex<Vec<String>>>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TestServer {
+    fn start(cfg: impl FnOnce(&mut ServeConfig)) -> Self {
+        let mut c = ServeConfig::new("s3cret");
+        c.listen = "127.0.0.1:0".parse().unwrap();
+        cfg(&mut c);
+        let server = Server::bind(c).unwrap();
+        let addr = server.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (s2, l2) = (stop.clone(), log.clone());
+        let sink: Log = Arc::new(move |line: &str| l2.lock().unwrap().push(line.to_string()));
+        let handle = std::thread::spawn(move || server.run(&s2, sink).unwrap());
+        Self {
+            addr,
+            stop,
+            log,
+            handle: Some(handle),
+        }
+    }
+
+    fn connect(&self) -> TcpStream {
+        let s = TcpStream::connect(self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s
+    }
+
+    fn logged(&self, what: &str) -> bool {
+        self.log.lock().unwrap().iter().any(|l| l.contains(what))
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn hello(token: &str) -> Request {
+    Request::Hello {
+        token: token.into(),
+        version: proto::VERSION,
+    }
+}
+
+fn ask(s: &mut TcpStream, req: &Request) -> Reply {
+    proto::write_message(s, req).unwrap();
+    proto::read_message(s).unwrap()
+}
+
+fn error_text(r: Reply) -> String {
+    match r {
+        Reply::Error { message } => message,
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+fn open_udp(s: &mut TcpStream) -> Reply {
+    assert!(matches!(ask(s, &hello("s3cret")), Reply::Welcome { .. }));
+    ask(
+        s,
+        &Request::Open(OpenRequest {
+            proto: "udp".into(),
+            size: 64,
+            load_streams: 0,
+        }),
+    )
+}
+
+/// The server still opens and answers a good session.
+fn still_serves(srv: &TestServer) {
+    let mut s = srv.connect();
+    let Reply::Opened { data_port, .. } = open_udp(&mut s) else {
+        panic!("no session after an error");
+    };
+    let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+    u.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    u.connect(("127.0.0.1", data_port)).unwrap();
+    u.send(&[7u8; 64]).unwrap();
+    let mut b = [0u8; 100];
+    assert_eq!(u.recv(&mut b).unwrap(), 64);
+    // A datagram of another size is not measurement traffic and gets no answer.
+    u.send(&[7u8; 10]).unwrap();
+    assert!(u.recv(&mut b).is_err());
+    assert_eq!(ask(&mut s, &Request::Close), Reply::Closed);
+}
+
+#[test]
+fn serve_refuses_a_wrong_token_and_carries_on() {
+    let srv = TestServer::start(|_| {});
+    let mut s = srv.connect();
+    assert_eq!(error_text(ask(&mut s, &hello("guess"))), "wrong token");
+    let mut s = srv.connect();
+    let e = error_text(ask(&mut s, &Request::Close));
+    assert!(e.contains("hello with the token first"), "{e}");
+    still_serves(&srv);
+    assert!(srv.logged("wrong token"));
+}
+
+#[test]
+fn serve_rejects_garbage_and_oversized_messages_and_carries_on() {
+    let srv = TestServer::start(|_| {});
+    let mut s = srv.connect();
+    let junk = b"GET / HTTP/1.0\r\n\r\n";
+    s.write_all(&(junk.len() as u32).to_be_bytes()).unwrap();
+    s.write_all(junk).unwrap();
+    let e = error_text(proto::read_message(&mut s).unwrap());
+    assert!(e.contains("not valid"), "{e}");
+    // Raw text without a frame reads as an absurd length.
+    let mut s = srv.connect();
+    s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    let e = error_text(proto::read_message(&mut s).unwrap());
+    assert!(e.contains("over the 4096-byte limit"), "{e}");
+    let mut s = srv.connect();
+    s.write_all(&(1u32 << 20).to_be_bytes()).unwrap();
+    let e = error_text(proto::read_message(&mut s).unwrap());
+    assert!(
+        e.contains("1048576 bytes is over the 4096-byte limit"),
+        "{e}"
+    );
+    // An open with a size no datagram can carry.
+    let mut s = srv.connect();
+    assert!(matches!(
+        ask(&mut s, &hello("s3cret")),
+        Reply::Welcome { .. }
+    ));
+    let e = error_text(ask(
+        &mut s,
+        &Request::Open(OpenRequest {
+            proto: "sctp".into(),
+            size: 64,
+            load_streams: 0,
+        }),
+    ));
+    assert!(e.contains("unknown proto \"sctp\""), "{e}");
+    still_serves(&srv);
+}
+
+#[test]
+fn serve_holds_a_bounded_number_of_sessions() {
+    let srv = TestServer::start(|c| c.max_sessions = 1);
+    let mut first = srv.connect();
+    assert!(matches!(open_udp(&mut first), Reply::Opened { .. }));
+    let mut second = srv.connect();
+    let e = error_text(proto::read_message(&mut second).unwrap());
+    assert!(e.contains("busy: 1 sessions in progress (limit 1)"), "{e}");
+    assert_eq!(ask(&mut first, &Request::Close), Reply::Closed);
+    // The slot is free again once the first has ended.
+    let t = Instant::now();
+    loop {
+        let mut s = srv.connect();
+        match ask(&mut s, &hello("s3cret")) {
+            Reply::Welcome { .. } => break,
+            Reply::Error { message } if t.elapsed() < Duration::from_secs(2) => {
+                assert!(message.starts_with("busy"), "{message}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn serve_ends_a_session_at_its_time_limit() {
+    let srv = TestServer::start(|c| c.session_time = Duration::from_millis(400));
+    let mut s = srv.connect();
+    let Reply::Opened { data_port, .. } = open_udp(&mut s) else {
+        panic!()
+    };
+    let t = Instant::now();
+    let e = error_text(proto::read_message(&mut s).unwrap());
+    assert!(e.contains("session time limit of 0 s reached"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(1));
+    // The data port no longer answers.
+    std::thread::sleep(Duration::from_millis(100));
+    let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+    u.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    u.send_to(&[1u8; 64], ("127.0.0.1", data_port)).unwrap();
+    assert!(u.recv(&mut [0u8; 100]).is_err());
+    // A client that never says hello is cut off at the handshake time.
+    let srv = TestServer::start(|c| c.handshake_time = Duration::from_millis(200));
+    let mut s = srv.connect();
+    let e = error_text(proto::read_message(&mut s).unwrap());
+    assert!(e.contains("handshake"), "{e}");
+}
+
+#[test]
+fn serve_says_when_its_port_is_in_use() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut c = ServeConfig::new("t");
+    c.listen = taken.local_addr().unwrap();
+    let e = Server::bind(c).unwrap_err();
+    assert!(matches!(e, ServeError::Listen { .. }), "{e}");
+    let text = e.to_string();
+    assert!(text.contains("in use") && text.contains("--port"), "{text}");
+    let mut c = ServeConfig::new("");
+    c.listen = "127.0.0.1:0".parse().unwrap();
+    assert!(matches!(Server::bind(c), Err(ServeError::NoToken)));
+}
+
+#[test]
+fn netrr_measures_against_serve_with_load_and_says_when_the_token_is_wrong() {
+    let srv = TestServer::start(|_| {});
+    let peer = srv.addr.to_string();
+    for proto in ["udp", "tcp"] {
+        let out = run(&[
+            ("peer", &peer),
+            ("token", "s3cret"),
+            ("proto", proto),
+            ("duration", "0.3s"),
+            ("warmup", "100"),
+            ("load_streams", "1"),
+        ])
+        .unwrap_or_else(|e| panic!("{proto}: {e}"));
+        assert_plausible(&out);
+        assert!(m(&out, "load_mib_s") > 1.0);
+        assert!(
+            out.notes[0].starts_with("path host:127.0.0.1"),
+            "{:?}",
+            out.notes
+        );
+    }
+    let e = run(&[("peer", &peer), ("token", "nope"), ("duration", "0.1s")]).unwrap_err();
+    assert!(e.to_string().contains("refused: wrong token"), "{e}");
+    let srv = TestServer::start(|c| c.session_time = Duration::from_secs(3));
+    let e = run(&[
+        ("peer", &srv.addr.to_string()),
+        ("token", "s3cret"),
+        ("duration", "10s"),
+    ])
+    .unwrap_err();
+    assert!(e.to_string().contains("allows sessions of 3 s"), "{e}");
+}
+
+// ---- namespaces (root) ----
+
+#[test]
+fn netrr_runs_inside_a_namespace_needs_root() {
+    let Some(ns) = ns::TestNetns::new("one") else {
+        return;
+    };
+    let mut c = ctx();
+    for (k, v) in [
+        ("net.path", "loopback"),
+        ("net.server_netns", ns.path().as_str()),
+        ("net.client_netns", ns.path().as_str()),
+        ("net.server_addr", "127.0.0.1"),
+        ("net.client_addr", "127.0.0.1"),
+    ] {
+        c.facts.insert(k.into(), v.into());
+    }
+    for proto in ["udp", "tcp"] {
+        let out = Netrr
+            .run(
+                &params(&[
+                    ("proto", proto),
+                    ("duration", "0.2s"),
+                    ("warmup", "50"),
+                    ("load_streams", "1"),
+                ]),
+                &c,
+            )
+            .unwrap_or_else(|e| panic!("{proto}: {e}"));
+        assert_plausible(&out);
+        assert!(m(&out, "load_mib_s") > 1.0);
+    }
+    // The host's loopback is another namespace's: a server there is not reachable from
+    // inside, which shows the client really ran inside.
+    c.facts.insert("net.server_netns".into(), String::new());
+    let e = Netrr
+        .run(&params(&[("duration", "0.2s"), ("timeout", "50ms")]), &c)
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("did not answer") || e.to_string().contains("nothing listens"),
+        "{e}"
+    );
+}
+
+#[test]
+fn netrr_crosses_a_veth_pair_between_two_namespaces_needs_root() {
+    let (Some(a), Some(b)) = (ns::TestNetns::new("vs"), ns::TestNetns::new("vc")) else {
+        return;
+    };
+    let sh = |args: &[&str]| {
+        let ok = std::process::Command::new("ip")
+            .args(args)
+            .status()
+            .map(|s| s.success());
+        assert_eq!(ok.ok(), Some(true), "ip {args:?}");
+    };
+    let (va, vb) = (
+        format!("pl{}s", std::process::id()),
+        format!("pl{}c", std::process::id()),
+    );
+    sh(&[
+        "link", "add", &va, "netns", &a.name, "type", "veth", "peer", "name", &vb, "netns", &b.name,
+    ]);
+    sh(&["-n", &a.name, "addr", "add", "10.231.0.1/24", "dev", &va]);
+    sh(&["-n", &b.name, "addr", "add", "10.231.0.2/24", "dev", &vb]);
+    sh(&["-n", &a.name, "link", "set", &va, "up"]);
+    sh(&["-n", &b.name, "link", "set", &vb, "up"]);
+    let mut c = ctx();
+    for (k, v) in [
+        ("net.path", "veth"),
+        ("net.server_netns", a.path().as_str()),
+        ("net.client_netns", b.path().as_str()),
+        ("net.server_addr", "10.231.0.1"),
+        ("net.client_addr", "10.231.0.2"),
+    ] {
+        c.facts.insert(k.into(), v.into());
+    }
+    for proto in ["udp", "tcp"] {
+        let out = Netrr
+            .run(
+                &params(&[
+                    ("proto", proto),
+                    ("duration", "0.3s"),
+                    ("warmup", "100"),
+                    ("load_streams", "2"),
+                ]),
+                &c,
+            )
+            .unwrap_or_else(|e| panic!("{proto}: {e}"));
+        assert_plausible(&out);
+        assert!(m(&out, "load_mib_s") > 1.0);
+    }
+}
