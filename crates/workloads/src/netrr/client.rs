@@ -88,6 +88,12 @@ fn mask(size: usize) -> u64 {
     }
 }
 
+/// How long a TCP connect may take: setup, not measurement, so at least long enough for
+/// one SYN retransmission (1 s) on a path whose link has only just come up.
+pub(crate) fn connect_timeout(timeout: Duration) -> Duration {
+    timeout.max(Duration::from_secs(3))
+}
+
 /// Runs the client on the calling thread (which it moves into the client's namespace, so
 /// call it from a thread of its own). `window_marks` is called when the timed window
 /// starts and when it ends.
@@ -98,7 +104,13 @@ pub(crate) fn run(
 ) -> Result<ClientResult, String> {
     enter_netns(&plan.netns)?;
     pin_self(plan.cpu)?;
-    let conn = Conn::connect(plan.proto, plan.bind, plan.target, plan.timeout).map_err(|e| {
+    let conn = Conn::connect(
+        plan.proto,
+        plan.bind,
+        plan.target,
+        connect_timeout(plan.timeout),
+    )
+    .map_err(|e| {
         format!(
             "cannot connect {} from {} to {}: {e}",
             plan.proto.name(),
@@ -106,6 +118,8 @@ pub(crate) fn run(
             plan.target
         )
     })?;
+    conn.set_timeout(plan.timeout)
+        .map_err(|e| format!("cannot set the socket timeout: {e}"))?;
     if plan.rate > 0.0 {
         open_loop(plan, conn, stop, window_marks)
     } else {

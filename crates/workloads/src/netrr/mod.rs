@@ -341,7 +341,13 @@ fn measure(params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> 
                 let sink = responder::start_sink(streams, &place, bg.received.clone())?;
                 let sink_addr = SocketAddr::new(*server_addr, sink.port);
                 bg.sink = Some(sink);
-                bg.start_streams(streams, client_netns, *client_addr, sink_addr, timeout)?;
+                bg.start_streams(
+                    streams,
+                    client_netns,
+                    *client_addr,
+                    sink_addr,
+                    client::connect_timeout(timeout),
+                )?;
             }
             (client_netns.clone(), *client_addr, target, path.clone())
         }
@@ -365,7 +371,13 @@ fn measure(params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> 
                 ));
             }
             if let Some(sink) = s.sink {
-                bg.start_streams(streams, "", unspecified(sink), sink, timeout)?;
+                bg.start_streams(
+                    streams,
+                    "",
+                    unspecified(sink),
+                    sink,
+                    client::connect_timeout(timeout),
+                )?;
             }
             if cpu_param(params, "server_cpu").is_some() {
                 notes.push("server_cpu is ignored with a remote peer".into());

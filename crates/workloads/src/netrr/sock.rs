@@ -48,8 +48,9 @@ pub(crate) enum Conn {
 }
 
 impl Conn {
-    /// Connects from `bind` (port chosen by the kernel) to `target`; the calling thread
-    /// must already be in the client's network namespace.
+    /// Connects from `bind` (port chosen by the kernel) to `target`, the TCP handshake
+    /// allowed `timeout`; the calling thread must already be in the client's network
+    /// namespace. Set the per-message timeout with [`Conn::set_timeout`] after.
     pub fn connect(
         proto: Proto,
         bind: IpAddr,
@@ -68,7 +69,6 @@ impl Conn {
                 Conn::Tcp(s)
             }
         };
-        conn.set_timeout(timeout)?;
         Ok(conn)
     }
 
