@@ -14,6 +14,7 @@ pub mod drilldown;
 pub mod error;
 pub mod fmt;
 mod markdown;
+pub mod parallel;
 pub mod scan;
 mod scan_render;
 mod sections;
@@ -32,6 +33,7 @@ pub use counters::{counter_table, CounterRow, CounterTable};
 pub use distribution::{distribution, BucketCount, BucketRow, Distribution};
 pub use drilldown::{render_pair, render_row, write_drilldown};
 pub use error::ReportError;
+pub use parallel::{parallel_table, render_threads, ParallelRow, ParallelTable};
 pub use scan::{
     scan_tables, Crossing, Direction, Parting, ScanPoint, ScanReport, ScanSection, ScanSummary,
 };

@@ -1,0 +1,396 @@
+//! Seed 000's question per grid point: the aggregate bandwidth (all bytes over the union
+//! window of the threads) against the sum of the per-thread bandwidths, with the verdict
+//! on whether summing is valid and the first reason where it is not; and a measurement's
+//! per-thread records (`perflab show RUN --threads SEQ`).
+//!
+//! It reads what the workload stored with each measurement: the verdict metrics
+//! (`aggregate_mib_s`, `summed_mib_s`, `overlap`, `parallelism`, `sum_valid`) and the
+//! verdict note; so a run of xfer's channel model and a run of dmatest read alike.
+
+use perflab_core::record::{MeasurementRecord, RunInfo};
+use perflab_core::ThreadRecord;
+use serde::Serialize;
+
+use crate::fmt;
+use crate::select::{is_ok, measured_variants, Labeler};
+use crate::table_text::align;
+
+/// The metric that marks a measurement as carrying the verdict.
+pub const MARKER: &str = "sum_valid";
+
+/// One grid point under one variant.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ParallelRow {
+    pub point: String,
+    pub variant: String,
+    /// Successful repetitions with a verdict.
+    pub reps: usize,
+    pub threads: Option<f64>,
+    pub aggregate_mib_s: Option<f64>,
+    pub summed_mib_s: Option<f64>,
+    pub overlap: Option<f64>,
+    pub parallelism: Option<f64>,
+    /// Repetitions whose verdict says summing is valid.
+    pub valid: usize,
+    /// The first reason of the first repetition where summing is not valid.
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ParallelTable {
+    pub rows: Vec<ParallelRow>,
+}
+
+/// True when some measurement of the run carries the verdict.
+pub fn has_verdict(ms: &[MeasurementRecord]) -> bool {
+    ms.iter().any(|m| m.output.metric(MARKER).is_some())
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// The reasons part of a verdict note: what follows the figures.
+fn reasons(note: &str) -> Option<Vec<String>> {
+    let rest = note.strip_prefix("summing per-thread bandwidths is NOT valid: ")?;
+    let mut parts = rest.split("; ");
+    parts.next()?;
+    Some(parts.map(str::to_string).collect())
+}
+
+/// The summary table, or `None` when no measurement carries the verdict.
+pub fn parallel_table(_run: &RunInfo, ms: &[MeasurementRecord]) -> Option<ParallelTable> {
+    if !has_verdict(ms) {
+        return None;
+    }
+    let variants = measured_variants(ms);
+    let first = variants.first().cloned().unwrap_or_default();
+    // Points are named by what varies within one variant (placement set by a variant
+    // would name the variant twice).
+    let labeler = Labeler::new(ms.iter().filter(|m| m.variant == first).map(|m| &m.params));
+    let mut points: Vec<u32> = ms.iter().map(|m| m.point).collect();
+    points.sort_unstable();
+    points.dedup();
+    let mut rows = Vec::new();
+    for point in points {
+        for variant in &variants {
+            let group: Vec<&MeasurementRecord> = ms
+                .iter()
+                .filter(|m| m.point == point && &m.variant == variant)
+                .filter(|m| is_ok(m) && m.output.metric(MARKER).is_some())
+                .collect();
+            let Some(head) = group.first() else { continue };
+            let med = |name: &str| {
+                median(
+                    group
+                        .iter()
+                        .filter_map(|m| m.output.metric(name).map(|x| x.value))
+                        .collect(),
+                )
+            };
+            let valid = group
+                .iter()
+                .filter(|m| m.output.metric(MARKER).is_some_and(|x| x.value >= 0.5))
+                .count();
+            let reason = group
+                .iter()
+                .flat_map(|m| m.output.notes.iter())
+                .find_map(|n| reasons(n).and_then(|r| r.into_iter().next()));
+            rows.push(ParallelRow {
+                point: labeler.label(&head.params),
+                variant: variant.clone(),
+                reps: group.len(),
+                threads: med("threads"),
+                aggregate_mib_s: med("aggregate_mib_s"),
+                summed_mib_s: med("summed_mib_s"),
+                overlap: med("overlap"),
+                parallelism: med("parallelism"),
+                valid,
+                reason,
+            });
+        }
+    }
+    Some(ParallelTable { rows })
+}
+
+fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    x.map(f).unwrap_or_else(|| "-".into())
+}
+
+impl ParallelRow {
+    /// `valid`, `NOT valid`, or `valid 2/3` when the repetitions disagree.
+    pub fn verdict(&self) -> String {
+        if self.valid == self.reps {
+            "valid".into()
+        } else if self.valid == 0 {
+            "NOT valid".into()
+        } else {
+            format!("valid {}/{}", self.valid, self.reps)
+        }
+    }
+}
+
+impl ParallelTable {
+    /// The aligned plain-text table, reasons listed under it.
+    pub fn render_text(&self) -> String {
+        let mut out = String::from(
+            "May the per-thread bandwidths be summed? (medians over repetitions; aggregate = \
+             all bytes over the threads' union window)\n\n",
+        );
+        let mut lines = vec![[
+            "point",
+            "variant",
+            "reps",
+            "threads",
+            "aggregate",
+            "summed",
+            "sum/agg",
+            "overlap",
+            "parallel",
+            "summing",
+        ]
+        .map(String::from)
+        .to_vec()];
+        for r in &self.rows {
+            let ratio = match (r.summed_mib_s, r.aggregate_mib_s) {
+                (Some(s), Some(a)) if a > 0.0 => format!("{:.2}×", s / a),
+                _ => "-".into(),
+            };
+            lines.push(vec![
+                r.point.clone(),
+                r.variant.clone(),
+                r.reps.to_string(),
+                opt(r.threads, fmt::count),
+                opt(r.aggregate_mib_s, |x| format!("{x:.0}")),
+                opt(r.summed_mib_s, |x| format!("{x:.0}")),
+                ratio,
+                opt(r.overlap, |x| format!("{:.0}%", x * 100.0)),
+                opt(r.parallelism, |x| format!("{x:.2}")),
+                r.verdict(),
+            ]);
+        }
+        out.push_str(&align(&lines, &[0, 1, 9]));
+        out.push_str(
+            "(aggregate and summed in MiB/s; parallel = threads' busy time over the window)\n",
+        );
+        let why: Vec<String> = self
+            .rows
+            .iter()
+            .filter_map(|r| {
+                r.reason
+                    .as_ref()
+                    .map(|why| format!("  {} [{}]: {why}", r.point, r.variant))
+            })
+            .collect();
+        if !why.is_empty() {
+            out.push_str("\nWhy not (first reason of the first repetition that failed):\n");
+            for w in why {
+                out.push_str(&w);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+/// The per-thread records of one measurement: where each thread ran, when, and what
+/// it moved. Start is relative to the first thread's start.
+pub fn render_threads(m: &MeasurementRecord) -> String {
+    let threads: &[ThreadRecord] = &m.output.threads;
+    let mut out = format!(
+        "measurement {} ({} {}), {} thread record{}\n",
+        m.seq,
+        m.variant,
+        m.params.describe(),
+        threads.len(),
+        if threads.len() == 1 { "" } else { "s" }
+    );
+    let Some(t0) = threads.iter().map(|t| t.start_ns).min() else {
+        return out;
+    };
+    let mut lines = vec![[
+        "thread",
+        "tid",
+        "pinned",
+        "cpus (samples)",
+        "migr",
+        "start ms",
+        "length ms",
+        "MiB",
+        "MiB/s",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for t in threads {
+        let len = t.end_ns.saturating_sub(t.start_ns);
+        let mib = t.bytes.map(|b| b as f64 / (1u64 << 20) as f64);
+        let cpus = t
+            .cpu_samples
+            .iter()
+            .map(|(c, n)| format!("{c}:{n}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        lines.push(vec![
+            t.role.clone(),
+            t.tid.to_string(),
+            t.pinned_cpu.map_or("-".into(), |c| c.to_string()),
+            if cpus.is_empty() { "-".into() } else { cpus },
+            t.migrations.map_or("-".into(), |m| m.to_string()),
+            format!("{:.3}", t.start_ns.saturating_sub(t0) as f64 / 1e6),
+            format!("{:.3}", len as f64 / 1e6),
+            opt(mib, |x| format!("{x:.1}")),
+            match mib {
+                Some(x) if len > 0 => format!("{:.0}", x / (len as f64 / 1e9)),
+                _ => "-".into(),
+            },
+        ]);
+    }
+    out.push_str(&align(&lines, &[0, 3]));
+    for n in m
+        .output
+        .notes
+        .iter()
+        .filter(|n| n.starts_with("summing per-thread"))
+    {
+        out.push_str(n);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perflab_core::record::MeasurementStatus;
+    use perflab_core::{Better, Metric, ParamValue, Params, Unit, WorkloadOutput};
+
+    fn m(
+        seq: u32,
+        point: u32,
+        variant: &str,
+        valid: bool,
+        agg: f64,
+        sum: f64,
+    ) -> MeasurementRecord {
+        let metric = |n: &str, v: f64| Metric::new(n, v, Unit::Count, Better::Neither);
+        let note = if valid {
+            "summing per-thread bandwidths is valid: 2 threads: …".to_string()
+        } else {
+            "summing per-thread bandwidths is NOT valid: 4 threads: aggregate 1 MiB/s; 4 \
+             threads pinned to CPU 0 shared it for 99% of the window; another"
+                .to_string()
+        };
+        MeasurementRecord {
+            seq,
+            point,
+            params: Params(
+                [(
+                    "threads_per_channel".to_string(),
+                    ParamValue::Int(i64::from(point) + 1),
+                )]
+                .into_iter()
+                .collect(),
+            ),
+            variant: variant.into(),
+            rep: 0,
+            status: MeasurementStatus::Ok,
+            started_at: 0.0,
+            elapsed_s: 1.0,
+            output: WorkloadOutput {
+                metrics: vec![
+                    metric("aggregate_mib_s", agg),
+                    metric("summed_mib_s", sum),
+                    metric("overlap", 0.99),
+                    metric("parallelism", 1.0),
+                    metric("sum_valid", f64::from(u8::from(valid))),
+                    metric("threads", 4.0),
+                ],
+                threads: vec![
+                    ThreadRecord {
+                        role: "c0t0".into(),
+                        tid: 7,
+                        pinned_cpu: Some(0),
+                        cpu_samples: vec![(0, 3)],
+                        start_ns: 1_000_000,
+                        end_ns: 101_000_000,
+                        bytes: Some(100 << 20),
+                        ..Default::default()
+                    },
+                    ThreadRecord {
+                        role: "c0t1".into(),
+                        tid: 8,
+                        start_ns: 2_000_000,
+                        end_ns: 52_000_000,
+                        bytes: Some(10 << 20),
+                        ..Default::default()
+                    },
+                ],
+                notes: vec![note],
+                ..Default::default()
+            },
+            telemetry: Vec::new(),
+        }
+    }
+
+    fn info() -> RunInfo {
+        serde_json::from_value(serde_json::json!({
+            "id": 1, "created_at": 0.0, "study": "parallel", "workload": "xfer",
+            "label": null, "status": "complete", "spec": {}, "fingerprint": {},
+            "unavailable": [], "planned": 4, "done": 4, "failed": 0
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn table_shows_aggregate_against_summed_with_the_verdict_and_reason() {
+        let ms = vec![
+            m(0, 0, "spread", true, 100.0, 101.0),
+            m(1, 1, "spread", false, 100.0, 400.0),
+            m(2, 1, "spread", true, 100.0, 102.0),
+        ];
+        let t = parallel_table(&info(), &ms).unwrap();
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.rows[0].verdict(), "valid");
+        assert_eq!(t.rows[1].verdict(), "valid 1/2");
+        assert_eq!(t.rows[1].summed_mib_s, Some(251.0));
+        let text = t.render_text();
+        assert!(text.contains("threads_per_channel=2  spread"), "{text}");
+        assert!(text.contains("2.51×"), "{text}");
+        assert!(
+            text.contains(
+                "threads_per_channel=2 [spread]: 4 threads pinned to CPU 0 shared it for 99% of the window"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("another"), "{text}");
+        assert!(parallel_table(&info(), &[]).is_none());
+    }
+
+    #[test]
+    fn thread_records_render_relative_to_the_first_start() {
+        let text = render_threads(&m(0, 0, "free", true, 1.0, 1.0));
+        assert!(text.contains("2 thread records"), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[2].starts_with("c0t0"), "{text}");
+        assert!(lines[2].contains("0:3"), "{text}");
+        assert!(
+            lines[2].contains("0.000") && lines[2].contains("100.000"),
+            "{text}"
+        );
+        assert!(lines[2].ends_with("1000"), "{text}");
+        assert!(
+            lines[3].contains("1.000") && lines[3].contains("200"),
+            "{text}"
+        );
+    }
+}
