@@ -12,13 +12,15 @@ pub mod units;
 pub mod workload;
 
 pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};
-pub use output::{HistogramData, Metric, ThreadRecord, WorkloadOutput};
+pub use output::{HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
 pub use params::{
     format_size, parse_duration, parse_size, resolve, ParamKind, ParamSpec, ParamValue, Params,
 };
 pub use perflab_sys::SysRoot;
 pub use telemetry::TelemetryRow;
-pub use threads::{current_cpu, current_tid, monotonic_ns, ThreadProbe, ThreadTracker};
+pub use threads::{
+    current_cpu, current_tid, monotonic_ns, ThreadEvent, ThreadProbe, ThreadTracker,
+};
 pub use units::{Better, Unit};
 pub use workload::{MeasureCtx, Monitor, Workload, WorkloadInfo};
 

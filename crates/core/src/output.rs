@@ -96,6 +96,43 @@ pub struct ThreadRecord {
     pub start_ns: u64,
     pub end_ns: u64,
     pub bytes: Option<u64>,
+    /// The thread's own perf counts from `begin` to `finish`, when a counters monitor
+    /// asked for them (see `ThreadTracker::count_per_thread`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<ThreadCount>,
+}
+
+/// One perf event counted on one thread.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThreadCount {
+    pub event: String,
+    /// Scaled for multiplexing (value × enabled / running); `None` when the event never
+    /// got a hardware counter while the thread ran: unknown, not 0.
+    pub value: Option<f64>,
+    /// The share of the time the event was on a counter, when it was multiplexed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_pct: Option<f64>,
+}
+
+impl ThreadCount {
+    /// From one read of (value, enabled ns, running ns).
+    pub fn from_times(event: &str, [value, enabled, running]: [u64; 3]) -> Self {
+        let (value, running_pct) = if running >= enabled {
+            (Some(value as f64), None)
+        } else if running == 0 {
+            (None, Some(0.0))
+        } else {
+            (
+                Some(value as f64 * enabled as f64 / running as f64),
+                Some(100.0 * running as f64 / enabled as f64),
+            )
+        };
+        Self {
+            event: event.to_string(),
+            value,
+            running_pct,
+        }
+    }
 }
 
 /// Everything a workload produced in one measurement.

@@ -6,9 +6,12 @@
 //! and hands the record to the shared `ThreadTracker` when it ends.
 
 use std::collections::BTreeMap;
+use std::os::fd::OwnedFd;
 use std::sync::Mutex;
 
-use crate::output::ThreadRecord;
+use perflab_sys::perf_event;
+
+use crate::output::{ThreadCount, ThreadRecord};
 
 /// CLOCK_MONOTONIC in nanoseconds: the one clock all thread records use.
 pub fn monotonic_ns() -> u64 {
@@ -34,10 +37,21 @@ pub fn current_tid() -> i32 {
     unsafe { libc::syscall(libc::SYS_gettid) as i32 }
 }
 
+/// A perf event every workload thread counts on itself, as perf_event_open takes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadEvent {
+    pub name: &'static str,
+    pub type_: u32,
+    pub config: u64,
+    /// perf_event_attr flag bits (exclude_kernel where only user mode may be counted).
+    pub flags: u64,
+}
+
 /// Collects the records of all threads of one measurement.
 #[derive(Debug, Default)]
 pub struct ThreadTracker {
     records: Mutex<Vec<ThreadRecord>>,
+    events: Mutex<Vec<ThreadEvent>>,
 }
 
 impl ThreadTracker {
@@ -45,8 +59,31 @@ impl ThreadTracker {
         Self::default()
     }
 
+    /// Makes every thread that begins from now on count `events` on itself, so counts
+    /// come per workload thread and not only summed over the process. The counters
+    /// monitor calls it with the events it could open.
+    pub fn count_per_thread(&self, events: Vec<ThreadEvent>) {
+        *self.events.lock().unwrap_or_else(|e| e.into_inner()) = events;
+    }
+
     /// Called from inside a workload thread when it starts its work.
     pub fn begin(&self, role: &str, pinned_cpu: Option<u32>) -> ThreadProbe {
+        let events = self
+            .events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        // Opened on the thread itself (pid 0), enabled at once, never inherited: the
+        // count is this thread's alone. An event that fails to open is left out; the
+        // monitor has already said which events this machine lacks.
+        let counters = events
+            .iter()
+            .filter_map(|e| {
+                perf_event::open(e.type_, e.config, perf_event::READ_TIMES, e.flags, 0, -1)
+                    .ok()
+                    .map(|fd| (e.name, fd))
+            })
+            .collect();
         let mut probe = ThreadProbe {
             record: ThreadRecord {
                 role: role.to_string(),
@@ -56,6 +93,7 @@ impl ThreadTracker {
                 ..Default::default()
             },
             samples: BTreeMap::new(),
+            counters,
         };
         probe.sample_cpu();
         probe
@@ -93,6 +131,7 @@ impl ThreadTracker {
 pub struct ThreadProbe {
     record: ThreadRecord,
     samples: BTreeMap<u32, u64>,
+    counters: Vec<(&'static str, OwnedFd)>,
 }
 
 impl ThreadProbe {
@@ -107,6 +146,15 @@ impl ThreadProbe {
     pub fn finish(mut self, tracker: &ThreadTracker, bytes: Option<u64>) {
         self.sample_cpu();
         self.record.end_ns = monotonic_ns();
+        self.record.counters = self
+            .counters
+            .iter()
+            .filter_map(|(name, fd)| {
+                perf_event::read_times(fd)
+                    .ok()
+                    .map(|t| ThreadCount::from_times(name, t))
+            })
+            .collect();
         self.record.bytes = bytes;
         self.record.cpu_samples = self.samples.into_iter().collect();
         // The thread's own live scheduler counters: these describe this process on the
@@ -144,6 +192,63 @@ mod tests {
         assert_eq!(recs[0].bytes, Some(42));
         assert!(recs[0].end_ns >= recs[0].start_ns);
         assert!(!recs[0].cpu_samples.is_empty());
+        assert!(recs[0].counters.is_empty(), "nothing asked for counts");
         assert!(tracker.take().is_empty());
+    }
+
+    /// Two threads of one measurement, one sleeping in many short steps: each record
+    /// holds its own thread's context switches, not the other's.
+    #[test]
+    fn counts_each_thread_on_its_own() {
+        let tracker = ThreadTracker::new();
+        tracker.count_per_thread(vec![ThreadEvent {
+            name: "context-switches",
+            type_: perf_event::PERF_TYPE_SOFTWARE,
+            config: 3,
+            flags: 0,
+        }]);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let p = tracker.begin("sleeper", None);
+                for _ in 0..200 {
+                    std::thread::sleep(std::time::Duration::from_micros(100));
+                }
+                p.finish(&tracker, None);
+            });
+            s.spawn(|| {
+                let p = tracker.begin("spinner", None);
+                let t = std::time::Instant::now();
+                while t.elapsed() < std::time::Duration::from_millis(5) {
+                    std::hint::spin_loop();
+                }
+                p.finish(&tracker, None);
+            });
+        });
+        let recs = tracker.take();
+        let switches = |role: &str| {
+            let r = recs.iter().find(|r| r.role == role).unwrap();
+            if r.counters.is_empty() {
+                return None; // perf events refused here (seccomp, paranoid 3)
+            }
+            assert_eq!(r.counters[0].event, "context-switches");
+            r.counters[0].value
+        };
+        let (Some(sleeper), Some(spinner)) = (switches("sleeper"), switches("spinner")) else {
+            eprintln!("skipped: perf_event_open refused for software events");
+            return;
+        };
+        assert!(sleeper >= 200.0, "{sleeper}");
+        assert!(spinner < 100.0, "{spinner}");
+    }
+
+    #[test]
+    fn multiplexed_counts_are_scaled_and_unknown_when_never_running() {
+        let c = ThreadCount::from_times("cycles", [1000, 400, 100]);
+        assert_eq!(c.value, Some(4000.0));
+        assert_eq!(c.running_pct, Some(25.0));
+        let c = ThreadCount::from_times("cycles", [0, 400, 0]);
+        assert_eq!(c.value, None);
+        let c = ThreadCount::from_times("task-clock", [7, 5, 5]);
+        assert_eq!((c.value, c.running_pct), (Some(7.0), None));
     }
 }

@@ -101,24 +101,29 @@ fn ping_pong_counts_at_least_two_context_switches_per_round_trip() {
     const N: usize = 2000;
     let cpu = perflab_core::current_cpu().unwrap_or(0);
     let c = ctx(vec![]);
+    let (t1, t2) = (c.threads.clone(), c.threads.clone());
     let Some((_, rows)) = measure(CountersMonitor::per_process(), &c, || {
         let (mut ping_r, mut ping_w) = pipe();
         let (mut pong_r, mut pong_w) = pipe();
         let pong = std::thread::spawn(move || {
             pin_to(cpu);
+            let probe = t1.begin("pong", Some(cpu));
             let mut b = [0u8];
             for _ in 0..N {
                 ping_r.read_exact(&mut b).unwrap();
                 pong_w.write_all(&b).unwrap();
             }
+            probe.finish(&t1, None);
         });
         let ping = std::thread::spawn(move || {
             pin_to(cpu);
+            let probe = t2.begin("ping", Some(cpu));
             let mut b = [7u8];
             for _ in 0..N {
                 ping_w.write_all(&b).unwrap();
                 pong_r.read_exact(&mut b).unwrap();
             }
+            probe.finish(&t2, None);
         });
         ping.join().unwrap();
         pong.join().unwrap();
@@ -128,6 +133,22 @@ fn ping_pong_counts_at_least_two_context_switches_per_round_trip() {
     let cs = value(&rows, "context-switches", None).expect("context-switches row");
     println!("{N} round trips on CPU {cpu}: {cs} context switches");
     assert!(cs >= (2 * N) as f64, "{cs} < {}", 2 * N);
+    // Per thread: each side blocks once per round trip, and the two add up to no more
+    // than the process total.
+    let per_thread: Vec<f64> = c
+        .threads
+        .take()
+        .iter()
+        .map(|r| {
+            let count = r.counters.iter().find(|k| k.event == "context-switches");
+            count.and_then(|k| k.value).expect("a per-thread count")
+        })
+        .collect();
+    assert_eq!(per_thread.len(), 2);
+    for t in &per_thread {
+        assert!(*t >= N as f64, "{per_thread:?}");
+    }
+    assert!(per_thread.iter().sum::<f64>() <= cs, "{per_thread:?} > {cs}");
     assert!(value(&rows, "cpu-migrations", None).is_some());
     let tc = rows.iter().find(|r| r.key == "task-clock").unwrap();
     assert_eq!(tc.unit, Unit::Milliseconds);

@@ -278,7 +278,8 @@ impl Store {
         let mut stmt = tx
             .prepare_cached(
                 "SELECT seq, role, tid, pinned_cpu, cpu_samples, migrations, voluntary_switches, \
-                 involuntary_switches, start_ns, end_ns, bytes FROM threads WHERE run_id = ?1 \
+                 involuntary_switches, start_ns, end_ns, bytes, counters FROM threads \
+                 WHERE run_id = ?1 \
                  ORDER BY seq, idx",
             )
             .at(path)?;
@@ -291,6 +292,7 @@ impl Store {
                     .at(path)
             };
             let samples: String = r.get(4).at(path)?;
+            let counts: Option<String> = r.get(11).at(path)?;
             let t = ThreadRecord {
                 role: r.get(1).at(path)?,
                 tid: r.get(2).at(path)?,
@@ -307,6 +309,15 @@ impl Store {
                 start_ns: u64_from_sql(r.get(8).at(path)?),
                 end_ns: u64_from_sql(r.get(9).at(path)?),
                 bytes: counter(10)?,
+                counters: match counts {
+                    None => Vec::new(),
+                    Some(text) => serde_json::from_str(&text).map_err(|e| {
+                        corrupt(
+                            path,
+                            format!("run {id} measurement {seq}: thread counters: {e}"),
+                        )
+                    })?,
+                },
             };
             recs[slot(seq)?].output.threads.push(t);
         }

@@ -18,7 +18,7 @@
 pub const APPLICATION: &str = "perflab";
 
 /// The schema version this build writes and understands.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One step up the schema versions.
 #[derive(Clone, Copy, Debug)]
@@ -32,7 +32,11 @@ pub struct Migration {
 pub const META: &str =
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;";
 
-pub const MIGRATIONS: &[Migration] = &[Migration { to: 1, sql: V1 }];
+pub const MIGRATIONS: &[Migration] = &[Migration { to: 1, sql: V1 }, Migration { to: 2, sql: V2 }];
+
+/// Per-thread perf counts (JSON `[{"event", "value", "running_pct"}, ...]`; NULL when the
+/// thread counted nothing, as every thread recorded before version 2).
+const V2: &str = "ALTER TABLE threads ADD COLUMN counters TEXT;";
 
 const V1: &str = r#"
 CREATE TABLE runs (

@@ -303,8 +303,8 @@ fn insert_children(
     let mut ins = tx
         .prepare_cached(
             "INSERT INTO threads (run_id, seq, idx, role, tid, pinned_cpu, cpu_samples, \
-             migrations, voluntary_switches, involuntary_switches, start_ns, end_ns, bytes) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+             migrations, voluntary_switches, involuntary_switches, start_ns, end_ns, bytes, \
+             counters) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
         )
         .at(path)?;
     for (idx, t) in out.threads.iter().enumerate() {
@@ -321,7 +321,12 @@ fn insert_children(
             t.involuntary_switches.map(u64_to_sql),
             u64_to_sql(t.start_ns),
             u64_to_sql(t.end_ns),
-            t.bytes.map(u64_to_sql)
+            t.bytes.map(u64_to_sql),
+            if t.counters.is_empty() {
+                None
+            } else {
+                Some(json("thread counters", &t.counters)?)
+            }
         ])
         .at(path)?;
     }

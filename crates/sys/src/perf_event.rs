@@ -3,7 +3,7 @@
 //! is accepted by every kernel since 2.6.31, so there is no struct-size negotiation.
 
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 pub const PERF_TYPE_HARDWARE: u32 = 0;
 pub const PERF_TYPE_SOFTWARE: u32 = 1;
@@ -69,4 +69,32 @@ pub fn open(
     }
     // SAFETY: the kernel just gave us this descriptor and nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
+}
+
+/// read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING: a read gives (value, enabled,
+/// running), so a multiplexed count can be scaled.
+pub const READ_TIMES: u64 = 1 | 2;
+
+/// Reads a counter opened with [`READ_TIMES`]: (value, nanoseconds enabled, nanoseconds
+/// running).
+pub fn read_times(fd: &OwnedFd) -> io::Result<[u64; 3]> {
+    let mut buf = [0u64; 3];
+    // SAFETY: buf is 24 writable bytes owned by this frame.
+    let n = unsafe {
+        libc::read(
+            fd.as_raw_fd(),
+            buf.as_mut_ptr().cast::<libc::c_void>(),
+            std::mem::size_of_val(&buf),
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if n as usize != std::mem::size_of_val(&buf) {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("perf counter read gave {n} bytes, expected 24"),
+        ));
+    }
+    Ok(buf)
 }

@@ -35,7 +35,7 @@ mod perf;
 mod rows;
 mod scale;
 
-use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unavailable};
+use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, ThreadEvent, Unavailable};
 use perflab_sys::{SysRoot, Topology};
 
 use crate::counter::not_started;
@@ -295,6 +295,22 @@ impl Monitor for CountersMonitor {
                     MonitorError::Failed(format!("{}: enable {}: {e}", self.source(), o.event.name))
                 })?;
             }
+        }
+        if self.scope == Scope::Process {
+            // Workload threads that begin after this count the same events on themselves,
+            // so their records say which thread did what (the rows stay the process sum).
+            let flags = perf::mode_flags(self.modes.unwrap_or(Modes::UserAndKernel));
+            ctx.threads.count_per_thread(
+                opened
+                    .iter()
+                    .map(|o| ThreadEvent {
+                        name: o.event.name,
+                        type_: o.event.attr.0,
+                        config: o.event.attr.1,
+                        flags,
+                    })
+                    .collect(),
+            );
         }
         self.open = Some(opened);
         Ok(())

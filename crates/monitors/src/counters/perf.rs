@@ -14,9 +14,7 @@ pub(crate) use perflab_sys::perf_event::{
     PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_SOFTWARE,
 };
 
-/// read_format: TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING, so a read gives
-/// (value, enabled, running) and a multiplexed count can be scaled.
-const READ_FORMAT: u64 = 1 | 2;
+use perflab_sys::perf_event::READ_TIMES as READ_FORMAT;
 
 const IOC_ENABLE: libc::c_ulong = 0x2400;
 const IOC_DISABLE: libc::c_ulong = 0x2401;
@@ -43,16 +41,21 @@ pub(crate) enum Modes {
 #[derive(Debug)]
 pub(crate) struct EventFd(OwnedFd);
 
+/// The flag bits `modes` adds to perf_event_attr.
+pub(crate) fn mode_flags(modes: Modes) -> u64 {
+    match modes {
+        Modes::UserAndKernel => 0,
+        Modes::UserOnly => FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV,
+    }
+}
+
 /// Opens a disabled counter; the errno on failure.
 pub(crate) fn open(
     (type_, config): (u32, u64),
     target: Target,
     modes: Modes,
 ) -> Result<EventFd, i32> {
-    let mut flags = FLAG_DISABLED;
-    if modes == Modes::UserOnly {
-        flags |= FLAG_EXCLUDE_KERNEL | FLAG_EXCLUDE_HV;
-    }
+    let mut flags = FLAG_DISABLED | mode_flags(modes);
     let (pid, cpu) = match target {
         Target::ThisThreadAndChildren => {
             flags |= FLAG_INHERIT;
@@ -86,28 +89,11 @@ impl EventFd {
     /// The count with its enabled and running times, children included (the kernel adds
     /// the counts of live and exited inherited children to the parent's read).
     pub(crate) fn read(&self) -> io::Result<Reading> {
-        let mut buf = [0u64; 3];
-        // SAFETY: buf is 24 writable bytes owned by this frame.
-        let n = unsafe {
-            libc::read(
-                self.0.as_raw_fd(),
-                buf.as_mut_ptr().cast::<libc::c_void>(),
-                std::mem::size_of_val(&buf),
-            )
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if n as usize != std::mem::size_of_val(&buf) {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                format!("perf counter read gave {n} bytes, expected 24"),
-            ));
-        }
+        let [value, enabled, running] = perflab_sys::perf_event::read_times(&self.0)?;
         Ok(Reading {
-            value: buf[0],
-            enabled: buf[1],
-            running: buf[2],
+            value,
+            enabled,
+            running,
         })
     }
 }

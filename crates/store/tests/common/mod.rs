@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use perflab_core::{
-    Better, HistogramData, Metric, ParamValue, Params, TelemetryRow, ThreadRecord, Unit,
-    WorkloadOutput,
+    Better, HistogramData, Metric, ParamValue, Params, TelemetryRow, ThreadCount, ThreadRecord,
+    Unit, WorkloadOutput,
 };
 use perflab_store::{
     MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement, UnavailableVariant,
@@ -131,6 +131,18 @@ pub fn record(p: &PlannedMeasurement, telemetry: usize) -> MeasurementRecord {
                     start_ns: 12_345_678_901_234,
                     end_ns: 12_345_928_901_234,
                     bytes: Some(456_000),
+                    counters: vec![
+                        ThreadCount {
+                            event: "context-switches".into(),
+                            value: Some(57_003.0),
+                            running_pct: None,
+                        },
+                        ThreadCount {
+                            event: "cycles".into(),
+                            value: None,
+                            running_pct: Some(0.0),
+                        },
+                    ],
                 },
                 ThreadRecord {
                     role: "wakee".into(),
@@ -143,6 +155,7 @@ pub fn record(p: &PlannedMeasurement, telemetry: usize) -> MeasurementRecord {
                     start_ns: 12_345_678_901_300,
                     end_ns: u64::MAX,
                     bytes: None,
+                    counters: vec![],
                 },
             ],
             notes: vec!["CPU 5 ran the wakee for 40% of samples — not pinned".into()],

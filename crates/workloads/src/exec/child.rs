@@ -181,6 +181,8 @@ pub(super) fn run(l: &Launch, ctx: &MeasureCtx) -> Result<Finished, String> {
         start_ns,
         end_ns,
         bytes: None,
+        // The command's counts are the counters monitor's rows (inherited by the child).
+        counters: Vec::new(),
     };
     Ok(Finished {
         ending,
