@@ -146,6 +146,9 @@ pub struct ShowArgs {
     /// Drill down into one CPU pair: A,B
     #[arg(long, value_name = "A,B")]
     pub pair: Option<String>,
+    /// Per-thread records of one measurement (its seq): CPUs, migrations, interval, bytes
+    #[arg(long, value_name = "SEQ")]
+    pub threads: Option<u32>,
     #[arg(long)]
     pub json: bool,
 }

@@ -31,11 +31,29 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(0);
     }
+    if let Some(seq) = a.threads {
+        let m = ms
+            .iter()
+            .find(|m| m.seq == seq)
+            .ok_or_else(|| input(format!("run {} has no measurement {seq}", info.id)))?;
+        print!("{}", report::render_threads(m));
+        return Ok(0);
+    }
     print_header(&info);
     println!();
     print!("{}", summary.render_text());
+    print_parallel(&info, &ms);
     print_counters(&info, &ms);
     Ok(0)
+}
+
+/// The aggregate-against-summed table, when the run's measurements carry the verdict of
+/// threaded transfers (xfer's channel model, dmatest).
+fn print_parallel(info: &RunInfo, ms: &[MeasurementRecord]) {
+    if let Some(t) = report::parallel_table(info, ms) {
+        println!();
+        print!("{}", t.render_text());
+    }
 }
 
 /// The drill-down of one pair: against the baseline where two variants were measured,
@@ -179,6 +197,7 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
             }
         }
     }
+    print_parallel(&info, &ms);
     print_counters(&info, &ms);
     Ok(())
 }
