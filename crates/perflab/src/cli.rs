@@ -63,6 +63,8 @@ pub enum Command {
     Import(ImportArgs),
     /// List workloads, monitors, knobs, parsers and studies
     List,
+    /// Answer `netrr` measurements from another host (the peer of `-p peer=ADDR:PORT`)
+    Serve(ServeArgs),
 }
 
 #[derive(Args, Debug, Default)]
@@ -208,8 +210,10 @@ pub struct CompareArgs {
 #[derive(Args, Debug)]
 pub struct CrosscheckArgs {
     /// What to check: ctxsw (against `perf bench sched pipe -T` on the same CPUs), memcpy
-    /// (xfer's memcpy engine against `perf bench mem memcpy` at the same sizes) or runner
-    /// (perflab's own cost over 1,000 null measurements)
+    /// (xfer's memcpy engine against `perf bench mem memcpy` at the same sizes), netrr
+    /// (UDP round trips against `sockperf ping-pong` on 127.0.0.1; --pairs are client,server
+    /// CPUs, --sizes message sizes [default: 64]) or runner (perflab's own cost over 1,000
+    /// null measurements)
     #[arg(default_value = "ctxsw")]
     pub workload: String,
     /// CPU pairs A,B separated by spaces [default: 0,0 and 0,<first CPU of another core>]
@@ -224,6 +228,26 @@ pub struct CrosscheckArgs {
     /// Rounds of alternating measurements per pair
     #[arg(long, default_value_t = 3)]
     pub rounds: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on; measurement traffic is answered on the same address
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    pub listen: String,
+    /// Control port
+    #[arg(long, default_value_t = 7700)]
+    pub port: u16,
+    /// Shared token clients must present [default: $PERFLAB_SERVE_TOKEN, else a random
+    /// one, printed at start]
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Sessions served at once; more are refused with "busy"
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub max_sessions: usize,
+    /// Longest a session may last; its measurement traffic is no longer answered after
+    #[arg(long, default_value = "10m", value_name = "TIME")]
+    pub session_time: String,
 }
 
 #[derive(Args, Debug)]

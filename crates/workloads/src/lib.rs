@@ -8,6 +8,7 @@
 mod affinity;
 pub mod crosscheck;
 pub mod crosscheck_mem;
+pub mod crosscheck_net;
 pub mod ctxsw;
 pub mod exec;
 pub mod netrr;

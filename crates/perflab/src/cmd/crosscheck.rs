@@ -20,8 +20,9 @@ pub fn run(g: &Global, a: CrosscheckArgs) -> anyhow::Result<i32> {
         "ctxsw" => ctxsw(g, &a),
         "runner" => runner(),
         "memcpy" | "xfer" => memcpy(&a),
+        "netrr" => netrr(g, &a),
         other => Err(input(format!(
-            "no cross-check for {other:?} (available: ctxsw, memcpy, runner)"
+            "no cross-check for {other:?} (available: ctxsw, memcpy, netrr, runner)"
         ))),
     }
 }
@@ -100,6 +101,76 @@ fn memcpy(a: &CrosscheckArgs) -> anyhow::Result<i32> {
         );
     }
     print_worst(&rows.iter().map(|r| r.ratio).collect::<Vec<_>>());
+    Ok(0)
+}
+
+/// netrr UDP against `sockperf ping-pong --full-rtt` on 127.0.0.1, per CPU pair (client,
+/// server) and message size, medians over alternating rounds.
+fn netrr(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
+    let sys = common::sysroot(g)?;
+    let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
+    let pairs = if a.pairs.is_empty() {
+        default_pairs(&sys)?
+    } else {
+        a.pairs
+            .iter()
+            .map(|p| common::parse_pair("--pairs", p))
+            .collect::<anyhow::Result<Vec<_>>>()?
+    };
+    let sizes: Vec<usize> = match &a.sizes {
+        Some(text) => text
+            .split(',')
+            .map(|s| perflab_core::parse_size(s).map(|v| v as usize).map_err(input))
+            .collect::<anyhow::Result<_>>()?,
+        None => vec![64],
+    };
+    println!(
+        "netrr UDP (perflab) against `sockperf ping-pong --full-rtt` on 127.0.0.1, round trips          in µs, {} s per measurement, medians of {} alternating rounds",
+        duration.ceil().max(1.0),
+        a.rounds.max(1)
+    );
+    println!(
+        "{:>9} {:>6}  {:>9} {:>9} {:>9}  {:>9} {:>9} {:>9}  {:>6} {:>6} {:>6}",
+        "cpus c,s", "size", "netrr avg", "p50", "p99", "sockperf", "p50", "p99", "avg", "p50",
+        "p99"
+    );
+    let mut p50s = Vec::new();
+    for (c, s) in pairs {
+        for &size in &sizes {
+            let rows = perflab_workloads::crosscheck_net::netrr_vs_sockperf(
+                size, c, s, duration, a.rounds,
+            )?;
+            let med = |f: &dyn Fn(&perflab_workloads::crosscheck_net::NetCrossRow) -> f64| {
+                median(rows.iter().map(f).collect())
+            };
+            let (na, n50, n99) = (
+                med(&|r| r.netrr.avg_us),
+                med(&|r| r.netrr.p50_us),
+                med(&|r| r.netrr.p99_us),
+            );
+            let (sa, s50, s99) = (
+                med(&|r| r.sockperf.avg_us),
+                med(&|r| r.sockperf.p50_us),
+                med(&|r| r.sockperf.p99_us),
+            );
+            p50s.push(n50 / s50);
+            println!(
+                "{:>9} {size:>6}  {na:>9.2} {n50:>9.2} {n99:>9.2}  {sa:>9.2} {s50:>9.2} \
+                 {s99:>9.2}  {:>6.3} {:>6.3} {:>6.3}",
+                format!("{c},{s}"),
+                na / sa,
+                n50 / s50,
+                n99 / s99
+            );
+        }
+    }
+    println!("ratios are netrr / sockperf; the p50 is held to within 5%");
+    let worst = p50s.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
+    println!(
+        "largest p50 deviation {:.1}% ({})",
+        worst * 100.0,
+        if worst <= 0.05 { "within ±5%" } else { "outside ±5%" }
+    );
     Ok(0)
 }
 

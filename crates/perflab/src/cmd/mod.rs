@@ -10,6 +10,7 @@ mod list;
 mod ls;
 mod restore;
 mod run;
+mod serve;
 mod show;
 
 use crate::cli::{Cli, Command};
@@ -30,5 +31,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Crosscheck(a) => crosscheck::run(&g, a),
         Command::Import(a) => import::run(&g, a),
         Command::List => list::run(),
+        Command::Serve(a) => serve::run(&g, a),
     }
 }

@@ -1,0 +1,79 @@
+//! `perflab serve`: the responder for `netrr` measurements from another host.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use perflab_workloads::netrr::serve::{Log, ServeConfig, Server};
+
+use crate::cli::{Global, ServeArgs};
+use crate::exit::input;
+
+pub fn run(_g: &Global, a: ServeArgs) -> anyhow::Result<i32> {
+    let ip: IpAddr = a.listen.parse().map_err(|_| {
+        input(format!(
+            "--listen {:?} is not an IP address (e.g. 127.0.0.1, 0.0.0.0 or 10.0.0.2)",
+            a.listen
+        ))
+    })?;
+    let session_time = perflab_core::parse_duration(&a.session_time).map_err(input)?;
+    if session_time <= 0.0 {
+        return Err(input("--session-time must be above 0"));
+    }
+    if a.max_sessions == 0 {
+        return Err(input("--max-sessions must be at least 1"));
+    }
+    let (token, generated) = match a
+        .token
+        .clone()
+        .or_else(|| std::env::var("PERFLAB_SERVE_TOKEN").ok())
+        .filter(|t| !t.is_empty())
+    {
+        Some(t) => (t, false),
+        None => (random_token()?, true),
+    };
+    let mut cfg = ServeConfig::new(token.clone());
+    cfg.listen = SocketAddr::new(ip, a.port);
+    cfg.max_sessions = a.max_sessions;
+    cfg.session_time = Duration::from_secs_f64(session_time);
+    let server = Server::bind(cfg).map_err(|e| input(e.to_string()))?;
+    let addr = server.local_addr()?;
+    eprintln!(
+        "perflab serve: listening on {addr}, at most {} sessions of {} s each",
+        a.max_sessions, session_time
+    );
+    if generated {
+        eprintln!("token: {token}");
+        eprintln!(
+            "measure from the other host with: perflab run --workload netrr -p peer={addr} \
+             -p token={token}  (or PERFLAB_SERVE_TOKEN={token})"
+        );
+    }
+    if ip.is_unspecified() || !ip.is_loopback() {
+        eprintln!(
+            "note: listening beyond loopback; anyone who can reach {addr} and knows the token \
+             can make this host answer UDP/TCP echoes to their own address"
+        );
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let signals = perflab_knobs::signals::install(stop.clone())?;
+    let log: Log = Arc::new(|line: &str| eprintln!("perflab serve: {line}"));
+    server.run(&stop, log)?;
+    eprintln!("perflab serve: stopped");
+    Ok(signals.received().map(|s| 128 + s).unwrap_or(0))
+}
+
+/// 128 random bits from the kernel, as hex.
+fn random_token() -> anyhow::Result<String> {
+    let mut buf = [0u8; 16];
+    // SAFETY: getrandom writes at most buf.len() bytes into the buffer we own.
+    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
+    if n != buf.len() as isize {
+        anyhow::bail!(
+            "cannot get random bytes for a token ({}); give --token",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
