@@ -47,7 +47,16 @@ const NAMES: &[&str] = &[
     "counters-cpu",
     "fake",
 ];
-const DEFAULTS: &[&str] = &["interrupts", "softirqs", "cpu_time", "cpuidle", "placement"];
+// counters is a default so every result carries its counts; counters-cpu needs privileges
+// and counts other tasks too, so it is asked for by name.
+const DEFAULTS: &[&str] = &[
+    "interrupts",
+    "softirqs",
+    "cpu_time",
+    "cpuidle",
+    "placement",
+    "counters",
+];
 
 /// Every monitor name `by_name` accepts, the deterministic `fake` last.
 pub fn names() -> &'static [&'static str] {

@@ -148,7 +148,10 @@ fn ping_pong_counts_at_least_two_context_switches_per_round_trip() {
     for t in &per_thread {
         assert!(*t >= N as f64, "{per_thread:?}");
     }
-    assert!(per_thread.iter().sum::<f64>() <= cs, "{per_thread:?} > {cs}");
+    assert!(
+        per_thread.iter().sum::<f64>() <= cs,
+        "{per_thread:?} > {cs}"
+    );
     assert!(value(&rows, "cpu-migrations", None).is_some());
     let tc = rows.iter().find(|r| r.key == "task-clock").unwrap();
     assert_eq!(tc.unit, Unit::Milliseconds);
@@ -324,6 +327,16 @@ fn hardware_events_have_no_rows_needs_machine_without_pmu() {
             "{ev} has a row"
         );
     }
+    // Said once, on one line naming them all, since one reason covers the eight.
+    let notes = m.notes();
+    let line = notes
+        .iter()
+        .find(|n| n.contains("instructions"))
+        .expect("a note");
+    for ev in HARDWARE {
+        assert!(line.contains(ev), "{line}");
+    }
+    assert_eq!(notes.iter().filter(|n| n.contains("cycles")).count(), 1);
     for derived in [
         "ipc",
         "cache_miss_rate",

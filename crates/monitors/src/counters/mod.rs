@@ -238,10 +238,23 @@ impl Monitor for CountersMonitor {
     }
 
     fn notes(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .unsupported()
-            .iter()
-            .map(|(event, why)| format!("{}: {event} unsupported: {why}", self.source()))
+        // One line per reason: a VM without a PMU refuses all eight hardware events alike.
+        let mut by_reason: Vec<(&str, Vec<&str>)> = Vec::new();
+        for (event, why) in self.unsupported() {
+            match by_reason.iter_mut().find(|(w, _)| w == why) {
+                Some((_, events)) => events.push(event),
+                None => by_reason.push((why, vec![event])),
+            }
+        }
+        let mut out: Vec<String> = by_reason
+            .into_iter()
+            .map(|(why, events)| {
+                format!(
+                    "{}: {} unsupported: {why}",
+                    self.source(),
+                    events.join(", ")
+                )
+            })
             .collect();
         if let Some(why) = self.user_only_reason() {
             out.push(format!("{}: user space only: {why}", self.source()));
