@@ -115,18 +115,22 @@ fn by_name(sys: &SysRoot, name: &str) -> Result<Vec<u32>, String> {
         irqs = msi_irqs(sys, name);
     }
     if irqs.is_empty() {
-        let names: Vec<&str> = table
-            .rows
-            .iter()
-            .filter(|r| r.name.parse::<u32>().is_ok())
-            .filter_map(|r| r.desc.split_whitespace().last())
-            .take(12)
-            .collect();
+        const SHOWN: usize = 30;
+        let mut names: Vec<&str> = Vec::new();
+        for row in table.rows.iter().filter(|r| r.name.parse::<u32>().is_ok()) {
+            if let Some(last) = row.desc.split_whitespace().last() {
+                if !names.contains(&last) {
+                    names.push(last);
+                }
+            }
+        }
+        let more = names.len() > SHOWN;
+        names.truncate(SHOWN);
         return Err(format!(
             "no interrupt in {} is named {name:?} (names there: {}{})",
             sys.path("proc/interrupts").display(),
             names.join(", "),
-            if names.len() == 12 { ", ..." } else { "" }
+            if more { ", ..." } else { "" }
         ));
     }
     irqs.sort_unstable();

@@ -118,6 +118,11 @@ pub(crate) fn build(b: &mut Built, plan: &Plan, sys: &SysRoot) -> Result<Endpoin
             });
         }
     }
+    if datapath == "netdev" {
+        for (ns, dev) in [(&srv, "srv0"), (&cli, "cli0")] {
+            tx_checksum_off(ns, dev)?;
+        }
+    }
     address_up(&srv, "srv0", plan.server())?;
     address_up(&cli, "cli0", plan.client())?;
     let mut ends = Endpoints::pair(plan, &srv, &cli, "srv0", "cli0");
@@ -126,4 +131,49 @@ pub(crate) fn build(b: &mut Built, plan: &Plan, sys: &SysRoot) -> Result<Endpoin
         ("net.ovs_datapath".into(), datapath.into()),
     ];
     Ok(ends)
+}
+
+/// The user-space datapath reads frames from the veth with a packet socket and writes
+/// them out as they are; a veth that leaves the checksum to "hardware" hands it frames
+/// whose UDP and TCP checksums are unfinished, and the receiver drops them
+/// (`InCsumErrors`). `ethtool -K DEV tx off`, done with the ioctl, as ethtool may be
+/// missing. The link is perflab's and dies with the path, so nothing is journaled.
+fn tx_checksum_off(ns: &str, dev: &str) -> Result<(), KnobError> {
+    const ETHTOOL_STXCSUM: u32 = 0x17;
+    #[repr(C)]
+    struct EthtoolValue {
+        cmd: u32,
+        data: u32,
+    }
+    let fail = |why: String| KnobError::Command {
+        cmd: format!("ethtool -K {dev} tx off (in {ns})"),
+        why,
+    };
+    let bytes = dev.as_bytes();
+    if bytes.len() >= libc::IFNAMSIZ {
+        return Err(fail(format!("{dev:?} is not a valid interface name")));
+    }
+    let done = super::netns::in_netns(&super::netns::netns_path(ns), || -> std::io::Result<()> {
+        let sock = std::net::UdpSocket::bind("0.0.0.0:0")?;
+        let mut value = EthtoolValue {
+            cmd: ETHTOOL_STXCSUM,
+            data: 0,
+        };
+        // SAFETY: ifreq is plain old data; all zeroes is a valid value.
+        let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
+        for (dst, src) in ifr.ifr_name.iter_mut().zip(bytes) {
+            *dst = *src as libc::c_char;
+        }
+        ifr.ifr_ifru.ifru_data = (&mut value as *mut EthtoolValue).cast();
+        use std::os::fd::AsRawFd;
+        // SAFETY: `ifr` points at a live ethtool_value for the duration of the call.
+        if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCETHTOOL, &mut ifr) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    });
+    match done {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) | Err(e) => Err(fail(e.to_string())),
+    }
 }
