@@ -9,6 +9,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("idle-ipi", include_str!("../../../presets/idle-ipi.toml")),
     ("memxfer", include_str!("../../../presets/memxfer.toml")),
     ("irq-fill", include_str!("../../../presets/irq-fill.toml")),
+    ("netpaths", include_str!("../../../presets/netpaths.toml")),
     ("parallel", include_str!("../../../presets/parallel.toml")),
     (
         "perf-memcpy",

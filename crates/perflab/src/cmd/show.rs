@@ -44,7 +44,16 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     print!("{}", summary.render_text());
     print_parallel(&info, &ms);
     print_counters(&info, &ms);
+    print_latency(&info, &ms);
     Ok(0)
+}
+
+/// The seed-001 table (one row per path and load) for runs of netrr.
+fn print_latency(info: &RunInfo, ms: &[MeasurementRecord]) {
+    if info.workload == "netrr" {
+        println!();
+        print!("{}", report::latency_table(info, ms).render_text());
+    }
 }
 
 /// The aggregate-against-summed table, when the run's measurements carry the verdict of
@@ -167,6 +176,7 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
     let dir = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| default_dir.into());
+    print_latency(&info, &ms);
     println!();
     match baseline_and_other(&info, &measured) {
         Some((base, _)) => {
