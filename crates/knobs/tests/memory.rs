@@ -83,7 +83,7 @@ fn originals(journal: &Path) -> Vec<(String, String, Original)> {
         .into_iter()
         .map(|e| match e.action {
             Action::Write { original } => (e.knob, e.path, original),
-            Action::Hold { .. } => panic!("a hold from {}", e.knob),
+            other => panic!("{other:?} from {}", e.knob),
         })
         .collect()
 }

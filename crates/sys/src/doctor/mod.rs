@@ -13,6 +13,7 @@ mod idle;
 mod kernel;
 mod memory;
 mod net;
+mod netpaths;
 mod perf;
 mod privileges;
 
@@ -93,6 +94,8 @@ pub fn probe(sys: &SysRoot) -> Vec<Check> {
         memory::huge_pages(sys),
         net::namespaces(sys),
         net::irq_affinity(sys),
+        netpaths::ip_tool(sys),
+        netpaths::openvswitch(sys),
         kernel::schedstat(sys),
     ]
 }
@@ -111,6 +114,8 @@ pub const CHECK_NAMES: &[&str] = &[
     "huge pages",
     "network namespaces",
     "irq affinity",
+    "ip tool",
+    "openvswitch",
     "schedstat",
 ];
 

@@ -1,0 +1,124 @@
+//! The tools `netpath=` variants build with: iproute2's `ip` for every path, and a running
+//! Open vSwitch for `netpath=ovs`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use super::{Check, NOT_CHECKED, RUN_ON_HOST};
+use crate::root::SysRoot;
+
+const OVS_START: &str = "systemctl start openvswitch-switch (without systemd: \
+                         /usr/share/openvswitch/scripts/ovs-ctl start)";
+
+/// `$PATH`, then the sbin directories a sudo or cron environment may leave out.
+fn find_tool(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The tool's stdout when it exits 0. Every call passes the tool's own timeout option, so
+/// none can hang on a dead daemon.
+fn run_ok(tool: &PathBuf, args: &[&str]) -> Option<String> {
+    let out = Command::new(tool).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+pub(super) fn ip_tool(sys: &SysRoot) -> Check {
+    const NAME: &str = "ip tool";
+    if !sys.is_host() {
+        return Check::partial(NAME, format!("iproute2 {NOT_CHECKED}"), RUN_ON_HOST);
+    }
+    let Some(ip) = find_tool("ip") else {
+        return Check::missing(
+            NAME,
+            "no `ip` (iproute2): netpath= variants cannot build namespaces and links",
+            "apt-get install iproute2",
+        );
+    };
+    let version = run_ok(&ip, &["-V"]).unwrap_or_else(|| "version unknown".into());
+    Check::ok(NAME, format!("{} ({version})", ip.display()))
+}
+
+pub(super) fn openvswitch(sys: &SysRoot) -> Check {
+    const NAME: &str = "openvswitch";
+    if !sys.is_host() {
+        return Check::partial(NAME, format!("Open vSwitch {NOT_CHECKED}"), RUN_ON_HOST);
+    }
+    let Some(vsctl) = find_tool("ovs-vsctl") else {
+        return Check::missing(
+            NAME,
+            "not installed: netpath=ovs is unavailable",
+            format!("apt-get install openvswitch-switch, then {OVS_START}"),
+        );
+    };
+    let Some(version) = run_ok(
+        &vsctl,
+        &["--timeout=2", "get", "Open_vSwitch", ".", "ovs_version"],
+    ) else {
+        return Check::partial(
+            NAME,
+            "installed, but ovsdb-server is not running: netpath=ovs is unavailable",
+            OVS_START,
+        );
+    };
+    let switchd = find_tool("ovs-appctl")
+        .and_then(|appctl| run_ok(&appctl, &["--timeout=2", "-t", "ovs-vswitchd", "version"]));
+    if switchd.is_none() {
+        return Check::partial(
+            NAME,
+            "ovsdb-server runs, but ovs-vswitchd does not: netpath=ovs is unavailable",
+            OVS_START,
+        );
+    }
+    Check::ok(
+        NAME,
+        format!(
+            "Open vSwitch {} running (ovsdb-server and ovs-vswitchd)",
+            version.trim_matches('"')
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doctor::Status;
+
+    #[test]
+    fn a_fixture_tree_is_not_checked_and_says_where_to_run() {
+        let tree = SysRoot::at("/nonexistent");
+        for check in [ip_tool(&tree), openvswitch(&tree)] {
+            assert_eq!(check.status, Status::Partial);
+            assert!(check.detail.contains(NOT_CHECKED), "{}", check.detail);
+            assert_eq!(check.hint.as_deref(), Some(RUN_ON_HOST));
+        }
+    }
+
+    #[test]
+    fn on_the_host_the_verdicts_follow_what_is_installed() {
+        let host = SysRoot::host();
+        let ip = ip_tool(&host);
+        assert_eq!(ip.status == Status::Ok, find_tool("ip").is_some(), "{ip:?}");
+        let ovs = openvswitch(&host);
+        if find_tool("ovs-vsctl").is_none() {
+            assert_eq!(ovs.status, Status::Missing);
+            assert!(ovs
+                .hint
+                .unwrap()
+                .contains("apt-get install openvswitch-switch"));
+        } else if ovs.status != Status::Ok {
+            assert!(ovs
+                .hint
+                .unwrap()
+                .contains("systemctl start openvswitch-switch"));
+        }
+    }
+}
