@@ -126,7 +126,8 @@ fn varying(ms: &[MeasurementRecord]) -> (Vec<String>, String) {
             vary.push(k.to_string());
         } else if let Some(v) = vs.first() {
             let text = v.to_string();
-            if !text.is_empty() && !(k.ends_with("_cpu") && text == "-1") {
+            let unpinned = k.ends_with("_cpu") && text == "-1";
+            if !text.is_empty() && !unpinned {
                 fixed.push(format!("{k}={text}"));
             }
         }
