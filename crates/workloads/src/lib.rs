@@ -10,6 +10,7 @@ pub mod crosscheck;
 pub mod crosscheck_mem;
 pub mod crosscheck_net;
 pub mod ctxsw;
+pub mod dmatest;
 pub mod exec;
 pub mod netrr;
 pub mod null;
@@ -20,6 +21,7 @@ pub mod xfer;
 use perflab_core::Workload;
 
 pub use ctxsw::{Ctxsw, Mechanism};
+pub use dmatest::Dmatest;
 pub use exec::Exec;
 pub use netrr::Netrr;
 pub use null::NullWorkload;
@@ -29,8 +31,9 @@ static CTXSW: Ctxsw = Ctxsw;
 static XFER: Xfer = Xfer;
 static EXEC: Exec = Exec;
 static NETRR: Netrr = Netrr;
+static DMATEST: Dmatest = Dmatest;
 static NULL: NullWorkload = NullWorkload::new();
-static REGISTRY: [&(dyn Workload + 'static); 5] = [&CTXSW, &XFER, &EXEC, &NETRR, &NULL];
+static REGISTRY: [&(dyn Workload + 'static); 6] = [&CTXSW, &XFER, &EXEC, &NETRR, &DMATEST, &NULL];
 
 /// Every built-in workload, in the order `perflab list` shows them.
 pub fn registry() -> &'static [&'static dyn Workload] {
@@ -69,14 +72,17 @@ mod tests {
 
     #[test]
     fn registry_lists_each_workload_once_by_name() {
-        assert_eq!(names(), vec!["ctxsw", "xfer", "exec", "netrr", "null"]);
+        assert_eq!(
+            names(),
+            vec!["ctxsw", "xfer", "exec", "netrr", "dmatest", "null"]
+        );
         assert_eq!(by_name("ctxsw").map(|w| w.info().name), Some("ctxsw"));
         let e = lookup("ctxswitch")
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(
-            e.contains("ctxswitch") && e.contains("ctxsw, xfer, exec, netrr, null"),
+            e.contains("ctxswitch") && e.contains("ctxsw, xfer, exec, netrr, dmatest, null"),
             "{e}"
         );
     }

@@ -1,0 +1,227 @@
+//! Drives the kernel's dmatest module through `/sys/module/dmatest/parameters` (the
+//! interface of Documentation/driver-api/dmaengine/dmatest.rst, kernels 5.0 and later):
+//! set the parameters, add the channels one write each (the first write clears the last
+//! run's threads), write `run`, poll `run` until it reads `N`, and read the log records
+//! the run appended to `/dev/kmsg`. While it waits it samples which CPU each test
+//! thread is on (`/proc/PID/stat` field 39, what the seed read with `ps -eo psr,comm`).
+
+use std::collections::BTreeMap;
+use std::io::BufReader;
+use std::os::unix::fs::OpenOptionsExt;
+use std::time::{Duration, Instant};
+
+use perflab_core::{MeasureCtx, Unavailable, WorkloadError};
+use perflab_sys::SysRoot;
+
+use super::log::{scan, Scan};
+
+pub const PARAMS_DIR: &str = "sys/module/dmatest/parameters";
+pub const DMA_CLASS: &str = "sys/class/dma";
+const KMSG: &str = "dev/kmsg";
+const POLL: Duration = Duration::from_millis(50);
+
+/// The DMA channels the machine has, or why dmatest cannot run here.
+pub fn check(sys: &SysRoot) -> Result<Vec<String>, Unavailable> {
+    let mut chans = sys.list_dir(DMA_CLASS).unwrap_or_default();
+    chans.sort();
+    if chans.is_empty() {
+        return Err(Unavailable::new(format!(
+            "no DMA engine channels ({} is empty or absent)",
+            sys.path(DMA_CLASS).display()
+        ))
+        .with_hint(
+            "dmatest needs a DMA engine driver (CONFIG_DMA_ENGINE and the controller's driver)",
+        ));
+    }
+    if !sys.exists(PARAMS_DIR) {
+        return Err(Unavailable::new(format!(
+            "the dmatest module is not loaded (no {})",
+            sys.path(PARAMS_DIR).display()
+        ))
+        .with_hint("modprobe dmatest (a kernel with CONFIG_DMATEST=m)"));
+    }
+    Ok(chans)
+}
+
+/// One test run's settings, as parameter writes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// (parameter, value) in the order written, channels excluded.
+    pub params: Vec<(&'static str, String)>,
+    /// Channels to add; empty: every channel (one write of "").
+    pub channels: Vec<String>,
+    pub wait: Duration,
+}
+
+/// What a run left: the log scan, the writes made, and the CPU samples per thread.
+#[derive(Debug, Default)]
+pub struct RunResult {
+    pub scan: Scan,
+    pub written: Vec<String>,
+    pub notes: Vec<String>,
+    /// Thread name (as comm shows it) → (pid, CPU samples, last nr_migrations).
+    pub placement: BTreeMap<String, (i32, BTreeMap<u32, u64>, Option<u64>)>,
+}
+
+fn io_failed(sys: &SysRoot, rel: &str, what: &str, e: impl std::fmt::Display) -> WorkloadError {
+    WorkloadError::Failed(format!(
+        "dmatest: cannot {what} {}: {e}",
+        sys.path(rel).display()
+    ))
+}
+
+fn param(name: &str) -> String {
+    format!("{PARAMS_DIR}/{name}")
+}
+
+fn running(sys: &SysRoot) -> Result<bool, WorkloadError> {
+    let rel = param("run");
+    let v = sys
+        .read_trimmed(&rel)
+        .map_err(|e| io_failed(sys, &rel, "read", e))?;
+    Ok(matches!(v.as_str(), "Y" | "y" | "1"))
+}
+
+/// The kmsg records readable now, without blocking.
+fn read_log(sys: &SysRoot, after: Option<u64>) -> Result<Scan, WorkloadError> {
+    let path = sys.path(KMSG);
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&path)
+        .map_err(|e| {
+            WorkloadError::Failed(format!(
+                "dmatest: cannot read the kernel log {}: {e} (reading /dev/kmsg needs \
+                 CAP_SYSLOG when kernel.dmesg_restrict = 1)",
+                path.display()
+            ))
+        })?;
+    Ok(scan(BufReader::new(f), after))
+}
+
+/// Runs one dmatest test and returns what the log said.
+pub fn run(sys: &SysRoot, s: &Settings, ctx: &MeasureCtx) -> Result<RunResult, WorkloadError> {
+    let mut out = RunResult::default();
+    if running(sys)? {
+        return Err(WorkloadError::Failed(
+            "dmatest: a test is already running (run reads Y); wait for it or write 0 to \
+             /sys/module/dmatest/parameters/run"
+                .into(),
+        ));
+    }
+    for (name, value) in &s.params {
+        let rel = param(name);
+        if !sys.exists(&rel) {
+            out.notes.push(format!(
+                "dmatest: this kernel's dmatest has no parameter {name}; {name}={value} not set"
+            ));
+            continue;
+        }
+        sys.write(&rel, value.as_bytes())
+            .map_err(|e| io_failed(sys, &rel, &format!("write {name}={value} to"), e))?;
+        out.written.push(format!("{name}={value}"));
+    }
+    let chan_rel = param("channel");
+    let adds: Vec<&str> = if s.channels.is_empty() {
+        vec![""]
+    } else {
+        s.channels.iter().map(String::as_str).collect()
+    };
+    for c in adds {
+        sys.write(&chan_rel, c.as_bytes())
+            .map_err(|e| io_failed(sys, &chan_rel, &format!("add channel {c:?} through"), e))?;
+        out.written.push(format!("channel={c}"));
+    }
+    let before = read_log(sys, None)?.last_seq;
+    let run_rel = param("run");
+    sys.write(&run_rel, b"1")
+        .map_err(|e| io_failed(sys, &run_rel, "start the test through", e))?;
+    out.written.push("run=1".into());
+    let started = Instant::now();
+    // The test may not have started its threads yet when `run` is first read.
+    std::thread::sleep(POLL);
+    loop {
+        sample_threads(sys, &s.channels, &mut out.placement);
+        if !running(sys)? {
+            break;
+        }
+        if ctx.stopping() || started.elapsed() > s.wait {
+            let _ = sys.write(&run_rel, b"0");
+            if ctx.stopping() {
+                return Err(WorkloadError::Interrupted);
+            }
+            return Err(WorkloadError::Failed(format!(
+                "dmatest: the test was still running after {:.0} s and was stopped (raise \
+                 `wait`, or lower iterations)",
+                s.wait.as_secs_f64()
+            )));
+        }
+        std::thread::sleep(POLL);
+    }
+    out.scan = read_log(sys, before)?;
+    Ok(out)
+}
+
+/// Notes the CPU of every dmatest thread now running (`dmaXchanY-…`).
+fn sample_threads(
+    sys: &SysRoot,
+    channels: &[String],
+    seen: &mut BTreeMap<String, (i32, BTreeMap<u32, u64>, Option<u64>)>,
+) {
+    let Ok(pids) = sys.list_dir("proc") else {
+        return;
+    };
+    for pid in pids
+        .iter()
+        .filter(|p| p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        let Ok(comm) = sys.read_trimmed(&format!("proc/{pid}/comm")) else {
+            continue;
+        };
+        let ours = if channels.is_empty() {
+            comm.starts_with("dma") && comm.contains("chan") && comm.contains('-')
+        } else {
+            channels.iter().any(|c| comm.starts_with(&format!("{c}-")))
+        };
+        if !ours {
+            continue;
+        }
+        let Ok(stat) = sys.read_string(&format!("proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(cpu) = stat_cpu(&stat) else { continue };
+        let migrations = sys
+            .open(&format!("proc/{pid}/sched"))
+            .ok()
+            .and_then(perflab_sys::sched::parse_nr_migrations);
+        let e = seen
+            .entry(comm)
+            .or_insert_with(|| (pid.parse().unwrap_or(0), BTreeMap::new(), None));
+        *e.1.entry(cpu).or_default() += 1;
+        if migrations.is_some() {
+            e.2 = migrations;
+        }
+    }
+}
+
+/// Field 39 (`processor`) of /proc/PID/stat; the command name in field 2 may hold
+/// spaces and parentheses, so fields are counted after its last `)`.
+pub fn stat_cpu(stat: &str) -> Option<u32> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(36)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn processor_field_of_stat() {
+        let stat = "4203 (dma0chan1-sg0) S 2 0 0 0 -1 2129984 0 0 0 0 0 512 0 0 -2 0 1 0 \
+                    401711 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 4 \
+                    50 1 0 0 0 0 0 0 0 0 0 0 0";
+        assert_eq!(stat_cpu(stat), Some(4));
+        assert_eq!(stat_cpu("1 (a) b) S 2"), None);
+        assert_eq!(stat_cpu(""), None);
+    }
+}

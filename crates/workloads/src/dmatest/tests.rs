@@ -1,0 +1,253 @@
+//! dmatest against fixture trees (constructed in the kernel's formats; see
+//! tests/fixtures/make_dmatest_fixtures.py) with a thread standing in for the kernel.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+
+use super::log::scan;
+use super::*;
+use perflab_core::{resolve, SysRoot};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
+
+fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+}
+
+fn params(pairs: &[(&str, &str)]) -> Params {
+    let given = pairs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    resolve("dmatest", PARAMS, &given).unwrap()
+}
+
+#[test]
+fn interleaved_dmesg_lines_give_every_thread_and_skip_the_bad_ones() {
+    let text = std::fs::read(fixture("dmatest-4chan/log/run-4x4.dmesg")).unwrap();
+    let s = scan(&text[..], None);
+    assert_eq!(s.summaries.len(), 16);
+    assert_eq!(s.started.len(), 4);
+    assert!(s.started.iter().all(|(_, n)| *n == 4));
+    let first = &s.summaries[0];
+    assert_eq!(first.thread, "dma1chan1-copy1");
+    assert_eq!((first.tests, first.failures, first.status), (2000, 0, 0));
+    assert_eq!(first.iops, 3429.07);
+    assert_eq!(first.kib_s, 54865.0);
+    assert_eq!(first.ts_us, Some(5_000_583_774));
+    assert_eq!(s.skipped.len(), 2, "{:?}", s.skipped);
+    assert!(
+        s.skipped[0].contains("\"fail\" where \"failures\" belongs"),
+        "{:?}",
+        s.skipped
+    );
+    assert!(s.skipped[0].ends_with("skipped"));
+    assert!(
+        s.skipped[1].contains("\"many\" is not a whole number of tests"),
+        "{:?}",
+        s.skipped
+    );
+    assert_eq!(s.last_seq, None);
+}
+
+#[test]
+fn kmsg_records_of_an_earlier_run_are_left_out() {
+    let text = std::fs::read(fixture("dmatest-4chan/log/run-4x4.kmsg")).unwrap();
+    let all = scan(&text[..], None);
+    assert_eq!(all.summaries.len(), 16);
+    assert_eq!(all.last_seq, Some(28));
+    // Records up to seq 20 (the first summaries) belong to "an earlier run".
+    let later = scan(&text[..], Some(20));
+    assert_eq!(later.summaries.len(), 8);
+    assert_eq!(later.started.len(), 0);
+}
+
+#[test]
+fn odd_lines_are_skipped_or_ignored_never_fatal() {
+    let log = "\
+6,1,100,-;dmatest: dma0chan0-copy0: summ\n\
+6,2,200,-;dmatest: dma0chan0-copy0: summary 10 tests, 0 failures 5.00 iops 80 KB/s (0) extra\n\
+ SUBSYSTEM=dma\n\
+6,3,300,-;dmatest: dma0chan0-copy0: result #1: 'data error' with src_off=0x0 dst_off=0x0 len=0x10 (0)\n\
+6,4,400,-;dmatest: dma0chan0 copy0: summary 1 tests, 0 failures 1 iops 1 KB/s (0)\n\
+6,5,500,-;dmatest: dma0chan0-copy0: summary 10 tests, 1 failures 5 iops 80 KB/s (-5)\n\
+6,6,600,-;dmatest: dma0chan0-copy0: summary 10 tests, 0 failures 5 iops 80 KB/s (0)\n\
+\u{fffd}\u{0}garbage\n";
+    let s = scan(log.as_bytes(), None);
+    assert_eq!(s.summaries.len(), 1);
+    assert_eq!(s.summaries[0].ts_us, Some(600));
+    assert_eq!(s.results.len(), 1);
+    assert_eq!(s.skipped.len(), 4, "{:?}", s.skipped);
+    assert!(s.skipped[0].contains("truncated summary line"));
+    assert!(s.skipped[1].contains("unexpected \"extra\""));
+    assert!(s.skipped[3].contains("a second summary of thread dma0chan0-copy0"));
+    assert_eq!(s.last_seq, Some(6));
+}
+
+proptest! {
+    #[test]
+    fn scan_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let _ = scan(&bytes[..], Some(3));
+    }
+
+    #[test]
+    fn scan_never_panics_on_near_miss_lines(
+        words in proptest::collection::vec(
+            "(summary|tests,|failures|iops|KB/s|\\(0\\)|[0-9.]{1,6}|dmatest:|dma0chan0-copy0:|;|,|\\[ *[0-9.]{0,9}\\])",
+            0..14,
+        )
+    ) {
+        let line = format!("6,1,2,-;dmatest: dma0chan0-copy0: {}\n[ 1.000001] {}", words.join(" "), words.join(" "));
+        let _ = scan(line.as_bytes(), None);
+    }
+}
+
+#[test]
+fn settings_follow_the_parameters() {
+    let s = settings(&params(&[
+        ("channel", "dma0chan0, dma1chan1"),
+        ("iterations", "2000"),
+        ("threads_per_chan", "4"),
+        ("transfer", "memset"),
+        ("noverify", "false"),
+    ]));
+    assert_eq!(s.channels, vec!["dma0chan0", "dma1chan1"]);
+    let get = |k: &str| {
+        s.params
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.as_str())
+    };
+    assert_eq!(get("iterations"), Some("2000"));
+    assert_eq!(get("threads_per_chan"), Some("4"));
+    assert_eq!(get("test_buf_size"), Some("16384"));
+    assert_eq!(get("dmatest"), Some("1"));
+    assert_eq!(get("noverify"), Some("N"));
+    assert_eq!(get("norandom"), Some("Y"));
+    assert!(Dmatest
+        .validate(&params(&[("channel", "dma0chan0;rm")]))
+        .is_err());
+    assert!(Dmatest
+        .validate(&params(&[("channel", "dma0chan0,dma1chan0")]))
+        .is_ok());
+}
+
+/// Stands in for the kernel: once `run` is set, appends the run's records to dev/kmsg
+/// and clears `run`.
+fn fake_kernel(root: PathBuf, records: &'static str) -> std::thread::JoinHandle<bool> {
+    std::thread::spawn(move || {
+        let run = root.join("sys/module/dmatest/parameters/run");
+        for _ in 0..400 {
+            let v = std::fs::read_to_string(&run).unwrap_or_default();
+            if v.trim() == "1" {
+                let kmsg = root.join("dev/kmsg");
+                let mut log = std::fs::read_to_string(&kmsg).unwrap();
+                log.push_str(records);
+                std::fs::write(&kmsg, log).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(60));
+                std::fs::write(&run, "N\n").unwrap();
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        false
+    })
+}
+
+#[test]
+fn a_run_on_the_fixture_sets_parameters_and_judges_the_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture("dmatest-4chan"), dir.path());
+    let records: &'static str = Box::leak(
+        std::fs::read_to_string(fixture("dmatest-4chan/log/run-4x4.kmsg"))
+            .unwrap()
+            .into_boxed_str(),
+    );
+    let kernel = fake_kernel(dir.path().to_path_buf(), records);
+    let ctx = MeasureCtx::new(SysRoot::at(dir.path()), Vec::new());
+    let p = params(&[("threads_per_chan", "4"), ("iterations", "2000")]);
+    let out = Dmatest.run(&p, &ctx).unwrap();
+    assert!(kernel.join().unwrap(), "the test never wrote run=1");
+    let read = |k: &str| {
+        std::fs::read_to_string(dir.path().join("sys/module/dmatest/parameters").join(k)).unwrap()
+    };
+    assert_eq!(read("iterations"), "2000");
+    assert_eq!(read("threads_per_chan"), "4");
+    assert_eq!(read("noverify"), "Y");
+    let threads = ctx.threads.take();
+    assert_eq!(threads.len(), 16);
+    let m = |n: &str| out.metric(n).unwrap().value;
+    assert_eq!(m("threads"), 16.0);
+    assert_eq!(m("tests"), 32_000.0);
+    // The summed bandwidth is the sum of the kernel's own per-thread KB/s.
+    let text = std::fs::read(fixture("dmatest-4chan/log/run-4x4.kmsg")).unwrap();
+    let kernel_sum: f64 = scan(&text[..], None)
+        .summaries
+        .iter()
+        .map(|s| s.kib_s / 1024.0)
+        .sum();
+    assert!((m("summed_mib_s") - kernel_sum).abs() < 0.01 * kernel_sum / 100.0);
+    // dma1chan1-copy3 started after the others had ended: no summing.
+    assert_eq!(m("sum_valid"), 0.0);
+    assert!(m("summed_mib_s") > 1.5 * m("aggregate_mib_s"));
+    let verdict = out
+        .notes
+        .iter()
+        .find(|n| n.starts_with("summing per-thread"))
+        .unwrap();
+    assert!(
+        verdict.contains("thread dma1chan1-copy3 started") && verdict.contains("ended"),
+        "{verdict}"
+    );
+    assert!(out
+        .notes
+        .iter()
+        .any(|n| n.contains("channel=") && n.contains("run=1")));
+}
+
+#[test]
+fn unavailable_without_the_module_or_a_dma_engine() {
+    let ctx = MeasureCtx::new(SysRoot::at(fixture("dmatest-absent")), Vec::new());
+    match Dmatest.run(&params(&[]), &ctx) {
+        Err(WorkloadError::Unavailable(u)) => {
+            assert!(u.reason.contains("dmatest module is not loaded"), "{u:?}");
+            assert!(u.hint.unwrap().contains("modprobe dmatest"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let ctx = MeasureCtx::new(SysRoot::at(fixture("kvm-2vcpu")), Vec::new());
+    match Dmatest.run(&params(&[]), &ctx) {
+        Err(WorkloadError::Unavailable(u)) => {
+            assert!(u.reason.contains("no DMA engine channels"), "{u:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_channel_the_machine_lacks_is_named() {
+    let ctx = MeasureCtx::new(SysRoot::at(fixture("dmatest-4chan")), Vec::new());
+    let e = Dmatest
+        .run(&params(&[("channel", "dma7chan0")]), &ctx)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no DMA channel dma7chan0"), "{e}");
+    assert!(
+        e.contains("dma0chan0, dma0chan1, dma1chan0, dma1chan1"),
+        "{e}"
+    );
+}
