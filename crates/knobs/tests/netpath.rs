@@ -300,18 +300,19 @@ fn kill_mid_run(kind: &str) {
     // SAFETY: signals our own child, which has not been reaped.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) };
     child.wait().unwrap();
-    let ns = ready.expect("the child never reported its path");
-    assert!(Path::new(&ns).exists(), "the kill left the path: {ns}");
-    assert_ne!(net_state_also(pid), before);
+    // Observed first and asserted after the replay, so that a failed assertion cannot
+    // leave the machine with namespaces whose journal is about to be deleted.
+    let left = ready.as_ref().is_some_and(|ns| Path::new(ns).exists());
+    let during = net_state_also(pid);
     let report = restore_pending(&journal_path).unwrap();
+    let after = net_state_also(pid);
+    assert!(ready.is_some(), "the child never reported its path");
+    assert!(left, "the kill should have left the path: {ready:?}");
+    assert_ne!(during, before);
     assert!(report.is_clean(), "{:?}", report.lines());
     assert!(!report.restored.is_empty());
     eprintln!("{test}: {}", report.lines().join("\n  "));
-    assert_eq!(
-        net_state_also(pid),
-        before,
-        "perflab restore left something behind"
-    );
+    assert_eq!(after, before, "perflab restore left something behind");
     assert!(Journal::open(&journal_path)
         .unwrap()
         .entries()
