@@ -140,3 +140,55 @@ fn after_a_kill_restore_pending_writes_the_originals_back() {
     assert_eq!(report.restored.len(), 4, "{:?}", report.lines());
     assert_eq!(snapshot(&t.sys), before);
 }
+
+/// On the live machine: the first interrupt the kernel lets move is moved to one CPU and
+/// back. An interrupt that refuses (a managed or per-CPU one) must be left as it was.
+#[test]
+fn irqaffinity_on_the_host_needs_root() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIP irqaffinity_on_the_host_needs_root: writing /proc/irq needs root");
+        return;
+    }
+    let host = SysRoot::host();
+    let Ok(table) = perflab_sys::interrupts::read(&host) else {
+        eprintln!("SKIP irqaffinity_on_the_host_needs_root: no readable /proc/interrupts");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::open(dir.path().join("journal.json")).unwrap();
+    for row in &table.rows {
+        let Ok(irq) = row.name.parse::<u32>() else {
+            continue;
+        };
+        let rel = format!("proc/irq/{irq}/smp_affinity_list");
+        let Ok(before) = host.read_bytes(&rel) else {
+            continue;
+        };
+        let Ok(cpus) = perflab_sys::parse_cpu_list(&String::from_utf8_lossy(&before)) else {
+            continue;
+        };
+        if cpus.len() < 2 {
+            continue;
+        }
+        let setting = format!("irqaffinity={irq}:{}", cpus[1]);
+        let knob = parse_setting(&setting).unwrap();
+        if knob.check(&host).is_err() {
+            continue;
+        }
+        match knob.apply(&host, &journal) {
+            Ok(guard) => {
+                assert_eq!(host.read_trimmed(&rel).unwrap(), cpus[1].to_string());
+                guard.restore().unwrap();
+                assert_eq!(host.read_bytes(&rel).unwrap(), before, "{setting}");
+                assert!(journal.entries().unwrap().is_empty());
+                return;
+            }
+            Err(e) => {
+                assert_eq!(host.read_bytes(&rel).unwrap(), before, "{setting}: {e}");
+                assert!(journal.entries().unwrap().is_empty());
+            }
+        }
+    }
+    eprintln!("SKIP irqaffinity_on_the_host_needs_root: no interrupt here may be moved");
+}
