@@ -389,7 +389,10 @@ fn without_root_the_path_is_unavailable_with_the_reason() {
             }
         };
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        match text.lines().find_map(|l| l.strip_prefix("REASON ")) {
+        match text
+            .lines()
+            .find_map(|l| l.split_once("REASON ").map(|(_, r)| r))
+        {
             Some(r) => r.to_string(),
             None => {
                 eprintln!(
@@ -408,4 +411,63 @@ fn without_root_the_path_is_unavailable_with_the_reason() {
             .reason
     };
     assert_eq!(reason, "needs root (CAP_NET_ADMIN)");
+}
+
+const CHILD_OVS: &str = "PERFLAB_NETPATH_TEST_OVS";
+
+/// Runs in a child process whose `$PATH` starts with a stub `ovs-vsctl` (see below).
+#[test]
+fn child_checks_ovs() {
+    if std::env::var_os(CHILD_OVS).is_none() {
+        return;
+    }
+    match parse_setting("netpath=ovs")
+        .unwrap()
+        .check(&SysRoot::host())
+    {
+        Ok(()) => println!("\nREASON none"),
+        Err(u) => println!("\nREASON {} HINT {}", u.reason, u.hint.unwrap_or_default()),
+    }
+}
+
+#[test]
+fn ovs_without_a_running_ovsdb_is_unavailable_with_how_to_start_it_needs_root() {
+    if !is_root() {
+        eprintln!("SKIP ovs_without_a_running_ovsdb_is_unavailable_with_how_to_start_it_needs_root: the root check comes first");
+        return;
+    }
+    // A stub that fails as ovs-vsctl does when ovsdb-server is not running.
+    let dir = tempfile::tempdir().unwrap();
+    let stub = dir.path().join("ovs-vsctl");
+    std::fs::write(
+        &stub,
+        "#!/bin/sh\necho 'ovs-vsctl: unix:/var/run/openvswitch/db.sock: database connection failed' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(std::iter::once(dir.path().to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_checks_ovs",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_OVS, "1")
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let reason = text
+        .lines()
+        .find_map(|l| l.split_once("REASON ").map(|(_, r)| r.to_string()))
+        .unwrap_or_else(|| panic!("no reason from the child: {text}"));
+    assert!(reason.contains("ovsdb-server is not running"), "{reason}");
+    assert!(
+        reason.contains("systemctl start openvswitch-switch"),
+        "{reason}"
+    );
 }
