@@ -23,6 +23,7 @@ pub mod cpu_time;
 pub mod cpuidle;
 pub mod fake;
 pub mod interrupts;
+pub mod isolation;
 pub mod placement;
 mod snapshot;
 pub mod softirqs;
@@ -34,6 +35,7 @@ pub use cpu_time::CpuTimeMonitor;
 pub use cpuidle::CpuidleMonitor;
 pub use fake::FakeMonitor;
 pub use interrupts::InterruptsMonitor;
+pub use isolation::IsolationMonitor;
 pub use placement::PlacementMonitor;
 pub use softirqs::SoftirqsMonitor;
 
@@ -43,6 +45,7 @@ const NAMES: &[&str] = &[
     "cpu_time",
     "cpuidle",
     "placement",
+    "isolation",
     "counters",
     "counters-cpu",
     "fake",
@@ -76,6 +79,7 @@ pub fn by_name(name: &str) -> Option<Box<dyn Monitor>> {
         "cpu_time" => Box::new(CpuTimeMonitor::default()),
         "cpuidle" => Box::new(CpuidleMonitor::default()),
         "placement" => Box::new(PlacementMonitor),
+        "isolation" => Box::new(IsolationMonitor::default()),
         "counters" => Box::new(CountersMonitor::per_process()),
         "counters-cpu" => Box::new(CountersMonitor::per_cpu()),
         "fake" => Box::new(FakeMonitor::default()),

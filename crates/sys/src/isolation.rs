@@ -223,3 +223,172 @@ mod tests {
         }
     }
 }
+
+/// What the running kernel can do of what the command line asks: `nohz_full=` needs
+/// CONFIG_NO_HZ_FULL, `rcu_nocbs=` needs CONFIG_RCU_NOCB_CPU. `None`: not known here.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelSupport {
+    pub nohz_full: Option<bool>,
+    pub rcu_nocb: Option<bool>,
+    /// How it was found: the config file read, or the evidence used.
+    pub how: Vec<String>,
+}
+
+impl KernelSupport {
+    /// The `CONFIG_` options the kernel lacks, by name.
+    pub fn missing(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.nohz_full == Some(false) {
+            out.push("CONFIG_NO_HZ_FULL");
+        }
+        if self.rcu_nocb == Some(false) {
+            out.push("CONFIG_RCU_NOCB_CPU");
+        }
+        out
+    }
+}
+
+/// Finds what the kernel supports: from its build configuration where readable, else
+/// from evidence (sysfs `nohz_full` exists only with NO_HZ_FULL; offload kthreads
+/// `rcuo*` exist only with RCU_NOCB_CPU, and only once `rcu_nocbs=` asked for them).
+pub fn kernel_support(sys: &SysRoot, iso: &Isolation) -> KernelSupport {
+    let mut s = KernelSupport::default();
+    if let Some(c) = crate::kconfig::KernelConfig::read(sys) {
+        s.nohz_full = Some(c.enabled("CONFIG_NO_HZ_FULL"));
+        s.rcu_nocb = Some(c.enabled("CONFIG_RCU_NOCB_CPU"));
+        s.how.push(format!("kernel config from {}", c.source));
+        return s;
+    }
+    s.nohz_full = Some(kernel_has_nohz_full(sys));
+    s.how.push("NO_HZ_FULL from sysfs nohz_full".into());
+    if matches!(&iso.rcu_nocbs, Some(c) if !c.is_empty()) && sys.exists("proc/1") {
+        let any = tasks(sys).iter().any(|t| rcu_offload(&t.comm).is_some());
+        s.rcu_nocb = Some(any);
+        s.how
+            .push("RCU_NOCB_CPU from the rcuo* offload threads rcu_nocbs= creates".into());
+    }
+    s
+}
+
+/// One kernel or user thread as /proc shows it now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskSample {
+    pub tid: i32,
+    pub tgid: i32,
+    pub comm: String,
+    /// The CPU it last ran on (stat field 39).
+    pub cpu: u32,
+    /// Time it has spent on a CPU: schedstat's first field (ns) where present, else
+    /// utime + stime at USER_HZ = 100.
+    pub runtime_ns: u64,
+}
+
+/// (comm, processor, utime + stime ticks) of a `/proc/PID/stat` line.
+pub fn parse_task_stat(text: &str) -> Option<(String, u32, u64)> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?.to_string();
+    let f: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    // Fields after the comm start at field 3: field n is f[n - 3].
+    let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    let cpu = f.get(36)?.parse().ok()?;
+    Some((comm, cpu, ticks))
+}
+
+/// Every thread of every process under `proc/`, skipping those that vanish meanwhile.
+pub fn tasks(sys: &SysRoot) -> Vec<TaskSample> {
+    let digits = |s: &String| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let mut out = Vec::new();
+    let Ok(pids) = sys.list_dir("proc") else {
+        return out;
+    };
+    for pid in pids.iter().filter(|p| digits(p)) {
+        let tids = sys
+            .list_dir(&format!("proc/{pid}/task"))
+            .unwrap_or_else(|_| vec![pid.clone()]);
+        for tid in tids.iter().filter(|t| digits(t)) {
+            let base = if sys.exists(&format!("proc/{pid}/task/{tid}")) {
+                format!("proc/{pid}/task/{tid}")
+            } else {
+                format!("proc/{pid}")
+            };
+            let Ok(stat) = sys.read_string(&format!("{base}/stat")) else {
+                continue;
+            };
+            let Some((comm, cpu, ticks)) = parse_task_stat(&stat) else {
+                continue;
+            };
+            let runtime_ns = sys
+                .read_string(&format!("{base}/schedstat"))
+                .ok()
+                .and_then(|s| s.split_whitespace().next()?.parse().ok())
+                .unwrap_or(ticks.saturating_mul(10_000_000));
+            out.push(TaskSample {
+                tid: tid.parse().unwrap_or(0),
+                tgid: pid.parse().unwrap_or(0),
+                comm,
+                cpu,
+                runtime_ns,
+            });
+        }
+    }
+    out
+}
+
+/// For an RCU callback-offload kthread (`rcuop/7`, `rcuos/7`, `rcuob/7`, the grace-period
+/// group leader `rcuog/6`), the CPU whose callbacks it handles.
+pub fn rcu_offload(comm: &str) -> Option<u32> {
+    let rest = comm.strip_prefix("rcuo")?;
+    let (kind, cpu) = rest.split_once('/')?;
+    if !matches!(kind, "p" | "s" | "b" | "g") {
+        return None;
+    }
+    cpu.parse().ok()
+}
+
+#[cfg(test)]
+mod task_tests {
+    use super::*;
+
+    #[test]
+    fn stat_lines_give_comm_cpu_and_ticks() {
+        let stat = "63 (rcuos/7) S 2 0 0 0 -1 2129984 0 0 0 0 41 3 0 0 20 0 1 0 \
+                    44 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 0 \
+                    0 0 0 0 0 0 0 0 0 0 0 0 0";
+        assert_eq!(parse_task_stat(stat), Some(("rcuos/7".into(), 0, 44)));
+        let odd = "9 (a) (b c)) R 1 0 0 0 -1 0 0 0 0 0 1 2 0 0 20 0 1 0 1 0 0 0 0 0 0 0 0 \
+                   0 0 0 0 0 0 0 17 3 0";
+        assert_eq!(parse_task_stat(odd), Some(("a) (b c)".into(), 3, 3)));
+        assert_eq!(parse_task_stat("1 (x) S"), None);
+        assert_eq!(parse_task_stat(""), None);
+    }
+
+    #[test]
+    fn rcu_offload_threads_name_their_cpu() {
+        assert_eq!(rcu_offload("rcuop/7"), Some(7));
+        assert_eq!(rcu_offload("rcuog/0"), Some(0));
+        assert_eq!(rcu_offload("rcuob/12"), Some(12));
+        assert_eq!(rcu_offload("rcu_preempt"), None);
+        assert_eq!(rcu_offload("rcuox/1"), None);
+        assert_eq!(rcu_offload("rcuop/x"), None);
+    }
+
+    #[test]
+    fn missing_options_are_named() {
+        let s = KernelSupport {
+            nohz_full: Some(false),
+            rcu_nocb: Some(true),
+            how: vec![],
+        };
+        assert_eq!(s.missing(), vec!["CONFIG_NO_HZ_FULL"]);
+        assert!(KernelSupport::default().missing().is_empty());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn task_parsers_never_panic(s in "\\PC{0,120}") {
+            let _ = parse_task_stat(&s);
+            let _ = rcu_offload(&s);
+        }
+    }
+}

@@ -10,6 +10,7 @@ pub mod error;
 pub mod hugepages;
 pub mod interrupts;
 pub mod isolation;
+pub mod kconfig;
 pub mod lines;
 pub mod meminfo;
 mod percpu_table;

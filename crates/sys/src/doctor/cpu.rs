@@ -1,6 +1,6 @@
 use super::Check;
 use crate::cpulist::format_cpu_list;
-use crate::isolation::{kernel_has_nohz_full, Isolation};
+use crate::isolation::{kernel_has_nohz_full, kernel_support, Isolation};
 use crate::root::SysRoot;
 use crate::topology::Topology;
 
@@ -64,13 +64,36 @@ pub(super) fn isolation(sys: &SysRoot) -> Check {
     for w in &iso.warnings {
         detail.push_str(&format!("; {w}"));
     }
+    let support = kernel_support(sys, &iso);
+    let yes_no = |x: Option<bool>| match x {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "not known",
+    };
+    detail.push_str(&format!(
+        "; kernel NO_HZ_FULL {}, RCU_NOCB_CPU {} ({})",
+        yes_no(support.nohz_full),
+        yes_no(support.rcu_nocb),
+        support.how.join("; ")
+    ));
+    let missing = support.missing();
+    let build = |opts: &[&str]| {
+        format!(
+            "use a kernel built with {}",
+            opts.iter()
+                .map(|o| format!("{o}=y"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )
+    };
     let Some(isolated) = isolcpus.filter(|c| !c.is_empty()) else {
-        return Check::missing(
-            NAME,
-            detail,
-            "boot with isolcpus=managed_irq,domain,<cpus> nohz_full=<cpus> rcu_nocbs=<cpus> \
-             to keep housekeeping off the measured CPUs",
-        );
+        let mut hint = "boot with isolcpus=managed_irq,domain,<cpus> nohz_full=<cpus> \
+                        rcu_nocbs=<cpus> to keep housekeeping off the measured CPUs"
+            .to_string();
+        if !missing.is_empty() {
+            hint.push_str(&format!(", and {}", build(&missing)));
+        }
+        return Check::missing(NAME, detail, hint);
     };
     let cpus = format_cpu_list(&isolated);
     let mut lacking = Vec::new();
@@ -80,29 +103,42 @@ pub(super) fn isolation(sys: &SysRoot) -> Check {
     if !matches!(&iso.rcu_nocbs, Some(c) if !c.is_empty()) {
         lacking.push("rcu_nocbs");
     }
-    if lacking.is_empty() && iso.nohz_full.is_some() && !kernel_has_nohz_full(sys) {
-        return Check::partial(
-            NAME,
-            format!("{detail}; nohz_full is on the command line but the kernel lacks NO_HZ_FULL"),
-            "use a kernel built with CONFIG_NO_HZ_FULL=y",
-        );
-    }
-    if lacking.is_empty() {
+    if lacking.is_empty() && missing.is_empty() {
         return Check::ok(NAME, detail);
     }
-    Check::partial(
-        NAME,
-        format!(
-            "{detail}; isolcpus is set but {} missing",
+    let mut why = Vec::new();
+    let mut hints = Vec::new();
+    if !lacking.is_empty() {
+        why.push(format!(
+            "isolcpus is set but {} missing",
             lacking.join(" and ")
-        ),
-        format!(
+        ));
+        hints.push(format!(
             "add {} to the kernel command line",
             lacking
                 .iter()
                 .map(|k| format!("{k}={cpus}"))
                 .collect::<Vec<_>>()
                 .join(" ")
-        ),
+        ));
+    }
+    for m in &missing {
+        why.push(match *m {
+            "CONFIG_NO_HZ_FULL" => "isolation is partial: the kernel lacks CONFIG_NO_HZ_FULL, \
+                                    so the scheduler tick keeps interrupting the isolated CPUs \
+                                    (nohz_full= has no effect)"
+                .to_string(),
+            _ => "isolation is partial: the kernel lacks CONFIG_RCU_NOCB_CPU, so RCU callbacks \
+                  still run on the isolated CPUs (rcu_nocbs= has no effect)"
+                .to_string(),
+        });
+    }
+    if !missing.is_empty() {
+        hints.push(build(&missing));
+    }
+    Check::partial(
+        NAME,
+        format!("{detail}; {}", why.join("; ")),
+        hints.join("; "),
     )
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::root::SysRoot;
 
 mod cpu;
+mod dma;
 mod idle;
 mod kernel;
 mod memory;
@@ -97,6 +98,7 @@ pub fn probe(sys: &SysRoot) -> Vec<Check> {
         netpaths::ip_tool(sys),
         netpaths::openvswitch(sys),
         kernel::schedstat(sys),
+        dma::dmatest(sys),
     ]
 }
 
@@ -117,6 +119,7 @@ pub const CHECK_NAMES: &[&str] = &[
     "ip tool",
     "openvswitch",
     "schedstat",
+    "dmatest",
 ];
 
 /// Whether this process has CAP_SYS_ADMIN in its effective set (bit 21 of CapEff in
