@@ -53,14 +53,23 @@ pub struct Settings {
     pub wait: Duration,
 }
 
+/// Where one test thread was seen while the test ran: its pid, the CPUs it was sampled
+/// on (with counts) and its last `nr_migrations`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Seen {
+    pub pid: i32,
+    pub cpus: BTreeMap<u32, u64>,
+    pub migrations: Option<u64>,
+}
+
 /// What a run left: the log scan, the writes made, and the CPU samples per thread.
 #[derive(Debug, Default)]
 pub struct RunResult {
     pub scan: Scan,
     pub written: Vec<String>,
     pub notes: Vec<String>,
-    /// Thread name (as comm shows it) → (pid, CPU samples, last nr_migrations).
-    pub placement: BTreeMap<String, (i32, BTreeMap<u32, u64>, Option<u64>)>,
+    /// Thread name as comm shows it (15 bytes at most) → where it was seen.
+    pub placement: BTreeMap<String, Seen>,
 }
 
 fn io_failed(sys: &SysRoot, rel: &str, what: &str, e: impl std::fmt::Display) -> WorkloadError {
@@ -163,11 +172,7 @@ pub fn run(sys: &SysRoot, s: &Settings, ctx: &MeasureCtx) -> Result<RunResult, W
 }
 
 /// Notes the CPU of every dmatest thread now running (`dmaXchanY-…`).
-fn sample_threads(
-    sys: &SysRoot,
-    channels: &[String],
-    seen: &mut BTreeMap<String, (i32, BTreeMap<u32, u64>, Option<u64>)>,
-) {
+fn sample_threads(sys: &SysRoot, channels: &[String], seen: &mut BTreeMap<String, Seen>) {
     let Ok(pids) = sys.list_dir("proc") else {
         return;
     };
@@ -194,12 +199,13 @@ fn sample_threads(
             .open(&format!("proc/{pid}/sched"))
             .ok()
             .and_then(perflab_sys::sched::parse_nr_migrations);
-        let e = seen
-            .entry(comm)
-            .or_insert_with(|| (pid.parse().unwrap_or(0), BTreeMap::new(), None));
-        *e.1.entry(cpu).or_default() += 1;
+        let e = seen.entry(comm).or_insert_with(|| Seen {
+            pid: pid.parse().unwrap_or(0),
+            ..Seen::default()
+        });
+        *e.cpus.entry(cpu).or_default() += 1;
         if migrations.is_some() {
-            e.2 = migrations;
+            e.migrations = migrations;
         }
     }
 }

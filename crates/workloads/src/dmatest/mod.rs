@@ -239,10 +239,7 @@ impl Workload for Dmatest {
 /// Thread records, metrics and the verdict from the summaries.
 pub fn output(
     summaries: &[Summary],
-    placement: &std::collections::BTreeMap<
-        String,
-        (i32, std::collections::BTreeMap<u32, u64>, Option<u64>),
-    >,
+    placement: &std::collections::BTreeMap<String, driver::Seen>,
     ctx: &MeasureCtx,
 ) -> Result<WorkloadOutput, WorkloadError> {
     if summaries.is_empty() {
@@ -268,12 +265,12 @@ pub fn output(
         let seen = placement.get(&comm);
         let rec = ThreadRecord {
             role: s.thread.clone(),
-            tid: seen.map_or(0, |p| p.0),
+            tid: seen.map_or(0, |p| p.pid),
             pinned_cpu: None,
             cpu_samples: seen
-                .map(|p| p.1.iter().map(|(&c, &n)| (c, n)).collect())
+                .map(|p| p.cpus.iter().map(|(&c, &n)| (c, n)).collect())
                 .unwrap_or_default(),
-            migrations: seen.and_then(|p| p.2),
+            migrations: seen.and_then(|p| p.migrations),
             start_ns: end_ns.saturating_sub(run_ns),
             end_ns,
             bytes: Some(bytes),

@@ -24,9 +24,7 @@ pub fn duration_text(ns: u64) -> String {
 /// A fraction as a whole percentage, never claiming 100% or 0% for what is not.
 pub fn percent(f: f64) -> String {
     let p = f * 100.0;
-    if p > 99.0 && p < 100.0 {
-        format!("{p:.1}%")
-    } else if p > 0.0 && p < 1.0 {
+    if (p > 99.0 && p < 100.0) || (p > 0.0 && p < 1.0) {
         format!("{p:.1}%")
     } else {
         format!("{p:.0}%")
