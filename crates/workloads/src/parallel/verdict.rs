@@ -247,7 +247,7 @@ fn explain(kept: &[&Span], c: &Criteria, v: &mut Verdict) {
     if v.busy_measured && v.parallelism < c.min_parallelism * n {
         v.reasons.push(format!(
             "effective parallelism {:.2} of {} threads: on average each was on a CPU for {} \
-             of the window",
+             of the window (off it the rest: preempted by other tasks, or waiting)",
             v.parallelism,
             kept.len(),
             percent(v.parallelism / n)
