@@ -34,7 +34,9 @@ pub use counters::{counter_table, CounterRow, CounterTable};
 pub use distribution::{distribution, BucketCount, BucketRow, Distribution};
 pub use drilldown::{render_pair, render_row, write_drilldown};
 pub use error::ReportError;
-pub use latency_table::{compare_latency_runs, latency_table, LatencyRow, LatencySection, LatencyTable};
+pub use latency_table::{
+    compare_latency_runs, latency_table, LatencyRow, LatencySection, LatencyTable,
+};
 pub use parallel::{parallel_table, render_threads, ParallelRow, ParallelTable};
 pub use scan::{
     scan_tables, Crossing, Direction, Parting, ScanPoint, ScanReport, ScanSection, ScanSummary,

@@ -120,18 +120,32 @@ fn netrr(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
     let sizes: Vec<usize> = match &a.sizes {
         Some(text) => text
             .split(',')
-            .map(|s| perflab_core::parse_size(s).map(|v| v as usize).map_err(input))
+            .map(|s| {
+                perflab_core::parse_size(s)
+                    .map(|v| v as usize)
+                    .map_err(input)
+            })
             .collect::<anyhow::Result<_>>()?,
         None => vec![64],
     };
     println!(
-        "netrr UDP (perflab) against `sockperf ping-pong --full-rtt` on 127.0.0.1, round trips          in µs, {} s per measurement, medians of {} alternating rounds",
+        "netrr UDP (perflab) against `sockperf ping-pong --full-rtt` on 127.0.0.1, round trips \
+         in µs, {} s per measurement, medians of {} alternating rounds",
         duration.ceil().max(1.0),
         a.rounds.max(1)
     );
     println!(
         "{:>9} {:>6}  {:>9} {:>9} {:>9}  {:>9} {:>9} {:>9}  {:>6} {:>6} {:>6}",
-        "cpus c,s", "size", "netrr avg", "p50", "p99", "sockperf", "p50", "p99", "avg", "p50",
+        "cpus c,s",
+        "size",
+        "netrr avg",
+        "p50",
+        "p99",
+        "sockperf",
+        "p50",
+        "p99",
+        "avg",
+        "p50",
         "p99"
     );
     let mut p50s = Vec::new();
@@ -169,7 +183,11 @@ fn netrr(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
     println!(
         "largest p50 deviation {:.1}% ({})",
         worst * 100.0,
-        if worst <= 0.05 { "within ±5%" } else { "outside ±5%" }
+        if worst <= 0.05 {
+            "within ±5%"
+        } else {
+            "outside ±5%"
+        }
     );
     Ok(0)
 }

@@ -137,7 +137,7 @@ impl Server {
                 let (active, log, cfg) = (active.clone(), log.clone(), &self.cfg);
                 scope.spawn(move || {
                     let _count = SessionCount(active);
-                    match session(stream, from, cfg, stop, &log) {
+                    match session(stream, (id, from), cfg, stop, &log) {
                         Ok(what) => log(&format!("session {id} from {from}: {what}")),
                         Err(e) => log(&format!("session {id} from {from}: {e}")),
                     }
@@ -211,7 +211,7 @@ fn validate(req: &OpenRequest) -> Result<Proto, String> {
 
 fn session(
     mut s: TcpStream,
-    from: SocketAddr,
+    (id, from): (u64, SocketAddr),
     cfg: &ServeConfig,
     stop: &AtomicBool,
     log: &Log,
@@ -294,7 +294,7 @@ fn session(
     };
     proto::write_message(&mut s, &reply).map_err(|e| e.to_string())?;
     log(&format!(
-        "session from {from}: answering {} {} B{} until closed or {:.0} s",
+        "session {id} from {from}: answering {} {} B{} until closed or {:.0} s",
         req.proto,
         req.size,
         if req.load_streams > 0 {
