@@ -1,206 +1,108 @@
-//! The kernel's dmatest results as dmesg shows them. Each test thread ends with one line
-//! (drivers/dma/dmatest.c, `pr_info("%s: summary %u tests, %u failures %llu.%02llu iops
-//! %llu KB/s (%d)\n", ...)` behind the `dmatest: ` pr_fmt prefix; kernels before 5.0 print
-//! the iops without decimals):
+//! The kernel's dmatest results as dmesg (or a `/dev/kmsg` dump) shows them: one row per
+//! test thread's summary line, read by [`crate::dmatest_log::scan`], the same reader the
+//! dmatest workload uses.
 //!
 //! ```text
 //! [  123.456789] dmatest: dma0chan0-copy0: summary 1000 tests, 0 failures 3522.29 iops 28178 KB/s (0)
 //! ```
 //!
-//! Lines of concurrent threads interleave and other kernel messages come between them.
-//! KB/s is the kernel's `len >> 10` per second, so KiB/s.
+//! KB/s is the kernel's `len >> 10` per second, so KiB/s. A dmatest line that cannot be
+//! read (a log cut short, a garbled line) becomes a note naming the line and the reason,
+//! and the other threads are still reported; text with dmatest lines but no readable
+//! summary is an error naming the first unreadable line.
 //!
 //! No sum over threads is given: whether per-thread bandwidths add up depends on whether
 //! the threads ran at the same time, which the summary lines do not tell.
 
 use perflab_core::{Better, Metric, Unit};
 
-use crate::text::{bad, metric, not_this, num, shown};
+use crate::dmatest_log::{scan, Summary};
+use crate::text::{bad, metric, not_this};
 use crate::{ParseError, Parsed, ParsedRow};
 
 const TOOL: &str = "dmatest";
 
-#[derive(Clone, Debug, PartialEq)]
-struct Summary {
-    thread: String,
-    tests: f64,
-    failures: f64,
-    iops: f64,
-    kib_s: f64,
-    status: i64,
-}
+/// Failure result lines worth showing; more only repeat the kind of failure.
+const RESULT_NOTES: usize = 5;
 
-impl Summary {
-    fn metrics(&self) -> Vec<Metric> {
-        vec![
-            metric("tests", self.tests, Unit::Count, Better::Neither),
-            metric("failures", self.failures, Unit::Count, Better::Lower),
-            metric("iops", self.iops, Unit::PerSecond, Better::Higher),
-            metric(
-                "bandwidth_mib_s",
-                self.kib_s / 1024.0,
-                Unit::MibPerSecond,
-                Better::Higher,
-            ),
-        ]
-    }
+fn metrics(s: &Summary) -> Vec<Metric> {
+    vec![
+        metric("tests", s.tests as f64, Unit::Count, Better::Neither),
+        metric("failures", s.failures as f64, Unit::Count, Better::Lower),
+        metric("iops", s.iops, Unit::PerSecond, Better::Higher),
+        metric(
+            "bandwidth_mib_s",
+            s.kib_s / 1024.0,
+            Unit::MibPerSecond,
+            Better::Higher,
+        ),
+    ]
 }
 
 pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
-    let mut found: Vec<Summary> = Vec::new();
-    let mut out = Parsed::default();
-    let mut any_dmatest = false;
-    for (i, raw) in text.lines().enumerate() {
-        let Some(at) = raw.find("dmatest: ") else {
-            continue;
-        };
-        any_dmatest = true;
-        let msg = &raw[at + "dmatest: ".len()..];
-        let Some((thread, tail)) = msg.split_once(": ") else {
-            continue;
-        };
-        let Some(rest) = tail.strip_prefix("summary") else {
-            let cut = tail.trim_end();
-            if !cut.is_empty() && "summary".starts_with(cut) {
-                return Err(bad(
-                    TOOL,
-                    i + 1,
-                    format!("truncated summary line {}", shown(raw)),
-                ));
-            }
-            continue;
-        };
-        let s = summary(thread, rest).map_err(|why| {
-            bad(
+    let found = scan(text.as_bytes(), None);
+    if found.summaries.is_empty() {
+        return Err(match found.skipped.first() {
+            Some(s) => bad(
                 TOOL,
-                i + 1,
-                format!("{why} in the summary line {}", shown(raw)),
-            )
-        })?;
-        if s.status != 0 {
-            out.notes.push(format!(
-                "dmatest thread {} ended with status {}",
-                s.thread, s.status
-            ));
-        }
-        if let Some(old) = found.iter_mut().find(|o| o.thread == s.thread) {
-            out.notes.push(format!(
-                "dmatest thread {} has several summaries (several runs in one log?); the last is kept",
-                s.thread
-            ));
-            *old = s;
-        } else {
-            found.push(s);
-        }
-    }
-    if found.is_empty() {
-        return Err(if any_dmatest {
-            bad(
+                s.line,
+                format!(
+                    "no readable summary line: {}",
+                    s.why.trim_end_matches(": skipped")
+                ),
+            ),
+            None if found.dmatest_lines > 0 => bad(
                 TOOL,
                 text.lines().count(),
                 "dmatest lines but no \"<thread>: summary\" line: the test has not finished",
-            )
-        } else {
-            not_this(TOOL, "no \"dmatest: \" lines")
+            ),
+            None => not_this(TOOL, "no \"dmatest: \" lines"),
         });
     }
-    if found.len() == 1 {
-        out.metrics = found[0].metrics();
+    let mut out = Parsed {
+        notes: found.skipped.iter().map(ToString::to_string).collect(),
+        ..Parsed::default()
+    };
+    let started: u64 = found.started.iter().map(|(_, n)| u64::from(*n)).sum();
+    if started > found.summaries.len() as u64 {
+        out.notes.push(format!(
+            "dmatest started {started} threads but the log holds {} summaries",
+            found.summaries.len()
+        ));
+    }
+    for s in found.summaries.iter().filter(|s| s.status != 0) {
+        out.notes.push(format!(
+            "dmatest thread {} ended with status {}",
+            s.thread, s.status
+        ));
+    }
+    for r in found.results.iter().take(RESULT_NOTES) {
+        out.notes.push(format!("dmatest: {r}"));
+    }
+    if let [one] = found.summaries.as_slice() {
+        out.metrics = metrics(one);
         return Ok(out);
     }
-    let tests = found.iter().map(|s| s.tests).sum();
-    let failures = found.iter().map(|s| s.failures).sum();
+    // In f64: counts from a garbled log may be near u64::MAX, and a sum must not overflow.
+    let sum = |f: fn(&Summary) -> u64| found.summaries.iter().map(|s| f(s) as f64).sum::<f64>();
     out.metrics = vec![
-        metric("threads", found.len() as f64, Unit::Count, Better::Neither),
-        metric("tests", tests, Unit::Count, Better::Neither),
-        metric("failures", failures, Unit::Count, Better::Lower),
+        metric(
+            "threads",
+            found.summaries.len() as f64,
+            Unit::Count,
+            Better::Neither,
+        ),
+        metric("tests", sum(|s| s.tests), Unit::Count, Better::Neither),
+        metric("failures", sum(|s| s.failures), Unit::Count, Better::Lower),
     ];
     out.rows = found
+        .summaries
         .iter()
         .map(|s| ParsedRow {
             params: vec![("thread".to_string(), s.thread.clone())],
             series: None,
-            metrics: s.metrics(),
+            metrics: metrics(s),
         })
         .collect();
     Ok(out)
-}
-
-/// ` 1000 tests, 0 failures 3522.29 iops 28178 KB/s (0)` after `<thread>: summary`.
-fn summary(thread: &str, rest: &str) -> Result<Summary, String> {
-    let thread = thread.trim();
-    if thread.is_empty() || thread.contains(char::is_whitespace) {
-        return Err(format!(
-            "thread name {thread:?} is not a kernel thread name"
-        ));
-    }
-    let words: Vec<&str> = rest.split_whitespace().collect();
-    let expect = |i: usize, word: &str| -> Result<(), String> {
-        match words.get(i) {
-            Some(w) if *w == word => Ok(()),
-            Some(w) => Err(format!("{w:?} where {word:?} belongs")),
-            None => Err(format!("the line ends before {word:?} (truncated?)")),
-        }
-    };
-    let number = |i: usize, what: &str| -> Result<f64, String> {
-        let w = words
-            .get(i)
-            .ok_or_else(|| format!("the line ends before the {what} (truncated?)"))?;
-        num(w.trim_end_matches(',')).ok_or_else(|| format!("{w:?} is not a number of {what}"))
-    };
-    let tests = number(0, "tests")?;
-    expect(1, "tests,")?;
-    let failures = number(2, "failures")?;
-    expect(3, "failures")?;
-    let iops = number(4, "iops")?;
-    expect(5, "iops")?;
-    let kib_s = number(6, "KB/s")?;
-    expect(7, "KB/s")?;
-    let status = words
-        .get(8)
-        .and_then(|w| w.strip_prefix('(')?.strip_suffix(')')?.parse::<i64>().ok())
-        .ok_or_else(|| "no \"(status)\" at the end (truncated?)".to_string())?;
-    if let Some(extra) = words.get(9) {
-        return Err(format!("unexpected {extra:?} after the status"));
-    }
-    Ok(Summary {
-        thread: thread.to_string(),
-        tests,
-        failures,
-        iops,
-        kib_s,
-        status,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_old_and_new_iops_formats() {
-        let s = summary(
-            "dma0chan0-copy0",
-            " 1000 tests, 0 failures 3522.29 iops 28178 KB/s (0)",
-        )
-        .unwrap();
-        assert_eq!(
-            (s.tests, s.failures, s.iops, s.kib_s, s.status),
-            (1000.0, 0.0, 3522.29, 28178.0, 0)
-        );
-        let s = summary(
-            "dma0chan1-copy0",
-            " 5 tests, 2 failures 3522 iops 28178 KB/s (-12)",
-        )
-        .unwrap();
-        assert_eq!((s.iops, s.status), (3522.0, -12));
-    }
-
-    #[test]
-    fn truncated_lines_say_where_they_end() {
-        let e = summary("t", " 1000 tests, 0 fail").unwrap_err();
-        assert!(e.contains("\"fail\" where \"failures\" belongs"), "{e}");
-        let e = summary("t", " 1000 tests, 0 failures 3522.29 iops 28178 KB/s").unwrap_err();
-        assert!(e.contains("truncated"), "{e}");
-    }
 }

@@ -14,6 +14,7 @@ use perflab_core::{HistogramData, Metric};
 mod cyclictest;
 mod cyclictest_histogram;
 mod dmatest;
+pub mod dmatest_log;
 mod fio;
 mod hyperfine;
 mod iperf3;
@@ -134,8 +135,9 @@ static REGISTRY: [ParserInfo; 9] = [
     },
     ParserInfo {
         name: "dmatest",
-        help: "kernel dmatest summary lines from dmesg: one row per thread with tests, \
-               failures, IOPS and MiB/s",
+        help: "kernel dmatest summary lines from dmesg or a /dev/kmsg dump: one row per \
+               thread with tests, failures, IOPS and MiB/s; unreadable dmatest lines are \
+               skipped with a note",
         parse: dmatest::parse,
     },
     ParserInfo {

@@ -26,16 +26,56 @@ fn interleaved_threads_become_rows() {
 }
 
 #[test]
-fn truncated_line_is_bad_and_named() {
-    let e = parse("dmatest", "dmatest/dmesg_truncated.txt").unwrap_err();
+fn truncated_line_is_skipped_with_a_note_naming_it() {
+    // The truncated second summary no longer fails the parse: the readable one is kept.
+    let p = ok("dmatest", "dmatest/dmesg_truncated.txt");
+    assert!(p.rows.is_empty());
+    assert_eq!(value(&p.metrics, "iops"), 3410.07);
+    assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+    let n = &p.notes[0];
+    assert!(n.starts_with("log line 2: "), "{n}");
+    assert!(n.contains("dma0chan0-copy0: summary 1000 tests"), "{n}");
+    assert!(n.contains("truncated") && n.ends_with("skipped"), "{n}");
+    // With nothing readable it is an error at the unreadable line.
+    let e =
+        (by_name("dmatest").unwrap().parse)("[ 1.0] dmatest: dma0chan0-copy0: summ").unwrap_err();
     let ParseError::Bad { line, why, .. } = &e else {
         panic!("{e}")
     };
-    assert_eq!(*line, 2);
-    assert!(why.contains("dma0chan0-copy0: summary 1000 tests"), "{why}");
-    let e =
-        (by_name("dmatest").unwrap().parse)("[ 1.0] dmatest: dma0chan0-copy0: summ").unwrap_err();
-    assert!(matches!(e, ParseError::Bad { line: 1, .. }), "{e}");
+    assert_eq!(*line, 1);
+    assert!(why.contains("truncated summary line"), "{why}");
+}
+
+#[test]
+fn kmsg_records_and_garbled_lines_between_good_ones() {
+    let text = "6,1,100,-;dmatest: Started 3 threads using dma0chan0\n\
+                6,2,200,-;dmatest: dma0chan0-copy0: summary 10 tests, 0 failures 5.00 iops 80 KB/s (0)\n \
+                SUBSYSTEM=dma\n\
+                6,3,300,-;dmatest: dma0chan0-copy1: summary 10 tests, x failures 5.00 iops 80 KB/s (0)\n\
+                6,4,400,-;dmatest: dma0chan0-copy2: result #1: 'data error' with len=0x10 (0)\n\
+                6,5,500,-;dmatest: dma0chan0-copy2: summary 10 tests, 1 failures 4.00 iops 64 KB/s (0)\n";
+    let p = (by_name("dmatest").unwrap().parse)(text).unwrap();
+    assert_eq!(p.rows.len(), 2);
+    assert_eq!(value(&p.metrics, "failures"), 1.0);
+    assert_eq!(
+        value(
+            &row(&p, "thread", "dma0chan0-copy2").metrics,
+            "bandwidth_mib_s"
+        ),
+        64.0 / 1024.0
+    );
+    let has_note = |s: &str| p.notes.iter().any(|n| n.contains(s));
+    assert!(
+        has_note("log line 4: \"x\" is not a whole number of failures"),
+        "{:?}",
+        p.notes
+    );
+    assert!(
+        has_note("started 3 threads but the log holds 2"),
+        "{:?}",
+        p.notes
+    );
+    assert!(has_note("'data error'"), "{:?}", p.notes);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 mod cross;
 mod cyclictest;
 mod dmatest;
+mod dmatest_log;
 mod fio;
 mod hyperfine;
 mod iperf3;

@@ -30,6 +30,7 @@ proptest! {
                 Just("# Running 'mem/memcpy' benchmark:".to_string()),
                 Just("# function 'x' (y)".to_string()),
                 Just("dmatest: t: summary 1 tests, 0 failures".to_string()),
+                Just("6,1,2,-;dmatest: t: summary 1 tests, 0 failures 1 iops 1 KB/s (0)".to_string()),
                 Just("| a kb | b MiB/s |".to_string()),
                 Just("| -- | -- |".to_string()),
                 Just("{\"fio version\": 1, \"jobs\": [{}]}".to_string()),

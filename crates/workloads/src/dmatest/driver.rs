@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use perflab_core::{MeasureCtx, Unavailable, WorkloadError};
 use perflab_sys::SysRoot;
 
-use super::log::{scan, Scan};
+use perflab_parsers::dmatest_log::{scan, Scan};
 
 pub const PARAMS_DIR: &str = "sys/module/dmatest/parameters";
 pub const DMA_CLASS: &str = "sys/class/dma";

@@ -13,7 +13,6 @@
 //! module is not loaded, the workload is unavailable with the reason.
 
 pub mod driver;
-pub mod log;
 
 use std::time::Duration;
 
@@ -24,7 +23,7 @@ use perflab_core::{
 
 use crate::parallel::{self, Criteria};
 use driver::Settings;
-use log::Summary;
+use perflab_parsers::dmatest_log::Summary;
 
 #[derive(Debug, Default)]
 pub struct Dmatest;
@@ -212,11 +211,12 @@ impl Workload for Dmatest {
             )));
         }
         let r = driver::run(&ctx.sys, &s, ctx)?;
-        let expected: u32 = r.scan.started.iter().map(|(_, n)| n).sum();
+        let expected: u64 = r.scan.started.iter().map(|(_, n)| u64::from(*n)).sum();
         let mut out = output(&r.scan.summaries, &r.placement, ctx)?;
         out.notes.extend(r.notes);
-        out.notes.extend(r.scan.skipped.iter().cloned());
-        if expected > 0 && (r.scan.summaries.len() as u32) < expected {
+        out.notes
+            .extend(r.scan.skipped.iter().map(ToString::to_string));
+        if expected > 0 && (r.scan.summaries.len() as u64) < expected {
             out.notes.push(format!(
                 "dmatest started {expected} threads but the log holds {} summaries; the \
                  verdict covers those",

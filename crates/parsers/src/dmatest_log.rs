@@ -12,8 +12,12 @@
 //! A summary line that cannot be read (cut short by the log buffer, garbled) is skipped
 //! with the reason; the scan never fails and never panics. Its timestamp is the
 //! thread's end: the kernel's log clock (local_clock, in µs), one clock for all threads.
+//!
+//! Both the dmatest workload (reading `/dev/kmsg` after its run) and the `dmatest` parser
+//! (dmesg text given to `perflab import` or `exec`) read the log through [`scan`].
 
-use std::io::BufRead;
+use std::fmt;
+use std::io::{BufRead, ErrorKind};
 
 /// One thread's summary.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,12 +48,31 @@ pub struct Scan {
     pub summaries: Vec<Summary>,
     /// `(channel, threads)` from "Started N threads using CHAN".
     pub started: Vec<(String, u32)>,
-    /// Lines that looked like dmatest's but could not be read, with the reason.
-    pub skipped: Vec<String>,
+    /// Lines that looked like dmatest's but could not be read, and summaries replaced
+    /// by a later one of the same thread, each with the reason.
+    pub skipped: Vec<Skipped>,
     /// Failure results ("result #N: 'data error' …"), kept for the notes (at most 20).
     pub results: Vec<String>,
     /// Highest kmsg sequence number seen.
     pub last_seq: Option<u64>,
+    /// Lines that carry the `dmatest: ` prefix (after `after_seq`), read or not: tells
+    /// dmatest's log without a summary from some other text.
+    pub dmatest_lines: usize,
+}
+
+/// A dmatest line the scan could not use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// 1-based line number in what was scanned.
+    pub line: usize,
+    /// What was wrong and what became of the line, naming the line's text.
+    pub why: String,
+}
+
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "log line {}: {}", self.line, self.why)
+    }
 }
 
 /// A log line split into its record header and message.
@@ -75,17 +98,12 @@ fn record(line: &str) -> Record<'_> {
     // dmesg: "[  181.503345] message".
     if let Some(rest) = line.trim_start().strip_prefix('[') {
         if let Some((ts, msg)) = rest.split_once(']') {
-            if let Some((s, us)) = ts.trim().split_once('.') {
-                if let (Ok(s), Ok(us)) = (s.parse::<u64>(), us.parse::<u64>()) {
-                    if us < 1_000_000 {
-                        let ts = s.checked_mul(1_000_000).and_then(|x| x.checked_add(us));
-                        return Record {
-                            seq: None,
-                            ts_us: ts,
-                            msg: msg.strip_prefix(' ').unwrap_or(msg),
-                        };
-                    }
-                }
+            if let Some(ts_us) = seconds_us(ts.trim()) {
+                return Record {
+                    seq: None,
+                    ts_us: Some(ts_us),
+                    msg: msg.strip_prefix(' ').unwrap_or(msg),
+                };
             }
         }
     }
@@ -94,6 +112,36 @@ fn record(line: &str) -> Record<'_> {
         ts_us: None,
         msg: line,
     }
+}
+
+/// `181.503345` (dmesg's seconds) in µs. dmesg prints six decimals, but a shorter fraction
+/// (`1.5`, hand-edited or another printer's) is tenths, not µs.
+fn seconds_us(ts: &str) -> Option<u64> {
+    let (s, frac) = ts.split_once('.')?;
+    let digits = |x: &str| !x.is_empty() && x.bytes().all(|b| b.is_ascii_digit());
+    if !digits(s) || !digits(frac) || frac.len() > 9 {
+        return None;
+    }
+    let mut us: u64 = frac.get(..frac.len().min(6))?.parse().ok()?;
+    for _ in frac.len()..6 {
+        us *= 10;
+    }
+    s.parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000)?
+        .checked_add(us)
+}
+
+/// kmsg continuation lines (` KEY=value`, the record's dictionary) belong to the record
+/// before; a message's own newlines are escaped in kmsg, so only these start with a
+/// space and a KEY=. An indented dmatest line pasted from elsewhere is not one.
+fn continuation(line: &str) -> bool {
+    line.starts_with(' ')
+        && line.trim_start().split_once('=').is_some_and(|(k, _)| {
+            !k.is_empty()
+                && k.bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        })
 }
 
 /// Scans a log for dmatest lines; with `after_seq`, kmsg records up to that sequence
@@ -108,15 +156,14 @@ pub fn scan(mut reader: impl BufRead, after_seq: Option<u64>) -> Scan {
             Ok(0) => break,
             Ok(_) => {}
             // /dev/kmsg says EPIPE when records were overwritten under us: go on.
-            Err(e) if e.raw_os_error() == Some(libc::EPIPE) => continue,
+            Err(e) if e.kind() == ErrorKind::BrokenPipe => continue,
             // EAGAIN: a non-blocking /dev/kmsg has nothing more.
             Err(_) => break,
         }
         n += 1;
         let text = String::from_utf8_lossy(&buf);
         let line = text.trim_end_matches(['\n', '\r']);
-        // kmsg continuation lines (" KEY=value") belong to the record before.
-        if line.starts_with(' ') && !line.trim_start().starts_with('[') {
+        if continuation(line) {
             continue;
         }
         let r = record(line);
@@ -135,6 +182,7 @@ fn line_of(n: usize, r: &Record<'_>, out: &mut Scan) {
     let Some(at) = r.msg.find("dmatest: ") else {
         return;
     };
+    out.dmatest_lines += 1;
     let msg = &r.msg[at + "dmatest: ".len()..];
     if let Some(rest) = msg.strip_prefix("Started ") {
         if let Some((count, chan)) = rest.split_once(" threads using ") {
@@ -163,10 +211,10 @@ fn line_of(n: usize, r: &Record<'_>, out: &mut Scan) {
     let Some(rest) = tail.strip_prefix("summary") else {
         let cut = tail.trim_end();
         if !cut.is_empty() && "summary".starts_with(cut) {
-            out.skipped.push(format!(
-                "log line {n}: truncated summary line {}: skipped",
-                shown()
-            ));
+            out.skipped.push(Skipped {
+                line: n,
+                why: format!("truncated summary line {}: skipped", shown()),
+            });
         }
         return;
     };
@@ -175,20 +223,23 @@ fn line_of(n: usize, r: &Record<'_>, out: &mut Scan) {
             s.ts_us = r.ts_us;
             match out.summaries.iter_mut().find(|o| o.thread == s.thread) {
                 Some(old) => {
-                    out.skipped.push(format!(
-                        "log line {n}: a second summary of thread {} (an earlier run's?); \
-                         the later one is kept",
-                        s.thread
-                    ));
+                    out.skipped.push(Skipped {
+                        line: n,
+                        why: format!(
+                            "a second summary of thread {} (an earlier run's?); the later \
+                             one is kept",
+                            s.thread
+                        ),
+                    });
                     *old = s;
                 }
                 None => out.summaries.push(s),
             }
         }
-        Err(why) => out.skipped.push(format!(
-            "log line {n}: {why} in the summary line {}: skipped",
-            shown()
-        )),
+        Err(why) => out.skipped.push(Skipped {
+            line: n,
+            why: format!("{why} in the summary line {}: skipped", shown()),
+        }),
     }
 }
 
@@ -250,4 +301,54 @@ fn summary(thread: &str, rest: &str) -> Result<Summary, String> {
         status,
         ts_us: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_old_and_new_iops_formats() {
+        let s = summary(
+            "dma0chan0-copy0",
+            " 1000 tests, 0 failures 3522.29 iops 28178 KB/s (0)",
+        )
+        .unwrap();
+        assert_eq!(
+            (s.tests, s.failures, s.iops, s.kib_s, s.status),
+            (1000, 0, 3522.29, 28178.0, 0)
+        );
+        let s = summary(
+            "dma0chan1-copy0",
+            " 5 tests, 2 failures 3522 iops 28178 KB/s (-12)",
+        )
+        .unwrap();
+        assert_eq!((s.iops, s.status), (3522.0, -12));
+    }
+
+    #[test]
+    fn truncated_lines_say_where_they_end() {
+        let e = summary("t", " 1000 tests, 0 fail").unwrap_err();
+        assert!(e.contains("\"fail\" where \"failures\" belongs"), "{e}");
+        let e = summary("t", " 1000 tests, 0 failures 3522.29 iops 28178 KB/s").unwrap_err();
+        assert!(e.contains("truncated"), "{e}");
+    }
+
+    #[test]
+    fn records_split_into_header_and_message() {
+        let r = record("6,1234,181503345,-;dmatest: x");
+        assert_eq!(
+            (r.seq, r.ts_us, r.msg),
+            (Some(1234), Some(181_503_345), "dmatest: x")
+        );
+        let r = record("[  181.503345] dmatest: x");
+        assert_eq!(
+            (r.seq, r.ts_us, r.msg),
+            (None, Some(181_503_345), "dmatest: x")
+        );
+        let r = record("[18446744073709.551616] m");
+        assert_eq!(r.ts_us, None, "overflow is no timestamp");
+        assert!(continuation(" SUBSYSTEM=dma"));
+        assert!(!continuation("  dmatest: t: summary"));
+    }
 }
