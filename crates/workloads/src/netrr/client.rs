@@ -58,6 +58,8 @@ pub(crate) struct ClientResult {
     pub exchanges: u64,
     /// Requests sent in the timed window and never answered in time.
     pub lost: u64,
+    /// Requests of the warm-up never answered in time (each cost a timeout's wait).
+    pub warmup_lost: u64,
     pub window: Duration,
     /// Open loop: how late the sender was at worst against its schedule.
     pub max_send_lag: Option<Duration>,
@@ -159,7 +161,7 @@ fn closed_loop(
     let mut out = vec![0u8; plan.size];
     let mut back = vec![0u8; plan.size.max(1) + 1];
     let m = mask(plan.size);
-    let (mut exchanges, mut lost) = (0u64, 0u64);
+    let (mut exchanges, mut lost, mut warmup_lost) = (0u64, 0u64, 0u64);
     let mut silent = 0u32;
     let mut seq = 0u64;
     let mut window_start: Option<Instant> = None;
@@ -210,6 +212,8 @@ fn closed_loop(
             silent += 1;
             if timed {
                 lost += 1;
+            } else {
+                warmup_lost += 1;
             }
             if silent >= DEAD_AFTER {
                 return Err(no_answer(plan));
@@ -222,6 +226,7 @@ fn closed_loop(
         rtt,
         exchanges,
         lost,
+        warmup_lost,
         window: window_start.map(|t| t.elapsed()).unwrap_or_default(),
         max_send_lag: None,
     })
@@ -359,6 +364,8 @@ fn open_loop(
     Ok(ClientResult {
         exchanges: measured,
         lost: window_sent.saturating_sub(measured),
+        // Open loop does not wait on a lost request, so warm-up losses cost nothing.
+        warmup_lost: 0,
         rtt,
         window: plan.duration,
         max_send_lag: Some(max_lag),

@@ -536,6 +536,14 @@ fn output(
             perflab_sys::cpulist::format_cpu_list(hogs)
         ));
     }
+    if r.warmup_lost > 0 {
+        notes.push(format!(
+            "{} warm-up requests got no reply within {} ms (not counted in lost; each \
+             delayed the start by that timeout)",
+            r.warmup_lost,
+            plan.timeout.as_millis()
+        ));
+    }
     if r.lost > 0 {
         notes.push(format!(
             "{} of {} requests got no reply within {} ms (lost)",
