@@ -231,6 +231,12 @@ pub fn render_threads(m: &MeasurementRecord) -> String {
     ]
     .map(String::from)
     .to_vec()];
+    // The thread's own counts, where a counters monitor asked for them: its CPU time shows
+    // how much of its interval it really ran.
+    let counted = threads.iter().any(|t| !t.counters.is_empty());
+    if counted {
+        lines[0].extend(["cpu ms", "ctx sw"].map(String::from));
+    }
     for t in threads {
         let len = t.end_ns.saturating_sub(t.start_ns);
         let mib = t.bytes.map(|b| b as f64 / (1u64 << 20) as f64);
@@ -254,6 +260,17 @@ pub fn render_threads(m: &MeasurementRecord) -> String {
                 _ => "-".into(),
             },
         ]);
+        if counted {
+            let count = |event: &str| {
+                t.counters
+                    .iter()
+                    .find(|c| c.event == event)
+                    .and_then(|c| c.value)
+            };
+            let row = lines.last_mut().expect("just pushed");
+            row.push(opt(count("task-clock"), |ns| format!("{:.1}", ns / 1e6)));
+            row.push(opt(count("context-switches"), |n| format!("{n:.0}")));
+        }
     }
     out.push_str(&align(&lines, &[0, 3]));
     for n in m
