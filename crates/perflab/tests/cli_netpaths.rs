@@ -1,0 +1,191 @@
+//! End-to-end: the netpaths study (seed 001) over the paths perflab builds itself, the kill
+//! test (SIGKILL mid-run, then `perflab restore`), and bad input. Building namespaces needs
+//! root; those tests say so in their names and are skipped, saying why, without it.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{is_root, run_id, text, Lab};
+
+/// The root tests compare the host's network before and after, so they take turns.
+static HOST_NETWORK: Mutex<()> = Mutex::new(());
+
+/// What the host's network looks like: namespaces and link names. perflab must leave it as
+/// it found it.
+fn host_network() -> (String, Vec<String>) {
+    let out = |args: &[&str]| {
+        let o = Command::new("ip").args(args).output().expect("run ip");
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let mut links: Vec<String> = out(&["-o", "link"])
+        .lines()
+        .filter_map(|l| l.split(": ").nth(1))
+        .map(|n| n.split('@').next().unwrap_or(n).to_string())
+        .collect();
+    links.sort();
+    (out(&["netns", "list"]), links)
+}
+
+#[test]
+fn netpaths_quick_over_five_paths_leaves_the_host_as_it_was_needs_root() {
+    if !is_root() {
+        eprintln!("skipped: needs root (network namespaces)");
+        return;
+    }
+    let _turn = HOST_NETWORK.lock().unwrap_or_else(|e| e.into_inner());
+    let before = host_network();
+    let lab = Lab::new();
+    let mut args = vec!["run", "netpaths", "--quick"];
+    for v in ["loopback", "veth", "bridge", "macvlan", "tap"] {
+        args.extend(["--variant", v]);
+    }
+    let o = lab.run(&args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert_eq!(
+        host_network(),
+        before,
+        "the host's namespaces or links changed"
+    );
+
+    // The seed's table: a row per path, with and without load, with the tails.
+    assert!(out.contains("p99.9") && out.contains("stddev"), "{out}");
+    for path in ["loopback", "veth", "bridge", "macvlan", "tap"] {
+        assert!(
+            out.lines().any(|l| l.starts_with(path)),
+            "no row for {path}:\n{out}"
+        );
+    }
+    assert_eq!(out.matches("3 streams").count(), 5, "{out}");
+
+    let doc = lab.export(&run_id(&err));
+    let ms = doc["measurements"].as_array().unwrap();
+    assert_eq!(ms.len(), 5 * 2 * 4, "5 paths x 2 loads x 4 repetitions");
+    for m in ms {
+        assert_eq!(m["status"]["status"], "ok", "{m}");
+        let h = &m["output"]["histograms"][0];
+        assert_eq!(h["name"], "rtt");
+        // The tap path under load answers a few dozen requests in 0.5 s.
+        assert!(h["count"].as_u64().unwrap() > 10, "{h}");
+        // Every point carries its NET_RX softirq deltas.
+        assert!(
+            m["telemetry"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["source"] == "softirqs" && t["key"] == "NET_RX"),
+            "{m}"
+        );
+        if m["params"]["load_streams"] == 3 {
+            let load = m["output"]["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|x| x["name"] == "load_mib_s")
+                .expect("the load's throughput is recorded");
+            assert!(load["value"].as_f64().unwrap() > 0.0, "{load}");
+        }
+    }
+}
+
+#[test]
+fn sigkill_mid_run_then_restore_leaves_nothing_needs_root() {
+    if !is_root() {
+        eprintln!("skipped: needs root (network namespaces)");
+        return;
+    }
+    let _turn = HOST_NETWORK.lock().unwrap_or_else(|e| e.into_inner());
+    let before = host_network();
+    let lab = Lab::new();
+    let mut child = lab
+        .cmd()
+        .args(["run", "netpaths", "--variant", "bridge", "--reps", "3"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start perflab");
+    let tag = format!("perflab-{}-", child.id());
+    let t0 = Instant::now();
+    while !host_network().0.contains(&tag) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "no namespace appeared"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+    assert!(
+        host_network().0.contains(&tag),
+        "nothing was left to restore"
+    );
+
+    let o = lab.run(&["restore"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(
+        format!("{out}{err}").contains("created network namespace"),
+        "{out}{err}"
+    );
+    assert_eq!(host_network(), before);
+}
+
+#[test]
+fn an_unknown_path_is_one_line_and_changes_nothing() {
+    let lab = Lab::new();
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "netrr",
+        "--variant",
+        "x:netpath=wormhole",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("wormhole") && err.contains("veth"), "{err}");
+    assert!(!lab.db().exists(), "no database for a refused run");
+}
+
+#[test]
+fn a_peer_that_does_not_answer_fails_the_repetition_in_bounded_time() {
+    // A listener that never accepts: the kernel completes the connection, and the
+    // control hello is never answered.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let lab = Lab::new();
+    let t0 = Instant::now();
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "netrr",
+        "-p",
+        &format!("peer=127.0.0.1:{port}"),
+        "-p",
+        "token=x",
+        "-p",
+        "timeout=0.2s",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+    ]);
+    let (_, err) = text(&o);
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        t0.elapsed()
+    );
+    let doc = lab.export(&run_id(&err));
+    let why = doc["measurements"][0]["status"]["error"]
+        .as_str()
+        .expect("the repetition failed")
+        .to_string();
+    assert!(
+        why.contains(&format!("127.0.0.1:{port}")) && why.contains("no message within"),
+        "{why}"
+    );
+}
