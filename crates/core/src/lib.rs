@@ -19,7 +19,7 @@ pub use params::{
 pub use perflab_sys::SysRoot;
 pub use telemetry::TelemetryRow;
 pub use threads::{
-    current_cpu, current_tid, monotonic_ns, ThreadEvent, ThreadProbe, ThreadTracker,
+    current_cpu, current_tid, monotonic_ns, thread_cpu_ns, ThreadEvent, ThreadProbe, ThreadTracker,
 };
 pub use units::{Better, Unit};
 pub use workload::{MeasureCtx, Monitor, Workload, WorkloadInfo};

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unit};
+use perflab_core::{thread_cpu_ns, MeasureCtx, Monitor, MonitorError, TelemetryRow, Unit};
 use perflab_monitors::counters::per_byte;
 use perflab_monitors::CountersMonitor;
 use perflab_sys::SysRoot;
@@ -66,16 +66,6 @@ fn pin_to(cpu: u32) {
             std::io::Error::last_os_error()
         );
     }
-}
-
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn pipe() -> (std::fs::File, std::fs::File) {

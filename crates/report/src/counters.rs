@@ -144,22 +144,12 @@ pub fn counter_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<CounterT
 /// The primary metric's median over the repetitions that recorded counters, so both sides
 /// of a row describe the same repetitions.
 fn median_metric(group: &[&MeasurementRecord], metric: &str, source: &str) -> Option<f64> {
-    let mut v: Vec<f64> = group
-        .iter()
-        .filter(|m| is_ok(m) && m.telemetry.iter().any(|t| t.source == source))
-        .filter_map(|m| m.output.metric(metric).map(|x| x.value))
-        .filter(|x| x.is_finite())
-        .collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    perflab_stats::median(
+        group
+            .iter()
+            .filter(|m| is_ok(m) && m.telemetry.iter().any(|t| t.source == source))
+            .filter_map(|m| m.output.metric(metric).map(|x| x.value)),
+    )
 }
 
 /// `counters: cycles unsupported: WHY` for eight events with one WHY becomes one line

@@ -172,14 +172,8 @@ fn decode(h: &HistogramData) -> Option<Histogram<u64>> {
     Deserializer::new().deserialize(&mut &h.encoded[..]).ok()
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.retain(|x| x.is_finite());
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(v[n / 2]),
-        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
-    }
+fn median(v: Vec<f64>) -> Option<f64> {
+    perflab_stats::median(v)
 }
 
 fn softirq_rate(m: &MeasurementRecord, key: &str) -> Option<f64> {

@@ -46,18 +46,8 @@ pub fn has_verdict(ms: &[MeasurementRecord]) -> bool {
     ms.iter().any(|m| m.output.metric(MARKER).is_some())
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+fn median(v: Vec<f64>) -> Option<f64> {
+    perflab_stats::median(v)
 }
 
 /// The reasons part of a verdict note: what follows the figures.

@@ -77,17 +77,9 @@ pub fn median_total(records: &[&MeasurementRecord], source: &str, cpu: u32) -> f
     median(totals)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+/// 0 when nothing was recorded: a telemetry row absent from every repetition is a zero delta.
+fn median(v: Vec<f64>) -> f64 {
+    perflab_stats::median(v).unwrap_or(0.0)
 }
 
 #[cfg(test)]

@@ -26,6 +26,6 @@ pub use config::StatsConfig;
 pub use error::StatsError;
 pub use hodges_lehmann::{hodges_lehmann, Shift};
 pub use mann_whitney::{mann_whitney, min_p_value, reps_needed, MannWhitney, MwMethod};
-pub use sample::Sample;
+pub use sample::{median, Sample};
 pub use summary::{bootstrap_median_ci, tukey_outliers, Summary};
 pub use verdict::{regression_pct, Verdict};

@@ -90,6 +90,17 @@ impl Sample {
     }
 }
 
+/// Median of the finite values, for figures that need no [`Sample`] (telemetry medians,
+/// table cells); `None` when there is none.
+pub fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(median_of_sorted(&v))
+}
+
 /// Median of an increasingly sorted, non-empty slice.
 pub(crate) fn median_of_sorted(sorted: &[f64]) -> f64 {
     let n = sorted.len();
@@ -137,6 +148,14 @@ mod tests {
         assert_eq!(s.values(), &[7.0, 1.0, 3.0, 5.0]);
         let one = Sample::new(vec![3.0]).unwrap();
         assert_eq!((one.median(), one.stddev()), (3.0, 0.0));
+    }
+
+    #[test]
+    fn median_skips_non_finite_values_and_is_none_when_empty() {
+        assert_eq!(median([3.0, f64::NAN, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median([4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median([f64::INFINITY]), None);
+        assert_eq!(median(std::iter::empty()), None);
     }
 
     #[test]

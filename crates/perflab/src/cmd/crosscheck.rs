@@ -27,17 +27,21 @@ pub fn run(g: &Global, a: CrosscheckArgs) -> anyhow::Result<i32> {
     }
 }
 
+/// `--pairs`, else the default pairs of this machine.
+fn pairs_arg(sys: &perflab_sys::SysRoot, a: &CrosscheckArgs) -> anyhow::Result<Vec<(u32, u32)>> {
+    if a.pairs.is_empty() {
+        return default_pairs(sys);
+    }
+    a.pairs
+        .iter()
+        .map(|p| common::parse_pair("--pairs", p))
+        .collect()
+}
+
 fn ctxsw(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
     let sys = common::sysroot(g)?;
     let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
-    let pairs = if a.pairs.is_empty() {
-        default_pairs(&sys)?
-    } else {
-        a.pairs
-            .iter()
-            .map(|p| common::parse_pair("--pairs", p))
-            .collect::<anyhow::Result<Vec<_>>>()?
-    };
+    let pairs = pairs_arg(&sys, a)?;
     println!(
         "ctxsw (perflab) against `perf bench sched pipe -T`, pipe, {duration} s per measurement, \
          {} alternating rounds",
@@ -109,14 +113,7 @@ fn memcpy(a: &CrosscheckArgs) -> anyhow::Result<i32> {
 fn netrr(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
     let sys = common::sysroot(g)?;
     let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
-    let pairs = if a.pairs.is_empty() {
-        default_pairs(&sys)?
-    } else {
-        a.pairs
-            .iter()
-            .map(|p| common::parse_pair("--pairs", p))
-            .collect::<anyhow::Result<Vec<_>>>()?
-    };
+    let pairs = pairs_arg(&sys, a)?;
     let sizes: Vec<usize> = match &a.sizes {
         Some(text) => text
             .split(',')

@@ -15,7 +15,8 @@ use std::sync::{Barrier, Mutex};
 
 use hdrhistogram::Histogram;
 use perflab_core::{
-    monotonic_ns, Better, HistogramData, MeasureCtx, Metric, Unit, WorkloadError, WorkloadOutput,
+    monotonic_ns, thread_cpu_ns, Better, HistogramData, MeasureCtx, Metric, Unit, WorkloadError,
+    WorkloadOutput,
 };
 
 use super::channels::{wait_histogram, Channel};
@@ -63,16 +64,6 @@ struct Shared<'a> {
     deadline: AtomicU64,
     abort: AtomicBool,
     ctx: &'a MeasureCtx,
-}
-
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Runs the channel model with one thread per slot.
