@@ -242,25 +242,9 @@ mod tests {
     use perflab_core::SysRoot;
     use std::path::Path;
 
-    fn copy_tree(src: &Path, dst: &Path) {
-        std::fs::create_dir_all(dst).unwrap();
-        for e in std::fs::read_dir(src).unwrap() {
-            let e = e.unwrap();
-            let to = dst.join(e.file_name());
-            if e.file_type().unwrap().is_dir() {
-                copy_tree(&e.path(), &to);
-            } else {
-                std::fs::copy(e.path(), &to).unwrap();
-            }
-        }
-    }
-
     fn tree(name: &str) -> tempfile::TempDir {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures")
-            .join(name);
         let dir = tempfile::tempdir().unwrap();
-        copy_tree(&src, dir.path());
+        perflab_testkit::copy_tree(&perflab_testkit::fixture(name), dir.path());
         dir
     }
 

@@ -7,27 +7,13 @@ use std::path::Path;
 use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unit};
 use perflab_monitors::*;
 use perflab_sys::SysRoot;
-
-fn copy_tree(src: &Path, dst: &Path) {
-    fs::create_dir_all(dst).unwrap();
-    for entry in fs::read_dir(src).unwrap() {
-        let entry = entry.unwrap();
-        let to = dst.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &to);
-        } else {
-            fs::copy(entry.path(), &to).unwrap();
-        }
-    }
-}
+use perflab_testkit::copy_tree;
 
 /// A writable copy of the `parts` (subdirectories) of a fixture tree; copying only what a
 /// monitor reads keeps these tests fast on slow disks.
 fn fixture(name: &str, parts: &[&str]) -> (tempfile::TempDir, SysRoot) {
     let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name);
+    let src = perflab_testkit::fixture(name);
     for part in parts {
         copy_tree(&src.join(part), &dir.path().join(part));
     }

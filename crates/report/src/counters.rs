@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::fmt;
 use crate::select::{choose_metric, is_ok, measured_variants, Labeler};
+use crate::table_text::align;
 use crate::telemetry::medians;
 
 /// Counter keys in the order a reader wants them: the work done, then what the caches and
@@ -202,34 +203,11 @@ impl CounterTable {
             );
             lines.push(cells);
         }
-        let widths: Vec<usize> = (0..lines[0].len())
-            .map(|c| {
-                lines
-                    .iter()
-                    .map(|l| l[c].chars().count())
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
         let mut out = format!(
             "Counters ({}, medians over the repetitions; whole measurement, set-up included)\n",
             self.source
         );
-        for l in &lines {
-            let cells: Vec<String> = l
-                .iter()
-                .enumerate()
-                .map(|(c, s)| {
-                    if c < 2 {
-                        format!("{s:<w$}", w = widths[c])
-                    } else {
-                        fmt::right(s, widths[c])
-                    }
-                })
-                .collect();
-            out.push_str(cells.join("  ").trim_end());
-            out.push('\n');
-        }
+        out.push_str(&align(&lines, &[0, 1]));
         for n in &self.notes {
             out.push_str(&format!("  {n}\n"));
         }

@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 
 use crate::compare::{ComparisonTable, UnavailableNote};
 use crate::distribution::Distribution;
-use crate::table_text::{cells, footnotes, header_lines, row_notes, unmatched_items};
+use crate::table_text::{
+    cells, footnotes, headed_list, header_lines, row_notes, unavailable_items, unmatched_items,
+};
 
 /// A pipe table: `head` then `rows`; the columns in `left` left-aligned (names), the rest
 /// right-aligned (numbers). Pipes inside cells are escaped.
@@ -67,22 +69,13 @@ pub(crate) fn list<T: std::fmt::Display>(
     title: &str,
     items: impl IntoIterator<Item = T>,
 ) -> String {
-    let mut out = String::new();
-    for item in items {
-        if out.is_empty() {
-            let _ = writeln!(out, "\n**{title}:**\n");
-        }
-        let _ = writeln!(out, "- {item}");
-    }
-    out
+    headed_list(&format!("\n**{title}:**\n"), "- ", items)
 }
 
 pub(crate) fn unavailable_list(unavailable: &[UnavailableNote]) -> String {
     list(
         "Variants not measured on this machine",
-        unavailable
-            .iter()
-            .map(|u| format!("{} (run {}): {}", u.variant, u.run, u.reason)),
+        unavailable_items(unavailable),
     )
 }
 

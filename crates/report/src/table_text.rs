@@ -173,9 +173,7 @@ pub(crate) fn row_notes(t: &ComparisonTable) -> Vec<String> {
 pub(crate) fn unavailable_text(unavailable: &[UnavailableNote]) -> String {
     titled_list(
         "Variants not measured on this machine",
-        unavailable
-            .iter()
-            .map(|u| format!("{} (run {}): {}", u.variant, u.run, u.reason)),
+        unavailable_items(unavailable),
     )
 }
 
@@ -185,14 +183,33 @@ pub(crate) fn titled_list<T: std::fmt::Display>(
     title: &str,
     items: impl IntoIterator<Item = T>,
 ) -> String {
+    headed_list(&format!("\n{title}:"), "  ", items)
+}
+
+/// `heading` on its own line, then one line per item after `bullet`; nothing when there are
+/// no items. The text and Markdown lists differ only in these two.
+pub(crate) fn headed_list<T: std::fmt::Display>(
+    heading: &str,
+    bullet: &str,
+    items: impl IntoIterator<Item = T>,
+) -> String {
     let mut out = String::new();
     for item in items {
         if out.is_empty() {
-            let _ = writeln!(out, "\n{title}:");
+            let _ = writeln!(out, "{heading}");
         }
-        let _ = writeln!(out, "  {item}");
+        let _ = writeln!(out, "{bullet}{item}");
     }
     out
+}
+
+/// The lines of the "Variants not measured" list, in text and Markdown alike.
+pub(crate) fn unavailable_items(
+    unavailable: &[UnavailableNote],
+) -> impl Iterator<Item = String> + '_ {
+    unavailable
+        .iter()
+        .map(|u| format!("{} (run {}): {}", u.variant, u.run, u.reason))
 }
 
 /// Aligns cells into columns: the columns in `left` left-aligned (names), the rest

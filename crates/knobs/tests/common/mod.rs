@@ -149,12 +149,9 @@ pub fn edit_entries(journal: &Path, edit: impl Fn(&mut serde_json::Value)) {
     fs::write(journal, serde_json::to_vec_pretty(&json).unwrap()).unwrap();
 }
 
+use perflab_testkit::copy_tree;
 /// A fixture tree of a whole machine (`tests/fixtures/<name>`, see its README).
-pub fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
+pub use perflab_testkit::fixture;
 
 /// Copies the named files and directories of a fixture (those it has) under `root`.
 pub fn copy_parts(name: &str, parts: &[&str], root: &Path) {
@@ -166,19 +163,6 @@ pub fn copy_parts(name: &str, parts: &[&str], root: &Path) {
         } else if from.exists() {
             fs::create_dir_all(to.parent().unwrap()).unwrap();
             fs::copy(&from, &to).unwrap();
-        }
-    }
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &dest);
-        } else {
-            fs::copy(entry.path(), dest).unwrap();
         }
     }
 }

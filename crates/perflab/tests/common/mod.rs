@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub use perflab_testkit::{copy_tree, fixtures};
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -51,26 +53,6 @@ impl Lab {
         let dst = self.dir.path().join(format!("root-{name}"));
         copy_tree(&src, &dst);
         dst
-    }
-}
-
-pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
-}
-
-pub fn copy_tree(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        let ft = e.file_type().unwrap();
-        if ft.is_dir() {
-            copy_tree(&e.path(), &to);
-        } else if ft.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(e.path()).unwrap(), &to).unwrap();
-        } else {
-            std::fs::copy(e.path(), &to).unwrap();
-        }
     }
 }
 

@@ -1,30 +1,12 @@
 //! dmatest against fixture trees (constructed in the kernel's formats; see
 //! tests/fixtures/make_dmatest_fixtures.py) with a thread standing in for the kernel.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::*;
 use perflab_core::{resolve, SysRoot};
 use perflab_parsers::dmatest_log::scan;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
-
-fn copy_tree(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap() {
-        let e = e.unwrap();
-        let to = dst.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &to);
-        } else {
-            std::fs::copy(e.path(), &to).unwrap();
-        }
-    }
-}
+use perflab_testkit::{copy_tree, fixture};
 
 fn params(pairs: &[(&str, &str)]) -> Params {
     let given = pairs

@@ -499,7 +499,7 @@ mod tests {
     use super::*;
     use perflab_core::resolve;
 
-    fn params(pairs: &[(&str, &str)]) -> Params {
+    pub(super) fn params(pairs: &[(&str, &str)]) -> Params {
         let given = pairs
             .iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -586,16 +586,8 @@ mod tests {
 
 #[cfg(test)]
 mod channel_tests {
+    use super::tests::params;
     use super::*;
-    use perflab_core::resolve;
-
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        let given = pairs
-            .iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect();
-        resolve("xfer", PARAMS, &given).unwrap()
-    }
 
     #[test]
     fn the_study_grid_derives_channels_and_refuses_what_does_not_divide() {
