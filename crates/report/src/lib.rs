@@ -16,6 +16,7 @@ pub mod fmt;
 pub mod latency_table;
 mod markdown;
 pub mod parallel;
+pub mod plot;
 pub mod scan;
 mod scan_render;
 mod sections;
