@@ -7,7 +7,7 @@ use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::codec::{json, name, status_columns, u64_to_sql, OK};
 use crate::error::At;
-use crate::{MeasurementRecord, NewRun, RunId, RunStatus, Store, StoreError};
+use crate::{MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunStatus, Store, StoreError};
 
 impl Store {
     /// Stores a new run with status `running`, its whole plan and its unavailable variants.
@@ -65,6 +65,81 @@ impl Store {
         }
         tx.commit().at(path)?;
         Ok(id)
+    }
+
+    /// Adds measurements to the end of a run's plan (adaptive repetitions decide them only
+    /// after the planned ones are measured) and returns the run's new planned count.
+    ///
+    /// Every seq must be unique and come after the run's last planned seq, so the
+    /// execution order of what is already planned never changes; a (point, variant, rep)
+    /// already planned is refused, so repetition numbers stay unique per point and variant.
+    pub fn append_plan(
+        &mut self,
+        run: RunId,
+        more: &[PlannedMeasurement],
+    ) -> Result<u32, StoreError> {
+        let path = &self.path;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .at(path)?;
+        if !run_exists(&tx, run).at(path)? {
+            return Err(StoreError::NoRun {
+                path: path.clone(),
+                id: run,
+            });
+        }
+        let last: Option<u32> = tx
+            .query_row("SELECT max(seq) FROM plan WHERE run_id = ?1", [run], |r| {
+                r.get(0)
+            })
+            .at(path)?;
+        // One scan of the run's plan rather than one query per appended row.
+        let mut planned_reps: HashSet<(u32, String, u32)> = tx
+            .prepare_cached("SELECT point, variant, rep FROM plan WHERE run_id = ?1")
+            .at(path)?
+            .query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .at(path)?
+            .collect::<rusqlite::Result<_>>()
+            .at(path)?;
+        let mut seen = HashSet::new();
+        for p in more {
+            if last.is_some_and(|l| p.seq <= l) || !seen.insert(p.seq) {
+                return Err(StoreError::InvalidPlan(format!(
+                    "run {run}: appended seq {} is not after the last planned seq {} or \
+                     appears twice",
+                    p.seq,
+                    last.map_or("(none)".to_string(), |l| l.to_string())
+                )));
+            }
+            let taken = !planned_reps.insert((p.point, p.variant.clone(), p.rep));
+            if taken {
+                return Err(StoreError::InvalidPlan(format!(
+                    "run {run}: point {} variant {:?} rep {} is already planned",
+                    p.point, p.variant, p.rep
+                )));
+            }
+        }
+        {
+            let mut ins = tx
+                .prepare_cached(
+                    "INSERT INTO plan (run_id, seq, point, params, variant, rep) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .at(path)?;
+            for p in more {
+                let params_text = json("parameters", &p.params)?;
+                ins.execute(params![run, p.seq, p.point, params_text, p.variant, p.rep])
+                    .at(path)?;
+            }
+        }
+        let planned: u32 = tx
+            .query_row("SELECT count(*) FROM plan WHERE run_id = ?1", [run], |r| {
+                r.get(0)
+            })
+            .at(path)?;
+        tx.commit().at(path)?;
+        Ok(planned)
     }
 
     /// Commits one measurement of `run`. Its seq must be planned and match the plan row;
