@@ -5,7 +5,9 @@
 
 use perflab_core::record::{MeasurementRecord, RunId, RunInfo};
 use perflab_core::Params;
-use perflab_stats::{reps_needed, Sample, StatsConfig, Summary};
+use perflab_stats::{
+    reps_for_half_width, reps_needed, Sample, StatsConfig, Summary, PRACTICAL_REPS,
+};
 use serde::Serialize;
 
 use crate::compare::{unavailable_of, UnavailableNote};
@@ -13,9 +15,6 @@ use crate::error::ReportError;
 use crate::select::{
     choose_metric, cpu_pair, measured_variants, Labeler, MetricChoice, SideValues,
 };
-
-/// Beyond this many repetitions the advice to repeat is not practical advice any more.
-const PRACTICAL_REPS: f64 = 10_000.0;
 
 /// One (point, variant) of a run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -207,8 +206,7 @@ fn half_width_pct(s: &Summary) -> Option<f64> {
 }
 
 /// Says when the interval is too wide to see a change of `noise_pct`, and roughly how
-/// many repetitions would narrow it: an interval of the median shrinks about as
-/// 1/sqrt(n), so reaching a fraction f of today's width takes n/f² repetitions.
+/// many repetitions would narrow it (`perflab_stats::reps_for_half_width`).
 pub(crate) fn spread_warning(s: &Summary, hw: Option<f64>, cfg: &StatsConfig) -> Option<String> {
     if s.median_ci_degenerate {
         return Some(format!(
@@ -235,18 +233,16 @@ pub(crate) fn spread_warning(s: &Summary, hw: Option<f64>, cfg: &StatsConfig) ->
     if cfg.noise_pct <= 0.0 {
         return Some(head);
     }
-    let need = rough(s.n as f64 * (hw / cfg.noise_pct).powi(2));
-    let advice = if need > PRACTICAL_REPS {
-        format!(
+    let advice = match reps_for_half_width(s.n, hw, cfg.noise_pct) {
+        None => format!(
             "repetitions will not fix it (it would take over {PRACTICAL_REPS}); look for \
              the cause of the spread (other load, frequency changes, placement)"
-        )
-    } else {
-        format!(
+        ),
+        Some(need) => format!(
             "about {need} repetitions (now {}) would narrow it to ±{}%, as the CI \
              shrinks roughly as 1/sqrt(n)",
             s.n, cfg.noise_pct
-        )
+        ),
     };
     Some(format!("{head}; {advice}"))
 }
@@ -295,27 +291,9 @@ fn table_notes(
     notes
 }
 
-/// Repetitions rounded up to two significant digits: the 1/sqrt(n) rule is a rough
-/// guide, and "about 583" would claim a precision it does not have.
-fn rough(x: f64) -> f64 {
-    if x <= 100.0 {
-        return x.ceil();
-    }
-    let step = 10f64.powi(x.log10().floor() as i32 - 1);
-    (x / step).ceil() * step
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rough_keeps_two_significant_digits_rounding_up() {
-        assert_eq!(rough(4.2), 5.0);
-        assert_eq!(rough(100.0), 100.0);
-        assert_eq!(rough(583.0), 590.0);
-        assert_eq!(rough(1234.5), 1300.0);
-    }
 
     fn summary(values: &[f64]) -> Summary {
         Summary::new(
@@ -334,7 +312,7 @@ mod tests {
         assert!(hw > 1.0, "{hw}");
         let w = spread_warning(&noisy, Some(hw), &cfg).unwrap();
         // n = 5 and a half-width of hw% need about 5 * hw^2 repetitions for 1%.
-        let expected = rough(5.0 * hw * hw);
+        let expected = reps_for_half_width(5, hw, 1.0).unwrap();
         assert!(
             w.contains(&format!("about {expected} repetitions (now 5)")),
             "{w}"
