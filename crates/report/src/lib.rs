@@ -10,6 +10,7 @@
 pub mod compare;
 pub mod counters;
 pub mod distribution;
+pub mod doc;
 pub mod drilldown;
 pub mod error;
 pub mod fmt;
