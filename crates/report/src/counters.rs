@@ -180,6 +180,24 @@ fn compress_unsupported(notes: Vec<String>) -> Vec<String> {
 impl CounterTable {
     /// The aligned plain-text table with its notes.
     pub fn render_text(&self) -> String {
+        let mut out = format!("{}\n", self.title());
+        out.push_str(&align(&self.cells(), &[0, 1]));
+        for n in &self.notes {
+            out.push_str(&format!("  {n}\n"));
+        }
+        out
+    }
+
+    /// What the table holds and over what window.
+    pub(crate) fn title(&self) -> String {
+        format!(
+            "Counters ({}, medians over the repetitions; whole measurement, set-up included)",
+            self.source
+        )
+    }
+
+    /// The header row and one row per point and variant.
+    pub(crate) fn cells(&self) -> Vec<Vec<String>> {
         let mut header = vec![
             "point".to_string(),
             "variant".to_string(),
@@ -203,15 +221,7 @@ impl CounterTable {
             );
             lines.push(cells);
         }
-        let mut out = format!(
-            "Counters ({}, medians over the repetitions; whole measurement, set-up included)\n",
-            self.source
-        );
-        out.push_str(&align(&lines, &[0, 1]));
-        for n in &self.notes {
-            out.push_str(&format!("  {n}\n"));
-        }
-        out
+        lines
     }
 }
 

@@ -130,13 +130,36 @@ impl ParallelRow {
     }
 }
 
+/// The table's title line.
+pub(crate) const TITLE: &str =
+    "May the per-thread bandwidths be summed? (medians over repetitions; \
+     aggregate = all bytes over the threads' union window)";
+/// The line under the table.
+pub(crate) const UNITS: &str =
+    "(aggregate and summed in MiB/s; parallel = threads' busy time over the window)";
+/// The title of the reasons list.
+pub(crate) const WHY: &str = "Why not (first reason of the first repetition that failed)";
+
 impl ParallelTable {
     /// The aligned plain-text table, reasons listed under it.
     pub fn render_text(&self) -> String {
-        let mut out = String::from(
-            "May the per-thread bandwidths be summed? (medians over repetitions; aggregate = \
-             all bytes over the threads' union window)\n\n",
-        );
+        let mut out = format!("{TITLE}\n\n");
+        out.push_str(&align(&self.cells(), &[0, 1, 9]));
+        out.push_str(UNITS);
+        out.push('\n');
+        let why: Vec<String> = self.reasons().iter().map(|w| format!("  {w}")).collect();
+        if !why.is_empty() {
+            out.push_str(&format!("\n{WHY}:\n"));
+            for w in why {
+                out.push_str(&w);
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    /// The header row and one row per point and variant.
+    pub(crate) fn cells(&self) -> Vec<Vec<String>> {
         let mut lines = vec![[
             "point",
             "variant",
@@ -169,27 +192,19 @@ impl ParallelTable {
                 r.verdict(),
             ]);
         }
-        out.push_str(&align(&lines, &[0, 1, 9]));
-        out.push_str(
-            "(aggregate and summed in MiB/s; parallel = threads' busy time over the window)\n",
-        );
-        let why: Vec<String> = self
-            .rows
+        lines
+    }
+
+    /// `point [variant]: reason` for every row where summing is not valid.
+    pub(crate) fn reasons(&self) -> Vec<String> {
+        self.rows
             .iter()
             .filter_map(|r| {
                 r.reason
                     .as_ref()
-                    .map(|why| format!("  {} [{}]: {why}", r.point, r.variant))
+                    .map(|why| format!("{} [{}]: {why}", r.point, r.variant))
             })
-            .collect();
-        if !why.is_empty() {
-            out.push_str("\nWhy not (first reason of the first repetition that failed):\n");
-            for w in why {
-                out.push_str(&w);
-                out.push('\n');
-            }
-        }
-        out
+            .collect()
     }
 }
 

@@ -62,7 +62,7 @@ pub(crate) fn markdown(r: &ScanReport) -> String {
 /// The verdict column, the only one of words.
 const LEFT: usize = 5;
 
-fn header(r: &ScanReport) -> Vec<String> {
+pub(crate) fn header(r: &ScanReport) -> Vec<String> {
     let unit = r.unit.symbol();
     let unit = if unit.is_empty() {
         String::new()
@@ -113,7 +113,7 @@ fn with_run(label: &str, id: RunId) -> String {
 }
 
 /// Column names, their units (the seed's second header line), and one row per size.
-fn cells(r: &ScanReport, s: &ScanSection) -> (Vec<String>, Vec<String>, Vec<Vec<String>>) {
+pub(crate) fn cells(r: &ScanReport, s: &ScanSection) -> (Vec<String>, Vec<String>, Vec<Vec<String>>) {
     let unit = r.unit.symbol().to_string();
     let head = vec![
         r.axis.clone(),
@@ -159,7 +159,7 @@ fn ratio(x: f64) -> String {
     format!("{x:.3}")
 }
 
-fn not_compared(s: &ScanSection) -> impl Iterator<Item = String> + '_ {
+pub(crate) fn not_compared(s: &ScanSection) -> impl Iterator<Item = String> + '_ {
     s.points.iter().filter_map(|p| {
         p.not_compared
             .as_ref()
@@ -168,7 +168,7 @@ fn not_compared(s: &ScanSection) -> impl Iterator<Item = String> + '_ {
 }
 
 /// The one line under a scan (definitions in the `scan` module doc).
-fn summary_line(r: &ScanReport, s: &ScanSummary) -> String {
+pub(crate) fn summary_line(r: &ScanReport, s: &ScanSummary) -> String {
     let b = &r.b_label;
     let mean = match s.geomean_ratio {
         Some(g) if s.ratios == s.compared => format!("B/A geometric mean {}", ratio(g)),

@@ -28,7 +28,7 @@ pub(crate) fn summary_body(t: &SummaryTable, show_variant: bool) -> String {
 }
 
 /// What the figures are and how they were computed.
-fn header(t: &SummaryTable) -> String {
+pub(crate) fn header(t: &SummaryTable) -> String {
     let mut out = String::new();
     match &t.metric {
         Some(m) => {
@@ -61,6 +61,25 @@ fn header(t: &SummaryTable) -> String {
 
 /// The rows as an aligned table, with the legend of its marks.
 fn rows_table(t: &SummaryTable, show_variant: bool) -> String {
+    let (lines, left) = rows_cells(t, show_variant);
+    let mut out = align(&lines, &left);
+    if let Some(legend) = spread_legend(t) {
+        out.push_str(legend);
+        out.push('\n');
+    }
+    out
+}
+
+/// What the `!` mark means, when a row carries it.
+pub(crate) fn spread_legend(t: &SummaryTable) -> Option<&'static str> {
+    t.rows
+        .iter()
+        .any(|r| r.warning.is_some())
+        .then_some("!: the spread is too wide to conclude anything; see below")
+}
+
+/// The header row and one row of cells per summary row, with the left-aligned columns.
+pub(crate) fn rows_cells(t: &SummaryTable, show_variant: bool) -> (Vec<Vec<String>>, Vec<usize>) {
     let first = if !t.rows.is_empty() && t.rows.iter().all(|r| r.pair.is_some()) {
         "pair"
     } else {
@@ -104,11 +123,7 @@ fn rows_table(t: &SummaryTable, show_variant: bool) -> String {
     } else {
         vec![0, last]
     };
-    let mut out = align(&lines, &left);
-    if t.rows.iter().any(|r| r.warning.is_some()) {
-        out.push_str("!: the spread is too wide to conclude anything; see below\n");
-    }
-    out
+    (lines, left)
 }
 
 fn outliers_cell(r: &SummaryRow) -> String {
@@ -125,6 +140,18 @@ fn outliers_cell(r: &SummaryRow) -> String {
 
 /// One line per row that needs a word: a spread warning, or no value at all.
 fn row_notes(t: &SummaryTable, show_variant: bool) -> String {
+    let lines: Vec<String> = row_note_items(t, show_variant)
+        .into_iter()
+        .map(|l| format!("  {l}"))
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!("\nPer row:\n{}\n", lines.join("\n"))
+}
+
+/// The per-row words, unindented.
+pub(crate) fn row_note_items(t: &SummaryTable, show_variant: bool) -> Vec<String> {
     let mut lines = Vec::new();
     for r in &t.rows {
         let who = if show_variant {
@@ -133,7 +160,7 @@ fn row_notes(t: &SummaryTable, show_variant: bool) -> String {
             r.label.clone()
         };
         if let Some(w) = &r.warning {
-            lines.push(format!("  {who}: {w}"));
+            lines.push(format!("{who}: {w}"));
         }
         if r.summary.is_none() && t.metric.is_some() {
             let mut parts = Vec::new();
@@ -149,13 +176,10 @@ fn row_notes(t: &SummaryTable, show_variant: bool) -> String {
                 .map(|e| format!("; first: {e}"))
                 .unwrap_or_default();
             lines.push(format!(
-                "  {who}: no successful value ({}){first}",
+                "{who}: no successful value ({}){first}",
                 parts.join(", ")
             ));
         }
     }
-    if lines.is_empty() {
-        return String::new();
-    }
-    format!("\nPer row:\n{}\n", lines.join("\n"))
+    lines
 }
