@@ -8,6 +8,7 @@ use perflab_core::{resolve, Params, Workload};
 use perflab_sys::{format_cpu_list, Topology};
 use serde::{Deserialize, Serialize};
 
+use crate::adaptive::{target_of, AdaptiveTarget};
 use crate::error::{LabError, Result};
 use crate::spec::{CompareSpec, ExperimentSpec, ParamInput, PartnersSpec, Scalar, VariantSpec};
 
@@ -32,6 +33,10 @@ pub struct ExpandedSpec {
     /// Monitors this machine lacks, with the reason, found before the run started.
     #[serde(default)]
     pub unavailable_monitors: BTreeMap<String, String>,
+    /// Adaptive repetitions (`--target-ci`), with the cap filled in; `None`: the planned
+    /// repetitions only. Kept here so a resume continues them and a report can tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<AdaptiveTarget>,
     /// The spec as the user wrote it.
     pub source: ExperimentSpec,
 }
@@ -135,6 +140,7 @@ pub fn expand(
         compare: spec.compare.clone(),
         unavailable_monitors: BTreeMap::new(),
         skipped: Vec::new(),
+        adaptive: target_of(spec.target_ci, spec.max_reps, spec.repetitions),
         source: spec.clone(),
     };
     // Resolve every point under every variant now: a bad value or an offline CPU is an

@@ -1,6 +1,7 @@
 //! Experiments: specs (TOML, presets, CLI), their expansion into a grid, the interleaved
 //! plan, the host fingerprint, and the runner with resume.
 
+pub mod adaptive;
 pub mod error;
 pub mod expand;
 pub mod fingerprint;

@@ -4,7 +4,7 @@
 //! measured; knobs are restored on every path out of here, panics included, because the
 //! applied variant is a guard on this stack frame.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -17,6 +17,7 @@ use perflab_store::{
 };
 use perflab_sys::SysRoot;
 
+use crate::adaptive::{fmt_pct, judged_metric, next_round, AdaptiveTarget};
 use crate::error::{LabError, Result};
 use crate::expand::ExpandedSpec;
 use crate::plan::plan;
@@ -115,21 +116,31 @@ pub fn execute(
         journal: &journal,
         fresh: info.done == 0,
     };
-    let (recorded, failed) =
-        match session.measure_all(store, run, &pending, &mut monitors, progress) {
-            Ok(counts) => counts,
-            Err(e) => {
-                // Knobs are already restored (the guard lived in measure_all); the run can be
-                // resumed, so it must not stay marked as running.
-                let _ = store.set_status(run, RunStatus::Interrupted);
-                progress.end();
-                return Err(e);
-            }
-        };
+    let mut counts = Counts::default();
+    let mut result = session
+        .measure_all(store, run, &pending, &mut monitors, progress, None)
+        .map(|(r, f)| counts.add(pending.len(), r, f));
+    if let (Ok(()), Some(target)) = (&result, &spec.adaptive) {
+        // Whatever the planned phase left (an interruption) comes first, so the adaptive
+        // phase only ever judges finished points; a resume gets here again.
+        if counts.remaining == 0 {
+            let again = Session {
+                fresh: false,
+                ..session
+            };
+            result = again.adapt(store, run, target, &mut monitors, progress, &mut counts);
+        }
+    }
+    if let Err(e) = result {
+        // Knobs are already restored (the guard lived in measure_all); the run can be
+        // resumed, so it must not stay marked as running.
+        let _ = store.set_status(run, RunStatus::Interrupted);
+        progress.end();
+        return Err(e);
+    }
     // Failed measurements are finished (recorded with their error); only those never
     // attempted make the run interrupted. A resume retries both.
-    let remaining = pending.len() as u32 - recorded;
-    let status = if remaining == 0 {
+    let status = if counts.remaining == 0 {
         RunStatus::Complete
     } else {
         RunStatus::Interrupted
@@ -139,10 +150,27 @@ pub fn execute(
     Ok(Outcome {
         run,
         status,
-        recorded,
-        failed,
-        remaining,
+        recorded: counts.recorded,
+        failed: counts.failed,
+        remaining: counts.remaining,
     })
+}
+
+/// Measurements of this session, over the planned phase and every adaptive round.
+#[derive(Default)]
+struct Counts {
+    recorded: u32,
+    failed: u32,
+    /// Of the last batch run, those never attempted (stopped before them).
+    remaining: u32,
+}
+
+impl Counts {
+    fn add(&mut self, batch: usize, recorded: u32, failed: u32) {
+        self.recorded += recorded;
+        self.failed += failed;
+        self.remaining = (batch as u32).saturating_sub(recorded);
+    }
 }
 
 /// What one session of a run works with.
@@ -158,6 +186,8 @@ struct Session<'a> {
 
 impl Session<'_> {
     /// Measures `pending` in order until done or stopped; returns (recorded, failed).
+    /// With `keep`, each record is also appended there, without its telemetry, histograms
+    /// and threads (the adaptive rounds judge metrics only).
     /// The applied variant is a guard on this frame, so every way out restores it.
     fn measure_all(
         &self,
@@ -166,6 +196,7 @@ impl Session<'_> {
         pending: &[PlannedMeasurement],
         monitors: &mut [Slot],
         progress: &mut dyn Progress,
+        mut keep: Option<&mut Vec<MeasurementRecord>>,
     ) -> Result<(u32, u32)> {
         let mut applied: Option<(String, AppliedVariant)> = None;
         if self.spec.warmup > 0 && self.fresh {
@@ -221,6 +252,9 @@ impl Session<'_> {
             store.record(run, &rec)?;
             recorded += 1;
             progress.measured(&rec);
+            if let Some(keep) = keep.as_deref_mut() {
+                keep.push(metrics_only(rec));
+            }
         }
         // Restore explicitly so a failure to restore is reported, not lost in a Drop.
         if let Some((_, a)) = applied.take() {
@@ -228,6 +262,83 @@ impl Session<'_> {
         }
         Ok((recorded, failed))
     }
+}
+
+impl Session<'_> {
+    /// Adaptive rounds: judge every point, append one balanced round for those not yet
+    /// precise enough and below the cap, measure it, and again, until none is left or
+    /// the run is stopped (the round's unmeasured rest stays planned for a resume).
+    fn adapt(
+        &self,
+        store: &mut Store,
+        run: RunId,
+        target: &AdaptiveTarget,
+        monitors: &mut [Slot],
+        progress: &mut dyn Progress,
+        counts: &mut Counts,
+    ) -> Result<()> {
+        let mut plan = store.plan(run)?;
+        // Loaded once, then kept up to date with what each round records: a round judges
+        // only the judged metric, so reloading telemetry every round would be waste.
+        let mut ms: Vec<MeasurementRecord> = store
+            .measurements(run)?
+            .into_iter()
+            .map(metrics_only)
+            .collect();
+        let primary = Some(self.spec.primary_metric.as_str()).filter(|p| !p.is_empty());
+        for round_no in 1.. {
+            let metric = judged_metric(primary, &ms);
+            let round = next_round(target, metric.as_deref(), &plan, &ms);
+            if round.is_empty() {
+                break;
+            }
+            let points: BTreeSet<u32> = round.iter().map(|p| p.point).collect();
+            let total_points: BTreeSet<u32> = plan.iter().map(|p| p.point).collect();
+            // A resume on a machine that lost a variant's knob must not plan it.
+            if let Some(p) = round
+                .iter()
+                .find(|p| !self.variants.iter().any(|v| v.spec.name == p.variant))
+            {
+                return Err(LabError::Input(format!(
+                    "run {run}: variant {} cannot run now, so its adaptive repetitions \
+                     cannot continue",
+                    p.variant
+                )));
+            }
+            let planned = store.append_plan(run, &round)?;
+            plan.extend(round.iter().cloned());
+            if self.opts.stop.load(Ordering::Relaxed) {
+                // Planned, so that a resume measures this round and carries on judging.
+                counts.remaining = round.len() as u32;
+                break;
+            }
+            progress.end();
+            progress.note(&format!(
+                "adaptive round {round_no}: {} of {} points above ±{}% (cap {})",
+                points.len(),
+                total_points.len(),
+                fmt_pct(target.target_ci_pct),
+                target.max_reps
+            ));
+            let done = store.run(run)?.done;
+            progress.begin(run, u64::from(planned), u64::from(done));
+            let (recorded, failed) =
+                self.measure_all(store, run, &round, monitors, progress, Some(&mut ms))?;
+            counts.add(round.len(), recorded, failed);
+            if counts.remaining > 0 {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A record without what adaptive rounds never look at.
+fn metrics_only(mut rec: MeasurementRecord) -> MeasurementRecord {
+    rec.telemetry = Vec::new();
+    rec.output.histograms = Vec::new();
+    rec.output.threads = Vec::new();
+    rec
 }
 
 fn facts_of(applied: &Option<(String, AppliedVariant)>) -> BTreeMap<String, String> {

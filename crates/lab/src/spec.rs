@@ -118,6 +118,14 @@ pub struct ExperimentSpec {
     /// Overrides for `--quick`; without it, `--quick` means 0.5 s measurements.
     #[serde(default)]
     pub quick: Option<QuickSpec>,
+    /// Adaptive repetitions: after the planned ones, repeat a point until the median's
+    /// 95% interval is within ±this percent of the median (or `max_reps` is reached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ci: Option<f64>,
+    /// The most repetitions adaptive repetitions may reach per point and variant
+    /// (default [`crate::adaptive::DEFAULT_MAX_REPS`]); only with `target_ci`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_reps: Option<u32>,
 }
 
 fn default_reps() -> u32 {
@@ -149,6 +157,8 @@ impl ExperimentSpec {
         if self.warmup > 1000 {
             return Err(format!("warmup = {} (must be at most 1000)", self.warmup));
         }
+        crate::adaptive::check_settings(self.target_ci, self.max_reps, self.repetitions)
+            .map_err(|e| e.for_file())?;
         let mut seen = std::collections::BTreeSet::new();
         for v in &self.variants {
             if v.name.is_empty() || v.name.contains(['/', ',', ' ']) {
@@ -232,5 +242,26 @@ mod tests {
         assert!(e.to_string().contains("repetitions"), "{e}");
         let two = "name='a'\nworkload='null'\n[[variants]]\nname='v'\n[[variants]]\nname='v'";
         assert!(ExperimentSpec::from_toml("x.toml", two).is_err());
+    }
+
+    #[test]
+    fn adaptive_keys_are_read_and_checked() {
+        let base = "name='a'\nworkload='null'\nrepetitions=5\n";
+        let s = ExperimentSpec::from_toml("x.toml", &format!("{base}target_ci=0.5\nmax_reps=20"))
+            .unwrap();
+        assert_eq!((s.target_ci, s.max_reps), (Some(0.5), Some(20)));
+        let s = ExperimentSpec::from_toml("x.toml", base).unwrap();
+        assert_eq!((s.target_ci, s.max_reps), (None, None));
+        for (bad, needle) in [
+            ("target_ci=0", "target_ci"),
+            ("target_ci=-1", "target_ci"),
+            ("target_ci=inf", "target_ci"),
+            ("target_ci=nan", "target_ci"),
+            ("max_reps=10", "max_reps needs target_ci"),
+            ("target_ci=1\nmax_reps=4", "max_reps = 4"),
+        ] {
+            let e = ExperimentSpec::from_toml("x.toml", &format!("{base}{bad}")).unwrap_err();
+            assert!(e.to_string().contains(needle), "{bad}: {e}");
+        }
     }
 }

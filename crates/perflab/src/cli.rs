@@ -120,6 +120,14 @@ pub struct RunArgs {
     /// Print the expanded experiment and its plan, and run nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Adaptive repetitions: after the planned ones, repeat each point until the
+    /// median's 95% interval is within ±PCT% of the median (e.g. 1 or 0.5), or the cap
+    #[arg(long, value_name = "PCT")]
+    pub target_ci: Option<String>,
+    /// The cap of --target-ci: at most N repetitions per point and variant, failed ones
+    /// included [default: 30, or the planned repetitions if more]
+    #[arg(long, value_name = "N")]
+    pub max_reps: Option<String>,
 }
 
 #[derive(Args, Debug)]

@@ -254,6 +254,8 @@ fn runner() -> anyhow::Result<i32> {
         variants: vec![variant("a", 100.0), variant("b", 101.0)],
         compare: Default::default(),
         quick: None,
+        target_ci: None,
+        max_reps: None,
     };
     let sys = perflab_sys::SysRoot::host();
     let prepared = perflab_lab::prepare(&spec, &sys)?;

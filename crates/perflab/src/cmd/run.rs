@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use perflab_lab::spec::{ParamInput, PartnersSpec, Scalar, VariantSpec};
-use perflab_lab::{presets, ExperimentSpec, RunOptions};
+use perflab_lab::{adaptive, presets, ExperimentSpec, RunOptions};
 use perflab_store::RunStatus;
 
 use crate::cli::{Global, RunArgs};
@@ -75,7 +75,29 @@ fn execute(
         return Ok(INTERRUPTED);
     }
     show::after_run(store, id, out)?;
+    print_adaptive(store, id)?;
     Ok(0)
+}
+
+/// The adaptive run's last word: which points reached the target and which the cap.
+fn print_adaptive(store: &perflab_store::Store, id: i64) -> anyhow::Result<()> {
+    let info = store.run(id)?;
+    let Some(target) = info
+        .spec
+        .get("adaptive")
+        .and_then(|v| serde_json::from_value::<adaptive::AdaptiveTarget>(v.clone()).ok())
+    else {
+        return Ok(());
+    };
+    let ms = store.measurements(id)?;
+    let metric = adaptive::judged_metric(info.spec["primary_metric"].as_str(), &ms);
+    let status = adaptive::adaptive_status(&target, metric.as_deref(), &ms);
+    println!();
+    println!(
+        "{}",
+        adaptive::summary_line(&target, &status, &adaptive::point_labels(&ms))
+    );
+    Ok(())
 }
 
 fn load_study(name: &str) -> anyhow::Result<ExperimentSpec> {
@@ -109,6 +131,8 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
             variants: Vec::new(),
             compare: Default::default(),
             quick: None,
+            target_ci: None,
+            max_reps: None,
         },
         (None, None) => {
             return Err(input(
@@ -200,9 +224,36 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
             }
         }
     }
+    adaptive_flags(a, &mut spec)?;
     spec.check()
         .map_err(|e| input(format!("{}: {e}", spec.name)))?;
     Ok(spec)
+}
+
+/// `--target-ci` and `--max-reps` over the study's `target_ci` and `max_reps`, checked
+/// here so that the error names the flag rather than the file's key.
+fn adaptive_flags(a: &RunArgs, spec: &mut ExperimentSpec) -> anyhow::Result<()> {
+    if let Some(t) = &a.target_ci {
+        let pct = t.trim().trim_end_matches('%').parse::<f64>().map_err(|_| {
+            input(format!(
+                "--target-ci {t:?}: expected a percentage above 0, e.g. 1 for ±1% of the median"
+            ))
+        })?;
+        spec.target_ci = Some(pct);
+    }
+    if let Some(n) = &a.max_reps {
+        let cap = n.trim().parse::<u32>().map_err(|_| {
+            input(format!(
+                "--max-reps {n:?}: expected a whole number of repetitions, e.g. 30"
+            ))
+        })?;
+        spec.max_reps = Some(cap);
+    }
+    if a.target_ci.is_some() || a.max_reps.is_some() {
+        adaptive::check_settings(spec.target_ci, spec.max_reps, spec.repetitions)
+            .map_err(|e| input(e.for_flags()))?;
+    }
+    Ok(())
 }
 
 /// `--variant NAME` keeps a variant of the study; `--variant NAME:knob=v;knob=v` defines
