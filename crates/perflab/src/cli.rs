@@ -122,11 +122,11 @@ pub struct RunArgs {
     pub dry_run: bool,
     /// Adaptive repetitions: after the planned ones, repeat each point until the
     /// median's 95% interval is within ±PCT% of the median (e.g. 1 or 0.5), or the cap
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub target_ci: Option<String>,
     /// The cap of --target-ci: at most N repetitions per point and variant, failed ones
     /// included [default: 30, or the planned repetitions if more]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_reps: Option<String>,
 }
 

@@ -305,6 +305,14 @@ fn print_plan(p: &perflab_lab::Prepared) -> anyhow::Result<()> {
         p.spec.repetitions,
         plan.len()
     );
+    if let Some(a) = &p.spec.adaptive {
+        println!(
+            "then adaptive rounds: up to {} repetitions per point and variant, until the \
+             median's 95% CI is within ±{}%",
+            a.max_reps,
+            adaptive::fmt_pct(a.target_ci_pct)
+        );
+    }
     let timed: f64 = plan.iter().map(|m| m.params.seconds("duration")).sum();
     if timed > 0.0 {
         println!("at least {timed:.0} s of timed measurement, plus warm-ups and set-up");
