@@ -7,6 +7,30 @@
 //! axis descriptions, which are also drawn as text in the SVG), and a `<figcaption>`.
 //! Empty or non-finite data never panics: such points are skipped, and a chart with
 //! nothing left to draw says so in its caption and draws empty axes.
+//!
+//! Tick labels: a log x axis of [`TickFormat::Bytes`] ticks at powers of two (4K, 64K, 2M,
+//! 1G; values in bytes), other log axes at decades (or 1-2-5 steps when the data spans
+//! under three decades), linear axes at 1-2-5 steps sharing one suffix (0.5M, 1M, 1.5M).
+//! Every mark carries a `<title>` with its exact value for hover.
+
+mod axis;
+mod bars;
+mod escape;
+mod frame;
+mod heat;
+mod legend;
+mod line;
+mod numfmt;
+mod palette;
+mod percentile;
+mod timeline;
+
+pub use bars::bar_chart;
+pub use escape::escape;
+pub use heat::heat_map;
+pub use line::line_chart;
+pub use percentile::percentile_chart;
+pub use timeline::timeline;
 
 /// One point of a curve, with an optional interval drawn as a band around it.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,185 @@
+//! Curves against a common x axis (size scans, CDFs), with interval bands and markers.
+
+use super::axis::{Axis, Transform};
+use super::frame::{Frame, FrameSpec, Mapper, PLOT_HEIGHT};
+use super::legend::{self, Entry, Swatch};
+use super::{escape, numfmt, palette, Curve, LineChart, TickFormat};
+
+/// A point the axes can show, in transformed coordinates.
+struct Drawable {
+    x: f64,
+    y: f64,
+    /// Transformed band; a low the log axis cannot show sits at the axis bottom.
+    band: Option<(Option<f64>, f64)>,
+    flagged: bool,
+    raw: (f64, f64, Option<(f64, f64)>),
+}
+
+/// Renders `c` as a `<figure>` with curves, their bands and markers, and a legend of every
+/// curve. Points the axes cannot show (non-finite, ≤ 0 on a log axis) are skipped.
+pub fn line_chart(c: &LineChart) -> String {
+    let xt = Transform::of(c.x_scale, c.x_format);
+    let yt = Transform::of(c.y_scale, TickFormat::Plain);
+    let curves: Vec<Vec<Drawable>> = c.curves.iter().map(|k| drawable(k, xt, yt)).collect();
+    let x_axis = Axis::fit(
+        curves.iter().flatten().map(|p| p.raw.0),
+        c.x_scale,
+        c.x_format,
+        false,
+    );
+    let y_axis = Axis::fit(
+        curves.iter().flatten().flat_map(|p| {
+            let (lo, hi) = p.raw.2.unwrap_or((p.raw.1, p.raw.1));
+            [p.raw.1, lo, hi]
+        }),
+        c.y_scale,
+        TickFormat::Plain,
+        false,
+    );
+    let entries: Vec<Entry> = c
+        .curves
+        .iter()
+        .enumerate()
+        .map(|(i, k)| Entry {
+            label: k.name.clone(),
+            swatch: Swatch::Line {
+                colour: palette::series(i).to_string(),
+                dash: palette::dash(i),
+            },
+        })
+        .collect();
+    let spec = FrameSpec {
+        kind: "line",
+        title: &c.title,
+        x_label: &c.x_label,
+        y_label: &c.y_label,
+        x: &x_axis,
+        y: &y_axis,
+        x_grid: true,
+        y_grid: true,
+        plot_height: PLOT_HEIGHT,
+        right: 0,
+        bottom: legend::height(&entries),
+    };
+    let frame = Frame::draw(&spec);
+    let mut marks = String::new();
+    for (i, points) in curves.iter().enumerate() {
+        marks.push_str(&bands(points, &frame.map, y_axis.lo, palette::series(i)));
+    }
+    for (i, (curve, points)) in c.curves.iter().zip(&curves).enumerate() {
+        marks.push_str(&line(points, &frame.map, i));
+        marks.push_str(&markers(curve, points, &frame.map, i, c.x_format));
+    }
+    marks.push_str(&legend::render(&entries, spec.plot_height));
+    let empty = curves.iter().all(Vec::is_empty);
+    frame.finish(&spec, empty, &marks)
+}
+
+fn drawable(curve: &Curve, xt: Transform, yt: Transform) -> Vec<Drawable> {
+    let mut points: Vec<Drawable> = curve
+        .points
+        .iter()
+        .filter_map(|p| {
+            let x = xt.apply(p.x)?;
+            let y = yt.apply(p.y)?;
+            let band = p
+                .band
+                .filter(|(lo, hi)| lo.is_finite() && hi.is_finite())
+                .and_then(|(lo, hi)| {
+                    let (lo, hi) = (lo.min(hi), lo.max(hi));
+                    Some(((lo, hi), (yt.apply(lo), yt.apply(hi)?)))
+                });
+            Some(Drawable {
+                x,
+                y,
+                band: band.map(|(_, t)| t),
+                flagged: p.flagged,
+                raw: (p.x, p.y, band.map(|(r, _)| r)),
+            })
+        })
+        .collect();
+    points.sort_by(|a, b| a.x.total_cmp(&b.x));
+    points
+}
+
+/// One translucent polygon per run of neighbouring points that have a band; a lone
+/// banded point gets a vertical bar instead, since a polygon of it would be invisible.
+fn bands(points: &[Drawable], map: &Mapper, y_floor: f64, colour: &str) -> String {
+    let mut out = String::new();
+    for run in points.split(|p| p.band.is_none()) {
+        let corners: Vec<(f64, f64, f64)> = run
+            .iter()
+            .filter_map(|p| {
+                let (lo, hi) = p.band?;
+                Some((map.x(p.x), map.y(lo.unwrap_or(y_floor)), map.y(hi)))
+            })
+            .collect();
+        match corners.as_slice() {
+            [] => {}
+            [(x, lo, hi)] => out.push_str(&format!(
+                "<line x1=\"{x:.1}\" y1=\"{lo:.1}\" x2=\"{x:.1}\" y2=\"{hi:.1}\" stroke=\"{colour}\" stroke-opacity=\"0.35\" stroke-width=\"6\"/>\n"
+            )),
+            _ => {
+                let highs = corners.iter().map(|(x, _, hi)| format!("{x:.1},{hi:.1}"));
+                let lows = corners.iter().rev().map(|(x, lo, _)| format!("{x:.1},{lo:.1}"));
+                let pts: Vec<String> = highs.chain(lows).collect();
+                out.push_str(&format!(
+                    "<polygon class=\"band\" points=\"{}\" fill=\"{colour}\" fill-opacity=\"0.2\" stroke=\"none\"/>\n",
+                    pts.join(" ")
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn line(points: &[Drawable], map: &Mapper, i: usize) -> String {
+    if points.len() < 2 {
+        return String::new();
+    }
+    let pts: Vec<String> = points
+        .iter()
+        .map(|p| format!("{:.1},{:.1}", map.x(p.x), map.y(p.y)))
+        .collect();
+    let dash = palette::dash(i).map_or(String::new(), |d| format!(" stroke-dasharray=\"{d}\""));
+    format!(
+        "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{dash}/>\n",
+        pts.join(" "),
+        palette::series(i)
+    )
+}
+
+fn markers(curve: &Curve, points: &[Drawable], map: &Mapper, i: usize, xf: TickFormat) -> String {
+    let colour = palette::series(i);
+    let mut out = String::new();
+    for p in points {
+        let (x, y, band) = p.raw;
+        let x_text = match xf {
+            TickFormat::Bytes => numfmt::bytes(x),
+            TickFormat::Plain => numfmt::precise(x),
+        };
+        let mut title = format!("{}: x {x_text}, y {}", curve.name, numfmt::precise(y));
+        if let Some((lo, hi)) = band {
+            title.push_str(&format!(
+                " [{} – {}]",
+                numfmt::precise(lo),
+                numfmt::precise(hi)
+            ));
+        }
+        let style = if p.flagged {
+            title.push_str(" (flagged)");
+            format!(
+                "r=\"4.5\" fill=\"#fff\" stroke=\"{colour}\" stroke-width=\"2\" class=\"flagged\""
+            )
+        } else {
+            format!("r=\"3.5\" fill=\"{colour}\"")
+        };
+        out.push_str(&format!(
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" {style}><title>{}</title></circle>\n",
+            map.x(p.x),
+            map.y(p.y),
+            escape(&title)
+        ));
+    }
+    out
+}
