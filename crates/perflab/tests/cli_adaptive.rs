@@ -52,8 +52,20 @@ fn a_loose_target_is_met_by_the_planned_repetitions() {
         out.contains("target ±50%: 2 of 2 points converged\n"),
         "{out}"
     );
-    let doc = lab.export(&run_id(&err));
+    let id = run_id(&err);
+    let doc = lab.export(&id);
     assert!(counts(&doc).values().all(|&n| n == 3), "{:?}", counts(&doc));
+    let o = lab.run(&["show", &id, "--json"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let shown: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let a = &shown["adaptive"];
+    assert_eq!(a["summary"], "target ±50%: 2 of 2 points converged");
+    assert_eq!(a["metric"], "value");
+    let points = a["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    assert!(points
+        .iter()
+        .all(|p| p["converged"] == true && p["attempts"] == 3 && p["hit_cap"] == false));
     assert_eq!(doc["run"]["spec"]["adaptive"]["target_ci_pct"], 50.0);
     assert_eq!(doc["run"]["spec"]["adaptive"]["max_reps"], 30);
 }

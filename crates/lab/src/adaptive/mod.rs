@@ -11,6 +11,35 @@ pub use status::{
     AdaptiveTarget, PointStatus,
 };
 
+/// What an adaptive run reached, for `run`'s last line and `show --json`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct AdaptiveReport {
+    pub target: AdaptiveTarget,
+    /// The metric judged; `None` when no measurement succeeded.
+    pub metric: Option<String>,
+    pub points: Vec<PointStatus>,
+    /// The one-line summary, as `perflab run` prints it.
+    pub summary: String,
+}
+
+/// The adaptive outcome of a stored run (its spec JSON and its measurements); `None` for
+/// a run without `--target-ci`.
+pub fn report(
+    spec: &serde_json::Value,
+    ms: &[perflab_core::record::MeasurementRecord],
+) -> Option<AdaptiveReport> {
+    let target: AdaptiveTarget = serde_json::from_value(spec.get("adaptive")?.clone()).ok()?;
+    let metric = judged_metric(spec.get("primary_metric").and_then(|v| v.as_str()), ms);
+    let points = adaptive_status(&target, metric.as_deref(), ms);
+    let summary = summary_line(&target, &points, &point_labels(ms));
+    Some(AdaptiveReport {
+        target,
+        metric,
+        points,
+        summary,
+    })
+}
+
 /// The cap when a target is given without one: enough for a median interval about a
 /// third as wide as with 3 repetitions (widths shrink about as 1/√n), few enough that a
 /// point that never settles costs a bounded time.

@@ -82,21 +82,13 @@ fn execute(
 /// The adaptive run's last word: which points reached the target and which the cap.
 fn print_adaptive(store: &perflab_store::Store, id: i64) -> anyhow::Result<()> {
     let info = store.run(id)?;
-    let Some(target) = info
-        .spec
-        .get("adaptive")
-        .and_then(|v| serde_json::from_value::<adaptive::AdaptiveTarget>(v.clone()).ok())
-    else {
+    if info.spec.get("adaptive").is_none() {
         return Ok(());
-    };
-    let ms = store.measurements(id)?;
-    let metric = adaptive::judged_metric(info.spec["primary_metric"].as_str(), &ms);
-    let status = adaptive::adaptive_status(&target, metric.as_deref(), &ms);
-    println!();
-    println!(
-        "{}",
-        adaptive::summary_line(&target, &status, &adaptive::point_labels(&ms))
-    );
+    }
+    if let Some(r) = adaptive::report(&info.spec, &store.measurements(id)?) {
+        println!();
+        println!("{}", r.summary);
+    }
     Ok(())
 }
 

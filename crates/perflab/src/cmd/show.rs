@@ -27,6 +27,7 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
             "run": info,
             "summary": serde_json::from_str::<serde_json::Value>(&summary.to_json()?)?,
             "counters": report::counter_table(&info, &ms),
+            "adaptive": perflab_lab::adaptive::report(&info.spec, &ms),
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(0);
