@@ -56,6 +56,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Compare two variants of a run, or two runs matched by parameters
     Compare(CompareArgs),
+    /// The full report of one or more runs: tables, verdicts, plots (HTML), telemetry
+    /// that moved with each difference, and the runs' setups
+    Report(ReportArgs),
     /// Measure perflab's workloads side by side with peer tools on the same placement
     Crosscheck(CrosscheckArgs),
     /// Bring a benchmark tool's saved output into the store as a run (e.g. old logs, to
@@ -185,6 +188,56 @@ pub enum TextFormat {
     /// A table to paste into a mail or a pull request
     Markdown,
     Json,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// Aligned tables for the terminal
+    Text,
+    /// GitHub-flavoured Markdown, for a pull request or a wiki
+    Markdown,
+    /// Plain text no wider than 72 columns, for a mailing-list reply
+    Mail,
+    /// Everything in the report, for scripts
+    Json,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "\
+With one RUN the report compares each variant against the study's baseline; with \
+several, each later run against the first, point by point. Runs whose setups differ \
+(kernel, command line, governor, THP, isolation, perflab version) are compared anyway, \
+and the differences head the report.
+
+Examples:
+  perflab report 3                         terminal tables
+  perflab report 3 4 --format mail         72-column text to paste into a reply
+  perflab report 3 4 --html report.html    one offline file with the plots")]
+pub struct ReportArgs {
+    /// Runs to report on: one (its variants) or several (each against the first)
+    #[arg(required = true, num_args = 1.., value_name = "RUN")]
+    pub runs: Vec<i64>,
+    /// Write a self-contained HTML page with the plots to FILE
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// What to print on standard output [default: text, or nothing with --html]
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+    /// The metric to compare [default: the workload's primary metric]
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Regression bucket edges in percent (CPU-pair studies)
+    #[arg(long, value_name = "LIST", default_value = "1,2,3,5,10,20,50,100")]
+    pub buckets: String,
+    /// Significance level of the Mann-Whitney test
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Changes smaller than this many percent are within noise (`~`)
+    #[arg(long, default_value_t = 1.0)]
+    pub noise: f64,
+    /// Telemetry rows named under each significant difference ("what changed with it")
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub changes: usize,
 }
 
 #[derive(Args, Debug)]

@@ -52,7 +52,10 @@ impl ComparisonTable {
             "Notes",
             self.notes.iter().cloned().chain(row_notes(self)),
         ));
-        out.push(Block::list(UNAVAILABLE, unavailable_items(&self.unavailable)));
+        out.push(Block::list(
+            UNAVAILABLE,
+            unavailable_items(&self.unavailable),
+        ));
         out
     }
 }
@@ -81,7 +84,10 @@ impl ScanReport {
         }
         out.push(Block::list("Not in the scan", &self.outside));
         out.push(Block::list("Notes", &self.notes));
-        out.push(Block::list(UNAVAILABLE, unavailable_items(&self.unavailable)));
+        out.push(Block::list(
+            UNAVAILABLE,
+            unavailable_items(&self.unavailable),
+        ));
         out
     }
 }
@@ -118,7 +124,10 @@ impl Distribution {
             )));
         }
         out.push(Block::list("Not compared", &self.unmatched));
-        out.push(Block::list(UNAVAILABLE, unavailable_items(&self.unavailable)));
+        out.push(Block::list(
+            UNAVAILABLE,
+            unavailable_items(&self.unavailable),
+        ));
         out
     }
 }
@@ -148,7 +157,10 @@ impl SummaryTable {
             summary_text::row_note_items(self, show_variant),
         ));
         out.push(Block::list("Notes", &self.notes));
-        out.push(Block::list(UNAVAILABLE, unavailable_items(&self.unavailable)));
+        out.push(Block::list(
+            UNAVAILABLE,
+            unavailable_items(&self.unavailable),
+        ));
         out
     }
 }
@@ -169,7 +181,7 @@ impl CounterTable {
         vec![
             Block::para(self.title()),
             table(self.cells(), vec![0, 1]),
-            Block::list("Not counted", &self.notes),
+            Block::list("Notes", &self.notes),
         ]
     }
 }
@@ -188,7 +200,15 @@ impl LatencyTable {
                 out.push(Block::heading(3, s.title.clone()));
             }
             let head = [
-                "path", "load", "p50", "p99", "p99.9", "max", "reps", "lost", "NET_RX/s",
+                "path",
+                "load",
+                "p50",
+                "p99",
+                "p99.9",
+                "max",
+                "reps",
+                "lost",
+                "NET_RX/s",
                 "load MiB/s",
             ]
             .map(String::from)
@@ -232,7 +252,9 @@ impl LatencyTable {
         }
         out.push(Block::list(
             UNAVAILABLE,
-            self.unavailable.iter().map(|(v, why)| format!("{v}: {why}")),
+            self.unavailable
+                .iter()
+                .map(|(v, why)| format!("{v}: {why}")),
         ));
         out
     }

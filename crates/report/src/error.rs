@@ -34,6 +34,8 @@ pub enum ReportError {
         #[source]
         source: std::io::Error,
     },
+    #[error("a report needs at least one run")]
+    NoRuns,
     #[error("cannot encode the report as JSON: {0}")]
     Json(#[from] serde_json::Error),
 }

@@ -165,7 +165,7 @@ fn variant_order(run: &RunInfo, ms: &[MeasurementRecord]) -> Vec<String> {
     order
 }
 
-fn decode(h: &HistogramData) -> Option<Histogram<u64>> {
+pub(crate) fn decode(h: &HistogramData) -> Option<Histogram<u64>> {
     if h.encoded.is_empty() {
         return None;
     }

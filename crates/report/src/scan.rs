@@ -88,6 +88,12 @@ pub struct ScanPoint {
     pub failed_b: u32,
     /// Why the size was not compared.
     pub not_compared: Option<String>,
+    /// Each side's bootstrap interval of the median, for the bands of a plot; `None`
+    /// where the side has fewer than two values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci_a: Option<(f64, f64)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci_b: Option<(f64, f64)>,
 }
 
 impl ScanPoint {
@@ -189,7 +195,7 @@ pub fn scan_tables(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
         .collect();
     let mut sizes: Vec<u64> = entries
         .iter()
-        .filter_map(|e| size_of(e.params().get(axis)?))
+        .filter_map(|e| size_bytes(e.params().get(axis)?))
         .collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -202,7 +208,7 @@ pub fn scan_tables(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
     let mut sections: Vec<(Key, Vec<ScanPoint>)> = Vec::new();
     let mut outside = Vec::new();
     for e in &entries {
-        let Some(size) = e.params().get(axis).and_then(size_of) else {
+        let Some(size) = e.params().get(axis).and_then(size_bytes) else {
             let value = e
                 .params()
                 .get(axis)
@@ -301,6 +307,8 @@ impl Entry<'_> {
                     failed_a: r.failed_a,
                     failed_b: r.failed_b,
                     not_compared: None,
+                    ci_a: (!c.a.median_ci_degenerate).then_some(c.a.median_ci),
+                    ci_b: (!c.b.median_ci_degenerate).then_some(c.b.median_ci),
                 }
             }
             Entry::Unmatched(u) => ScanPoint {
@@ -315,13 +323,15 @@ impl Entry<'_> {
                 failed_a: 0,
                 failed_b: 0,
                 not_compared: Some(u.reason.clone()),
+                ci_a: None,
+                ci_b: None,
             },
         }
     }
 }
 
 /// A size in bytes: an integer, a whole non-negative float, or text such as `32K`.
-fn size_of(v: &ParamValue) -> Option<u64> {
+pub(crate) fn size_bytes(v: &ParamValue) -> Option<u64> {
     match v {
         ParamValue::Int(i) => u64::try_from(*i).ok(),
         ParamValue::Float(x) if x.is_finite() && *x >= 0.0 && x.fract() == 0.0 => {
@@ -439,7 +449,7 @@ fn section_notes(
     let mut grouped: Vec<(String, Vec<String>)> = Vec::new();
     let rows = table.rows.iter().filter(|r| key.matches(r, varying));
     for r in rows {
-        let Some(size) = r.params.get(axis).and_then(size_of) else {
+        let Some(size) = r.params.get(axis).and_then(size_bytes) else {
             continue;
         };
         for n in &r.cmp.notes {
@@ -538,6 +548,8 @@ mod tests {
             failed_a: 0,
             failed_b: 0,
             not_compared: verdict.is_none().then(|| "failed".to_string()),
+            ci_a: None,
+            ci_b: None,
         }
     }
 
@@ -597,9 +609,9 @@ mod tests {
         assert_eq!(kib(1 << 30), "1048576");
         assert_eq!(kib(512), "0.5");
         assert_eq!(kib(1000), "0.977");
-        assert_eq!(size_of(&ParamValue::Str("2M".into())), Some(2 << 20));
-        assert_eq!(size_of(&ParamValue::Int(-1)), None);
-        assert_eq!(size_of(&ParamValue::Float(1.5)), None);
-        assert_eq!(size_of(&ParamValue::Float(f64::INFINITY)), None);
+        assert_eq!(size_bytes(&ParamValue::Str("2M".into())), Some(2 << 20));
+        assert_eq!(size_bytes(&ParamValue::Int(-1)), None);
+        assert_eq!(size_bytes(&ParamValue::Float(1.5)), None);
+        assert_eq!(size_bytes(&ParamValue::Float(f64::INFINITY)), None);
     }
 }

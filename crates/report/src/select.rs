@@ -182,6 +182,20 @@ impl Labeler {
             (None, false) => parts.join(" "),
         }
     }
+
+    /// The varying parameters other than `skip`, e.g. a scan's curve name without its
+    /// size; empty when only `skip` varies.
+    pub fn label_without(&self, params: &Params, skip: &str) -> String {
+        self.varying
+            .iter()
+            .filter(|name| name.as_str() != skip)
+            .map(|name| match params.get(name) {
+                Some(v) => format!("{name}={v}"),
+                None => format!("{name}=-"),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 #[cfg(test)]

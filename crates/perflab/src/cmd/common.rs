@@ -69,23 +69,7 @@ pub fn warn_pending_journal(g: &Global) {
 /// Seconds since the epoch as `YYYY-MM-DD HH:MM:SS` (UTC), without a date crate:
 /// days-to-civil from Howard Hinnant's algorithm.
 pub fn utc(epoch: f64) -> String {
-    let secs = epoch.max(0.0) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    perflab_report::fmt::utc(epoch)
 }
 
 #[cfg(test)]

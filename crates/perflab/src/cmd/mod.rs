@@ -7,6 +7,7 @@ mod doctor;
 mod export;
 mod import;
 mod list;
+mod report;
 mod ls;
 mod restore;
 mod run;
@@ -28,6 +29,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Show(a) => show::run(&g, a),
         Command::Export(a) => export::run(&g, a),
         Command::Compare(a) => compare::run(&g, a),
+        Command::Report(a) => report::run(&g, a),
         Command::Crosscheck(a) => crosscheck::run(&g, a),
         Command::Import(a) => import::run(&g, a),
         Command::List => list::run(),

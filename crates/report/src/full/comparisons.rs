@@ -1,0 +1,175 @@
+//! The comparisons of a report: each other variant against the baseline (one run) or
+//! each later run against the first, as tables, size-scan curves, CPU-pair maps and the
+//! regression distribution, with the telemetry that moved with each significant row.
+
+use perflab_core::record::{MeasurementRecord, RunInfo};
+use serde_json::{json, Value};
+
+use crate::compare::ComparisonTable;
+use crate::doc::Block;
+use crate::error::ReportError;
+use crate::full::{figures, run_name, ReportOptions, RunData};
+use crate::{changed, compare_runs, compare_variants, distribution, measured_variants};
+
+/// One comparison to make: the table and the records of each side.
+struct Pair<'a> {
+    table: ComparisonTable,
+    ms_a: &'a [MeasurementRecord],
+    ms_b: &'a [MeasurementRecord],
+}
+
+pub(crate) fn section(
+    runs: &[RunData],
+    opts: &ReportOptions,
+    blocks: &mut Vec<Block>,
+) -> Result<Value, ReportError> {
+    let metric = opts.metric.as_deref();
+    let cfg = &opts.stats;
+    let mut pairs = Vec::new();
+    match runs {
+        [one] => {
+            let measured = measured_variants(&one.ms);
+            match baseline(&one.info, &measured) {
+                Some(base) => {
+                    for other in measured.iter().filter(|v| **v != base) {
+                        pairs.push(Pair {
+                            table: compare_variants(&one.info, &one.ms, &base, other, metric, cfg)?,
+                            ms_a: &one.ms,
+                            ms_b: &one.ms,
+                        });
+                    }
+                }
+                None => return single(one, opts, blocks),
+            }
+        }
+        [first, rest @ ..] => {
+            for r in rest {
+                pairs.push(Pair {
+                    table: compare_runs(&first.info, &first.ms, &r.info, &r.ms, metric, cfg)?,
+                    ms_a: &first.ms,
+                    ms_b: &r.ms,
+                });
+            }
+        }
+        [] => {}
+    }
+    let mut out = Vec::new();
+    for p in &pairs {
+        out.push(one_comparison(p, opts, blocks)?);
+    }
+    Ok(Value::Array(out))
+}
+
+/// The study's baseline variant when the run measured at least two.
+fn baseline(info: &RunInfo, measured: &[String]) -> Option<String> {
+    if measured.len() < 2 {
+        return None;
+    }
+    info.spec["compare"]["baseline"]
+        .as_str()
+        .filter(|b| measured.iter().any(|m| m == b))
+        .map(str::to_string)
+        .or_else(|| measured.first().cloned())
+}
+
+fn one_comparison(
+    p: &Pair,
+    opts: &ReportOptions,
+    blocks: &mut Vec<Block>,
+) -> Result<Value, ReportError> {
+    let t = &p.table;
+    blocks.push(Block::heading(
+        2,
+        format!("{}: {} vs {}", t.metric, t.b_label, t.a_label),
+    ));
+    let scan = crate::scan_tables(t, "size");
+    match &scan {
+        Some(s) => {
+            let mut scan_blocks = s.to_blocks();
+            if opts.figures {
+                // The curves first: the tables below hold their figures.
+                let figs = figures::scan_curves(s);
+                let at = 1.min(scan_blocks.len());
+                scan_blocks.splice(at..at, figs.into_iter().map(Block::Figure));
+            }
+            blocks.extend(scan_blocks);
+        }
+        None => {
+            if opts.figures {
+                blocks.extend(
+                    figures::comparison_figures(t)
+                        .into_iter()
+                        .map(Block::Figure),
+                );
+            }
+            blocks.extend(t.to_blocks());
+        }
+    }
+    let has_pairs = t.rows.iter().any(|r| r.pair.is_some());
+    let dist = has_pairs.then(|| distribution(t, &opts.buckets));
+    if let Some(d) = &dist {
+        blocks.push(Block::heading(3, "Regression distribution"));
+        if opts.figures {
+            blocks.push(Block::Figure(figures::distribution_histogram(d)));
+        }
+        blocks.extend(d.to_blocks());
+    }
+    let changes = changed::changes_for_table(t, p.ms_a, p.ms_b, opts.changes);
+    if !changes.is_empty() {
+        blocks.push(Block::heading(3, "What changed with it"));
+        blocks.push(Block::para(
+            "For each significant difference, the telemetry on the CPUs involved that \
+             changed most between A and B (medians over the repetitions):",
+        ));
+        let items = changes.iter().map(|c| {
+            let what: Vec<&str> = c.changes.iter().map(|x| x.text.as_str()).collect();
+            let what = if what.is_empty() {
+                "no telemetry row on these CPUs changed consistently".to_string()
+            } else {
+                what.join("; ")
+            };
+            let change = c
+                .change_pct
+                .map_or(String::new(), |x| format!("{} ", crate::fmt::pct(x)));
+            let variant = c
+                .variant
+                .as_ref()
+                .map_or(String::new(), |v| format!(" [{v}]"));
+            format!("{}{variant} ({change}{}): {what}", c.label, c.verdict)
+        });
+        blocks.push(Block::list("Significant rows", items));
+    }
+    if opts.figures {
+        blocks.extend(
+            figures::telemetry_per_cpu(t, p.ms_a, p.ms_b)
+                .into_iter()
+                .map(Block::Figure),
+        );
+    }
+    Ok(json!({
+        "comparison": t,
+        "scan": scan,
+        "distribution": dist,
+        "changes": changes,
+    }))
+}
+
+/// A run with one measured variant: its summary, and the medians as a figure.
+fn single(
+    run: &RunData,
+    opts: &ReportOptions,
+    blocks: &mut Vec<Block>,
+) -> Result<Value, ReportError> {
+    let summary = crate::summarize_run(&run.info, &run.ms, opts.metric.as_deref(), &opts.stats)?;
+    blocks.push(Block::heading(
+        2,
+        format!("Results of {}", run_name(&run.info)),
+    ));
+    if opts.figures {
+        if let Some(f) = figures::summary_figure(&summary) {
+            blocks.push(Block::Figure(f));
+        }
+    }
+    blocks.extend(summary.to_blocks(false));
+    Ok(json!([{ "summary": summary }]))
+}

@@ -1,0 +1,425 @@
+//! Figure data for the report's comparisons: size-scan curves with interval bands,
+//! CPU-pair maps, the regression histogram, medians as bars, and telemetry per CPU.
+//! Only data is shaped here; [`crate::plot`] draws it.
+
+use std::collections::BTreeSet;
+
+use perflab_core::record::MeasurementRecord;
+use perflab_core::Unit;
+
+use crate::compare::{ComparisonTable, TableKind};
+use crate::distribution::Distribution;
+use crate::plot::{
+    bar_chart, heat_map, line_chart, BarChart, BarSeries, Curve, CurvePoint, HeatMap, LineChart,
+    Scale, TickFormat,
+};
+use crate::scan::ScanReport;
+use crate::select::is_ok;
+use crate::summary::SummaryTable;
+use crate::telemetry::median_total;
+
+/// More categories than this make a bar chart unreadable; the table has them all.
+const MAX_BARS: usize = 64;
+
+/// "bandwidth_mib_s (MiB/s)".
+pub(crate) fn axis_label(metric: &str, unit: Unit) -> String {
+    match unit.symbol() {
+        "" => metric.to_string(),
+        u => format!("{metric} ({u})"),
+    }
+}
+
+/// Log scale when the values span more than two decades, so both ends stay readable.
+fn y_scale(values: impl Iterator<Item = f64>) -> Scale {
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for v in values.filter(|v| v.is_finite() && *v > 0.0) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if hi > 0.0 && lo.is_finite() && hi / lo > 100.0 {
+        Scale::Log
+    } else {
+        Scale::Linear
+    }
+}
+
+/// One chart per scan section: A's and B's medians against size, each with its
+/// bootstrap band; sizes that differ (verdict not `~`) are drawn as flagged on B.
+pub(crate) fn scan_curves(r: &ScanReport) -> Vec<String> {
+    r.sections
+        .iter()
+        .map(|s| {
+            let side =
+                |name: &str,
+                 pick: &dyn Fn(&crate::scan::ScanPoint) -> Option<(f64, Option<(f64, f64)>)>,
+                 flag: bool| Curve {
+                    name: name.to_string(),
+                    points: s
+                        .points
+                        .iter()
+                        .filter_map(|p| {
+                            pick(p).map(|(y, band)| CurvePoint {
+                                x: p.size_bytes as f64,
+                                y,
+                                band,
+                                flagged: flag && p.differs().is_some(),
+                            })
+                        })
+                        .collect(),
+                };
+            let a = side(&r.a_label, &|p| p.median_a.map(|m| (m, p.ci_a)), false);
+            let b = side(&r.b_label, &|p| p.median_b.map(|m| (m, p.ci_b)), true);
+            let scale = y_scale(a.points.iter().chain(&b.points).map(|p| p.y));
+            line_chart(&LineChart {
+                title: format!(
+                    "{} by {}{}: {} vs {} (bands: {} CI of the median; hollow: differs)",
+                    r.metric,
+                    r.axis,
+                    if s.title.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {}", s.title)
+                    },
+                    r.b_label,
+                    r.a_label,
+                    r.config.confidence_label()
+                ),
+                x_label: format!("{} (bytes)", r.axis),
+                y_label: axis_label(&r.metric, r.unit),
+                x_scale: Scale::Log,
+                y_scale: scale,
+                x_format: TickFormat::Bytes,
+                curves: vec![a, b],
+            })
+        })
+        .collect()
+}
+
+/// A comparison that is not a scan: a CPU-pair map, or A's and B's medians per point.
+pub(crate) fn comparison_figures(t: &ComparisonTable) -> Vec<String> {
+    let pairs: Vec<(u32, u32, Option<f64>)> = t
+        .rows
+        .iter()
+        .filter_map(|r| r.pair.map(|(a, b)| (a, b, r.cmp.regression_pct)))
+        .collect();
+    if !pairs.is_empty() && pairs.len() == t.rows.len() {
+        return vec![pair_map(t, &pairs)];
+    }
+    vec![medians_bars(t)]
+}
+
+/// Regression per CPU pair: a heat map (anchor × partner) when there are several
+/// anchors, else one bar per pair with the change's interval.
+fn pair_map(t: &ComparisonTable, pairs: &[(u32, u32, Option<f64>)]) -> String {
+    let anchors: BTreeSet<u32> = pairs.iter().map(|p| p.0).collect();
+    let partners: BTreeSet<u32> = pairs.iter().map(|p| p.1).collect();
+    let title = format!(
+        "Regression of {} per CPU pair: {} vs {} (positive = worse)",
+        t.metric, t.b_label, t.a_label
+    );
+    if anchors.len() > 1 {
+        let xs: Vec<u32> = partners.into_iter().collect();
+        let ys: Vec<u32> = anchors.into_iter().collect();
+        let cells = pairs
+            .iter()
+            .filter_map(|(a, b, v)| {
+                let x = xs.iter().position(|c| c == b)?;
+                let y = ys.iter().position(|c| c == a)?;
+                v.map(|v| (x, y, v))
+            })
+            .collect();
+        return heat_map(&HeatMap {
+            title,
+            x_label: "partner CPU (cpu_b)".into(),
+            y_label: "anchor CPU (cpu_a)".into(),
+            value_label: "regression (%)".into(),
+            x_categories: xs.iter().map(u32::to_string).collect(),
+            y_categories: ys.iter().map(u32::to_string).collect(),
+            cells,
+        });
+    }
+    let rows: Vec<_> = t.rows.iter().take(MAX_BARS).collect();
+    let sign = |r: &crate::compare::Row| match (r.cmp.change_pct, r.cmp.regression_pct) {
+        (Some(c), Some(g)) if c != 0.0 => g / c,
+        _ => 1.0,
+    };
+    bar_chart(&BarChart {
+        title,
+        x_label: "CPU pair (cpu_a-cpu_b)".into(),
+        y_label: "regression (%)".into(),
+        categories: rows.iter().map(|r| r.label.clone()).collect(),
+        series: vec![BarSeries {
+            name: format!("{} vs {}", t.b_label, t.a_label),
+            values: rows.iter().map(|r| r.cmp.regression_pct).collect(),
+            errors: rows
+                .iter()
+                .map(|r| {
+                    let s = sign(r);
+                    r.cmp.change_ci_pct.map(|(lo, hi)| {
+                        let (x, y) = (lo * s, hi * s);
+                        (x.min(y), x.max(y))
+                    })
+                })
+                .collect(),
+        }],
+    })
+}
+
+/// A's and B's medians per point with their bootstrap intervals.
+fn medians_bars(t: &ComparisonTable) -> String {
+    let rows: Vec<_> = t.rows.iter().take(MAX_BARS).collect();
+    let categories = rows
+        .iter()
+        .map(|r| match &r.variant {
+            Some(v) => format!("{} [{v}]", r.label),
+            None => r.label.clone(),
+        })
+        .collect();
+    let side =
+        |name: &str, pick: &dyn Fn(&crate::compare::Row) -> &perflab_stats::Summary| BarSeries {
+            name: name.to_string(),
+            values: rows.iter().map(|r| Some(pick(r).median)).collect(),
+            errors: rows
+                .iter()
+                .map(|r| {
+                    let s = pick(r);
+                    (!s.median_ci_degenerate).then_some(s.median_ci)
+                })
+                .collect(),
+        };
+    bar_chart(&BarChart {
+        title: format!(
+            "Median {} per point: {} vs {} (error bars: {} CI)",
+            t.metric,
+            t.b_label,
+            t.a_label,
+            t.config.confidence_label()
+        ),
+        x_label: "point".into(),
+        y_label: axis_label(&t.metric, t.unit),
+        categories,
+        series: vec![
+            side(&t.a_label, &|r| &r.cmp.a),
+            side(&t.b_label, &|r| &r.cmp.b),
+        ],
+    })
+}
+
+/// The regression distribution as a histogram of rows per bucket.
+pub(crate) fn distribution_histogram(d: &Distribution) -> String {
+    let buckets: Vec<_> = d
+        .regressions
+        .iter()
+        .chain(&d.improvements)
+        .filter(|c| c.count > 0 || d.regressions.iter().any(|r| r.bucket == c.bucket))
+        .collect();
+    bar_chart(&BarChart {
+        title: format!(
+            "Regression distribution of {}: {} vs {}, {} rows",
+            d.metric, d.b_label, d.a_label, d.total
+        ),
+        x_label: "regression (%), positive = worse".into(),
+        y_label: "rows".into(),
+        categories: buckets.iter().map(|c| c.bucket.range_text()).collect(),
+        series: vec![
+            BarSeries {
+                name: "rows".into(),
+                values: buckets.iter().map(|c| Some(c.count as f64)).collect(),
+                errors: vec![None; buckets.len()],
+            },
+            BarSeries {
+                name: format!("significant (p < {})", d.alpha),
+                values: buckets.iter().map(|c| Some(c.significant as f64)).collect(),
+                errors: vec![None; buckets.len()],
+            },
+        ],
+    })
+}
+
+/// The records of each side of a comparison.
+pub(crate) fn sides<'a>(
+    t: &ComparisonTable,
+    ms_a: &'a [MeasurementRecord],
+    ms_b: &'a [MeasurementRecord],
+) -> (Vec<&'a MeasurementRecord>, Vec<&'a MeasurementRecord>) {
+    match &t.kind {
+        TableKind::Variants { base, other, .. } => (
+            ms_a.iter()
+                .filter(|m| is_ok(m) && &m.variant == base)
+                .collect(),
+            ms_b.iter()
+                .filter(|m| is_ok(m) && &m.variant == other)
+                .collect(),
+        ),
+        TableKind::Runs { .. } => (
+            ms_a.iter().filter(|m| is_ok(m)).collect(),
+            ms_b.iter().filter(|m| is_ok(m)).collect(),
+        ),
+    }
+}
+
+/// Interrupts and idle residency per CPU on each side: medians over each side's
+/// measurements of the per-measurement delta.
+pub(crate) fn telemetry_per_cpu(
+    t: &ComparisonTable,
+    ms_a: &[MeasurementRecord],
+    ms_b: &[MeasurementRecord],
+) -> Vec<String> {
+    let (a, b) = sides(t, ms_a, ms_b);
+    let mut out = Vec::new();
+    for (source, what, y_label, scale) in [
+        (
+            "interrupts",
+            "Interrupts",
+            "interrupts per measurement",
+            1.0,
+        ),
+        (
+            "cpuidle",
+            "Idle residency",
+            "idle residency per measurement (ms)",
+            1e-3,
+        ),
+    ] {
+        let cpus: BTreeSet<u32> = a
+            .iter()
+            .chain(&b)
+            .flat_map(|m| m.telemetry.iter())
+            .filter(|r| r.source == source && (source != "cpuidle" || r.key.ends_with(":time")))
+            .filter_map(|r| r.cpu)
+            .collect();
+        if cpus.is_empty() {
+            continue;
+        }
+        let cpus: Vec<u32> = cpus.into_iter().take(MAX_BARS).collect();
+        let series = |name: &str, recs: &[&MeasurementRecord]| BarSeries {
+            name: name.to_string(),
+            values: cpus
+                .iter()
+                .map(|&c| {
+                    let v = if source == "cpuidle" {
+                        idle_time(recs, c)
+                    } else {
+                        median_total(recs, source, c)
+                    };
+                    Some(v * scale)
+                })
+                .collect(),
+            errors: vec![None; cpus.len()],
+        };
+        out.push(bar_chart(&BarChart {
+            title: format!(
+                "{what} per CPU: {} vs {} (medians over each side's measurements)",
+                t.b_label, t.a_label
+            ),
+            x_label: "CPU".into(),
+            y_label: y_label.into(),
+            categories: cpus.iter().map(|c| format!("CPU{c}")).collect(),
+            series: vec![series(&t.a_label, &a), series(&t.b_label, &b)],
+        }));
+    }
+    out
+}
+
+/// Median over the records of the residency in all idle states of `cpu` (µs).
+fn idle_time(recs: &[&MeasurementRecord], cpu: u32) -> f64 {
+    let totals: Vec<f64> = recs
+        .iter()
+        .filter(|m| m.telemetry.iter().any(|t| t.source == "cpuidle"))
+        .map(|m| {
+            m.telemetry
+                .iter()
+                .filter(|t| t.source == "cpuidle" && t.cpu == Some(cpu) && t.key.ends_with(":time"))
+                .map(|t| t.value)
+                .sum()
+        })
+        .collect();
+    perflab_stats::median(totals).unwrap_or(0.0)
+}
+
+/// A single variant's medians: a curve over size when the points are a size scan, else
+/// bars per point.
+pub(crate) fn summary_figure(s: &SummaryTable) -> Option<String> {
+    let metric = s.metric.as_ref()?;
+    let rows: Vec<_> = s.rows.iter().filter(|r| r.summary.is_some()).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let y_label = axis_label(&metric.name, metric.unit);
+    let sizes: Vec<Option<f64>> = rows
+        .iter()
+        .map(|r| {
+            r.params
+                .get("size")
+                .and_then(crate::scan::size_bytes)
+                .map(|b| b as f64)
+        })
+        .collect();
+    if sizes.iter().all(Option::is_some) && rows.len() > 1 {
+        let mut curves: Vec<Curve> = Vec::new();
+        for (r, x) in rows.iter().zip(&sizes) {
+            let rest = crate::select::Labeler::new(rows.iter().map(|r| &r.params))
+                .label_without(&r.params, "size");
+            let name = if rest.is_empty() {
+                r.variant.clone()
+            } else {
+                rest
+            };
+            let sum = r.summary.as_ref()?;
+            let point = CurvePoint {
+                x: x.unwrap_or(0.0),
+                y: sum.median,
+                band: (!sum.median_ci_degenerate).then_some(sum.median_ci),
+                flagged: !r.outlier_reps.is_empty(),
+            };
+            match curves.iter_mut().find(|c| c.name == name) {
+                Some(c) => c.points.push(point),
+                None => curves.push(Curve {
+                    name,
+                    points: vec![point],
+                }),
+            }
+        }
+        let scale = y_scale(curves.iter().flat_map(|c| c.points.iter().map(|p| p.y)));
+        return Some(line_chart(&LineChart {
+            title: format!(
+                "Median {} by size (bands: {} CI; hollow: repetitions with outliers)",
+                metric.name,
+                s.config.confidence_label()
+            ),
+            x_label: "size (bytes)".into(),
+            y_label,
+            x_scale: Scale::Log,
+            y_scale: scale,
+            x_format: TickFormat::Bytes,
+            curves,
+        }));
+    }
+    let rows: Vec<_> = rows.into_iter().take(MAX_BARS).collect();
+    Some(bar_chart(&BarChart {
+        title: format!(
+            "Median {} per point (error bars: {} CI)",
+            metric.name,
+            s.config.confidence_label()
+        ),
+        x_label: "point".into(),
+        y_label,
+        categories: rows.iter().map(|r| r.label.clone()).collect(),
+        series: vec![BarSeries {
+            name: "median".into(),
+            values: rows
+                .iter()
+                .map(|r| r.summary.as_ref().map(|s| s.median))
+                .collect(),
+            errors: rows
+                .iter()
+                .map(|r| {
+                    r.summary
+                        .as_ref()
+                        .filter(|s| !s.median_ci_degenerate)
+                        .map(|s| s.median_ci)
+                })
+                .collect(),
+        }],
+    }))
+}

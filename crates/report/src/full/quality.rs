@@ -1,0 +1,112 @@
+//! How far the numbers can be trusted: per run, the points whose spread is too wide to
+//! conclude anything (with the repetitions that would be needed), the repetitions marked
+//! as outliers (kept in every figure), and for adaptive runs (`--target-ci`) which points
+//! reached the target and which stopped at the repetition cap.
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::doc::Block;
+use crate::error::ReportError;
+use crate::full::{run_name, ReportOptions, RunData};
+use crate::summary::SummaryRow;
+
+/// An adaptive point that stopped at the cap without reaching the target.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CapHit {
+    pub run: i64,
+    pub point: String,
+    pub variant: String,
+    pub attempts: u32,
+    pub half_width_pct: Option<f64>,
+}
+
+pub(crate) fn section(
+    runs: &[RunData],
+    opts: &ReportOptions,
+    blocks: &mut Vec<Block>,
+) -> Result<Value, ReportError> {
+    let mut wide = Vec::new();
+    let mut outliers = Vec::new();
+    let mut adaptive = Vec::new();
+    let mut caps: Vec<CapHit> = Vec::new();
+    for r in runs {
+        let Ok(s) = crate::summarize_run(&r.info, &r.ms, opts.metric.as_deref(), &opts.stats)
+        else {
+            // A run without the metric has no spread to judge; its comparison says why.
+            continue;
+        };
+        let who =
+            |row: &SummaryRow| format!("{} {} [{}]", run_name(&r.info), row.label, row.variant);
+        for row in &s.rows {
+            if let Some(w) = &row.warning {
+                wide.push(format!("{}: {w}", who(row)));
+            }
+            if !row.outlier_reps.is_empty() {
+                let reps: Vec<String> = row.outlier_reps.iter().map(u32::to_string).collect();
+                outliers.push(format!(
+                    "{}: repetition {} outside Tukey's fences, kept",
+                    who(row),
+                    reps.join(", ")
+                ));
+            }
+        }
+        let target = &r.info.spec["adaptive"];
+        let (Some(pct), Some(cap)) = (
+            target["target_ci_pct"].as_f64(),
+            target["max_reps"].as_u64(),
+        ) else {
+            continue;
+        };
+        let mut reached = 0;
+        for row in &s.rows {
+            let attempts = row.n_ok as u32 + row.failed + row.missing;
+            let ok = row.ci_half_width_pct.is_some_and(|h| h <= pct);
+            if ok {
+                reached += 1;
+            } else if u64::from(attempts) >= cap {
+                caps.push(CapHit {
+                    run: r.info.id,
+                    point: row.label.clone(),
+                    variant: row.variant.clone(),
+                    attempts,
+                    half_width_pct: row.ci_half_width_pct,
+                });
+            }
+        }
+        adaptive.push(format!(
+            "{}: target ±{pct}% of the median ({} interval), cap {cap} repetitions: \
+             {reached} of {} points reached it, {} stopped at the cap",
+            run_name(&r.info),
+            opts.stats.confidence_label(),
+            s.rows.len(),
+            caps.iter().filter(|c| c.run == r.info.id).count()
+        ));
+    }
+    if !(wide.is_empty() && outliers.is_empty() && adaptive.is_empty()) {
+        blocks.push(Block::heading(2, "Repetitions and spread"));
+        blocks.push(Block::list("Adaptive repetitions", &adaptive));
+        blocks.push(Block::list(
+            "Stopped at the repetition cap without reaching the target",
+            caps.iter().map(|c| {
+                format!(
+                    "run {} {} [{}]: {} repetitions, ±{}",
+                    c.run,
+                    c.point,
+                    c.variant,
+                    c.attempts,
+                    c.half_width_pct
+                        .map_or("n/a".to_string(), |h| format!("{h:.2}%"))
+                )
+            }),
+        ));
+        blocks.push(Block::list("Too wide to conclude", &wide));
+        blocks.push(Block::list("Outliers", &outliers));
+    }
+    Ok(json!({
+        "too_wide": wide,
+        "outliers": outliers,
+        "adaptive": adaptive,
+        "hit_cap": caps,
+    }))
+}

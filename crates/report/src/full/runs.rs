@@ -1,0 +1,83 @@
+//! The report's title and the table of the runs it covers.
+
+use crate::doc::{Block, Table};
+use crate::full::{run_name, RunData};
+
+pub(crate) fn title(runs: &[RunData]) -> String {
+    let studies: Vec<&str> = {
+        let mut s: Vec<&str> = runs.iter().map(|r| r.info.study.as_str()).collect();
+        s.dedup();
+        s
+    };
+    let which = match runs {
+        [one] => run_name(&one.info),
+        [first, rest @ ..] => format!(
+            "{} vs {}",
+            rest.iter()
+                .map(|r| run_name(&r.info))
+                .collect::<Vec<_>>()
+                .join(", "),
+            run_name(&first.info)
+        ),
+        [] => "no run".to_string(),
+    };
+    format!("perflab report: {which} ({})", studies.join(", "))
+}
+
+pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
+    blocks.push(Block::heading(2, "Runs"));
+    let head = [
+        "run",
+        "label",
+        "study",
+        "workload",
+        "created (UTC)",
+        "status",
+        "measured",
+        "failed",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = runs
+        .iter()
+        .map(|r| {
+            let i = &r.info;
+            vec![
+                i.id.to_string(),
+                i.label.clone().unwrap_or_default(),
+                i.study.clone(),
+                i.workload.clone(),
+                crate::fmt::utc(i.created_at),
+                i.status.as_str().to_string(),
+                format!("{}/{}", i.done, i.planned),
+                i.failed.to_string(),
+            ]
+        })
+        .collect();
+    blocks.push(Block::Table(Table::new(head, rows, vec![1, 2, 3, 4, 5])));
+    let hosts: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            let f = &r.info.fingerprint;
+            let s = |k: &str| f[k].as_str().unwrap_or("?").to_string();
+            format!(
+                "run {}: host {}, kernel {}, {}, CPUs {}",
+                r.info.id,
+                s("hostname"),
+                s("kernel"),
+                s("cpu_model"),
+                s("online_cpus")
+            )
+        })
+        .collect();
+    blocks.push(Block::list("Machines", hosts));
+    let unavailable: Vec<String> =
+        runs.iter()
+            .flat_map(|r| {
+                r.info.unavailable.iter().map(move |u| {
+                    format!("run {}: {} unavailable: {}", r.info.id, u.variant, u.reason)
+                })
+            })
+            .collect();
+    blocks.push(Block::list("Variants not measured", unavailable));
+}
