@@ -181,8 +181,8 @@ impl Frame {
             "<figure class=\"plot\" data-plot=\"{kind}\" data-x-axis=\"{x}\" data-y-axis=\"{y}\">\n\
              <figcaption>{caption}</figcaption>\n\
              <svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"100%\" \
-             style=\"max-width:{w}px;height:auto\" role=\"img\" aria-label=\"{title}\">{body}\
-             <g class=\"marks\">\n{rotated}{marks}</g>\n</svg>\n</figure>\n",
+             style=\"max-width:{w}px;height:auto\" role=\"img\" aria-label=\"{title}\">\n\
+             <g class=\"axes\">{body}{rotated}</g>\n<g class=\"marks\">\n{marks}</g>\n</svg>\n</figure>\n",
             kind = escape(spec.kind),
             x = escape(spec.x_label),
             y = escape(spec.y_label),

@@ -19,6 +19,8 @@ pub(crate) enum Swatch {
     },
     /// A filled box: bars, CPUs.
     Box { colour: String },
+    /// A hollow marker: what flagged points look like.
+    Hollow,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -77,6 +79,10 @@ pub(crate) fn render(entries: &[Entry], plot_height: u32) -> String {
                     x + SWATCH / 2.0,
                 ));
             }
+            Swatch::Hollow => out.push_str(&format!(
+                "<circle cx=\"{:.1}\" cy=\"{mid:.1}\" r=\"4.5\" fill=\"#fff\" stroke=\"#555\" stroke-width=\"2\"/>\n",
+                x + SWATCH / 2.0,
+            )),
             Swatch::Box { colour } => out.push_str(&format!(
                 "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"12\" height=\"12\" fill=\"{colour}\"/>\n",
                 x + 5.0,

@@ -5,6 +5,9 @@ use super::frame::{Frame, FrameSpec, Mapper, PLOT_HEIGHT};
 use super::legend::{self, Entry, Swatch};
 use super::{escape, numfmt, palette, Curve, LineChart, TickFormat};
 
+/// Legend text for hollow markers.
+pub(crate) const FLAGGED: &str = "flagged point";
+
 /// A point the axes can show, in transformed coordinates.
 struct Drawable {
     x: f64,
@@ -36,7 +39,7 @@ pub fn line_chart(c: &LineChart) -> String {
         TickFormat::Plain,
         false,
     );
-    let entries: Vec<Entry> = c
+    let mut entries: Vec<Entry> = c
         .curves
         .iter()
         .enumerate()
@@ -48,6 +51,12 @@ pub fn line_chart(c: &LineChart) -> String {
             },
         })
         .collect();
+    if curves.iter().flatten().any(|p| p.flagged) {
+        entries.push(Entry {
+            label: FLAGGED.to_string(),
+            swatch: Swatch::Hollow,
+        });
+    }
     let spec = FrameSpec {
         kind: "line",
         title: &c.title,

@@ -29,8 +29,8 @@ pub use bars::bar_chart;
 pub use escape::escape;
 pub use heat::heat_map;
 pub use line::line_chart;
-pub use percentile::percentile_chart;
-pub use timeline::timeline;
+pub use percentile::{percentile_chart, PERCENTILE_AXIS};
+pub use timeline::{timeline, THREAD_AXIS};
 
 /// One point of a curve, with an optional interval drawn as a band around it.
 #[derive(Clone, Debug, PartialEq)]
