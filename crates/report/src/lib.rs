@@ -8,6 +8,7 @@
 //! Only successful measurements are numbers; failed ones are counted and named.
 
 pub mod blocks;
+pub mod changed;
 pub mod compare;
 pub mod counters;
 pub mod distribution;
@@ -15,6 +16,7 @@ pub mod doc;
 pub mod drilldown;
 pub mod error;
 pub mod fmt;
+pub mod full;
 pub mod latency_table;
 mod markdown;
 pub mod parallel;
@@ -29,6 +31,7 @@ mod summary_text;
 pub mod table_text;
 pub mod telemetry;
 
+pub use changed::{changes_for_table, involved_cpus, what_changed, RowChanges, TelemetryChange};
 pub use compare::{
     compare_runs, compare_variants, run_label, ComparisonTable, Row, TableKind, UnavailableNote,
     Unmatched,
