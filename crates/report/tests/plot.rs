@@ -411,6 +411,26 @@ mod plot {
     }
 
     #[test]
+    fn a_64_cpu_pair_map_stays_under_a_megabyte() {
+        let cpus: Vec<String> = (0..64).map(|i| i.to_string()).collect();
+        let h = HeatMap {
+            title: "pairs".into(),
+            x_label: "partner CPU (cpu_b)".into(),
+            y_label: "anchor CPU (cpu_a)".into(),
+            value_label: "regression (%)".into(),
+            x_categories: cpus.clone(),
+            y_categories: cpus,
+            cells: (0..64)
+                .flat_map(|a| (0..64).map(move |b| (a, b, (a * 64 + b) as f64 / 97.0 - 20.0)))
+                .collect(),
+        };
+        let svg = heat_map(&h);
+        dump("heat64", &svg);
+        assert_well_formed(&svg);
+        assert!(svg.len() < 1_000_000, "{} bytes", svg.len());
+    }
+
+    #[test]
     fn timeline_has_lanes_cpu_legend_and_notes() {
         let svg = timeline(&threads());
         dump("timeline", &svg);

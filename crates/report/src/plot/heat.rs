@@ -51,9 +51,12 @@ pub fn heat_map(c: &HeatMap) -> String {
         bottom - top,
         palette::MISSING
     );
+    // Crisp edges: anti-aliased neighbours would show hairline seams between cells.
+    marks.push_str("<g class=\"cells\" shape-rendering=\"crispEdges\">\n");
     for (&(x, y), &v) in &cells {
         marks.push_str(&cell(c, &map, (x, y), v, max_abs));
     }
+    marks.push_str("</g>\n");
     marks.push_str(&strip(&c.value_label, max_abs, top, bottom));
     frame.finish(&spec, cells.is_empty(), &marks)
 }
