@@ -16,6 +16,7 @@ pub mod doc;
 pub mod drilldown;
 pub mod error;
 pub mod fmt;
+pub mod full;
 pub mod latency_table;
 mod markdown;
 pub mod parallel;

@@ -163,38 +163,35 @@ impl Labeler {
     }
 
     /// `4-24` for a CPU pair, followed by any other parameter that varies (a pair
-    /// measured with two mechanisms must not show as two identical rows).
+    /// measured with two mechanisms must not show as two identical rows); `all` when
+    /// nothing varies.
     pub fn label(&self, params: &Params) -> String {
-        let pair = cpu_pair(params);
+        match self.label_without(params, &[]) {
+            l if l.is_empty() => "all".to_string(),
+            l => l,
+        }
+    }
+
+    /// [`Labeler::label`] without the parameters in `skip`, e.g. a scan's curve name
+    /// without its size; empty when only skipped ones vary.
+    pub fn label_without(&self, params: &Params, skip: &[&str]) -> String {
+        let pair =
+            cpu_pair(params).filter(|_| !skip.contains(&"cpu_a") && !skip.contains(&"cpu_b"));
         let parts: Vec<String> = self
             .varying
             .iter()
+            .filter(|name| !skip.contains(&name.as_str()))
             .filter(|name| pair.is_none() || !matches!(name.as_str(), "cpu_a" | "cpu_b"))
             .map(|name| match params.get(name) {
                 Some(v) => format!("{name}={v}"),
                 None => format!("{name}=-"),
             })
             .collect();
-        match (pair, parts.is_empty()) {
-            (Some((a, b)), true) => format!("{a}-{b}"),
-            (Some((a, b)), false) => format!("{a}-{b} {}", parts.join(" ")),
-            (None, true) => "all".to_string(),
-            (None, false) => parts.join(" "),
+        match pair {
+            Some((a, b)) if parts.is_empty() => format!("{a}-{b}"),
+            Some((a, b)) => format!("{a}-{b} {}", parts.join(" ")),
+            None => parts.join(" "),
         }
-    }
-
-    /// The varying parameters other than `skip`, e.g. a scan's curve name without its
-    /// size; empty when only `skip` varies.
-    pub fn label_without(&self, params: &Params, skip: &str) -> String {
-        self.varying
-            .iter()
-            .filter(|name| name.as_str() != skip)
-            .map(|name| match params.get(name) {
-                Some(v) => format!("{name}={v}"),
-                None => format!("{name}=-"),
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
     }
 }
 

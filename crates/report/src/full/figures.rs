@@ -43,30 +43,30 @@ fn y_scale(values: impl Iterator<Item = f64>) -> Scale {
     }
 }
 
+/// Picks a side's median and interval from a scan point.
+type SidePick<'a> = &'a dyn Fn(&crate::scan::ScanPoint) -> Option<(f64, Option<(f64, f64)>)>;
+
 /// One chart per scan section: A's and B's medians against size, each with its
 /// bootstrap band; sizes that differ (verdict not `~`) are drawn as flagged on B.
 pub(crate) fn scan_curves(r: &ScanReport) -> Vec<String> {
     r.sections
         .iter()
         .map(|s| {
-            let side =
-                |name: &str,
-                 pick: &dyn Fn(&crate::scan::ScanPoint) -> Option<(f64, Option<(f64, f64)>)>,
-                 flag: bool| Curve {
-                    name: name.to_string(),
-                    points: s
-                        .points
-                        .iter()
-                        .filter_map(|p| {
-                            pick(p).map(|(y, band)| CurvePoint {
-                                x: p.size_bytes as f64,
-                                y,
-                                band,
-                                flagged: flag && p.differs().is_some(),
-                            })
+            let side = |name: &str, pick: SidePick, flag: bool| Curve {
+                name: name.to_string(),
+                points: s
+                    .points
+                    .iter()
+                    .filter_map(|p| {
+                        pick(p).map(|(y, band)| CurvePoint {
+                            x: p.size_bytes as f64,
+                            y,
+                            band,
+                            flagged: flag && p.differs().is_some(),
                         })
-                        .collect(),
-                };
+                    })
+                    .collect(),
+            };
             let a = side(&r.a_label, &|p| p.median_a.map(|m| (m, p.ci_a)), false);
             let b = side(&r.b_label, &|p| p.median_b.map(|m| (m, p.ci_b)), true);
             let scale = y_scale(a.points.iter().chain(&b.points).map(|p| p.y));
@@ -359,7 +359,7 @@ pub(crate) fn summary_figure(s: &SummaryTable) -> Option<String> {
         let mut curves: Vec<Curve> = Vec::new();
         for (r, x) in rows.iter().zip(&sizes) {
             let rest = crate::select::Labeler::new(rows.iter().map(|r| &r.params))
-                .label_without(&r.params, "size");
+                .label_without(&r.params, &["size"]);
             let name = if rest.is_empty() {
                 r.variant.clone()
             } else {

@@ -100,6 +100,10 @@ struct Pooled {
 /// Pooled histograms grouped by point label, in the order points first appear.
 fn pooled(runs: &[RunData]) -> Vec<(String, Vec<Pooled>)> {
     let labeler = Labeler::new(runs.iter().flat_map(|r| r.ms.iter().map(|m| &m.params)));
+    // Parameters a variant sets (the quick study's `mechanism`) name curves, not points:
+    // pipe and futex at pair 0-1 belong in one figure.
+    let by_variant = variant_params(runs);
+    let skip: Vec<&str> = by_variant.iter().map(String::as_str).collect();
     let several = runs.len() > 1;
     let mut order: Vec<String> = Vec::new();
     let mut groups: BTreeMap<String, Vec<Pooled>> = BTreeMap::new();
@@ -114,8 +118,7 @@ fn pooled(runs: &[RunData]) -> Vec<(String, Vec<Pooled>)> {
                 continue;
             };
             let Some(decoded) = decode(h) else { continue };
-            let point = labeler.label(&m.params);
-            let point = if point == "all" { String::new() } else { point };
+            let point = labeler.label_without(&m.params, &skip);
             let curve = if several {
                 format!("{} {}", m.variant, run_name(&r.info))
             } else {
@@ -147,6 +150,31 @@ fn pooled(runs: &[RunData]) -> Vec<(String, Vec<Pooled>)> {
         .into_iter()
         .filter_map(|p| groups.remove(&p).map(|g| (p, g)))
         .collect()
+}
+
+/// Names of parameters whose value differs between the variants at one point.
+fn variant_params(runs: &[RunData]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in runs {
+        // One record per (point, variant) is enough: repetitions share their parameters.
+        let mut firsts: BTreeMap<(u32, &str), &perflab_core::Params> = BTreeMap::new();
+        for m in &r.ms {
+            firsts
+                .entry((m.point, m.variant.as_str()))
+                .or_insert(&m.params);
+        }
+        let list: Vec<_> = firsts.into_iter().collect();
+        for (i, ((point, _), a)) in list.iter().enumerate() {
+            for ((_, _), b) in list[i + 1..].iter().take_while(|((p, _), _)| p == point) {
+                for (name, value) in &a.0 {
+                    if b.get(name) != Some(value) && !out.contains(name) {
+                        out.push(name.clone());
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Nanosecond histograms are shown in µs, the unit people quote latencies in.
