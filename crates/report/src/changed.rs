@@ -12,6 +12,8 @@
 //! repetitions (Mann-Whitney on the row itself), at least one floor in size, and at least
 //! ln([`MIN_CHANGE`]) in score. docs/METHODOLOGY.md ("What changed with it") has the rule.
 
+use std::collections::{HashMap, HashSet};
+
 use perflab_core::record::MeasurementRecord;
 use perflab_core::{ParamValue, Params, Unit};
 use perflab_stats::{mann_whitney, median, min_p_value, Sample};
@@ -142,14 +144,15 @@ pub fn what_changed(
         Some(c) => cpus.contains(&c),
         None => cpus.is_empty(),
     };
+    // Rows are looked up once per repetition, not once per row and repetition: a big
+    // machine has thousands of telemetry rows per measurement.
+    let (ta, tb) = (tally(&a, &wanted), tally(&b, &wanted));
     let mut ids: Vec<(RowId, &str, Unit)> = Vec::new();
+    let mut seen: HashSet<RowId> = HashSet::new();
     for m in a.iter().chain(&b) {
         for t in &m.telemetry {
             let id = (t.source.as_str(), t.key.as_str(), t.cpu);
-            if wanted(t.cpu)
-                && !is_bookkeeping(&t.source, &t.key)
-                && !ids.iter().any(|(known, _, _)| *known == id)
-            {
+            if wanted(t.cpu) && !is_bookkeeping(&t.source, &t.key) && seen.insert(id) {
                 ids.push((id, t.label.as_str(), t.unit));
             }
         }
@@ -157,7 +160,7 @@ pub fn what_changed(
     let mut out: Vec<TelemetryChange> = ids
         .into_iter()
         .filter_map(|(id, label, unit)| {
-            let (va, vb) = (values(&a, id), values(&b, id));
+            let (va, vb) = (values(&ta, id), values(&tb, id));
             change(id, label, unit, (&va, &vb), elapsed)
         })
         .collect();
@@ -171,19 +174,43 @@ pub fn what_changed(
     out
 }
 
-/// Per repetition that recorded the row's source: the sum of the row's values (0 when the
-/// row is absent). A repetition whose row holds a non-finite value is left out.
-fn values(records: &[&MeasurementRecord], (source, key, cpu): RowId) -> Vec<f64> {
+/// One repetition's telemetry: the sources it recorded and each wanted row's value.
+struct Tally<'m> {
+    sources: HashSet<&'m str>,
+    rows: HashMap<RowId<'m>, f64>,
+}
+
+fn tally<'m>(
+    records: &[&'m MeasurementRecord],
+    wanted: &dyn Fn(Option<u32>) -> bool,
+) -> Vec<Tally<'m>> {
     records
         .iter()
-        .filter(|m| m.telemetry.iter().any(|t| t.source == source))
         .map(|m| {
-            m.telemetry
-                .iter()
-                .filter(|t| t.source == source && t.key == key && t.cpu == cpu)
-                .map(|t| t.value)
-                .sum::<f64>()
+            let mut t = Tally {
+                sources: HashSet::new(),
+                rows: HashMap::new(),
+            };
+            for r in &m.telemetry {
+                t.sources.insert(r.source.as_str());
+                if wanted(r.cpu) {
+                    *t.rows
+                        .entry((r.source.as_str(), r.key.as_str(), r.cpu))
+                        .or_insert(0.0) += r.value;
+                }
+            }
+            t
         })
+        .collect()
+}
+
+/// Per repetition that recorded the row's source: the sum of the row's values (0 when the
+/// row is absent). A repetition whose row holds a non-finite value is left out.
+fn values(tallies: &[Tally], id: RowId) -> Vec<f64> {
+    tallies
+        .iter()
+        .filter(|t| t.sources.contains(id.0))
+        .map(|t| t.rows.get(&id).copied().unwrap_or(0.0))
         .filter(|v| v.is_finite())
         .collect()
 }
