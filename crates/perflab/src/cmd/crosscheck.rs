@@ -21,8 +21,9 @@ pub fn run(g: &Global, a: CrosscheckArgs) -> anyhow::Result<i32> {
         "runner" => runner(),
         "memcpy" | "xfer" => memcpy(&a),
         "netrr" => netrr(g, &a),
+        "report" => crate::cmd::crosscheck_report::run(),
         other => Err(input(format!(
-            "no cross-check for {other:?} (available: ctxsw, memcpy, netrr, runner)"
+            "no cross-check for {other:?} (available: ctxsw, memcpy, netrr, report, runner)"
         ))),
     }
 }
