@@ -17,7 +17,8 @@ use crate::table_text::{
     cells, footnotes, header_lines, row_notes, unavailable_items, unmatched_items,
 };
 
-const UNAVAILABLE: &str = "Variants not measured on this machine";
+/// The title of the list of variants a run could not measure.
+pub const UNAVAILABLE: &str = "Variants not measured on this machine";
 
 /// A table from aligned-text lines whose first line is the header.
 fn table(mut lines: Vec<Vec<String>>, left: Vec<usize>) -> Block {
@@ -66,18 +67,12 @@ impl ScanReport {
         for s in &self.sections {
             out.push(Block::heading(3, s.title.clone()));
             let (head, units, rows) = scan_render::cells(self, s);
-            let head = head
-                .iter()
-                .zip(&units)
-                .map(|(h, u)| {
-                    if u.is_empty() {
-                        h.clone()
-                    } else {
-                        format!("{h} ({u})")
-                    }
-                })
-                .collect();
-            out.push(Block::Table(Table::new(head, rows, vec![5])));
+            out.push(Block::Table(Table {
+                head,
+                units,
+                rows,
+                left: vec![5],
+            }));
             out.push(Block::para(scan_render::summary_line(self, &s.summary)));
             out.push(Block::list("Not compared", scan_render::not_compared(s)));
             out.push(Block::list("Notes", &s.notes));

@@ -215,6 +215,11 @@ pub(crate) fn unavailable_items(
 /// Aligns cells into columns: the columns in `left` left-aligned (names), the rest
 /// right-aligned (numbers).
 pub(crate) fn align(lines: &[Vec<String>], left: &[usize]) -> String {
+    align_with(lines, left, "  ")
+}
+
+/// [`align`] with `gap` between columns.
+pub(crate) fn align_with(lines: &[Vec<String>], left: &[usize], gap: &str) -> String {
     let cols = lines.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
         .map(|i| {
@@ -239,7 +244,7 @@ pub(crate) fn align(lines: &[Vec<String>], left: &[usize]) -> String {
                 }
             })
             .collect();
-        out.push_str(cells.join("  ").trim_end());
+        out.push_str(cells.join(gap).trim_end());
         out.push('\n');
     }
     out

@@ -50,7 +50,7 @@ pub fn render(title: &str, blocks: &[Block]) -> String {
             }
             Block::Table(t) => {
                 out.push_str("<table>\n<thead><tr>");
-                for (i, h) in t.head.iter().enumerate() {
+                for (i, h) in t.joined_head().iter().enumerate() {
                     let _ = write!(out, "<th{}>{}</th>", class(t.left.contains(&i)), escape(h));
                 }
                 out.push_str("</tr></thead>\n<tbody>\n");
@@ -72,7 +72,11 @@ pub fn render(title: &str, blocks: &[Block]) -> String {
                 if items.is_empty() {
                     continue;
                 }
-                let _ = writeln!(out, "<p class=\"note\"><strong>{}:</strong></p>\n<ul>", escape(title));
+                let _ = writeln!(
+                    out,
+                    "<p class=\"note\"><strong>{}:</strong></p>\n<ul>",
+                    escape(title)
+                );
                 for i in items {
                     let _ = writeln!(out, "<li>{}</li>", escape(i));
                 }

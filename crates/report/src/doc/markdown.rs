@@ -11,7 +11,7 @@ pub fn render(blocks: &[Block]) -> String {
                 format!("{} {}\n", "#".repeat((*level).clamp(1, 6) as usize), text)
             }
             Block::Para(text) => format!("{}\n", escape(text).replace('\n', "\n\n")),
-            Block::Table(t) => pipe_table(&t.head, &t.rows, &t.left),
+            Block::Table(t) => pipe_table(&t.joined_head(), &t.rows, &t.left),
             Block::List { title, items } => {
                 if items.is_empty() {
                     continue;
@@ -32,9 +32,24 @@ pub fn render(blocks: &[Block]) -> String {
     out
 }
 
-/// Keeps figures like `*` marks and `<=1` from turning into emphasis or HTML.
+/// Keeps `*` marks from turning into emphasis, and a `<` that could open an HTML tag
+/// from vanishing; `p < 0.05` and `<= 1` stay as they are, readable in the raw text.
 fn escape(text: &str) -> String {
-    text.replace('*', "\\*").replace('<', "&lt;")
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' => out.push_str("\\*"),
+            '<' if chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')) =>
+            {
+                out.push_str("&lt;")
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -46,7 +61,7 @@ mod tests {
     fn headings_lists_and_tables() {
         let out = render(&[
             Block::heading(2, "Scan"),
-            Block::para("4K* differs <5%"),
+            Block::para("4K* differs <5% p < 0.05 <b>"),
             Block::list("Notes", ["a"]),
             Block::Table(Table::new(
                 vec!["p".into(), "v".into()],
@@ -56,7 +71,7 @@ mod tests {
         ]);
         assert_eq!(
             out,
-            "## Scan\n\n4K\\* differs &lt;5%\n\n**Notes:**\n\n- a\n\n| p   |   v |\n| :-- | --: |\n| a   |   1 |\n"
+            "## Scan\n\n4K\\* differs <5% p < 0.05 &lt;b>\n\n**Notes:**\n\n- a\n\n| p   |   v |\n| :-- | --: |\n| a   |   1 |\n"
         );
     }
 }

@@ -15,12 +15,18 @@ pub use wrap::wrap;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Block {
     /// Level 1 is the report's title, 2 a section, 3 a sub-section.
-    Heading { level: u8, text: String },
+    Heading {
+        level: u8,
+        text: String,
+    },
     /// Prose: re-wrapped to the width of a mail, one paragraph in Markdown and HTML.
     Para(String),
     Table(Table),
     /// A titled list; nothing is rendered when it has no items.
-    List { title: String, items: Vec<String> },
+    List {
+        title: String,
+        items: Vec<String>,
+    },
     /// An inline `<figure>` (see `crate::plot`); only the HTML page shows it.
     Figure(String),
 }
@@ -30,13 +36,34 @@ pub enum Block {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Table {
     pub head: Vec<String>,
+    /// A second header row of units under the names (`MiB/s`), as the seed's scans
+    /// print them; empty when the names say it all.
+    pub units: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub left: Vec<usize>,
 }
 
 impl Table {
     pub fn new(head: Vec<String>, rows: Vec<Vec<String>>, left: Vec<usize>) -> Self {
-        Self { head, rows, left }
+        Self {
+            head,
+            units: Vec::new(),
+            rows,
+            left,
+        }
+    }
+
+    /// The header with each unit joined to its name, `4k (MiB/s)`, for formats with
+    /// one header row.
+    pub fn joined_head(&self) -> Vec<String> {
+        self.head
+            .iter()
+            .enumerate()
+            .map(|(i, h)| match self.units.get(i) {
+                Some(u) if !u.is_empty() => format!("{h} ({u})"),
+                _ => h.clone(),
+            })
+            .collect()
     }
 }
 

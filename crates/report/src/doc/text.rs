@@ -13,15 +13,15 @@ pub fn render(blocks: &[Block], width: Option<usize>) -> String {
     for b in blocks {
         let part = match b {
             Block::Heading { level, text } => heading(*level, text, width),
-            Block::Para(text) => lines(text, width, ""),
+            Block::Para(text) => lines(text, width, "", ""),
             Block::Table(t) => fit_table(t, width),
             Block::List { title, items } => {
                 if items.is_empty() {
                     continue;
                 }
-                let mut s = lines(&format!("{title}:"), width, "");
+                let mut s = lines(&format!("{title}:"), width, "", "");
                 for item in items {
-                    s.push_str(&lines(&format!("  {item}"), width, "    "));
+                    s.push_str(&lines(item, width, "  ", "  "));
                 }
                 s
             }
@@ -35,16 +35,21 @@ pub fn render(blocks: &[Block], width: Option<usize>) -> String {
     out
 }
 
-fn lines(text: &str, width: Option<usize>, indent: &str) -> String {
+/// `text` after `lead`; with a width, wrapped so that every line fits, continuation
+/// lines indented by `more` beyond the lead.
+fn lines(text: &str, width: Option<usize>, lead: &str, more: &str) -> String {
     let mut out = String::new();
     match width {
         Some(w) => {
-            for l in wrap(text, w, indent) {
+            let room = w.saturating_sub(lead.chars().count());
+            for l in wrap(text, room, more) {
+                out.push_str(lead);
                 out.push_str(l.trim_end());
                 out.push('\n');
             }
         }
         None => {
+            out.push_str(lead);
             out.push_str(text);
             out.push('\n');
         }
@@ -54,7 +59,7 @@ fn lines(text: &str, width: Option<usize>, indent: &str) -> String {
 
 /// Level 1 between two rules of `=`, level 2 underlined with `-`, level 3 as is.
 fn heading(level: u8, text: &str, width: Option<usize>) -> String {
-    let body = lines(text, width, "");
+    let body = lines(text, width, "", "");
     let rule_len = body.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     match level {
         1 => {
@@ -79,11 +84,7 @@ mod tests {
             Block::list("Notes", ["a"]),
             Block::list("Empty", Vec::<String>::new()),
             Block::Figure("<figure></figure>".into()),
-            Block::Table(Table::new(
-                vec!["x".into()],
-                vec![vec!["1".into()]],
-                vec![],
-            )),
+            Block::Table(Table::new(vec!["x".into()], vec![vec!["1".into()]], vec![])),
         ];
         assert_eq!(
             render(&blocks, None),
@@ -98,7 +99,10 @@ mod tests {
             &[Block::para(long.clone()), Block::list("Notes", [long])],
             Some(MAIL_WIDTH),
         );
-        assert!(out.lines().all(|l| l.chars().count() <= MAIL_WIDTH), "{out}");
+        assert!(
+            out.lines().all(|l| l.chars().count() <= MAIL_WIDTH),
+            "{out}"
+        );
         assert!(out.lines().any(|l| l.starts_with("    word")), "{out}");
     }
 }

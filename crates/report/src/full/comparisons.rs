@@ -5,6 +5,7 @@
 use perflab_core::record::{MeasurementRecord, RunInfo};
 use serde_json::{json, Value};
 
+use crate::blocks::UNAVAILABLE;
 use crate::compare::ComparisonTable;
 use crate::doc::Block;
 use crate::error::ReportError;
@@ -78,6 +79,8 @@ fn one_comparison(
     blocks: &mut Vec<Block>,
 ) -> Result<Value, ReportError> {
     let t = &p.table;
+    // The runs section lists the variants not measured; once is enough.
+    let once = |b: &Block| !matches!(b, Block::List { title, .. } if title == UNAVAILABLE);
     blocks.push(Block::heading(
         2,
         format!("{}: {} vs {}", t.metric, t.b_label, t.a_label),
@@ -92,7 +95,7 @@ fn one_comparison(
                 let at = 1.min(scan_blocks.len());
                 scan_blocks.splice(at..at, figs.into_iter().map(Block::Figure));
             }
-            blocks.extend(scan_blocks);
+            blocks.extend(scan_blocks.into_iter().filter(once));
         }
         None => {
             if opts.figures {
@@ -102,7 +105,7 @@ fn one_comparison(
                         .map(Block::Figure),
                 );
             }
-            blocks.extend(t.to_blocks());
+            blocks.extend(t.to_blocks().into_iter().filter(once));
         }
     }
     let has_pairs = t.rows.iter().any(|r| r.pair.is_some());
@@ -112,7 +115,7 @@ fn one_comparison(
         if opts.figures {
             blocks.push(Block::Figure(figures::distribution_histogram(d)));
         }
-        blocks.extend(d.to_blocks());
+        blocks.extend(d.to_blocks().into_iter().filter(once));
     }
     let changes = changed::changes_for_table(t, p.ms_a, p.ms_b, opts.changes);
     if !changes.is_empty() {

@@ -47,10 +47,13 @@ pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
                 i.label.clone().unwrap_or_default(),
                 i.study.clone(),
                 i.workload.clone(),
-                crate::fmt::utc(i.created_at),
+                // Minutes are enough to tell runs apart and keep the table narrow.
+                crate::fmt::utc(i.created_at).chars().take(16).collect(),
                 i.status.as_str().to_string(),
-                format!("{}/{}", i.done, i.planned),
-                i.failed.to_string(),
+                match i.failed {
+                    0 => format!("{}/{}", i.done, i.planned),
+                    f => format!("{}/{}, {f} failed", i.done, i.planned),
+                },
             ]
         })
         .collect();

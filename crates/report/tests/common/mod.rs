@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod kvm;
+pub mod more;
 pub mod xfer;
 
 use perflab_core::record::{
