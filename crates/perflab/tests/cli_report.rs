@@ -1,0 +1,115 @@
+//! End-to-end `perflab report`: two runs of the `null` workload through the real binary
+//! in every format, the HTML file written, and bad input refused with one line, exit 2,
+//! and nothing written.
+
+mod common;
+
+use common::{run_id, text, Lab};
+
+/// A run of `null` with two variants (b 5% above a) over two points, 5 repetitions.
+fn null_run(lab: &Lab, label: &str) -> String {
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "-p",
+        "noise_pct=0.5",
+        "-p",
+        "sleep=0.001,0.002",
+        "--variant",
+        "a:",
+        "--variant",
+        "b:",
+        "--reps",
+        "5",
+        "--label",
+        label,
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
+    run_id(&err)
+}
+
+#[test]
+fn report_in_every_format_and_as_html() {
+    let lab = Lab::new();
+    let a = null_run(&lab, "before");
+    let b = null_run(&lab, "after");
+
+    let o = lab.run(&["report", &a]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains(&format!("perflab report: run {a} \"before\"")),
+        "{out}"
+    );
+    assert!(out.contains("How to read this report"), "{out}");
+
+    let o = lab.run(&["report", &a, &b, "--format", "mail"]);
+    let (mail, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(mail.contains("The runs' fingerprints match"), "{mail}");
+    let widest = mail.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(widest <= 72, "{widest} columns:\n{mail}");
+
+    let o = lab.run(&["report", &a, &b, "--format", "markdown"]);
+    assert!(o.status.success());
+    assert!(text(&o).0.starts_with("# perflab report:"));
+
+    let o = lab.run(&["report", &a, &b, "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["comparisons"].as_array().unwrap().len(), 1);
+
+    let page = lab.dir.path().join("report.html");
+    let o = lab.run(&["report", &a, "--html", page.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.is_empty(),
+        "--html alone prints nothing on stdout: {out}"
+    );
+    assert!(
+        err.contains("report written to") && err.contains("plot"),
+        "{err}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<figure class=\"plot\""),
+        "the page has plots"
+    );
+    assert!(html.contains("Content-Security-Policy"));
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_writes_nothing() {
+    let lab = Lab::new();
+    let a = null_run(&lab, "only");
+    let page = lab.dir.path().join("never.html");
+    let page = page.to_str().unwrap();
+    for (args, says) in [
+        (vec!["report", "999", "--html", page], "999"),
+        (vec!["report", &a, &a, "--html", page], "named twice"),
+        (vec!["report", &a, "--alpha", "2", "--html", page], "alpha"),
+        (
+            vec!["report", &a, "--buckets", "5,2", "--html", page],
+            "--buckets",
+        ),
+        (
+            vec!["report", &a, "--metric", "nope", "--html", page],
+            "nope",
+        ),
+    ] {
+        let o = lab.run(&args);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(
+            !std::path::Path::new(page).exists(),
+            "{args:?} wrote the page"
+        );
+    }
+    let o = lab.run(&["report"]);
+    assert_eq!(o.status.code(), Some(2));
+}
