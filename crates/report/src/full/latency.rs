@@ -3,10 +3,10 @@
 //! run. Each curve pools the HDR histograms of a point's repetitions, so its tail holds
 //! every round trip measured there, not a median of tails.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use hdrhistogram::Histogram;
-use perflab_core::Unit;
+use perflab_core::{HistogramData, Unit};
 use serde_json::{json, Value};
 
 use crate::doc::Block;
@@ -40,11 +40,14 @@ pub(crate) fn section(runs: &[RunData], opts: &ReportOptions, blocks: &mut Vec<B
         blocks.extend(t.to_blocks());
         tables.push(t);
     }
-    let groups = pooled(runs);
-    if !groups.is_empty() && opts.figures {
+    let (groups, total) = if opts.figures {
+        pooled(runs, MAX_FIGURES)
+    } else {
+        (Vec::new(), 0)
+    };
+    if !groups.is_empty() {
         head(blocks);
-        let total = groups.len();
-        for (point, curves) in groups.iter().take(MAX_FIGURES) {
+        for (point, curves) in &groups {
             let unit = curves.first().map(|c| c.unit).unwrap_or(Unit::Nanoseconds);
             let shown: Vec<&Pooled> = curves.iter().take(MAX_CURVES).collect();
             let title = |what: &str| {
@@ -77,11 +80,11 @@ pub(crate) fn section(runs: &[RunData], opts: &ReportOptions, blocks: &mut Vec<B
                 curves: shown.iter().map(|c| percentiles(c)).collect(),
             })));
         }
-        if total > MAX_FIGURES {
+        if total > groups.len() {
             blocks.push(Block::para(format!(
                 "{} more points have latency histograms; they are in the JSON output and \
                  `perflab show`.",
-                total - MAX_FIGURES
+                total - groups.len()
             )));
         }
     }
@@ -97,16 +100,21 @@ struct Pooled {
     hist: Histogram<u64>,
 }
 
-/// Pooled histograms grouped by point label, in the order points first appear.
-fn pooled(runs: &[RunData]) -> Vec<(String, Vec<Pooled>)> {
+/// Pooled histograms grouped by point label, for the first `limit` points (in the order
+/// points first appear) with a readable histogram, and how many points have latency
+/// histograms in all. Decoding is most of the cost (a 10,000-measurement run holds 10,000
+/// histograms, each a 200 KiB count array once decoded), so measurements are grouped first
+/// and only the points that are drawn are decoded.
+fn pooled(runs: &[RunData], limit: usize) -> (Vec<(String, Vec<Pooled>)>, usize) {
     let labeler = Labeler::new(runs.iter().flat_map(|r| r.ms.iter().map(|m| &m.params)));
     // Parameters a variant sets (the quick study's `mechanism`) name curves, not points:
     // pipe and futex at pair 0-1 belong in one figure.
     let by_variant = variant_params(runs);
     let skip: Vec<&str> = by_variant.iter().map(String::as_str).collect();
     let several = runs.len() > 1;
-    let mut order: Vec<String> = Vec::new();
-    let mut groups: BTreeMap<String, Vec<Pooled>> = BTreeMap::new();
+    type Member<'a> = (&'a RunData, &'a str, &'a HistogramData);
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut points: Vec<(String, Vec<Member>)> = Vec::new();
     for r in runs {
         for m in r.ms.iter().filter(|m| is_ok(m)) {
             let Some(h) = m
@@ -117,17 +125,31 @@ fn pooled(runs: &[RunData]) -> Vec<(String, Vec<Pooled>)> {
             else {
                 continue;
             };
-            let Some(decoded) = decode(h) else { continue };
-            let point = labeler.label_without(&m.params, &skip);
-            let curve = if several {
-                format!("{} {}", m.variant, run_name(&r.info))
-            } else {
-                m.variant.clone()
-            };
-            if !order.contains(&point) {
-                order.push(point.clone());
+            if h.encoded.is_empty() {
+                continue;
             }
-            let group = groups.entry(point).or_default();
+            let point = labeler.label_without(&m.params, &skip);
+            let i = *index.entry(point.clone()).or_insert_with(|| {
+                points.push((point, Vec::new()));
+                points.len() - 1
+            });
+            points[i].1.push((r, m.variant.as_str(), h));
+        }
+    }
+    let mut total = points.len();
+    let mut out = Vec::new();
+    for (point, members) in points {
+        if out.len() == limit {
+            break;
+        }
+        let mut group: Vec<Pooled> = Vec::new();
+        for (r, variant, h) in members {
+            let Some(decoded) = decode(h) else { continue };
+            let curve = if several {
+                format!("{variant} {}", run_name(&r.info))
+            } else {
+                variant.to_string()
+            };
             match group
                 .iter_mut()
                 .find(|p| p.curve == curve && p.name == h.name)
@@ -145,11 +167,14 @@ fn pooled(runs: &[RunData]) -> Vec<(String, Vec<Pooled>)> {
                 }),
             }
         }
+        if group.is_empty() {
+            // Not one of its histograms could be read: not a point with histograms.
+            total -= 1;
+        } else {
+            out.push((point, group));
+        }
     }
-    order
-        .into_iter()
-        .filter_map(|p| groups.remove(&p).map(|g| (p, g)))
-        .collect()
+    (out, total)
 }
 
 /// Names of parameters whose value differs between the variants at one point.
