@@ -308,7 +308,7 @@ impl Progress for Dots {
     }
     fn measured(&mut self, _: &MeasurementRecord) {
         self.n += 1;
-        if self.n % 500 == 0 {
+        if self.n.is_multiple_of(500) {
             use std::io::Write;
             print!(".");
             let _ = std::io::stdout().flush();
