@@ -274,7 +274,8 @@ pub struct CrosscheckArgs {
     /// (xfer's memcpy engine against `perf bench mem memcpy` at the same sizes), netrr
     /// (UDP round trips against `sockperf ping-pong` on 127.0.0.1; --pairs are client,server
     /// CPUs, --sizes message sizes [default: 64]), runner (perflab's own cost over 1,000
-    /// null measurements) or report (`perflab report`'s time and memory over 10,000)
+    /// null measurements) or report (`perflab report`'s time and memory over a run of 10,000
+    /// measurements)
     #[arg(default_value = "ctxsw")]
     pub workload: String,
     /// CPU pairs A,B separated by spaces [default: 0,0 and 0,<first CPU of another core>]
