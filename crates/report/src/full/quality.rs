@@ -76,7 +76,7 @@ pub(crate) fn section(
         }
         adaptive.push(format!(
             "{}: target ±{pct}% of the median ({} interval), cap {cap} repetitions: \
-             {reached} of {} points reached it, {} stopped at the cap",
+             {reached} of {} points and variants reached it, {} stopped at the cap",
             run_name(&r.info),
             opts.stats.confidence_label(),
             s.rows.len(),

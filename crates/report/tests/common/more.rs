@@ -112,8 +112,16 @@ pub fn threads_run(id: i64) -> (RunInfo, Vec<MeasurementRecord>) {
                 elapsed_s: 1.0,
                 output: WorkloadOutput {
                     metrics: vec![
-                        metric("bandwidth_mib_s", 2000.0 + f64::from(rep), Unit::MibPerSecond),
-                        metric("aggregate_mib_s", 2000.0 + f64::from(rep), Unit::MibPerSecond),
+                        metric(
+                            "bandwidth_mib_s",
+                            2000.0 + f64::from(rep),
+                            Unit::MibPerSecond,
+                        ),
+                        metric(
+                            "aggregate_mib_s",
+                            2000.0 + f64::from(rep),
+                            Unit::MibPerSecond,
+                        ),
                         metric("summed_mib_s", 5120.0, Unit::MibPerSecond),
                         metric("overlap", 0.4, Unit::Ratio),
                         metric("parallelism", 1.3, Unit::Ratio),
