@@ -209,17 +209,24 @@ pub fn compare_runs(
     let labeler = Labeler::new(firsts.iter().map(|m| &m.params));
     let names = run_labels(a_run, b_run);
     let mut b = Builder::new(cfg, chosen.better);
+    // Each record's key once, grouped: matching every key against every record re-renders
+    // the parameters keys × records times (1.5 s of 4.6 s for two 10,000-measurement runs).
+    let group = |ms: &'_ [MeasurementRecord]| {
+        let mut g: std::collections::HashMap<(String, String), Vec<usize>> = Default::default();
+        for (i, m) in ms.iter().enumerate() {
+            g.entry(key(m)).or_default().push(i);
+        }
+        g
+    };
+    let (groups_a, groups_b) = (group(a_ms), group(b_ms));
+    let none: Vec<usize> = Vec::new();
     for (k, first) in keys.iter().zip(&firsts) {
-        let in_a = a_ms.iter().filter(|m| key(m) == *k);
-        let in_b = b_ms.iter().filter(|m| key(m) == *k);
-        let point_a = a_ms
-            .iter()
-            .find(|m| key(m) == *k)
-            .map_or(first.point, |m| m.point);
-        let point_b = b_ms
-            .iter()
-            .find(|m| key(m) == *k)
-            .map_or(first.point, |m| m.point);
+        let ia = groups_a.get(k).unwrap_or(&none);
+        let ib = groups_b.get(k).unwrap_or(&none);
+        let in_a = ia.iter().map(|&i| &a_ms[i]);
+        let in_b = ib.iter().map(|&i| &b_ms[i]);
+        let point_a = ia.first().map_or(first.point, |&i| a_ms[i].point);
+        let point_b = ib.first().map_or(first.point, |&i| b_ms[i].point);
         let sides = (
             SideValues::gather(in_a, &chosen.name),
             SideValues::gather(in_b, &chosen.name),

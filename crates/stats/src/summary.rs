@@ -13,7 +13,7 @@ use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
 use crate::config::StatsConfig;
-use crate::sample::{median_of_sorted, quantile_of_sorted, Sample};
+use crate::sample::{quantile_of_sorted, Sample};
 
 /// What a person wants to know about one set of repetitions.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -78,8 +78,9 @@ pub fn bootstrap_median_ci(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
         for slot in resample.iter_mut() {
             *slot = values[rng.random_range(0..n)];
         }
-        resample.sort_by(f64::total_cmp);
-        medians.push(median_of_sorted(&resample));
+        // The median needs only the middle one or two values: a selection, not a sort,
+        // gives the same numbers in a third of the time.
+        medians.push(median_by_selection(&mut resample));
     }
     medians.sort_by(f64::total_cmp);
     let tail = (1.0 - cfg.confidence) / 2.0;
@@ -102,6 +103,19 @@ pub fn tukey_outliers(sample: &Sample) -> Vec<usize> {
         .filter(|(_, &v)| v < lo || v > hi)
         .map(|(i, _)| i)
         .collect()
+}
+
+/// The median of `v` (non-empty), reordering it; equal to sorting and taking the middle.
+fn median_by_selection(v: &mut [f64]) -> f64 {
+    let n = v.len();
+    let (lower, mid, _) = v.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let mid = *mid;
+    if n % 2 == 1 {
+        mid
+    } else {
+        let below = lower.iter().copied().max_by(f64::total_cmp).unwrap_or(mid);
+        below / 2.0 + mid / 2.0
+    }
 }
 
 #[cfg(test)]
@@ -168,6 +182,21 @@ mod tests {
             },
         );
         assert!(a != b || b != c, "{a:?} {b:?} {c:?}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn selection_median_equals_sorted_median(
+            v in proptest::collection::vec(-1e300f64..1e300, 1..40)
+        ) {
+            let mut sorted = v.clone();
+            sorted.sort_by(f64::total_cmp);
+            let mut scratch = v;
+            proptest::prop_assert_eq!(
+                median_by_selection(&mut scratch),
+                crate::sample::median_of_sorted(&sorted)
+            );
+        }
     }
 
     #[test]
