@@ -154,7 +154,10 @@ mod tests {
         assert!(page.contains("<td>&lt;x&gt;</td><td class=\"num\">1.00</td>"));
         assert!(page.contains("<td class=\"verdict-worse\">WORSE</td>"));
         assert!(page.contains("<figure class=\"plot\"><svg></svg></figure>"));
-        assert!(!page.contains("http:") && !page.contains("https:"), "no address");
+        assert!(
+            !page.contains("http:") && !page.contains("https:"),
+            "no address"
+        );
         assert!(page.contains(CSP), "nothing may load from the network");
     }
 }
