@@ -113,7 +113,10 @@ fn with_run(label: &str, id: RunId) -> String {
 }
 
 /// Column names, their units (the seed's second header line), and one row per size.
-pub(crate) fn cells(r: &ScanReport, s: &ScanSection) -> (Vec<String>, Vec<String>, Vec<Vec<String>>) {
+pub(crate) fn cells(
+    r: &ScanReport,
+    s: &ScanSection,
+) -> (Vec<String>, Vec<String>, Vec<Vec<String>>) {
     let unit = r.unit.symbol().to_string();
     let head = vec![
         r.axis.clone(),
