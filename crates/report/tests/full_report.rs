@@ -101,8 +101,12 @@ fn mail_is_never_wider_than_72_columns() {
 fn differing_setups_head_the_report_and_are_compared_anyway() {
     let r = report(&scans(), false);
     let text = r.text();
-    let env = text.find("WARNING: the runs come from different setups").unwrap();
-    let comparison = text.find("bandwidth_mib_s: v1_64_96 vs veos 1.2.2").unwrap();
+    let env = text
+        .find("WARNING: the runs come from different setups")
+        .unwrap();
+    let comparison = text
+        .find("bandwidth_mib_s: v1_64_96 vs veos 1.2.2")
+        .unwrap();
     assert!(env < comparison, "{text}");
     for needle in ["kernel command line", "ro quiet isolcpus=2-7", "4.18.0-240"] {
         assert!(text.contains(needle), "{needle}: {text}");
@@ -151,7 +155,9 @@ fn html_has_every_plot_kind_and_loads_nothing() {
         let outside = page
             .replace("http://www.w3.org/2000/svg", "")
             .to_lowercase();
-        for needle in ["http:", "https:", "src=", "url(", "@import", "<script", "<link"] {
+        for needle in [
+            "http:", "https:", "src=", "url(", "@import", "<script", "<link",
+        ] {
             assert!(!outside.contains(needle), "{name}: {needle}");
         }
         for fig in page.split("<figure class=\"plot\"").skip(1) {
