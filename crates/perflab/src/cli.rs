@@ -190,6 +190,20 @@ pub enum TextFormat {
     Json,
 }
 
+/// How `compare` and `report` decide that a difference is real.
+#[derive(Args, Debug, Clone)]
+pub struct VerdictArgs {
+    /// Regression bucket edges in percent (CPU-pair studies)
+    #[arg(long, value_name = "LIST", default_value = "1,2,3,5,10,20,50,100")]
+    pub buckets: String,
+    /// Significance level of the Mann-Whitney test
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Changes smaller than this many percent are within noise (`~`)
+    #[arg(long, default_value_t = 1.0)]
+    pub noise: f64,
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReportFormat {
     /// Aligned tables for the terminal
@@ -226,15 +240,8 @@ pub struct ReportArgs {
     /// The metric to compare [default: the workload's primary metric]
     #[arg(long)]
     pub metric: Option<String>,
-    /// Regression bucket edges in percent (CPU-pair studies)
-    #[arg(long, value_name = "LIST", default_value = "1,2,3,5,10,20,50,100")]
-    pub buckets: String,
-    /// Significance level of the Mann-Whitney test
-    #[arg(long, default_value_t = 0.05)]
-    pub alpha: f64,
-    /// Changes smaller than this many percent are within noise (`~`)
-    #[arg(long, default_value_t = 1.0)]
-    pub noise: f64,
+    #[command(flatten)]
+    pub verdict: VerdictArgs,
     /// Telemetry rows named under each significant difference ("what changed with it")
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub changes: usize,
@@ -252,15 +259,8 @@ pub struct CompareArgs {
     /// The metric to compare [default: the workload's primary metric]
     #[arg(long)]
     pub metric: Option<String>,
-    /// Regression bucket edges in percent
-    #[arg(long, value_name = "LIST", default_value = "1,2,3,5,10,20,50,100")]
-    pub buckets: String,
-    /// Significance level of the Mann-Whitney test
-    #[arg(long, default_value_t = 0.05)]
-    pub alpha: f64,
-    /// Changes smaller than this many percent are within noise (`~`)
-    #[arg(long, default_value_t = 1.0)]
-    pub noise: f64,
+    #[command(flatten)]
+    pub verdict: VerdictArgs,
     #[arg(long, value_enum, default_value = "text")]
     pub format: TextFormat,
     /// Also write the per-pair drill-down directory here

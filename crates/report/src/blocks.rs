@@ -4,7 +4,7 @@
 
 use crate::compare::ComparisonTable;
 use crate::counters::CounterTable;
-use crate::distribution::{BucketCount, Distribution};
+use crate::distribution::Distribution;
 use crate::doc::{Block, Table};
 use crate::fmt;
 use crate::latency_table::LatencyTable;
@@ -95,16 +95,13 @@ impl Distribution {
             self.metric, self.b_label, self.a_label, self.total, self.alpha
         ))];
         let rows: Vec<Vec<String>> = self
-            .regressions
-            .iter()
-            .chain(&self.improvements)
-            .filter(|c| c.count > 0 || self.regressions.iter().any(|r| r.bucket == c.bucket))
+            .shown_buckets()
             .map(|c| {
                 vec![
                     c.bucket.range_text(),
                     c.count.to_string(),
                     c.significant.to_string(),
-                    marked(c),
+                    self.marked(c),
                 ]
             })
             .collect();
@@ -125,15 +122,6 @@ impl Distribution {
         ));
         out
     }
-}
-
-fn marked(c: &BucketCount) -> String {
-    let names: Vec<String> = c
-        .rows
-        .iter()
-        .map(|r| format!("{}{}", r.label, if r.significant { "*" } else { "" }))
-        .collect();
-    names.join(" ")
 }
 
 impl SummaryTable {

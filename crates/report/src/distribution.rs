@@ -177,7 +177,17 @@ impl Distribution {
         out
     }
 
-    fn marked(&self, c: &BucketCount) -> String {
+    /// The buckets a table or histogram shows: every regression bucket, and the
+    /// improvement buckets that hold rows.
+    pub(crate) fn shown_buckets(&self) -> impl Iterator<Item = &BucketCount> + '_ {
+        self.regressions
+            .iter()
+            .chain(&self.improvements)
+            .filter(|c| c.count > 0 || self.regressions.iter().any(|r| r.bucket == c.bucket))
+    }
+
+    /// The rows of a bucket, `*` after the significant ones.
+    pub(crate) fn marked(&self, c: &BucketCount) -> String {
         let names: Vec<String> = c
             .rows
             .iter()

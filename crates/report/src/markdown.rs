@@ -129,21 +129,13 @@ impl Distribution {
         .map(|s| s.to_string())
         .collect();
         let rows: Vec<Vec<String>> = self
-            .regressions
-            .iter()
-            .chain(&self.improvements)
-            .filter(|c| c.count > 0 || self.regressions.iter().any(|r| r.bucket == c.bucket))
+            .shown_buckets()
             .map(|c| {
-                let names: Vec<String> = c
-                    .rows
-                    .iter()
-                    .map(|r| format!("{}{}", r.label, if r.significant { "*" } else { "" }))
-                    .collect();
                 vec![
                     c.bucket.range_text(),
                     c.count.to_string(),
                     c.significant.to_string(),
-                    names.join(" "),
+                    self.marked(c),
                 ]
             })
             .collect();

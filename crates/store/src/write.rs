@@ -79,16 +79,7 @@ impl Store {
         more: &[PlannedMeasurement],
     ) -> Result<u32, StoreError> {
         let path = &self.path;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .at(path)?;
-        if !run_exists(&tx, run).at(path)? {
-            return Err(StoreError::NoRun {
-                path: path.clone(),
-                id: run,
-            });
-        }
+        let tx = run_transaction(&mut self.conn, path, run)?;
         let last: Option<u32> = tx
             .query_row("SELECT max(seq) FROM plan WHERE run_id = ?1", [run], |r| {
                 r.get(0)
@@ -266,16 +257,7 @@ impl Store {
     /// Removes a run with everything recorded for it.
     pub fn delete_run(&mut self, run: RunId) -> Result<(), StoreError> {
         let path = &self.path;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .at(path)?;
-        if !run_exists(&tx, run).at(path)? {
-            return Err(StoreError::NoRun {
-                path: path.clone(),
-                id: run,
-            });
-        }
+        let tx = run_transaction(&mut self.conn, path, run)?;
         // Children first, table by table: a handful of range deletes instead of a cascade
         // that visits the children of each measurement in turn.
         for table in [
@@ -304,6 +286,24 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// An immediate (write-locked) transaction on an existing run; `NoRun` otherwise.
+fn run_transaction<'c>(
+    conn: &'c mut rusqlite::Connection,
+    path: &std::path::Path,
+    run: RunId,
+) -> Result<rusqlite::Transaction<'c>, StoreError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .at(path)?;
+    if !run_exists(&tx, run).at(path)? {
+        return Err(StoreError::NoRun {
+            path: path.to_path_buf(),
+            id: run,
+        });
+    }
+    Ok(tx)
 }
 
 pub(crate) fn run_exists(conn: &rusqlite::Connection, run: RunId) -> rusqlite::Result<bool> {

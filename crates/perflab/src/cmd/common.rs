@@ -68,6 +68,25 @@ pub fn warn_pending_journal(g: &Global) {
 
 /// Seconds since the epoch as `YYYY-MM-DD HH:MM:SS` (UTC), without a date crate:
 /// days-to-civil from Howard Hinnant's algorithm.
+/// The statistics settings and regression buckets of `--alpha`, `--noise` and
+/// `--buckets`, checked: a bad value is an input error naming the flag.
+pub fn verdict_settings(
+    v: &crate::cli::VerdictArgs,
+) -> anyhow::Result<(perflab_stats::StatsConfig, perflab_stats::Buckets)> {
+    let buckets: perflab_stats::Buckets = v
+        .buckets
+        .parse()
+        .map_err(|e| crate::exit::input(format!("--buckets {:?}: {e}", v.buckets)))?;
+    let cfg = perflab_stats::StatsConfig {
+        alpha: v.alpha,
+        noise_pct: v.noise,
+        ..perflab_stats::StatsConfig::default()
+    };
+    cfg.validate()
+        .map_err(|e| crate::exit::input(e.to_string()))?;
+    Ok((cfg, buckets))
+}
+
 pub fn utc(epoch: f64) -> String {
     perflab_report::fmt::utc(epoch)
 }

@@ -2,23 +2,13 @@
 //! the regression distribution for CPU-pair studies and, on request, the drill-down.
 
 use perflab_report as report;
-use perflab_stats::{Buckets, StatsConfig};
 
 use crate::cli::{CompareArgs, Global, TextFormat};
 use crate::cmd::{common, show};
 use crate::exit::input;
 
 pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
-    let buckets: Buckets = a
-        .buckets
-        .parse()
-        .map_err(|e| input(format!("--buckets {:?}: {e}", a.buckets)))?;
-    let cfg = StatsConfig {
-        alpha: a.alpha,
-        noise_pct: a.noise,
-        ..StatsConfig::default()
-    };
-    cfg.validate().map_err(|e| input(e.to_string()))?;
+    let (cfg, buckets) = common::verdict_settings(&a.verdict)?;
     let store = common::read_store(g)?;
     let info = store.run(a.runs[0])?;
     let ms = store.measurements(a.runs[0])?;

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use perflab_lab::spec::{Scalar, VariantSpec};
+use perflab_lab::spec::{ParamInput, Scalar, VariantSpec};
 use perflab_lab::{ExperimentSpec, Outcome, Progress, RunOptions};
 use perflab_store::{MeasurementRecord, RunId, Store};
 
@@ -229,29 +229,30 @@ impl Progress for Quiet {
     fn end(&mut self) {}
 }
 
-/// 1,000 measurements of the `null` workload (two variants, 500 alternating repetitions,
-/// all default monitors): the runner's own cost per measurement, the process's peak memory,
-/// and the time `compare` takes over the result.
-fn runner() -> anyhow::Result<i32> {
-    let dir = tempfile_dir()?;
-    let mut store = Store::open(dir.join("bench.db"))?;
+/// Runs the `null` workload into `store`: variants a (value 100) and b (101), the
+/// parameters `params`, `reps` alternating repetitions, all default monitors. Returns
+/// the prepared experiment too, so that more runs of the same plan can be created.
+pub(crate) fn run_null(
+    store: &mut Store,
+    dir: &std::path::Path,
+    name: &str,
+    params: BTreeMap<String, ParamInput>,
+    reps: u32,
+    progress: &mut dyn Progress,
+) -> anyhow::Result<(RunId, Outcome, perflab_lab::Prepared)> {
     let variant = |name: &str, value: f64| VariantSpec {
         name: name.into(),
         knobs: BTreeMap::new(),
         params: [("value".to_string(), Scalar::Float(value))].into(),
     };
     let spec = ExperimentSpec {
-        name: "runner-overhead".into(),
+        name: name.into(),
         description: String::new(),
         workload: "null".into(),
-        repetitions: 500,
+        repetitions: reps,
         warmup: 0,
         monitors: None,
-        params: [(
-            "noise_pct".to_string(),
-            perflab_lab::spec::ParamInput::One(Scalar::Float(1.0)),
-        )]
-        .into(),
+        params,
         variants: vec![variant("a", 100.0), variant("b", 101.0)],
         compare: Default::default(),
         quick: None,
@@ -260,15 +261,33 @@ fn runner() -> anyhow::Result<i32> {
     };
     let sys = perflab_sys::SysRoot::host();
     let prepared = perflab_lab::prepare(&spec, &sys)?;
-    let id = perflab_lab::create(&mut store, &prepared, None)?;
+    let id = perflab_lab::create(store, &prepared, None)?;
     let opts = RunOptions {
         sys,
         journal: dir.join("journal.json"),
         stop: Arc::new(AtomicBool::new(false)),
         label: None,
     };
+    let outcome = perflab_lab::execute(store, id, &opts, progress)?;
+    Ok((id, outcome, prepared))
+}
+
+/// 1,000 measurements of the `null` workload (two variants, 500 alternating repetitions,
+/// all default monitors): the runner's own cost per measurement, the process's peak memory,
+/// and the time `compare` takes over the result.
+fn runner() -> anyhow::Result<i32> {
+    let dir = tempfile_dir()?;
+    let mut store = Store::open(dir.join("bench.db"))?;
+    let noise = [("noise_pct".to_string(), ParamInput::One(Scalar::Float(1.0)))];
     let t0 = Instant::now();
-    let outcome: Outcome = perflab_lab::execute(&mut store, id, &opts, &mut Quiet)?;
+    let (id, outcome, _) = run_null(
+        &mut store,
+        &dir,
+        "runner-overhead",
+        noise.into(),
+        500,
+        &mut Quiet,
+    )?;
     let wall = t0.elapsed().as_secs_f64();
     let ms = store.measurements(id)?;
     let in_workload: f64 = ms.iter().map(|m| m.elapsed_s).sum();

@@ -3,17 +3,14 @@
 //! and 500 MB). A benchmark that prints ratios against the targets; it never fails on a
 //! slow machine, because a timed assertion on a shared machine only measures the noise.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Instant;
 
 use perflab_core::{HistogramData, Unit};
-use perflab_lab::spec::{ParamInput, Scalar, VariantSpec};
-use perflab_lab::{ExperimentSpec, Progress, RunOptions};
+use perflab_lab::spec::{ParamInput, Scalar};
+use perflab_lab::Progress;
 use perflab_store::{MeasurementRecord, RunId, RunStatus, Store};
 
 /// The run size issue 6 names: 2 variants × 50 points × 100 repetitions.
@@ -75,37 +72,17 @@ pub fn run() -> anyhow::Result<i32> {
 /// latency histograms are realistic: null's own hold three values each.
 fn build_runs(db: &Path, dir: &Path) -> anyhow::Result<[RunId; 2]> {
     let mut store = Store::open(db)?;
-    let variant = |name: &str, value: f64| VariantSpec {
-        name: name.into(),
-        knobs: BTreeMap::new(),
-        params: [("value".to_string(), Scalar::Float(value))].into(),
-    };
     let noise: Vec<Scalar> = (1..=POINTS).map(|i| Scalar::Float(i as f64)).collect();
-    let spec = ExperimentSpec {
-        name: "report-scale".into(),
-        description: String::new(),
-        workload: "null".into(),
-        repetitions: REPS,
-        warmup: 0,
-        monitors: None,
-        params: [("noise_pct".to_string(), ParamInput::List(noise))].into(),
-        variants: vec![variant("a", 100.0), variant("b", 101.0)],
-        compare: Default::default(),
-        quick: None,
-        target_ci: None,
-        max_reps: None,
-    };
-    let sys = perflab_sys::SysRoot::host();
-    let prepared = perflab_lab::prepare(&spec, &sys)?;
-    let source = perflab_lab::create(&mut store, &prepared, None)?;
-    let opts = RunOptions {
-        sys,
-        journal: dir.join("journal.json"),
-        stop: Arc::new(AtomicBool::new(false)),
-        label: None,
-    };
+    let params = [("noise_pct".to_string(), ParamInput::List(noise))];
     let t0 = Instant::now();
-    perflab_lab::execute(&mut store, source, &opts, &mut Dots::default())?;
+    let (source, _, prepared) = super::crosscheck::run_null(
+        &mut store,
+        dir,
+        "report-scale",
+        params.into(),
+        REPS,
+        &mut Dots::default(),
+    )?;
     let ms = store.measurements(source)?;
     println!(
         " {} null measurements with default monitors in {:.1} s",

@@ -2,23 +2,13 @@
 //! or a self-contained HTML page with the plots.
 
 use perflab_report::full::{build_report, ReportOptions, RunData};
-use perflab_stats::{Buckets, StatsConfig};
 
 use crate::cli::{Global, ReportArgs, ReportFormat};
 use crate::cmd::common;
 use crate::exit::input;
 
 pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
-    let buckets: Buckets = a
-        .buckets
-        .parse()
-        .map_err(|e| input(format!("--buckets {:?}: {e}", a.buckets)))?;
-    let stats = StatsConfig {
-        alpha: a.alpha,
-        noise_pct: a.noise,
-        ..StatsConfig::default()
-    };
-    stats.validate().map_err(|e| input(e.to_string()))?;
+    let (stats, buckets) = common::verdict_settings(&a.verdict)?;
     let mut seen = Vec::new();
     for id in &a.runs {
         if seen.contains(id) {

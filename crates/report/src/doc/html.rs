@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::doc::Block;
+pub use crate::plot::escape;
 
 /// The page's style: readable tables, figures that fit the window, print-friendly.
 const STYLE: &str = "\
@@ -112,22 +113,6 @@ fn cell_class(left: bool, cell: &str) -> &'static str {
         "WORSE" => " class=\"verdict-worse\"",
         _ => class(left),
     }
-}
-
-/// Text as HTML: the five characters that could open markup are replaced.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -207,12 +207,7 @@ fn medians_bars(t: &ComparisonTable) -> String {
 
 /// The regression distribution as a histogram of rows per bucket.
 pub(crate) fn distribution_histogram(d: &Distribution) -> String {
-    let buckets: Vec<_> = d
-        .regressions
-        .iter()
-        .chain(&d.improvements)
-        .filter(|c| c.count > 0 || d.regressions.iter().any(|r| r.bucket == c.bucket))
-        .collect();
+    let buckets: Vec<_> = d.shown_buckets().collect();
     bar_chart(&BarChart {
         title: format!(
             "Regression distribution of {}: {} vs {}, {} rows",
