@@ -158,10 +158,16 @@ fn line(points: &[Drawable], map: &Mapper, i: usize) -> String {
     )
 }
 
+/// Curves with more points than this are drawn without markers.
+const MAX_MARKERS: usize = 40;
+
 fn markers(curve: &Curve, points: &[Drawable], map: &Mapper, i: usize, xf: TickFormat) -> String {
     let colour = palette::series(i);
     let mut out = String::new();
-    for p in points {
+    // A dense curve (a CDF of a hundred quantiles) reads as a line; its markers would
+    // only hide it. Flagged points are always drawn.
+    let dense = points.len() > MAX_MARKERS;
+    for p in points.iter().filter(|p| !dense || p.flagged) {
         let (x, y, band) = p.raw;
         let x_text = match xf {
             TickFormat::Bytes => numfmt::bytes(x),
