@@ -94,17 +94,7 @@ impl Distribution {
              * = significant, p < {}",
             self.metric, self.b_label, self.a_label, self.total, self.alpha
         ))];
-        let rows: Vec<Vec<String>> = self
-            .shown_buckets()
-            .map(|c| {
-                vec![
-                    c.bucket.range_text(),
-                    c.count.to_string(),
-                    c.significant.to_string(),
-                    self.marked(c),
-                ]
-            })
-            .collect();
+        let rows = self.bucket_rows();
         let head = ["regression %", "instances", "significant", "rows"]
             .map(String::from)
             .to_vec();

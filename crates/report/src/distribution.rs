@@ -186,6 +186,20 @@ impl Distribution {
             .filter(|c| c.count > 0 || self.regressions.iter().any(|r| r.bucket == c.bucket))
     }
 
+    /// One row of cells per shown bucket: range, instances, significant, marked rows.
+    pub(crate) fn bucket_rows(&self) -> Vec<Vec<String>> {
+        self.shown_buckets()
+            .map(|c| {
+                vec![
+                    c.bucket.range_text(),
+                    c.count.to_string(),
+                    c.significant.to_string(),
+                    self.marked(c),
+                ]
+            })
+            .collect()
+    }
+
     /// The rows of a bucket, `*` after the significant ones.
     pub(crate) fn marked(&self, c: &BucketCount) -> String {
         let names: Vec<String> = c

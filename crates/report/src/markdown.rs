@@ -128,17 +128,7 @@ impl Distribution {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let rows: Vec<Vec<String>> = self
-            .shown_buckets()
-            .map(|c| {
-                vec![
-                    c.bucket.range_text(),
-                    c.count.to_string(),
-                    c.significant.to_string(),
-                    self.marked(c),
-                ]
-            })
-            .collect();
+        let rows = self.bucket_rows();
         out.push_str(&pipe_table(&head, &rows, &[0, 3]));
         if !self.unclassified.is_empty() {
             let _ = writeln!(
