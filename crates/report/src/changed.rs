@@ -74,6 +74,16 @@ pub struct RowChanges {
     pub changes: Vec<TelemetryChange>,
 }
 
+impl RowChanges {
+    /// The row as tables name it: `4-24`, or `size=4K [2m]` in a run comparison.
+    pub fn name(&self) -> String {
+        match &self.variant {
+            Some(v) => format!("{} [{v}]", self.label),
+            None => self.label.clone(),
+        }
+    }
+}
+
 /// CPUs a point involves: those its parameters name (`cpu`, `cpus`, `cpu_a`, `cpu_b`,
 /// `client_cpu`, `server_cpu`, any `*_cpu`/`cpu_*`, CPU lists such as `0-3,8`) and those
 /// the records' threads were pinned to or seen on. Sorted, without repeats; empty when
@@ -458,12 +468,7 @@ pub fn render_text(rows: &[RowChanges]) -> String {
             .change_pct
             .map(|p| format!(" {}%", signed(p)))
             .unwrap_or_default();
-        let variant = r
-            .variant
-            .as_ref()
-            .map(|v| format!(" [{v}]"))
-            .unwrap_or_default();
-        out.push_str(&format!("{}{variant}: {}{change}\n", r.label, r.verdict));
+        out.push_str(&format!("{}: {}{change}\n", r.name(), r.verdict));
         for c in &r.changes {
             out.push_str(&format!(
                 "  {} (p={})\n",

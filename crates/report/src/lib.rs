@@ -47,7 +47,7 @@ pub use parallel::{parallel_table, render_threads, ParallelRow, ParallelTable};
 pub use scan::{
     scan_tables, Crossing, Direction, Parting, ScanPoint, ScanReport, ScanSection, ScanSummary,
 };
-pub use select::measured_variants;
+pub use select::{baseline_variant, measured_variants};
 pub use single::{render_single_pair, write_single_drilldown};
 pub use summary::{summarize_run, SummaryRow, SummaryTable};
 pub use table_text::render_table;

@@ -70,6 +70,19 @@ fn known_metrics(ok: &[&MeasurementRecord]) -> String {
     }
 }
 
+/// The study's baseline (`compare.baseline` in the stored spec, where it was measured),
+/// else the first variant measured; `None` when fewer than two variants were measured.
+pub fn baseline_variant(run: &RunInfo, measured: &[String]) -> Option<String> {
+    if measured.len() < 2 {
+        return None;
+    }
+    run.spec["compare"]["baseline"]
+        .as_str()
+        .filter(|b| measured.iter().any(|m| m == b))
+        .map(str::to_string)
+        .or_else(|| measured.first().cloned())
+}
+
 /// The variants measured in a run, in the order the plan first ran them (by `seq`).
 /// One entry means there is nothing to compare within the run; callers then take the
 /// single-variant path ([`crate::summarize_run`], [`crate::write_single_drilldown`]).

@@ -6,6 +6,7 @@
 //! memcpy vs mem memcpy).
 
 mod affinity;
+mod common_params;
 pub mod crosscheck;
 pub mod crosscheck_mem;
 pub mod crosscheck_net;

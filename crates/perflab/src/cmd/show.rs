@@ -87,14 +87,7 @@ fn pair_text(info: &RunInfo, ms: &[MeasurementRecord], a: u32, b: u32) -> anyhow
 
 /// The study's baseline and the first other measured variant.
 pub fn baseline_and_other(info: &RunInfo, measured: &[String]) -> Option<(String, String)> {
-    if measured.len() < 2 {
-        return None;
-    }
-    let base = info.spec["compare"]["baseline"]
-        .as_str()
-        .filter(|b| measured.iter().any(|m| m == b))
-        .map(str::to_string)
-        .unwrap_or_else(|| measured[0].clone());
+    let base = report::baseline_variant(info, measured)?;
     let other = measured.iter().find(|m| **m != base)?.clone();
     Some((base, other))
 }

@@ -2,7 +2,7 @@
 //! each later run against the first, as tables, size-scan curves, CPU-pair maps and the
 //! regression distribution, with the telemetry that moved with each significant row.
 
-use perflab_core::record::{MeasurementRecord, RunInfo};
+use perflab_core::record::MeasurementRecord;
 use serde_json::{json, Value};
 
 use crate::blocks::UNAVAILABLE;
@@ -30,7 +30,7 @@ pub(crate) fn section(
     match runs {
         [one] => {
             let measured = measured_variants(&one.ms);
-            match baseline(&one.info, &measured) {
+            match crate::baseline_variant(&one.info, &measured) {
                 Some(base) => {
                     for other in measured.iter().filter(|v| **v != base) {
                         pairs.push(Pair {
@@ -59,18 +59,6 @@ pub(crate) fn section(
         out.push(one_comparison(p, opts, blocks)?);
     }
     Ok(Value::Array(out))
-}
-
-/// The study's baseline variant when the run measured at least two.
-fn baseline(info: &RunInfo, measured: &[String]) -> Option<String> {
-    if measured.len() < 2 {
-        return None;
-    }
-    info.spec["compare"]["baseline"]
-        .as_str()
-        .filter(|b| measured.iter().any(|m| m == b))
-        .map(str::to_string)
-        .or_else(|| measured.first().cloned())
 }
 
 fn one_comparison(
@@ -134,11 +122,7 @@ fn one_comparison(
             let change = c
                 .change_pct
                 .map_or(String::new(), |x| format!("{} ", crate::fmt::pct(x)));
-            let variant = c
-                .variant
-                .as_ref()
-                .map_or(String::new(), |v| format!(" [{v}]"));
-            format!("{}{variant} ({change}{}): {what}", c.label, c.verdict)
+            format!("{} ({change}{}): {what}", c.name(), c.verdict)
         });
         blocks.push(Block::list("Significant rows", items));
     }

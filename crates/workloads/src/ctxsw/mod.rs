@@ -77,15 +77,7 @@ const PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Bool,
         default: Some("false"),
     },
-    ParamSpec {
-        name: "duration",
-        help: "length of the timed window",
-        kind: ParamKind::Duration {
-            min_s: 0.05,
-            max_s: 86_400.0,
-        },
-        default: Some("10s"),
-    },
+    crate::common_params::TIMED_WINDOW,
     ParamSpec {
         name: "warmup",
         help: "round trips run before the timed window and not counted",

@@ -288,14 +288,8 @@ pub fn output(
     let v = parallel::judge(&spans, &Criteria::default());
     let sum = |f: fn(&Summary) -> f64| summaries.iter().map(f).sum::<f64>();
     let failures = sum(|s| s.failures as f64);
-    out.metrics = vec![
-        Metric::new(
-            "bandwidth_mib_s",
-            v.aggregate_mib_s,
-            Unit::MibPerSecond,
-            Better::Higher,
-        ),
-        Metric::new("bytes", v.total_bytes as f64, Unit::Bytes, Better::Neither),
+    out.metrics = parallel::bandwidth_metrics(&v).to_vec();
+    out.metrics.extend([
         Metric::new(
             "tests",
             sum(|s| s.tests as f64),
@@ -304,7 +298,7 @@ pub fn output(
         ),
         Metric::new("failures", failures, Unit::Count, Better::Lower),
         Metric::new("iops", sum(|s| s.iops), Unit::PerSecond, Better::Higher),
-    ];
+    ]);
     out.metrics.extend(parallel::metrics(&v));
     if failures > 0.0 {
         out.notes.push(format!(

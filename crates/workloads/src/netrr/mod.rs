@@ -96,15 +96,7 @@ const PARAMS: &[ParamSpec] = &[
         },
         default: Some("0"),
     },
-    ParamSpec {
-        name: "duration",
-        help: "length of the timed window",
-        kind: ParamKind::Duration {
-            min_s: 0.05,
-            max_s: 86_400.0,
-        },
-        default: Some("10s"),
-    },
+    crate::common_params::TIMED_WINDOW,
     ParamSpec {
         name: "warmup",
         help: "exchanges before the timed window, not counted",

@@ -22,7 +22,8 @@ mod verdict;
 pub use format::duration_text;
 pub use sharing::{shared_cpus, SharedCpu};
 pub use verdict::{
-    judge, metrics, notes, spans_from_records, Criteria, Span, Verdict, METRIC_NAMES,
+    bandwidth_metrics, judge, metrics, notes, spans_from_records, Criteria, Span, Verdict,
+    METRIC_NAMES,
 };
 
 #[cfg(test)]

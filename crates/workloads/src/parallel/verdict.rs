@@ -297,6 +297,20 @@ pub const METRIC_NAMES: &[&str] = &[
     "window_s",
 ];
 
+/// The bandwidth and bytes a threaded transfer reports first: the aggregate over the
+/// threads' union window, which is what may be quoted whatever the verdict says.
+pub fn bandwidth_metrics(v: &Verdict) -> [Metric; 2] {
+    [
+        Metric::new(
+            "bandwidth_mib_s",
+            v.aggregate_mib_s,
+            Unit::MibPerSecond,
+            Better::Higher,
+        ),
+        Metric::new("bytes", v.total_bytes as f64, Unit::Bytes, Better::Neither),
+    ]
+}
+
 /// The verdict as measurement metrics.
 pub fn metrics(v: &Verdict) -> Vec<Metric> {
     vec![

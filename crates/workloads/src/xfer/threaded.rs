@@ -274,28 +274,24 @@ fn output(sh: &Shared<'_>, done: &[Done]) -> WorkloadOutput {
         }
     }
     let mut out = WorkloadOutput {
-        metrics: vec![
-            Metric::new(
-                "bandwidth_mib_s",
-                v.aggregate_mib_s,
-                Unit::MibPerSecond,
-                Better::Higher,
-            ),
-            Metric::new("bytes", v.total_bytes as f64, Unit::Bytes, Better::Neither),
-            Metric::new("iterations", transfers as f64, Unit::Count, Better::Neither),
-            Metric::new(
-                "timed_s",
-                v.window_ns as f64 / 1e9,
-                Unit::Seconds,
-                Better::Neither,
-            ),
-            Metric::new(
-                "channels",
-                f64::from(sh.shape.channels),
-                Unit::Count,
-                Better::Neither,
-            ),
-        ],
+        metrics: parallel::bandwidth_metrics(&v)
+            .into_iter()
+            .chain([
+                Metric::new("iterations", transfers as f64, Unit::Count, Better::Neither),
+                Metric::new(
+                    "timed_s",
+                    v.window_ns as f64 / 1e9,
+                    Unit::Seconds,
+                    Better::Neither,
+                ),
+                Metric::new(
+                    "channels",
+                    f64::from(sh.shape.channels),
+                    Unit::Count,
+                    Better::Neither,
+                ),
+            ])
+            .collect(),
         ..Default::default()
     };
     out.metrics.extend(parallel::metrics(&v));
