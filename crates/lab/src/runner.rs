@@ -18,6 +18,7 @@ use perflab_store::{
 use perflab_sys::SysRoot;
 
 use crate::adaptive::{fmt_pct, judged_metric, next_round, AdaptiveTarget};
+use crate::claim::RunClaim;
 use crate::error::{LabError, Result};
 use crate::expand::ExpandedSpec;
 use crate::plan::plan;
@@ -85,6 +86,11 @@ pub fn execute(
     opts: &RunOptions,
     progress: &mut dyn Progress,
 ) -> Result<Outcome> {
+    // An unknown run is said so before anything is claimed.
+    store.run(run)?;
+    // Held to the end, so what is pending cannot change under this session's feet; read
+    // the run only once it is held.
+    let _claim = RunClaim::take(store.path(), run)?;
     let info = store.run(run)?;
     let spec: ExpandedSpec = serde_json::from_value(info.spec.clone()).map_err(|e| {
         LabError::Input(format!(

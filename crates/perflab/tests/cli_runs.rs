@@ -132,6 +132,54 @@ fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
 }
 
 #[test]
+fn a_second_process_cannot_resume_a_run_that_is_being_measured() {
+    use std::io::{BufRead, BufReader};
+    let lab = Lab::new();
+    let mut child = lab
+        .cmd()
+        .args([
+            "run",
+            "--workload",
+            "null",
+            "-p",
+            "sleep=100ms",
+            "--reps",
+            "12",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.contains("measurements to go"), "{first}");
+    let id = run_id(&first);
+
+    let o = lab.run(&["run", "--resume", &id]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim(),
+        format!(
+            "perflab: run {id} is being measured by another perflab process; \
+             wait for it to finish or stop it, then resume"
+        )
+    );
+    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    assert!(child.wait().unwrap().success(), "{rest:?}");
+    // The refused resume measured nothing: every point once, in the plan's order.
+    let doc = lab.export(&id);
+    let seqs: Vec<u64> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, (0..12).collect::<Vec<u64>>());
+    assert_eq!(doc["run"]["status"], "complete");
+}
+
+#[test]
 fn experiment_file_with_variant_parameters_and_run_against_run_comparison() {
     let lab = Lab::new();
     let file = lab.dir.path().join("exp.toml");
