@@ -180,6 +180,38 @@ fn a_second_process_cannot_resume_a_run_that_is_being_measured() {
 }
 
 #[test]
+fn a_variant_not_measured_is_listed_once_after_a_run_with_several_tables() {
+    let lab = Lab::new();
+    let root = lab.fixture_copy("kvm-2vcpu");
+    let o = lab.run(&[
+        "--sysroot",
+        root.to_str().unwrap(),
+        "run",
+        "--workload",
+        "null",
+        "--variant",
+        "a:",
+        "--variant",
+        "b:",
+        "--variant",
+        "c:",
+        "--variant",
+        "x:fake=1",
+        "--reps",
+        "2",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("variant x is unavailable on this machine"),
+        "{err}"
+    );
+    // Two tables (a against b, a against c), one list of what was not measured.
+    assert_eq!(out.matches("Variants not measured").count(), 1, "{out}");
+    assert!(out.contains("  x (run "), "{out}");
+}
+
+#[test]
 fn experiment_file_with_variant_parameters_and_run_against_run_comparison() {
     let lab = Lab::new();
     let file = lab.dir.path().join("exp.toml");

@@ -174,8 +174,13 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
     println!();
     match baseline_and_other(&info, &measured) {
         Some((base, _)) => {
-            for other in measured.iter().filter(|v| **v != base) {
-                let table = report::compare_variants(&info, &ms, &base, other, None, &cfg)?;
+            for (i, other) in measured.iter().filter(|v| **v != base).enumerate() {
+                let mut table = report::compare_variants(&info, &ms, &base, other, None, &cfg)?;
+                // Every table of the run would list the same variants not measured; the
+                // first says it.
+                if i > 0 {
+                    table.unavailable.clear();
+                }
                 match report::scan_tables(&table, "size") {
                     Some(scan) => print!("{}", scan.render_text()),
                     None => print!("{}", table.render_text()),
