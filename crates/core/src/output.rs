@@ -117,7 +117,10 @@ pub struct ThreadCount {
 impl ThreadCount {
     /// From one read of (value, enabled ns, running ns).
     pub fn from_times(event: &str, [value, enabled, running]: [u64; 3]) -> Self {
-        let (value, running_pct) = if running >= enabled {
+        // Never enabled (its start failed) is as unknown as never running.
+        let (value, running_pct) = if enabled == 0 {
+            (None, Some(0.0))
+        } else if running >= enabled {
             (Some(value as f64), None)
         } else if running == 0 {
             (None, Some(0.0))

@@ -78,35 +78,43 @@ impl ThreadTracker {
 
     /// Called from inside a workload thread when it starts its work.
     pub fn begin(&self, role: &str, pinned_cpu: Option<u32>) -> ThreadProbe {
+        let mut probe = self.prepare(role, pinned_cpu);
+        probe.start();
+        probe
+    }
+
+    /// Opens the thread's counters without starting them, for a thread that waits at a
+    /// start barrier after its set-up: opening is the slow part (tens of microseconds per
+    /// event), so doing it before the barrier keeps it from staggering the threads' starts.
+    /// [`ThreadProbe::start`] after the barrier starts the record and the counts.
+    pub fn prepare(&self, role: &str, pinned_cpu: Option<u32>) -> ThreadProbe {
         let events = self
             .events
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        // Opened on the thread itself (pid 0), enabled at once, never inherited: the
-        // count is this thread's alone. An event that fails to open is left out; the
+        // Opened on the thread itself (pid 0), disabled until `start`, never inherited:
+        // the count is this thread's alone. An event that fails to open is left out; the
         // monitor has already said which events this machine lacks.
         let counters = events
             .iter()
             .filter_map(|e| {
-                perf_event::open(e.type_, e.config, perf_event::READ_TIMES, e.flags, 0, -1)
+                let flags = e.flags | perf_event::FLAG_DISABLED;
+                perf_event::open(e.type_, e.config, perf_event::READ_TIMES, flags, 0, -1)
                     .ok()
                     .map(|fd| (e.name, fd))
             })
             .collect();
-        let mut probe = ThreadProbe {
+        ThreadProbe {
             record: ThreadRecord {
                 role: role.to_string(),
                 tid: current_tid(),
                 pinned_cpu,
-                start_ns: monotonic_ns(),
                 ..Default::default()
             },
             samples: BTreeMap::new(),
             counters,
-        };
-        probe.sample_cpu();
-        probe
+        }
     }
 
     /// Adds a record a workload took where this tracker cannot be reached, such as a
@@ -145,6 +153,17 @@ pub struct ThreadProbe {
 }
 
 impl ThreadProbe {
+    /// Starts the record's interval and its counters (a cheap ioctl per counter).
+    pub fn start(&mut self) {
+        // A counter that cannot be enabled reads zero time enabled, which the record's
+        // scaling reports as not counted rather than as a zero count.
+        for (_, fd) in &self.counters {
+            let _ = perf_event::enable(fd);
+        }
+        self.record.start_ns = monotonic_ns();
+        self.sample_cpu();
+    }
+
     /// Notes which CPU the thread is on now (a vDSO-cheap call).
     pub fn sample_cpu(&mut self) {
         if let Some(cpu) = current_cpu() {
@@ -251,6 +270,42 @@ mod tests {
         assert!(spinner < 100.0, "{spinner}");
     }
 
+    /// A prepared probe counts nothing until started: the switches of the set-up before a
+    /// start barrier stay out of the thread's count.
+    #[test]
+    fn a_prepared_probe_counts_only_after_start() {
+        let tracker = ThreadTracker::new();
+        tracker.count_per_thread(vec![ThreadEvent {
+            name: "context-switches",
+            type_: perf_event::PERF_TYPE_SOFTWARE,
+            config: 3,
+            flags: 0,
+        }]);
+        let sleeps = |n| {
+            for _ in 0..n {
+                std::thread::sleep(std::time::Duration::from_micros(100));
+            }
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut p = tracker.prepare("late", None);
+                sleeps(300);
+                let before = monotonic_ns();
+                p.start();
+                sleeps(20);
+                assert!(p.record.start_ns >= before);
+                p.finish(&tracker, None);
+            });
+        });
+        let r = tracker.take().remove(0);
+        let Some(c) = r.counters.first() else {
+            eprintln!("skipped: perf_event_open refused for software events");
+            return;
+        };
+        let v = c.value.expect("counted while started");
+        assert!((20.0..150.0).contains(&v), "{v} switches: the set-up was counted");
+    }
+
     #[test]
     fn multiplexed_counts_are_scaled_and_unknown_when_never_running() {
         let c = ThreadCount::from_times("cycles", [1000, 400, 100]);
@@ -258,6 +313,8 @@ mod tests {
         assert_eq!(c.running_pct, Some(25.0));
         let c = ThreadCount::from_times("cycles", [0, 400, 0]);
         assert_eq!(c.value, None);
+        let c = ThreadCount::from_times("cycles", [0, 0, 0]);
+        assert_eq!(c.value, None, "never enabled is unknown, not 0");
         let c = ThreadCount::from_times("task-clock", [7, 5, 5]);
         assert_eq!((c.value, c.running_pct), (Some(7.0), None));
     }

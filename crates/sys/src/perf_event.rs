@@ -71,6 +71,19 @@ pub fn open(
     Ok(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) })
 }
 
+/// PERF_EVENT_IOC_ENABLE: `_IO('$', 0)`.
+const IOC_ENABLE: libc::c_ulong = 0x2400;
+
+/// Starts a counter opened with [`FLAG_DISABLED`].
+pub fn enable(fd: &OwnedFd) -> io::Result<()> {
+    // SAFETY: an argument-less ioctl on a descriptor we own.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), IOC_ENABLE as _, 0) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// read_format TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING: a read gives (value, enabled,
 /// running), so a multiplexed count can be scaled.
 pub const READ_TIMES: u64 = 1 | 2;

@@ -155,6 +155,10 @@ fn worker(slot: &Slot, sh: &Shared<'_>) -> Result<Done, WorkloadError> {
     let sys = &sh.ctx.sys;
     let map_failed = |label: &str, e, held| map_failure(&s, sys, label, e, held);
     let prepared = prepare(slot, sh, &map_failed);
+    let role = slot.role();
+    // The thread's counters are opened before the barrier and started after it, so the
+    // slow opening does not stagger the threads' starts.
+    let mut probe = sh.ctx.threads.prepare(&role, slot.cpu);
     // Every thread reaches the barrier, failed or not, or the others would wait for ever.
     sh.start.wait();
     let mut bufs = prepared?;
@@ -162,10 +166,9 @@ fn worker(slot: &Slot, sh: &Shared<'_>) -> Result<Done, WorkloadError> {
         return Err(aborted());
     }
     let ctx = sh.ctx;
-    let role = slot.role();
     let mut waits = wait_histogram()?;
     let cpu0 = thread_cpu_ns();
-    let mut probe = ctx.threads.begin(&role, slot.cpu);
+    probe.start();
     let now0 = monotonic_ns();
     let deadline = match sh.deadline.compare_exchange(
         0,
