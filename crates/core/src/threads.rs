@@ -229,13 +229,7 @@ mod tests {
     /// holds its own thread's context switches, not the other's.
     #[test]
     fn counts_each_thread_on_its_own() {
-        let tracker = ThreadTracker::new();
-        tracker.count_per_thread(vec![ThreadEvent {
-            name: "context-switches",
-            type_: perf_event::PERF_TYPE_SOFTWARE,
-            config: 3,
-            flags: 0,
-        }]);
+        let tracker = counting_switches();
         std::thread::scope(|s| {
             s.spawn(|| {
                 let p = tracker.begin("sleeper", None);
@@ -270,10 +264,9 @@ mod tests {
         assert!(spinner < 100.0, "{spinner}");
     }
 
-    /// A prepared probe counts nothing until started: the switches of the set-up before a
-    /// start barrier stay out of the thread's count.
-    #[test]
-    fn a_prepared_probe_counts_only_after_start() {
+    /// A tracker whose threads count their own context switches (a software event, so
+    /// it needs no PMU).
+    fn counting_switches() -> ThreadTracker {
         let tracker = ThreadTracker::new();
         tracker.count_per_thread(vec![ThreadEvent {
             name: "context-switches",
@@ -281,6 +274,14 @@ mod tests {
             config: 3,
             flags: 0,
         }]);
+        tracker
+    }
+
+    /// A prepared probe counts nothing until started: the switches of the set-up before a
+    /// start barrier stay out of the thread's count.
+    #[test]
+    fn a_prepared_probe_counts_only_after_start() {
+        let tracker = counting_switches();
         let sleeps = |n| {
             for _ in 0..n {
                 std::thread::sleep(std::time::Duration::from_micros(100));
@@ -303,7 +304,10 @@ mod tests {
             return;
         };
         let v = c.value.expect("counted while started");
-        assert!((20.0..150.0).contains(&v), "{v} switches: the set-up was counted");
+        assert!(
+            (20.0..150.0).contains(&v),
+            "{v} switches: the set-up was counted"
+        );
     }
 
     #[test]

@@ -81,11 +81,9 @@ fn failed_repetitions_are_recorded_as_failures_not_numbers() {
         .all(|m| m["output"]["metrics"].as_array().unwrap().is_empty()));
 }
 
-#[test]
-fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
-    let lab = Lab::new();
-    let child = lab
-        .cmd()
+/// A null run of `reps` repetitions of 100 ms each, its stderr piped for the run id.
+fn slow_null_run(lab: &Lab, reps: &str) -> std::process::Child {
+    lab.cmd()
         .args([
             "run",
             "--workload",
@@ -93,11 +91,18 @@ fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
             "-p",
             "sleep=100ms",
             "--reps",
-            "30",
+            reps,
         ])
         .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
+    let lab = Lab::new();
+    let child = slow_null_run(&lab, "30");
     std::thread::sleep(std::time::Duration::from_millis(1200));
     // SAFETY: sending a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -135,21 +140,7 @@ fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
 fn a_second_process_cannot_resume_a_run_that_is_being_measured() {
     use std::io::{BufRead, BufReader};
     let lab = Lab::new();
-    let mut child = lab
-        .cmd()
-        .args([
-            "run",
-            "--workload",
-            "null",
-            "-p",
-            "sleep=100ms",
-            "--reps",
-            "12",
-        ])
-        .stderr(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = slow_null_run(&lab, "12");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     let first = lines.next().unwrap().unwrap();
     assert!(first.contains("measurements to go"), "{first}");
