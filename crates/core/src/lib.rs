@@ -2,6 +2,7 @@
 //! and the [`Workload`] and [`Monitor`] traits. Knobs live in `perflab-knobs` with the
 //! journal they need; registries live beside their plug-ins.
 
+pub mod cpu_path;
 pub mod error;
 pub mod output;
 pub mod params;
@@ -11,6 +12,7 @@ pub mod threads;
 pub mod units;
 pub mod workload;
 
+pub use cpu_path::{CpuPath, Stay};
 pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};
 pub use output::{HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
 pub use params::{

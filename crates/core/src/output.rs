@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cpu_path::CpuPath;
 use crate::units::{Better, Unit};
 
 /// One scalar result of a measurement.
@@ -96,6 +97,10 @@ pub struct ThreadRecord {
     pub start_ns: u64,
     pub end_ns: u64,
     pub bytes: Option<u64>,
+    /// The CPU at each change seen by the same samples, for a timeline of where the
+    /// thread ran; empty where nothing sampled over time (old records, dmatest's threads).
+    #[serde(default, skip_serializing_if = "CpuPath::is_empty")]
+    pub cpu_path: CpuPath,
     /// The thread's own perf counts from `begin` to `finish`, when a counters monitor
     /// asked for them (see `ThreadTracker::count_per_thread`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

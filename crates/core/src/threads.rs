@@ -164,10 +164,15 @@ impl ThreadProbe {
         self.sample_cpu();
     }
 
-    /// Notes which CPU the thread is on now (a vDSO-cheap call).
+    /// Notes which CPU the thread is on now (a vDSO-cheap call; the clock is read only
+    /// when the CPU changed, for the record's CPU path).
     pub fn sample_cpu(&mut self) {
         if let Some(cpu) = current_cpu() {
             *self.samples.entry(cpu).or_default() += 1;
+            let start = self.record.start_ns;
+            self.record
+                .cpu_path
+                .note(cpu, || monotonic_ns().saturating_sub(start));
         }
     }
 

@@ -278,7 +278,7 @@ impl Store {
         let mut stmt = tx
             .prepare_cached(
                 "SELECT seq, role, tid, pinned_cpu, cpu_samples, migrations, voluntary_switches, \
-                 involuntary_switches, start_ns, end_ns, bytes, counters FROM threads \
+                 involuntary_switches, start_ns, end_ns, bytes, counters, cpu_path FROM threads \
                  WHERE run_id = ?1 \
                  ORDER BY seq, idx",
             )
@@ -293,6 +293,7 @@ impl Store {
             };
             let samples: String = r.get(4).at(path)?;
             let counts: Option<String> = r.get(11).at(path)?;
+            let cpu_path: Option<String> = r.get(12).at(path)?;
             let t = ThreadRecord {
                 role: r.get(1).at(path)?,
                 tid: r.get(2).at(path)?,
@@ -303,6 +304,15 @@ impl Store {
                         format!("run {id} measurement {seq}: thread CPU samples: {e}"),
                     )
                 })?,
+                cpu_path: match cpu_path {
+                    None => Default::default(),
+                    Some(text) => serde_json::from_str(&text).map_err(|e| {
+                        corrupt(
+                            path,
+                            format!("run {id} measurement {seq}: thread CPU path: {e}"),
+                        )
+                    })?,
+                },
                 migrations: counter(5)?,
                 voluntary_switches: counter(6)?,
                 involuntary_switches: counter(7)?,

@@ -18,7 +18,7 @@
 pub const APPLICATION: &str = "perflab";
 
 /// The schema version this build writes and understands.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One step up the schema versions.
 #[derive(Clone, Copy, Debug)]
@@ -32,7 +32,15 @@ pub struct Migration {
 pub const META: &str =
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;";
 
-pub const MIGRATIONS: &[Migration] = &[Migration { to: 1, sql: V1 }, Migration { to: 2, sql: V2 }];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration { to: 1, sql: V1 },
+    Migration { to: 2, sql: V2 },
+    Migration { to: 3, sql: V3 },
+];
+
+/// Where each thread ran over time (JSON `{"changes": [[ns, cpu], ...], "unknown_after"}`;
+/// NULL when nothing sampled it over time, as every thread recorded before version 3).
+const V3: &str = "ALTER TABLE threads ADD COLUMN cpu_path TEXT;";
 
 /// Per-thread perf counts (JSON `[{"event", "value", "running_pct"}, ...]`; NULL when the
 /// thread counted nothing, as every thread recorded before version 2).

@@ -379,7 +379,8 @@ fn insert_children(
         .prepare_cached(
             "INSERT INTO threads (run_id, seq, idx, role, tid, pinned_cpu, cpu_samples, \
              migrations, voluntary_switches, involuntary_switches, start_ns, end_ns, bytes, \
-             counters) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+             counters, cpu_path) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         )
         .at(path)?;
     for (idx, t) in out.threads.iter().enumerate() {
@@ -401,6 +402,11 @@ fn insert_children(
                 None
             } else {
                 Some(json("thread counters", &t.counters)?)
+            },
+            if t.cpu_path.is_empty() {
+                None
+            } else {
+                Some(json("thread CPU path", &t.cpu_path)?)
             }
         ])
         .at(path)?;

@@ -8,7 +8,7 @@ use perflab_store::schema::SCHEMA_VERSION;
 use perflab_store::{Store, StoreError};
 use proptest::prelude::*;
 
-use common::{bytes, new_run};
+use common::{bytes, new_run, record};
 
 fn meta(path: &Path, key: &str) -> String {
     let conn = rusqlite::Connection::open(path).unwrap();
@@ -197,6 +197,38 @@ fn an_older_schema_is_migrated_on_open() {
     assert_eq!(store.run(id).unwrap().planned, 2);
     drop(store);
     assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
+}
+
+/// A version-2 database (threads without a CPU path) with a measurement in it: opening
+/// adds the column, and its threads read back with an empty path and all else intact.
+#[test]
+fn a_version_2_database_keeps_its_threads_and_gains_cpu_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v2.db");
+    let run = new_run(1);
+    let rec = record(&run.plan[0], 1);
+    {
+        let mut store = Store::open(&path).unwrap();
+        let id = store.create_run(&run, 5.0).unwrap();
+        store.record(id, &rec).unwrap();
+    }
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE threads DROP COLUMN cpu_path;
+             UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
+    let back = store.measurements(1).unwrap().remove(0);
+    let mut expected = rec.output.threads.clone();
+    for t in &mut expected {
+        t.cpu_path = Default::default();
+    }
+    assert_eq!(back.output.threads, expected);
+    assert!(rec.output.threads.iter().any(|t| !t.cpu_path.is_empty()));
 }
 
 proptest! {

@@ -4,7 +4,7 @@
 use hdrhistogram::Histogram;
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo, RunStatus};
 use perflab_core::{
-    Better, HistogramData, Metric, ParamValue, Params, TelemetryRow, ThreadRecord, Unit,
+    Better, CpuPath, HistogramData, Metric, ParamValue, Params, TelemetryRow, ThreadRecord, Unit,
     WorkloadOutput,
 };
 
@@ -95,6 +95,16 @@ pub fn threads_run(id: i64) -> (RunInfo, Vec<MeasurementRecord>) {
                     tid: 100 + t as i32,
                     pinned_cpu: None,
                     cpu_samples: vec![(t % 2, 9), ((t + 1) % 2, 1)],
+                    // Each thread spends its last tenth on the other CPU; thread 3 has no
+                    // path, as a record from before paths were kept.
+                    cpu_path: CpuPath {
+                        changes: if t == 3 {
+                            vec![]
+                        } else {
+                            vec![(0, t % 2), (45_000_000, (t + 1) % 2)]
+                        },
+                        unknown_after: None,
+                    },
                     start_ns: 1_000_000 + u64::from(t) * 20_000_000,
                     end_ns: 51_000_000 + u64::from(t) * 20_000_000,
                     bytes: Some(64 << 20),

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use perflab_core::{
-    Better, HistogramData, Metric, ParamValue, Params, TelemetryRow, ThreadCount, ThreadRecord,
-    Unit, WorkloadOutput,
+    Better, CpuPath, HistogramData, Metric, ParamValue, Params, TelemetryRow, ThreadCount,
+    ThreadRecord, Unit, WorkloadOutput,
 };
 use perflab_store::{
     MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement, UnavailableVariant,
@@ -125,6 +125,7 @@ pub fn record(p: &PlannedMeasurement, telemetry: usize) -> MeasurementRecord {
                     tid: 4242,
                     pinned_cpu: Some(0),
                     cpu_samples: vec![(0, 1000)],
+                    cpu_path: CpuPath::default(),
                     migrations: Some(0),
                     voluntary_switches: Some(57_000),
                     involuntary_switches: Some(3),
@@ -149,6 +150,10 @@ pub fn record(p: &PlannedMeasurement, telemetry: usize) -> MeasurementRecord {
                     tid: 4243,
                     pinned_cpu: None,
                     cpu_samples: vec![(1, 600), (5, 400)],
+                    cpu_path: CpuPath {
+                        changes: vec![(0, 1), (7_000_000, 5), (9_000_000, 1)],
+                        unknown_after: Some(u64::MAX),
+                    },
                     migrations: None,
                     voluntary_switches: None,
                     involuntary_switches: None,

@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use nix::sched::CpuSet;
-use perflab_core::{monotonic_ns, MeasureCtx, ThreadRecord};
+use perflab_core::{monotonic_ns, CpuPath, MeasureCtx, ThreadRecord};
 
 use super::capture::{capture, Captured};
 
@@ -113,6 +113,7 @@ pub(super) fn run(l: &Launch, ctx: &MeasureCtx) -> Result<Finished, String> {
     let exited = waiter(pid);
 
     let mut samples = std::collections::BTreeMap::<u32, u64>::new();
+    let mut path = CpuPath::default();
     let deadline = t0 + l.timeout;
     let (ending, mut exit_at) = loop {
         match exited.recv_timeout(TICK) {
@@ -124,6 +125,7 @@ pub(super) fn run(l: &Launch, ctx: &MeasureCtx) -> Result<Finished, String> {
         }
         if let Some(cpu) = current_cpu_of(ctx, pid) {
             *samples.entry(cpu).or_default() += 1;
+            path.note(cpu, || monotonic_ns().saturating_sub(start_ns));
         }
         if ctx.stopping() {
             break (Ending::Stopped, None);
@@ -175,6 +177,7 @@ pub(super) fn run(l: &Launch, ctx: &MeasureCtx) -> Result<Finished, String> {
         tid: pid,
         pinned_cpu: (l.cpus.len() == 1).then(|| l.cpus[0]),
         cpu_samples: samples.into_iter().collect(),
+        cpu_path: path,
         migrations: None,
         voluntary_switches: Some(ru.ru_nvcsw as u64),
         involuntary_switches: Some(ru.ru_nivcsw as u64),
