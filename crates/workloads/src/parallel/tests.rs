@@ -3,6 +3,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use perflab_core::CpuPath;
 
 const MS: u64 = 1_000_000;
 const MIB: u64 = 1 << 20;
@@ -16,6 +17,7 @@ fn span(name: &str, start_ms: u64, end_ms: u64, mib: u64, cpu: u32) -> Span {
         busy_ns: None,
         pinned_cpu: Some(cpu),
         cpu_samples: vec![(cpu, 10)],
+        cpu_path: CpuPath::default(),
     }
 }
 
@@ -168,6 +170,35 @@ fn sharing_by_samples_is_an_estimate_and_says_so() {
     );
 }
 
+/// Two threads that each moved once: by their majority CPU both lived on CPU 0 for the
+/// whole second; their paths say they were there together only from 300 to 700 ms.
+#[test]
+fn cpu_paths_place_sharing_in_time() {
+    let moved = |name: &str, path: Vec<(u64, u32)>, samples: Vec<(u32, u64)>| Span {
+        pinned_cpu: None,
+        cpu_samples: samples,
+        cpu_path: CpuPath {
+            changes: path,
+            unknown_after: None,
+        },
+        ..span(name, 0, 1000, 100, 0)
+    };
+    let a = moved("a", vec![(0, 0), (700 * MS, 1)], vec![(0, 7), (1, 3)]);
+    let b = moved("b", vec![(0, 1), (300 * MS, 0)], vec![(1, 3), (0, 7)]);
+    let v = judged(&[a.clone(), b.clone()]);
+    assert_eq!(v.shared.len(), 1, "{:?}", v.shared);
+    assert_eq!((v.shared[0].cpu, v.shared[0].threads), (0, 2));
+    assert!((v.shared[0].fraction - 0.4).abs() < 1e-9, "{:?}", v.shared);
+    assert!(!v.shared[0].pinned);
+    // Without their paths the same threads are placed on CPU 0 for all of it.
+    let strip = |s: Span| Span {
+        cpu_path: CpuPath::default(),
+        ..s
+    };
+    let v = judged(&[strip(a), strip(b)]);
+    assert!((v.shared[0].fraction - 1.0).abs() < 1e-9, "{:?}", v.shared);
+}
+
 #[test]
 fn more_threads_than_cpus_seen_is_a_reason_even_without_homes() {
     let spans: Vec<Span> = (0..3)
@@ -232,9 +263,11 @@ fn arb_span() -> impl Strategy<Value = Span> {
         proptest::option::of(any::<u64>()),
         proptest::option::of(0u32..8),
         proptest::collection::vec((0u32..8, any::<u64>()), 0..4),
+        proptest::collection::vec((any::<u64>(), 0u32..8), 0..4),
+        proptest::option::of(any::<u64>()),
     )
         .prop_map(
-            |(start_ns, end_ns, bytes, busy_ns, pinned_cpu, cpu_samples)| Span {
+            |(start_ns, end_ns, bytes, busy_ns, pinned_cpu, cpu_samples, changes, unknown)| Span {
                 name: "p".into(),
                 start_ns,
                 end_ns,
@@ -242,6 +275,10 @@ fn arb_span() -> impl Strategy<Value = Span> {
                 busy_ns,
                 pinned_cpu,
                 cpu_samples,
+                cpu_path: CpuPath {
+                    changes,
+                    unknown_after: unknown,
+                },
             },
         )
 }

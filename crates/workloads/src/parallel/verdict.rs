@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use perflab_core::{Better, Metric, ThreadRecord, Unit};
+use perflab_core::{Better, CpuPath, Metric, ThreadRecord, Unit};
 
 use super::format::{duration_text, percent};
 use super::sharing::{shared_cpus, SharedCpu};
@@ -24,6 +24,8 @@ pub struct Span {
     pub pinned_cpu: Option<u32>,
     /// (CPU, samples that saw the thread there).
     pub cpu_samples: Vec<(u32, u64)>,
+    /// The CPU at each change the samples saw; empty where not recorded.
+    pub cpu_path: CpuPath,
 }
 
 impl Span {
@@ -282,6 +284,7 @@ pub fn spans_from_records(records: &[ThreadRecord]) -> Vec<Span> {
             busy_ns: None,
             pinned_cpu: r.pinned_cpu,
             cpu_samples: r.cpu_samples.clone(),
+            cpu_path: r.cpu_path.clone(),
         })
         .collect()
 }
