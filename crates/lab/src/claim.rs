@@ -54,6 +54,12 @@ impl RunClaim {
                 "run {run} is being measured by another perflab process; \
                  wait for it to finish or stop it, then resume"
             ))),
+            // A file system without record locks (some network mounts) or a kernel before
+            // 3.15 cannot hold a claim: the run goes on unguarded rather than not at all,
+            // as it did before claims existed.
+            Some(libc::ENOLCK) | Some(libc::EINVAL) | Some(libc::EOPNOTSUPP) => {
+                Ok(RunClaim { _file: file })
+            }
             _ => Err(LabError::Runtime(format!(
                 "{}: cannot claim run {run}: {err}",
                 path.display()
