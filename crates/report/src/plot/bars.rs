@@ -2,7 +2,7 @@
 //! per CPU.
 
 use super::axis::Axis;
-use super::frame::{Frame, FrameSpec, Mapper, PLOT_HEIGHT};
+use super::frame::{Frame, FrameSpec, Mapper};
 use super::legend::{self, Entry, Swatch};
 use super::{escape, numfmt, palette, BarChart, BarSeries, Scale, TickFormat};
 
@@ -36,17 +36,14 @@ pub fn bar_chart(c: &BarChart) -> String {
         })
         .collect();
     let spec = FrameSpec {
-        kind: "bar",
-        title: &c.title,
-        x_label: &c.x_label,
-        y_label: &c.y_label,
-        x: &x_axis,
-        y: &y_axis,
         x_grid: false,
-        y_grid: true,
-        plot_height: PLOT_HEIGHT,
-        right: 0,
-        bottom: legend::height(&entries),
+        ..FrameSpec::new(
+            "bar",
+            &c.title,
+            (&c.x_label, &x_axis),
+            (&c.y_label, &y_axis),
+            &entries,
+        )
     };
     let frame = Frame::draw(&spec);
     let mut marks = String::new();

@@ -5,6 +5,7 @@
 
 use super::axis::{Axis, Tick};
 use super::escape;
+use super::legend::{self, Entry};
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
 use std::ops::Range;
@@ -36,6 +37,42 @@ pub(crate) struct FrameSpec<'a> {
     pub right: u32,
     /// Pixels kept free below the chart (legend rows).
     pub bottom: u32,
+}
+
+impl<'a> FrameSpec<'a> {
+    /// The usual frame: grid lines both ways, the standard height, nothing kept free on the
+    /// right, and room for the legend's `entries` below. Charts change what differs.
+    pub(crate) fn new(
+        kind: &'a str,
+        title: &'a str,
+        (x_label, x): (&'a str, &'a Axis),
+        (y_label, y): (&'a str, &'a Axis),
+        entries: &[Entry],
+    ) -> Self {
+        FrameSpec {
+            kind,
+            title,
+            x_label,
+            y_label,
+            x,
+            y,
+            x_grid: true,
+            y_grid: true,
+            plot_height: PLOT_HEIGHT,
+            right: 0,
+            bottom: legend::height(entries),
+        }
+    }
+}
+
+/// The chart height for one band per row (thread lanes, heat-map lines): `per_row` pixels
+/// each plus `extra`, never below the standard height nor above 1000 pixels.
+pub(crate) fn height_for_rows(rows: usize, per_row: u32, extra: u32) -> u32 {
+    u32::try_from(rows)
+        .unwrap_or(u32::MAX)
+        .saturating_mul(per_row)
+        .saturating_add(extra)
+        .clamp(PLOT_HEIGHT, 1000)
 }
 
 /// Maps transformed axis coordinates to pixels of the SVG, clamped into the plot area so

@@ -2,7 +2,7 @@
 //! pair.
 
 use super::axis::Axis;
-use super::frame::{Frame, FrameSpec, Mapper, PLOT_HEIGHT, WIDTH};
+use super::frame::{height_for_rows, Frame, FrameSpec, Mapper, WIDTH};
 use super::{escape, numfmt, palette, HeatMap};
 use std::collections::BTreeMap;
 
@@ -26,21 +26,19 @@ pub fn heat_map(c: &HeatMap) -> String {
     let max_abs = cells.values().fold(0.0f64, |m, v| m.max(v.abs()));
     let x_axis = Axis::categories(&c.x_categories, false, MAX_LABELS);
     let y_axis = Axis::categories(&c.y_categories, true, MAX_LABELS);
+    // No legend: the colour strip on the right explains the colours.
     let spec = FrameSpec {
-        kind: "heatmap",
-        title: &c.title,
-        x_label: &c.x_label,
-        y_label: &c.y_label,
-        x: &x_axis,
-        y: &y_axis,
         x_grid: false,
         y_grid: false,
-        plot_height: (ny as u32)
-            .saturating_mul(14)
-            .saturating_add(140)
-            .clamp(PLOT_HEIGHT, 1000),
+        plot_height: height_for_rows(ny, 14, 140),
         right: STRIP_AREA,
-        bottom: 0,
+        ..FrameSpec::new(
+            "heatmap",
+            &c.title,
+            (&c.x_label, &x_axis),
+            (&c.y_label, &y_axis),
+            &[],
+        )
     };
     let frame = Frame::draw(&spec);
     let map = frame.map;

@@ -1,7 +1,7 @@
 //! Curves against a common x axis (size scans, CDFs), with interval bands and markers.
 
 use super::axis::{Axis, Transform};
-use super::frame::{Frame, FrameSpec, Mapper, PLOT_HEIGHT};
+use super::frame::{Frame, FrameSpec, Mapper};
 use super::legend::{self, Entry, Swatch};
 use super::{escape, numfmt, palette, Curve, LineChart, TickFormat};
 
@@ -57,19 +57,13 @@ pub fn line_chart(c: &LineChart) -> String {
             swatch: Swatch::Hollow,
         });
     }
-    let spec = FrameSpec {
-        kind: "line",
-        title: &c.title,
-        x_label: &c.x_label,
-        y_label: &c.y_label,
-        x: &x_axis,
-        y: &y_axis,
-        x_grid: true,
-        y_grid: true,
-        plot_height: PLOT_HEIGHT,
-        right: 0,
-        bottom: legend::height(&entries),
-    };
+    let spec = FrameSpec::new(
+        "line",
+        &c.title,
+        (&c.x_label, &x_axis),
+        (&c.y_label, &y_axis),
+        &entries,
+    );
     let frame = Frame::draw(&spec);
     let mut marks = String::new();
     for (i, points) in curves.iter().enumerate() {

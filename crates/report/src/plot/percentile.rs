@@ -1,7 +1,7 @@
 //! Latency percentiles on a "nines" axis, so the tail gets as much room as the median.
 
 use super::axis::{Axis, Tick};
-use super::frame::{Frame, FrameSpec, Mapper, PLOT_HEIGHT};
+use super::frame::{Frame, FrameSpec, Mapper};
 use super::legend::{self, Entry, Swatch};
 use super::{escape, numfmt, palette, PercentileChart, Scale, TickFormat};
 
@@ -63,19 +63,13 @@ pub fn percentile_chart(c: &PercentileChart) -> String {
             },
         })
         .collect();
-    let spec = FrameSpec {
-        kind: "percentile",
-        title: &c.title,
-        x_label: PERCENTILE_AXIS,
-        y_label: &c.y_label,
-        x: &x_axis,
-        y: &y_axis,
-        x_grid: true,
-        y_grid: true,
-        plot_height: PLOT_HEIGHT,
-        right: 0,
-        bottom: legend::height(&entries),
-    };
+    let spec = FrameSpec::new(
+        "percentile",
+        &c.title,
+        (PERCENTILE_AXIS, &x_axis),
+        (&c.y_label, &y_axis),
+        &entries,
+    );
     let frame = Frame::draw(&spec);
     let mut marks = String::new();
     for (i, ((name, _), points)) in c.curves.iter().zip(&curves).enumerate() {

@@ -1,7 +1,7 @@
 //! Per-thread activity over time: a lane per thread, a bar per interval coloured by CPU.
 
 use super::axis::Axis;
-use super::frame::{Frame, FrameSpec, Mapper, PLOT_HEIGHT};
+use super::frame::{height_for_rows, Frame, FrameSpec, Mapper};
 use super::legend::{self, Entry, Swatch};
 use super::{escape, numfmt, palette, Scale, TickFormat, Timeline, TimelineSegment};
 use std::collections::BTreeSet;
@@ -51,20 +51,15 @@ pub fn timeline(c: &Timeline) -> String {
         })
         .collect();
     let spec = FrameSpec {
-        kind: "timeline",
-        title: &c.title,
-        x_label: &c.x_label,
-        y_label: THREAD_AXIS,
-        x: &x_axis,
-        y: &y_axis,
-        x_grid: true,
         y_grid: false,
-        plot_height: (c.rows.len() as u32)
-            .saturating_mul(18)
-            .saturating_add(110)
-            .clamp(PLOT_HEIGHT, 1000),
-        right: 0,
-        bottom: legend::height(&entries),
+        plot_height: height_for_rows(c.rows.len(), 18, 110),
+        ..FrameSpec::new(
+            "timeline",
+            &c.title,
+            (&c.x_label, &x_axis),
+            (THREAD_AXIS, &y_axis),
+            &entries,
+        )
     };
     let frame = Frame::draw(&spec);
     let mut marks = String::new();

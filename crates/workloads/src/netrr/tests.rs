@@ -535,31 +535,9 @@ fn netrr_runs_inside_a_namespace_needs_root() {
     let Some(ns) = ns::TestNetns::new("one") else {
         return;
     };
-    let mut c = ctx();
-    for (k, v) in [
-        ("net.path", "loopback"),
-        ("net.server_netns", ns.path().as_str()),
-        ("net.client_netns", ns.path().as_str()),
-        ("net.server_addr", "127.0.0.1"),
-        ("net.client_addr", "127.0.0.1"),
-    ] {
-        c.facts.insert(k.into(), v.into());
-    }
-    for proto in ["udp", "tcp"] {
-        let out = Netrr
-            .run(
-                &params(&[
-                    ("proto", proto),
-                    ("duration", "0.2s"),
-                    ("warmup", "50"),
-                    ("load_streams", "1"),
-                ]),
-                &c,
-            )
-            .unwrap_or_else(|e| panic!("{proto}: {e}"));
-        assert_plausible(&out);
-        assert!(m(&out, "load_mib_s") > 1.0);
-    }
+    let inside = ns.path();
+    let mut c = path_ctx("loopback", (&inside, "127.0.0.1"), (&inside, "127.0.0.1"));
+    both_protocols_under_load(&c, "0.2s", "50", "1");
     // The host's loopback is another namespace's: a server there is not reachable from
     // inside, which shows the client really ran inside.
     c.facts.insert("net.server_netns".into(), String::new());
@@ -595,26 +573,39 @@ fn netrr_crosses_a_veth_pair_between_two_namespaces_needs_root() {
     sh(&["-n", &b.name, "addr", "add", "10.231.0.2/24", "dev", &vb]);
     sh(&["-n", &a.name, "link", "set", &va, "up"]);
     sh(&["-n", &b.name, "link", "set", &vb, "up"]);
+    let c = path_ctx("veth", (&a.path(), "10.231.0.1"), (&b.path(), "10.231.0.2"));
+    both_protocols_under_load(&c, "0.3s", "100", "2");
+}
+
+/// A context whose facts put the server and the client at (namespace, address) each, as
+/// the netpaths study sets them for a path.
+fn path_ctx(path: &str, server: (&str, &str), client: (&str, &str)) -> MeasureCtx {
     let mut c = ctx();
     for (k, v) in [
-        ("net.path", "veth"),
-        ("net.server_netns", a.path().as_str()),
-        ("net.client_netns", b.path().as_str()),
-        ("net.server_addr", "10.231.0.1"),
-        ("net.client_addr", "10.231.0.2"),
+        ("net.path", path),
+        ("net.server_netns", server.0),
+        ("net.client_netns", client.0),
+        ("net.server_addr", server.1),
+        ("net.client_addr", client.1),
     ] {
         c.facts.insert(k.into(), v.into());
     }
+    c
+}
+
+/// UDP then TCP round trips over `c`'s path with bulk load beside them: both plausible,
+/// and the load really flowed.
+fn both_protocols_under_load(c: &MeasureCtx, duration: &str, warmup: &str, streams: &str) {
     for proto in ["udp", "tcp"] {
         let out = Netrr
             .run(
                 &params(&[
                     ("proto", proto),
-                    ("duration", "0.3s"),
-                    ("warmup", "100"),
-                    ("load_streams", "2"),
+                    ("duration", duration),
+                    ("warmup", warmup),
+                    ("load_streams", streams),
                 ]),
-                &c,
+                c,
             )
             .unwrap_or_else(|e| panic!("{proto}: {e}"));
         assert_plausible(&out);
