@@ -17,6 +17,42 @@ pub struct PlannedMeasurement {
     pub variant: String,
     /// Repetition number at this point and variant, 0-based.
     pub rep: u32,
+    /// Whether this measurement's figures are results or only carry telemetry.
+    #[serde(default)]
+    pub role: Role,
+}
+
+/// What a measurement is for.
+///
+/// Some monitors cost work while the workload runs (per-task perf counters are switched in
+/// and out at every context switch, which halved a same-CPU pipe ping-pong here). Those
+/// run only in *telemetry* repetitions, planned beside the headline ones; their figures
+/// are kept and shown as such but never feed a summary, interval, test or verdict.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A repetition whose figures are results: only monitors that do not disturb it.
+    #[default]
+    Headline,
+    /// A repetition that carries the monitors that would disturb a headline figure.
+    Telemetry,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Headline => "headline",
+            Role::Telemetry => "telemetry",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        [Role::Headline, Role::Telemetry]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,6 +61,28 @@ pub enum MeasurementStatus {
     Ok,
     /// The workload failed; the message is kept and the value is never used as a number.
     Failed(String),
+    /// The workload ran, but a knob of its variant did not hold during it (a disabled idle
+    /// state kept being entered, THP read back another mode): the figures are kept and
+    /// shown, never used as that variant's numbers. The message says which knob and why.
+    Ineffective(String),
+}
+
+impl MeasurementStatus {
+    /// The failure or ineffectiveness message, if any.
+    pub fn message(&self) -> Option<&str> {
+        match self {
+            MeasurementStatus::Ok => None,
+            MeasurementStatus::Failed(m) | MeasurementStatus::Ineffective(m) => Some(m),
+        }
+    }
+
+    pub fn word(&self) -> &'static str {
+        match self {
+            MeasurementStatus::Ok => "ok",
+            MeasurementStatus::Failed(_) => "failed",
+            MeasurementStatus::Ineffective(_) => "ineffective",
+        }
+    }
 }
 
 /// The result of one planned measurement.
@@ -42,6 +100,24 @@ pub struct MeasurementRecord {
     pub elapsed_s: f64,
     pub output: WorkloadOutput,
     pub telemetry: Vec<TelemetryRow>,
+    /// Headline (a result) or telemetry (carries disturbing monitors; never a result).
+    #[serde(default)]
+    pub role: Role,
+    /// The monitors that ran around this measurement, in the order they were started.
+    #[serde(default)]
+    pub monitors: Vec<String>,
+}
+
+impl MeasurementRecord {
+    /// True when this measurement's figures are results of its variant: a headline
+    /// repetition that ran with every knob holding. Failed ones have no figures at all.
+    pub fn is_result(&self) -> bool {
+        self.role == Role::Headline && self.status == MeasurementStatus::Ok
+    }
+
+    pub fn is_headline(&self) -> bool {
+        self.role == Role::Headline
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -99,6 +99,17 @@ pub trait Monitor: Send {
     /// (`cpu: None`) over all CPUs.
     fn finish(&mut self, ctx: &MeasureCtx) -> Result<Vec<TelemetryRow>, MonitorError>;
 
+    /// True when the monitor does work *while* the workload runs that can change what it
+    /// measures (per-task perf counters are switched at every context switch; tracing
+    /// writes every event). Such a monitor never runs in a headline repetition: the runner
+    /// plans telemetry repetitions for it, whose figures are never used as results.
+    /// Monitors that only read counters at `start` and `finish` (outside the workload's
+    /// timed window) return false; `perflab crosscheck monitors` checks that they do not
+    /// move the figures.
+    fn disturbs(&self) -> bool {
+        false
+    }
+
     /// What a person should know about the rows (events this machine cannot count, a
     /// fallback the monitor took). The runner reports each note once and stores it with
     /// the measurement it first appeared in.

@@ -7,10 +7,13 @@ use perflab_core::Unavailable;
 use perflab_sys::cpuidle::{self, IdleState};
 use perflab_sys::{SysRoot, Topology};
 
+use perflab_core::WorkloadOutput;
+
+use crate::effect::Verified;
 use crate::error::KnobError;
 use crate::files::write_files;
 use crate::journal::Journal;
-use crate::knob::{Knob, KnobGuard};
+use crate::knob::{EffectProbe, Knob, KnobGuard};
 
 /// Which states stay enabled.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -173,6 +176,90 @@ impl Knob for CpuidleKnob {
         let writes = self
             .plan(sys)
             .map_err(|u| KnobError::unavailable(self.name(), u))?;
-        Ok(Box::new(write_files(sys, journal, &self.name(), &writes)?))
+        let guard = Box::new(write_files(sys, journal, &self.name(), &writes)?);
+        let knob = self.clone();
+        Ok(Box::new(Verified::new(guard, move |sys| {
+            DisabledStates::take(&knob, sys).map(|p| Box::new(p) as Box<dyn EffectProbe>)
+        })))
+    }
+}
+
+/// The usage counters of every state the knob disabled, before a measurement: a disabled
+/// state must not be entered during it. The `haltpoll` driver of KVM guests accepts
+/// `disable` and keeps entering the state, which turned a `poll-only` variant into
+/// "poll plus haltpoll" without a word.
+struct DisabledStates {
+    /// (cpu, state index, state name, usage before).
+    watched: Vec<(u32, u32, String, u64)>,
+}
+
+impl DisabledStates {
+    fn take(knob: &CpuidleKnob, sys: &SysRoot) -> Option<Self> {
+        cpuidle::driver(sys)?;
+        let topology = Topology::read(sys).ok()?;
+        let mut watched = Vec::new();
+        for &cpu in &topology.online {
+            for state in cpuidle::states(sys, cpu).unwrap_or_default() {
+                if !knob.enabled(&state) {
+                    watched.push((cpu, state.index, state.name.clone(), state.usage));
+                }
+            }
+        }
+        (!watched.is_empty()).then_some(Self { watched })
+    }
+}
+
+impl EffectProbe for DisabledStates {
+    fn verify(&self, sys: &SysRoot, _output: &WorkloadOutput) -> Result<(), String> {
+        // (name, index) -> (entries, per-CPU parts); states re-enabled behind our back.
+        let mut entered: Vec<(String, u32, u64, Vec<String>)> = Vec::new();
+        let mut reenabled: Vec<String> = Vec::new();
+        let mut unreadable: Vec<String> = Vec::new();
+        for (cpu, index, name, before) in &self.watched {
+            let now = match cpuidle::states(sys, *cpu) {
+                Ok(states) => states.into_iter().find(|s| s.index == *index),
+                Err(_) => None,
+            };
+            let Some(now) = now else {
+                unreadable.push(format!("cpu{cpu} state{index}"));
+                continue;
+            };
+            if !now.disabled {
+                reenabled.push(format!("{name} on cpu{cpu}"));
+            }
+            let delta = now.usage.saturating_sub(*before);
+            if delta > 0 {
+                match entered.iter_mut().find(|e| e.0 == *name && e.1 == *index) {
+                    Some(e) => {
+                        e.2 += delta;
+                        e.3.push(format!("cpu{cpu} {delta}"));
+                    }
+                    None => entered.push((name.clone(), *index, delta, vec![format!("cpu{cpu} {delta}")])),
+                }
+            }
+        }
+        let mut why = Vec::new();
+        for (name, index, n, parts) in &entered {
+            why.push(format!(
+                "disabled state {name} (state{index}) was entered {n} times during the \
+                 measurement ({}){}",
+                parts.join(", "),
+                match cpuidle::driver(sys) {
+                    Some(d) => format!(": the {d} driver does not honour `disable`"),
+                    None => String::new(),
+                }
+            ));
+        }
+        if !reenabled.is_empty() {
+            why.push(format!("re-enabled by someone else: {}", reenabled.join(", ")));
+        }
+        if !unreadable.is_empty() {
+            why.push(format!("could not be read back: {}", unreadable.join(", ")));
+        }
+        if why.is_empty() {
+            Ok(())
+        } else {
+            Err(why.join("; "))
+        }
     }
 }

@@ -2,14 +2,15 @@
 //! (`kernel/mm/hugepages/hugepages-<kB>kB/nr_hugepages`), on top of what the pool held, so
 //! pages that others reserved stay theirs; restore writes the pool's original size back.
 
-use perflab_core::{format_size, parse_size, Unavailable};
+use perflab_core::{format_size, parse_size, Unavailable, WorkloadOutput};
 use perflab_sys::hugepages::{pools, HugePool};
 use perflab_sys::{meminfo, SysError, SysRoot};
 
+use crate::effect::{ReadBack, Verified};
 use crate::error::KnobError;
 use crate::files::{FileGuard, Form};
 use crate::journal::Journal;
-use crate::knob::{Knob, KnobGuard};
+use crate::knob::{EffectProbe, Knob, KnobGuard};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HugePagesKnob {
@@ -216,7 +217,52 @@ impl Knob for HugePagesKnob {
 
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
         let guard = self.apply_observing(sys, journal, |sys, rel| sys.read_parsed(rel))?;
-        Ok(Box::new(guard))
+        // What the pool holds once reserved: it must not shrink under a measurement.
+        let rel = self.nr_path();
+        let target: Option<u64> = sys.read_parsed(&rel).ok();
+        Ok(Box::new(Verified::new(Box::new(guard), move |_| {
+            let rel = rel.clone();
+            Some(Box::new(ReadBack(move |sys: &SysRoot, out: &WorkloadOutput| {
+                pool_and_pages_held(sys, &rel, target, out)
+            })) as Box<dyn EffectProbe>)
+        })))
+    }
+}
+
+/// The pool still holds what was reserved, and the workload's buffers were on huge pages
+/// where it says (`huge_fraction`, share of its buffers found on huge pages in smaps).
+fn pool_and_pages_held(
+    sys: &SysRoot,
+    rel: &str,
+    target: Option<u64>,
+    out: &WorkloadOutput,
+) -> Result<(), String> {
+    let mut why = Vec::new();
+    if let Some(target) = target {
+        match sys.read_parsed::<u64>(rel) {
+            Ok(now) if now < target => why.push(format!(
+                "the pool shrank from {target} to {now} pages during the measurement ({})",
+                sys.path(rel).display()
+            )),
+            Ok(_) => {}
+            Err(e) => why.push(format!("cannot read the pool back: {e}")),
+        }
+    }
+    if let Some(f) = out.metric("huge_fraction") {
+        // Whole pages or nothing: a hugetlb mapping is all huge; a fraction below 1 means
+        // part of the buffers fell back to 4 KiB pages.
+        if f.value.is_finite() && f.value < 0.999 {
+            why.push(format!(
+                "only {:.1}% of the workload's buffers were on huge pages (huge_fraction {:.3})",
+                f.value * 100.0,
+                f.value
+            ));
+        }
+    }
+    if why.is_empty() {
+        Ok(())
+    } else {
+        Err(why.join("; "))
     }
 }
 

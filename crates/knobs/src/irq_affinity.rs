@@ -10,13 +10,14 @@
 //! device's MSI interrupts (`/sys/class/net/eth0/device/msi_irqs`, or its parent's for
 //! virtio). irqbalance, if it runs, may move the interrupts back meanwhile: stop it.
 
-use perflab_core::Unavailable;
+use perflab_core::{Unavailable, WorkloadOutput};
 use perflab_sys::{format_cpu_list, interrupts, parse_cpu_list, SysRoot};
 
+use crate::effect::{ReadBack, Verified};
 use crate::error::KnobError;
 use crate::files::write_files;
 use crate::journal::Journal;
-use crate::knob::{Knob, KnobGuard};
+use crate::knob::{EffectProbe, Knob, KnobGuard};
 
 const VALID: &str = "DEV:CPULIST, e.g. eth0:2, virtio2-input.0:1, 36,38:0-1 (DEV a device or \
                      queue name from /proc/interrupts, or IRQ numbers)";
@@ -197,7 +198,56 @@ impl Knob for IrqAffinityKnob {
             .iter()
             .map(|n| (affinity_path(*n), list.clone()))
             .collect();
-        Ok(Box::new(write_files(sys, journal, &self.name(), &writes)?))
+        let guard = Box::new(write_files(sys, journal, &self.name(), &writes)?);
+        let cpus = self.cpus.clone();
+        Ok(Box::new(Verified::new(guard, move |_| {
+            let (irqs, cpus) = (irqs.clone(), cpus.clone());
+            Some(Box::new(ReadBack(move |sys: &SysRoot, _: &WorkloadOutput| {
+                effective_within(sys, &irqs, &cpus)
+            })) as Box<dyn EffectProbe>)
+        })))
+    }
+}
+
+/// Where the kernel exposes it (`effective_affinity_list`, x86 and arm64 with generic IRQ
+/// effective affinity), each IRQ's effective CPUs must lie within the asked ones: an IRQ
+/// controller or a managed interrupt can keep delivering elsewhere whatever
+/// `smp_affinity_list` reads. Without the file only the mask read back can be checked.
+fn effective_within(sys: &SysRoot, irqs: &[u32], cpus: &[u32]) -> Result<(), String> {
+    let mut why = Vec::new();
+    for &irq in irqs {
+        let effective = format!("proc/irq/{irq}/effective_affinity_list");
+        let rel = if sys.exists(&effective) {
+            effective
+        } else {
+            affinity_path(irq)
+        };
+        let text = match sys.read_trimmed(&rel) {
+            Ok(t) => t,
+            Err(e) => {
+                why.push(format!("IRQ {irq}: cannot read {rel}: {e}"));
+                continue;
+            }
+        };
+        match parse_cpu_list(&text) {
+            Ok(now) => {
+                let outside: Vec<u32> = now.into_iter().filter(|c| !cpus.contains(c)).collect();
+                if !outside.is_empty() {
+                    why.push(format!(
+                        "IRQ {irq} is delivered to CPU {} ({} reads {text}), outside {}",
+                        format_cpu_list(&outside),
+                        sys.path(&rel).display(),
+                        format_cpu_list(cpus)
+                    ));
+                }
+            }
+            Err(e) => why.push(format!("IRQ {irq}: {rel}: {}", e.reason)),
+        }
+    }
+    if why.is_empty() {
+        Ok(())
+    } else {
+        Err(why.join("; "))
     }
 }
 

@@ -1,7 +1,7 @@
 //! The knob and guard traits, and [`Settings`]: the knobs of one variant, applied in order
 //! and restored in reverse.
 
-use perflab_core::Unavailable;
+use perflab_core::{Unavailable, WorkloadOutput};
 use perflab_sys::SysRoot;
 
 use crate::error::KnobError;
@@ -30,6 +30,21 @@ pub trait KnobGuard: Send {
     fn facts(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+
+    /// Takes what the kernel exposes of this setting's effect just before a measurement
+    /// (a disabled idle state's usage counter), to be checked after it by
+    /// [`EffectProbe::verify`]. `None` when nothing the kernel shows can tell.
+    fn probe(&self, _sys: &SysRoot) -> Option<Box<dyn EffectProbe>> {
+        None
+    }
+}
+
+/// What a knob's effect looked like before a measurement.
+pub trait EffectProbe: Send {
+    /// `Err(reason)` when the setting did not hold during the measurement: the reason
+    /// names what was seen (a disabled state entered 1,416 times, THP read back `never`).
+    /// `output` is what the workload reported (`huge_fraction` of its buffers).
+    fn verify(&self, sys: &SysRoot, output: &WorkloadOutput) -> Result<(), String>;
 }
 
 /// The knobs of one variant, in the order they are applied.
@@ -130,6 +145,15 @@ impl AppliedVariant {
         self.guards.iter().flat_map(|(_, g)| g.facts()).collect()
     }
 
+    /// Probes of every applied knob that can tell whether it holds, taken now (just
+    /// before a measurement), each with the knob's name.
+    pub fn probes(&self, sys: &SysRoot) -> Vec<(String, Box<dyn EffectProbe>)> {
+        self.guards
+            .iter()
+            .filter_map(|(name, g)| g.probe(sys).map(|p| (name.clone(), p)))
+            .collect()
+    }
+
     /// Restores every knob, newest first, going on past failures; the error lists them all.
     pub fn restore(mut self) -> Result<(), KnobError> {
         self.restore_all()
@@ -160,4 +184,18 @@ impl Drop for AppliedVariant {
             eprintln!("perflab: {e}");
         }
     }
+}
+
+/// Checks `probes` after a measurement: `None` when every knob held, else one line that
+/// names each knob that did not and why (`cpuidle=poll-only: ...; thp=never: ...`).
+pub fn verify_effects(
+    probes: &[(String, Box<dyn EffectProbe>)],
+    sys: &SysRoot,
+    output: &WorkloadOutput,
+) -> Option<String> {
+    let failures: Vec<String> = probes
+        .iter()
+        .filter_map(|(name, p)| p.verify(sys, output).err().map(|why| format!("{name}: {why}")))
+        .collect();
+    (!failures.is_empty()).then(|| failures.join("; "))
 }

@@ -9,6 +9,7 @@
 //! can warn.
 
 pub mod cpuidle;
+pub mod effect;
 pub mod error;
 pub mod fake;
 pub mod files;
@@ -28,7 +29,7 @@ pub mod thp;
 pub use error::KnobError;
 pub use files::{write_attrs, write_files, AttrWrite, FileGuard, Form};
 pub use journal::{Action, Created, Entry, EntryId, Journal, Original, Saved};
-pub use knob::{AppliedVariant, Knob, KnobGuard, Settings};
+pub use knob::{verify_effects, AppliedVariant, EffectProbe, Knob, KnobGuard, Settings};
 pub use registry::{knob_names, parse_knob, parse_setting};
 pub use replay::{pending, pending_warning, restore_pending, RestoreReport};
 pub use signals::SignalGuard;

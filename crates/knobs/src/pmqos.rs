@@ -5,15 +5,18 @@
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileTypeExt;
 
-use perflab_core::Unavailable;
+use perflab_core::{Unavailable, WorkloadOutput};
 use perflab_sys::SysRoot;
 
+use crate::effect::ReadBack;
 use crate::error::KnobError;
 use crate::journal::{EntryId, Journal};
-use crate::knob::{Knob, KnobGuard};
+use crate::knob::{EffectProbe, Knob, KnobGuard};
 
 /// The PM-QoS device, relative to the root.
 pub const PMQOS_PATH: &str = "dev/cpu_dma_latency";
@@ -87,6 +90,7 @@ impl Knob for PmQosKnob {
         match held {
             Ok(file) => Ok(Box::new(PmQosGuard {
                 file: Some(file),
+                limit_us: self.latency_us,
                 journal: journal.clone(),
                 id,
             })),
@@ -108,6 +112,7 @@ impl Knob for PmQosKnob {
 #[derive(Debug)]
 pub struct PmQosGuard {
     file: Option<File>,
+    limit_us: i32,
     journal: Journal,
     id: EntryId,
 }
@@ -128,6 +133,44 @@ impl KnobGuard for PmQosGuard {
     fn restore(mut self: Box<Self>) -> Result<(), KnobError> {
         self.release()
     }
+
+    /// The hold is open (our descriptor still refers to the device) and, on a real PM-QoS
+    /// device, the kernel's effective limit is at most ours, as it is while our request
+    /// counts.
+    fn probe(&self, _sys: &SysRoot) -> Option<Box<dyn EffectProbe>> {
+        let fd = self.file.as_ref()?.as_raw_fd();
+        let limit = self.limit_us;
+        Some(Box::new(ReadBack(move |sys: &SysRoot, _: &WorkloadOutput| {
+            hold_counts(sys, fd, limit)
+        })))
+    }
+}
+
+fn hold_counts(sys: &SysRoot, fd: i32, limit: i32) -> Result<(), String> {
+    // SAFETY: F_GETFD only asks whether the descriptor is open; it changes nothing.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+        return Err("the descriptor holding the request was closed".into());
+    }
+    let path = sys.path(PMQOS_PATH);
+    let is_device = std::fs::metadata(&path)
+        .map(|m| m.file_type().is_char_device())
+        .unwrap_or(false);
+    if !is_device {
+        // A test tree's plain file has no kernel behind it: the open hold is all there is.
+        return Ok(());
+    }
+    let mut bytes = [0u8; 4];
+    std::fs::File::open(&path)
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| format!("cannot read the effective limit from {}: {e}", path.display()))?;
+    let effective = i32::from_ne_bytes(bytes);
+    if effective > limit {
+        return Err(format!(
+            "the kernel's effective CPU latency limit is {effective} µs, above the {limit} µs \
+             held: the request does not count"
+        ));
+    }
+    Ok(())
 }
 
 impl Drop for PmQosGuard {

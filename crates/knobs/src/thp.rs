@@ -4,12 +4,14 @@
 //! These files show a choice list (`always [madvise] never`) but take only the bare word,
 //! so what is journaled and written back is the selected word, not the bytes shown.
 
-use perflab_core::Unavailable;
+use perflab_core::{Unavailable, WorkloadOutput};
 use perflab_sys::hugepages::thp_path;
 use perflab_sys::SysRoot;
 
 use crate::error::KnobError;
+use crate::effect::{ReadBack, Verified};
 use crate::files::{read_choice, write_attrs, AttrWrite, Form};
+use crate::knob::EffectProbe;
 use crate::journal::Journal;
 use crate::knob::{Knob, KnobGuard};
 
@@ -112,6 +114,23 @@ impl Knob for ThpKnob {
             value: self.word.clone().into_bytes(),
             form: Form::Choice,
         };
-        Ok(Box::new(write_attrs(sys, journal, &self.name(), &[write])?))
+        let guard = Box::new(write_attrs(sys, journal, &self.name(), &[write])?);
+        let (rel, word) = (self.attr.path(), self.word.clone());
+        Ok(Box::new(Verified::new(guard, move |_| {
+            let (rel, word) = (rel.clone(), word.clone());
+            // Another process (a second perflab, tuned, a script) may switch the mode
+            // while the measurement runs: read back what the kernel uses at its end.
+            Some(Box::new(ReadBack(move |sys: &SysRoot, _: &WorkloadOutput| {
+                match read_choice(sys, &rel) {
+                    Ok(c) if c.selected == word => Ok(()),
+                    Ok(c) => Err(format!(
+                        "{} reads back [{}], not {word}: it was changed during the measurement",
+                        sys.path(&rel).display(),
+                        c.selected
+                    )),
+                    Err(e) => Err(format!("cannot read the mode back: {e}")),
+                }
+            })) as Box<dyn EffectProbe>)
+        })))
     }
 }

@@ -37,6 +37,11 @@ pub struct ExpandedSpec {
     /// repetitions only. Kept here so a resume continues them and a report can tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<AdaptiveTarget>,
+    /// Telemetry repetitions per point and variant, planned after the headline ones at
+    /// each point, for the monitors that disturb what they observe (0: none selected, or
+    /// none wanted). Their figures are never results.
+    #[serde(default)]
+    pub telemetry_reps: u32,
     /// The spec as the user wrote it.
     pub source: ExperimentSpec,
 }
@@ -141,6 +146,8 @@ pub fn expand(
         unavailable_monitors: BTreeMap::new(),
         skipped: Vec::new(),
         adaptive: target_of(spec.target_ci, spec.max_reps, spec.repetitions),
+        // Settled by `prepare`, which knows which monitors disturb and which are here.
+        telemetry_reps: 0,
         source: spec.clone(),
     };
     // Resolve every point under every variant now: a bad value or an offline CPU is an

@@ -1,9 +1,10 @@
 //! The execution order of a run: at each point, repetitions interleave the variants
 //! (A B A B …), never all of A then all of B, so slow drift of the machine (thermal,
-//! background load, page cache) falls on every variant alike.
+//! background load, page cache) falls on every variant alike. Telemetry repetitions
+//! (numbered apart, from 0) follow a point's headline ones, interleaved the same way.
 
 use perflab_core::Workload;
-use perflab_store::PlannedMeasurement;
+use perflab_store::{PlannedMeasurement, Role};
 
 use crate::error::Result;
 use crate::expand::ExpandedSpec;
@@ -27,7 +28,10 @@ pub fn plan(
             .iter()
             .map(|v| spec.params_for(workload, point, v))
             .collect::<Result<_>>()?;
-        for rep in 0..spec.repetitions {
+        let rounds = (0..spec.repetitions)
+            .map(|rep| (Role::Headline, rep))
+            .chain((0..spec.telemetry_reps).map(|rep| (Role::Telemetry, rep)));
+        for (role, rep) in rounds {
             for (v, p) in variants.iter().zip(&params) {
                 out.push(PlannedMeasurement {
                     seq: out.len() as u32,
@@ -35,6 +39,7 @@ pub fn plan(
                     params: p.clone(),
                     variant: v.name.clone(),
                     rep,
+                    role,
                 });
             }
         }

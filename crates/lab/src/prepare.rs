@@ -77,7 +77,8 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
             expanded.unavailable_monitors.insert(name.clone(), reason);
         }
     }
-    let notes = crate::fit::fit_memory(&mut expanded, workload, sys)?;
+    let mut notes = telemetry_plan(&mut expanded, spec.telemetry_reps);
+    notes.extend(crate::fit::fit_memory(&mut expanded, workload, sys)?);
     crate::fit::resolve_auto_pools(&mut expanded, workload)?;
     let (available, unavailable) = check_variants(&expanded.variants, sys)?;
     if available.is_empty() {
@@ -99,6 +100,39 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
         available,
         unavailable,
     })
+}
+
+/// Telemetry repetitions taken when no number is given and a disturbing monitor runs.
+pub const DEFAULT_TELEMETRY_REPS: u32 = 1;
+
+/// Settles how many telemetry repetitions the run plans: the monitors that would disturb
+/// a headline figure run only there. Returns the note that tells the user.
+fn telemetry_plan(expanded: &mut ExpandedSpec, asked: Option<u32>) -> Vec<String> {
+    let disturbing: Vec<&str> = expanded
+        .monitors
+        .iter()
+        .filter(|n| !expanded.unavailable_monitors.contains_key(n.as_str()))
+        .filter(|n| perflab_monitors::by_name(n).is_some_and(|m| m.disturbs()))
+        .map(String::as_str)
+        .collect();
+    if disturbing.is_empty() {
+        expanded.telemetry_reps = 0;
+        return Vec::new();
+    }
+    let reps = asked.unwrap_or(DEFAULT_TELEMETRY_REPS);
+    expanded.telemetry_reps = reps;
+    let list = disturbing.join(", ");
+    vec![if reps == 0 {
+        format!(
+            "monitors {list} change what they observe and telemetry_reps is 0: they are not \
+             taken"
+        )
+    } else {
+        format!(
+            "monitors {list} change what they observe: they run only in {reps} telemetry \
+             repetition(s) per point and variant, whose figures are not results"
+        )
+    }]
 }
 
 /// Asks the workload to check every point's parameters together (a grid point that does

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use perflab_core::{MeasureCtx, Monitor, MonitorError, WorkloadError, WorkloadOutput};
-use perflab_knobs::{AppliedVariant, Journal};
+use perflab_knobs::{verify_effects, AppliedVariant, Journal};
 use perflab_store::{
-    MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement, RunId, RunStatus, Store,
+    MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement, Role, RunId, RunStatus, Store,
 };
 use perflab_sys::SysRoot;
 
@@ -248,11 +248,12 @@ impl Session<'_> {
                 self.opts,
                 self.journal,
             )?;
-            let facts = facts_of(&applied);
-            let Some(rec) = measure(pm, self.workload, monitors, self.opts, facts, progress) else {
+            let variant = applied.as_ref().map(|(_, a)| a);
+            let Some(rec) = measure(pm, self.workload, monitors, self.opts, variant, progress)
+            else {
                 break;
             };
-            if rec.status != MeasurementStatus::Ok {
+            if matches!(rec.status, MeasurementStatus::Failed(_)) {
                 failed += 1;
             }
             store.record(run, &rec)?;
@@ -400,7 +401,7 @@ fn measure(
     workload: &dyn perflab_core::Workload,
     monitors: &mut [Slot],
     opts: &RunOptions,
-    facts: BTreeMap<String, String>,
+    variant: Option<&AppliedVariant>,
     progress: &mut dyn Progress,
 ) -> Option<MeasurementRecord> {
     let ctx = MeasureCtx {
@@ -408,11 +409,12 @@ fn measure(
         stop: opts.stop.clone(),
         threads: Default::default(),
         cpus: workload.cpus(&pm.params),
-        facts,
+        facts: variant.map(|a| a.facts()).unwrap_or_default(),
     };
     let mut started = vec![false; monitors.len()];
     for (slot, s) in monitors.iter_mut().zip(started.iter_mut()) {
-        if !slot.alive {
+        // A monitor that disturbs the workload never runs around a headline figure.
+        if !slot.alive || (pm.role == Role::Headline && slot.monitor.disturbs()) {
             continue;
         }
         match slot.monitor.start(&ctx) {
@@ -431,10 +433,23 @@ fn measure(
             }
         }
     }
+    let ran: Vec<String> = monitors
+        .iter()
+        .zip(&started)
+        .filter(|(_, s)| **s)
+        .map(|(slot, _)| slot.monitor.name().to_string())
+        .collect();
+    // What the kernel shows of each knob's effect, just before and just after the
+    // workload: a setting that did not hold makes the measurement ineffective.
+    let probes = variant.map(|a| a.probes(&opts.sys)).unwrap_or_default();
     let started_at = now_epoch();
     let t0 = Instant::now();
     let result = workload.run(&pm.params, &ctx);
     let elapsed_s = t0.elapsed().as_secs_f64();
+    let ineffective = match &result {
+        Ok(out) => verify_effects(&probes, &opts.sys, out),
+        Err(_) => None,
+    };
     let mut telemetry = Vec::new();
     let mut new_notes = Vec::new();
     for (slot, s) in monitors.iter_mut().zip(started) {
@@ -467,7 +482,11 @@ fn measure(
                     bytes.value,
                 ));
             }
-            (MeasurementStatus::Ok, out)
+            // The progress line of the measurement says it, with the reason.
+            match ineffective {
+                Some(why) => (MeasurementStatus::Ineffective(why), out),
+                None => (MeasurementStatus::Ok, out),
+            }
         }
         Err(WorkloadError::Interrupted) => return None,
         Err(e) => (
@@ -486,5 +505,7 @@ fn measure(
         elapsed_s,
         output,
         telemetry,
+        role: pm.role,
+        monitors: ran,
     })
 }

@@ -126,6 +126,11 @@ pub struct ExperimentSpec {
     /// (default [`crate::adaptive::DEFAULT_MAX_REPS`]); only with `target_ci`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_reps: Option<u32>,
+    /// Telemetry repetitions per point and variant for the monitors that would disturb a
+    /// headline figure (perf counters); default 1 when such a monitor is selected, 0 to
+    /// not take them at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry_reps: Option<u32>,
 }
 
 fn default_reps() -> u32 {
@@ -159,6 +164,12 @@ impl ExperimentSpec {
         }
         crate::adaptive::check_settings(self.target_ci, self.max_reps, self.repetitions)
             .map_err(|e| e.for_file())?;
+        if self.telemetry_reps.is_some_and(|t| t > 100) {
+            return Err(format!(
+                "telemetry_reps = {} (must be 0 to 100)",
+                self.telemetry_reps.unwrap_or_default()
+            ));
+        }
         let mut seen = std::collections::BTreeSet::new();
         for v in &self.variants {
             if v.name.is_empty() || v.name.contains(['/', ',', ' ']) {

@@ -74,6 +74,11 @@ impl Progress for Reporter {
                 .map(|m| format!("{} = {:.6}", m.name, m.value))
                 .unwrap_or_default(),
             MeasurementStatus::Failed(e) => format!("FAILED: {e}"),
+            MeasurementStatus::Ineffective(e) => format!("INEFFECTIVE (not counted): {e}"),
+        };
+        let role = match rec.role {
+            perflab_store::Role::Headline => "",
+            perflab_store::Role::Telemetry => " (telemetry, not a result)",
         };
         let point: Vec<String> = self
             .varying
@@ -81,7 +86,7 @@ impl Progress for Reporter {
             .filter_map(|k| rec.params.get(k).map(|v| format!("{k}={v}")))
             .collect();
         let line = format!(
-            "{} [{}] rep {}: {what}",
+            "{} [{}] rep {}{role}: {what}",
             point.join(" "),
             rec.variant,
             rec.rep

@@ -173,6 +173,7 @@ pub fn compare_variants(
     );
     variant_params.sort();
     table.variant_params = variant_params;
+    table.notes.extend(crate::coverage::monitor_lines(ms));
     Ok(table)
 }
 
@@ -240,7 +241,7 @@ pub fn compare_runs(
             (&names.0, &names.1),
         );
     }
-    Ok(b.finish(
+    let mut table = b.finish(
         TableKind::Runs {
             a: a_run.id,
             b: b_run.id,
@@ -248,7 +249,14 @@ pub fn compare_runs(
         chosen,
         names,
         unavailable_of(&[a_run, b_run]),
-    ))
+    );
+    for (run, ms) in [(a_run, a_ms), (b_run, b_ms)] {
+        let lines = crate::coverage::monitor_lines(ms);
+        table
+            .notes
+            .extend(lines.into_iter().map(|l| format!("run {}: {l}", run.id)));
+    }
+    Ok(table)
 }
 
 /// How a run is named in a table: its label ("kernel 6.1"), or `run N` when it has none.
@@ -316,6 +324,8 @@ struct Builder<'c> {
     failed: (u32, u32),
     missing: u32,
     first_error: Option<String>,
+    ineffective: (u32, u32),
+    first_ineffective: Option<String>,
 }
 
 impl<'c> Builder<'c> {
@@ -328,6 +338,8 @@ impl<'c> Builder<'c> {
             failed: (0, 0),
             missing: 0,
             first_error: None,
+            ineffective: (0, 0),
+            first_ineffective: None,
         }
     }
 
@@ -346,6 +358,14 @@ impl<'c> Builder<'c> {
         self.missing += a.missing + b.missing;
         if self.first_error.is_none() {
             self.first_error = a.first_error.clone().or_else(|| b.first_error.clone());
+        }
+        self.ineffective.0 += a.ineffective;
+        self.ineffective.1 += b.ineffective;
+        if self.first_ineffective.is_none() {
+            self.first_ineffective = a
+                .first_ineffective
+                .clone()
+                .or_else(|| b.first_ineffective.clone());
         }
         let samples = (Sample::new(a.values.clone()), Sample::new(b.values.clone()));
         match samples {
@@ -372,6 +392,13 @@ impl<'c> Builder<'c> {
                         }
                         if side.missing > 0 {
                             parts.push(format!("{} without the metric", side.missing));
+                        }
+                        if side.ineffective > 0 {
+                            parts.push(format!(
+                                "{} ineffective: {}",
+                                side.ineffective,
+                                side.first_ineffective.as_deref().unwrap_or("")
+                            ));
                         }
                         why.push(format!(
                             "no successful value in {name} ({})",
@@ -416,6 +443,21 @@ impl<'c> Builder<'c> {
             notes.push(format!(
                 "{} successful measurements had no finite value of {} and are not counted",
                 self.missing, metric.name
+            ));
+        }
+        let (ia, ib) = self.ineffective;
+        if ia + ib > 0 {
+            let first = self
+                .first_ineffective
+                .map(|e| format!("; first: {e}"))
+                .unwrap_or_default();
+            notes.push(format!(
+                "INEFFECTIVE: {} measurements ran while a knob of their variant did not hold; \
+                 they are not that variant's numbers and no verdict uses them ({}: {ia}, {}: \
+                 {ib}){first}",
+                ia + ib,
+                labels.0,
+                labels.1
             ));
         }
         ComparisonTable {

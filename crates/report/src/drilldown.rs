@@ -47,16 +47,30 @@ pub fn render_row(
     let (base, other) = variants_of(table)?;
     let mut out = metric_section(run, table, row, base, other);
     let cpus = pair_cpus(row.pair);
-    let at = |v: &str| -> Vec<&MeasurementRecord> {
+    let here = |v: &str| -> Vec<&MeasurementRecord> {
         ms.iter()
             .filter(|m| m.point == row.point_a && m.variant == v)
             .collect()
+    };
+    // Telemetry beside the numbers comes from the same repetitions as the numbers.
+    let at = |v: &str| -> Vec<&MeasurementRecord> {
+        here(v).into_iter().filter(|m| m.is_result()).collect()
     };
     for v in [base, other] {
         out.push_str(&irq_section(run, &at(v), v, &cpus));
     }
     for v in [base, other] {
         out.push_str(&idle_section(run, &at(v), v, &cpus));
+    }
+    let ineffective = crate::coverage::ineffective_lines(here(base).into_iter().chain(here(other)));
+    if !ineffective.is_empty() {
+        out.push_str(
+            "\nINEFFECTIVE (a knob did not hold; not counted as the variant, no verdict \
+             uses them):\n",
+        );
+        for l in ineffective {
+            out.push_str(&format!("  {l}\n"));
+        }
     }
     out.push_str(&unavailable_text(&table.unavailable));
     Ok(out)

@@ -283,11 +283,8 @@ pub fn latency_table(run: &RunInfo, ms: &[MeasurementRecord]) -> LatencyTable {
 }
 
 fn row(path: &str, streams: i64, load: &str, reps: &[&MeasurementRecord]) -> LatencyRow {
-    let ok: Vec<&MeasurementRecord> = reps
-        .iter()
-        .copied()
-        .filter(|m| m.status == MeasurementStatus::Ok)
-        .collect();
+    let ok: Vec<&MeasurementRecord> = reps.iter().copied().filter(|m| m.is_result()).collect();
+    let reps: Vec<&MeasurementRecord> = reps.iter().copied().filter(|m| m.is_headline()).collect();
     let mut r = LatencyRow {
         path: path.to_string(),
         load: load.to_string(),
@@ -309,6 +306,7 @@ fn row(path: &str, streams: i64, load: &str, reps: &[&MeasurementRecord]) -> Lat
         approximate: false,
         error: reps.iter().find_map(|m| match &m.status {
             MeasurementStatus::Failed(e) => Some(e.clone()),
+            MeasurementStatus::Ineffective(e) => Some(format!("ineffective: {e}")),
             MeasurementStatus::Ok => None,
         }),
     };
@@ -543,6 +541,8 @@ mod tests {
                 TelemetryRow::new("softirqs", "NET_RX", "", None, 40_000.0, Unit::Count),
                 TelemetryRow::new("softirqs", "NET_TX", "", None, 20.0, Unit::Count),
             ],
+            role: Default::default(),
+            monitors: Vec::new(),
         }
     }
 

@@ -11,6 +11,7 @@ pub mod blocks;
 pub mod changed;
 pub mod compare;
 pub mod counters;
+pub mod coverage;
 pub mod distribution;
 pub mod doc;
 pub mod drilldown;

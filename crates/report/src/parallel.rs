@@ -361,6 +361,8 @@ mod tests {
                 ..Default::default()
             },
             telemetry: Vec::new(),
+            role: Default::default(),
+            monitors: Vec::new(),
         }
     }
 

@@ -98,8 +98,9 @@ pub fn measured_variants(ms: &[MeasurementRecord]) -> Vec<String> {
     out
 }
 
+/// A result of its variant: a headline repetition that ran with every knob holding.
 pub fn is_ok(m: &MeasurementRecord) -> bool {
-    m.status == MeasurementStatus::Ok
+    m.is_result()
 }
 
 /// The numbers of one side of one row, and what did not count.
@@ -113,13 +114,25 @@ pub struct SideValues {
     pub missing: u32,
     /// The first failure message, to show a reader why.
     pub first_error: Option<String>,
+    /// Measurements that ran while a knob of the variant did not hold: not its numbers.
+    pub ineffective: u32,
+    /// The first reason a measurement was ineffective.
+    pub first_ineffective: Option<String>,
 }
 
 impl SideValues {
     pub fn gather<'a>(records: impl Iterator<Item = &'a MeasurementRecord>, metric: &str) -> Self {
         let mut side = SideValues::default();
-        for m in records {
+        // Telemetry repetitions carry the monitors that disturb the workload: never a
+        // result, so not a value, a failure or anything else of this side.
+        for m in records.filter(|m| m.is_headline()) {
             match &m.status {
+                MeasurementStatus::Ineffective(why) => {
+                    side.ineffective += 1;
+                    if side.first_ineffective.is_none() {
+                        side.first_ineffective = Some(format!("seq {}: {why}", m.seq));
+                    }
+                }
                 MeasurementStatus::Failed(msg) => {
                     side.failed += 1;
                     if side.first_error.is_none() {
@@ -139,7 +152,7 @@ impl SideValues {
     }
 
     pub fn measured(&self) -> bool {
-        !self.values.is_empty() || self.failed > 0 || self.missing > 0
+        !self.values.is_empty() || self.failed > 0 || self.missing > 0 || self.ineffective > 0
     }
 }
 

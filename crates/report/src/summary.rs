@@ -145,7 +145,8 @@ pub(crate) fn summarize_where(
             ));
         }
     }
-    let notes = table_notes(&rows, chosen.as_ref(), cfg, ms.is_empty());
+    let mut notes = table_notes(&rows, chosen.as_ref(), cfg, ms.is_empty());
+    notes.extend(crate::coverage::table_notes(selected.iter().copied()));
     Ok(SummaryTable {
         run: run.id,
         metric: chosen,

@@ -100,6 +100,8 @@ mod tests {
             elapsed_s: 1.0,
             output: WorkloadOutput::default(),
             telemetry: rows,
+            role: Default::default(),
+            monitors: Vec::new(),
         }
     }
 

@@ -21,6 +21,8 @@ fn rec(rep: u32, rows: Vec<TelemetryRow>) -> MeasurementRecord {
         elapsed_s: 10.0,
         output: WorkloadOutput::default(),
         telemetry: rows,
+        role: Default::default(),
+        monitors: Vec::new(),
     }
 }
 

@@ -70,6 +70,8 @@ fn records(pmu: bool) -> Vec<MeasurementRecord> {
                     ..Default::default()
                 },
                 telemetry,
+                role: Default::default(),
+                monitors: Vec::new(),
             });
         }
     }

@@ -66,6 +66,8 @@ fn records(raw: &[Raw]) -> Vec<MeasurementRecord> {
                     ..Default::default()
                 },
                 telemetry,
+                role: Default::default(),
+                monitors: Vec::new(),
             }
         })
         .collect()

@@ -268,6 +268,8 @@ mod random {
                         ..Default::default()
                     },
                     telemetry: vec![],
+                    role: Default::default(),
+                    monitors: Vec::new(),
                 }
             })
             .collect()

@@ -77,20 +77,26 @@ pub(crate) fn run_status(s: &str) -> Option<RunStatus> {
 pub(crate) const OK: &str = "ok";
 pub(crate) const FAILED: &str = "failed";
 
-pub(crate) fn status_columns(s: &MeasurementStatus) -> (&'static str, Option<&str>) {
+/// The `status`, `error` and `ineffective` columns of a measurement. An ineffective
+/// measurement ran (`ok`, so a resume does not redo it) and says why it is not its
+/// variant's number in `ineffective`.
+pub(crate) fn status_columns(s: &MeasurementStatus) -> (&'static str, Option<&str>, Option<&str>) {
     match s {
-        MeasurementStatus::Ok => (OK, None),
-        MeasurementStatus::Failed(e) => (FAILED, Some(e.as_str())),
+        MeasurementStatus::Ok => (OK, None, None),
+        MeasurementStatus::Failed(e) => (FAILED, Some(e.as_str()), None),
+        MeasurementStatus::Ineffective(why) => (OK, None, Some(why.as_str())),
     }
 }
 
 pub(crate) fn status_from_columns(
     status: &str,
     error: Option<String>,
+    ineffective: Option<String>,
 ) -> Option<MeasurementStatus> {
-    match status {
-        OK => Some(MeasurementStatus::Ok),
-        FAILED => Some(MeasurementStatus::Failed(error.unwrap_or_default())),
+    match (status, ineffective) {
+        (OK, Some(why)) => Some(MeasurementStatus::Ineffective(why)),
+        (OK, None) => Some(MeasurementStatus::Ok),
+        (FAILED, _) => Some(MeasurementStatus::Failed(error.unwrap_or_default())),
         _ => None,
     }
 }
@@ -132,8 +138,17 @@ mod tests {
         }
         assert_eq!(run_status("paused"), None);
         let failed = MeasurementStatus::Failed("boom".into());
-        let (s, e) = status_columns(&failed);
-        assert_eq!(status_from_columns(s, e.map(str::to_string)), Some(failed));
-        assert_eq!(status_from_columns("maybe", None), None);
+        for st in [
+            failed,
+            MeasurementStatus::Ok,
+            MeasurementStatus::Ineffective("cpuidle: state1 entered 3 times".into()),
+        ] {
+            let (s, e, i) = status_columns(&st);
+            assert_eq!(
+                status_from_columns(s, e.map(str::to_string), i.map(str::to_string)),
+                Some(st)
+            );
+        }
+        assert_eq!(status_from_columns("maybe", None, None), None);
     }
 }

@@ -13,7 +13,8 @@ use crate::codec::{real, run_status, status_from_columns, u64_from_sql, NameCach
 use crate::error::{corrupt, At};
 use crate::write::run_exists;
 use crate::{
-    MeasurementRecord, PlannedMeasurement, RunId, RunInfo, Store, StoreError, UnavailableVariant,
+    MeasurementRecord, PlannedMeasurement, Role, RunId, RunInfo, Store, StoreError,
+    UnavailableVariant,
 };
 use perflab_core::{
     Better, HistogramData, Metric, Params, TelemetryRow, ThreadRecord, Unit, WorkloadOutput,
@@ -158,7 +159,8 @@ impl Store {
     pub fn plan(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError> {
         self.planned(
             id,
-            "SELECT seq, point, params, variant, rep FROM plan WHERE run_id = ?1 ORDER BY seq",
+            "SELECT seq, point, params, variant, rep, role FROM plan WHERE run_id = ?1 \
+             ORDER BY seq",
         )
     }
 
@@ -167,7 +169,7 @@ impl Store {
     pub fn pending(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError> {
         self.planned(
             id,
-            "SELECT p.seq, p.point, p.params, p.variant, p.rep FROM plan p \
+            "SELECT p.seq, p.point, p.params, p.variant, p.rep, p.role FROM plan p \
              LEFT JOIN measurements m ON m.run_id = p.run_id AND m.seq = p.seq \
              WHERE p.run_id = ?1 AND (m.status IS NULL OR m.status <> 'ok') ORDER BY p.seq",
         )
@@ -186,18 +188,20 @@ impl Store {
                     r.get::<_, String>(2)?,
                     r.get(3)?,
                     r.get(4)?,
+                    r.get::<_, String>(5)?,
                 ))
             })
             .at(path)?;
         let mut out = Vec::new();
         for row in rows {
-            let (seq, point, params, variant, rep) = row.at(path)?;
+            let (seq, point, params, variant, rep, role) = row.at(path)?;
             out.push(PlannedMeasurement {
                 seq,
                 point,
                 params: parse_params(path, id, seq, &params)?,
                 variant,
                 rep,
+                role: parse_role(path, id, seq, &role)?,
             });
         }
         Ok(out)
@@ -379,7 +383,8 @@ fn load_measurements(
     let mut stmt = conn
         .prepare_cached(
             "SELECT m.seq, p.point, p.params, p.variant, p.rep, m.status, m.error, \
-             m.started_at, m.elapsed_s, m.notes FROM measurements m \
+             m.started_at, m.elapsed_s, m.notes, m.ineffective, p.role, m.monitors \
+             FROM measurements m \
              JOIN plan p ON p.run_id = m.run_id AND p.seq = m.seq \
              WHERE m.run_id = ?1 ORDER BY m.seq",
         )
@@ -391,6 +396,8 @@ fn load_measurements(
         let params: String = r.get(2).at(path)?;
         let status: String = r.get(5).at(path)?;
         let notes: String = r.get(9).at(path)?;
+        let role: String = r.get(11).at(path)?;
+        let monitors: Option<String> = r.get(12).at(path)?;
         let bad = |what: String| corrupt(path, format!("run {id} measurement {seq}: {what}"));
         out.push(MeasurementRecord {
             seq,
@@ -398,7 +405,7 @@ fn load_measurements(
             params: parse_params(path, id, seq, &params)?,
             variant: r.get(3).at(path)?,
             rep: r.get(4).at(path)?,
-            status: status_from_columns(&status, r.get(6).at(path)?)
+            status: status_from_columns(&status, r.get(6).at(path)?, r.get(10).at(path)?)
                 .ok_or_else(|| bad(format!("unknown status {status:?}")))?,
             started_at: real(r.get(7).at(path)?),
             elapsed_s: real(r.get(8).at(path)?),
@@ -407,9 +414,23 @@ fn load_measurements(
                 ..WorkloadOutput::default()
             },
             telemetry: Vec::new(),
+            role: parse_role(path, id, seq, &role)?,
+            monitors: match monitors {
+                Some(m) => serde_json::from_str(&m).map_err(|e| bad(format!("monitors: {e}")))?,
+                None => Vec::new(),
+            },
         });
     }
     Ok(out)
+}
+
+fn parse_role(path: &Path, id: RunId, seq: u32, text: &str) -> Result<Role, StoreError> {
+    Role::parse(text).ok_or_else(|| {
+        corrupt(
+            path,
+            format!("run {id} measurement {seq}: unknown role {text:?}"),
+        )
+    })
 }
 
 /// A text column borrowed from the row, without copying it into a String.

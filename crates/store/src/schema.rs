@@ -18,7 +18,7 @@
 pub const APPLICATION: &str = "perflab";
 
 /// The schema version this build writes and understands.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// One step up the schema versions.
 #[derive(Clone, Copy, Debug)]
@@ -36,7 +36,20 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { to: 1, sql: V1 },
     Migration { to: 2, sql: V2 },
     Migration { to: 3, sql: V3 },
+    Migration { to: 4, sql: V4 },
 ];
+
+/// - `plan.role`: `headline` (a result) or `telemetry` (a repetition that carries the
+///   monitors that would disturb a result, never used as one); every measurement planned
+///   before version 4 was a headline one.
+/// - `measurements.ineffective`: why a knob of the variant did not hold during the
+///   measurement (status stays `ok`: it ran, but is not that variant's number); NULL when
+///   every knob held or nothing could tell.
+/// - `measurements.monitors`: JSON array of the monitors that ran around it; NULL before
+///   version 4 (not recorded).
+const V4: &str = "ALTER TABLE plan ADD COLUMN role TEXT NOT NULL DEFAULT 'headline';
+ALTER TABLE measurements ADD COLUMN ineffective TEXT;
+ALTER TABLE measurements ADD COLUMN monitors TEXT;";
 
 /// Where each thread ran over time (JSON `{"changes": [[ns, cpu], ...], "unknown_after"}`;
 /// NULL when nothing sampled it over time, as every thread recorded before version 3).

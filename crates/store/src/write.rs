@@ -44,14 +44,22 @@ impl Store {
         {
             let mut ins = tx
                 .prepare_cached(
-                    "INSERT INTO plan (run_id, seq, point, params, variant, rep) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    "INSERT INTO plan (run_id, seq, point, params, variant, rep, role) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )
                 .at(path)?;
             for p in &run.plan {
                 let params_text = json("parameters", &p.params)?;
-                ins.execute(params![id, p.seq, p.point, params_text, p.variant, p.rep])
-                    .at(path)?;
+                ins.execute(params![
+                    id,
+                    p.seq,
+                    p.point,
+                    params_text,
+                    p.variant,
+                    p.rep,
+                    p.role.as_str()
+                ])
+                .at(path)?;
             }
             let mut ins = tx
                 .prepare_cached(
@@ -86,10 +94,11 @@ impl Store {
             })
             .at(path)?;
         // One scan of the run's plan rather than one query per appended row.
-        let mut planned_reps: HashSet<(u32, String, u32)> = tx
-            .prepare_cached("SELECT point, variant, rep FROM plan WHERE run_id = ?1")
+        // Headline and telemetry repetitions are numbered apart.
+        let mut planned_reps: HashSet<(u32, String, u32, String)> = tx
+            .prepare_cached("SELECT point, variant, rep, role FROM plan WHERE run_id = ?1")
             .at(path)?
-            .query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .at(path)?
             .collect::<rusqlite::Result<_>>()
             .at(path)?;
@@ -103,25 +112,41 @@ impl Store {
                     last.map_or("(none)".to_string(), |l| l.to_string())
                 )));
             }
-            let taken = !planned_reps.insert((p.point, p.variant.clone(), p.rep));
-            if taken {
+            let key = (
+                p.point,
+                p.variant.clone(),
+                p.rep,
+                p.role.as_str().to_string(),
+            );
+            if !planned_reps.insert(key) {
                 return Err(StoreError::InvalidPlan(format!(
-                    "run {run}: point {} variant {:?} rep {} is already planned",
-                    p.point, p.variant, p.rep
+                    "run {run}: point {} variant {:?} {} rep {} is already planned",
+                    p.point,
+                    p.variant,
+                    p.role.as_str(),
+                    p.rep
                 )));
             }
         }
         {
             let mut ins = tx
                 .prepare_cached(
-                    "INSERT INTO plan (run_id, seq, point, params, variant, rep) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    "INSERT INTO plan (run_id, seq, point, params, variant, rep, role) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 )
                 .at(path)?;
             for p in more {
                 let params_text = json("parameters", &p.params)?;
-                ins.execute(params![run, p.seq, p.point, params_text, p.variant, p.rep])
-                    .at(path)?;
+                ins.execute(params![
+                    run,
+                    p.seq,
+                    p.point,
+                    params_text,
+                    p.variant,
+                    p.rep,
+                    p.role.as_str()
+                ])
+                .at(path)?;
             }
         }
         let planned: u32 = tx
@@ -144,17 +169,17 @@ impl Store {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .at(path)?;
 
-        let planned: Option<(u32, String, String, u32)> = tx
+        let planned: Option<(u32, String, String, u32, String)> = tx
             .prepare_cached(
-                "SELECT point, params, variant, rep FROM plan WHERE run_id = ?1 AND seq = ?2",
+                "SELECT point, params, variant, rep, role FROM plan WHERE run_id = ?1 AND seq = ?2",
             )
             .at(path)?
             .query_row(params![run, rec.seq], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
             })
             .optional()
             .at(path)?;
-        let Some((point, planned_params, variant, rep)) = planned else {
+        let Some((point, planned_params, variant, rep, role)) = planned else {
             return Err(if run_exists(&tx, run).at(path)? {
                 StoreError::NotPlanned {
                     path: path.clone(),
@@ -177,6 +202,11 @@ impl Store {
             ))
         } else if rep != rec.rep {
             Some(format!("rep {} recorded, {rep} planned", rec.rep))
+        } else if role != rec.role.as_str() {
+            Some(format!(
+                "a {} repetition recorded, a {role} one planned",
+                rec.role.as_str()
+            ))
         } else if planned_params != params_text {
             Some(format!(
                 "parameters {params_text} recorded, {planned_params} planned"
@@ -210,10 +240,11 @@ impl Store {
             None => {}
         }
 
-        let (status, error) = status_columns(&rec.status);
+        let (status, error, ineffective) = status_columns(&rec.status);
+        let monitors = json("monitors", &rec.monitors)?;
         tx.prepare_cached(
-            "INSERT INTO measurements (run_id, seq, status, error, started_at, elapsed_s, notes) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO measurements (run_id, seq, status, error, started_at, elapsed_s, notes, \
+             ineffective, monitors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )
         .at(path)?
         .execute(params![
@@ -223,7 +254,9 @@ impl Store {
             error,
             rec.started_at,
             rec.elapsed_s,
-            notes
+            notes,
+            ineffective,
+            monitors
         ])
         .at(path)?;
         insert_children(&tx, path, run, rec)?;

@@ -24,6 +24,7 @@ fn extra(seq: u32, point: u32, rep: u32) -> Vec<PlannedMeasurement> {
             params: params(point),
             variant: v.to_string(),
             rep,
+            role: Default::default(),
         })
         .collect()
 }

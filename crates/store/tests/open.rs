@@ -216,6 +216,9 @@ fn a_version_2_database_keeps_its_threads_and_gains_cpu_paths() {
         let conn = rusqlite::Connection::open(&path).unwrap();
         conn.execute_batch(
             "ALTER TABLE threads DROP COLUMN cpu_path;
+             ALTER TABLE plan DROP COLUMN role;
+             ALTER TABLE measurements DROP COLUMN ineffective;
+             ALTER TABLE measurements DROP COLUMN monitors;
              UPDATE meta SET value = '2' WHERE key = 'schema_version';",
         )
         .unwrap();
@@ -242,4 +245,41 @@ proptest! {
         let _ = Store::open(&path);
         prop_assert!(bytes(&path) == content);
     }
+}
+
+/// A version-3 database (before roles, ineffective marks and monitor lists): its
+/// measurements read back as headline results with no monitors recorded, and new ones
+/// of both roles can be added.
+#[test]
+fn a_version_3_database_reads_back_as_headline_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.db");
+    let run = new_run(2);
+    let rec = record(&run.plan[0], 1);
+    {
+        let mut store = Store::open(&path).unwrap();
+        let id = store.create_run(&run, 5.0).unwrap();
+        store.record(id, &rec).unwrap();
+    }
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE plan DROP COLUMN role;
+             ALTER TABLE measurements DROP COLUMN ineffective;
+             ALTER TABLE measurements DROP COLUMN monitors;
+             UPDATE meta SET value = '3' WHERE key = 'schema_version';",
+        )
+        .unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
+    let back = store.measurements(1).unwrap().remove(0);
+    assert_eq!(back.role, perflab_store::Role::Headline);
+    assert!(back.monitors.is_empty());
+    assert_eq!(back.status, perflab_store::MeasurementStatus::Ok);
+    assert_eq!(back.output, rec.output);
+    let mut second = record(&run.plan[1], 1);
+    second.status = perflab_store::MeasurementStatus::Ineffective("thp read back never".into());
+    store.record(1, &second).unwrap();
+    assert_eq!(store.measurements(1).unwrap()[1].status, second.status);
 }

@@ -3,7 +3,7 @@
 mod common;
 
 use perflab_core::{Better, Metric, TelemetryRow, Unit};
-use perflab_store::{MeasurementStatus, RunStatus, Store, StoreError};
+use perflab_store::{MeasurementStatus, Role, RunStatus, Store, StoreError};
 
 use common::{failed, new_run, record};
 
@@ -36,9 +36,15 @@ fn a_run_round_trips() {
 #[test]
 fn measurements_round_trip_exactly() {
     let (_dir, mut store) = store();
-    let run = new_run(6);
+    let mut run = new_run(6);
+    run.plan[5].role = Role::Telemetry;
     let id = store.create_run(&run, 1.0).unwrap();
+    assert_eq!(store.plan(id).unwrap(), run.plan);
     let mut recs: Vec<_> = run.plan.iter().map(|p| record(p, 50)).collect();
+    recs[4].status = MeasurementStatus::Ineffective(
+        "cpuidle=poll-only: state1 (haltpoll) entered 3 times".into(),
+    );
+    recs[0].monitors.clear();
     // Edge values: infinity, -0, huge and tiny floats, totals (cpu None), empty labels.
     recs[1].output.metrics.push(Metric::new(
         "inf",

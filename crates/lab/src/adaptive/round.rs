@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use perflab_core::record::{MeasurementRecord, PlannedMeasurement};
+use perflab_core::record::{MeasurementRecord, PlannedMeasurement, Role};
 
 use super::status::{adaptive_status, AdaptiveTarget};
 
@@ -30,7 +30,8 @@ pub fn next_round(
     ms: &[MeasurementRecord],
 ) -> Vec<PlannedMeasurement> {
     let mut planned: BTreeMap<(u32, &str), Planned> = BTreeMap::new();
-    for p in plan {
+    // Telemetry repetitions are neither counted against the cap nor judged.
+    for p in plan.iter().filter(|p| p.role == Role::Headline) {
         let e = planned
             .entry((p.point, p.variant.as_str()))
             .or_insert(Planned {
@@ -79,6 +80,7 @@ pub fn next_round(
                 params: v.last.params.clone(),
                 variant: v.last.variant.clone(),
                 rep: v.max_rep.saturating_add(1),
+                role: Role::Headline,
             });
             next_seq = next_seq.saturating_add(1);
         }

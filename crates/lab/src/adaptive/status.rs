@@ -47,7 +47,7 @@ pub struct PointStatus {
 /// measurement reports it, else the first metric of the first successful measurement
 /// (the rule the report uses to pick its default metric).
 pub fn judged_metric(primary: Option<&str>, ms: &[MeasurementRecord]) -> Option<String> {
-    let ok = || ms.iter().filter(|m| m.status == MeasurementStatus::Ok);
+    let ok = || ms.iter().filter(|m| m.is_result());
     if let Some(p) = primary {
         if ok().any(|m| m.output.metric(p).is_some()) {
             return Some(p.to_string());
@@ -89,13 +89,16 @@ pub fn adaptive_status(
 ) -> Vec<PointStatus> {
     let mut groups: BTreeMap<(u32, u32), (String, u32, Vec<f64>)> = BTreeMap::new();
     let mut first_seq: BTreeMap<(u32, &str), u32> = BTreeMap::new();
-    for m in ms {
+    // Telemetry repetitions are not results: they neither converge a point nor count
+    // against its cap.
+    let ms: Vec<&MeasurementRecord> = ms.iter().filter(|m| m.is_headline()).collect();
+    for m in &ms {
         let e = first_seq
             .entry((m.point, m.variant.as_str()))
             .or_insert(m.seq);
         *e = (*e).min(m.seq);
     }
-    for m in ms {
+    for m in &ms {
         let order = first_seq[&(m.point, m.variant.as_str())];
         let g = groups
             .entry((m.point, order))

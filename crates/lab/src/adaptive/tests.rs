@@ -24,6 +24,7 @@ fn plan(points: u32, variants: &[&str], reps: u32) -> Vec<PlannedMeasurement> {
                     params: params(point),
                     variant: v.to_string(),
                     rep,
+                    role: Default::default(),
                 });
             }
         }
@@ -52,6 +53,8 @@ fn rec(p: &PlannedMeasurement, value: Option<f64>) -> MeasurementRecord {
             ..WorkloadOutput::default()
         },
         telemetry: Vec::new(),
+        role: Default::default(),
+        monitors: Vec::new(),
     }
 }
 

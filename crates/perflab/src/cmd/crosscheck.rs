@@ -258,6 +258,8 @@ pub(crate) fn run_null(
         quick: None,
         target_ci: None,
         max_reps: None,
+        // The count of measurements is the point of this check: no telemetry repetitions.
+        telemetry_reps: Some(0),
     };
     let sys = perflab_sys::SysRoot::host();
     let prepared = perflab_lab::prepare(&spec, &sys)?;

@@ -3,8 +3,6 @@
 
 use std::io::Write;
 
-use perflab_store::MeasurementStatus;
-
 use crate::cli::{ExportArgs, ExportFormat, Global};
 use crate::cmd::common;
 
@@ -43,10 +41,8 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
                 "error",
             ])?;
             for m in &ms {
-                let (status, err) = match &m.status {
-                    MeasurementStatus::Ok => ("ok", String::new()),
-                    MeasurementStatus::Failed(e) => ("failed", e.clone()),
-                };
+                let status = m.status.word();
+                let err = m.status.message().unwrap_or_default().to_string();
                 let base = [
                     a.run.to_string(),
                     m.seq.to_string(),

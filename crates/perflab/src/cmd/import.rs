@@ -126,6 +126,8 @@ fn to_records(parsed: &perflab_parsers::Parsed) -> Vec<MeasurementRecord> {
                 notes: Vec::new(),
             },
             telemetry: Vec::new(),
+            role: Default::default(),
+            monitors: Vec::new(),
         });
         *rep += 1;
     }
@@ -176,6 +178,7 @@ fn new_run(
                 params: r.params.clone(),
                 variant: r.variant.clone(),
                 rep: r.rep,
+                role: r.role,
             })
             .collect(),
         unavailable: Vec::new(),

@@ -125,6 +125,7 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
             quick: None,
             target_ci: None,
             max_reps: None,
+            telemetry_reps: None,
         },
         (None, None) => {
             return Err(input(

@@ -1,5 +1,8 @@
 //! The report's title and the table of the runs it covers.
 
+use perflab_core::record::MeasurementRecord;
+
+use crate::coverage;
 use crate::doc::{Block, Table};
 use crate::full::{run_name, RunData};
 
@@ -83,4 +86,21 @@ pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
             })
             .collect();
     blocks.push(Block::list("Variants not measured", unavailable));
+    let per_run = |lines: fn(&[MeasurementRecord]) -> Vec<String>| -> Vec<String> {
+        runs.iter()
+            .flat_map(|r| {
+                lines(&r.ms)
+                    .into_iter()
+                    .map(move |l| format!("run {}: {l}", r.info.id))
+            })
+            .collect()
+    };
+    blocks.push(Block::list(
+        "What each repetition carried",
+        per_run(|ms| coverage::monitor_lines(ms)),
+    ));
+    blocks.push(Block::list(
+        "Ineffective measurements (a knob did not hold; not counted as their variant)",
+        per_run(|ms| coverage::ineffective_lines(ms)),
+    ));
 }

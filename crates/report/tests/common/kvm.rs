@@ -109,6 +109,8 @@ pub fn records() -> Vec<MeasurementRecord> {
                     ..Default::default()
                 },
                 telemetry: interrupts(cpu_b, rate, rep),
+                role: Default::default(),
+                monitors: Vec::new(),
             });
         }
     }

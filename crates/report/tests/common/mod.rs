@@ -240,6 +240,8 @@ pub fn records(scale: f64, only: Option<&[u32]>) -> Vec<MeasurementRecord> {
                     elapsed_s: 10.0,
                     output,
                     telemetry,
+                    role: Default::default(),
+                    monitors: Vec::new(),
                 });
             }
         }

@@ -76,6 +76,8 @@ pub fn latency_run(id: i64) -> (RunInfo, Vec<MeasurementRecord>) {
                         if variant == "veth" { 4_000.0 } else { 3_000.0 } + f64::from(rep),
                         Unit::Count,
                     )],
+                    role: Default::default(),
+                    monitors: Vec::new(),
                 });
             }
         }
@@ -146,6 +148,8 @@ pub fn threads_run(id: i64) -> (RunInfo, Vec<MeasurementRecord>) {
                     ..Default::default()
                 },
                 telemetry: vec![],
+                role: Default::default(),
+                monitors: Vec::new(),
             }
         })
         .collect();

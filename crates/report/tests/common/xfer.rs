@@ -110,6 +110,8 @@ pub fn scan(
                             ..Default::default()
                         },
                         telemetry: vec![],
+                        role: Default::default(),
+                        monitors: Vec::new(),
                     });
                 }
             }

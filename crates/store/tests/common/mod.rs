@@ -32,6 +32,7 @@ pub fn plan(n: u32) -> Vec<PlannedMeasurement> {
             params: params(seq / 6),
             variant: VARIANTS[(seq % 2) as usize].to_string(),
             rep: (seq % 6) / 2,
+            role: Default::default(),
         })
         .collect()
 }
@@ -166,6 +167,8 @@ pub fn record(p: &PlannedMeasurement, telemetry: usize) -> MeasurementRecord {
             notes: vec!["CPU 5 ran the wakee for 40% of samples — not pinned".into()],
         },
         telemetry,
+        role: p.role,
+        monitors: vec!["interrupts".into(), "cpu_time".into()],
     }
 }
 
@@ -181,6 +184,8 @@ pub fn failed(p: &PlannedMeasurement, why: &str) -> MeasurementRecord {
         elapsed_s: 0.01,
         output: WorkloadOutput::default(),
         telemetry: Vec::new(),
+        role: Default::default(),
+        monitors: Vec::new(),
     }
 }
 
