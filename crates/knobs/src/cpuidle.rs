@@ -234,7 +234,12 @@ impl EffectProbe for DisabledStates {
                         e.2 += delta;
                         e.3.push(format!("cpu{cpu} {delta}"));
                     }
-                    None => entered.push((name.clone(), *index, delta, vec![format!("cpu{cpu} {delta}")])),
+                    None => entered.push((
+                        name.clone(),
+                        *index,
+                        delta,
+                        vec![format!("cpu{cpu} {delta}")],
+                    )),
                 }
             }
         }
@@ -251,7 +256,10 @@ impl EffectProbe for DisabledStates {
             ));
         }
         if !reenabled.is_empty() {
-            why.push(format!("re-enabled by someone else: {}", reenabled.join(", ")));
+            why.push(format!(
+                "re-enabled by someone else: {}",
+                reenabled.join(", ")
+            ));
         }
         if !unreadable.is_empty() {
             why.push(format!("could not be read back: {}", unreadable.join(", ")));

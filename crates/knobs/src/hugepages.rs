@@ -222,9 +222,11 @@ impl Knob for HugePagesKnob {
         let target: Option<u64> = sys.read_parsed(&rel).ok();
         Ok(Box::new(Verified::new(Box::new(guard), move |_| {
             let rel = rel.clone();
-            Some(Box::new(ReadBack(move |sys: &SysRoot, out: &WorkloadOutput| {
-                pool_and_pages_held(sys, &rel, target, out)
-            })) as Box<dyn EffectProbe>)
+            Some(
+                Box::new(ReadBack(move |sys: &SysRoot, out: &WorkloadOutput| {
+                    pool_and_pages_held(sys, &rel, target, out)
+                })) as Box<dyn EffectProbe>,
+            )
         })))
     }
 }

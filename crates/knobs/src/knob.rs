@@ -195,7 +195,11 @@ pub fn verify_effects(
 ) -> Option<String> {
     let failures: Vec<String> = probes
         .iter()
-        .filter_map(|(name, p)| p.verify(sys, output).err().map(|why| format!("{name}: {why}")))
+        .filter_map(|(name, p)| {
+            p.verify(sys, output)
+                .err()
+                .map(|why| format!("{name}: {why}"))
+        })
         .collect();
     (!failures.is_empty()).then(|| failures.join("; "))
 }

@@ -140,9 +140,9 @@ impl KnobGuard for PmQosGuard {
     fn probe(&self, _sys: &SysRoot) -> Option<Box<dyn EffectProbe>> {
         let fd = self.file.as_ref()?.as_raw_fd();
         let limit = self.limit_us;
-        Some(Box::new(ReadBack(move |sys: &SysRoot, _: &WorkloadOutput| {
-            hold_counts(sys, fd, limit)
-        })))
+        Some(Box::new(ReadBack(
+            move |sys: &SysRoot, _: &WorkloadOutput| hold_counts(sys, fd, limit),
+        )))
     }
 }
 
@@ -162,7 +162,12 @@ fn hold_counts(sys: &SysRoot, fd: i32, limit: i32) -> Result<(), String> {
     let mut bytes = [0u8; 4];
     std::fs::File::open(&path)
         .and_then(|mut f| f.read_exact(&mut bytes))
-        .map_err(|e| format!("cannot read the effective limit from {}: {e}", path.display()))?;
+        .map_err(|e| {
+            format!(
+                "cannot read the effective limit from {}: {e}",
+                path.display()
+            )
+        })?;
     let effective = i32::from_ne_bytes(bytes);
     if effective > limit {
         return Err(format!(

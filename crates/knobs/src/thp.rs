@@ -8,11 +8,11 @@ use perflab_core::{Unavailable, WorkloadOutput};
 use perflab_sys::hugepages::thp_path;
 use perflab_sys::SysRoot;
 
-use crate::error::KnobError;
 use crate::effect::{ReadBack, Verified};
+use crate::error::KnobError;
 use crate::files::{read_choice, write_attrs, AttrWrite, Form};
-use crate::knob::EffectProbe;
 use crate::journal::Journal;
+use crate::knob::EffectProbe;
 use crate::knob::{Knob, KnobGuard};
 
 /// Which THP attribute a knob sets.
@@ -120,8 +120,8 @@ impl Knob for ThpKnob {
             let (rel, word) = (rel.clone(), word.clone());
             // Another process (a second perflab, tuned, a script) may switch the mode
             // while the measurement runs: read back what the kernel uses at its end.
-            Some(Box::new(ReadBack(move |sys: &SysRoot, _: &WorkloadOutput| {
-                match read_choice(sys, &rel) {
+            Some(Box::new(ReadBack(
+                move |sys: &SysRoot, _: &WorkloadOutput| match read_choice(sys, &rel) {
                     Ok(c) if c.selected == word => Ok(()),
                     Ok(c) => Err(format!(
                         "{} reads back [{}], not {word}: it was changed during the measurement",
@@ -129,8 +129,8 @@ impl Knob for ThpKnob {
                         c.selected
                     )),
                     Err(e) => Err(format!("cannot read the mode back: {e}")),
-                }
-            })) as Box<dyn EffectProbe>)
+                },
+            )) as Box<dyn EffectProbe>)
         })))
     }
 }

@@ -41,9 +41,7 @@ pub fn monitor_lines<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) ->
 }
 
 /// One line per ineffective measurement: where, which variant, and why.
-pub fn ineffective_lines<'a>(
-    ms: impl IntoIterator<Item = &'a MeasurementRecord>,
-) -> Vec<String> {
+pub fn ineffective_lines<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) -> Vec<String> {
     ms.into_iter()
         .filter_map(|m| match &m.status {
             MeasurementStatus::Ineffective(why) => Some(format!(
@@ -78,7 +76,12 @@ pub fn table_notes<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) -> V
 mod tests {
     use super::*;
 
-    fn rec(seq: u32, role: Role, monitors: &[&str], status: MeasurementStatus) -> MeasurementRecord {
+    fn rec(
+        seq: u32,
+        role: Role,
+        monitors: &[&str],
+        status: MeasurementStatus,
+    ) -> MeasurementRecord {
         MeasurementRecord {
             seq,
             point: 0,
@@ -100,7 +103,12 @@ mod tests {
         let ms = vec![
             rec(0, Role::Headline, &["interrupts"], MeasurementStatus::Ok),
             rec(1, Role::Headline, &["interrupts"], MeasurementStatus::Ok),
-            rec(2, Role::Telemetry, &["interrupts", "counters"], MeasurementStatus::Ok),
+            rec(
+                2,
+                Role::Telemetry,
+                &["interrupts", "counters"],
+                MeasurementStatus::Ok,
+            ),
             rec(3, Role::Headline, &[], MeasurementStatus::Ok),
         ];
         assert_eq!(
@@ -125,13 +133,21 @@ mod tests {
         let why = "cpuidle=poll-only: disabled state1 (haltpoll) was entered 1416 times";
         let ms = vec![
             rec(0, Role::Headline, &[], MeasurementStatus::Ok),
-            rec(1, Role::Headline, &[], MeasurementStatus::Ineffective(why.into())),
+            rec(
+                1,
+                Role::Headline,
+                &[],
+                MeasurementStatus::Ineffective(why.into()),
+            ),
         ];
         let lines = ineffective_lines(&ms);
         assert_eq!(lines.len(), 1);
         assert!(lines[0].starts_with("seq 1 [poll]"), "{}", lines[0]);
         assert!(lines[0].ends_with(why));
         let notes = table_notes(&ms);
-        assert!(notes.last().unwrap().starts_with("INEFFECTIVE: 1 measurement(s)"));
+        assert!(notes
+            .last()
+            .unwrap()
+            .starts_with("INEFFECTIVE: 1 measurement(s)"));
     }
 }

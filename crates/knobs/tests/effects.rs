@@ -1,0 +1,207 @@
+//! Each knob proves its setting held during a measurement: a probe taken before, checked
+//! after, on writable fixture trees whose counters and files the test moves the way a
+//! kernel (or another process) would.
+
+mod common;
+
+use std::fs;
+
+use common::{applied, copy_parts, Tree};
+use perflab_core::{Better, Metric, Unit, WorkloadOutput};
+use perflab_knobs::{parse_setting, verify_effects, Journal, KnobGuard};
+use perflab_sys::SysRoot;
+
+fn none() -> WorkloadOutput {
+    WorkloadOutput::default()
+}
+
+/// The probe of one applied guard, checked now.
+fn check(
+    guard: &dyn KnobGuard,
+    sys: &SysRoot,
+    out: &WorkloadOutput,
+    between: impl FnOnce(),
+) -> Result<(), String> {
+    let probe = guard
+        .probe(sys)
+        .expect("this knob can tell whether it holds");
+    between();
+    probe.verify(sys, out)
+}
+
+fn bump(sys: &SysRoot, rel: &str, by: u64) {
+    let now: u64 = sys.read_parsed(rel).unwrap();
+    fs::write(sys.path(rel), format!("{}\n", now + by)).unwrap();
+}
+
+#[test]
+fn a_disabled_idle_state_that_is_entered_is_named_with_its_count() {
+    let t = Tree::new();
+    let guard = applied(&t.sys, "cpuidle=poll-only", &t.journal());
+    assert_eq!(check(guard.as_ref(), &t.sys, &none(), || {}), Ok(()));
+    let why = check(guard.as_ref(), &t.sys, &none(), || {
+        bump(
+            &t.sys,
+            "sys/devices/system/cpu/cpu2/cpuidle/state3/usage",
+            5,
+        );
+        bump(
+            &t.sys,
+            "sys/devices/system/cpu/cpu1/cpuidle/state3/usage",
+            2,
+        );
+    })
+    .unwrap_err();
+    assert!(
+        why.contains("disabled state C6 (state3) was entered 7 times")
+            && why.contains("cpu1 2, cpu2 5")
+            && why.contains("the intel_idle driver does not honour `disable`"),
+        "{why}"
+    );
+    // Someone enabling the state again is caught even if it was not entered.
+    let why = check(guard.as_ref(), &t.sys, &none(), || {
+        fs::write(t.disable(0, 2), "0\n").unwrap();
+    })
+    .unwrap_err();
+    assert!(
+        why.contains("re-enabled by someone else: C1E on cpu0"),
+        "{why}"
+    );
+    guard.restore().unwrap();
+}
+
+#[test]
+fn all_states_enabled_has_nothing_to_watch() {
+    let t = Tree::new();
+    let guard = applied(&t.sys, "cpuidle=all", &t.journal());
+    assert!(guard.probe(&t.sys).is_none());
+}
+
+#[test]
+fn thp_reads_back_the_mode_or_names_what_it_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    copy_parts("kvm-2vcpu", &["sys/kernel/mm", "proc/meminfo"], &root);
+    let sys = SysRoot::at(&root);
+    let journal = Journal::open(dir.path().join("journal.json")).unwrap();
+    let guard = applied(&sys, "thp=never", &journal);
+    assert_eq!(check(guard.as_ref(), &sys, &none(), || {}), Ok(()));
+    let enabled = "sys/kernel/mm/transparent_hugepage/enabled";
+    let why = check(guard.as_ref(), &sys, &none(), || {
+        // What a second tool writing `always` leaves, as the kernel shows it.
+        fs::write(sys.path(enabled), "[always] madvise never\n").unwrap();
+    })
+    .unwrap_err();
+    assert!(why.contains("reads back [always], not never"), "{why}");
+}
+
+#[test]
+fn hugepages_check_the_pool_and_the_buffers_huge_fraction() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    copy_parts("kvm-2vcpu", &["sys/kernel/mm", "proc/meminfo"], &root);
+    let sys = SysRoot::at(&root);
+    let journal = Journal::open(dir.path().join("journal.json")).unwrap();
+    let pool = "sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
+    let before: u64 = sys.read_parsed(pool).unwrap();
+    let guard = applied(&sys, "hugepages=2M:16", &journal);
+    let fraction = |f: f64| WorkloadOutput {
+        metrics: vec![Metric::new(
+            "huge_fraction",
+            f,
+            Unit::Ratio,
+            Better::Neither,
+        )],
+        ..Default::default()
+    };
+    assert_eq!(check(guard.as_ref(), &sys, &fraction(1.0), || {}), Ok(()));
+    let why = check(guard.as_ref(), &sys, &fraction(0.25), || {}).unwrap_err();
+    assert!(
+        why.contains("only 25.0% of the workload's buffers were on huge pages"),
+        "{why}"
+    );
+    let why = check(guard.as_ref(), &sys, &none(), || {
+        fs::write(sys.path(pool), format!("{}\n", before + 3)).unwrap();
+    })
+    .unwrap_err();
+    assert!(
+        why.contains(&format!(
+            "the pool shrank from {} to {} pages",
+            before + 16,
+            before + 3
+        )),
+        "{why}"
+    );
+}
+
+#[test]
+fn irq_affinity_checks_the_effective_cpus_where_the_kernel_shows_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    copy_parts(
+        "kvm-2vcpu",
+        &[
+            "proc/interrupts",
+            "proc/irq",
+            "sys/devices/system/cpu/online",
+        ],
+        &root,
+    );
+    let sys = SysRoot::at(&root);
+    let journal = Journal::open(dir.path().join("journal.json")).unwrap();
+    // An IRQ number the fixture has, steered to CPU 1.
+    let irq = fs::read_dir(sys.path("proc/irq"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|n| sys.exists(&format!("proc/irq/{n}/smp_affinity_list")) && *n > 0)
+        .expect("an IRQ in the fixture");
+    let guard = parse_setting(&format!("irqaffinity={irq}:1"))
+        .unwrap()
+        .apply(&sys, &journal)
+        .unwrap();
+    let effective = format!("proc/irq/{irq}/effective_affinity_list");
+    fs::write(sys.path(&effective), "1\n").unwrap();
+    assert_eq!(check(guard.as_ref(), &sys, &none(), || {}), Ok(()));
+    let why = check(guard.as_ref(), &sys, &none(), || {
+        fs::write(sys.path(&effective), "0\n").unwrap();
+    })
+    .unwrap_err();
+    assert!(
+        why.contains(&format!("IRQ {irq} is delivered to CPU 0")) && why.contains("outside 1"),
+        "{why}"
+    );
+    guard.restore().unwrap();
+}
+
+#[test]
+fn pmqos_holds_its_request_while_the_guard_lives() {
+    let t = Tree::new();
+    let guard = applied(&t.sys, "pmqos=0", &t.journal());
+    // On a test tree the device is a plain file: the open hold is what can be checked.
+    assert_eq!(check(guard.as_ref(), &t.sys, &none(), || {}), Ok(()));
+    guard.restore().unwrap();
+}
+
+#[test]
+fn verify_effects_names_every_knob_that_slipped() {
+    let t = Tree::new();
+    let journal = t.journal();
+    let settings = perflab_knobs::Settings::parse(&["cpuidle=poll-only", "fake=1"]).unwrap();
+    let applied = settings.apply(&t.sys, &journal).unwrap();
+    let probes = applied.probes(&t.sys);
+    // The fake knob cannot tell; cpuidle can.
+    assert_eq!(probes.len(), 1);
+    assert_eq!(verify_effects(&probes, &t.sys, &none()), None);
+    bump(
+        &t.sys,
+        "sys/devices/system/cpu/cpu0/cpuidle/state1/usage",
+        1,
+    );
+    let why = verify_effects(&probes, &t.sys, &none()).unwrap();
+    assert!(
+        why.starts_with("cpuidle=poll-only: disabled state C1 (state1)"),
+        "{why}"
+    );
+    applied.restore().unwrap();
+}

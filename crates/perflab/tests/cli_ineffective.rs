@@ -1,0 +1,162 @@
+//! End-to-end: a knob that does not hold. On the `kvm-haltpoll` fixture (a KVM guest's
+//! `haltpoll` cpuidle driver, which accepts `disable` and keeps entering the state) the
+//! workload itself enters the "disabled" state, as the real driver does: the measurement
+//! is recorded ineffective with the reason, shown by show, compare, report and the
+//! drill-down, and no verdict is drawn from it.
+
+mod common;
+
+use std::path::Path;
+
+use common::{run_id, text, Lab};
+
+const STATE1: &str = "sys/devices/system/cpu/cpu0/cpuidle/state1";
+
+/// A command that prints `rate: 200` and enters the haltpoll state (bumps its usage) when
+/// the state is disabled, as the poll-only variant has it, and `rate: 100` otherwise.
+/// With `every` > 1 only every `every`-th call in the disabled state enters it.
+fn enter_when_disabled(root: &Path, counter: &Path, every: u32) -> String {
+    let dir = root.join(STATE1);
+    format!(
+        "d={dir}; n=$(cat {c} 2>/dev/null || echo 0); \
+         if [ \"$(cat $d/disable)\" = 1 ]; then n=$((n + 1)); echo $n > {c}; \
+           if [ $((n % {every})) = 0 ]; then echo $(( $(cat $d/usage) + 1416 )) > $d/usage; \
+             echo 'rate: 200'; else echo 'rate: 100'; fi; \
+         else echo 'rate: 100'; fi",
+        dir = dir.display(),
+        c = counter.display(),
+    )
+}
+
+fn run_poll_vs_all(lab: &Lab, root: &Path, cmd: &str) -> String {
+    let o = lab.run(&[
+        "--sysroot",
+        root.to_str().unwrap(),
+        "run",
+        "--workload",
+        "exec",
+        "-p",
+        &format!("cmd={cmd}"),
+        "-p",
+        "regex=rate: (\\d+)",
+        "--variant",
+        "all:cpuidle=all",
+        "--variant",
+        "poll:cpuidle=poll-only",
+        "--reps",
+        "4",
+        "--monitors",
+        "cpuidle",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    run_id(&err)
+}
+
+#[test]
+fn a_disabled_state_that_keeps_counting_makes_the_variant_ineffective() {
+    let lab = Lab::new();
+    let root = lab.fixture_copy("kvm-haltpoll");
+    let cmd = enter_when_disabled(&root, &lab.dir.path().join("calls"), 1);
+    let id = run_poll_vs_all(&lab, &root, &cmd);
+
+    // Every poll-only measurement is ineffective, with what was seen and why.
+    let doc = lab.export(&id);
+    let ms = doc["measurements"].as_array().unwrap();
+    let poll: Vec<_> = ms.iter().filter(|m| m["variant"] == "poll").collect();
+    assert_eq!(poll.len(), 4);
+    for m in &poll {
+        assert_eq!(m["status"]["status"], "ineffective", "{m}");
+        let why = m["status"]["error"].as_str().unwrap();
+        assert!(
+            why.contains("cpuidle=poll-only")
+                && why.contains("haltpoll (state1) was entered 1416 times")
+                && why.contains("the haltpoll driver does not honour `disable`"),
+            "{why}"
+        );
+    }
+    assert!(ms
+        .iter()
+        .filter(|m| m["variant"] == "all")
+        .all(|m| m["status"]["status"] == "ok"));
+
+    // No verdict: poll's 200s would read as +100% better if they counted.
+    let o = lab.run(&["compare", &id, "--variants", "all,poll"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!out.contains("+100"), "{out}");
+    assert!(
+        out.contains("Not compared") && out.contains("no successful value in poll (4 ineffective"),
+        "{out}"
+    );
+    assert!(out.contains("INEFFECTIVE"), "{out}");
+
+    let o = lab.run(&["show", &id]);
+    let (out, _) = text(&o);
+    assert!(out.contains("INEFFECTIVE"), "{out}");
+
+    let o = lab.run(&["report", &id, "--format", "markdown"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("Ineffective measurements"), "{out}");
+    assert!(out.contains("entered 1416 times"), "{out}");
+    assert!(!out.contains("+100"), "{out}");
+
+    // The knob put the state back as it found it.
+    let disable = std::fs::read_to_string(root.join(STATE1).join("disable")).unwrap();
+    assert_eq!(disable.trim(), "0");
+}
+
+#[test]
+fn only_the_measurements_whose_knob_slipped_are_left_out() {
+    let lab = Lab::new();
+    let root = lab.fixture_copy("kvm-haltpoll");
+    // Every second poll-only call enters the state: two of four are ineffective.
+    let cmd = enter_when_disabled(&root, &lab.dir.path().join("calls"), 2);
+    let id = run_poll_vs_all(&lab, &root, &cmd);
+    let doc = lab.export(&id);
+    let statuses: Vec<&str> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["variant"] == "poll")
+        .map(|m| m["status"]["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["ok", "ineffective", "ok", "ineffective"]);
+
+    // The two effective values are 100, as in `all`: no change. Counting the 200s of the
+    // ineffective ones would have made it +50%.
+    let drill = lab.dir.path().join("drill");
+    let o = lab.run(&[
+        "compare",
+        &id,
+        "--variants",
+        "all,poll",
+        "--drilldown",
+        drill.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!out.contains("+50"), "{out}");
+    assert!(out.contains("2 measurements ran while a knob"), "{out}");
+    let files = walk(&drill);
+    let row_file = files
+        .iter()
+        .find(|f| !f.ends_with("distribution.txt"))
+        .unwrap_or_else(|| panic!("no drill-down row file in {files:?}"));
+    let text = std::fs::read_to_string(row_file).unwrap();
+    assert!(text.contains("INEFFECTIVE"), "{text}");
+    assert!(text.contains("entered 1416 times"), "{text}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
