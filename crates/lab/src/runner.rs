@@ -395,6 +395,33 @@ fn build_monitors(names: &[String]) -> Vec<Slot> {
         .collect()
 }
 
+/// Monitors kept across measurements taken outside a stored run.
+pub struct MonitorSet {
+    slots: Vec<Slot>,
+}
+
+impl MonitorSet {
+    /// Fresh monitors by name (unknown names are left out, as a run's spec never has them).
+    pub fn new(names: &[String]) -> Self {
+        Self {
+            slots: build_monitors(names),
+        }
+    }
+}
+
+/// One measurement exactly as a run takes it (monitors by role, knob probes of `variant`),
+/// for checks that compare measurements without storing them, such as the cost of each
+/// monitor. `None` when it was interrupted.
+pub fn measure_once(
+    pm: &PlannedMeasurement,
+    workload: &dyn perflab_core::Workload,
+    monitors: &mut MonitorSet,
+    opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Option<MeasurementRecord> {
+    measure(pm, workload, &mut monitors.slots, opts, None, progress)
+}
+
 /// One measurement with its monitors. `None` when it was interrupted (not recorded).
 fn measure(
     pm: &PlannedMeasurement,

@@ -111,9 +111,15 @@ pub struct RunArgs {
     /// Partner CPUs of a CPU-pair study: per-core (default), all, or a list like 1,4-7
     #[arg(long, value_name = "per-core|all|LIST")]
     pub partners: Option<String>,
-    /// Monitors to attach (comma list; default: all available)
+    /// Monitors to attach (comma list; default: all available). Monitors that disturb
+    /// what they observe (perf counters) run only in telemetry repetitions
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub monitors: Option<Vec<String>>,
+    /// Telemetry repetitions per point and variant for the monitors that disturb the
+    /// workload (perf counters); their figures are kept but never used as results
+    /// [default: 1 when such a monitor is selected; 0 leaves them out]
+    #[arg(long, value_name = "N")]
+    pub telemetry_reps: Option<u32>,
     /// A label for the run, e.g. "kernel 6.1"
     #[arg(long)]
     pub label: Option<String>,
@@ -274,8 +280,10 @@ pub struct CrosscheckArgs {
     /// (xfer's memcpy engine against `perf bench mem memcpy` at the same sizes), netrr
     /// (UDP round trips against `sockperf ping-pong` on 127.0.0.1; --pairs are client,server
     /// CPUs, --sizes message sizes [default: 64]), runner (perflab's own cost over 1,000
-    /// null measurements) or report (`perflab report`'s time and memory over a run of 10,000
-    /// measurements)
+    /// null measurements), report (`perflab report`'s time and memory over a run of 10,000
+    /// measurements) or monitors (each workload with each monitor set on against none,
+    /// interleaved, as a ratio; exits 1 when a set that runs around headline figures moves
+    /// them by more than --tolerance)
     #[arg(default_value = "ctxsw")]
     pub workload: String,
     /// CPU pairs A,B separated by spaces [default: 0,0 and 0,<first CPU of another core>]
@@ -290,6 +298,31 @@ pub struct CrosscheckArgs {
     /// Rounds of alternating measurements per pair
     #[arg(long, default_value_t = 3)]
     pub rounds: u32,
+    /// monitors: the monitor sets to check, separated by spaces, monitors of a set by
+    /// commas; `default` is what a run uses when none is named
+    #[arg(
+        long,
+        value_name = "SETS",
+        default_value = "default counters counters-cpu"
+    )]
+    pub monitor_sets: String,
+    /// monitors: the workloads to check (ctxsw, xfer, netrr, null)
+    #[arg(long, value_name = "LIST", default_value = "ctxsw,xfer,netrr")]
+    pub workloads: String,
+    /// monitors: the fewest pairs of measurements (one off, one on) per workload and set
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub monitor_pairs: u32,
+    /// monitors: the most pairs per workload and set; pairs are added until the median
+    /// ratio's 95% CI is within a quarter of --tolerance
+    #[arg(long, value_name = "N", default_value_t = 120)]
+    pub max_pairs: u32,
+    /// monitors: length of each measurement [default: 0.3s]
+    #[arg(long, value_name = "TIME")]
+    pub measure: Option<String>,
+    /// monitors: the largest change, in percent, a monitor set that runs around headline
+    /// figures may cause; outside it the check exits 1
+    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
+    pub tolerance: f64,
 }
 
 #[derive(Args, Debug)]

@@ -14,13 +14,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use perflab_core::record::MeasurementRecord;
+use perflab_core::record::{MeasurementRecord, MeasurementStatus};
 use perflab_core::{ParamValue, Params, Unit};
 use perflab_stats::{mann_whitney, median, min_p_value, Sample};
 use serde::Serialize;
 
 use crate::compare::{ComparisonTable, Row, TableKind};
-use crate::select::is_ok;
 
 /// Significance a telemetry row's own change must reach, when its repetitions allow it.
 const ALPHA: f64 = 0.05;
@@ -147,8 +146,19 @@ pub fn what_changed(
     cpus: &[u32],
     limit: usize,
 ) -> Vec<TelemetryChange> {
-    let a: Vec<&MeasurementRecord> = a.iter().copied().filter(|m| is_ok(m)).collect();
-    let b: Vec<&MeasurementRecord> = b.iter().copied().filter(|m| is_ok(m)).collect();
+    let ok = |m: &&MeasurementRecord| m.status == MeasurementStatus::Ok;
+    let a: Vec<&MeasurementRecord> = a.iter().copied().filter(ok).collect();
+    let b: Vec<&MeasurementRecord> = b.iter().copied().filter(ok).collect();
+    // A source the headline results carry is read from them alone; telemetry repetitions
+    // add only what runs nowhere else (perf counters).
+    let headline: HashSet<&str> = a
+        .iter()
+        .chain(&b)
+        .filter(|m| m.is_headline())
+        .flat_map(|m| m.telemetry.iter().map(|t| t.source.as_str()))
+        .collect();
+    let wanted_source =
+        |m: &MeasurementRecord, source: &str| m.is_headline() || !headline.contains(source);
     let elapsed = median(a.iter().chain(&b).map(|m| m.elapsed_s).filter(|s| *s > 0.0));
     let wanted = |cpu: Option<u32>| match cpu {
         Some(c) => cpus.contains(&c),
@@ -156,11 +166,14 @@ pub fn what_changed(
     };
     // Rows are looked up once per repetition, not once per row and repetition: a big
     // machine has thousands of telemetry rows per measurement.
-    let (ta, tb) = (tally(&a, &wanted), tally(&b, &wanted));
+    let (ta, tb) = (
+        tally(&a, &wanted, &wanted_source),
+        tally(&b, &wanted, &wanted_source),
+    );
     let mut ids: Vec<(RowId, &str, Unit)> = Vec::new();
     let mut seen: HashSet<RowId> = HashSet::new();
     for m in a.iter().chain(&b) {
-        for t in &m.telemetry {
+        for t in m.telemetry.iter().filter(|t| wanted_source(m, &t.source)) {
             let id = (t.source.as_str(), t.key.as_str(), t.cpu);
             if wanted(t.cpu) && !is_bookkeeping(&t.source, &t.key) && seen.insert(id) {
                 ids.push((id, t.label.as_str(), t.unit));
@@ -193,6 +206,7 @@ struct Tally<'m> {
 fn tally<'m>(
     records: &[&'m MeasurementRecord],
     wanted: &dyn Fn(Option<u32>) -> bool,
+    wanted_source: &dyn Fn(&MeasurementRecord, &str) -> bool,
 ) -> Vec<Tally<'m>> {
     records
         .iter()
@@ -201,7 +215,7 @@ fn tally<'m>(
                 sources: HashSet::new(),
                 rows: HashMap::new(),
             };
-            for r in &m.telemetry {
+            for r in m.telemetry.iter().filter(|r| wanted_source(m, &r.source)) {
                 t.sources.insert(r.source.as_str());
                 if wanted(r.cpu) {
                     *t.rows
@@ -440,8 +454,9 @@ fn sides<'m>(
     ms_b: &'m [MeasurementRecord],
 ) -> (Vec<&'m MeasurementRecord>, Vec<&'m MeasurementRecord>) {
     let pick = |ms: &'m [MeasurementRecord], keep: &dyn Fn(&MeasurementRecord) -> bool| {
+        // Telemetry repetitions too: what_changed reads them for what only they carry.
         ms.iter()
-            .filter(|m| is_ok(m) && keep(m))
+            .filter(|m| m.status == MeasurementStatus::Ok && keep(m))
             .collect::<Vec<_>>()
     };
     match kind {

@@ -8,7 +8,7 @@ use perflab_core::record::{MeasurementRecord, RunInfo};
 use serde::Serialize;
 
 use crate::fmt;
-use crate::select::{choose_metric, is_ok, measured_variants, Labeler};
+use crate::select::{choose_metric, measured_variants, telemetry_records, Labeler};
 use crate::table_text::align;
 use crate::telemetry::medians;
 
@@ -130,6 +130,20 @@ pub fn counter_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<CounterT
         .collect();
     let mut seen = std::collections::HashSet::new();
     notes.retain(|n| seen.insert(n.clone()));
+    let all: Vec<&MeasurementRecord> = ms.iter().collect();
+    if telemetry_records(&all, source)
+        .iter()
+        .any(|m| !m.is_headline())
+    {
+        notes.insert(
+            0,
+            format!(
+                "{source} ran in telemetry repetitions only (counting disturbs the workload): \
+                 the counts and the {metric} beside them are of those repetitions, not of the \
+                 results"
+            ),
+        );
+    }
     Some(CounterTable {
         metric,
         source: source.to_string(),
@@ -146,9 +160,8 @@ pub fn counter_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<CounterT
 /// of a row describe the same repetitions.
 fn median_metric(group: &[&MeasurementRecord], metric: &str, source: &str) -> Option<f64> {
     perflab_stats::median(
-        group
-            .iter()
-            .filter(|m| is_ok(m) && m.telemetry.iter().any(|t| t.source == source))
+        telemetry_records(group, source)
+            .into_iter()
             .filter_map(|m| m.output.metric(metric).map(|x| x.value)),
     )
 }

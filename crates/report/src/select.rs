@@ -103,6 +103,28 @@ pub fn is_ok(m: &MeasurementRecord) -> bool {
     m.is_result()
 }
 
+/// The records whose telemetry of `source` describes their variant: the headline results
+/// that carry it, or, for a source that only telemetry repetitions carry (perf counters,
+/// which disturb the workload, run nowhere else), those. Never a failed or ineffective
+/// measurement.
+pub fn telemetry_records<'a>(
+    records: &[&'a MeasurementRecord],
+    source: &str,
+) -> Vec<&'a MeasurementRecord> {
+    let has = |m: &&MeasurementRecord| {
+        m.status == MeasurementStatus::Ok && m.telemetry.iter().any(|t| t.source == source)
+    };
+    let headline: Vec<&MeasurementRecord> = records
+        .iter()
+        .copied()
+        .filter(|m| m.is_headline() && has(m))
+        .collect();
+    if !headline.is_empty() {
+        return headline;
+    }
+    records.iter().copied().filter(has).collect()
+}
+
 /// The numbers of one side of one row, and what did not count.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SideValues {
@@ -233,6 +255,80 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), ParamValue::Int(*v)))
                 .collect(),
         )
+    }
+
+    fn rec(
+        seq: u32,
+        role: perflab_core::record::Role,
+        status: MeasurementStatus,
+        sources: &[&str],
+    ) -> MeasurementRecord {
+        MeasurementRecord {
+            seq,
+            point: 0,
+            params: params(&[]),
+            variant: "v".into(),
+            rep: seq,
+            status,
+            started_at: 0.0,
+            elapsed_s: 1.0,
+            output: perflab_core::WorkloadOutput {
+                metrics: vec![perflab_core::Metric::new(
+                    "rate",
+                    100.0 + f64::from(seq),
+                    perflab_core::Unit::PerSecond,
+                    perflab_core::Better::Higher,
+                )],
+                ..Default::default()
+            },
+            telemetry: sources
+                .iter()
+                .map(|s| {
+                    perflab_core::TelemetryRow::new(
+                        s,
+                        "k",
+                        "",
+                        None,
+                        1.0,
+                        perflab_core::Unit::Count,
+                    )
+                })
+                .collect(),
+            role,
+            monitors: sources.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn results_and_their_telemetry_leave_out_telemetry_and_ineffective_repetitions() {
+        use perflab_core::record::Role::{Headline, Telemetry};
+        let ms = [
+            rec(0, Headline, MeasurementStatus::Ok, &["interrupts"]),
+            rec(
+                1,
+                Headline,
+                MeasurementStatus::Ineffective("x".into()),
+                &["interrupts"],
+            ),
+            rec(
+                2,
+                Telemetry,
+                MeasurementStatus::Ok,
+                &["interrupts", "counters"],
+            ),
+            rec(3, Headline, MeasurementStatus::Failed("y".into()), &[]),
+        ];
+        let side = SideValues::gather(ms.iter(), "rate");
+        assert_eq!(side.values, [100.0]);
+        assert_eq!((side.failed, side.ineffective), (1, 1));
+        assert_eq!(side.first_ineffective.as_deref(), Some("seq 1: x"));
+        let all: Vec<&MeasurementRecord> = ms.iter().collect();
+        let seqs = |v: Vec<&MeasurementRecord>| v.iter().map(|m| m.seq).collect::<Vec<_>>();
+        // A source the results carry comes from them; one only telemetry repetitions
+        // carry comes from those.
+        assert_eq!(seqs(telemetry_records(&all, "interrupts")), [0]);
+        assert_eq!(seqs(telemetry_records(&all, "counters")), [2]);
+        assert!(telemetry_records(&all, "softirqs").is_empty());
     }
 
     #[test]

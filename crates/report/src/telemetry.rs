@@ -3,7 +3,7 @@
 
 use perflab_core::record::MeasurementRecord;
 
-use crate::select::is_ok;
+use crate::select::telemetry_records;
 
 /// One telemetry row's median over the repetitions that recorded its source.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,11 +21,7 @@ pub struct MedianRow {
 /// monitors may leave out zero deltas. Returns the medians and how many repetitions
 /// recorded the source.
 pub fn medians(records: &[&MeasurementRecord], source: &str) -> (Vec<MedianRow>, usize) {
-    let reps: Vec<&MeasurementRecord> = records
-        .iter()
-        .copied()
-        .filter(|m| is_ok(m) && m.telemetry.iter().any(|t| t.source == source))
-        .collect();
+    let reps = telemetry_records(records, source);
     let mut ids: Vec<(&str, &str, Option<u32>)> = Vec::new();
     for m in &reps {
         for t in m.telemetry.iter().filter(|t| t.source == source) {
@@ -63,9 +59,8 @@ pub fn medians(records: &[&MeasurementRecord], source: &str) -> (Vec<MedianRow>,
 
 /// Median over the repetitions of the per-repetition sum of `source` rows on `cpu`.
 pub fn median_total(records: &[&MeasurementRecord], source: &str, cpu: u32) -> f64 {
-    let totals: Vec<f64> = records
-        .iter()
-        .filter(|m| is_ok(m) && m.telemetry.iter().any(|t| t.source == source))
+    let totals: Vec<f64> = telemetry_records(records, source)
+        .into_iter()
         .map(|m| {
             m.telemetry
                 .iter()

@@ -22,8 +22,10 @@ pub fn run(g: &Global, a: CrosscheckArgs) -> anyhow::Result<i32> {
         "memcpy" | "xfer" => memcpy(&a),
         "netrr" => netrr(g, &a),
         "report" => crate::cmd::crosscheck_report::run(),
+        "monitors" => crate::cmd::crosscheck_monitors::run(g, &a),
         other => Err(input(format!(
-            "no cross-check for {other:?} (available: ctxsw, memcpy, netrr, report, runner)"
+            "no cross-check for {other:?} (available: ctxsw, memcpy, monitors, netrr, report, \
+             runner)"
         ))),
     }
 }

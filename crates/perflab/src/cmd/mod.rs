@@ -3,6 +3,7 @@
 mod common;
 mod compare;
 mod crosscheck;
+mod crosscheck_monitors;
 mod crosscheck_report;
 mod doctor;
 mod export;

@@ -209,6 +209,9 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
     if let Some(m) = &a.monitors {
         spec.monitors = Some(m.clone());
     }
+    if let Some(t) = a.telemetry_reps {
+        spec.telemetry_reps = Some(t);
+    }
     if !a.variants.is_empty() {
         spec.variants = select_variants(&spec, &a.variants)?;
         if let Some(b) = &spec.compare.baseline {
