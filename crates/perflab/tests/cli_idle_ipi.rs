@@ -36,7 +36,17 @@ fn idle_ipi_quick_on_this_machine() {
     let ms = doc["measurements"].as_array().unwrap();
     assert!(!ms.is_empty());
     for m in ms {
-        assert_eq!(m["status"]["status"], "ok", "{m}");
+        // A machine whose idle driver ignores `disable` (KVM's haltpoll) runs poll-only with
+        // the state still entered: that is recorded as ineffective, naming the knob.
+        let status = m["status"]["status"].as_str().unwrap();
+        let why = m["status"]["error"].as_str().unwrap_or_default();
+        assert!(
+            status == "ok"
+                || (status == "ineffective"
+                    && m["variant"] == "poll-only"
+                    && why.starts_with("cpuidle=poll-only: ")),
+            "{m}"
+        );
         let rate = m["output"]["metrics"]
             .as_array()
             .unwrap()
@@ -114,8 +124,12 @@ fn idle_ipi_on_fixture_trees_runs_both_variants_and_restores_the_tree() {
         );
         let id = run_id(&err);
         let doc = lab.export(&id);
-        let ms = doc["measurements"].as_array().unwrap();
+        let all = doc["measurements"].as_array().unwrap();
+        // The default counters monitor runs in one telemetry repetition per point and
+        // variant, after the point's headline ones (none where perf events cannot open).
+        let ms: Vec<&serde_json::Value> = all.iter().filter(|m| m["role"] == "headline").collect();
         assert_eq!(ms.len(), 2 * 2 * 2, "{host}");
+        assert!([0, 2 * 2].contains(&(all.len() - ms.len())), "{host}");
         // A B A B at each point, never all of A then all of B.
         let order: Vec<&str> = ms.iter().map(|m| m["variant"].as_str().unwrap()).collect();
         assert_eq!(

@@ -39,6 +39,8 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
                 "started_at",
                 "elapsed_s",
                 "error",
+                // headline (a result) or telemetry (carried the disturbing monitors only)
+                "role",
             ])?;
             for m in &ms {
                 let status = m.status.word();
@@ -58,6 +60,7 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
                         m.started_at.to_string(),
                         m.elapsed_s.to_string(),
                         err.clone(),
+                        m.role.as_str().to_string(),
                     ]);
                     w.write_record(&row)?;
                 }
@@ -71,6 +74,7 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
                         m.started_at.to_string(),
                         m.elapsed_s.to_string(),
                         err.clone(),
+                        m.role.as_str().to_string(),
                     ]);
                     w.write_record(&row)?;
                 }
