@@ -1,10 +1,17 @@
 //! The host fingerprint stored with every run: what a reader of the numbers needs to know
 //! about the machine, and what `compare` checks before putting two runs side by side.
+//! It carries a short timing probe ([`probe`]) so that two runs compared with each other
+//! can tell whether the machine itself ran at another speed.
+
+mod probe;
 
 use std::io::BufRead;
 
+use perflab_stats::TimingProbe;
 use perflab_sys::{cpuidle, format_cpu_list, SysRoot, Topology};
 use serde::{Deserialize, Serialize};
+
+pub use probe::timing_probe;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Fingerprint {
@@ -25,6 +32,9 @@ pub struct Fingerprint {
     /// Set when the measurements read a fixture tree instead of the live machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sysroot: Option<String>,
+    /// The timing probe taken when the run was created; `None` in runs from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<TimingProbe>,
 }
 
 /// Reads the fingerprint. Missing sources become "unknown"/"none" with no error: a
@@ -56,6 +66,7 @@ pub fn fingerprint(sys: &SysRoot, topo: &Topology) -> Fingerprint {
             .unwrap_or_else(|| "unknown".into()),
         perflab_version: perflab_core::VERSION.to_string(),
         sysroot: (!sys.is_host()).then(|| sys.root().display().to_string()),
+        probe: Some(timing_probe()),
     }
 }
 
@@ -113,14 +124,15 @@ fn uname() -> (String, String, String) {
 }
 
 /// Fields that differ between two fingerprints, as `(field, a, b)`; hostname and
-/// version are included because they change what a comparison means.
+/// version are included because they change what a comparison means. The timing probe
+/// is left out: it differs a little every time, and the drift guard judges it.
 pub fn differences(a: &Fingerprint, b: &Fingerprint) -> Vec<(String, String, String)> {
     let (ja, jb) = (serde_json::to_value(a), serde_json::to_value(b));
     let (Ok(serde_json::Value::Object(ma)), Ok(serde_json::Value::Object(mb))) = (ja, jb) else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for (k, va) in &ma {
+    for (k, va) in ma.iter().filter(|(k, _)| k.as_str() != "probe") {
         let vb = mb.get(k).cloned().unwrap_or(serde_json::Value::Null);
         if *va != vb {
             out.push((k.clone(), show(va), show(&vb)));
@@ -175,5 +187,11 @@ mod tests {
         let d = differences(&a, &b);
         assert_eq!(d, vec![("kernel".into(), "6.1".into(), "6.6".into())]);
         assert!(differences(&a, &a).is_empty());
+        // Two probes always differ a little; the drift guard judges them, not this list.
+        let probed = Fingerprint {
+            probe: Some(timing_probe()),
+            ..a.clone()
+        };
+        assert!(differences(&a, &probed).is_empty());
     }
 }

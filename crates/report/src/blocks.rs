@@ -71,7 +71,7 @@ impl ScanReport {
                 head,
                 units,
                 rows,
-                left: vec![5],
+                left: vec![scan_render::LEFT],
             }));
             out.push(Block::para(scan_render::summary_line(self, &s.summary)));
             out.push(Block::list("Not compared", scan_render::not_compared(s)));
@@ -90,9 +90,9 @@ impl ScanReport {
 impl Distribution {
     pub fn to_blocks(&self) -> Vec<Block> {
         let mut out = vec![Block::para(format!(
-            "Regression of {}: {} vs {} (positive = worse), {} instances; \
-             * = significant, p < {}",
-            self.metric, self.b_label, self.a_label, self.total, self.alpha
+            "{}; * = significant, adjusted p < {}",
+            self.headline(),
+            self.alpha
         ))];
         let rows = self.bucket_rows();
         let head = ["regression %", "instances", "significant", "rows"]

@@ -2,12 +2,18 @@
 //!
 //! Only successful measurements are numbers; failed ones are counted and named. A point
 //! measured on one side only is listed as unmatched, never dropped silently.
+//!
+//! Every table says what it rests on ([`Design`]): variants of one run were interleaved,
+//! two runs were not (and carry a [`DriftGuard`]). The rows of one table are one family:
+//! their p-values are adjusted together (Benjamini-Hochberg) and the verdicts drawn from
+//! the adjusted ones.
 
 use perflab_core::record::{MeasurementRecord, RunId, RunInfo};
 use perflab_core::{Better, Params, Unit};
-use perflab_stats::{compare, Comparison, Sample, StatsConfig};
+use perflab_stats::{adjust_family, compare, Comparison, FamilyAdjustment, Sample, StatsConfig};
 use serde::Serialize;
 
+use crate::design::{Design, DriftGuard};
 use crate::error::ReportError;
 use crate::select::{choose_metric, cpu_pair, Labeler, SideValues};
 
@@ -67,6 +73,13 @@ pub struct UnavailableNote {
 pub struct ComparisonTable {
     #[serde(flatten)]
     pub kind: TableKind,
+    /// Interleaved within one run, or separate runs.
+    pub design: Design,
+    /// For separate runs: when each measured, and whether their timing probes moved.
+    pub drift: Option<DriftGuard>,
+    /// How the rows' p-values were adjusted together; each row keeps its raw `p_value`
+    /// next to its `p_adjusted`.
+    pub p_adjustment: FamilyAdjustment,
     pub metric: String,
     pub unit: Unit,
     pub better: Better,
@@ -167,6 +180,7 @@ pub fn compare_variants(
             base: base.into(),
             other: other.into(),
         },
+        None,
         chosen,
         (base.to_string(), other.to_string()),
         unavailable_of(&[run]),
@@ -241,11 +255,13 @@ pub fn compare_runs(
             (&names.0, &names.1),
         );
     }
+    let drift = DriftGuard::new((a_run, a_ms), (b_run, b_ms), cfg.noise_pct);
     let mut table = b.finish(
         TableKind::Runs {
             a: a_run.id,
             b: b_run.id,
         },
+        Some(drift),
         chosen,
         names,
         unavailable_of(&[a_run, b_run]),
@@ -419,13 +435,19 @@ impl<'c> Builder<'c> {
     }
 
     fn finish(
-        self,
+        mut self,
         kind: TableKind,
+        drift: Option<DriftGuard>,
         metric: crate::select::MetricChoice,
         labels: (String, String),
         unavailable: Vec<UnavailableNote>,
     ) -> ComparisonTable {
-        let mut notes = Vec::new();
+        let p_adjustment = adjust_family(self.rows.iter_mut().map(|r| &mut r.cmp), self.cfg);
+        let mut notes = crate::family::notes(
+            &p_adjustment,
+            self.rows.iter().map(|r| (&r.cmp.a, &r.cmp.b)),
+            self.cfg,
+        );
         let (fa, fb) = self.failed;
         if fa + fb > 0 {
             let first = self
@@ -461,7 +483,13 @@ impl<'c> Builder<'c> {
             ));
         }
         ComparisonTable {
+            design: match kind {
+                TableKind::Variants { .. } => Design::InterleavedWithinOneRun,
+                TableKind::Runs { .. } => Design::SeparateRuns,
+            },
             kind,
+            drift,
+            p_adjustment,
             metric: metric.name,
             unit: metric.unit,
             better: metric.better,

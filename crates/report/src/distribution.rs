@@ -1,6 +1,6 @@
 //! The regression distribution of the seed study: how many rows fall in each bucket of
-//! regression percent (positive = worse), how many of those are significant, and which
-//! rows they are.
+//! regression percent (positive = worse), how many of those are significant (adjusted
+//! p < alpha, the p of the comparison's verdicts), and which rows they are.
 
 use std::fmt::Write as _;
 
@@ -8,6 +8,7 @@ use perflab_stats::{Bucket, Buckets};
 use serde::Serialize;
 
 use crate::compare::{ComparisonTable, UnavailableNote};
+use crate::design::Design;
 use crate::error::ReportError;
 use crate::table_text::{titled_list, unavailable_text};
 
@@ -17,7 +18,7 @@ pub struct BucketCount {
     pub label: String,
     pub dir: String,
     pub count: usize,
-    /// Rows in this bucket with p < alpha.
+    /// Rows in this bucket whose adjusted p is below alpha.
     pub significant: usize,
     pub rows: Vec<BucketRow>,
 }
@@ -28,6 +29,9 @@ pub struct BucketRow {
     pub label: String,
     pub regression_pct: f64,
     pub p_value: f64,
+    /// Adjusted for the other rows of the comparison (Benjamini-Hochberg).
+    pub p_adjusted: f64,
+    /// `p_adjusted` < alpha.
     pub significant: bool,
 }
 
@@ -36,6 +40,8 @@ pub struct Distribution {
     pub metric: String,
     pub a_label: String,
     pub b_label: String,
+    /// What the comparison rests on, as its table says.
+    pub design: Design,
     pub alpha: f64,
     /// Rows classified; unclassified and unmatched ones are listed separately.
     pub total: usize,
@@ -72,12 +78,13 @@ pub fn distribution(table: &ComparisonTable, buckets: &Buckets) -> Distribution 
         let b = buckets.classify(reg);
         if let Some(c) = counts.iter_mut().find(|c| c.bucket == b) {
             c.count += 1;
-            let significant = r.cmp.p_value < table.config.alpha;
+            let significant = r.cmp.p_adjusted < table.config.alpha;
             c.significant += usize::from(significant);
             c.rows.push(BucketRow {
                 label: row_name(r),
                 regression_pct: reg,
                 p_value: r.cmp.p_value,
+                p_adjusted: r.cmp.p_adjusted,
                 significant,
             });
             total += 1;
@@ -88,6 +95,7 @@ pub fn distribution(table: &ComparisonTable, buckets: &Buckets) -> Distribution 
         metric: table.metric.clone(),
         a_label: table.a_label.clone(),
         b_label: table.b_label.clone(),
+        design: table.design,
         alpha: table.config.alpha,
         total,
         regressions: counts,
@@ -114,15 +122,23 @@ impl Distribution {
         Ok(serde_json::to_string_pretty(self)?)
     }
 
+    /// The headline: what is compared, on which design, how many rows.
+    pub(crate) fn headline(&self) -> String {
+        format!(
+            "Regression of {}: {} vs {} ({}; positive = worse), {} instances",
+            self.metric,
+            self.b_label,
+            self.a_label,
+            self.design.name(),
+            self.total
+        )
+    }
+
     /// The seed's `<= 1 pct difference : 35 instances` lines, then improvements, then the
-    /// rows of each non-empty bucket (`*` marks p < alpha).
+    /// rows of each non-empty bucket (`*` marks adjusted p < alpha).
     pub fn render_text(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "Regression of {}: {} vs {} (positive = worse), {} instances",
-            self.metric, self.b_label, self.a_label, self.total
-        );
+        let _ = writeln!(out, "{}", self.headline());
         let line = |out: &mut String, c: &BucketCount| {
             let _ = writeln!(
                 out,
@@ -152,7 +168,7 @@ impl Distribution {
         if !nonempty.is_empty() {
             let _ = writeln!(
                 out,
-                "\nInstances per bucket (* = significant, p < {}):",
+                "\nInstances per bucket (* = significant, adjusted p < {}):",
                 self.alpha
             );
             for c in nonempty {

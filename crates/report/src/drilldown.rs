@@ -182,15 +182,25 @@ fn metric_section(
         "p-value (Mann-Whitney U)".into(),
         format!("{} ({})", fmt_p(c.p_value), c.test.method.as_str()),
     ));
+    let rows = t.p_adjustment.rows;
+    lines.push((
+        "p-value adjusted".into(),
+        format!(
+            "{} (Benjamini-Hochberg, for the {rows} row{} of the comparison)",
+            fmt_p(c.p_adjusted),
+            if rows == 1 { "" } else { "s" }
+        ),
+    ));
     lines.push((
         "Verdict".into(),
         format!(
-            "{} (needs p < {} and |change| > {}%)",
+            "{} (needs adjusted p < {} and |change| > {}%)",
             c.symbol(),
             t.config.alpha,
             t.config.noise_pct
         ),
     ));
+    lines.push(("Design".into(), t.design.description()));
     for n in &c.notes {
         lines.push(("Note".into(), n.clone()));
     }

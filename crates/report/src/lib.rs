@@ -12,10 +12,12 @@ pub mod changed;
 pub mod compare;
 pub mod counters;
 pub mod coverage;
+pub mod design;
 pub mod distribution;
 pub mod doc;
 pub mod drilldown;
 pub mod error;
+mod family;
 pub mod fmt;
 pub mod full;
 pub mod latency_table;
@@ -38,6 +40,7 @@ pub use compare::{
     Unmatched,
 };
 pub use counters::{counter_table, CounterRow, CounterTable};
+pub use design::{Design, DriftGuard};
 pub use distribution::{distribution, BucketCount, BucketRow, Distribution};
 pub use drilldown::{render_pair, render_row, write_drilldown};
 pub use error::ReportError;

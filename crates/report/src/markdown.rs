@@ -113,17 +113,22 @@ impl ComparisonTable {
 }
 
 impl Distribution {
-    /// The bucket counts as one pipe table, rows of each bucket named (`*` = p < alpha).
+    /// The bucket counts as one pipe table, rows of each bucket named (`*` = adjusted
+    /// p < alpha).
     pub fn render_markdown(&self) -> String {
         let mut out = format!(
-            "**Regression of {}: {} vs {}** (positive = worse), {} instances\n\n",
-            self.metric, self.b_label, self.a_label, self.total
+            "**Regression of {}: {} vs {}** ({}; positive = worse), {} instances\n\n",
+            self.metric,
+            self.b_label,
+            self.a_label,
+            self.design.name(),
+            self.total
         );
         let head: Vec<String> = [
             "regression %",
             "instances",
             "significant",
-            &format!("rows (* = p < {})", self.alpha),
+            &format!("rows (* = adjusted p < {})", self.alpha),
         ]
         .iter()
         .map(|s| s.to_string())

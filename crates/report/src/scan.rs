@@ -24,10 +24,11 @@
 //! size cannot be read as bytes are listed apart. docs/METHODOLOGY.md states the same.
 
 use perflab_core::{parse_size, Better, ParamValue, Params, Unit};
-use perflab_stats::{geomean, StatsConfig, Verdict};
+use perflab_stats::{geomean, FamilyAdjustment, StatsConfig, Verdict};
 use serde::Serialize;
 
 use crate::compare::{ComparisonTable, Row, TableKind, UnavailableNote, Unmatched};
+use crate::design::{Design, DriftGuard};
 use crate::error::ReportError;
 
 use Parting::PartAt;
@@ -38,6 +39,11 @@ pub struct ScanReport {
     /// The size parameter (`size`).
     pub axis: String,
     pub compared: TableKind,
+    /// Interleaved within one run, or separate runs (see [`ComparisonTable::design`]).
+    pub design: Design,
+    pub drift: Option<DriftGuard>,
+    /// The p-values of all the scans' sizes were adjusted together, as one comparison.
+    pub p_adjustment: FamilyAdjustment,
     pub metric: String,
     pub unit: Unit,
     pub better: Better,
@@ -83,6 +89,8 @@ pub struct ScanPoint {
     /// The interval was widened for lack of repetitions.
     pub ci_widened: bool,
     pub p_value: Option<f64>,
+    /// Adjusted for the other rows of the comparison; the verdict rests on it.
+    pub p_adjusted: Option<f64>,
     pub verdict: Option<Verdict>,
     pub failed_a: u32,
     pub failed_b: u32,
@@ -241,6 +249,9 @@ pub fn scan_tables(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
     Some(ScanReport {
         axis: axis.to_string(),
         compared: table.kind.clone(),
+        design: table.design,
+        drift: table.drift.clone(),
+        p_adjustment: table.p_adjustment.clone(),
         metric: table.metric.clone(),
         unit: table.unit,
         better: table.better,
@@ -303,6 +314,7 @@ impl Entry<'_> {
                         .map(|(lo, hi)| (1.0 + lo / 100.0, 1.0 + hi / 100.0)),
                     ci_widened: c.shift.widened,
                     p_value: Some(c.p_value),
+                    p_adjusted: Some(c.p_adjusted),
                     verdict: Some(c.verdict),
                     failed_a: r.failed_a,
                     failed_b: r.failed_b,
@@ -319,6 +331,7 @@ impl Entry<'_> {
                 ratio_ci: None,
                 ci_widened: false,
                 p_value: None,
+                p_adjusted: None,
                 verdict: None,
                 failed_a: 0,
                 failed_b: 0,
@@ -544,6 +557,7 @@ mod tests {
             ratio_ci: None,
             ci_widened: false,
             p_value: verdict.map(|_| 0.008),
+            p_adjusted: verdict.map(|_| 0.008),
             verdict,
             failed_a: 0,
             failed_b: 0,

@@ -8,7 +8,8 @@ use crate::compare::TableKind;
 use crate::fmt;
 use crate::markdown::{lines_paragraph, list, pipe_table, unavailable_list};
 use crate::scan::{kib, Parting, ScanPoint, ScanReport, ScanSection, ScanSummary};
-use crate::table_text::{align, better_text, titled_list, unavailable_text};
+use crate::table_text::{align, better_text, titled_list, unavailable_text, verdict_rule};
+use perflab_stats::fmt_p;
 
 pub(crate) fn text(r: &ScanReport) -> String {
     let mut out = String::new();
@@ -60,7 +61,7 @@ pub(crate) fn markdown(r: &ScanReport) -> String {
 }
 
 /// The verdict column, the only one of words.
-const LEFT: usize = 5;
+pub(crate) const LEFT: usize = 7;
 
 pub(crate) fn header(r: &ScanReport) -> Vec<String> {
     let unit = r.unit.symbol();
@@ -86,16 +87,16 @@ pub(crate) fn header(r: &ScanReport) -> Vec<String> {
             r.axis,
             better_text(r.better)
         ),
-        format!(
-            "B/A = median {} / median {}, with the {} CI of the Hodges-Lehmann shift; \
-             verdict needs p < {} and |change| > {}%, else ~",
-            r.b_label,
-            r.a_label,
-            r.config.confidence_label(),
-            r.config.alpha,
-            r.config.noise_pct
-        ),
+        r.design.line(),
     ];
+    lines.extend(r.drift.iter().flat_map(|d| d.lines()));
+    lines.push(format!(
+        "B/A = median {} / median {}, with the {} CI of the Hodges-Lehmann shift; {}",
+        r.b_label,
+        r.a_label,
+        r.config.confidence_label(),
+        verdict_rule(&r.config, r.p_adjustment.rows)
+    ));
     if !r.fixed.0.is_empty() {
         lines.push(format!("fixed: {}", r.fixed.describe()));
     }
@@ -124,16 +125,12 @@ pub(crate) fn cells(
         r.b_label.clone(),
         "B/A".to_string(),
         format!("{} CI", r.config.confidence_label()),
+        "p".to_string(),
+        "p adj".to_string(),
         "verdict".to_string(),
     ];
-    let units = vec![
-        "KiB".to_string(),
-        unit.clone(),
-        unit,
-        String::new(),
-        String::new(),
-        String::new(),
-    ];
+    let mut units = vec!["KiB".to_string(), unit.clone(), unit];
+    units.resize(head.len(), String::new());
     let rows = s.points.iter().map(row).collect();
     (head, units, rows)
 }
@@ -154,6 +151,8 @@ fn row(p: &ScanPoint) -> Vec<String> {
         value(p.median_b),
         p.ratio.map_or("-".to_string(), ratio),
         ci,
+        p.p_value.map_or("-".to_string(), fmt_p),
+        p.p_adjusted.map_or("-".to_string(), fmt_p),
         verdict,
     ]
 }

@@ -27,8 +27,9 @@ pub fn render_table(t: &ComparisonTable) -> String {
     out
 }
 
-/// What is compared, how A and B are named, and how to read the figures.
-pub(crate) fn header_lines(t: &ComparisonTable) -> [String; 3] {
+/// What is compared, how A and B are named, what the comparison rests on (its design and,
+/// for separate runs, the drift guard), and how to read the figures.
+pub(crate) fn header_lines(t: &ComparisonTable) -> Vec<String> {
     let unit = t.unit.symbol();
     let unit = if unit.is_empty() {
         String::new()
@@ -39,21 +40,33 @@ pub(crate) fn header_lines(t: &ComparisonTable) -> [String; 3] {
         TableKind::Variants { run, .. } => format!("run {run}"),
         TableKind::Runs { a, b } => format!("run {b} vs run {a}"),
     };
-    [
+    let mut lines = vec![
         format!(
             "{what}: median {}{unit}, {}",
             t.metric,
             better_text(t.better)
         ),
         format!("A = {}, B = {}; change = (B - A) / A", t.a_label, t.b_label),
-        format!(
-            "{} CI of the change from the Hodges-Lehmann shift; p from Mann-Whitney U; \
-             verdict needs p < {} and |change| > {}%, else ~",
-            t.config.confidence_label(),
-            t.config.alpha,
-            t.config.noise_pct
-        ),
-    ]
+        t.design.line(),
+    ];
+    lines.extend(t.drift.iter().flat_map(|d| d.lines()));
+    lines.push(format!(
+        "{} CI of the change from the Hodges-Lehmann shift; {}",
+        t.config.confidence_label(),
+        verdict_rule(&t.config, t.p_adjustment.rows)
+    ));
+    lines
+}
+
+/// How p and the verdict are read, for a table of `rows` rows.
+pub(crate) fn verdict_rule(cfg: &perflab_stats::StatsConfig, rows: usize) -> String {
+    format!(
+        "p from Mann-Whitney U, p adj = p adjusted for the {rows} row{} of this comparison \
+         (Benjamini-Hochberg); verdict needs p adj < {} and |change| > {}%, else ~",
+        if rows == 1 { "" } else { "s" },
+        cfg.alpha,
+        cfg.noise_pct
+    )
 }
 
 /// The header row and one row of cells per compared point, with the indices of the
@@ -71,7 +84,7 @@ pub(crate) fn cells(t: &ComparisonTable) -> (Vec<Vec<String>>, Vec<usize>) {
     }
     let ci_head = format!("{} CI", t.config.confidence_label());
     for h in [
-        "n A", "n B", "median A", "median B", "change", &ci_head, "p", "verdict",
+        "n A", "n B", "median A", "median B", "change", &ci_head, "p", "p adj", "verdict",
     ] {
         header.push(h.to_string());
     }
@@ -94,6 +107,7 @@ pub(crate) fn cells(t: &ComparisonTable) -> (Vec<Vec<String>>, Vec<usize>) {
             ci
         });
         cells.push(fmt_p(c.p_value));
+        cells.push(fmt_p(c.p_adjusted));
         cells.push(c.symbol().to_string());
         lines.push(cells);
     }

@@ -200,7 +200,7 @@ fn failed_points_are_listed() {
     assert_eq!(small.summary.compared, 15);
     let text = r.render_text();
     for want in [
-        "4096     1487.00         -      -               -  not compared",
+        "4096     1487.00         -      -               -      -      -  not compared",
         "4096 KiB: no successful value in v1_64_96 (5 failed)",
         "256 KiB: 1 failed repetition of v1_64_96 not counted",
         "(1 size not compared, skipped)",

@@ -23,7 +23,12 @@ pub struct Comparison {
     pub change_ci_pct: Option<(f64, f64)>,
     /// Positive = worse (see [`regression_pct`]); `None` when `change_pct` is.
     pub regression_pct: Option<f64>,
+    /// The Mann-Whitney p-value of this row read alone.
     pub p_value: f64,
+    /// `p_value` adjusted for the other rows of the same comparison (Benjamini-Hochberg,
+    /// see [`crate::fdr`]); equal to `p_value` until [`crate::adjust_family`] runs. The
+    /// verdict is drawn from this one.
+    pub p_adjusted: f64,
     pub test: MannWhitney,
     pub shift: Shift,
     pub verdict: Verdict,
@@ -36,6 +41,21 @@ impl Comparison {
     /// The verdict's symbol, e.g. `~`.
     pub fn symbol(&self) -> &'static str {
         self.verdict.symbol()
+    }
+
+    /// Draws the verdict from `p_adjusted` and the noise threshold (benchstat's rule).
+    pub(crate) fn redecide(&mut self, cfg: &StatsConfig) {
+        let (a, b) = (self.a.median, self.b.median);
+        let beyond_noise = match self.change_pct {
+            Some(c) => c.abs() > cfg.noise_pct,
+            None => b != a,
+        };
+        self.verdict = Verdict::decide(
+            self.p_adjusted < cfg.alpha,
+            beyond_noise,
+            b > a,
+            self.better,
+        );
     }
 }
 
@@ -63,13 +83,6 @@ pub fn compare(a: &Sample, b: &Sample, better: Better, cfg: &StatsConfig) -> Com
         (None, None)
     };
 
-    let significant = test.p_value < cfg.alpha;
-    let beyond_noise = match change_pct {
-        Some(c) => c.abs() > cfg.noise_pct,
-        None => sb.median != base,
-    };
-    let verdict = Verdict::decide(significant, beyond_noise, sb.median > base, better);
-
     let floor = min_p_value(a.len(), b.len());
     if floor >= cfg.alpha {
         notes.push(format!(
@@ -91,7 +104,7 @@ pub fn compare(a: &Sample, b: &Sample, better: Better, cfg: &StatsConfig) -> Com
         ));
     }
 
-    Comparison {
+    let mut c = Comparison {
         regression_pct: change_pct.map(|c| regression_pct(c, better)),
         a: sa,
         b: sb,
@@ -99,11 +112,14 @@ pub fn compare(a: &Sample, b: &Sample, better: Better, cfg: &StatsConfig) -> Com
         change_pct,
         change_ci_pct,
         p_value: test.p_value,
+        p_adjusted: test.p_value,
         test,
         shift,
-        verdict,
+        verdict: Verdict::NoChange,
         notes,
-    }
+    };
+    c.redecide(cfg);
+    c
 }
 
 /// A p-value for people: three decimals, `<0.001` below that.

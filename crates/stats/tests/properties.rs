@@ -2,7 +2,8 @@
 
 use perflab_core::Better;
 use perflab_stats::{
-    compare, hodges_lehmann, mann_whitney, Buckets, Sample, StatsConfig, Summary, Verdict,
+    adjust_family, benjamini_hochberg, compare, hodges_lehmann, mann_whitney, Buckets, Sample,
+    StatsConfig, Summary, Verdict,
 };
 use proptest::prelude::*;
 
@@ -116,5 +117,73 @@ proptest! {
         let b = Buckets::parse(&text).unwrap();
         let first = edges.pop_first().unwrap();
         prop_assert_eq!(b.edges()[0], f64::from(first));
+    }
+
+    #[test]
+    fn bh_adjusted_p_is_between_raw_p_and_one(p in prop::collection::vec(0.0f64..=1.0, 1..60)) {
+        let q = benjamini_hochberg(&p);
+        prop_assert_eq!(q.len(), p.len());
+        for (raw, adj) in p.iter().zip(&q) {
+            prop_assert!(adj >= raw && *adj <= 1.0, "raw {} adjusted {}", raw, adj);
+        }
+    }
+
+    #[test]
+    fn bh_is_monotone_in_raw_p(p in prop::collection::vec(0.0f64..=1.0, 1..60)) {
+        let q = benjamini_hochberg(&p);
+        for i in 0..p.len() {
+            for j in 0..p.len() {
+                if p[i] <= p[j] {
+                    prop_assert!(q[i] <= q[j], "p {} <= {} but q {} > {}", p[i], p[j], q[i], q[j]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bh_of_one_row_is_the_raw_p(p in 0.0f64..=1.0) {
+        prop_assert_eq!(benjamini_hochberg(&[p]), vec![p]);
+    }
+
+    #[test]
+    fn bh_follows_the_rows_when_they_are_reordered(
+        p in prop::collection::vec(0.0f64..=1.0, 1..30), rot in 0usize..30
+    ) {
+        let q = benjamini_hochberg(&p);
+        let k = rot % p.len();
+        let mut p2 = p.clone();
+        p2.rotate_left(k);
+        let mut q_rot = q.clone();
+        q_rot.rotate_left(k);
+        prop_assert_eq!(benjamini_hochberg(&p2), q_rot);
+    }
+
+    /// The adjustment can only take verdicts away, never add one, and one row alone keeps
+    /// its verdict.
+    #[test]
+    fn adjusting_a_family_only_removes_verdicts(
+        shifts in prop::collection::vec((uniforms(6), uniforms(6), 0.9f64..1.1), 1..12)
+    ) {
+        let cfg = fast();
+        let mut family: Vec<_> = shifts
+            .iter()
+            .map(|(ua, ub, f)| {
+                let a = Sample::new(noisy(1000.0, 0.01, ua)).unwrap();
+                let b = Sample::new(noisy(1000.0 * f, 0.01, ub)).unwrap();
+                compare(&a, &b, Better::Higher, &cfg)
+            })
+            .collect();
+        let before: Vec<Verdict> = family.iter().map(|c| c.verdict).collect();
+        let mut one = [family[0].clone()];
+        let adj = adjust_family(family.iter_mut(), &cfg);
+        prop_assert_eq!(adj.rows, family.len());
+        for (c, v) in family.iter().zip(&before) {
+            prop_assert!(c.p_adjusted >= c.p_value);
+            prop_assert!(c.verdict == *v || c.verdict == Verdict::NoChange, "{:?} -> {:?}", v, c.verdict);
+        }
+        let v = one[0].verdict;
+        adjust_family(one.iter_mut(), &cfg);
+        prop_assert_eq!(one[0].verdict, v);
+        prop_assert_eq!(one[0].p_adjusted, one[0].p_value);
     }
 }

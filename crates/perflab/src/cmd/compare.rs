@@ -1,5 +1,7 @@
 //! `perflab compare`: two variants of one run, or two runs matched by parameters, with
 //! the regression distribution for CPU-pair studies and, on request, the drill-down.
+//! Every table says its design (interleaved within one run, or separate runs with the
+//! drift guard of their timing probes); the JSON carries both as data.
 
 use perflab_report as report;
 
@@ -12,13 +14,14 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
     let store = common::read_store(g)?;
     let info = store.run(a.runs[0])?;
     let ms = store.measurements(a.runs[0])?;
+    let mut setup_differences = Vec::new();
     let table = if let Some(&other_run) = a.runs.get(1) {
         if a.variants.is_some() {
             return Err(input("--variants compares within one run; give one RUN"));
         }
         let info_b = store.run(other_run)?;
         let ms_b = store.measurements(other_run)?;
-        print_fingerprint_differences(&info, &info_b);
+        setup_differences = fingerprint_differences(&info, &info_b);
         report::compare_runs(&info, &ms, &info_b, &ms_b, a.metric.as_deref(), &cfg)?
     } else {
         let measured = report::measured_variants(&ms);
@@ -57,6 +60,10 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
     match a.format {
         TextFormat::Json => {
             let mut doc = serde_json::json!({ "comparison": serde_json::from_str::<serde_json::Value>(&table.to_json()?)? });
+            if !setup_differences.is_empty() {
+                // Data, not a preamble: anything before the JSON would break its readers.
+                doc["setup_differences"] = serde_json::to_value(&setup_differences)?;
+            }
             if let Some(d) = &dist {
                 doc["distribution"] = serde_json::from_str(&d.to_json()?)?;
             }
@@ -66,6 +73,7 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
         TextFormat::Markdown => {
+            print_setup_differences(&setup_differences);
             match &scan {
                 Some(s) => print!("{}", s.render_markdown()),
                 None => print!("{}", table.render_markdown()),
@@ -76,6 +84,7 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
             }
         }
         TextFormat::Text => {
+            print_setup_differences(&setup_differences);
             match &scan {
                 Some(s) => print!("{}", s.render_text()),
                 None => print!("{}", table.render_text()),
@@ -93,19 +102,47 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// A fingerprint field two runs differ in.
+#[derive(serde::Serialize)]
+struct SetupDifference {
+    field: String,
+    run_a: i64,
+    value_a: String,
+    run_b: i64,
+    value_b: String,
+}
+
 /// Comparing runs from different setups is allowed, never silent.
-fn print_fingerprint_differences(a: &perflab_store::RunInfo, b: &perflab_store::RunInfo) {
+fn fingerprint_differences(
+    a: &perflab_store::RunInfo,
+    b: &perflab_store::RunInfo,
+) -> Vec<SetupDifference> {
     let fa: perflab_lab::Fingerprint =
         serde_json::from_value(a.fingerprint.clone()).unwrap_or_default();
     let fb: perflab_lab::Fingerprint =
         serde_json::from_value(b.fingerprint.clone()).unwrap_or_default();
-    let diffs = perflab_lab::fingerprint::differences(&fa, &fb);
+    perflab_lab::fingerprint::differences(&fa, &fb)
+        .into_iter()
+        .map(|(field, value_a, value_b)| SetupDifference {
+            field,
+            run_a: a.id,
+            value_a,
+            run_b: b.id,
+            value_b,
+        })
+        .collect()
+}
+
+fn print_setup_differences(diffs: &[SetupDifference]) {
     if diffs.is_empty() {
         return;
     }
     println!("The two runs come from different setups:");
-    for (field, x, y) in diffs {
-        println!("  {field}: run {} {x:?}  vs  run {} {y:?}", a.id, b.id);
+    for d in diffs {
+        println!(
+            "  {}: run {} {:?}  vs  run {} {:?}",
+            d.field, d.run_a, d.value_a, d.run_b, d.value_b
+        );
     }
     println!();
 }

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use crate::blocks::UNAVAILABLE;
 use crate::compare::ComparisonTable;
+use crate::design::Design;
 use crate::doc::Block;
 use crate::error::ReportError;
 use crate::full::{figures, run_name, ReportOptions, RunData};
@@ -19,11 +20,12 @@ struct Pair<'a> {
     ms_b: &'a [MeasurementRecord],
 }
 
+/// The comparisons' blocks, their JSON, and the designs they rest on (for the footer).
 pub(crate) fn section(
     runs: &[RunData],
     opts: &ReportOptions,
     blocks: &mut Vec<Block>,
-) -> Result<Value, ReportError> {
+) -> Result<(Value, Vec<Design>), ReportError> {
     let metric = opts.metric.as_deref();
     let cfg = &opts.stats;
     let mut pairs = Vec::new();
@@ -40,7 +42,7 @@ pub(crate) fn section(
                         });
                     }
                 }
-                None => return single(one, opts, blocks),
+                None => return Ok((single(one, opts, blocks)?, Vec::new())),
             }
         }
         [first, rest @ ..] => {
@@ -55,10 +57,14 @@ pub(crate) fn section(
         [] => {}
     }
     let mut out = Vec::new();
+    let mut designs = Vec::new();
     for p in &pairs {
         out.push(one_comparison(p, opts, blocks)?);
+        if !designs.contains(&p.table.design) {
+            designs.push(p.table.design);
+        }
     }
-    Ok(Value::Array(out))
+    Ok((Value::Array(out), designs))
 }
 
 fn one_comparison(
@@ -71,7 +77,13 @@ fn one_comparison(
     let once = |b: &Block| !matches!(b, Block::List { title, .. } if title == UNAVAILABLE);
     blocks.push(Block::heading(
         2,
-        format!("{}: {} vs {}", t.metric, t.b_label, t.a_label),
+        format!(
+            "{}: {} vs {} ({})",
+            t.metric,
+            t.b_label,
+            t.a_label,
+            t.design.name()
+        ),
     ));
     let scan = crate::scan_tables(t, "size");
     match &scan {

@@ -223,7 +223,7 @@ pub(crate) fn distribution_histogram(d: &Distribution) -> String {
                 errors: vec![None; buckets.len()],
             },
             BarSeries {
-                name: format!("significant (p < {})", d.alpha),
+                name: format!("significant (adjusted p < {})", d.alpha),
                 values: buckets.iter().map(|c| Some(c.significant as f64)).collect(),
                 errors: vec![None; buckets.len()],
             },

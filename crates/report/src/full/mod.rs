@@ -19,6 +19,7 @@ use perflab_core::record::{MeasurementRecord, RunInfo};
 use perflab_stats::{Buckets, StatsConfig};
 use serde_json::{json, Value};
 
+use crate::design::Design;
 use crate::doc::{self, Block};
 use crate::error::ReportError;
 
@@ -98,7 +99,8 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
     runs::section(runs, &mut blocks);
     json["runs"] = serde_json::to_value(runs.iter().map(|r| &r.info).collect::<Vec<_>>())?;
 
-    json["comparisons"] = comparisons::section(runs, opts, &mut blocks)?;
+    let (compared, designs) = comparisons::section(runs, opts, &mut blocks)?;
+    json["comparisons"] = compared;
     json["quality"] = quality::section(runs, opts, &mut blocks)?;
     json["latency"] = latency::section(runs, opts, &mut blocks);
     json["parallel"] = threads::section(runs, opts, &mut blocks);
@@ -115,7 +117,7 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
     }
     json["counters"] = Value::Array(counters);
     blocks.push(Block::heading(2, "How to read this report"));
-    blocks.push(Block::para(how_to_read(&opts.stats)));
+    blocks.push(Block::para(how_to_read(&opts.stats, &designs)));
     Ok(FullReport {
         title,
         blocks,
@@ -131,16 +133,36 @@ pub(crate) fn run_name(info: &RunInfo) -> String {
     }
 }
 
-fn how_to_read(cfg: &StatsConfig) -> String {
-    format!(
+/// The footer: the statistics, and what each design present in the report means.
+fn how_to_read(cfg: &StatsConfig, designs: &[Design]) -> String {
+    let mut text = format!(
         "Medians over repetitions with {conf} percentile-bootstrap intervals; A/B \
          differences by the Mann-Whitney U test with the Hodges-Lehmann shift and its \
-         {conf} interval. A difference is a verdict (better / WORSE / changed) only when \
-         p < {alpha} and the change exceeds the noise threshold of {noise}%; otherwise it is \
-         ~. Outliers (Tukey's fences) are marked, never removed. Measurements ran in \
-         interleaved order (A B A B). Definitions: docs/METHODOLOGY.md.",
+         {conf} interval. The p-values of the rows of one comparison are adjusted together \
+         (Benjamini-Hochberg), so that 40 rows with no change do not yield two by chance; \
+         tables show both. A difference is a verdict (better / WORSE / changed) only when \
+         the adjusted p < {alpha} and the change exceeds the noise threshold of {noise}%; \
+         otherwise it is ~. Outliers (Tukey's fences) are marked, never removed.",
         conf = cfg.confidence_label(),
         alpha = cfg.alpha,
         noise = cfg.noise_pct
-    )
+    );
+    for d in designs {
+        text.push(' ');
+        text.push_str(match d {
+            Design::InterleavedWithinOneRun => {
+                "Variants of one run were measured in interleaved order (A B A B at every \
+                 point), so slow drift of the machine falls on both sides alike."
+            }
+            Design::SeparateRuns => {
+                "Runs compared with each other were measured separately, not interleaved: \
+                 any drift of the machine between them is confounded with the change. Each \
+                 such comparison shows its drift guard, the runs' timing probes; a probe \
+                 that moved beyond the noise threshold is a WARNING. A change that can be \
+                 made a variant of one run is best measured so."
+            }
+        });
+    }
+    text.push_str(" Definitions: docs/METHODOLOGY.md.");
+    text
 }

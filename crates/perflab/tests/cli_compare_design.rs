@@ -1,0 +1,112 @@
+//! End-to-end: `perflab compare` and `perflab report` say what each comparison rests on.
+//! A run stores a timing probe in its fingerprint; comparing two runs names the design
+//! "separate runs" and carries the drift guard, comparing two variants of one run names
+//! "interleaved within one run". The probe's figures are never checked against expected
+//! values (this machine's speed is not known): only that they exist and are usable.
+
+mod common;
+
+use common::{run_id, text, Lab};
+
+fn null_run(lab: &Lab) -> String {
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "-p",
+        "noise_pct=0.5",
+        "-p",
+        "sleep=0.001,0.002",
+        "--variant",
+        "a:",
+        "--variant",
+        "b:",
+        "--reps",
+        "5",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
+    run_id(&err)
+}
+
+/// The drift guard found either agreement or a warning, naming both runs' probes.
+fn assert_guarded(out: &str, a: &str, b: &str) {
+    let agreed = out.contains(&format!(
+        "drift guard: the timing probes of run {a} and run {b} agree"
+    ));
+    let warned = out.contains("WARNING: timing probe \"");
+    assert!(agreed || warned, "no drift guard verdict in:\n{out}");
+}
+
+#[test]
+fn compare_and_report_name_the_design_and_the_drift_guard() {
+    let lab = Lab::new();
+    let a = null_run(&lab);
+    let b = null_run(&lab);
+
+    let probe = &lab.export(&a)["run"]["fingerprint"]["probe"];
+    let readings = probe["readings"].as_array().expect("the run has a probe");
+    assert_eq!(readings.len(), 2, "{probe}");
+    for r in readings {
+        let v = r["value"].as_f64().unwrap();
+        assert!(v.is_finite() && v > 0.0, "{r}");
+    }
+
+    let o = lab.run(&["compare", &a, &b]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("design: separate runs, not interleaved"),
+        "{out}"
+    );
+    assert!(out.contains("p  p adj  verdict"), "{out}");
+    assert_guarded(&out, &a, &b);
+
+    let o = lab.run(&["compare", &a, &b, "--format", "markdown"]);
+    let (md, _) = text(&o);
+    assert!(md.contains("design: separate runs"), "{md}");
+    assert_guarded(&md, &a, &b);
+
+    let o = lab.run(&["compare", &a, &b, "--format", "json"]);
+    assert!(o.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("only JSON");
+    let c = &doc["comparison"];
+    assert_eq!(c["design"], "separate_runs");
+    assert_eq!(c["p_adjustment"]["method"], "benjamini_hochberg");
+    let probes = c["drift"]["probes"].as_array().expect("probes compared");
+    assert_eq!(probes.len(), 2, "{}", c["drift"]);
+    for p in probes {
+        let ratio = p["ratio"].as_f64().unwrap();
+        assert!(ratio.is_finite() && ratio > 0.0, "{p}");
+        assert!(p["moved"].is_boolean());
+    }
+    for row in c["rows"].as_array().unwrap() {
+        let (raw, adj) = (
+            row["cmp"]["p_value"].as_f64().unwrap(),
+            row["cmp"]["p_adjusted"].as_f64().unwrap(),
+        );
+        assert!(raw <= adj && adj <= 1.0, "{row}");
+    }
+
+    let o = lab.run(&["compare", &a, "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["comparison"]["design"], "interleaved_within_one_run");
+    assert!(doc["comparison"]["drift"].is_null());
+    let o = lab.run(&["compare", &a]);
+    assert!(text(&o).0.contains("design: interleaved within one run"));
+
+    let o = lab.run(&["report", &a, &b]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("(separate runs)"), "{out}");
+    assert!(
+        !out.contains("Measurements ran in interleaved order"),
+        "{out}"
+    );
+    assert_guarded(&out, &a, &b);
+    let o = lab.run(&["report", &a, &b, "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = &doc["comparisons"][0]["comparison"];
+    assert_eq!(c["design"], "separate_runs");
+    assert_eq!(c["drift"]["probes"].as_array().unwrap().len(), 2);
+}
