@@ -212,6 +212,8 @@ fn one_marginal_row(rows: u32) -> (RunInfo, Vec<MeasurementRecord>) {
                         ..Default::default()
                     },
                     telemetry: Vec::new(),
+                    role: Default::default(),
+                    monitors: Vec::new(),
                 });
             }
         }
