@@ -59,7 +59,8 @@ pub enum Command {
     /// The full report of one or more runs: tables, verdicts, plots (HTML), telemetry
     /// that moved with each difference, and the runs' setups
     Report(ReportArgs),
-    /// Measure perflab's workloads side by side with peer tools on the same placement
+    /// Measure perflab's workloads side by side with peer tools on the same placement; exits
+    /// 4 when a ratio or cost is outside its stated tolerance
     Crosscheck(CrosscheckArgs),
     /// Bring a benchmark tool's saved output into the store as a run (e.g. old logs, to
     /// compare with new runs)
@@ -131,6 +132,18 @@ pub struct RunArgs {
     /// included [default: 30, or the planned repetitions if more]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_reps: Option<String>,
+    /// What standard output carries: the tables (text), or exactly one JSON document at
+    /// the end (json: run id, status, exit code, counts, the comparisons with their
+    /// verdicts, the database path); progress and notes go to standard error either way
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: RunFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunFormat {
+    #[default]
+    Text,
+    Json,
 }
 
 #[derive(Args, Debug)]
@@ -290,6 +303,10 @@ pub struct CrosscheckArgs {
     /// Rounds of alternating measurements per pair
     #[arg(long, default_value_t = 3)]
     pub rounds: u32,
+    /// Hold the ratios to within ±PCT% of 1 instead of the check's stated tolerance (ctxsw
+    /// and memcpy 3, netrr's p50 5); runner and report have fixed cost targets
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub tolerance: Option<f64>,
 }
 
 #[derive(Args, Debug)]

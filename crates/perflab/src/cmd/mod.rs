@@ -4,6 +4,7 @@ mod common;
 mod compare;
 mod crosscheck;
 mod crosscheck_report;
+mod crosscheck_tolerance;
 mod doctor;
 mod export;
 mod import;
@@ -12,6 +13,8 @@ mod ls;
 mod report;
 mod restore;
 mod run;
+mod run_end;
+mod run_json;
 mod serve;
 mod show;
 

@@ -2,6 +2,7 @@
 //! what it found.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -9,8 +10,9 @@ use perflab_lab::spec::{ParamInput, PartnersSpec, Scalar, VariantSpec};
 use perflab_lab::{adaptive, presets, ExperimentSpec, RunOptions};
 use perflab_store::RunStatus;
 
-use crate::cli::{Global, RunArgs};
-use crate::cmd::{common, show};
+use crate::cli::{Global, RunArgs, RunFormat};
+use crate::cmd::run_end::RunEnd;
+use crate::cmd::{common, run_json, show};
 use crate::exit::{input, INTERRUPTED};
 use crate::progress::Reporter;
 
@@ -18,7 +20,7 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
     let sys = common::sysroot(g)?;
     if let Some(id) = a.resume {
         let mut store = common::read_store(g)?;
-        return execute(g, &mut store, id, &sys, a.out.as_deref());
+        return execute(g, &mut store, id, &sys, &a);
     }
     let spec = build_spec(&a)?;
     let prepared = perflab_lab::prepare(&spec, &sys)?;
@@ -32,12 +34,12 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
         );
     }
     if a.dry_run {
-        print_plan(&prepared)?;
+        print_plan(&prepared, a.format)?;
         return Ok(0);
     }
     let mut store = common::open_store(g)?;
     let id = perflab_lab::create(&mut store, &prepared, a.label.clone())?;
-    execute(g, &mut store, id, &sys, a.out.as_deref())
+    execute(g, &mut store, id, &sys, &a)
 }
 
 fn execute(
@@ -45,8 +47,9 @@ fn execute(
     store: &mut perflab_store::Store,
     id: i64,
     sys: &perflab_sys::SysRoot,
-    out: Option<&std::path::Path>,
+    a: &RunArgs,
 ) -> anyhow::Result<i32> {
+    let out = a.out.as_deref();
     let stop = Arc::new(AtomicBool::new(false));
     let _signals = perflab_knobs::signals::install(stop.clone())?;
     let opts = RunOptions {
@@ -70,13 +73,33 @@ fn execute(
         outcome.failed,
         outcome.remaining
     );
+    // The run's totals, not this session's: a resume that retried the failures is judged
+    // by what the run holds now.
+    let end = RunEnd::of(&store.run(id)?);
     if outcome.status == RunStatus::Interrupted {
         eprintln!("resume with: perflab run --resume {}", outcome.run);
-        return Ok(INTERRUPTED);
     }
-    show::after_run(store, id, out)?;
-    print_adaptive(store, id)?;
-    Ok(0)
+    match a.format {
+        RunFormat::Json => {
+            let doc = run_json::document(store, id, out, &end)?;
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+        }
+        RunFormat::Text if outcome.status == RunStatus::Interrupted => {}
+        RunFormat::Text => {
+            show::after_run(store, id, out)?;
+            print_adaptive(store, id)?;
+        }
+    }
+    if let Some(line) = end.last_line() {
+        // After the tables, where a reader (and `tail -1` of a log) looks last.
+        std::io::stdout().flush()?;
+        eprintln!("{line}");
+    }
+    Ok(if outcome.status == RunStatus::Interrupted {
+        INTERRUPTED
+    } else {
+        end.exit_code
+    })
 }
 
 /// The adaptive run's last word: which points reached the target and which the cap.
@@ -286,9 +309,19 @@ fn select_variants(spec: &ExperimentSpec, given: &[String]) -> anyhow::Result<Ve
     Ok(out)
 }
 
-fn print_plan(p: &perflab_lab::Prepared) -> anyhow::Result<()> {
+fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()> {
     let names: Vec<String> = p.available.iter().map(|v| v.spec.name.clone()).collect();
     let plan = perflab_lab::plan::plan(&p.spec, p.workload, &names)?;
+    if format == RunFormat::Json {
+        let doc = serde_json::json!({
+            "dry_run": true,
+            "spec": p.spec,
+            "unavailable": p.unavailable,
+            "plan": plan,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
     println!("{}", serde_json::to_string_pretty(&p.spec)?);
     println!(
         "{} points x {} variants x {} repetitions = {} measurements",
