@@ -85,8 +85,12 @@ pub struct RunArgs {
     /// Set a parameter; a comma list makes it a grid axis (repeatable): -p cpu_b=1,2,3
     #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
-    /// Add a variant: NAME or NAME:knob=value[;knob=value] (repeatable), e.g.
-    /// `--variant poll:cpuidle=poll-only`. With a study, keeps only the named variants.
+    /// Add a variant: NAME, or NAME:SETTING[;SETTING] where a SETTING is knob=value or
+    /// param=value for a parameter of the workload (repeatable). E.g. `--variant
+    /// poll:cpuidle=poll-only`, or two versions interleaved with `exec`: `--variant
+    /// 'old:cmd=/opt/v1/bench {size}' --variant 'new:cmd=/opt/v2/bench {size}'`. A `;`
+    /// followed by something other than a known name and `=` stays in the value (a shell
+    /// command's own). With a study, NAME alone keeps only the named variants.
     #[arg(long = "variant", value_name = "SPEC")]
     pub variants: Vec<String>,
     /// Repetitions per point and variant

@@ -271,16 +271,26 @@ fn adaptive_flags(a: &RunArgs, spec: &mut ExperimentSpec) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// `--variant NAME` keeps a variant of the study; `--variant NAME:knob=v;knob=v` defines
-/// one.
+/// `--variant NAME` keeps a variant of the study; `--variant NAME:SETTING;SETTING` defines
+/// one, where each SETTING is `param=value` for a parameter of the study's workload (an
+/// `exec` variant's own `cmd`, so two versions of a program run interleaved) or
+/// `knob=value` (`cpuidle=poll-only`, `before=CMD`).
 fn select_variants(spec: &ExperimentSpec, given: &[String]) -> anyhow::Result<Vec<VariantSpec>> {
+    let params: Vec<&str> = perflab_workloads::by_name(&spec.workload)
+        .map(|w| w.info().params.iter().map(|p| p.name).collect())
+        .unwrap_or_default();
+    let knobs: Vec<&str> = perflab_knobs::knob_names()
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
     let mut out = Vec::new();
     for g in given {
         match g.split_once(':') {
             None => {
                 let v = spec.variants.iter().find(|v| &v.name == g).ok_or_else(|| {
                     input(format!(
-                        "unknown variant {g:?} (the study has: {}; define one with NAME:knob=value)",
+                        "unknown variant {g:?} (the study has: {}; define one with \
+                         NAME:knob=value or NAME:param=value)",
                         if spec.variants.is_empty() {
                             "none".to_string()
                         } else {
@@ -290,23 +300,67 @@ fn select_variants(spec: &ExperimentSpec, given: &[String]) -> anyhow::Result<Ve
                 })?;
                 out.push(v.clone());
             }
-            Some((name, knobs)) => {
-                let mut map = BTreeMap::new();
-                for kv in knobs.split(';').filter(|s| !s.trim().is_empty()) {
-                    let (k, v) = kv.split_once('=').ok_or_else(|| {
-                        input(format!("--variant {g:?}: expected knob=value, got {kv:?}"))
-                    })?;
-                    map.insert(k.trim().to_string(), v.trim().to_string());
-                }
-                out.push(VariantSpec {
-                    name: name.to_string(),
-                    knobs: map,
+            Some((name, settings)) => {
+                let mut v = VariantSpec {
+                    name: name.trim().to_string(),
+                    knobs: BTreeMap::new(),
                     params: BTreeMap::new(),
-                });
+                };
+                if v.name.is_empty() {
+                    return Err(input(format!("--variant {g:?}: the variant needs a name")));
+                }
+                let is_key = |k: &str| params.contains(&k) || knobs.contains(&k);
+                for kv in split_settings(settings, is_key) {
+                    let (k, value) = kv.split_once('=').ok_or_else(|| {
+                        input(format!(
+                            "--variant {g:?}: expected knob=value or param=value, got {kv:?}"
+                        ))
+                    })?;
+                    let k = k.trim();
+                    if params.contains(&k) {
+                        v.params
+                            .insert(k.to_string(), Scalar::Str(value.trim().to_string()));
+                    } else if knobs.contains(&k) {
+                        v.knobs.insert(k.to_string(), value.trim().to_string());
+                    } else {
+                        return Err(input(format!(
+                            "--variant {g:?}: {k:?} is neither a parameter of workload {} ({}) \
+                             nor a knob ({})",
+                            spec.workload,
+                            if params.is_empty() {
+                                "unknown workload".to_string()
+                            } else {
+                                params.join(", ")
+                            },
+                            knobs.join(", ")
+                        )));
+                    }
+                }
+                out.push(v);
             }
         }
     }
     Ok(out)
+}
+
+/// Splits `a=1;b=2` at each `;` that starts a new setting (`;` then a known name and `=`)
+/// or ends the text; any other `;` belongs to the value, so a shell command keeps its own:
+/// `cmd=make; ./bench {size};env=HUGE=1` is `cmd` and `env`.
+fn split_settings(text: &str, is_key: impl Fn(&str) -> bool) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, _) in text.match_indices(';') {
+        let rest = &text[i + 1..];
+        // A `;` at the end separates nothing from nothing, as it always has.
+        let starts_setting =
+            rest.trim().is_empty() || rest.split_once('=').is_some_and(|(k, _)| is_key(k.trim()));
+        if starts_setting {
+            out.push(&text[start..i]);
+            start = i + 1;
+        }
+    }
+    out.push(&text[start..]);
+    out.into_iter().filter(|s| !s.trim().is_empty()).collect()
 }
 
 fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()> {
@@ -339,7 +393,8 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
         );
     }
     let timed: f64 = plan.iter().map(|m| m.params.seconds("duration")).sum();
-    if timed > 0.0 {
+    // exec's `duration` is only a placeholder value for its command, not a time it runs.
+    if timed > 0.0 && p.spec.workload != "exec" {
         println!("at least {timed:.0} s of timed measurement, plus warm-ups and set-up");
     }
     for m in plan.iter().take(20) {
@@ -368,4 +423,26 @@ fn varying_params(spec: &serde_json::Value) -> Vec<String> {
         .filter(|(k, v)| points.iter().any(|p| p.get(k.as_str()) != Some(*v)))
         .map(|(k, _)| k.clone())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_settings;
+
+    #[test]
+    fn settings_split_only_where_a_known_name_follows() {
+        let known = |k: &str| ["cmd", "env", "before", "cpuidle"].contains(&k);
+        assert_eq!(
+            split_settings("cmd=make; ./bench {size};env=HUGE=1", known),
+            ["cmd=make; ./bench {size}", "env=HUGE=1"]
+        );
+        assert_eq!(
+            split_settings("before=modprobe -r x; modprobe x;cpuidle=poll-only;", known),
+            ["before=modprobe -r x; modprobe x", "cpuidle=poll-only"]
+        );
+        // An unknown name does not split: the error then names the first setting.
+        assert_eq!(split_settings("bogus=1;cmd=x", known), ["bogus=1", "cmd=x"]);
+        assert_eq!(split_settings("cmd=a;bogus=1", known), ["cmd=a;bogus=1"]);
+        assert_eq!(split_settings("", known), Vec::<&str>::new());
+    }
 }
