@@ -17,6 +17,7 @@ mod run_end;
 mod run_json;
 mod serve;
 mod show;
+mod sudo_db;
 
 use crate::cli::{Cli, Command};
 
