@@ -15,8 +15,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
                   confidence intervals and significance tests.\n\n\
                   Start with `perflab doctor` to see what this machine supports, then \
                   `perflab run quick`.",
-    after_help = "Exit codes: 0 success, 1 failure while running, 2 bad input (nothing changed), \
-                  130 stopped by a signal (measurements so far are kept)."
+    after_help = "Exit codes: 0 success; 1 failure while running, or a run none of whose \
+                  measurements succeeded; 2 bad input (nothing changed); 3 a run that completed \
+                  with some measurements failed (its last line says how many); 4 a crosscheck \
+                  ratio or cost outside its stated tolerance; 130 stopped by a signal \
+                  (measurements so far are kept)."
 )]
 pub struct Cli {
     #[command(flatten)]
