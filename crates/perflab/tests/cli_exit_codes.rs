@@ -255,3 +255,21 @@ fn report_html_into_a_missing_directory_is_bad_input_and_writes_nothing() {
     let o = lab.run(&["export", &id, "-o", target.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
 }
+
+#[test]
+fn help_lists_every_exit_code() {
+    let lab = Lab::new();
+    let o = lab.run(&["--help"]);
+    // clap wraps the text to the terminal width; compare with the line breaks squeezed out.
+    let out = text(&o).0.split_whitespace().collect::<Vec<_>>().join(" ");
+    for needle in [
+        "0 success",
+        "1 failure while running, or a run none of whose measurements succeeded",
+        "2 bad input",
+        "3 a run that completed with some measurements failed",
+        "4 a crosscheck ratio or cost outside its stated tolerance",
+        "130 stopped by a signal",
+    ] {
+        assert!(out.contains(needle), "{needle:?} not in {out}");
+    }
+}
