@@ -43,8 +43,9 @@ pub fn run(g: &Global, a: CrosscheckArgs) -> anyhow::Result<i32> {
     Ok(verdicts.finish())
 }
 
-/// The ratio tolerance in percent: `--tolerance`, else the check's stated one.
-fn tolerance(a: &CrosscheckArgs, stated: f64) -> anyhow::Result<f64> {
+/// The ratio tolerance in percent: `--tolerance`, else the check's stated one (a new
+/// check passes its own, e.g. 1.0).
+pub(crate) fn tolerance(a: &CrosscheckArgs, stated: f64) -> anyhow::Result<f64> {
     match a.tolerance {
         None => Ok(stated),
         Some(t) if t.is_finite() && t >= 0.0 => Ok(t),
@@ -112,7 +113,7 @@ fn ctxsw(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::Res
             format!("{ca}-{cb}")
         );
     }
-    print_worst(&ratios, tol);
+    print_worst("largest deviation", &ratios, tol);
     Ok(())
 }
 
@@ -145,7 +146,11 @@ fn memcpy(a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::Result<()> {
             r.perflab_mib_s, r.peer_mib_s, r.ratio
         );
     }
-    print_worst(&rows.iter().map(|r| r.ratio).collect::<Vec<_>>(), tol);
+    print_worst(
+        "largest deviation",
+        &rows.iter().map(|r| r.ratio).collect::<Vec<_>>(),
+        tol,
+    );
     Ok(())
 }
 
@@ -222,25 +227,20 @@ fn netrr(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::Res
         "ratios are netrr / sockperf; the p50 is held to within {}%",
         fmt_num(tol)
     );
-    print!("largest p50 ");
-    print_worst(&p50s, tol);
+    print_worst("largest p50 deviation", &p50s, tol);
     Ok(())
 }
 
 /// The largest deviation of perflab from the peer, against the tolerance the check holds
 /// its ratios to.
-fn print_worst(ratios: &[f64], tol: f64) {
+fn print_worst(what: &str, ratios: &[f64], tol: f64) {
     let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
     let side = if ratios.iter().all(|&r| ratio_within(r, tol)) {
         "within"
     } else {
         "outside"
     };
-    println!(
-        "largest deviation {:.1}% ({side} ±{}%)",
-        worst * 100.0,
-        fmt_num(tol)
-    );
+    println!("{what} {:.1}% ({side} ±{}%)", worst * 100.0, fmt_num(tol));
 }
 
 fn default_pairs(sys: &perflab_sys::SysRoot) -> anyhow::Result<Vec<(u32, u32)>> {
