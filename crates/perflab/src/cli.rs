@@ -15,8 +15,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
                   confidence intervals and significance tests.\n\n\
                   Start with `perflab doctor` to see what this machine supports, then \
                   `perflab run quick`.",
-    after_help = "Exit codes: 0 success, 1 failure while running, 2 bad input (nothing changed), \
-                  130 stopped by a signal (measurements so far are kept)."
+    after_help = "Exit codes: 0 success; 1 failure while running, or a run none of whose \
+                  measurements succeeded; 2 bad input (nothing changed); 3 a run that completed \
+                  with some measurements failed (its last line says how many); 4 a crosscheck \
+                  ratio or cost outside its stated tolerance; 130 stopped by a signal \
+                  (measurements so far are kept)."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -59,7 +62,8 @@ pub enum Command {
     /// The full report of one or more runs: tables, verdicts, plots (HTML), telemetry
     /// that moved with each difference, and the runs' setups
     Report(ReportArgs),
-    /// Measure perflab's workloads side by side with peer tools on the same placement
+    /// Measure perflab's workloads side by side with peer tools on the same placement; exits
+    /// 4 when a ratio or cost is outside its stated tolerance
     Crosscheck(CrosscheckArgs),
     /// Bring a benchmark tool's saved output into the store as a run (e.g. old logs, to
     /// compare with new runs)
@@ -84,8 +88,12 @@ pub struct RunArgs {
     /// Set a parameter; a comma list makes it a grid axis (repeatable): -p cpu_b=1,2,3
     #[arg(short = 'p', long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
-    /// Add a variant: NAME or NAME:knob=value[;knob=value] (repeatable), e.g.
-    /// `--variant poll:cpuidle=poll-only`. With a study, keeps only the named variants.
+    /// Add a variant: NAME, or NAME:SETTING[;SETTING] where a SETTING is knob=value or
+    /// param=value for a parameter of the workload (repeatable). E.g. `--variant
+    /// poll:cpuidle=poll-only`, or two versions interleaved with `exec`: `--variant
+    /// 'old:cmd=/opt/v1/bench {size}' --variant 'new:cmd=/opt/v2/bench {size}'`. A `;`
+    /// followed by something other than a known name and `=` stays in the value (a shell
+    /// command's own). With a study, NAME alone keeps only the named variants.
     #[arg(long = "variant", value_name = "SPEC")]
     pub variants: Vec<String>,
     /// Repetitions per point and variant
@@ -137,6 +145,18 @@ pub struct RunArgs {
     /// included [default: 30, or the planned repetitions if more]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_reps: Option<String>,
+    /// What standard output carries: the tables (text), or exactly one JSON document at
+    /// the end (json: run id, status, exit code, counts, the comparisons with their
+    /// verdicts, the database path); progress and notes go to standard error either way
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: RunFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunFormat {
+    #[default]
+    Text,
+    Json,
 }
 
 #[derive(Args, Debug)]
@@ -319,10 +339,10 @@ pub struct CrosscheckArgs {
     /// monitors: length of each measurement [default: 0.3s]
     #[arg(long, value_name = "TIME")]
     pub measure: Option<String>,
-    /// monitors: the largest change, in percent, a monitor set that runs around headline
-    /// figures may cause; outside it the check exits 1
-    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
-    pub tolerance: f64,
+    /// Hold the ratios to within ±PCT% of 1 instead of the check's stated tolerance (ctxsw
+    /// and memcpy 3, netrr's p50 5, monitors 1); runner and report have fixed cost targets
+    #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
+    pub tolerance: Option<f64>,
 }
 
 #[derive(Args, Debug)]

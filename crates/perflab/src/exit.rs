@@ -3,7 +3,14 @@
 /// Exit code for input the user must fix; nothing was changed on the system or in the
 /// results database.
 pub const INPUT: i32 = 2;
+/// A failure while running; also a run none of whose measurements succeeded.
 pub const FAILURE: i32 = 1;
+/// A run that finished with some of its measurements failed: the others are stored and
+/// compared, and the last line says how many failed.
+pub const SOME_FAILED: i32 = 3;
+/// A cross-check whose ratio or target is outside its stated tolerance: it ran, and its
+/// numbers are printed, but they do not hold.
+pub const OUTSIDE_TOLERANCE: i32 = 4;
 pub const INTERRUPTED: i32 = 130;
 
 /// A user input error raised by the binary itself.

@@ -1,8 +1,10 @@
 //! perflab: a command-line lab for Linux platform performance experiments.
 //!
 //! `main` only parses, dispatches and turns errors into messages and exit codes:
-//! 0 success, 1 a failure while running, 2 bad input (nothing was changed),
-//! 130 stopped by a signal (everything measured so far is kept).
+//! 0 success, 1 a failure while running (or a run with no successful measurement), 2 bad
+//! input (nothing was changed), 3 a run completed with some measurements failed, 4 a
+//! cross-check outside its tolerance, 130 stopped by a signal (everything measured so far
+//! is kept). See `exit.rs`.
 
 mod cli;
 mod cmd;

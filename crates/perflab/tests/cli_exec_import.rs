@@ -47,7 +47,8 @@ baseline = "one"
         "2",
     ]);
     let (_, err) = text(&o);
-    assert!(o.status.success(), "{err}");
+    // Every repetition failed: stored as failures, and the run exits 1.
+    assert_eq!(o.status.code(), Some(1), "{err}");
     let doc = lab.export(&run_id(&err));
     let ms = doc["measurements"].as_array().unwrap();
     // Two results and the telemetry repetition the default counters monitor asks for.

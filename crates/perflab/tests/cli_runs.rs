@@ -79,7 +79,8 @@ fn failed_repetitions_are_recorded_as_failures_not_numbers() {
         "4",
     ]);
     let (_, err) = text(&o);
-    assert!(o.status.success(), "{err}");
+    // Complete, with some measurements failed: exit code 3, not a clean 0.
+    assert_eq!(o.status.code(), Some(3), "{err}");
     let id = run_id(&err);
     let doc = lab.export(&id);
     let failed: Vec<_> = doc["measurements"]

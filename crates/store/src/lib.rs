@@ -21,7 +21,7 @@ mod write;
 use std::path::{Path, PathBuf};
 
 pub use error::StoreError;
-pub use path::{default_path, default_path_from};
+pub use path::{default_path, default_path_from, sudo_user_from, PasswdEntry, SudoUser};
 pub use perflab_core::record::*;
 
 /// An open results database.

@@ -7,6 +7,7 @@ use perflab_store::Store;
 use perflab_sys::SysRoot;
 
 use crate::cli::Global;
+use crate::cmd::sudo_db;
 use crate::exit::input;
 
 pub fn sysroot(g: &Global) -> anyhow::Result<SysRoot> {
@@ -26,19 +27,61 @@ pub fn journal_path(g: &Global) -> PathBuf {
         .unwrap_or_else(perflab_knobs::Journal::default_path)
 }
 
-pub fn db_path(g: &Global) -> anyhow::Result<PathBuf> {
-    Ok(g.db.clone().unwrap_or_else(perflab_store::default_path))
+/// The database: `--db`, else under sudo the invoking user's default database, else
+/// `$PERFLAB_DB` or this user's default; with the sudo user when that is why it was
+/// chosen.
+fn resolve_db(g: &Global) -> (Option<perflab_store::SudoUser>, PathBuf) {
+    match sudo_db::sudo_user(g) {
+        Some(user) => {
+            let path = user.db.clone();
+            (Some(user), path)
+        }
+        None => (
+            None,
+            g.db.clone().unwrap_or_else(perflab_store::default_path),
+        ),
+    }
 }
 
-/// Opens (creating if needed) the database, for commands that write.
+/// Opens (creating if needed) the database, for commands that write. Under sudo it is the
+/// invoking user's, and what perflab creates there is given to them.
 pub fn open_store(g: &Global) -> anyhow::Result<Store> {
-    let path = db_path(g)?;
-    Store::open(&path).with_context(|| format!("results database {}", path.display()))
+    let (sudo, path) = resolve_db(g);
+    let created = sudo_db::missing_dirs(&path);
+    let store =
+        Store::open(&path).with_context(|| format!("results database {}", path.display()))?;
+    if let Some(user) = &sudo {
+        eprintln!(
+            "perflab: running as root through sudo: results go to {}'s database {}",
+            user.name,
+            path.display()
+        );
+        give_to(user, &path, &created);
+    }
+    Ok(store)
 }
 
-/// Opens an existing database, for commands that only read.
+/// Opens an existing database, for commands that only read (and `run --resume`). Under
+/// sudo, the files SQLite creates beside it on opening are given to its user.
 pub fn read_store(g: &Global) -> anyhow::Result<Store> {
-    Ok(Store::open_existing(db_path(g)?)?)
+    let (sudo, path) = resolve_db(g);
+    let store = Store::open_existing(&path)?;
+    if let Some(user) = &sudo {
+        give_to(user, &path, &[]);
+    }
+    Ok(store)
+}
+
+/// Ownership is a courtesy on top of results already safe in the database: a failure (a
+/// file system that refuses chown) is said, not fatal.
+fn give_to(user: &perflab_store::SudoUser, db: &std::path::Path, dirs: &[PathBuf]) {
+    if let Err(e) = sudo_db::give_to(user, db, dirs) {
+        eprintln!(
+            "perflab: warning: {e}; {} may need `sudo chown -R {}` to write to it",
+            db.display(),
+            user.name
+        );
+    }
 }
 
 /// A CPU pair given as `A,B`; `flag` names the option in the error.

@@ -1,6 +1,8 @@
 //! `perflab crosscheck`: numbers side by side with peer tools in one run, and the cost of
-//! perflab's own machinery. These are benchmarks, printed as ratios; nothing here asserts
-//! a speed, because shared machines are noisy.
+//! perflab's own machinery. These are benchmarks, printed as ratios, each held to the
+//! tolerance it states: a number outside it makes the command exit 4 (see
+//! `crosscheck_tolerance`), so CI can act on it. No test asserts these speeds, because
+//! shared machines are noisy.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -13,20 +15,57 @@ use perflab_store::{MeasurementRecord, RunId, Store};
 
 use crate::cli::{CrosscheckArgs, Global};
 use crate::cmd::common;
+use crate::cmd::crosscheck_tolerance::{fmt_num, ratio_within, Verdicts};
 use crate::exit::input;
 
+/// Runs the check; its exit code is 0 when every number it holds to a tolerance held, and
+/// [`crate::exit::OUTSIDE_TOLERANCE`] otherwise (see [`Verdicts`]).
 pub fn run(g: &Global, a: CrosscheckArgs) -> anyhow::Result<i32> {
+    let mut verdicts = Verdicts::new();
     match a.workload.as_str() {
-        "ctxsw" => ctxsw(g, &a),
-        "runner" => runner(),
-        "memcpy" | "xfer" => memcpy(&a),
-        "netrr" => netrr(g, &a),
-        "report" => crate::cmd::crosscheck_report::run(),
-        "monitors" => crate::cmd::crosscheck_monitors::run(g, &a),
-        other => Err(input(format!(
-            "no cross-check for {other:?} (available: ctxsw, memcpy, monitors, netrr, report, \
-             runner)"
+        "ctxsw" => ctxsw(g, &a, &mut verdicts)?,
+        "runner" => {
+            fixed_targets(&a)?;
+            runner(&mut verdicts)?
+        }
+        "memcpy" | "xfer" => memcpy(&a, &mut verdicts)?,
+        "netrr" => netrr(g, &a, &mut verdicts)?,
+        "report" => {
+            fixed_targets(&a)?;
+            crate::cmd::crosscheck_report::run(&mut verdicts)?
+        }
+        "monitors" => crate::cmd::crosscheck_monitors::run(g, &a, &mut verdicts)?,
+        other => {
+            return Err(input(format!(
+                "no cross-check for {other:?} (available: ctxsw, memcpy, monitors, netrr, \
+                 report, runner)"
+            )))
+        }
+    }
+    Ok(verdicts.finish())
+}
+
+/// The ratio tolerance in percent: `--tolerance`, else the check's stated one (a new
+/// check passes its own, e.g. 1.0).
+pub(crate) fn tolerance(a: &CrosscheckArgs, stated: f64) -> anyhow::Result<f64> {
+    match a.tolerance {
+        None => Ok(stated),
+        Some(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        Some(t) => Err(input(format!(
+            "--tolerance {t}: expected a percentage of 0 or more, e.g. 3 for ±3%"
         ))),
+    }
+}
+
+/// runner and report hold costs to fixed targets; a ratio tolerance means nothing there.
+fn fixed_targets(a: &CrosscheckArgs) -> anyhow::Result<()> {
+    match a.tolerance {
+        Some(_) => Err(input(format!(
+            "--tolerance applies to the ratio checks (ctxsw, memcpy, netrr), not to {}, \
+             whose targets are fixed",
+            a.workload
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -41,10 +80,11 @@ fn pairs_arg(sys: &perflab_sys::SysRoot, a: &CrosscheckArgs) -> anyhow::Result<V
         .collect()
 }
 
-fn ctxsw(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
+fn ctxsw(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::Result<()> {
     let sys = common::sysroot(g)?;
     let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
     let pairs = pairs_arg(&sys, a)?;
+    let tol = tolerance(a, 3.0)?;
     println!(
         "ctxsw (perflab) against `perf bench sched pipe -T`, pipe, {duration} s per measurement, \
          {} alternating rounds",
@@ -69,19 +109,21 @@ fn ctxsw(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
         let peer = median(rows.iter().map(|r| r.peer_rate).collect());
         let ratio = ours / peer;
         ratios.push(ratio);
+        verdicts.ratio(format!("pair {ca}-{cb}"), ratio, tol);
         println!(
             "{:>7}  {ours:>16.0}  {peer:>16.0}  {ratio:>7.3}",
             format!("{ca}-{cb}")
         );
     }
-    print_worst(&ratios);
-    Ok(0)
+    print_worst("largest deviation", &ratios, tol);
+    Ok(())
 }
 
 /// xfer's memcpy engine (pinned, 4 KiB pages) against `perf bench mem memcpy` at the same
 /// sizes, alternating; perf has no page-size option, so 4 KiB pages only.
-fn memcpy(a: &CrosscheckArgs) -> anyhow::Result<i32> {
+fn memcpy(a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::Result<()> {
     let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
+    let tol = tolerance(a, 3.0)?;
     let sizes: Vec<u64> = match &a.sizes {
         Some(text) => text
             .split(',')
@@ -99,24 +141,28 @@ fn memcpy(a: &CrosscheckArgs) -> anyhow::Result<i32> {
     );
     let rows = perflab_workloads::crosscheck_mem::memcpy_vs_perf_bench(&sizes, duration)?;
     for r in &rows {
+        let size = perflab_core::format_size(r.size);
+        verdicts.ratio(format!("size {size}"), r.ratio, tol);
         println!(
-            "{:>10}  {:>14.0}  {:>14.0}  {:>7.3}",
-            perflab_core::format_size(r.size),
-            r.perflab_mib_s,
-            r.peer_mib_s,
-            r.ratio
+            "{size:>10}  {:>14.0}  {:>14.0}  {:>7.3}",
+            r.perflab_mib_s, r.peer_mib_s, r.ratio
         );
     }
-    print_worst(&rows.iter().map(|r| r.ratio).collect::<Vec<_>>());
-    Ok(0)
+    print_worst(
+        "largest deviation",
+        &rows.iter().map(|r| r.ratio).collect::<Vec<_>>(),
+        tol,
+    );
+    Ok(())
 }
 
 /// netrr UDP against `sockperf ping-pong --full-rtt` on 127.0.0.1, per CPU pair (client,
 /// server) and message size, medians over alternating rounds.
-fn netrr(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
+fn netrr(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::Result<()> {
     let sys = common::sysroot(g)?;
     let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
     let pairs = pairs_arg(&sys, a)?;
+    let tol = tolerance(a, 5.0)?;
     let sizes: Vec<usize> = match &a.sizes {
         Some(text) => text
             .split(',')
@@ -168,6 +214,7 @@ fn netrr(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
                 med(&|r| r.sockperf.p99_us),
             );
             p50s.push(n50 / s50);
+            verdicts.ratio(format!("cpus {c},{s} size {size} p50"), n50 / s50, tol);
             println!(
                 "{:>9} {size:>6}  {na:>9.2} {n50:>9.2} {n99:>9.2}  {sa:>9.2} {s50:>9.2} \
                  {s99:>9.2}  {:>6.3} {:>6.3} {:>6.3}",
@@ -178,29 +225,24 @@ fn netrr(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
             );
         }
     }
-    println!("ratios are netrr / sockperf; the p50 is held to within 5%");
-    let worst = p50s.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
     println!(
-        "largest p50 deviation {:.1}% ({})",
-        worst * 100.0,
-        if worst <= 0.05 {
-            "within ±5%"
-        } else {
-            "outside ±5%"
-        }
+        "ratios are netrr / sockperf; the p50 is held to within {}%",
+        fmt_num(tol)
     );
-    Ok(0)
+    print_worst("largest p50 deviation", &p50s, tol);
+    Ok(())
 }
 
-/// The largest deviation of perflab from the peer, against the ±3% the checks aim at.
-fn print_worst(ratios: &[f64]) {
+/// The largest deviation of perflab from the peer, against the tolerance the check holds
+/// its ratios to.
+fn print_worst(what: &str, ratios: &[f64], tol: f64) {
     let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
-    let verdict = if worst <= 0.03 {
-        "within ±3%"
+    let side = if ratios.iter().all(|&r| ratio_within(r, tol)) {
+        "within"
     } else {
-        "outside ±3%"
+        "outside"
     };
-    println!("largest deviation {:.1}% ({verdict})", worst * 100.0);
+    println!("{what} {:.1}% ({side} ±{}%)", worst * 100.0, fmt_num(tol));
 }
 
 fn default_pairs(sys: &perflab_sys::SysRoot) -> anyhow::Result<Vec<(u32, u32)>> {
@@ -279,7 +321,7 @@ pub(crate) fn run_null(
 /// 1,000 measurements of the `null` workload (two variants, 500 alternating repetitions,
 /// all default monitors): the runner's own cost per measurement, the process's peak memory,
 /// and the time `compare` takes over the result.
-fn runner() -> anyhow::Result<i32> {
+fn runner(verdicts: &mut Verdicts) -> anyhow::Result<()> {
     let dir = tempfile_dir()?;
     let mut store = Store::open(dir.join("bench.db"))?;
     let noise = [("noise_pct".to_string(), ParamInput::One(Scalar::Float(1.0)))];
@@ -309,15 +351,13 @@ fn runner() -> anyhow::Result<i32> {
     )?;
     let compare_s = t1.elapsed().as_secs_f64();
     let rss_mb = peak_rss_kb() as f64 / 1024.0;
+    let overhead_ms = (wall - in_workload) / n * 1000.0;
     println!(
         "runner overhead over {} null measurements with default monitors:",
         outcome.recorded
     );
     println!("  wall {wall:.3} s, in the workload {in_workload:.3} s");
-    println!(
-        "  overhead per measurement {:.3} ms (target < 5 ms)",
-        (wall - in_workload) / n * 1000.0
-    );
+    println!("  overhead per measurement {overhead_ms:.3} ms (target < 5 ms)");
     println!("  peak memory {rss_mb:.1} MB (target < 100 MB)");
     println!(
         "  compare over the run (load + statistics, {} rows): {:.3} s (target < 1 s)",
@@ -325,7 +365,10 @@ fn runner() -> anyhow::Result<i32> {
         compare_s
     );
     let _ = std::fs::remove_dir_all(&dir);
-    Ok(0)
+    verdicts.below("overhead per measurement", overhead_ms, 5.0, "ms");
+    verdicts.below("peak memory", rss_mb, 100.0, "MB");
+    verdicts.below("compare over the run", compare_s, 1.0, "s");
+    Ok(())
 }
 
 fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {

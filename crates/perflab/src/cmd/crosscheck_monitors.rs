@@ -18,6 +18,7 @@ use perflab_store::{MeasurementRecord, PlannedMeasurement, Role};
 
 use crate::cli::{CrosscheckArgs, Global};
 use crate::cmd::common;
+use crate::cmd::crosscheck_tolerance::Verdicts;
 use crate::exit::input;
 
 /// What one row measured.
@@ -32,7 +33,10 @@ struct Cell {
     ratio: Summary,
 }
 
-pub fn run(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
+/// Runs the check; every headline set's ratio goes into `verdicts`, which decides the exit
+/// code (telemetry-only sets are printed, not held to the tolerance: they never touch a
+/// result).
+pub fn run(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::Result<()> {
     let sys = common::sysroot(g)?;
     let duration = a.measure.as_deref().unwrap_or("0.3s");
     perflab_core::parse_duration(duration)
@@ -43,10 +47,10 @@ pub fn run(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
             "--monitor-pairs {pairs}: expected 2 to 10000"
         )));
     }
-    let tolerance = a.tolerance;
-    if !(tolerance.is_finite() && tolerance > 0.0) {
+    let tolerance = crate::cmd::crosscheck::tolerance(a, 1.0)?;
+    if tolerance <= 0.0 {
         return Err(input(format!(
-            "--tolerance {tolerance}: expected a percentage above 0"
+            "--tolerance {tolerance}: expected a percentage above 0 for monitors"
         )));
     }
     let workloads = workloads(&a.workloads)?;
@@ -92,31 +96,24 @@ pub fn run(g: &Global, a: &CrosscheckArgs) -> anyhow::Result<i32> {
             print_cell(&cell, tolerance, cells.is_empty());
             cells.push(cell);
             if opts.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Ok(crate::exit::INTERRUPTED);
+                anyhow::bail!("stopped by a signal");
             }
         }
     }
-    let outside: Vec<&Cell> = cells
-        .iter()
-        .filter(|c| c.role == Role::Headline && !within(c.ratio.median, tolerance))
-        .collect();
-    println!();
-    if outside.is_empty() {
-        println!(
-            "every monitor set that runs around headline figures is within ±{tolerance}% \
-             (largest deviation {:.2}%)",
-            largest(&cells)
+    for c in cells.iter().filter(|c| c.role == Role::Headline) {
+        verdicts.ratio(
+            format!("{} with monitors {}", c.workload, c.set),
+            c.ratio.median,
+            tolerance,
         );
-        Ok(0)
-    } else {
-        for c in &outside {
-            println!(
-                "OUTSIDE ±{tolerance}%: {} with {}: ratio {:.4}",
-                c.workload, c.set, c.ratio.median
-            );
-        }
-        Ok(1)
     }
+    println!();
+    println!(
+        "largest deviation of a set that runs around headline figures: {:.2}% (tolerance \
+         ±{tolerance}%)",
+        largest(&cells)
+    );
+    Ok(())
 }
 
 fn within(ratio: f64, tolerance_pct: f64) -> bool {

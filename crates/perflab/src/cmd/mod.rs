@@ -5,6 +5,7 @@ mod compare;
 mod crosscheck;
 mod crosscheck_monitors;
 mod crosscheck_report;
+mod crosscheck_tolerance;
 mod doctor;
 mod export;
 mod import;
@@ -13,8 +14,11 @@ mod ls;
 mod report;
 mod restore;
 mod run;
+mod run_end;
+mod run_json;
 mod serve;
 mod show;
+mod sudo_db;
 
 use crate::cli::{Cli, Command};
 

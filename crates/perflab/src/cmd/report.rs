@@ -16,6 +16,9 @@ pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
         }
         seen.push(*id);
     }
+    if let Some(path) = &a.html {
+        html_dir_exists(path)?;
+    }
     let store = common::read_store(g)?;
     let mut runs = Vec::with_capacity(a.runs.len());
     for &id in &a.runs {
@@ -34,7 +37,11 @@ pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
     let report = build_report(&runs, &opts)?;
     if let Some(path) = &a.html {
         let page = report.html();
-        std::fs::write(path, &page)
+        // As `export -o`: a file that cannot be created is the user's to fix (exit 2); a
+        // write that fails once it exists (a full disk) is a failure (exit 1).
+        let mut file = std::fs::File::create(path)
+            .map_err(|e| input(format!("--html {}: cannot create: {e}", path.display())))?;
+        std::io::Write::write_all(&mut file, page.as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         let figures = page.matches("<figure class=\"plot\"").count();
         eprintln!(
@@ -57,4 +64,26 @@ pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
         None => {}
     }
     Ok(0)
+}
+
+/// The page's directory must exist before any work is done; perflab does not create it,
+/// so a typo in the path is an input error that leaves nothing behind.
+fn html_dir_exists(path: &std::path::Path) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => return Ok(()),
+    };
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let why = if dir.exists() {
+        "is not a directory"
+    } else {
+        "does not exist"
+    };
+    Err(input(format!(
+        "--html {}: cannot create: {} {why}",
+        path.display(),
+        dir.display()
+    )))
 }

@@ -2,6 +2,7 @@
 //! what it found.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -9,8 +10,9 @@ use perflab_lab::spec::{ParamInput, PartnersSpec, Scalar, VariantSpec};
 use perflab_lab::{adaptive, presets, ExperimentSpec, RunOptions};
 use perflab_store::RunStatus;
 
-use crate::cli::{Global, RunArgs};
-use crate::cmd::{common, show};
+use crate::cli::{Global, RunArgs, RunFormat};
+use crate::cmd::run_end::RunEnd;
+use crate::cmd::{common, run_json, show};
 use crate::exit::{input, INTERRUPTED};
 use crate::progress::Reporter;
 
@@ -18,7 +20,7 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
     let sys = common::sysroot(g)?;
     if let Some(id) = a.resume {
         let mut store = common::read_store(g)?;
-        return execute(g, &mut store, id, &sys, a.out.as_deref());
+        return execute(g, &mut store, id, &sys, &a);
     }
     let spec = build_spec(&a)?;
     let prepared = perflab_lab::prepare(&spec, &sys)?;
@@ -32,12 +34,12 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
         );
     }
     if a.dry_run {
-        print_plan(&prepared)?;
+        print_plan(&prepared, a.format)?;
         return Ok(0);
     }
     let mut store = common::open_store(g)?;
     let id = perflab_lab::create(&mut store, &prepared, a.label.clone())?;
-    execute(g, &mut store, id, &sys, a.out.as_deref())
+    execute(g, &mut store, id, &sys, &a)
 }
 
 fn execute(
@@ -45,8 +47,9 @@ fn execute(
     store: &mut perflab_store::Store,
     id: i64,
     sys: &perflab_sys::SysRoot,
-    out: Option<&std::path::Path>,
+    a: &RunArgs,
 ) -> anyhow::Result<i32> {
+    let out = a.out.as_deref();
     let stop = Arc::new(AtomicBool::new(false));
     let _signals = perflab_knobs::signals::install(stop.clone())?;
     let opts = RunOptions {
@@ -70,13 +73,33 @@ fn execute(
         outcome.failed,
         outcome.remaining
     );
+    // The run's totals, not this session's: a resume that retried the failures is judged
+    // by what the run holds now.
+    let end = RunEnd::of(&store.run(id)?);
     if outcome.status == RunStatus::Interrupted {
         eprintln!("resume with: perflab run --resume {}", outcome.run);
-        return Ok(INTERRUPTED);
     }
-    show::after_run(store, id, out)?;
-    print_adaptive(store, id)?;
-    Ok(0)
+    match a.format {
+        RunFormat::Json => {
+            let doc = run_json::document(store, id, out, &end)?;
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+        }
+        RunFormat::Text if outcome.status == RunStatus::Interrupted => {}
+        RunFormat::Text => {
+            show::after_run(store, id, out)?;
+            print_adaptive(store, id)?;
+        }
+    }
+    if let Some(line) = end.last_line() {
+        // After the tables, where a reader (and `tail -1` of a log) looks last.
+        std::io::stdout().flush()?;
+        eprintln!("{line}");
+    }
+    Ok(if outcome.status == RunStatus::Interrupted {
+        INTERRUPTED
+    } else {
+        end.exit_code
+    })
 }
 
 /// The adaptive run's last word: which points reached the target and which the cap.
@@ -252,16 +275,26 @@ fn adaptive_flags(a: &RunArgs, spec: &mut ExperimentSpec) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// `--variant NAME` keeps a variant of the study; `--variant NAME:knob=v;knob=v` defines
-/// one.
+/// `--variant NAME` keeps a variant of the study; `--variant NAME:SETTING;SETTING` defines
+/// one, where each SETTING is `param=value` for a parameter of the study's workload (an
+/// `exec` variant's own `cmd`, so two versions of a program run interleaved) or
+/// `knob=value` (`cpuidle=poll-only`, `before=CMD`).
 fn select_variants(spec: &ExperimentSpec, given: &[String]) -> anyhow::Result<Vec<VariantSpec>> {
+    let params: Vec<&str> = perflab_workloads::by_name(&spec.workload)
+        .map(|w| w.info().params.iter().map(|p| p.name).collect())
+        .unwrap_or_default();
+    let knobs: Vec<&str> = perflab_knobs::knob_names()
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
     let mut out = Vec::new();
     for g in given {
         match g.split_once(':') {
             None => {
                 let v = spec.variants.iter().find(|v| &v.name == g).ok_or_else(|| {
                     input(format!(
-                        "unknown variant {g:?} (the study has: {}; define one with NAME:knob=value)",
+                        "unknown variant {g:?} (the study has: {}; define one with \
+                         NAME:knob=value or NAME:param=value)",
                         if spec.variants.is_empty() {
                             "none".to_string()
                         } else {
@@ -271,28 +304,82 @@ fn select_variants(spec: &ExperimentSpec, given: &[String]) -> anyhow::Result<Ve
                 })?;
                 out.push(v.clone());
             }
-            Some((name, knobs)) => {
-                let mut map = BTreeMap::new();
-                for kv in knobs.split(';').filter(|s| !s.trim().is_empty()) {
-                    let (k, v) = kv.split_once('=').ok_or_else(|| {
-                        input(format!("--variant {g:?}: expected knob=value, got {kv:?}"))
-                    })?;
-                    map.insert(k.trim().to_string(), v.trim().to_string());
-                }
-                out.push(VariantSpec {
-                    name: name.to_string(),
-                    knobs: map,
+            Some((name, settings)) => {
+                let mut v = VariantSpec {
+                    name: name.trim().to_string(),
+                    knobs: BTreeMap::new(),
                     params: BTreeMap::new(),
-                });
+                };
+                if v.name.is_empty() {
+                    return Err(input(format!("--variant {g:?}: the variant needs a name")));
+                }
+                let is_key = |k: &str| params.contains(&k) || knobs.contains(&k);
+                for kv in split_settings(settings, is_key) {
+                    let (k, value) = kv.split_once('=').ok_or_else(|| {
+                        input(format!(
+                            "--variant {g:?}: expected knob=value or param=value, got {kv:?}"
+                        ))
+                    })?;
+                    let k = k.trim();
+                    if params.contains(&k) {
+                        v.params
+                            .insert(k.to_string(), Scalar::Str(value.trim().to_string()));
+                    } else if knobs.contains(&k) {
+                        v.knobs.insert(k.to_string(), value.trim().to_string());
+                    } else {
+                        return Err(input(format!(
+                            "--variant {g:?}: {k:?} is neither a parameter of workload {} ({}) \
+                             nor a knob ({})",
+                            spec.workload,
+                            if params.is_empty() {
+                                "unknown workload".to_string()
+                            } else {
+                                params.join(", ")
+                            },
+                            knobs.join(", ")
+                        )));
+                    }
+                }
+                out.push(v);
             }
         }
     }
     Ok(out)
 }
 
-fn print_plan(p: &perflab_lab::Prepared) -> anyhow::Result<()> {
+/// Splits `a=1;b=2` at each `;` that starts a new setting (`;` then a known name and `=`)
+/// or ends the text; any other `;` belongs to the value, so a shell command keeps its own:
+/// `cmd=make; ./bench {size};env=HUGE=1` is `cmd` and `env`.
+fn split_settings(text: &str, is_key: impl Fn(&str) -> bool) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, _) in text.match_indices(';') {
+        let rest = &text[i + 1..];
+        // A `;` at the end separates nothing from nothing, as it always has.
+        let starts_setting =
+            rest.trim().is_empty() || rest.split_once('=').is_some_and(|(k, _)| is_key(k.trim()));
+        if starts_setting {
+            out.push(&text[start..i]);
+            start = i + 1;
+        }
+    }
+    out.push(&text[start..]);
+    out.into_iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()> {
     let names: Vec<String> = p.available.iter().map(|v| v.spec.name.clone()).collect();
     let plan = perflab_lab::plan::plan(&p.spec, p.workload, &names)?;
+    if format == RunFormat::Json {
+        let doc = serde_json::json!({
+            "dry_run": true,
+            "spec": p.spec,
+            "unavailable": p.unavailable,
+            "plan": plan,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
     println!("{}", serde_json::to_string_pretty(&p.spec)?);
     println!(
         "{} points x {} variants x {} repetitions = {} measurements",
@@ -310,7 +397,8 @@ fn print_plan(p: &perflab_lab::Prepared) -> anyhow::Result<()> {
         );
     }
     let timed: f64 = plan.iter().map(|m| m.params.seconds("duration")).sum();
-    if timed > 0.0 {
+    // exec's `duration` is only a placeholder value for its command, not a time it runs.
+    if timed > 0.0 && p.spec.workload != "exec" {
         println!("at least {timed:.0} s of timed measurement, plus warm-ups and set-up");
     }
     for m in plan.iter().take(20) {
@@ -339,4 +427,26 @@ fn varying_params(spec: &serde_json::Value) -> Vec<String> {
         .filter(|(k, v)| points.iter().any(|p| p.get(k.as_str()) != Some(*v)))
         .map(|(k, _)| k.clone())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_settings;
+
+    #[test]
+    fn settings_split_only_where_a_known_name_follows() {
+        let known = |k: &str| ["cmd", "env", "before", "cpuidle"].contains(&k);
+        assert_eq!(
+            split_settings("cmd=make; ./bench {size};env=HUGE=1", known),
+            ["cmd=make; ./bench {size}", "env=HUGE=1"]
+        );
+        assert_eq!(
+            split_settings("before=modprobe -r x; modprobe x;cpuidle=poll-only;", known),
+            ["before=modprobe -r x; modprobe x", "cpuidle=poll-only"]
+        );
+        // An unknown name does not split: the error then names the first setting.
+        assert_eq!(split_settings("bogus=1;cmd=x", known), ["bogus=1", "cmd=x"]);
+        assert_eq!(split_settings("cmd=a;bogus=1", known), ["cmd=a;bogus=1"]);
+        assert_eq!(split_settings("", known), Vec::<&str>::new());
+    }
 }

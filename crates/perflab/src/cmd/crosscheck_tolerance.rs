@@ -1,0 +1,172 @@
+//! What a cross-check holds its numbers to, and the exit code that follows: every check
+//! records each ratio or cost it prints in one [`Verdicts`], and `perflab crosscheck` exits
+//! with [`Verdicts::finish`], so CI fails when a number is outside its stated tolerance
+//! (exit code [`OUTSIDE_TOLERANCE`]) rather than printing "outside" and exiting 0.
+
+use crate::exit::OUTSIDE_TOLERANCE;
+
+/// The tolerance one number was held to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bound {
+    /// A ratio (perflab / peer, monitors on / off) within 1 ± `pct` %.
+    Ratio { pct: f64 },
+    /// A cost below `limit`, in `unit` (e.g. "ms", "MB", "s").
+    Below { limit: f64, unit: &'static str },
+}
+
+/// One number and whether it held.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    pub what: String,
+    pub value: f64,
+    pub bound: Bound,
+    pub within: bool,
+}
+
+impl Check {
+    /// `0-1 ratio 1.045 (tolerance ±3%)`, `overhead per measurement 6.1 ms (target < 5 ms)`.
+    pub fn describe(&self) -> String {
+        match self.bound {
+            Bound::Ratio { pct } => format!(
+                "{} ratio {:.3} (tolerance ±{}%)",
+                self.what,
+                self.value,
+                fmt_num(pct)
+            ),
+            Bound::Below { limit, unit } => format!(
+                "{} {:.3} {unit} (target < {} {unit})",
+                self.what,
+                self.value,
+                fmt_num(limit)
+            ),
+        }
+    }
+}
+
+/// Every number a cross-check holds to a tolerance, in the order checked.
+#[derive(Debug, Default)]
+pub struct Verdicts {
+    checks: Vec<Check>,
+}
+
+impl Verdicts {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Holds `ratio` to 1 ± `pct` %; returns whether it is within. A ratio that is not a
+    /// finite number (a peer that measured 0) is outside: it cannot be shown to hold.
+    pub fn ratio(&mut self, what: impl Into<String>, ratio: f64, pct: f64) -> bool {
+        let within = ratio_within(ratio, pct);
+        self.push(what.into(), ratio, Bound::Ratio { pct }, within)
+    }
+
+    /// Holds `value` below `limit` (in `unit`); returns whether it is.
+    pub fn below(
+        &mut self,
+        what: impl Into<String>,
+        value: f64,
+        limit: f64,
+        unit: &'static str,
+    ) -> bool {
+        let within = value.is_finite() && value < limit;
+        self.push(what.into(), value, Bound::Below { limit, unit }, within)
+    }
+
+    fn push(&mut self, what: String, value: f64, bound: Bound, within: bool) -> bool {
+        self.checks.push(Check {
+            what,
+            value,
+            bound,
+            within,
+        });
+        within
+    }
+
+    /// The numbers outside their tolerance.
+    pub fn outside(&self) -> impl Iterator<Item = &Check> {
+        self.checks.iter().filter(|c| !c.within)
+    }
+
+    /// The exit code: 0 when every number held, [`OUTSIDE_TOLERANCE`] otherwise.
+    pub fn exit_code(&self) -> i32 {
+        if self.outside().next().is_some() {
+            OUTSIDE_TOLERANCE
+        } else {
+            0
+        }
+    }
+
+    /// Prints, as the check's last line, which numbers are outside their tolerance (nothing
+    /// when all held: the check's own lines say "within"), and returns the exit code.
+    pub fn finish(self) -> i32 {
+        let outside: Vec<String> = self.outside().map(Check::describe).collect();
+        if !outside.is_empty() {
+            println!(
+                "OUTSIDE TOLERANCE: {} of {} checked: {}",
+                outside.len(),
+                self.checks.len(),
+                outside.join("; ")
+            );
+        }
+        self.exit_code()
+    }
+}
+
+/// Whether `ratio` lies within 1 ± `pct` %, the edge included (1.03 is within ±3%, though
+/// 1.03 − 1 is a hair above 0.03 in binary floating point).
+pub fn ratio_within(ratio: f64, pct: f64) -> bool {
+    ratio.is_finite() && (ratio - 1.0).abs() <= pct / 100.0 + 1e-12
+}
+
+/// `3`, `0.5`: a tolerance as a person writes it.
+pub fn fmt_num(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios_within_and_outside() {
+        let mut v = Verdicts::new();
+        assert!(v.ratio("0-0", 0.992, 3.0));
+        assert!(v.ratio("0-1", 1.03, 3.0));
+        assert_eq!(v.exit_code(), 0);
+        assert!(!v.ratio("0-2", 1.045, 3.0));
+        assert!(!v.ratio("0-3", 0.5, 3.0));
+        assert!(!v.ratio("peer measured 0", f64::INFINITY, 3.0));
+        assert!(!v.ratio("nothing", f64::NAN, 3.0));
+        assert_eq!(v.exit_code(), OUTSIDE_TOLERANCE);
+        let outside: Vec<&str> = v.outside().map(|c| c.what.as_str()).collect();
+        assert_eq!(outside, ["0-2", "0-3", "peer measured 0", "nothing"]);
+        assert_eq!(v.checks[2].describe(), "0-2 ratio 1.045 (tolerance ±3%)");
+    }
+
+    #[test]
+    fn costs_below_their_targets() {
+        let mut v = Verdicts::new();
+        assert!(v.below("peak memory", 39.3, 100.0, "MB"));
+        assert_eq!(v.exit_code(), 0);
+        assert!(!v.below("overhead per measurement", 5.0, 5.0, "ms"));
+        assert_eq!(
+            v.checks[1].describe(),
+            "overhead per measurement 5.000 ms (target < 5 ms)"
+        );
+        assert_eq!(v.finish(), OUTSIDE_TOLERANCE);
+    }
+
+    #[test]
+    fn nothing_checked_is_success() {
+        assert_eq!(Verdicts::new().finish(), 0);
+    }
+
+    #[test]
+    fn tolerances_print_as_written() {
+        assert_eq!(fmt_num(3.0), "3");
+        assert_eq!(fmt_num(0.5), "0.5");
+        assert_eq!(fmt_num(1.25), "1.25");
+    }
+}

@@ -1,0 +1,111 @@
+//! How a run ended, for scripts: its exit code and, when measurements failed, the last line
+//! that says so. A script must not mistake a run whose numbers are all missing for a
+//! success, nor a run with holes in it for a clean one.
+
+use perflab_store::{RunInfo, RunStatus};
+use serde::Serialize;
+
+use crate::exit::{FAILURE, INTERRUPTED, SOME_FAILED};
+
+/// The run's totals over all its sessions (a resumed run counts what earlier sessions
+/// measured too), as stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RunEnd {
+    pub run: i64,
+    pub status: &'static str,
+    pub planned: u32,
+    /// Measurements that gave a number.
+    pub measured: u32,
+    /// Measurements that were attempted and failed (stored with their error).
+    pub failed: u32,
+    /// Measurements never attempted (an interrupted run); `perflab run --resume` does them.
+    pub left: u32,
+    pub exit_code: i32,
+}
+
+impl RunEnd {
+    pub fn of(info: &RunInfo) -> Self {
+        let attempted = info.done + info.failed;
+        let mut end = RunEnd {
+            run: info.id,
+            status: info.status.as_str(),
+            planned: info.planned,
+            measured: info.done,
+            failed: info.failed,
+            left: info.planned.saturating_sub(attempted),
+            exit_code: 0,
+        };
+        end.exit_code = match info.status {
+            RunStatus::Interrupted | RunStatus::Running => INTERRUPTED,
+            RunStatus::Complete if info.failed > 0 && info.done == 0 => FAILURE,
+            RunStatus::Complete if info.failed > 0 => SOME_FAILED,
+            RunStatus::Complete => 0,
+        };
+        end
+    }
+
+    /// The line a finished run ends with when measurements failed; none for a clean run
+    /// (its tables are its last word) or an interrupted one (it says how to resume).
+    pub fn last_line(&self) -> Option<String> {
+        let attempted = self.measured + self.failed;
+        match self.exit_code {
+            FAILURE => Some(format!(
+                "run {}: {}, but all {attempted} measurements failed: no numbers (see perflab \
+                 show {})",
+                self.run, self.status, self.run
+            )),
+            SOME_FAILED => Some(format!(
+                "run {}: {}, {} of {attempted} measurements failed (see perflab show {})",
+                self.run, self.status, self.failed, self.run
+            )),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(status: RunStatus, planned: u32, done: u32, failed: u32) -> RunInfo {
+        RunInfo {
+            id: 7,
+            created_at: 0.0,
+            study: "s".into(),
+            workload: "null".into(),
+            label: None,
+            status,
+            spec: serde_json::Value::Null,
+            fingerprint: serde_json::Value::Null,
+            unavailable: Vec::new(),
+            planned,
+            done,
+            failed,
+        }
+    }
+
+    #[test]
+    fn codes_and_last_lines() {
+        let clean = RunEnd::of(&info(RunStatus::Complete, 40, 40, 0));
+        assert_eq!((clean.exit_code, clean.last_line()), (0, None));
+
+        let some = RunEnd::of(&info(RunStatus::Complete, 40, 37, 3));
+        assert_eq!(some.exit_code, SOME_FAILED);
+        assert_eq!(
+            some.last_line().unwrap(),
+            "run 7: complete, 3 of 40 measurements failed (see perflab show 7)"
+        );
+
+        let all = RunEnd::of(&info(RunStatus::Complete, 40, 0, 40));
+        assert_eq!(all.exit_code, FAILURE);
+        assert!(all
+            .last_line()
+            .unwrap()
+            .contains("all 40 measurements failed"));
+
+        // Interrupted wins over failures: the run is not finished, and resume retries both.
+        let stopped = RunEnd::of(&info(RunStatus::Interrupted, 40, 10, 2));
+        assert_eq!((stopped.exit_code, stopped.left), (INTERRUPTED, 28));
+        assert_eq!(stopped.last_line(), None);
+    }
+}
