@@ -174,6 +174,10 @@ pub struct RunInfo {
     pub fingerprint: serde_json::Value,
     pub unavailable: Vec<UnavailableVariant>,
     pub planned: u32,
+    /// Measurements recorded that ran to the end (ineffective ones included).
     pub done: u32,
     pub failed: u32,
+    /// Of `done`, those that ran while a knob of their variant did not hold.
+    #[serde(default)]
+    pub ineffective: u32,
 }

@@ -50,6 +50,11 @@ fn run_poll_vs_all(lab: &Lab, root: &Path, cmd: &str) -> String {
     ]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("measurements were ineffective (a knob of their variant did not hold"),
+        "{err}"
+    );
     run_id(&err)
 }
 

@@ -224,6 +224,7 @@ mod tests {
             planned: 0,
             done: 0,
             failed: 0,
+            ineffective: 0,
         }
     }
 

@@ -470,6 +470,7 @@ mod tests {
             planned: 8,
             done: 8,
             failed: 1,
+            ineffective: 0,
         }
     }
 

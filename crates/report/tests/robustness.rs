@@ -24,6 +24,7 @@ fn run(id: i64) -> RunInfo {
         planned: 0,
         done: 0,
         failed: 0,
+        ineffective: 0,
     }
 }
 

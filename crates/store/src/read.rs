@@ -24,7 +24,8 @@ const RUN_SELECT: &str = "SELECT r.id, r.created_at, r.study, r.workload, r.labe
      r.spec, r.fingerprint, \
      (SELECT count(*) FROM plan p WHERE p.run_id = r.id), \
      (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.status = 'ok'), \
-     (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.status = 'failed') \
+     (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.status = 'failed'), \
+     (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.ineffective IS NOT NULL) \
      FROM runs r";
 
 /// A `runs` row before its JSON and status text are decoded.
@@ -40,6 +41,7 @@ struct RawRun {
     planned: u32,
     done: u32,
     failed: u32,
+    ineffective: u32,
 }
 
 impl RawRun {
@@ -56,6 +58,7 @@ impl RawRun {
             planned: r.get(8)?,
             done: r.get(9)?,
             failed: r.get(10)?,
+            ineffective: r.get(11)?,
         })
     }
 
@@ -82,6 +85,7 @@ impl RawRun {
             planned: self.planned,
             done: self.done,
             failed: self.failed,
+            ineffective: self.ineffective,
         })
     }
 }

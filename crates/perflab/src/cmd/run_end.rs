@@ -20,6 +20,9 @@ pub struct RunEnd {
     pub failed: u32,
     /// Measurements never attempted (an interrupted run); `perflab run --resume` does them.
     pub left: u32,
+    /// Of `measured`, those that ran while a knob of their variant did not hold: kept, but
+    /// not their variant's numbers.
+    pub ineffective: u32,
     pub exit_code: i32,
 }
 
@@ -33,6 +36,7 @@ impl RunEnd {
             measured: info.done,
             failed: info.failed,
             left: info.planned.saturating_sub(attempted),
+            ineffective: info.ineffective,
             exit_code: 0,
         };
         end.exit_code = match info.status {
@@ -58,6 +62,13 @@ impl RunEnd {
                 "run {}: {}, {} of {attempted} measurements failed (see perflab show {})",
                 self.run, self.status, self.failed, self.run
             )),
+            // A knob that did not hold is not a failure of the run, but a reader of the
+            // last line must know some numbers are missing for it.
+            _ if self.ineffective > 0 && self.status == "complete" => Some(format!(
+                "run {}: {}, but {} of {} measurements were ineffective (a knob of their \
+                 variant did not hold; not counted, see perflab show {})",
+                self.run, self.status, self.ineffective, self.measured, self.run
+            )),
             _ => None,
         }
     }
@@ -81,6 +92,7 @@ mod tests {
             planned,
             done,
             failed,
+            ineffective: 0,
         }
     }
 
@@ -107,5 +119,16 @@ mod tests {
         let stopped = RunEnd::of(&info(RunStatus::Interrupted, 40, 10, 2));
         assert_eq!((stopped.exit_code, stopped.left), (INTERRUPTED, 28));
         assert_eq!(stopped.last_line(), None);
+
+        // Ineffective measurements are no failure (exit 0) but the last line says so.
+        let mut slipped = info(RunStatus::Complete, 40, 40, 0);
+        slipped.ineffective = 20;
+        let slipped = RunEnd::of(&slipped);
+        assert_eq!(slipped.exit_code, 0);
+        assert_eq!(
+            slipped.last_line().unwrap(),
+            "run 7: complete, but 20 of 40 measurements were ineffective (a knob of their \
+             variant did not hold; not counted, see perflab show 7)"
+        );
     }
 }

@@ -41,6 +41,7 @@ pub fn run_info(id: i64) -> RunInfo {
         planned: 10,
         done: 10,
         failed: 0,
+        ineffective: 0,
     }
 }
 

@@ -61,6 +61,7 @@ pub fn run_info(id: i64) -> RunInfo {
         planned: 60,
         done: 60,
         failed: REPS + 1,
+        ineffective: 0,
     }
 }
 

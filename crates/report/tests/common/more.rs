@@ -22,6 +22,7 @@ fn info(id: i64, study: &str, workload: &str, primary: &str) -> RunInfo {
         planned: 0,
         done: 0,
         failed: 0,
+        ineffective: 0,
     }
 }
 

@@ -52,6 +52,7 @@ pub fn run(id: i64, label: &str) -> RunInfo {
         planned: 0,
         done: 0,
         failed: 0,
+        ineffective: 0,
     }
 }
 
