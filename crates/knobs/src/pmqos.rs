@@ -2,6 +2,10 @@
 //! `/dev/cpu_dma_latency` stays open and drops it when the descriptor closes, so even a
 //! SIGKILL cannot leave it behind; the journal entry only lets `perflab restore` say what
 //! was held.
+//!
+//! On a test tree the device is a regular file, which keeps what is written to it: there
+//! the knob journals the file's bytes and writes them back, like any attribute, so that a
+//! restore (or `perflab restore` after a kill) leaves the tree as it was.
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
@@ -12,6 +16,7 @@ use perflab_core::Unavailable;
 use perflab_sys::SysRoot;
 
 use crate::error::KnobError;
+use crate::files::{journal_files, FileGuard};
 use crate::journal::{EntryId, Journal};
 use crate::knob::{Knob, KnobGuard};
 
@@ -73,22 +78,40 @@ impl Knob for PmQosKnob {
     }
 
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
-        let detail = format!("a CPU latency limit of {} µs", self.latency_us);
-        let id = journal.save_hold(sys, PMQOS_PATH, &self.name(), &detail)?;
         let path = sys.path(PMQOS_PATH);
         // The kernel takes exactly four bytes as a binary s32 (cpu_latency_qos_write).
+        let value = self.latency_us.to_ne_bytes();
+        if is_regular_file(&path) {
+            let mut files = journal_files(sys, journal, &self.name(), &[PMQOS_PATH])?;
+            return match sys.write(PMQOS_PATH, &value) {
+                Ok(()) => Ok(Box::new(PmQosGuard {
+                    hold: Some(Hold::StandIn(files)),
+                })),
+                Err(e) => Err(match files.restore_all() {
+                    Ok(()) => e.into(),
+                    Err(restore) => KnobError::ApplyAndRestore {
+                        apply: Box::new(e.into()),
+                        restore: Box::new(restore),
+                    },
+                }),
+            };
+        }
+        let detail = format!("a CPU latency limit of {} µs", self.latency_us);
+        let id = journal.save_hold(sys, PMQOS_PATH, &self.name(), &detail)?;
         let held = OpenOptions::new()
             .write(true)
             .open(&path)
             .and_then(|mut f| {
-                f.write_all(&self.latency_us.to_ne_bytes())?;
+                f.write_all(&value)?;
                 Ok(f)
             });
         match held {
             Ok(file) => Ok(Box::new(PmQosGuard {
-                file: Some(file),
-                journal: journal.clone(),
-                id,
+                hold: Some(Hold::Device {
+                    file,
+                    journal: journal.clone(),
+                    id,
+                }),
             })),
             Err(e) => {
                 let apply = KnobError::io(path, e);
@@ -104,21 +127,37 @@ impl Knob for PmQosKnob {
     }
 }
 
-/// Keeps the device open; closing it ends the request.
+/// A file that is not the kernel's device: a test tree's stand-in. Where the type cannot
+/// be read, the device is assumed, and opening it says what is wrong.
+fn is_regular_file(path: &std::path::Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// Keeps the device open, closing it ends the request; or, on a test tree, holds the
+/// stand-in file's original.
 #[derive(Debug)]
 pub struct PmQosGuard {
-    file: Option<File>,
-    journal: Journal,
-    id: EntryId,
+    hold: Option<Hold>,
+}
+
+#[derive(Debug)]
+enum Hold {
+    Device {
+        file: File,
+        journal: Journal,
+        id: EntryId,
+    },
+    StandIn(FileGuard),
 }
 
 impl PmQosGuard {
     fn release(&mut self) -> Result<(), KnobError> {
-        match self.file.take() {
-            Some(file) => {
+        match self.hold.take() {
+            Some(Hold::Device { file, journal, id }) => {
                 drop(file);
-                self.journal.forget(self.id)
+                journal.forget(id)
             }
+            Some(Hold::StandIn(mut files)) => files.restore_all(),
             None => Ok(()),
         }
     }
