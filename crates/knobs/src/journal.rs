@@ -32,6 +32,11 @@ use crate::error::KnobError;
 use crate::owner::Owner;
 use crate::target_lock::{command_line, target_key, Holder, Targets};
 
+/// The measurement fact (`MeasureCtx::facts`) that names the run's journal, for a workload
+/// that changes a setting itself (dmatest's module parameters): it journals it there, so
+/// that `perflab restore` finds it with the knobs' entries.
+pub const JOURNAL_FACT: &str = "perflab.journal";
+
 /// The journal format this perflab writes and understands.
 pub const JOURNAL_VERSION: u32 = 1;
 

@@ -30,7 +30,7 @@ pub mod thp;
 
 pub use error::KnobError;
 pub use files::{journal_files, write_attrs, write_files, AttrWrite, FileGuard, Form};
-pub use journal::{Action, Created, Entry, EntryId, Journal, Original, Saved};
+pub use journal::{Action, Created, Entry, EntryId, Journal, Original, Saved, JOURNAL_FACT};
 pub use knob::{AppliedVariant, Knob, KnobGuard, Settings};
 pub use registry::{knob_names, parse_knob, parse_setting};
 pub use replay::{pending, pending_warning, restore_pending, RestoreReport};

@@ -28,7 +28,12 @@ fn knobs_apply_in_order_and_restore_in_reverse() {
     assert!(tree.disabled(2, 3));
     let facts = applied.facts();
     assert_eq!(facts.get("fake.value").map(String::as_str), Some("2"));
-    assert_eq!(facts.len(), 1, "{facts:?}");
+    let journal = tree.journal_path.to_string_lossy();
+    assert_eq!(
+        facts.get(perflab_knobs::JOURNAL_FACT).map(String::as_str),
+        Some(&*journal)
+    );
+    assert_eq!(facts.len(), 2, "{facts:?}");
     applied.restore().unwrap();
     assert_eq!(tree.snapshot(), before);
     assert!(tree.journal().entries().unwrap().is_empty());
