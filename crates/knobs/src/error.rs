@@ -73,6 +73,11 @@ pub enum KnobError {
     #[error("{path}: {reason}")]
     Busy { path: PathBuf, reason: String },
 
+    /// Another perflab process holds the target system wide, or one that did not finish
+    /// left it changed (see [`crate::target_lock`]).
+    #[error("{target}: {why}")]
+    Held { target: PathBuf, why: String },
+
     /// Some originals could not be written back; their journal entries were kept.
     #[error(
         "could not restore {}: {}; the journal keeps them: run `perflab restore`",
@@ -113,6 +118,14 @@ impl KnobError {
             knob: knob.into(),
             source,
         }
+    }
+
+    /// True when another perflab has, or left changed, what the knob changes: nothing was
+    /// changed, and the person must let it finish (or run `perflab restore`) first.
+    pub fn is_busy(&self) -> bool {
+        // Not ApplyAndRestore: there, undoing the knobs applied before failed, so
+        // something stays changed.
+        matches!(self, KnobError::Held { .. } | KnobError::Busy { .. })
     }
 
     /// True when the error only says the machine lacks what the knob needs.

@@ -1,6 +1,8 @@
 //! Changing kernel attribute files with a journal: the machinery every file-writing knob
-//! shares. Originals are journaled durably before the first write; each write is read back;
-//! on any failure, whatever was already written is put back before the error returns.
+//! shares. Every file is claimed system wide first (see [`crate::target_lock`]), those
+//! already holding the value too, since the knob relies on them keeping it; originals are
+//! journaled durably before the first write; each write is read back; on any failure,
+//! whatever was already written is put back before the error returns.
 
 use perflab_sys::hugepages::{parse_choice, Choice};
 use perflab_sys::SysRoot;
@@ -91,6 +93,23 @@ pub fn write_attrs(
 
 type Pending<'a> = (&'a str, &'a [u8], Form);
 
+/// Claims and journals the current bytes of each file (relative to `sys`) and returns a
+/// guard that writes them all back, for a caller that then makes its own writes (a
+/// workload driving a kernel module through its parameter files).
+pub fn journal_files(
+    sys: &SysRoot,
+    journal: &Journal,
+    knob: &str,
+    rels: &[&str],
+) -> Result<FileGuard, KnobError> {
+    let saved = journal.save_originals(sys, rels, knob)?;
+    let mut guard = FileGuard::new(sys, journal);
+    for s in saved {
+        guard.track(s, Form::Plain);
+    }
+    Ok(guard)
+}
+
 /// `fail_at` makes the write with that index fail as if the kernel refused it: running as
 /// root, a test has no other way to make one file of a writable tree refuse a write.
 #[cfg(test)]
@@ -115,6 +134,8 @@ fn write_pending(
     writes: &[Pending],
     fail_at: Option<usize>,
 ) -> Result<FileGuard, KnobError> {
+    let all: Vec<&str> = writes.iter().map(|(rel, _, _)| *rel).collect();
+    journal.claim(sys, &all, knob)?;
     let mut todo = Vec::with_capacity(writes.len());
     for &(rel, value, form) in writes {
         if !same_value(&form.current(sys, rel)?, value) {

@@ -101,7 +101,7 @@ impl Knob for HookKnob {
             }
             When::After => {
                 let detail = format!("run by hand: {}", self.cmd);
-                let id = journal.save_hold(sys, "hook", &self.name(), &detail)?;
+                let id = journal.save_note(sys, "hook", &self.name(), &detail)?;
                 Ok(Box::new(AfterGuard {
                     cmd: Some(self.cmd.clone()),
                     journal: Some((journal.clone(), id)),

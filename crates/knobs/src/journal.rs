@@ -11,12 +11,18 @@
 //! Every read-modify-write holds an flock on a sidecar `<journal>.lock`, so concurrent
 //! perflab processes do not lose each other's entries. The sidecar is never deleted:
 //! deleting a lock file lets two processes lock two different files.
+//!
+//! The journal lock guards the journal file only. What a knob changes is guarded across
+//! journals by a system-wide lock per target, which [`Journal::save_values`] and
+//! [`Journal::save_hold`] take before they record an original (see
+//! [`crate::target_lock`]).
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use perflab_sys::SysRoot;
@@ -24,6 +30,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::KnobError;
 use crate::owner::Owner;
+use crate::target_lock::{command_line, target_key, Holder, Targets};
+
+/// The measurement fact (`MeasureCtx::facts`) that names the run's journal, for a workload
+/// that changes a setting itself (dmatest's module parameters): it journals it there, so
+/// that `perflab restore` finds it with the knobs' entries.
+pub const JOURNAL_FACT: &str = "perflab.journal";
 
 /// The journal format this perflab writes and understands.
 pub const JOURNAL_VERSION: u32 = 1;
@@ -216,10 +228,16 @@ impl Default for JournalFile {
 
 /// A handle on the journal file, carrying the identity of this process for the entries
 /// it records. Cheap to clone; every operation opens, locks and closes the file.
+///
+/// A handle and its clones also hold the system-wide locks of every target they claimed,
+/// until the last clone is dropped: a run keeps what it changed until it ends. Two
+/// handles opened separately are two holders, even in one process.
 #[derive(Clone, Debug)]
 pub struct Journal {
     path: PathBuf,
     owner: Owner,
+    run: Option<i64>,
+    targets: Arc<Mutex<Targets>>,
 }
 
 impl Journal {
@@ -259,6 +277,8 @@ impl Journal {
         let journal = Self {
             path,
             owner: Owner::current(),
+            run: None,
+            targets: Arc::default(),
         };
         let _lock = Lock::shared(&journal.path)?;
         load(&journal.path)?;
@@ -267,6 +287,48 @@ impl Journal {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Names the run this handle changes settings for, in the lock records other perflab
+    /// processes see when they are refused a target.
+    pub fn for_run(mut self, run: i64) -> Self {
+        self.run = Some(run);
+        self
+    }
+
+    /// Locks, system wide, each file (relative to `sys`) the caller is about to change or
+    /// relies on keeping its value, unless this handle holds it already. On refusal
+    /// ([`KnobError::Held`]) nothing is changed or journaled; targets claimed before the
+    /// refusal stay held until the handle is dropped.
+    pub fn claim(&self, sys: &SysRoot, rels: &[&str], knob: &str) -> Result<(), KnobError> {
+        let mut targets = self.targets.lock().unwrap_or_else(PoisonError::into_inner);
+        for rel in rels {
+            targets.claim(self.holder(target_key(sys, rel), knob))?;
+        }
+        Ok(())
+    }
+
+    fn holder(&self, target: PathBuf, knob: &str) -> Holder {
+        Holder {
+            target,
+            pid: self.owner.pid,
+            start_ticks: self.owner.start_ticks,
+            boot_id: self.owner.boot_id.clone(),
+            command: command_line(),
+            run: self.run,
+            journal: std::path::absolute(&self.path).unwrap_or_else(|_| self.path.clone()),
+            knob: knob.to_string(),
+            since_unix_ms: unix_ms(),
+        }
+    }
+
+    /// Notes which target each new entry is about, so that the target is released cleanly
+    /// only once the entry is forgotten (its original is back).
+    fn journaled(&self, sys: &SysRoot, saved: &[(EntryId, &str)]) {
+        let mut targets = self.targets.lock().unwrap_or_else(PoisonError::into_inner);
+        for (id, rel) in saved {
+            targets.journaled(&target_key(sys, rel), *id);
+        }
     }
 
     /// Records the current bytes of `rel` under `sys`, durably, before the caller changes
@@ -305,7 +367,8 @@ impl Journal {
         if rels.is_empty() {
             return Ok(Vec::new());
         }
-        self.modify(|file| {
+        self.claim(sys, rels, knob)?;
+        let saved = self.modify(|file| {
             let mut saved = Vec::with_capacity(rels.len());
             for rel in rels {
                 self.refuse_foreign_change(file, sys, rel)?;
@@ -326,10 +389,14 @@ impl Journal {
                 });
             }
             Ok(saved)
-        })
+        })?;
+        let ids: Vec<(EntryId, &str)> = saved.iter().map(|s| (s.id, s.path.as_str())).collect();
+        self.journaled(sys, &ids);
+        Ok(saved)
     }
 
-    /// Records a kernel request held by an open file (nothing to write back).
+    /// Records a kernel request held by an open file (nothing to write back), after
+    /// claiming the file system wide.
     pub fn save_hold(
         &self,
         sys: &SysRoot,
@@ -337,11 +404,27 @@ impl Journal {
         knob: &str,
         detail: &str,
     ) -> Result<EntryId, KnobError> {
+        self.claim(sys, &[rel], knob)?;
+        let id = self.save_note(sys, rel, knob, detail)?;
+        self.journaled(sys, &[(id, rel)]);
+        Ok(id)
+    }
+
+    /// Records something to tell a person after a kill that perflab cannot undo itself
+    /// (an `after` hook to run by hand). `key` names it; it is no target, so nothing is
+    /// claimed.
+    pub fn save_note(
+        &self,
+        sys: &SysRoot,
+        key: &str,
+        knob: &str,
+        detail: &str,
+    ) -> Result<EntryId, KnobError> {
         self.modify(|file| {
             Ok(self.push(
                 file,
                 sys,
-                rel,
+                key,
                 knob,
                 Action::Hold {
                     detail: detail.to_string(),
@@ -351,7 +434,9 @@ impl Journal {
     }
 
     /// Records, durably, an object the caller is about to create, so that a kill before
-    /// it is removed again leaves `perflab restore` something to remove.
+    /// it is removed again leaves `perflab restore` something to remove. Nothing is
+    /// claimed: the objects perflab creates carry its pid in their names, so no other
+    /// process makes the same one.
     pub fn save_created(
         &self,
         sys: &SysRoot,
@@ -378,14 +463,21 @@ impl Journal {
     }
 
     pub fn forget_all(&self, ids: &[EntryId]) -> Result<(), KnobError> {
-        if ids.is_empty() || !self.path.exists() {
+        if ids.is_empty() {
             return Ok(());
         }
-        self.modify(|file| {
-            file.entries
-                .retain(|e| !(ids.contains(&e.id) && e.pid == self.owner.pid));
-            Ok(())
-        })
+        if self.path.exists() {
+            self.modify(|file| {
+                file.entries
+                    .retain(|e| !(ids.contains(&e.id) && e.pid == self.owner.pid));
+                Ok(())
+            })?;
+        }
+        self.targets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .restored(ids);
+        Ok(())
     }
 
     /// Every entry, in order of recording, whoever owns it.
@@ -474,7 +566,7 @@ pub(crate) fn modify<T>(
     Ok(out)
 }
 
-fn unix_ms() -> u64 {
+pub(crate) fn unix_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))

@@ -5,7 +5,7 @@ use perflab_core::{Unavailable, WorkloadOutput};
 use perflab_sys::SysRoot;
 
 use crate::error::KnobError;
-use crate::journal::Journal;
+use crate::journal::{Journal, JOURNAL_FACT};
 
 /// A system setting a variant needs.
 pub trait Knob: Send + Sync {
@@ -102,6 +102,7 @@ impl std::fmt::Debug for Settings {
 #[must_use = "dropping an AppliedVariant restores the settings at once"]
 pub struct AppliedVariant {
     guards: Vec<(String, Box<dyn KnobGuard>)>,
+    journal: std::path::PathBuf,
 }
 
 impl AppliedVariant {
@@ -114,6 +115,7 @@ impl AppliedVariant {
     ) -> Result<AppliedVariant, KnobError> {
         let mut applied = AppliedVariant {
             guards: Vec::with_capacity(knobs.len()),
+            journal: journal.path().to_path_buf(),
         };
         for knob in knobs {
             let result = knob
@@ -141,8 +143,15 @@ impl AppliedVariant {
     }
 
     /// The facts every applied knob published; a later knob's value wins on a shared key.
+    /// Also [`JOURNAL_FACT`], the journal, for a workload that must change a setting itself.
     pub fn facts(&self) -> std::collections::BTreeMap<String, String> {
-        self.guards.iter().flat_map(|(_, g)| g.facts()).collect()
+        let mut facts: std::collections::BTreeMap<String, String> =
+            self.guards.iter().flat_map(|(_, g)| g.facts()).collect();
+        facts.insert(
+            JOURNAL_FACT.to_string(),
+            self.journal.to_string_lossy().into_owned(),
+        );
+        facts
     }
 
     /// Probes of every applied knob that can tell whether it holds, taken now (just

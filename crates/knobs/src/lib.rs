@@ -6,7 +6,9 @@
 //! unwinding) and, through the stop flag set by [`signals::install`], on SIGINT, SIGTERM
 //! and SIGHUP. After SIGKILL or power loss, [`restore_pending`] replays what the journal
 //! still holds for processes that are gone; [`pending`] lists it so that every perflab start
-//! can warn.
+//! can warn. Every target is also locked system wide before its original is journaled
+//! ([`target_lock`]), so two perflab processes with different journals never take each
+//! other's temporary values for originals.
 
 pub mod cpuidle;
 pub mod effect;
@@ -24,11 +26,12 @@ pub mod pmqos;
 pub mod registry;
 pub mod replay;
 pub mod signals;
+pub mod target_lock;
 pub mod thp;
 
 pub use error::KnobError;
-pub use files::{write_attrs, write_files, AttrWrite, FileGuard, Form};
-pub use journal::{Action, Created, Entry, EntryId, Journal, Original, Saved};
+pub use files::{journal_files, write_attrs, write_files, AttrWrite, FileGuard, Form};
+pub use journal::{Action, Created, Entry, EntryId, Journal, Original, Saved, JOURNAL_FACT};
 pub use knob::{verify_effects, AppliedVariant, EffectProbe, Knob, KnobGuard, Settings};
 pub use registry::{knob_names, parse_knob, parse_setting};
 pub use replay::{pending, pending_warning, restore_pending, RestoreReport};

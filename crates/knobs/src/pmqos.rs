@@ -2,6 +2,10 @@
 //! `/dev/cpu_dma_latency` stays open and drops it when the descriptor closes, so even a
 //! SIGKILL cannot leave it behind; the journal entry only lets `perflab restore` say what
 //! was held.
+//!
+//! On a test tree the device is a regular file, which keeps what is written to it: there
+//! the knob journals the file's bytes and writes them back, like any attribute, so that a
+//! restore (or `perflab restore` after a kill) leaves the tree as it was.
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
@@ -15,6 +19,7 @@ use perflab_sys::SysRoot;
 
 use crate::effect::ReadBack;
 use crate::error::KnobError;
+use crate::files::{journal_files, FileGuard};
 use crate::journal::{EntryId, Journal};
 use crate::knob::{EffectProbe, Knob, KnobGuard};
 
@@ -76,23 +81,42 @@ impl Knob for PmQosKnob {
     }
 
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
-        let detail = format!("a CPU latency limit of {} µs", self.latency_us);
-        let id = journal.save_hold(sys, PMQOS_PATH, &self.name(), &detail)?;
         let path = sys.path(PMQOS_PATH);
         // The kernel takes exactly four bytes as a binary s32 (cpu_latency_qos_write).
+        let value = self.latency_us.to_ne_bytes();
+        if is_regular_file(&path) {
+            let mut files = journal_files(sys, journal, &self.name(), &[PMQOS_PATH])?;
+            return match sys.write(PMQOS_PATH, &value) {
+                Ok(()) => Ok(Box::new(PmQosGuard {
+                    hold: Some(Hold::StandIn(files)),
+                    limit_us: self.latency_us,
+                })),
+                Err(e) => Err(match files.restore_all() {
+                    Ok(()) => e.into(),
+                    Err(restore) => KnobError::ApplyAndRestore {
+                        apply: Box::new(e.into()),
+                        restore: Box::new(restore),
+                    },
+                }),
+            };
+        }
+        let detail = format!("a CPU latency limit of {} µs", self.latency_us);
+        let id = journal.save_hold(sys, PMQOS_PATH, &self.name(), &detail)?;
         let held = OpenOptions::new()
             .write(true)
             .open(&path)
             .and_then(|mut f| {
-                f.write_all(&self.latency_us.to_ne_bytes())?;
+                f.write_all(&value)?;
                 Ok(f)
             });
         match held {
             Ok(file) => Ok(Box::new(PmQosGuard {
-                file: Some(file),
+                hold: Some(Hold::Device {
+                    file,
+                    journal: journal.clone(),
+                    id,
+                }),
                 limit_us: self.latency_us,
-                journal: journal.clone(),
-                id,
             })),
             Err(e) => {
                 let apply = KnobError::io(path, e);
@@ -108,22 +132,38 @@ impl Knob for PmQosKnob {
     }
 }
 
-/// Keeps the device open; closing it ends the request.
+/// A file that is not the kernel's device: a test tree's stand-in. Where the type cannot
+/// be read, the device is assumed, and opening it says what is wrong.
+fn is_regular_file(path: &std::path::Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// Keeps the device open, closing it ends the request; or, on a test tree, holds the
+/// stand-in file's original.
 #[derive(Debug)]
 pub struct PmQosGuard {
-    file: Option<File>,
+    hold: Option<Hold>,
     limit_us: i32,
-    journal: Journal,
-    id: EntryId,
+}
+
+#[derive(Debug)]
+enum Hold {
+    Device {
+        file: File,
+        journal: Journal,
+        id: EntryId,
+    },
+    StandIn(FileGuard),
 }
 
 impl PmQosGuard {
     fn release(&mut self) -> Result<(), KnobError> {
-        match self.file.take() {
-            Some(file) => {
+        match self.hold.take() {
+            Some(Hold::Device { file, journal, id }) => {
                 drop(file);
-                self.journal.forget(self.id)
+                journal.forget(id)
             }
+            Some(Hold::StandIn(mut files)) => files.restore_all(),
             None => Ok(()),
         }
     }
@@ -134,15 +174,33 @@ impl KnobGuard for PmQosGuard {
         self.release()
     }
 
-    /// The hold is open (our descriptor still refers to the device) and, on a real PM-QoS
-    /// device, the kernel's effective limit is at most ours, as it is while our request
-    /// counts.
+    /// The hold is open (our descriptor still refers to the device) and the kernel's
+    /// effective limit is at most ours, as it is while our request counts; on a test tree,
+    /// the stand-in file still holds the value written.
     fn probe(&self, _sys: &SysRoot) -> Option<Box<dyn EffectProbe>> {
-        let fd = self.file.as_ref()?.as_raw_fd();
         let limit = self.limit_us;
-        Some(Box::new(ReadBack(
-            move |sys: &SysRoot, _: &WorkloadOutput| hold_counts(sys, fd, limit),
-        )))
+        match self.hold.as_ref()? {
+            Hold::Device { file, .. } => {
+                let fd = file.as_raw_fd();
+                Some(Box::new(ReadBack(
+                    move |sys: &SysRoot, _: &WorkloadOutput| hold_counts(sys, fd, limit),
+                )))
+            }
+            Hold::StandIn(_) => Some(Box::new(ReadBack(
+                move |sys: &SysRoot, _: &WorkloadOutput| stand_in_holds(sys, limit),
+            ))),
+        }
+    }
+}
+
+fn stand_in_holds(sys: &SysRoot, limit: i32) -> Result<(), String> {
+    match sys.read_bytes(PMQOS_PATH) {
+        Ok(b) if b == limit.to_ne_bytes() => Ok(()),
+        Ok(b) => Err(format!(
+            "{} reads {b:?}, not the {limit} µs written",
+            sys.path(PMQOS_PATH).display()
+        )),
+        Err(e) => Err(format!("cannot read the limit back: {e}")),
     }
 }
 

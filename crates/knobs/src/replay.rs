@@ -8,6 +8,7 @@ use perflab_sys::SysRoot;
 use crate::error::KnobError;
 use crate::journal::{self, Action, Created, Entry};
 use crate::owner::{booted_since, Owner};
+use crate::target_lock::{clear_left, target_key};
 
 /// What [`restore_pending`] did with each entry.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -94,7 +95,8 @@ pub fn restore_pending(path: &Path) -> Result<RestoreReport, KnobError> {
         return Ok(RestoreReport::default());
     }
     let mut alive = Liveness::default();
-    journal::modify(path, |file| {
+    let mut cleared = Vec::new();
+    let report = journal::modify(path, |file| {
         let mut report = RestoreReport::default();
         let mut keep = Vec::new();
         for entry in file.entries.drain(..).rev() {
@@ -102,6 +104,12 @@ pub fn restore_pending(path: &Path) -> Result<RestoreReport, KnobError> {
                 report.live.push(entry.clone());
                 keep.push(entry);
                 continue;
+            }
+            if !matches!(entry.action, Action::Remove { .. }) {
+                // Whatever happens to the entry below, its owner is gone: once the entry
+                // is gone too, the record its owner left on the target means nothing.
+                let target = target_key(&SysRoot::at(&entry.root), &entry.path);
+                cleared.push((target, entry.owner()));
             }
             match &entry.action {
                 Action::Hold { .. } => report.released.push(entry),
@@ -129,7 +137,16 @@ pub fn restore_pending(path: &Path) -> Result<RestoreReport, KnobError> {
         keep.reverse();
         file.entries = keep;
         Ok(report)
-    })
+    })?;
+    // Only the records of entries no longer journaled: a failed one keeps refusing others.
+    for (target, owner) in cleared {
+        if !report.failed.iter().any(|(e, _)| {
+            e.owner() == owner && target_key(&SysRoot::at(&e.root), &e.path) == target
+        }) {
+            clear_left(&target, &owner);
+        }
+    }
+    Ok(report)
 }
 
 /// sysfs, procfs and device settings of the live machine do not survive a reboot, nor do

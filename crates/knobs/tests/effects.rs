@@ -178,8 +178,13 @@ fn irq_affinity_checks_the_effective_cpus_where_the_kernel_shows_them() {
 fn pmqos_holds_its_request_while_the_guard_lives() {
     let t = Tree::new();
     let guard = applied(&t.sys, "pmqos=0", &t.journal());
-    // On a test tree the device is a plain file: the open hold is what can be checked.
+    // On a test tree the device is a plain file standing in: it must keep the value.
     assert_eq!(check(guard.as_ref(), &t.sys, &none(), || {}), Ok(()));
+    let why = check(guard.as_ref(), &t.sys, &none(), || {
+        fs::write(t.sys.path("dev/cpu_dma_latency"), 50i32.to_ne_bytes()).unwrap();
+    })
+    .unwrap_err();
+    assert!(why.contains("not the 0 µs written"), "{why}");
     guard.restore().unwrap();
 }
 

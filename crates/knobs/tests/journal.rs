@@ -145,19 +145,16 @@ fn concurrent_writers_lose_no_entries() {
     let path = Arc::new(tree.journal_path.clone());
     let sys = tree.sys.clone();
     let threads: Vec<_> = (0..4)
-        .map(|_| {
+        .map(|cpu| {
             let (path, sys) = (Arc::clone(&path), sys.clone());
             std::thread::spawn(move || {
                 // A handle per thread: each opens and locks the files itself, as separate
-                // processes do.
+                // processes do. Each changes its own file: separate handles are separate
+                // holders, and two may not change one file (see target_locks.rs).
                 let journal = Journal::open(path.as_path()).unwrap();
+                let file = format!("sys/devices/system/cpu/cpu{cpu}/cpuidle/state1/disable");
                 let ids: Vec<_> = (0..25)
-                    .map(|_| {
-                        journal
-                            .save_original(&sys, "sys/kernel/perflab_fake", "fake=t")
-                            .unwrap()
-                            .id
-                    })
+                    .map(|_| journal.save_original(&sys, &file, "fake=t").unwrap().id)
                     .collect();
                 journal.forget_all(&ids[..10]).unwrap();
             })

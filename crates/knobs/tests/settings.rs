@@ -28,7 +28,12 @@ fn knobs_apply_in_order_and_restore_in_reverse() {
     assert!(tree.disabled(2, 3));
     let facts = applied.facts();
     assert_eq!(facts.get("fake.value").map(String::as_str), Some("2"));
-    assert_eq!(facts.len(), 1, "{facts:?}");
+    let journal = tree.journal_path.to_string_lossy();
+    assert_eq!(
+        facts.get(perflab_knobs::JOURNAL_FACT).map(String::as_str),
+        Some(&*journal)
+    );
+    assert_eq!(facts.len(), 2, "{facts:?}");
     applied.restore().unwrap();
     assert_eq!(tree.snapshot(), before);
     assert!(tree.journal().entries().unwrap().is_empty());
@@ -80,7 +85,7 @@ fn fake_is_unavailable_where_its_file_does_not_exist() {
 }
 
 #[test]
-fn pmqos_holds_the_latency_while_the_guard_lives() {
+fn pmqos_on_a_test_tree_changes_the_stand_in_and_puts_it_back() {
     let tree = Tree::new();
     let before = tree.snapshot();
     let knob = parse_setting("pmqos=20").unwrap();
@@ -90,21 +95,48 @@ fn pmqos_holds_the_latency_while_the_guard_lives() {
         fs::read(tree.sys.path("dev/cpu_dma_latency")).unwrap(),
         20i32.to_ne_bytes()
     );
+    // A regular file keeps what is written (the kernel's device forgets it on close), so
+    // its bytes are journaled like any attribute's.
     let entries = tree.journal().entries().unwrap();
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].knob, "pmqos=20");
-    assert!(matches!(&entries[0].action, Action::Hold { detail } if detail.contains("20 µs")));
+    assert!(matches!(
+        &entries[0].action,
+        Action::Write { original } if original.as_bytes() == 2_000_000_000i32.to_ne_bytes()
+    ));
     guard.restore().unwrap();
     assert!(tree.journal().entries().unwrap().is_empty());
-    // A regular file keeps what was written; the kernel's device forgets it on close.
-    assert_ne!(tree.snapshot(), before);
+    assert_eq!(tree.snapshot(), before);
+
+    drop(knob.apply(&tree.sys, &tree.journal()).unwrap());
+    assert_eq!(tree.snapshot(), before, "drop restores too");
+}
+
+#[test]
+fn pmqos_on_a_test_tree_is_put_back_by_restore_after_a_kill() {
+    let tree = Tree::new();
+    let before = tree.snapshot();
+    let guard = applied(&tree.sys, "pmqos=0", &tree.journal());
+    std::mem::forget(guard);
+    orphan_entries(&tree.journal_path);
+    let report = restore_pending(&tree.journal_path).unwrap();
+    assert_eq!(report.restored.len(), 1, "{:?}", report.lines());
+    assert_eq!(tree.snapshot(), before);
 }
 
 #[test]
 fn a_dead_owners_pmqos_hold_is_reported_released() {
+    // The hold on the kernel's device, as the knob journals it there: nothing to write
+    // back, since the kernel dropped the request with its owner's descriptor.
     let tree = Tree::new();
-    let guard = applied(&tree.sys, "pmqos=0", &tree.journal());
-    std::mem::forget(guard);
+    tree.journal()
+        .save_hold(
+            &tree.sys,
+            "dev/cpu_dma_latency",
+            "pmqos=0",
+            "a CPU latency limit of 0 µs",
+        )
+        .unwrap();
     orphan_entries(&tree.journal_path);
     let report = restore_pending(&tree.journal_path).unwrap();
     assert_eq!((report.released.len(), report.restored.len()), (1, 0));

@@ -23,12 +23,15 @@ pub enum LabError {
 }
 
 impl LabError {
-    /// Whether the user gave something perflab cannot accept (exit code 2).
+    /// Whether the user gave something perflab cannot accept (exit code 2). A knob refused
+    /// because another perflab holds (or left changed) what it changes counts too: nothing
+    /// was changed, and the person must let that one finish first.
     pub fn is_input(&self) -> bool {
-        matches!(
-            self,
-            LabError::Input(_) | LabError::Param(_) | LabError::SpecFile { .. }
-        )
+        match self {
+            LabError::Input(_) | LabError::Param(_) | LabError::SpecFile { .. } => true,
+            LabError::Knob(k) => k.is_busy(),
+            _ => false,
+        }
     }
 }
 

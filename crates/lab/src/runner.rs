@@ -110,7 +110,7 @@ pub fn execute(
             )));
         }
     }
-    let journal = Journal::open(&opts.journal)?;
+    let journal = Journal::open(&opts.journal)?.for_run(run);
     let mut monitors = build_monitors(&spec.monitors);
     progress.begin(run, info.planned as u64, (info.done) as u64);
     store.set_status(run, RunStatus::Running)?;

@@ -1,9 +1,9 @@
 //! Opening (and creating) the database file.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use crate::error::At;
 use crate::migrate::{bring_up_to_date, inspect, supported, DbState};
@@ -62,13 +62,44 @@ fn open_with(path: &Path, extra: OpenFlags) -> Result<Store, StoreError> {
     }
     // WAL lets readers run beside the writer; with synchronous=NORMAL a commit appends to
     // the log without an fsync, which keeps a commit per measurement cheap.
-    let _mode: String = conn
-        .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-        .at(path)?;
+    use_wal(&conn, path)?;
     conn.pragma_update(None, "synchronous", "NORMAL").at(path)?;
     bring_up_to_date(&mut conn, path, MIGRATIONS)?;
     Ok(Store {
         conn,
         path: path.to_path_buf(),
     })
+}
+
+/// Puts the database in WAL mode unless it is already. Switching needs the file to itself
+/// for a moment, and SQLite answers SQLITE_BUSY at once, without calling the busy handler,
+/// while another connection reads it: exactly what happens when several processes create
+/// the same new database together. So a busy switch is retried until [`BUSY_TIMEOUT`].
+/// A file system without WAL support keeps its mode; that is not an error.
+fn use_wal(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let mode: String = conn
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .at(path)?;
+        if mode.eq_ignore_ascii_case("wal") {
+            return Ok(());
+        }
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
+            Ok(_) => return Ok(()),
+            Err(e) if is_busy(&e) && Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(e) => return Err(e).at(path),
+        }
+    }
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
 }

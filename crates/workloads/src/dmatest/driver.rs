@@ -4,6 +4,14 @@
 //! run's threads), write `run`, poll `run` until it reads `N`, and read the log records
 //! the run appended to `/dev/kmsg`. While it waits it samples which CPU each test
 //! thread is on (`/proc/PID/stat` field 39, what the seed read with `ps -eo psr,comm`).
+//!
+//! The parameters stay set in the module after the test, for whoever uses dmatest next, so
+//! like a knob's files they are claimed and journaled before the first write (in the run's
+//! journal, [`JOURNAL_FACT`]) and written back afterwards, on every way out; after a kill,
+//! `perflab restore` writes them back. `run` is journaled too: writing back its `N` stops a
+//! test left running and frees its threads. `channel` is not: it is a command (each write
+//! adds a channel's threads; an empty write adds every channel) and reads back only the
+//! pending test's channel, so writing that back would start queueing a test.
 
 use std::collections::BTreeMap;
 use std::io::BufReader;
@@ -11,6 +19,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::time::{Duration, Instant};
 
 use perflab_core::{MeasureCtx, Unavailable, WorkloadError};
+use perflab_knobs::{journal_files, Journal, KnobGuard, JOURNAL_FACT};
 use perflab_sys::SysRoot;
 
 use perflab_parsers::dmatest_log::{scan, Scan};
@@ -108,9 +117,12 @@ fn read_log(sys: &SysRoot, after: Option<u64>) -> Result<Scan, WorkloadError> {
     Ok(scan(BufReader::new(f), after))
 }
 
-/// Runs one dmatest test and returns what the log said.
+/// The knob name the journal and the target locks show for the parameters.
+pub const JOURNALED_AS: &str = "dmatest workload";
+
+/// Runs one dmatest test and returns what the log said. The parameters it writes are
+/// back as they were when it returns, whatever it returns.
 pub fn run(sys: &SysRoot, s: &Settings, ctx: &MeasureCtx) -> Result<RunResult, WorkloadError> {
-    let mut out = RunResult::default();
     if running(sys)? {
         return Err(WorkloadError::Failed(
             "dmatest: a test is already running (run reads Y); wait for it or write 0 to \
@@ -118,6 +130,38 @@ pub fn run(sys: &SysRoot, s: &Settings, ctx: &MeasureCtx) -> Result<RunResult, W
                 .into(),
         ));
     }
+    let journal_path = ctx
+        .fact(JOURNAL_FACT)
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(Journal::default_path);
+    let knob_failed = |e: perflab_knobs::KnobError| WorkloadError::Failed(format!("dmatest: {e}"));
+    let journal = Journal::open(journal_path).map_err(knob_failed)?;
+    let mut rels: Vec<String> = s
+        .params
+        .iter()
+        .map(|(name, _)| param(name))
+        .filter(|rel| sys.exists(rel))
+        .collect();
+    rels.push(param("run"));
+    let rels: Vec<&str> = rels.iter().map(String::as_str).collect();
+    let originals = journal_files(sys, &journal, JOURNALED_AS, &rels).map_err(knob_failed)?;
+    let result = run_journaled(sys, s, ctx);
+    match (result, Box::new(originals).restore()) {
+        (result, Ok(())) => result,
+        (Ok(mut out), Err(e)) => {
+            out.notes.push(format!("dmatest: {e}"));
+            Ok(out)
+        }
+        (Err(run), Err(e)) => Err(WorkloadError::Failed(format!("{run}; and {e}"))),
+    }
+}
+
+fn run_journaled(
+    sys: &SysRoot,
+    s: &Settings,
+    ctx: &MeasureCtx,
+) -> Result<RunResult, WorkloadError> {
+    let mut out = RunResult::default();
     for (name, value) in &s.params {
         let rel = param(name);
         if !sys.exists(&rel) {
