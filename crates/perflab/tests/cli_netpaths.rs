@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{is_root, run_id, text, Lab};
+use common::{run_id, text, Lab};
 
 /// The root tests compare the host's network before and after, so they take turns.
 static HOST_NETWORK: Mutex<()> = Mutex::new(());
@@ -31,8 +31,10 @@ fn host_network() -> (String, Vec<String>) {
 
 #[test]
 fn netpaths_quick_over_five_paths_leaves_the_host_as_it_was_needs_root() {
-    if !is_root() {
-        eprintln!("skipped: needs root (network namespaces)");
+    if !perflab_testkit::have_root("creating network namespaces") {
+        return;
+    }
+    if !perflab_testkit::have_tool("ip", "iproute2") {
         return;
     }
     let _turn = HOST_NETWORK.lock().unwrap_or_else(|e| e.into_inner());
@@ -68,8 +70,10 @@ fn netpaths_quick_over_five_paths_leaves_the_host_as_it_was_needs_root() {
         assert_eq!(m["status"]["status"], "ok", "{m}");
         let h = &m["output"]["histograms"][0];
         assert_eq!(h["name"], "rtt");
-        // The tap path under load answers a few dozen requests in 0.5 s.
-        assert!(h["count"].as_u64().unwrap() > 10, "{h}");
+        // Round trips were timed on every path. How many fit in 0.5 s is a speed (the tap
+        // path under load answers a few dozen on an idle machine, fewer on a loaded one),
+        // so only that there were some is asserted.
+        assert!(h["count"].as_u64().unwrap() > 0, "{h}");
         // Every point carries its NET_RX softirq deltas.
         assert!(
             m["telemetry"]
@@ -93,8 +97,10 @@ fn netpaths_quick_over_five_paths_leaves_the_host_as_it_was_needs_root() {
 
 #[test]
 fn sigkill_mid_run_then_restore_leaves_nothing_needs_root() {
-    if !is_root() {
-        eprintln!("skipped: needs root (network namespaces)");
+    if !perflab_testkit::have_root("creating network namespaces") {
+        return;
+    }
+    if !perflab_testkit::have_tool("ip", "iproute2") {
         return;
     }
     let _turn = HOST_NETWORK.lock().unwrap_or_else(|e| e.into_inner());
@@ -111,7 +117,7 @@ fn sigkill_mid_run_then_restore_leaves_nothing_needs_root() {
     let t0 = Instant::now();
     while !host_network().0.contains(&tag) {
         assert!(
-            t0.elapsed() < Duration::from_secs(30),
+            t0.elapsed() < Duration::from_secs(60),
             "no namespace appeared"
         );
         std::thread::sleep(Duration::from_millis(50));
@@ -174,8 +180,10 @@ fn a_peer_that_does_not_answer_fails_the_repetition_in_bounded_time() {
         "0",
     ]);
     let (_, err) = text(&o);
+    // Bounded (about 2 s of control timeout), not hung; the bound leaves room for a
+    // loaded machine.
     assert!(
-        t0.elapsed() < Duration::from_secs(20),
+        t0.elapsed() < Duration::from_secs(60),
         "took {:?}",
         t0.elapsed()
     );
