@@ -262,7 +262,7 @@ mod tests {
             r.counters[0].value
         };
         let (Some(sleeper), Some(spinner)) = (switches("sleeper"), switches("spinner")) else {
-            eprintln!("skipped: perf_event_open refused for software events");
+            perflab_testkit::skip("perf-events", "perf_event_open refused for software events");
             return;
         };
         assert!(sleeper >= 200.0, "{sleeper}");
@@ -305,7 +305,7 @@ mod tests {
         });
         let r = tracker.take().remove(0);
         let Some(c) = r.counters.first() else {
-            eprintln!("skipped: perf_event_open refused for software events");
+            perflab_testkit::skip("perf-events", "perf_event_open refused for software events");
             return;
         };
         let v = c.value.expect("counted while started");

@@ -131,12 +131,15 @@ mod tests {
     const CHILD: &str = "PERFLAB_SIGNALS_TEST_CHILD";
 
     /// Runs in a child process (see the test below): after the guard is gone, SIGTERM must
-    /// end the process again.
+    /// end the process again. Not a test on its own: ignored, and run only with
+    /// `--ignored --exact`.
     #[test]
+    #[ignore = "helper process: spawned by signals_end_the_process_again_after_the_guard_is_dropped, not a test on its own"]
     fn child_default_after_drop() {
-        if std::env::var_os(CHILD).is_none() {
-            return;
-        }
+        perflab_testkit::helper_env(
+            CHILD,
+            "signals_end_the_process_again_after_the_guard_is_dropped",
+        );
         let stop = Arc::new(AtomicBool::new(false));
         drop(install(stop).unwrap());
         unsafe { libc::raise(SIGTERM) };
@@ -148,6 +151,7 @@ mod tests {
     fn signals_end_the_process_again_after_the_guard_is_dropped() {
         let status = Command::new(std::env::current_exe().unwrap())
             .args([
+                "--ignored",
                 "--exact",
                 "signals::tests::child_default_after_drop",
                 "--test-threads=1",

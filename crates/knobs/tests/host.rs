@@ -16,14 +16,18 @@ fn effective_latency(host: &SysRoot) -> i32 {
 fn pmqos_on_the_host_device_needs_root() {
     let host = SysRoot::host();
     let knob = parse_setting("pmqos=17").unwrap();
+    if !perflab_testkit::have_root("holding a PM-QoS limit on /dev/cpu_dma_latency") {
+        return;
+    }
     if let Err(why) = knob.check(&host) {
-        eprintln!("SKIP pmqos_on_the_host_device_needs_root: {why}");
+        perflab_testkit::skip("cpu_dma_latency", why);
         return;
     }
     let before = effective_latency(&host);
     if before <= 17 {
-        eprintln!(
-            "SKIP pmqos_on_the_host_device_needs_root: a limit of {before} µs is held already"
+        perflab_testkit::skip(
+            "no-pmqos-limit",
+            format!("a limit of {before} µs is held already, so 17 µs changes nothing"),
         );
         return;
     }
@@ -38,18 +42,13 @@ fn pmqos_on_the_host_device_needs_root() {
 
 #[test]
 fn hugepages_on_the_host_pool_are_given_back_exactly() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!(
-            "SKIP hugepages_on_the_host_pool_are_given_back_exactly: resizing the host's \
-             hugetlb pool needs root"
-        );
+    if !perflab_testkit::have_root("resizing the host's hugetlb pool") {
         return;
     }
     let host = SysRoot::host();
     let knob = parse_setting("hugepages=2M:4").unwrap();
     if let Err(why) = knob.check(&host) {
-        eprintln!("SKIP hugepages_on_the_host_pool_are_given_back_exactly: {why}");
+        perflab_testkit::skip("hugetlb-2M", why);
         return;
     }
     let rel = "sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
@@ -65,9 +64,10 @@ fn hugepages_on_the_host_pool_are_given_back_exactly() {
         }
         // Fragmented memory is the host's state, not a fault of the knob, which must
         // still have given back what it got.
-        Err(e @ perflab_knobs::KnobError::ShortAllocation { .. }) => {
-            eprintln!("hugepages_on_the_host_pool_are_given_back_exactly: {e}")
-        }
+        Err(e @ perflab_knobs::KnobError::ShortAllocation { .. }) => perflab_testkit::skip(
+            "unfragmented-memory",
+            format!("the grown pool was not checked: {e}"),
+        ),
         Err(e) => panic!("{e}"),
     }
     assert_eq!(host.read_bytes(rel).unwrap(), before);

@@ -145,15 +145,19 @@ fn after_a_kill_restore_pending_writes_the_originals_back() {
 /// back. An interrupt that refuses (a managed or per-CPU one) must be left as it was.
 #[test]
 fn irqaffinity_on_the_host_needs_root() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIP irqaffinity_on_the_host_needs_root: writing /proc/irq needs root");
+    if !perflab_testkit::have_root("writing /proc/irq") {
         return;
     }
     let host = SysRoot::host();
-    let Ok(table) = perflab_sys::interrupts::read(&host) else {
-        eprintln!("SKIP irqaffinity_on_the_host_needs_root: no readable /proc/interrupts");
-        return;
+    let table = match perflab_sys::interrupts::read(&host) {
+        Ok(table) => table,
+        Err(e) => {
+            perflab_testkit::skip(
+                "proc-interrupts",
+                format!("no readable /proc/interrupts: {e}"),
+            );
+            return;
+        }
     };
     let dir = tempfile::tempdir().unwrap();
     let journal = Journal::open(dir.path().join("journal.json")).unwrap();
@@ -190,5 +194,5 @@ fn irqaffinity_on_the_host_needs_root() {
             }
         }
     }
-    eprintln!("SKIP irqaffinity_on_the_host_needs_root: no interrupt here may be moved");
+    perflab_testkit::skip("movable-irq", "no interrupt here may be moved");
 }

@@ -102,8 +102,9 @@ fn datagram_arrives(f: &BTreeMap<String, String>) -> bool {
     let client_addr: IpAddr = f["net.client_addr"].parse().unwrap();
     let server = bind_in(Path::new(&f["net.server_netns"]), server_addr);
     let client = bind_in(Path::new(&f["net.client_netns"]), client_addr);
+    // Only against a hang: a loaded machine may take a while to deliver it.
     server
-        .set_read_timeout(Some(Duration::from_secs(2)))
+        .set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
     let to = server.local_addr().unwrap();
     client.send_to(b"hello", to).unwrap();
@@ -114,10 +115,12 @@ fn datagram_arrives(f: &BTreeMap<String, String>) -> bool {
     }
 }
 
-/// The knob for `kind`, or `None` (with the reason printed) where the test cannot run.
-fn available(test: &str, kind: &str) -> Option<Box<dyn Knob>> {
-    if !is_root() {
-        eprintln!("SKIP {test}: building network paths needs root");
+/// The knob for `kind`, or `None` (with the skip reported) where the test cannot run.
+fn available(kind: &str) -> Option<Box<dyn Knob>> {
+    if !perflab_testkit::have_root("building network paths") {
+        return None;
+    }
+    if !perflab_testkit::have_tool("ip", "iproute2") {
         return None;
     }
     let knob = parse_setting(&format!("netpath={kind}")).unwrap();
@@ -126,10 +129,19 @@ fn available(test: &str, kind: &str) -> Option<Box<dyn Knob>> {
         Err(u) => {
             // Unavailable is a fine answer, but it must say why and how to fix it.
             assert!(!u.reason.is_empty());
-            eprintln!(
-                "SKIP {test}: netpath={kind} is unavailable here: {} ({})",
-                u.reason,
-                u.hint.unwrap_or_default()
+            // ovs needs its tools and a running ovsdb; the other kinds, kernel support.
+            let needs = if kind == "ovs" {
+                "ovs".to_string()
+            } else {
+                format!("netpath-{kind}")
+            };
+            perflab_testkit::skip(
+                &needs,
+                format!(
+                    "netpath={kind} is unavailable here: {} ({})",
+                    u.reason,
+                    u.hint.unwrap_or_default()
+                ),
             );
             None
         }
@@ -143,8 +155,7 @@ fn journal() -> (tempfile::TempDir, Journal, PathBuf) {
 }
 
 fn round_trip(kind: &str) {
-    let test = format!("netpath_{kind}_needs_root");
-    let Some(knob) = available(&test, kind) else {
+    let Some(knob) = available(kind) else {
         return;
     };
     let _serial = serial();
@@ -220,7 +231,7 @@ fn netpath_ovs_needs_root() {
 
 #[test]
 fn dropping_the_guard_tears_the_path_down_needs_root() {
-    let Some(knob) = available("dropping_the_guard_tears_the_path_down_needs_root", "tap") else {
+    let Some(knob) = available("tap") else {
         return;
     };
     let _serial = serial();
@@ -233,7 +244,7 @@ fn dropping_the_guard_tears_the_path_down_needs_root() {
 
 #[test]
 fn a_failure_part_way_leaves_nothing_needs_root() {
-    if available("a_failure_part_way_leaves_nothing_needs_root", "bridge").is_none() {
+    if available("bridge").is_none() {
         return;
     }
     let _serial = serial();
@@ -253,15 +264,13 @@ const CHILD_KIND: &str = "PERFLAB_NETPATH_TEST_KIND";
 const CHILD_JOURNAL: &str = "PERFLAB_NETPATH_TEST_JOURNAL";
 
 /// Runs in a child process (see the kill test): builds a path, says so, and waits to be
-/// killed.
+/// killed. Not a test on its own: ignored, and run only with `--ignored --exact`.
 #[test]
+#[ignore = "helper process: spawned by the a_sigkill_then_restore_leaves_nothing_* tests, not a test on its own"]
 fn child_builds_a_path_and_waits() {
-    let (Some(kind), Some(path)) = (
-        std::env::var_os(CHILD_KIND),
-        std::env::var_os(CHILD_JOURNAL),
-    ) else {
-        return;
-    };
+    let spawner = "the a_sigkill_then_restore_leaves_nothing_* tests";
+    let kind = perflab_testkit::helper_env(CHILD_KIND, spawner);
+    let path = perflab_testkit::helper_env(CHILD_JOURNAL, spawner);
     let journal = Journal::open(PathBuf::from(path)).unwrap();
     let knob = parse_setting(&format!("netpath={}", kind.to_string_lossy())).unwrap();
     let guard = knob.apply(&SysRoot::host(), &journal).unwrap();
@@ -273,7 +282,7 @@ fn child_builds_a_path_and_waits() {
 
 fn kill_mid_run(kind: &str) {
     let test = format!("a_sigkill_then_restore_leaves_nothing_{kind}_needs_root");
-    if available(&test, kind).is_none() {
+    if available(kind).is_none() {
         return;
     }
     let _serial = serial();
@@ -281,6 +290,7 @@ fn kill_mid_run(kind: &str) {
     let (_dir, _, journal_path) = journal();
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
+            "--ignored",
             "--exact",
             "child_builds_a_path_and_waits",
             "--nocapture",
@@ -347,12 +357,15 @@ fn unknown_paths_list_the_valid_names() {
 
 const CHILD_NOBODY: &str = "PERFLAB_NETPATH_TEST_NOBODY";
 
-/// Runs in a child process that has dropped root (see below).
+/// Runs in a child process that has dropped root (see below). Not a test on its own:
+/// ignored, and run only with `--ignored --exact`.
 #[test]
+#[ignore = "helper process: spawned by without_root_the_path_is_unavailable_with_the_reason, not a test on its own"]
 fn child_checks_without_root() {
-    if std::env::var_os(CHILD_NOBODY).is_none() {
-        return;
-    }
+    perflab_testkit::helper_env(
+        CHILD_NOBODY,
+        "without_root_the_path_is_unavailable_with_the_reason",
+    );
     let u = parse_setting("netpath=veth")
         .unwrap()
         .check(&SysRoot::host())
@@ -366,6 +379,7 @@ fn without_root_the_path_is_unavailable_with_the_reason() {
         // Drop to nobody in a child, so the check sees what an ordinary user's perflab does.
         let mut cmd = Command::new(std::env::current_exe().unwrap());
         cmd.args([
+            "--ignored",
             "--exact",
             "child_checks_without_root",
             "--nocapture",
@@ -384,7 +398,10 @@ fn without_root_the_path_is_unavailable_with_the_reason() {
         let out = match cmd.output() {
             Ok(out) => out,
             Err(e) => {
-                eprintln!("SKIP without_root_the_path_is_unavailable_with_the_reason: {e}");
+                perflab_testkit::skip(
+                    "run-as-nobody",
+                    format!("cannot start this test binary as nobody: {e}"),
+                );
                 return;
             }
         };
@@ -395,10 +412,12 @@ fn without_root_the_path_is_unavailable_with_the_reason() {
         {
             Some(r) => r.to_string(),
             None => {
-                eprintln!(
-                    "SKIP without_root_the_path_is_unavailable_with_the_reason: the child \
-                     could not run as nobody: {text} {}",
-                    String::from_utf8_lossy(&out.stderr)
+                perflab_testkit::skip(
+                    "run-as-nobody",
+                    format!(
+                        "this test binary did not run as nobody: {text} {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    ),
                 );
                 return;
             }
@@ -415,12 +434,15 @@ fn without_root_the_path_is_unavailable_with_the_reason() {
 
 const CHILD_OVS: &str = "PERFLAB_NETPATH_TEST_OVS";
 
-/// Runs in a child process whose `$PATH` starts with a stub `ovs-vsctl` (see below).
+/// Runs in a child process whose `$PATH` starts with a stub `ovs-vsctl` (see below). Not
+/// a test on its own: ignored, and run only with `--ignored --exact`.
 #[test]
+#[ignore = "helper process: spawned by ovs_without_a_running_ovsdb_is_unavailable_with_how_to_start_it_needs_root, not a test on its own"]
 fn child_checks_ovs() {
-    if std::env::var_os(CHILD_OVS).is_none() {
-        return;
-    }
+    perflab_testkit::helper_env(
+        CHILD_OVS,
+        "ovs_without_a_running_ovsdb_is_unavailable_with_how_to_start_it_needs_root",
+    );
     match parse_setting("netpath=ovs")
         .unwrap()
         .check(&SysRoot::host())
@@ -432,8 +454,7 @@ fn child_checks_ovs() {
 
 #[test]
 fn ovs_without_a_running_ovsdb_is_unavailable_with_how_to_start_it_needs_root() {
-    if !is_root() {
-        eprintln!("SKIP ovs_without_a_running_ovsdb_is_unavailable_with_how_to_start_it_needs_root: the root check comes first");
+    if !perflab_testkit::have_root("the root check comes before the ovsdb check") {
         return;
     }
     // A stub that fails as ovs-vsctl does when ovsdb-server is not running.
@@ -451,6 +472,7 @@ fn ovs_without_a_running_ovsdb_is_unavailable_with_how_to_start_it_needs_root() 
     .unwrap();
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
+            "--ignored",
             "--exact",
             "child_checks_ovs",
             "--nocapture",

@@ -118,7 +118,7 @@ fn reading_commands_without_a_database() {
 
 #[test]
 fn root_only_knob_without_root() {
-    if !common::is_root() {
+    if !perflab_testkit::is_root() {
         // As an ordinary user the knob is simply not writable: the same path as below.
         let lab = Lab::new();
         let root = lab.fixture_copy("x86-intel-idle");
@@ -128,8 +128,11 @@ fn root_only_knob_without_root() {
         return;
     }
     // As root, drop to nobody for the command: the fixture copy stays root-owned.
-    let Ok(setpriv) = which("setpriv") else {
-        eprintln!("SKIP root_only_knob_without_root: needs setpriv (util-linux) to drop root");
+    let Some(setpriv) = perflab_testkit::which("setpriv") else {
+        perflab_testkit::skip(
+            "setpriv",
+            "setpriv is not on PATH to drop root (apt-get install util-linux)",
+        );
         return;
     };
     let lab = Lab::new();
@@ -153,15 +156,6 @@ fn root_only_knob_without_root() {
     assert!(err.contains("poll-only") && err.contains("root"), "{err}");
     assert_eq!(common::snapshot(&root), before);
     assert!(!lab.db().exists());
-}
-
-fn which(name: &str) -> Result<std::path::PathBuf, ()> {
-    std::env::var_os("PATH")
-        .into_iter()
-        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-        .ok_or(())
 }
 
 fn make_world_traversable(dir: &std::path::Path) {

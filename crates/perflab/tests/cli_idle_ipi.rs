@@ -91,7 +91,7 @@ fn idle_ipi_quick_on_this_machine() {
 #[test]
 fn idle_ipi_on_fixture_trees_runs_both_variants_and_restores_the_tree() {
     if online_cpus() < 2 {
-        eprintln!("SKIP idle_ipi_on_fixture_trees: needs 2 online CPUs");
+        perflab_testkit::skip("2-cpus", "the workload runs on CPUs 0 and 1");
         return;
     }
     for host in ["x86-intel-idle", "power-smt4"] {

@@ -8,27 +8,25 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::{run_id, text, Lab};
-
-/// True when `tool` can be started; prints why the test is skipped otherwise.
-fn have(tool: &str, package: &str) -> bool {
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {tool}"))
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("skipped: needs {tool} (apt-get install {package})");
-    }
-    found
-}
+use perflab_testkit::have_tool as have;
 
 /// A port for a tool's server, different per tool and per test process, so that parallel
 /// test runs on one machine do not collide.
 fn port(offset: u32) -> u32 {
     20_000 + (std::process::id() % 2_000) * 8 + offset
+}
+
+/// A shell snippet that waits until something listens on `port` (`proto`: `u` for UDP,
+/// `t` for TCP), 30 s at most: a tool's server started in the background is ready when it
+/// listens, which a loaded machine may take longer than any fixed sleep to reach. Each
+/// command below waits for its server to be gone before it ends, so the next repetition
+/// cannot find the last one's server still listening.
+fn wait_listening(proto: char, port: u32) -> String {
+    format!(
+        "i=0; until ss -Hl{proto}n 'sport = :{port}' 2>/dev/null | grep -q .; do \
+         i=$((i+1)); [ $i -ge 300 ] && break; sleep 0.1; done"
+    )
 }
 
 /// Runs `cmd` under exec with `parser`, `reps` times, and returns the stored metrics of
@@ -102,8 +100,9 @@ fn sockperf_ping_pong_on_loopback() {
     let p = port(0);
     let ms = live(
         &format!(
-            "sockperf sr -i 127.0.0.1 -p {p} >/dev/null 2>&1 & s=$!; sleep 0.5; \
-             sockperf pp -i 127.0.0.1 -p {p} -t 1; r=$?; kill $s; exit $r"
+            "sockperf sr -i 127.0.0.1 -p {p} >/dev/null 2>&1 & s=$!; {}; \
+             sockperf pp -i 127.0.0.1 -p {p} -t 1; r=$?; kill $s; wait $s; exit $r",
+            wait_listening('u', p)
         ),
         "sockperf",
         2,
@@ -140,7 +139,9 @@ fn iperf3_tcp_on_loopback() {
     let p = port(1);
     let ms = live(
         &format!(
-            "iperf3 -s -1 -p {p} >/dev/null 2>&1 & sleep 0.5; iperf3 -c 127.0.0.1 -p {p} -t 1 -J"
+            "iperf3 -s -1 -p {p} >/dev/null 2>&1 & s=$!; {}; \
+             iperf3 -c 127.0.0.1 -p {p} -t 1 -J; r=$?; kill $s 2>/dev/null; wait $s; exit $r",
+            wait_listening('t', p)
         ),
         "iperf3",
         2,

@@ -8,45 +8,79 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{is_root, run_id, text, Lab};
+use common::{run_id, text, Lab};
 
 /// The root tests compare the host's network before and after, so they take turns.
 static HOST_NETWORK: Mutex<()> = Mutex::new(());
 
-/// What the host's network looks like: namespaces and link names. perflab must leave it as
-/// it found it.
-fn host_network() -> (String, Vec<String>) {
+/// Whether `name` is a namespace or link of a perflab process other than `ours`
+/// (`perflab-PID-…`, `plPID…`): another perflab on this machine (another test binary, a
+/// colleague's run) may build and remove paths meanwhile, which says nothing of this test's.
+fn foreign(name: &str, ours: Option<u32>) -> bool {
+    let Some(rest) = name
+        .strip_prefix("perflab-")
+        .or_else(|| name.strip_prefix("pl"))
+    else {
+        return false;
+    };
+    let pid: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    !pid.is_empty() && Some(pid) != ours.map(|p| p.to_string())
+}
+
+/// What the host's network looks like: namespace and link names, less those of perflab
+/// processes other than `ours`. perflab must leave it as it found it.
+fn host_network(ours: Option<u32>) -> (Vec<String>, Vec<String>) {
     let out = |args: &[&str]| {
         let o = Command::new("ip").args(args).output().expect("run ip");
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
-    let mut links: Vec<String> = out(&["-o", "link"])
+    let keep = |names: Vec<String>| {
+        let mut names: Vec<String> = names.into_iter().filter(|n| !foreign(n, ours)).collect();
+        names.sort();
+        names
+    };
+    let links = out(&["-o", "link"])
         .lines()
         .filter_map(|l| l.split(": ").nth(1))
         .map(|n| n.split('@').next().unwrap_or(n).to_string())
         .collect();
-    links.sort();
-    (out(&["netns", "list"]), links)
+    let netns = out(&["netns", "list"])
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect();
+    (keep(netns), keep(links))
 }
 
 #[test]
 fn netpaths_quick_over_five_paths_leaves_the_host_as_it_was_needs_root() {
-    if !is_root() {
-        eprintln!("skipped: needs root (network namespaces)");
+    if !perflab_testkit::have_root("creating network namespaces") {
+        return;
+    }
+    if !perflab_testkit::have_tool("ip", "iproute2") {
         return;
     }
     let _turn = HOST_NETWORK.lock().unwrap_or_else(|e| e.into_inner());
-    let before = host_network();
+    // Before the run, every perflab object is another process's.
+    let before = host_network(None);
     let lab = Lab::new();
     let mut args = vec!["run", "netpaths", "--quick"];
     for v in ["loopback", "veth", "bridge", "macvlan", "tap"] {
         args.extend(["--variant", v]);
     }
-    let o = lab.run(&args);
+    let child = lab
+        .cmd()
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start perflab");
+    let pid = child.id();
+    let o = child.wait_with_output().unwrap();
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
     assert_eq!(
-        host_network(),
+        host_network(Some(pid)),
         before,
         "the host's namespaces or links changed"
     );
@@ -68,8 +102,10 @@ fn netpaths_quick_over_five_paths_leaves_the_host_as_it_was_needs_root() {
         assert_eq!(m["status"]["status"], "ok", "{m}");
         let h = &m["output"]["histograms"][0];
         assert_eq!(h["name"], "rtt");
-        // The tap path under load answers a few dozen requests in 0.5 s.
-        assert!(h["count"].as_u64().unwrap() > 10, "{h}");
+        // Round trips were timed on every path. How many fit in 0.5 s is a speed (the tap
+        // path under load answers a few dozen on an idle machine, fewer on a loaded one),
+        // so only that there were some is asserted.
+        assert!(h["count"].as_u64().unwrap() > 0, "{h}");
         // Every point carries its NET_RX softirq deltas.
         assert!(
             m["telemetry"]
@@ -93,12 +129,14 @@ fn netpaths_quick_over_five_paths_leaves_the_host_as_it_was_needs_root() {
 
 #[test]
 fn sigkill_mid_run_then_restore_leaves_nothing_needs_root() {
-    if !is_root() {
-        eprintln!("skipped: needs root (network namespaces)");
+    if !perflab_testkit::have_root("creating network namespaces") {
+        return;
+    }
+    if !perflab_testkit::have_tool("ip", "iproute2") {
         return;
     }
     let _turn = HOST_NETWORK.lock().unwrap_or_else(|e| e.into_inner());
-    let before = host_network();
+    let before = host_network(None);
     let lab = Lab::new();
     let mut child = lab
         .cmd()
@@ -107,11 +145,18 @@ fn sigkill_mid_run_then_restore_leaves_nothing_needs_root() {
         .stderr(Stdio::null())
         .spawn()
         .expect("start perflab");
-    let tag = format!("perflab-{}-", child.id());
+    let pid = child.id();
+    let tag = format!("perflab-{pid}-");
+    let ours = || {
+        host_network(Some(pid))
+            .0
+            .iter()
+            .any(|n| n.starts_with(&tag))
+    };
     let t0 = Instant::now();
-    while !host_network().0.contains(&tag) {
+    while !ours() {
         assert!(
-            t0.elapsed() < Duration::from_secs(30),
+            t0.elapsed() < Duration::from_secs(60),
             "no namespace appeared"
         );
         std::thread::sleep(Duration::from_millis(50));
@@ -119,10 +164,7 @@ fn sigkill_mid_run_then_restore_leaves_nothing_needs_root() {
     std::thread::sleep(Duration::from_millis(500));
     child.kill().expect("SIGKILL");
     child.wait().unwrap();
-    assert!(
-        host_network().0.contains(&tag),
-        "nothing was left to restore"
-    );
+    assert!(ours(), "nothing was left to restore");
 
     let o = lab.run(&["restore"]);
     let (out, err) = text(&o);
@@ -131,7 +173,7 @@ fn sigkill_mid_run_then_restore_leaves_nothing_needs_root() {
         format!("{out}{err}").contains("created network namespace"),
         "{out}{err}"
     );
-    assert_eq!(host_network(), before);
+    assert_eq!(host_network(Some(pid)), before);
 }
 
 #[test]
@@ -174,8 +216,10 @@ fn a_peer_that_does_not_answer_fails_the_repetition_in_bounded_time() {
         "0",
     ]);
     let (_, err) = text(&o);
+    // Bounded (about 2 s of control timeout), not hung; the bound leaves room for a
+    // loaded machine.
     assert!(
-        t0.elapsed() < Duration::from_secs(20),
+        t0.elapsed() < Duration::from_secs(60),
         "took {:?}",
         t0.elapsed()
     );

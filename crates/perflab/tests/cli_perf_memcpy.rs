@@ -6,7 +6,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{is_root, run_id, text, Lab};
+use common::{run_id, text, Lab};
 
 fn perf_works() -> bool {
     Command::new("perf")
@@ -45,12 +45,14 @@ fn faults(doc: &serde_json::Value, variant: &str, key: &str) -> f64 {
 
 #[test]
 fn perf_memcpy_study_by_size_and_page_size_needs_root_and_perf() {
-    if !is_root() {
-        eprintln!("skipped: needs root (the thp and hugepages knobs)");
+    if !perflab_testkit::have_root("the thp and hugepages knobs") {
         return;
     }
     if !perf_works() {
-        eprintln!("skipped: needs perf (apt-get install linux-perf)");
+        perflab_testkit::skip(
+            "perf",
+            "`perf bench mem memcpy` does not run (apt-get install linux-perf)",
+        );
         return;
     }
     let lab = Lab::new();

@@ -10,7 +10,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{is_root, text, Lab};
+use common::{text, Lab};
+use perflab_testkit::{have_root, skip};
 
 /// A user made for this test and removed, with their home, however the test ends.
 struct ThrowAwayUser {
@@ -79,16 +80,18 @@ fn have(tool: &str) -> bool {
 
 #[test]
 fn sudo_run_stores_into_the_invoking_users_database_and_gives_them_the_files() {
-    if !is_root() {
-        eprintln!("skipped: needs root (it runs perflab as root for a throw-away user)");
+    if !have_root("it runs perflab as root for a throw-away user") {
         return;
     }
     if !(have("useradd") && have("userdel") && have("setpriv")) {
-        eprintln!("skipped: needs useradd, userdel and setpriv");
+        skip(
+            "useradd",
+            "needs useradd, userdel and setpriv (passwd, util-linux)",
+        );
         return;
     }
     let Some(user) = ThrowAwayUser::create() else {
-        eprintln!("skipped: useradd could not create a user here");
+        skip("useradd", "useradd could not create a user here");
         return;
     };
     let lab = Lab::new();
@@ -157,8 +160,7 @@ fn sudo_run_stores_into_the_invoking_users_database_and_gives_them_the_files() {
 
 #[test]
 fn with_a_named_database_sudo_changes_nothing() {
-    if !is_root() {
-        eprintln!("skipped: needs root");
+    if !have_root("it runs perflab as root with SUDO_USER set") {
         return;
     }
     // SUDO_USER names nobody this system knows, but PERFLAB_DB (the lab's) decides.

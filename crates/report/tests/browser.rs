@@ -15,13 +15,7 @@ use perflab_report::full::{build_report, ReportOptions, RunData};
 fn chromium() -> Option<PathBuf> {
     ["chromium", "chromium-browser", "google-chrome"]
         .iter()
-        .find_map(|name| {
-            std::env::var_os("PATH").and_then(|paths| {
-                std::env::split_paths(&paths)
-                    .map(|d| d.join(name))
-                    .find(|p| p.is_file())
-            })
-        })
+        .find_map(|name| perflab_testkit::which(name))
 }
 
 /// Runs the browser as the issue prescribes, never reaching the network.
@@ -120,7 +114,10 @@ fn two_anchors() -> RunData {
 #[test]
 fn html_report_renders_every_plot_with_axes_and_requests_nothing_needs_chromium() {
     let Some(bin) = chromium() else {
-        eprintln!("skipped: needs chromium (apt-get install chromium)");
+        perflab_testkit::skip(
+            "chromium",
+            "no chromium, chromium-browser or google-chrome on PATH (apt-get install chromium)",
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();

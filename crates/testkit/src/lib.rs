@@ -1,6 +1,11 @@
 //! Test support shared by the perflab crates (a dev-dependency only): where the captured and
 //! constructed /proc and /sys trees live, and writable copies of them for tests that change
-//! files the way the kernel or a knob would.
+//! files the way the kernel or a knob would; and [`skip`], the one way a test says it
+//! cannot run here (see the `skip` module).
+
+mod skip;
+
+pub use skip::{have_root, have_tool, helper_env, is_root, skip, which, REQUIRE_VAR};
 
 use std::path::{Path, PathBuf};
 

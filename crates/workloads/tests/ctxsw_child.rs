@@ -2,6 +2,9 @@
 //! a stop request comes. In a test binary of its own, so the only child of this process is
 //! the pong under test. Needs /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN) and
 //! is skipped, saying so, without it.
+//!
+//! "Never hangs" is shown against a 300 s run: the bounds below leave a loaded machine
+//! tens of seconds and still prove the run did not wait for its duration.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -10,23 +13,33 @@ use std::time::{Duration, Instant};
 use perflab_core::{resolve, MeasureCtx, SysRoot, Workload, WorkloadError};
 use perflab_workloads::Ctxsw;
 
+/// Whether this kernel lists a task's children (CONFIG_PROC_CHILDREN).
+fn children_listed() -> bool {
+    SysRoot::host()
+        .read_string("proc/thread-self/children")
+        .is_ok()
+}
+
 /// The pid of this process's forked child, once it shows up.
-fn find_child() -> Option<i32> {
+fn find_child() -> i32 {
     let sys = SysRoot::host();
-    let deadline = Instant::now() + Duration::from_secs(2);
+    let deadline = Instant::now() + LIMIT;
     while Instant::now() < deadline {
-        for tid in sys.list_dir("proc/self/task").ok()? {
+        for tid in sys.list_dir("proc/self/task").unwrap_or_default() {
             let text = sys
                 .read_string(&format!("proc/self/task/{tid}/children"))
-                .ok()?;
+                .unwrap_or_default();
             if let Some(pid) = text.split_whitespace().find_map(|p| p.parse().ok()) {
-                return Some(pid);
+                return pid;
             }
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    None
+    panic!("the pong process never showed up");
 }
+
+/// How long a step may take on a loaded machine: a tenth of the run's duration.
+const LIMIT: Duration = Duration::from_secs(30);
 
 type Run = std::thread::JoinHandle<Result<f64, WorkloadError>>;
 
@@ -36,7 +49,7 @@ fn start(mech: &str) -> (Run, MeasureCtx) {
         ("cpu_b", "0"),
         ("process", "true"),
         ("mechanism", mech),
-        ("duration", "10s"),
+        ("duration", "300s"),
     ]
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -61,24 +74,22 @@ fn signal(pid: i32, sig: libc::c_int) {
 
 #[test]
 fn misbehaving_pong_process_never_hangs_the_run() {
+    if !children_listed() {
+        perflab_testkit::skip(
+            "proc-children",
+            "this kernel has no /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN)",
+        );
+        return;
+    }
     for mech in ["pipe", "futex", "eventfd"] {
         // Killed: ping waits on a peer that is gone.
-        let (h, ctx) = start(mech);
+        let (h, _ctx) = start(mech);
         std::thread::sleep(Duration::from_millis(100));
-        let Some(pid) = find_child() else {
-            eprintln!("skipping: /proc/<pid>/task/<tid>/children is not available");
-            ctx.stop.store(true, Ordering::Relaxed);
-            let _ = h.join();
-            return;
-        };
+        let pid = find_child();
         let t0 = Instant::now();
         signal(pid, libc::SIGKILL);
         let res = h.join().expect("run thread");
-        assert!(
-            t0.elapsed() < Duration::from_secs(1),
-            "{mech}: {:?}",
-            t0.elapsed()
-        );
+        assert!(t0.elapsed() < LIMIT, "{mech}: {:?}", t0.elapsed());
         match res {
             Err(WorkloadError::Failed(m)) => assert!(m.contains("pong"), "{mech}: {m}"),
             other => panic!("{mech}: {other:?}"),
@@ -87,17 +98,13 @@ fn misbehaving_pong_process_never_hangs_the_run() {
         // Stopped: ping blocks, then the user asks to stop.
         let (h, ctx) = start(mech);
         std::thread::sleep(Duration::from_millis(100));
-        let pid = find_child().expect("child pid");
+        let pid = find_child();
         signal(pid, libc::SIGSTOP);
         std::thread::sleep(Duration::from_millis(100));
         let t0 = Instant::now();
         ctx.stop.store(true, Ordering::Relaxed);
         let res = h.join().expect("run thread");
-        assert!(
-            t0.elapsed() < Duration::from_secs(2),
-            "{mech}: {:?}",
-            t0.elapsed()
-        );
+        assert!(t0.elapsed() < LIMIT, "{mech}: {:?}", t0.elapsed());
         assert!(
             matches!(res, Err(WorkloadError::Interrupted)),
             "{mech}: {res:?}"

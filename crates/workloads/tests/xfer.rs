@@ -110,9 +110,12 @@ fn hugetlb_without_a_pool_is_refused_naming_the_pool() {
         ("1g", 1048576, "hugepages=1G:auto"),
     ] {
         if free_pages(kb).unwrap_or(0) > 0 {
-            eprintln!(
-                "skipping {backing}: this machine has free {kb} kB huge pages, so the \
-                 refusal cannot be provoked without changing system settings"
+            perflab_testkit::skip(
+                &format!("no-free-hugepages-{kb}kB"),
+                format!(
+                    "{backing} left out: this machine has free {kb} kB huge pages, so the \
+                     refusal cannot be provoked without changing system settings"
+                ),
             );
             continue;
         }
@@ -143,7 +146,7 @@ fn stop_flag_ends_a_long_run_promptly() {
                 ("engine", engine),
                 ("state", state),
                 ("size", "256K"),
-                ("duration", "60s"),
+                ("duration", "600s"),
             ]);
             let ctx = MeasureCtx::new(SysRoot::host(), Vec::new());
             let stop = ctx.stop.clone();
@@ -158,7 +161,8 @@ fn stop_flag_ends_a_long_run_promptly() {
                 matches!(r, Err(WorkloadError::Interrupted)),
                 "{engine} {state}: {r:?}"
             );
-            assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+            // Far from the 600 s asked for, with room for a loaded machine.
+            assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
         }
     }
 }

@@ -125,13 +125,16 @@ mod tests {
     #[test]
     fn context_switches_read_zero_when_kernel_excluded() {
         let Some(user) = count_switches(Modes::UserOnly) else {
-            println!("skipped: software perf events do not open here");
+            perflab_testkit::skip("perf-events", "software perf events do not open here");
             return;
         };
         assert_eq!(user.value, 0, "{user:?}");
         match count_switches(Modes::UserAndKernel) {
             Some(all) => assert!(all.value >= 50, "{all:?}"),
-            None => println!("kernel-mode counting denied here; checked user-only"),
+            None => perflab_testkit::skip(
+                "perf-events-kernel",
+                "kernel-mode counting denied here; only user-only was checked",
+            ),
         }
     }
 
@@ -139,7 +142,7 @@ mod tests {
     fn reads_report_enabled_and_running_time() {
         let task_clock = (PERF_TYPE_SOFTWARE, 1);
         let Ok(fd) = open(task_clock, Target::ThisThreadAndChildren, Modes::UserOnly) else {
-            println!("skipped: software perf events do not open here");
+            perflab_testkit::skip("perf-events", "software perf events do not open here");
             return;
         };
         let idle = fd.read().unwrap();

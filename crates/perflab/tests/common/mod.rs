@@ -85,11 +85,6 @@ pub fn text(o: &Output) -> (String, String) {
     )
 }
 
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// The run number a `perflab run` printed on stderr (`run 3: ...`).
 pub fn run_id(stderr: &str) -> String {
     stderr
@@ -134,7 +129,8 @@ impl Lab {
             .stderr(stderr)
             .spawn()
             .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        // Only against a hang: a loaded machine may take seconds to start perflab.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while std::fs::read_to_string(&fake).unwrap().trim() != "1" {
             assert!(
                 std::time::Instant::now() < deadline,

@@ -57,10 +57,10 @@ fn live_members(pgid: i32) -> Vec<String> {
     live
 }
 
-/// True while group `pgid` still has live members two seconds on (SIGKILL is delivered
-/// asynchronously, so a member may take a moment to die).
+/// True while group `pgid` still has live members twenty seconds on (SIGKILL is delivered
+/// asynchronously, so a member may take a moment to die, longer on a loaded machine).
 fn group_alive(pgid: i32) -> bool {
-    let end = Instant::now() + std::time::Duration::from_secs(2);
+    let end = Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let live = live_members(pgid);
         if live.is_empty() {
@@ -306,7 +306,9 @@ fn a_hanging_command_times_out_and_leaves_no_process() {
     };
     let took = t0.elapsed();
     assert!(e.contains("timed out after 0.5 s"), "{e}");
-    assert!(took.as_secs_f64() < 3.0, "took {took:?}");
+    // The timeout and the kill (about 0.5 s, plus a second's grace at most), not the
+    // command's 100 s, ended it; the bound leaves room for a loaded machine.
+    assert!(took.as_secs_f64() < 30.0, "took {took:?}");
     let rec = c.threads.take();
     assert_eq!(rec.len(), 1);
     assert_eq!(rec[0].role, "exec");
@@ -329,7 +331,8 @@ fn a_command_ignoring_sigterm_is_killed() {
         other => panic!("{other:?}"),
     };
     assert!(e.contains("timed out"), "{e}");
-    assert!(t0.elapsed().as_secs_f64() < 3.0, "{:?}", t0.elapsed());
+    // SIGTERM ignored, SIGKILL a second later: far from the command's 100 s.
+    assert!(t0.elapsed().as_secs_f64() < 30.0, "{:?}", t0.elapsed());
     assert!(!group_alive(c.threads.take()[0].tid));
 }
 
@@ -344,7 +347,8 @@ fn leftovers_after_a_normal_exit_are_ended() {
         )
         .unwrap();
     assert_eq!(value(&out, "value"), 5.0);
-    assert!(t0.elapsed().as_secs_f64() < 3.0);
+    // The leftover `sleep 100` was ended, not waited for.
+    assert!(t0.elapsed().as_secs_f64() < 30.0, "{:?}", t0.elapsed());
     assert!(
         out.notes
             .iter()
@@ -431,7 +435,8 @@ fn stop_flag_interrupts_promptly() {
     let r = Exec.run(&params(&[("cmd", "sleep 100")]), &c);
     h.join().unwrap();
     assert!(matches!(r, Err(WorkloadError::Interrupted)), "{r:?}");
-    assert!(t0.elapsed().as_secs_f64() < 2.0, "{:?}", t0.elapsed());
+    // Far from the command's 100 s, with room for a loaded machine.
+    assert!(t0.elapsed().as_secs_f64() < 30.0, "{:?}", t0.elapsed());
     assert!(!group_alive(c.threads.take()[0].tid));
 }
 

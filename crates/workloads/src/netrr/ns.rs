@@ -38,27 +38,35 @@ pub(crate) struct TestNetns {
 
 #[cfg(test)]
 impl TestNetns {
-    /// None (with the reason printed) when not root or `ip` cannot make one.
+    /// None (with the skip reported) when not root or `ip` cannot make one.
     pub fn new(tag: &str) -> Option<Self> {
-        if !nix::unistd::Uid::effective().is_root() {
-            eprintln!("skipped: needs root to create a network namespace");
+        if !perflab_testkit::have_root("creating a network namespace") {
+            return None;
+        }
+        if !perflab_testkit::have_tool("ip", "iproute2") {
             return None;
         }
         let name = format!("perflab-test-{}-{tag}", std::process::id());
-        let ok = |args: &[&str]| {
+        let run = |args: &[&str]| {
             std::process::Command::new("ip")
                 .args(args)
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false)
+                .output()
+                .map_err(|e| e.to_string())
+                .and_then(|o| {
+                    if o.status.success() {
+                        Ok(())
+                    } else {
+                        Err(String::from_utf8_lossy(&o.stderr).trim().to_string())
+                    }
+                })
         };
-        if !ok(&["netns", "add", &name]) {
-            eprintln!("skipped: `ip netns add` failed");
+        if let Err(why) = run(&["netns", "add", &name]) {
+            perflab_testkit::skip("netns", format!("`ip netns add {name}` failed: {why}"));
             return None;
         }
         let ns = Self { name };
-        if !ok(&["-n", &ns.name, "link", "set", "lo", "up"]) {
-            eprintln!("skipped: cannot bring lo up in {}", ns.name);
+        if let Err(why) = run(&["-n", &ns.name, "link", "set", "lo", "up"]) {
+            perflab_testkit::skip("netns", format!("cannot bring lo up in {}: {why}", ns.name));
             return None;
         }
         Some(ns)

@@ -65,34 +65,42 @@ fn udp_and_tcp_round_trips_on_loopback_are_plausible() {
             "{:?}",
             out.notes
         );
-        // Closed loop: the rate is the inverse of the mean round trip, within what the
-        // loop itself costs.
+        // Closed loop: the timed round trips lie inside the window one after another, so
+        // the rate can never exceed the inverse of the mean round trip (5% for the
+        // histogram's rounding). How far below it falls is what the loop's own work and
+        // the scheduler cost, which a loaded machine inflates: only an order of magnitude
+        // is asserted (a unit error, µs for ms, breaks it).
         let implied = 1e6 / m(&out, "rtt_avg_us");
         let tps = m(&out, "transactions_per_s");
         assert!(
-            tps <= implied * 1.05 && tps > implied * 0.5,
+            tps <= implied * 1.05 && tps > implied * 0.1,
             "{proto}: {tps} vs {implied}"
         );
     }
 }
 
+/// The size parameter reaches the wire: the client counts a reply only when it is exactly
+/// `size` bytes and carries its request's sequence number, so exchanges at 60000 B prove
+/// 60000-byte messages went both ways, whole. (Whether they take longer than small ones
+/// is a timing comparison, which a loaded machine can invert; it belongs in a benchmark.)
 #[test]
-fn a_bigger_message_takes_longer() {
-    let p50 = |size: &str| {
-        let mut v: Vec<f64> = (0..3)
-            .map(|_| {
-                let out = run(&[("size", size), ("duration", "0.2s"), ("warmup", "200")]).unwrap();
-                m(&out, "rtt_p50_us")
-            })
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v[1]
-    };
-    let (small, big) = (p50("64"), p50("60000"));
-    assert!(
-        big > small,
-        "60000 B p50 {big} µs not above 64 B p50 {small} µs"
-    );
+fn a_big_message_travels_whole_both_ways() {
+    for proto in ["udp", "tcp"] {
+        let out = run(&[
+            ("proto", proto),
+            ("size", "60000"),
+            ("duration", "0.2s"),
+            ("warmup", "20"),
+        ])
+        .unwrap_or_else(|e| panic!("{proto}: {e}"));
+        assert_plausible(&out);
+        assert_eq!(m(&out, "lost"), 0.0, "{proto}");
+        assert!(
+            out.notes[0].contains(&format!("path loopback: {proto} 60000 B")),
+            "{:?}",
+            out.notes
+        );
+    }
 }
 
 #[test]
@@ -110,7 +118,13 @@ fn open_loop_sends_at_the_rate_and_times_from_the_schedule() {
         (n - 1000.0).abs() <= 20.0,
         "{n} requests in 0.5 s at 2000/s"
     );
-    assert!((m(&out, "transactions_per_s") - 2000.0).abs() < 100.0);
+    // Open loop sends on its schedule whatever the load; the rate is the answered ones
+    // over the planned window, so it can only fall short of 2000/s by what was lost.
+    let tps = m(&out, "transactions_per_s");
+    assert!(
+        (tps * 0.5 - m(&out, "exchanges")).abs() < 1e-6 && tps <= 2000.0,
+        "{tps}"
+    );
     assert!(out.metric("send_lag_max_us").is_some());
     // Too small to carry a sequence number.
     let e = run(&[("rate", "100"), ("size", "4"), ("duration", "0.1s")]).unwrap_err();
@@ -183,20 +197,17 @@ fn a_peer_that_does_not_answer_times_out_within_the_bound() {
             e.contains("did not answer 4") && e.contains(&target.to_string()),
             "{e}"
         );
-        assert!(
-            took >= bound && took < bound + Duration::from_millis(500),
-            "{proto:?} {took:?}"
-        );
+        // At least the bound (the timeouts really ran), and far from the 30 s duration
+        // (the timeouts, not the measurement's end, stopped it); a loaded machine may add
+        // seconds to the bound.
+        let slack = Duration::from_secs(5);
+        assert!(took >= bound && took < bound + slack, "{proto:?} {took:?}");
         let mut open = plan.clone();
         open.rate = 1000.0;
         let t = Instant::now();
         let e = client::run(&open, &AtomicBool::new(false), &mut || {}).unwrap_err();
         assert!(e.contains("did not answer"), "{e}");
-        assert!(
-            t.elapsed() < bound + Duration::from_millis(500),
-            "{:?}",
-            t.elapsed()
-        );
+        assert!(t.elapsed() < bound + slack, "{:?}", t.elapsed());
     }
 }
 
@@ -206,15 +217,13 @@ fn a_closed_port_is_refused_at_once() {
         .unwrap()
         .local_addr()
         .unwrap();
+    // A 10 s timeout: a refusal that waited for the timeouts would take 40 s.
+    let mut plan = silent_plan(Proto::Udp, port);
+    plan.timeout = Duration::from_secs(10);
     let t = Instant::now();
-    let e = client::run(
-        &silent_plan(Proto::Udp, port),
-        &AtomicBool::new(false),
-        &mut || {},
-    )
-    .unwrap_err();
+    let e = client::run(&plan, &AtomicBool::new(false), &mut || {}).unwrap_err();
     assert!(e.contains("nothing listens on"), "{e}");
-    assert!(t.elapsed() < Duration::from_millis(500));
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
 }
 
 #[test]
@@ -229,7 +238,8 @@ fn a_stop_request_ends_the_measurement_as_interrupted() {
     let e = Netrr.run(&params(&[("duration", "60s")]), &c).unwrap_err();
     h.join().unwrap();
     assert!(matches!(e, WorkloadError::Interrupted), "{e}");
-    assert!(t.elapsed() < Duration::from_secs(2));
+    // Far from the 60 s asked for, with room for a loaded machine.
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
 }
 
 #[test]
@@ -313,7 +323,8 @@ impl TestServer {
 
     fn connect(&self) -> TcpStream {
         let s = TcpStream::connect(self.addr).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        // Only against a hang: a loaded machine may take seconds to answer.
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         s
     }
 
@@ -369,12 +380,13 @@ fn still_serves(srv: &TestServer) {
         panic!("no session after an error");
     };
     let u = UdpSocket::bind("127.0.0.1:0").unwrap();
-    u.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    u.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     u.connect(("127.0.0.1", data_port)).unwrap();
     u.send(&[7u8; 64]).unwrap();
     let mut b = [0u8; 100];
     assert_eq!(u.recv(&mut b).unwrap(), 64);
     // A datagram of another size is not measurement traffic and gets no answer.
+    u.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     u.send(&[7u8; 10]).unwrap();
     assert!(u.recv(&mut b).is_err());
     assert_eq!(ask(&mut s, &Request::Close), Reply::Closed);
@@ -446,7 +458,7 @@ fn serve_holds_a_bounded_number_of_sessions() {
         let mut s = srv.connect();
         match ask(&mut s, &hello("s3cret")) {
             Reply::Welcome { .. } => break,
-            Reply::Error { message } if t.elapsed() < Duration::from_secs(2) => {
+            Reply::Error { message } if t.elapsed() < Duration::from_secs(20) => {
                 assert!(message.starts_with("busy"), "{message}");
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -465,14 +477,26 @@ fn serve_ends_a_session_at_its_time_limit() {
     let t = Instant::now();
     let e = error_text(proto::read_message(&mut s).unwrap());
     assert!(e.contains("session time limit of 0 s reached"), "{e}");
-    assert!(t.elapsed() < Duration::from_secs(1));
-    // The data port no longer answers.
-    std::thread::sleep(Duration::from_millis(100));
+    // The limit (0.4 s), not the client's 30 s read timeout, ended it.
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // The data port is closed once the session has wound down: the kernel then refuses
+    // a datagram to it (ECONNREFUSED on a connected socket), which no slow answer can
+    // fake. Winding down follows the error message, so it is waited for.
     let u = UdpSocket::bind("127.0.0.1:0").unwrap();
     u.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
-    u.send_to(&[1u8; 64], ("127.0.0.1", data_port)).unwrap();
-    assert!(u.recv(&mut [0u8; 100]).is_err());
+    u.connect(("127.0.0.1", data_port)).unwrap();
+    let t = Instant::now();
+    loop {
+        let _ = u.send(&[1u8; 64]);
+        match u.recv(&mut [0u8; 100]) {
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => break,
+            other => assert!(
+                t.elapsed() < Duration::from_secs(20),
+                "the data port still open: {other:?}"
+            ),
+        }
+    }
     // A client that never says hello is cut off at the handshake time.
     let srv = TestServer::start(|c| c.handshake_time = Duration::from_millis(200));
     let mut s = srv.connect();

@@ -114,21 +114,53 @@ mod tests {
         assert_eq!(ch.counts(), (4, 2));
     }
 
+    /// Whether thread `tid` of this process is asleep (state S in its stat line).
+    fn asleep(tid: i32) -> bool {
+        std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rfind(')')
+                    .map(|i| s[i + 1..].trim_start().starts_with('S'))
+            })
+            .unwrap_or(false)
+    }
+
+    /// The waiter is seen asleep on the held lock before the holder starts its 20 ms, so
+    /// the wait it records covers them however late either thread gets the CPU: the
+    /// assertion holds on a loaded machine too.
     #[test]
     fn contended_lock_waits_are_seen() {
+        use std::sync::atomic::{AtomicI32, Ordering};
         let ch = Channel::new(4);
-        let hold = std::sync::Barrier::new(2);
-        let mut h = wait_histogram().unwrap();
-        std::thread::scope(|s| {
-            s.spawn(|| {
-                let _g = ch.list.lock().unwrap();
-                hold.wait();
-                std::thread::sleep(std::time::Duration::from_millis(20));
+        let waiter_tid = AtomicI32::new(0);
+        let guard = ch.list.lock().unwrap();
+        let h = std::thread::scope(|s| {
+            let waiter = s.spawn(|| {
+                let mut h = wait_histogram().unwrap();
+                // SAFETY: gettid has no preconditions.
+                waiter_tid.store(unsafe { libc::gettid() }, Ordering::SeqCst);
+                // Nothing between here and the lock sleeps, so "asleep" means on the lock.
+                let d = ch.take(&mut h);
+                ch.complete(d, &mut h);
+                h
             });
-            hold.wait();
-            let d = ch.take(&mut h);
-            ch.complete(d, &mut h);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            loop {
+                let tid = waiter_tid.load(Ordering::SeqCst);
+                if tid != 0 && asleep(tid) {
+                    break;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the waiter never blocked on the lock"
+                );
+                std::thread::yield_now();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            drop(guard);
+            waiter.join().unwrap()
         });
-        assert!(h.max() >= 10_000_000, "{}", h.max());
+        assert_eq!(h.len(), 2);
+        assert!(h.max() >= 20_000_000, "{}", h.max());
     }
 }
