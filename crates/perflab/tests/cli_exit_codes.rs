@@ -8,8 +8,11 @@ mod common;
 use common::{run_id, text, Lab};
 use serde_json::Value;
 
+/// The counts are the subject here: monitors that need no telemetry repetitions.
+const MONITORS: [&str; 2] = ["--monitors", "interrupts,cpu_time"];
+
 fn null_run(lab: &Lab, extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["run", "--workload", "null"];
+    let mut args = vec!["run", "--workload", "null", MONITORS[0], MONITORS[1]];
     args.extend_from_slice(extra);
     lab.run(&args)
 }
@@ -74,6 +77,7 @@ fn two_variant_file(lab: &Lab, fail_every: u32) -> String {
 name = "nulls"
 workload = "null"
 repetitions = 6
+monitors = ["interrupts", "cpu_time"]
 [params]
 noise_pct = 1
 fail_every = {fail_every}
