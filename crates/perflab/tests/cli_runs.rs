@@ -142,7 +142,12 @@ fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
     // Interrupted once something is stored, not after a fixed time: on a loaded machine
     // perflab may not have measured anything yet a second in.
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
+    // Notes (the counters monitor left out) may come before the run's first line.
+    let first = lines
+        .by_ref()
+        .map(|l| l.unwrap())
+        .find(|l| l.contains("measurements to go"))
+        .expect("the run says how many measurements it has to go");
     let id = run_id(&first);
     wait_for_a_measurement(&lab, &id);
     // SAFETY: sending a signal to our own child.
