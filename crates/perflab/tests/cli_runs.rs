@@ -116,6 +116,15 @@ fn slow_null_run(lab: &Lab, reps: &str) -> std::process::Child {
         .unwrap()
 }
 
+/// The run's first line on stderr ("run N: M measurements to go"); notes (the counters
+/// monitor left out) may come before it.
+fn first_run_line(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> String {
+    lines
+        .map(|l| l.unwrap())
+        .find(|l| l.contains("measurements to go"))
+        .expect("the run says how many measurements it has to go")
+}
+
 /// The number of measurements run `id` has stored so far.
 fn stored(lab: &Lab, id: &str) -> usize {
     lab.export(id)["measurements"].as_array().unwrap().len()
@@ -142,13 +151,7 @@ fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
     // Interrupted once something is stored, not after a fixed time: on a loaded machine
     // perflab may not have measured anything yet a second in.
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    // Notes (the counters monitor left out) may come before the run's first line.
-    let first = lines
-        .by_ref()
-        .map(|l| l.unwrap())
-        .find(|l| l.contains("measurements to go"))
-        .expect("the run says how many measurements it has to go");
-    let id = run_id(&first);
+    let id = run_id(&first_run_line(&mut lines));
     wait_for_a_measurement(&lab, &id);
     // SAFETY: sending a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -189,13 +192,7 @@ fn a_second_process_cannot_resume_a_run_that_is_being_measured() {
     // however slowly a loaded machine starts the second perflab; it is interrupted after.
     let mut child = slow_null_run(&lab, "100");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    // Notes (the counters monitor left out) may come before the run's first line.
-    let first = lines
-        .by_ref()
-        .map(|l| l.unwrap())
-        .find(|l| l.contains("measurements to go"))
-        .expect("the run says how many measurements it has to go");
-    let id = run_id(&first);
+    let id = run_id(&first_run_line(&mut lines));
 
     let o = lab.run(&["run", "--resume", &id]);
     let (_, err) = text(&o);

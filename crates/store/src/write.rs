@@ -41,26 +41,8 @@ impl Store {
         )
         .at(path)?;
         let id = tx.last_insert_rowid();
+        insert_plan(&tx, path, id, &run.plan)?;
         {
-            let mut ins = tx
-                .prepare_cached(
-                    "INSERT INTO plan (run_id, seq, point, params, variant, rep, role) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
-                .at(path)?;
-            for p in &run.plan {
-                let params_text = json("parameters", &p.params)?;
-                ins.execute(params![
-                    id,
-                    p.seq,
-                    p.point,
-                    params_text,
-                    p.variant,
-                    p.rep,
-                    p.role.as_str()
-                ])
-                .at(path)?;
-            }
             let mut ins = tx
                 .prepare_cached(
                     "INSERT INTO unavailable (run_id, idx, variant, reason) VALUES (?1, ?2, ?3, ?4)",
@@ -128,27 +110,7 @@ impl Store {
                 )));
             }
         }
-        {
-            let mut ins = tx
-                .prepare_cached(
-                    "INSERT INTO plan (run_id, seq, point, params, variant, rep, role) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
-                .at(path)?;
-            for p in more {
-                let params_text = json("parameters", &p.params)?;
-                ins.execute(params![
-                    run,
-                    p.seq,
-                    p.point,
-                    params_text,
-                    p.variant,
-                    p.rep,
-                    p.role.as_str()
-                ])
-                .at(path)?;
-            }
-        }
+        insert_plan(&tx, path, run, more)?;
         let planned: u32 = tx
             .query_row("SELECT count(*) FROM plan WHERE run_id = ?1", [run], |r| {
                 r.get(0)
@@ -462,6 +424,35 @@ fn insert_children(
             t.cpu,
             t.value,
             name(&t.unit)?
+        ])
+        .at(path)?;
+    }
+    Ok(())
+}
+
+/// Adds planned measurements to `run`'s plan, inside the caller's transaction.
+fn insert_plan(
+    tx: &Transaction<'_>,
+    path: &Path,
+    run: RunId,
+    plan: &[PlannedMeasurement],
+) -> Result<(), StoreError> {
+    let mut ins = tx
+        .prepare_cached(
+            "INSERT INTO plan (run_id, seq, point, params, variant, rep, role) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )
+        .at(path)?;
+    for p in plan {
+        let params_text = json("parameters", &p.params)?;
+        ins.execute(params![
+            run,
+            p.seq,
+            p.point,
+            params_text,
+            p.variant,
+            p.rep,
+            p.role.as_str()
         ])
         .at(path)?;
     }
