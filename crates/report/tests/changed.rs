@@ -284,7 +284,7 @@ fn seed_pair_shows_its_idle_states_and_doorbells() {
     let text = render_text(&rows);
     assert!(text.starts_with("What changed with it"), "{text}");
     assert!(
-        text.contains("4-24: WORSE -4.4%\n  stop2 residency on CPU 4: +40 ms (p=0.007)"),
+        text.contains("4-24: WORSE -4.4%\n  stop2 residency on CPU 4: +40 ms (p=0.008)"),
         "{text}"
     );
 }
