@@ -215,11 +215,13 @@ impl EffectProbe for DisabledStates {
         let mut entered: Vec<(String, u32, u64, Vec<String>)> = Vec::new();
         let mut reenabled: Vec<String> = Vec::new();
         let mut unreadable: Vec<String> = Vec::new();
+        // Each CPU's states read once, however many of them are watched.
+        let mut read: std::collections::BTreeMap<u32, Vec<IdleState>> = Default::default();
         for (cpu, index, name, before) in &self.watched {
-            let now = match cpuidle::states(sys, *cpu) {
-                Ok(states) => states.into_iter().find(|s| s.index == *index),
-                Err(_) => None,
-            };
+            let states = read
+                .entry(*cpu)
+                .or_insert_with(|| cpuidle::states(sys, *cpu).unwrap_or_default());
+            let now = states.iter().find(|s| s.index == *index);
             let Some(now) = now else {
                 unreadable.push(format!("cpu{cpu} state{index}"));
                 continue;
@@ -244,15 +246,17 @@ impl EffectProbe for DisabledStates {
             }
         }
         let mut why = Vec::new();
+        let driver = match entered.is_empty() {
+            true => String::new(),
+            false => cpuidle::driver(sys)
+                .map(|d| format!(": the {d} driver does not honour `disable`"))
+                .unwrap_or_default(),
+        };
         for (name, index, n, parts) in &entered {
             why.push(format!(
                 "disabled state {name} (state{index}) was entered {n} times during the \
-                 measurement ({}){}",
+                 measurement ({}){driver}",
                 parts.join(", "),
-                match cpuidle::driver(sys) {
-                    Some(d) => format!(": the {d} driver does not honour `disable`"),
-                    None => String::new(),
-                }
             ));
         }
         if !reenabled.is_empty() {

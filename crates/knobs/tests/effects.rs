@@ -6,9 +6,9 @@ mod common;
 
 use std::fs;
 
-use common::{applied, copy_parts, Tree};
+use common::{applied, kvm_parts, Tree, IRQS, MEMORY};
 use perflab_core::{Better, Metric, Unit, WorkloadOutput};
-use perflab_knobs::{parse_setting, verify_effects, Journal, KnobGuard};
+use perflab_knobs::{parse_setting, verify_effects, KnobGuard};
 use perflab_sys::SysRoot;
 
 fn none() -> WorkloadOutput {
@@ -79,15 +79,12 @@ fn all_states_enabled_has_nothing_to_watch() {
 
 #[test]
 fn thp_reads_back_the_mode_or_names_what_it_found() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    copy_parts("kvm-2vcpu", &["sys/kernel/mm", "proc/meminfo"], &root);
-    let sys = SysRoot::at(&root);
-    let journal = Journal::open(dir.path().join("journal.json")).unwrap();
-    let guard = applied(&sys, "thp=never", &journal);
-    assert_eq!(check(guard.as_ref(), &sys, &none(), || {}), Ok(()));
+    let copy = kvm_parts(MEMORY);
+    let (sys, journal) = (&copy.sys, &copy.journal);
+    let guard = applied(sys, "thp=never", journal);
+    assert_eq!(check(guard.as_ref(), sys, &none(), || {}), Ok(()));
     let enabled = "sys/kernel/mm/transparent_hugepage/enabled";
-    let why = check(guard.as_ref(), &sys, &none(), || {
+    let why = check(guard.as_ref(), sys, &none(), || {
         // What a second tool writing `always` leaves, as the kernel shows it.
         fs::write(sys.path(enabled), "[always] madvise never\n").unwrap();
     })
@@ -97,14 +94,11 @@ fn thp_reads_back_the_mode_or_names_what_it_found() {
 
 #[test]
 fn hugepages_check_the_pool_and_the_buffers_huge_fraction() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    copy_parts("kvm-2vcpu", &["sys/kernel/mm", "proc/meminfo"], &root);
-    let sys = SysRoot::at(&root);
-    let journal = Journal::open(dir.path().join("journal.json")).unwrap();
+    let copy = kvm_parts(MEMORY);
+    let (sys, journal) = (&copy.sys, &copy.journal);
     let pool = "sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
     let before: u64 = sys.read_parsed(pool).unwrap();
-    let guard = applied(&sys, "hugepages=2M:16", &journal);
+    let guard = applied(sys, "hugepages=2M:16", journal);
     let fraction = |f: f64| WorkloadOutput {
         metrics: vec![Metric::new(
             "huge_fraction",
@@ -114,13 +108,13 @@ fn hugepages_check_the_pool_and_the_buffers_huge_fraction() {
         )],
         ..Default::default()
     };
-    assert_eq!(check(guard.as_ref(), &sys, &fraction(1.0), || {}), Ok(()));
-    let why = check(guard.as_ref(), &sys, &fraction(0.25), || {}).unwrap_err();
+    assert_eq!(check(guard.as_ref(), sys, &fraction(1.0), || {}), Ok(()));
+    let why = check(guard.as_ref(), sys, &fraction(0.25), || {}).unwrap_err();
     assert!(
         why.contains("only 25.0% of the workload's buffers were on huge pages"),
         "{why}"
     );
-    let why = check(guard.as_ref(), &sys, &none(), || {
+    let why = check(guard.as_ref(), sys, &none(), || {
         fs::write(sys.path(pool), format!("{}\n", before + 3)).unwrap();
     })
     .unwrap_err();
@@ -136,19 +130,8 @@ fn hugepages_check_the_pool_and_the_buffers_huge_fraction() {
 
 #[test]
 fn irq_affinity_checks_the_effective_cpus_where_the_kernel_shows_them() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    copy_parts(
-        "kvm-2vcpu",
-        &[
-            "proc/interrupts",
-            "proc/irq",
-            "sys/devices/system/cpu/online",
-        ],
-        &root,
-    );
-    let sys = SysRoot::at(&root);
-    let journal = Journal::open(dir.path().join("journal.json")).unwrap();
+    let copy = kvm_parts(IRQS);
+    let (sys, journal) = (&copy.sys, &copy.journal);
     // An IRQ number the fixture has, steered to CPU 1.
     let irq = fs::read_dir(sys.path("proc/irq"))
         .unwrap()
@@ -158,12 +141,12 @@ fn irq_affinity_checks_the_effective_cpus_where_the_kernel_shows_them() {
         .expect("an IRQ in the fixture");
     let guard = parse_setting(&format!("irqaffinity={irq}:1"))
         .unwrap()
-        .apply(&sys, &journal)
+        .apply(sys, journal)
         .unwrap();
     let effective = format!("proc/irq/{irq}/effective_affinity_list");
     fs::write(sys.path(&effective), "1\n").unwrap();
-    assert_eq!(check(guard.as_ref(), &sys, &none(), || {}), Ok(()));
-    let why = check(guard.as_ref(), &sys, &none(), || {
+    assert_eq!(check(guard.as_ref(), sys, &none(), || {}), Ok(()));
+    let why = check(guard.as_ref(), sys, &none(), || {
         fs::write(sys.path(&effective), "0\n").unwrap();
     })
     .unwrap_err();

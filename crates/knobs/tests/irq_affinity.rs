@@ -4,36 +4,14 @@ mod common;
 
 use std::fs;
 
-use common::{applied, copy_parts, orphan_entries, refused, snapshot};
+use common::{applied, orphan_entries, refused, snapshot};
 use perflab_knobs::{parse_setting, restore_pending, Journal};
 use perflab_sys::SysRoot;
 
-struct Tree {
-    _dir: tempfile::TempDir,
-    sys: SysRoot,
-    journal: Journal,
-    journal_path: std::path::PathBuf,
-}
+type Tree = common::Parts;
 
 fn tree() -> Tree {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    copy_parts(
-        "kvm-2vcpu",
-        &[
-            "proc/interrupts",
-            "proc/irq",
-            "sys/devices/system/cpu/online",
-        ],
-        &root,
-    );
-    let journal_path = dir.path().join("journal.json");
-    Tree {
-        sys: SysRoot::at(&root),
-        journal: Journal::open(&journal_path).unwrap(),
-        journal_path,
-        _dir: dir,
-    }
+    common::kvm_parts(common::IRQS)
 }
 
 fn affinity(sys: &SysRoot, irq: u32) -> String {

@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use common::{applied, copy_parts, orphan_entries, refused, snapshot};
-use perflab_knobs::{parse_setting, restore_pending, Action, Journal, KnobError, Original};
+use common::{applied, orphan_entries, refused, snapshot};
+use perflab_knobs::{parse_setting, restore_pending, Action, KnobError, Original};
 use perflab_sys::SysRoot;
 
 const POOL_2M: &str = "sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages";
@@ -21,22 +21,10 @@ const POOL_1G: &str = "sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages"
 const ENABLED: &str = "sys/kernel/mm/transparent_hugepage/enabled";
 const DEFRAG: &str = "sys/kernel/mm/transparent_hugepage/defrag";
 
-struct Vm {
-    _dir: tempfile::TempDir,
-    sys: SysRoot,
-    journal: Journal,
-}
+type Vm = common::Parts;
 
 fn vm() -> Vm {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("root");
-    copy_parts("kvm-2vcpu", &["sys/kernel/mm", "proc/meminfo"], &root);
-    let journal = Journal::open(dir.path().join("journal.json")).unwrap();
-    Vm {
-        _dir: dir,
-        sys: SysRoot::at(root),
-        journal,
-    }
+    common::kvm_parts(common::MEMORY)
 }
 
 type Snapshot = BTreeMap<PathBuf, Vec<u8>>;

@@ -6,27 +6,10 @@
 
 mod common;
 
-use common::{run_id, text, Lab};
+use common::{text, two_variant_null_run, Lab};
 
 fn null_run(lab: &Lab) -> String {
-    let o = lab.run(&[
-        "run",
-        "--workload",
-        "null",
-        "-p",
-        "noise_pct=0.5",
-        "-p",
-        "sleep=0.001,0.002",
-        "--variant",
-        "a:",
-        "--variant",
-        "b:",
-        "--reps",
-        "5",
-    ]);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
-    run_id(&err)
+    two_variant_null_run(lab, &[])
 }
 
 /// The drift guard found either agreement or a warning, naming both runs' probes.

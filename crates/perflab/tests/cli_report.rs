@@ -4,30 +4,11 @@
 
 mod common;
 
-use common::{run_id, text, Lab};
+use common::{text, two_variant_null_run, Lab};
 
-/// A run of `null` with two variants (b 5% above a) over two points, 5 repetitions.
+/// A run of `null` with two variants over two points, labelled.
 fn null_run(lab: &Lab, label: &str) -> String {
-    let o = lab.run(&[
-        "run",
-        "--workload",
-        "null",
-        "-p",
-        "noise_pct=0.5",
-        "-p",
-        "sleep=0.001,0.002",
-        "--variant",
-        "a:",
-        "--variant",
-        "b:",
-        "--reps",
-        "5",
-        "--label",
-        label,
-    ]);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
-    run_id(&err)
+    two_variant_null_run(lab, &["--label", label])
 }
 
 #[test]

@@ -337,11 +337,44 @@ struct Builder<'c> {
     better: Better,
     rows: Vec<Row>,
     unmatched: Vec<Unmatched>,
-    failed: (u32, u32),
+    failed: LeftOut,
     missing: u32,
-    first_error: Option<String>,
-    ineffective: (u32, u32),
-    first_ineffective: Option<String>,
+    ineffective: LeftOut,
+}
+
+/// Measurements of each side a table leaves out for one reason, and the first message.
+#[derive(Default)]
+struct LeftOut {
+    count: (u32, u32),
+    first: Option<String>,
+}
+
+impl LeftOut {
+    fn add(&mut self, a: (u32, &Option<String>), b: (u32, &Option<String>)) {
+        self.count.0 += a.0;
+        self.count.1 += b.0;
+        if self.first.is_none() {
+            self.first = a.1.clone().or_else(|| b.1.clone());
+        }
+    }
+
+    /// `{lead}{n} {what} (A: a, B: b); first: …`, or nothing when none was left out.
+    fn note(&self, lead: &str, what: &str, labels: &(String, String)) -> Option<String> {
+        let (a, b) = self.count;
+        (a + b > 0).then(|| {
+            let first = self
+                .first
+                .as_ref()
+                .map(|e| format!("; first: {e}"))
+                .unwrap_or_default();
+            format!(
+                "{lead}{} {what} ({}: {a}, {}: {b}){first}",
+                a + b,
+                labels.0,
+                labels.1
+            )
+        })
+    }
 }
 
 impl<'c> Builder<'c> {
@@ -351,11 +384,9 @@ impl<'c> Builder<'c> {
             better,
             rows: Vec::new(),
             unmatched: Vec::new(),
-            failed: (0, 0),
+            failed: LeftOut::default(),
             missing: 0,
-            first_error: None,
-            ineffective: (0, 0),
-            first_ineffective: None,
+            ineffective: LeftOut::default(),
         }
     }
 
@@ -369,20 +400,13 @@ impl<'c> Builder<'c> {
         names: (&str, &str),
     ) {
         let (a, b) = sides;
-        self.failed.0 += a.failed;
-        self.failed.1 += b.failed;
+        self.failed
+            .add((a.failed, &a.first_error), (b.failed, &b.first_error));
         self.missing += a.missing + b.missing;
-        if self.first_error.is_none() {
-            self.first_error = a.first_error.clone().or_else(|| b.first_error.clone());
-        }
-        self.ineffective.0 += a.ineffective;
-        self.ineffective.1 += b.ineffective;
-        if self.first_ineffective.is_none() {
-            self.first_ineffective = a
-                .first_ineffective
-                .clone()
-                .or_else(|| b.first_ineffective.clone());
-        }
+        self.ineffective.add(
+            (a.ineffective, &a.first_ineffective),
+            (b.ineffective, &b.first_ineffective),
+        );
         let samples = (Sample::new(a.values.clone()), Sample::new(b.values.clone()));
         match samples {
             (Ok(sa), Ok(sb)) => self.rows.push(Row {
@@ -448,40 +472,23 @@ impl<'c> Builder<'c> {
             self.rows.iter().map(|r| (&r.cmp.a, &r.cmp.b)),
             self.cfg,
         );
-        let (fa, fb) = self.failed;
-        if fa + fb > 0 {
-            let first = self
-                .first_error
-                .map(|e| format!("; first: {e}"))
-                .unwrap_or_default();
-            notes.push(format!(
-                "{} measurements failed and are not counted ({}: {fa}, {}: {fb}){first}",
-                fa + fb,
-                labels.0,
-                labels.1
-            ));
-        }
+        let (fa, fb) = self.failed.count;
+        notes.extend(
+            self.failed
+                .note("", "measurements failed and are not counted", &labels),
+        );
         if self.missing > 0 {
             notes.push(format!(
                 "{} successful measurements had no finite value of {} and are not counted",
                 self.missing, metric.name
             ));
         }
-        let (ia, ib) = self.ineffective;
-        if ia + ib > 0 {
-            let first = self
-                .first_ineffective
-                .map(|e| format!("; first: {e}"))
-                .unwrap_or_default();
-            notes.push(format!(
-                "INEFFECTIVE: {} measurements ran while a knob of their variant did not hold; \
-                 they are not that variant's numbers and no verdict uses them ({}: {ia}, {}: \
-                 {ib}){first}",
-                ia + ib,
-                labels.0,
-                labels.1
-            ));
-        }
+        notes.extend(self.ineffective.note(
+            "INEFFECTIVE: ",
+            "measurements ran while a knob of their variant did not hold; they are not that \
+             variant's numbers and no verdict uses them",
+            &labels,
+        ));
         ComparisonTable {
             design: match kind {
                 TableKind::Variants { .. } => Design::InterleavedWithinOneRun,

@@ -9,7 +9,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use perflab_store::schema::SCHEMA_VERSION;
-use perflab_store::Store;
+use perflab_store::{Store, StoreError};
 
 fn schema_version(path: &Path) -> String {
     let conn = rusqlite::Connection::open(path).unwrap();
@@ -28,26 +28,30 @@ fn meta_rows(path: &Path) -> i64 {
         .unwrap()
 }
 
+/// `n` threads open `path` at the same moment and list its runs; what each got.
+fn open_at_once(path: &Arc<PathBuf>, n: usize) -> Vec<Result<usize, StoreError>> {
+    let barrier = Arc::new(Barrier::new(n));
+    let handles: Vec<_> = (0..n)
+        .map(|_| {
+            let path = path.clone();
+            let barrier = barrier.clone();
+            thread::spawn(move || {
+                barrier.wait();
+                Store::open(path.as_path()).and_then(|s| s.runs().map(|r| r.len()))
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
 #[test]
 fn threads_creating_one_new_database_at_once_all_succeed() {
     // Before the fix, about one round in ten failed on a 2-core machine.
     for round in 0..20 {
         let dir = tempfile::tempdir().unwrap();
         let path = Arc::new(dir.path().join("new/results.db"));
-        const N: usize = 8;
-        let barrier = Arc::new(Barrier::new(N));
-        let handles: Vec<_> = (0..N)
-            .map(|_| {
-                let path = path.clone();
-                let barrier = barrier.clone();
-                thread::spawn(move || {
-                    barrier.wait();
-                    Store::open(path.as_path()).and_then(|s| s.runs().map(|r| r.len()))
-                })
-            })
-            .collect();
-        for h in handles {
-            match h.join().unwrap() {
+        for result in open_at_once(&path, 8) {
+            match result {
                 Ok(runs) => assert_eq!(runs, 0),
                 Err(e) => panic!("round {round}: {e}"),
             }
@@ -73,20 +77,8 @@ fn threads_opening_one_old_database_at_once_migrate_it_once() {
             )
             .unwrap();
         }
-        const N: usize = 6;
-        let barrier = Arc::new(Barrier::new(N));
-        let handles: Vec<_> = (0..N)
-            .map(|_| {
-                let path = path.clone();
-                let barrier = barrier.clone();
-                thread::spawn(move || {
-                    barrier.wait();
-                    Store::open(path.as_path()).and_then(|s| s.runs().map(|r| r.len()))
-                })
-            })
-            .collect();
-        for h in handles {
-            if let Err(e) = h.join().unwrap() {
+        for result in open_at_once(&path, 6) {
+            if let Err(e) = result {
                 panic!("round {round}: {e}");
             }
         }

@@ -199,6 +199,28 @@ fn an_older_schema_is_migrated_on_open() {
     assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
 }
 
+/// What version 4 added (roles, ineffective marks, monitor lists), taken away again.
+const UNDO_V4: &str = "ALTER TABLE plan DROP COLUMN role;
+     ALTER TABLE measurements DROP COLUMN ineffective;
+     ALTER TABLE measurements DROP COLUMN monitors;";
+
+/// A database at `path` holding `run` with `rec` recorded, then taken back to an older
+/// schema by `downgrade` (SQL), as a perflab of that version would have left it.
+fn older_database(
+    path: &std::path::Path,
+    run: &perflab_store::NewRun,
+    rec: &perflab_store::MeasurementRecord,
+    downgrade: &str,
+) {
+    {
+        let mut store = Store::open(path).unwrap();
+        let id = store.create_run(run, 5.0).unwrap();
+        store.record(id, rec).unwrap();
+    }
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(downgrade).unwrap();
+}
+
 /// A version-2 database (threads without a CPU path) with a measurement in it: opening
 /// adds the column, and its threads read back with an empty path and all else intact.
 #[test]
@@ -207,22 +229,15 @@ fn a_version_2_database_keeps_its_threads_and_gains_cpu_paths() {
     let path = dir.path().join("v2.db");
     let run = new_run(1);
     let rec = record(&run.plan[0], 1);
-    {
-        let mut store = Store::open(&path).unwrap();
-        let id = store.create_run(&run, 5.0).unwrap();
-        store.record(id, &rec).unwrap();
-    }
-    {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "ALTER TABLE threads DROP COLUMN cpu_path;
-             ALTER TABLE plan DROP COLUMN role;
-             ALTER TABLE measurements DROP COLUMN ineffective;
-             ALTER TABLE measurements DROP COLUMN monitors;
-             UPDATE meta SET value = '2' WHERE key = 'schema_version';",
-        )
-        .unwrap();
-    }
+    older_database(
+        &path,
+        &run,
+        &rec,
+        &format!(
+            "ALTER TABLE threads DROP COLUMN cpu_path; {UNDO_V4}
+             UPDATE meta SET value = '2' WHERE key = 'schema_version';"
+        ),
+    );
     let store = Store::open(&path).unwrap();
     assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
     let back = store.measurements(1).unwrap().remove(0);
@@ -256,21 +271,12 @@ fn a_version_3_database_reads_back_as_headline_results() {
     let path = dir.path().join("v3.db");
     let run = new_run(2);
     let rec = record(&run.plan[0], 1);
-    {
-        let mut store = Store::open(&path).unwrap();
-        let id = store.create_run(&run, 5.0).unwrap();
-        store.record(id, &rec).unwrap();
-    }
-    {
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        conn.execute_batch(
-            "ALTER TABLE plan DROP COLUMN role;
-             ALTER TABLE measurements DROP COLUMN ineffective;
-             ALTER TABLE measurements DROP COLUMN monitors;
-             UPDATE meta SET value = '3' WHERE key = 'schema_version';",
-        )
-        .unwrap();
-    }
+    older_database(
+        &path,
+        &run,
+        &rec,
+        &format!("{UNDO_V4} UPDATE meta SET value = '3' WHERE key = 'schema_version';"),
+    );
     let mut store = Store::open(&path).unwrap();
     assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
     let back = store.measurements(1).unwrap().remove(0);

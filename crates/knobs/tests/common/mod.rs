@@ -94,6 +94,36 @@ pub fn snapshot(sys: &SysRoot) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
+/// The parts of the kvm-2vcpu fixture the huge page knobs read and write.
+pub const MEMORY: &[&str] = &["sys/kernel/mm", "proc/meminfo"];
+/// The parts of the kvm-2vcpu fixture the IRQ affinity knob reads and writes.
+pub const IRQS: &[&str] = &[
+    "proc/interrupts",
+    "proc/irq",
+    "sys/devices/system/cpu/online",
+];
+
+/// A writable copy of some parts of the kvm-2vcpu fixture, with a journal beside it.
+pub struct Parts {
+    pub _dir: tempfile::TempDir,
+    pub sys: SysRoot,
+    pub journal: Journal,
+    pub journal_path: PathBuf,
+}
+
+pub fn kvm_parts(parts: &[&str]) -> Parts {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    copy_parts("kvm-2vcpu", parts, &root);
+    let journal_path = dir.path().join("journal.json");
+    Parts {
+        sys: SysRoot::at(&root),
+        journal: Journal::open(&journal_path).unwrap(),
+        journal_path,
+        _dir: dir,
+    }
+}
+
 /// Applies a setting (`fake=1`) that the test expects to succeed, and returns its guard.
 pub fn applied(sys: &SysRoot, setting: &str, journal: &Journal) -> Box<dyn KnobGuard> {
     parse_setting(setting).unwrap().apply(sys, journal).unwrap()

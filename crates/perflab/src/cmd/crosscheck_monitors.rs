@@ -18,7 +18,7 @@ use perflab_store::{MeasurementRecord, PlannedMeasurement, Role};
 
 use crate::cli::{CrosscheckArgs, Global};
 use crate::cmd::common;
-use crate::cmd::crosscheck_tolerance::Verdicts;
+use crate::cmd::crosscheck_tolerance::{ratio_within, Verdicts};
 use crate::exit::input;
 
 /// What one row measured.
@@ -114,10 +114,6 @@ pub fn run(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::R
         largest(&cells)
     );
     Ok(())
-}
-
-fn within(ratio: f64, tolerance_pct: f64) -> bool {
-    ((ratio - 1.0) * 100.0).abs() <= tolerance_pct
 }
 
 fn largest(cells: &[Cell]) -> f64 {
@@ -312,7 +308,9 @@ fn print_cell(c: &Cell, tolerance: f64, header: bool) {
     }
     let verdict = match c.role {
         Role::Telemetry => "telemetry only: never in a result".to_string(),
-        Role::Headline if within(c.ratio.median, tolerance) => format!("within ±{tolerance}%"),
+        Role::Headline if ratio_within(c.ratio.median, tolerance) => {
+            format!("within ±{tolerance}%")
+        }
         Role::Headline => format!("OUTSIDE ±{tolerance}%"),
     };
     println!(

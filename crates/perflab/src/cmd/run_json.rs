@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use perflab_report as report;
-use perflab_stats::{Buckets, StatsConfig};
+use perflab_stats::StatsConfig;
 use perflab_store::{Store, UnavailableVariant};
 use serde::Serialize;
 use serde_json::Value;
@@ -74,19 +74,13 @@ pub fn document(
         adaptive: None,
     };
     let cfg = StatsConfig::default();
-    let measured = report::measured_variants(&ms);
-    let pairs = ms
-        .iter()
-        .any(|m| m.params.get("cpu_a").is_some() && m.params.get("cpu_b").is_some());
-    let buckets = match info.spec["compare"]["buckets"].as_array() {
-        Some(edges) => Buckets::new(edges.iter().filter_map(|e| e.as_f64()).collect())?,
-        None => Buckets::default(),
-    };
-    let wants_drilldown =
-        info.spec["compare"]["drilldown"].as_bool().unwrap_or(false) || out.is_some();
-    let dir = out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| format!("perflab-{}-{}", info.study, id).into());
+    let show::AfterRun {
+        measured,
+        pairs,
+        buckets,
+        wants_drilldown,
+        dir,
+    } = show::AfterRun::of(&info, &ms, out)?;
     match show::baseline_and_other(&info, &measured) {
         Some((base, _)) => {
             for other in measured.iter().filter(|v| **v != base) {

@@ -149,6 +149,44 @@ fn print_counters(info: &RunInfo, ms: &[MeasurementRecord]) {
     }
 }
 
+/// What the end of a run works from, for its text (`after_run`) and its JSON.
+pub struct AfterRun {
+    /// The variants measured, in the order first measured.
+    pub measured: Vec<String>,
+    /// The points are CPU pairs: a regression distribution and drill-down apply.
+    pub pairs: bool,
+    pub buckets: Buckets,
+    /// The study asks for the drill-down directory, or `--out` names one.
+    pub wants_drilldown: bool,
+    /// `--out`, else `perflab-<study>-<run>`.
+    pub dir: std::path::PathBuf,
+}
+
+impl AfterRun {
+    pub fn of(
+        info: &perflab_store::RunInfo,
+        ms: &[perflab_store::MeasurementRecord],
+        out: Option<&Path>,
+    ) -> anyhow::Result<Self> {
+        let buckets = match info.spec["compare"]["buckets"].as_array() {
+            Some(edges) => Buckets::new(edges.iter().filter_map(|e| e.as_f64()).collect())?,
+            None => Buckets::default(),
+        };
+        Ok(Self {
+            measured: report::measured_variants(ms),
+            pairs: ms
+                .iter()
+                .any(|m| m.params.get("cpu_a").is_some() && m.params.get("cpu_b").is_some()),
+            buckets,
+            wants_drilldown: info.spec["compare"]["drilldown"].as_bool().unwrap_or(false)
+                || out.is_some(),
+            dir: out
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| format!("perflab-{}-{}", info.study, info.id).into()),
+        })
+    }
+}
+
 /// What `perflab run` prints at the end: the comparison against the baseline with the
 /// regression distribution for CPU-pair studies, or the summary of a single variant; and
 /// the drill-down directory when the study asks for one.
@@ -156,20 +194,13 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
     let info = store.run(id)?;
     let ms = store.measurements(id)?;
     let cfg = StatsConfig::default();
-    let measured = report::measured_variants(&ms);
-    let pairs = ms
-        .iter()
-        .any(|m| m.params.get("cpu_a").is_some() && m.params.get("cpu_b").is_some());
-    let buckets = match info.spec["compare"]["buckets"].as_array() {
-        Some(edges) => Buckets::new(edges.iter().filter_map(|e| e.as_f64()).collect())?,
-        None => Buckets::default(),
-    };
-    let wants_drilldown =
-        info.spec["compare"]["drilldown"].as_bool().unwrap_or(false) || out.is_some();
-    let default_dir = format!("perflab-{}-{}", info.study, id);
-    let dir = out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| default_dir.into());
+    let AfterRun {
+        measured,
+        pairs,
+        buckets,
+        wants_drilldown,
+        dir,
+    } = AfterRun::of(&info, &ms, out)?;
     print_latency(&info, &ms);
     println!();
     match baseline_and_other(&info, &measured) {

@@ -94,6 +94,31 @@ pub fn run_id(stderr: &str) -> String {
         .to_string()
 }
 
+/// A finished run of `null` with two variants, `a` and `b`, over two points (sleep 1 and
+/// 2 ms, 0.5% noise), 5 repetitions, plus `extra` flags; returns its run number.
+pub fn two_variant_null_run(lab: &Lab, extra: &[&str]) -> String {
+    let mut args = vec![
+        "run",
+        "--workload",
+        "null",
+        "-p",
+        "noise_pct=0.5",
+        "-p",
+        "sleep=0.001,0.002",
+        "--variant",
+        "a:",
+        "--variant",
+        "b:",
+        "--reps",
+        "5",
+    ];
+    args.extend_from_slice(extra);
+    let o = lab.run(&args);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
+    run_id(&err)
+}
+
 /// A long null-workload run whose one variant sets the fake knob in a writable copy of
 /// the kvm fixture tree; returns once the knob is applied, with the tree's state before.
 pub struct FakeKnobRun {
