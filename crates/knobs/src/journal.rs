@@ -106,6 +106,15 @@ pub enum Created {
     Link { netns: Option<String>, name: String },
     /// An Open vSwitch bridge, kept in ovsdb until deleted.
     OvsBridge { name: String },
+    /// A process perflab started and stops again (a guest's QEMU). The start time tells
+    /// it from a later process that got its pid: only the one started is stopped.
+    Process {
+        pid: u32,
+        start_ticks: u64,
+        what: String,
+    },
+    /// A directory of perflab's own files (a guest's initramfs and console log).
+    Dir { path: std::path::PathBuf },
 }
 
 impl Created {
@@ -120,6 +129,8 @@ impl Created {
             } => format!("netns/{ns}/link/{name}"),
             Created::Link { netns: None, name } => format!("link/{name}"),
             Created::OvsBridge { name } => format!("ovs/{name}"),
+            Created::Process { pid, .. } => format!("process/{pid}"),
+            Created::Dir { path } => format!("dir{}", path.display()),
         }
     }
 }
@@ -134,6 +145,8 @@ impl std::fmt::Display for Created {
             } => write!(f, "link {name} in namespace {ns}"),
             Created::Link { netns: None, name } => write!(f, "link {name} in the host namespace"),
             Created::OvsBridge { name } => write!(f, "OVS bridge {name}"),
+            Created::Process { pid, what, .. } => write!(f, "{what} (pid {pid})"),
+            Created::Dir { path } => write!(f, "directory {}", path.display()),
         }
     }
 }
@@ -725,6 +738,14 @@ mod tests {
             },
             Created::OvsBridge {
                 name: "pl1-0br".into(),
+            },
+            Created::Process {
+                pid: 42,
+                start_ticks: 7,
+                what: "QEMU guest".into(),
+            },
+            Created::Dir {
+                path: "/run/perflab/guest-1-0".into(),
             },
         ] {
             let action = Action::Remove { object };

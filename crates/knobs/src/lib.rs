@@ -15,6 +15,7 @@ pub mod effect;
 pub mod error;
 pub mod fake;
 pub mod files;
+pub mod guest;
 pub mod hooks;
 pub mod hugepages;
 pub mod irq_affinity;

@@ -150,11 +150,13 @@ pub fn restore_pending(path: &Path) -> Result<RestoreReport, KnobError> {
 }
 
 /// sysfs, procfs and device settings of the live machine do not survive a reboot, nor do
-/// network namespaces and links. An OVS bridge does (ovsdb keeps it), so it is always
-/// removed.
+/// network namespaces, links and processes. An OVS bridge does (ovsdb keeps it), and so
+/// may a directory on a disk, so those are always removed.
 fn reset_by_reboot(entry: &Entry) -> bool {
     let volatile = match &entry.action {
-        Action::Remove { object } => !matches!(object, Created::OvsBridge { .. }),
+        Action::Remove { object } => {
+            !matches!(object, Created::OvsBridge { .. } | Created::Dir { .. })
+        }
         _ => ["sys/", "proc/", "dev/"]
             .iter()
             .any(|p| entry.path.starts_with(p)),

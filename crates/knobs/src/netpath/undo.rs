@@ -11,6 +11,14 @@ use crate::journal::Created;
 /// Removes one object; an error says why it is still there.
 pub fn remove(object: &Created) -> Result<(), String> {
     match object {
+        Created::Process {
+            pid, start_ticks, ..
+        } => crate::guest::process::stop(*pid, *start_ticks),
+        Created::Dir { path } => match std::fs::remove_dir_all(path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        },
         Created::Netns { name } => {
             if !netns_path(name).exists() {
                 return Ok(());

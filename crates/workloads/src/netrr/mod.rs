@@ -236,9 +236,15 @@ pub(crate) enum Route {
         server_addr: IpAddr,
         client_addr: IpAddr,
     },
+    /// A `perflab serve` answers: a remote host's (`peer=`), or the one in a guest that
+    /// a `netpath=vm-*` knob booted (`net.peer`), reached from `netns` (empty: perflab's
+    /// own) with sockets bound to `bind` (unspecified: any).
     Remote {
+        path: String,
         peer: SocketAddr,
         token: String,
+        netns: String,
+        bind: Option<IpAddr>,
     },
 }
 
@@ -260,6 +266,17 @@ pub(crate) fn route(params: &Params, ctx: &MeasureCtx) -> Result<Route, String> 
                 "peer={peer} and the netpath={path} knob both say where the server is; \
                  give one"
             ));
+        }
+        if let Some(guest) = ctx.fact("net.peer") {
+            return Ok(Route::Remote {
+                path: path.to_string(),
+                peer: guest.parse().map_err(|_| {
+                    format!("the netpath={path} knob published net.peer={guest:?}, which is not ADDR:PORT")
+                })?,
+                token: ctx.fact("net.peer_token").unwrap_or("").to_string(),
+                netns: ctx.fact("net.client_netns").unwrap_or("").to_string(),
+                bind: Some(fact_ip(ctx, "net.client_addr")?),
+            });
         }
         return Ok(Route::Local {
             path: path.to_string(),
@@ -288,9 +305,13 @@ pub(crate) fn route(params: &Params, ctx: &MeasureCtx) -> Result<Route, String> 
              PERFLAB_SERVE_TOKEN"
         ));
     }
+    let peer = parse_peer(peer)?;
     Ok(Route::Remote {
-        peer: parse_peer(peer)?,
+        path: format!("host:{}", peer.ip()),
+        peer,
         token,
+        netns: String::new(),
+        bind: None,
     })
 }
 
@@ -343,17 +364,19 @@ fn measure(params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> 
             }
             (client_netns.clone(), *client_addr, target, path.clone())
         }
-        Route::Remote { peer, token } => {
-            let s = RemoteSession::open(
-                *peer,
-                token,
-                OpenRequest {
-                    proto: proto.name().into(),
-                    size,
-                    load_streams: streams,
-                },
-                timeout.max(Duration::from_secs(2)),
-            )?;
+        Route::Remote {
+            path,
+            peer,
+            token,
+            netns,
+            bind,
+        } => {
+            let req = OpenRequest {
+                proto: proto.name().into(),
+                size,
+                load_streams: streams,
+            };
+            let s = open_session(*peer, token, req, netns, timeout)?;
             let needed = duration.as_secs_f64() + 5.0;
             if s.session_time_s < needed {
                 return Err(format!(
@@ -362,26 +385,16 @@ fn measure(params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> 
                     s.session_time_s
                 ));
             }
+            let bind = bind.unwrap_or_else(|| unspecified(s.data));
             if let Some(sink) = s.sink {
-                bg.start_streams(
-                    streams,
-                    "",
-                    unspecified(sink),
-                    sink,
-                    client::connect_timeout(timeout),
-                )?;
+                bg.start_streams(streams, netns, bind, sink, client::connect_timeout(timeout))?;
             }
             if cpu_param(params, "server_cpu").is_some() {
                 notes.push("server_cpu is ignored with a remote peer".into());
             }
             let data = s.data;
             session = Some(s);
-            (
-                String::new(),
-                unspecified(data),
-                data,
-                format!("host:{}", peer.ip()),
-            )
+            (netns.clone(), bind, data, path.clone())
         }
     };
     bg.start_hogs(&hogs)?;
@@ -422,6 +435,25 @@ fn measure(params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> 
     }
     let marks = marks.lock().map(|m| m.clone()).unwrap_or_default();
     Ok(output(&result, &plan, &path, streams, &hogs, &marks, notes))
+}
+
+/// Opens the control session from a thread inside `netns` (a socket belongs to the
+/// namespace it was made in, and `setns` moves only the calling thread).
+fn open_session(
+    peer: SocketAddr,
+    token: &str,
+    req: OpenRequest,
+    netns: &str,
+    timeout: Duration,
+) -> Result<RemoteSession, String> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            ns::enter_netns(netns)?;
+            RemoteSession::open(peer, token, req, timeout.max(Duration::from_secs(2)))
+        })
+        .join()
+        .unwrap_or_else(|_| Err("the session thread panicked".into()))
+    })
 }
 
 fn unspecified(like: SocketAddr) -> IpAddr {
