@@ -5,7 +5,9 @@
 
 pub mod accel;
 pub mod cpio;
+pub mod initramfs;
 pub mod kernel;
 pub mod ldd;
 pub mod modules;
 pub mod process;
+pub mod qemu;

@@ -51,6 +51,14 @@ impl Built {
         make()
     }
 
+    /// Journals an object that exists already (a process: its pid is known only once it
+    /// runs); from now on it is removed with the rest.
+    pub(crate) fn record(&mut self, object: Created) -> Result<(), KnobError> {
+        let id = self.journal.save_created(&self.sys, &object, &self.knob)?;
+        self.created.push((id, object));
+        Ok(())
+    }
+
     /// Removes everything, newest first, going on past failures; entries of objects that
     /// could not be removed stay in the journal for `perflab restore`.
     pub(crate) fn teardown(&mut self) -> Result<(), KnobError> {

@@ -36,6 +36,8 @@ mod tap;
 mod topology;
 pub(crate) mod undo;
 mod veth;
+mod vfio;
+mod vm;
 
 pub use addr::{choose_subnet, parse_routes, Route};
 pub use cmd::find_tool;
@@ -54,10 +56,15 @@ pub enum PathKind {
     Ipvlan,
     Tap,
     Ovs,
+    VmTap,
+    VmTapNovhost,
+    VmMacvtap,
+    VmOvs,
+    VmVfio,
 }
 
 impl PathKind {
-    pub const ALL: [PathKind; 7] = [
+    pub const ALL: [PathKind; 12] = [
         PathKind::Loopback,
         PathKind::Veth,
         PathKind::Bridge,
@@ -65,7 +72,24 @@ impl PathKind {
         PathKind::Ipvlan,
         PathKind::Tap,
         PathKind::Ovs,
+        PathKind::VmTap,
+        PathKind::VmTapNovhost,
+        PathKind::VmMacvtap,
+        PathKind::VmOvs,
+        PathKind::VmVfio,
     ];
+
+    /// True for the paths that end in a guest perflab boots.
+    pub fn is_vm(self) -> bool {
+        matches!(
+            self,
+            PathKind::VmTap
+                | PathKind::VmTapNovhost
+                | PathKind::VmMacvtap
+                | PathKind::VmOvs
+                | PathKind::VmVfio
+        )
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -76,6 +100,11 @@ impl PathKind {
             PathKind::Ipvlan => "ipvlan",
             PathKind::Tap => "tap",
             PathKind::Ovs => "ovs",
+            PathKind::VmTap => "vm-tap",
+            PathKind::VmTapNovhost => "vm-tap-novhost",
+            PathKind::VmMacvtap => "vm-macvtap",
+            PathKind::VmOvs => "vm-ovs",
+            PathKind::VmVfio => "vm-vfio",
         }
     }
 
@@ -100,7 +129,8 @@ impl PathKind {
     fn link_types(self) -> &'static [&'static str] {
         match self {
             PathKind::Loopback | PathKind::Tap => &[],
-            PathKind::Veth | PathKind::Ovs => &["veth"],
+            PathKind::VmTap | PathKind::VmTapNovhost | PathKind::VmVfio => &[],
+            PathKind::Veth | PathKind::Ovs | PathKind::VmOvs | PathKind::VmMacvtap => &["veth"],
             PathKind::Bridge => &["bridge"],
             PathKind::Macvlan => &["macvlan"],
             PathKind::Ipvlan => &["ipvlan"],
@@ -172,6 +202,7 @@ impl Knob for NetPathKnob {
             ))
             .with_hint("`modprobe tun`, or use a kernel built with CONFIG_TUN")),
             PathKind::Ovs => ovs::check(),
+            kind if kind.is_vm() => vm::check(sys, kind),
             _ => Ok(()),
         }
     }
@@ -192,7 +223,11 @@ impl Knob for NetPathKnob {
             forwarder: None,
             built: Some(built),
         };
-        let probed = probe::udp(&ends);
+        let probed = if self.kind.is_vm() {
+            probe::tcp(&ends)
+        } else {
+            probe::udp(&ends)
+        };
         guard.forwarder = ends.forwarder;
         match probed {
             Ok(()) => Ok(Box::new(guard)),
@@ -217,6 +252,7 @@ impl NetPathKnob {
             PathKind::Ipvlan => ipvlan::build(b, plan),
             PathKind::Tap => tap::build(b, plan, sys),
             PathKind::Ovs => ovs::build(b, plan, sys),
+            kind => vm::build(b, plan, sys, kind),
         }
     }
 }
@@ -280,7 +316,7 @@ mod tests {
         }
         let e = NetPathKnob::parse("vxlan").unwrap_err().to_string();
         assert!(
-            e.contains("loopback, veth, bridge, macvlan, ipvlan, tap, ovs"),
+            e.contains("loopback, veth, bridge, macvlan, ipvlan, tap, ovs, vm-tap, vm-tap-novhost, vm-macvtap, vm-ovs, vm-vfio"),
             "{e}"
         );
         assert!(!e.contains('\n'));

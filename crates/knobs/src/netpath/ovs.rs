@@ -61,6 +61,49 @@ pub(crate) fn build(b: &mut Built, plan: &Plan, sys: &SysRoot) -> Result<Endpoin
     let (srv, cli) = (plan.ns("srv"), plan.ns("cli"));
     b.netns(&srv)?;
     b.netns(&cli)?;
+    let (br, datapath) = bridge(b, plan)?;
+    for (ns, role, dev) in [(&srv, "s", "srv0"), (&cli, "c", "cli0")] {
+        let port = plan.short(role);
+        if sys.exists(&format!("sys/class/net/{port}")) {
+            return Err(KnobError::Busy {
+                path: sys.path(&format!("sys/class/net/{port}")),
+                reason: "a link of that name exists already; run `perflab restore`".into(),
+            });
+        }
+        b.create(super::topology::link(ns, dev), || Ok(()))?;
+        b.create(
+            Created::Link {
+                netns: None,
+                name: port.clone(),
+            },
+            || {
+                ip(&[
+                    "link", "add", &port, "type", "veth", "peer", "name", dev, "netns", ns,
+                ])
+                .map(drop)
+            },
+        )?;
+        ip(&["link", "set", "dev", &port, "up"])?;
+        add_port(&br, &port)?;
+    }
+    if datapath == "netdev" {
+        for (ns, dev) in [(&srv, "srv0"), (&cli, "cli0")] {
+            tx_checksum_off(ns, dev)?;
+        }
+    }
+    address_up(&srv, "srv0", plan.server())?;
+    address_up(&cli, "cli0", plan.client())?;
+    let mut ends = Endpoints::pair(plan, &srv, &cli, "srv0", "cli0");
+    ends.extra = vec![
+        ("net.ovs_bridge".into(), br),
+        ("net.ovs_datapath".into(), datapath.into()),
+    ];
+    Ok(ends)
+}
+
+/// Creates the path's bridge (journaled): the kernel datapath where ovs-vswitchd can make
+/// it, else the user-space one. Returns its name and the datapath used.
+pub(crate) fn bridge(b: &mut Built, plan: &Plan) -> Result<(String, &'static str), KnobError> {
     let br = plan.short("br");
     if vsctl(&["br-exists", &br]).is_ok() {
         return Err(KnobError::Busy {
@@ -86,51 +129,22 @@ pub(crate) fn build(b: &mut Built, plan: &Plan, sys: &SysRoot) -> Result<Endpoin
         }
         Ok(())
     })?;
-    for (ns, role, dev) in [(&srv, "s", "srv0"), (&cli, "c", "cli0")] {
-        let port = plan.short(role);
-        if sys.exists(&format!("sys/class/net/{port}")) {
-            return Err(KnobError::Busy {
-                path: sys.path(&format!("sys/class/net/{port}")),
-                reason: "a link of that name exists already; run `perflab restore`".into(),
-            });
-        }
-        b.create(super::topology::link(ns, dev), || Ok(()))?;
-        b.create(
-            Created::Link {
-                netns: None,
-                name: port.clone(),
-            },
-            || {
-                ip(&[
-                    "link", "add", &port, "type", "veth", "peer", "name", dev, "netns", ns,
-                ])
-                .map(drop)
-            },
-        )?;
-        ip(&["link", "set", "dev", &port, "up"])?;
-        vsctl(&["add-port", &br, &port])?;
-        if !set_up(&port) {
-            return Err(KnobError::Command {
-                cmd: format!("ovs-vsctl add-port {br} {port}"),
-                why: "ovs-vswitchd did not set the port up; see \
-                      /var/log/openvswitch/ovs-vswitchd.log"
-                    .into(),
-            });
-        }
+    Ok((br, datapath))
+}
+
+/// Adds a host-namespace interface to the bridge and waits for ovs-vswitchd to take it.
+pub(crate) fn add_port(br: &str, port: &str) -> Result<(), KnobError> {
+    vsctl(&["add-port", br, port])?;
+    if set_up(port) {
+        Ok(())
+    } else {
+        Err(KnobError::Command {
+            cmd: format!("ovs-vsctl add-port {br} {port}"),
+            why: "ovs-vswitchd did not set the port up; see \
+                  /var/log/openvswitch/ovs-vswitchd.log"
+                .into(),
+        })
     }
-    if datapath == "netdev" {
-        for (ns, dev) in [(&srv, "srv0"), (&cli, "cli0")] {
-            tx_checksum_off(ns, dev)?;
-        }
-    }
-    address_up(&srv, "srv0", plan.server())?;
-    address_up(&cli, "cli0", plan.client())?;
-    let mut ends = Endpoints::pair(plan, &srv, &cli, "srv0", "cli0");
-    ends.extra = vec![
-        ("net.ovs_bridge".into(), br),
-        ("net.ovs_datapath".into(), datapath.into()),
-    ];
-    Ok(ends)
 }
 
 /// The user-space datapath reads frames from the veth with a packet socket and writes
@@ -138,7 +152,7 @@ pub(crate) fn build(b: &mut Built, plan: &Plan, sys: &SysRoot) -> Result<Endpoin
 /// whose UDP and TCP checksums are unfinished, and the receiver drops them
 /// (`InCsumErrors`). `ethtool -K DEV tx off`, done with the ioctl, as ethtool may be
 /// missing. The link is perflab's and dies with the path, so nothing is journaled.
-fn tx_checksum_off(ns: &str, dev: &str) -> Result<(), KnobError> {
+pub(crate) fn tx_checksum_off(ns: &str, dev: &str) -> Result<(), KnobError> {
     const ETHTOOL_STXCSUM: u32 = 0x17;
     #[repr(C)]
     struct EthtoolValue {

@@ -21,6 +21,7 @@ fn config_of(kind: &str) -> &'static str {
         "bridge" => "CONFIG_BRIDGE",
         "macvlan" => "CONFIG_MACVLAN",
         "ipvlan" => "CONFIG_IPVLAN",
+        "macvtap" => "CONFIG_MACVTAP",
         _ => "the matching CONFIG_ option",
     }
 }
@@ -35,6 +36,7 @@ pub(crate) fn link_type(kind: &str) -> Result<(), Unavailable> {
         "bridge" => script.push_str("link add pl2 type bridge\n"),
         "macvlan" => script.push_str("link add pl2 link pl0 type macvlan mode bridge\n"),
         "ipvlan" => script.push_str("link add pl2 link pl0 type ipvlan mode l2\n"),
+        "macvtap" => script.push_str("link add pl2 link pl0 type macvtap mode bridge\n"),
         other => return Err(Unavailable::new(format!("no probe for link type {other}"))),
     }
     let Some(tool) = cmd::find_tool("ip") else {
@@ -76,6 +78,40 @@ pub(crate) fn link_type(kind: &str) -> Result<(), Unavailable> {
 pub(crate) fn no_ip() -> Unavailable {
     Unavailable::new("the `ip` tool (iproute2) is not installed")
         .with_hint("`apt-get install iproute2`")
+}
+
+/// Connects from the client's namespace to the guest's serve (`net.peer`), retrying
+/// while the path's neighbours resolve.
+pub(crate) fn tcp(ends: &Endpoints) -> Result<(), KnobError> {
+    let peer = ends
+        .extra
+        .iter()
+        .find(|(k, _)| k == "net.peer")
+        .and_then(|(_, v)| v.parse::<SocketAddr>().ok());
+    let fail = |why: String| KnobError::Command {
+        cmd: format!("TCP probe from {} to the guest", ends.client_ns),
+        why,
+    };
+    let Some(peer) = peer else {
+        return Err(fail("the path named no guest address".into()));
+    };
+    let started = Instant::now();
+    let mut last = String::new();
+    for _ in 0..TRIES {
+        let r = in_netns(&netns_path(&ends.client_ns), || {
+            std::net::TcpStream::connect_timeout(&peer, WAIT * 5)
+        });
+        match r {
+            Ok(Ok(_)) => return Ok(()),
+            Ok(Err(e)) | Err(e) => last = e.to_string(),
+        }
+        std::thread::sleep(WAIT);
+    }
+    Err(fail(format!(
+        "{peer} did not accept a connection within {:.1} s ({last}): the guest serves but \
+         the path does not carry traffic",
+        started.elapsed().as_secs_f64()
+    )))
 }
 
 const PAYLOAD: &[u8] = b"perflab netpath probe";

@@ -27,7 +27,7 @@ pub(crate) fn build(b: &mut Built, plan: &Plan, sys: &SysRoot) -> Result<Endpoin
         // Not persistent: the kernel removes the tap when its descriptor closes, so even a
         // SIGKILL leaves none behind; the journal entry covers the instant before.
         b.create(link(ns, dev), || {
-            taps.push(open_tap(sys, ns, dev)?);
+            taps.push(open_tap(sys, Some(ns), dev, false)?);
             Ok(())
         })?;
     }
@@ -44,18 +44,28 @@ pub(crate) fn build(b: &mut Built, plan: &Plan, sys: &SysRoot) -> Result<Endpoin
     Ok(ends)
 }
 
-/// Creates tap `name` in namespace `ns` and returns its descriptor (non-blocking).
-fn open_tap(sys: &SysRoot, ns: &str, name: &str) -> Result<OwnedFd, KnobError> {
+/// Creates tap `name` in namespace `ns` (`None`: the host's) and returns its descriptor
+/// (non-blocking). `vnet_hdr`: frames carry a virtio-net header, as QEMU's virtio backend
+/// with offloads wants them.
+pub(crate) fn open_tap(
+    sys: &SysRoot,
+    ns: Option<&str>,
+    name: &str,
+    vnet_hdr: bool,
+) -> Result<OwnedFd, KnobError> {
     let tun = sys.path(TUN_PATH);
     let fail = |why: String| KnobError::Command {
-        cmd: format!("create tap {name} in {ns}"),
+        cmd: format!(
+            "create tap {name} in {}",
+            ns.unwrap_or("the host namespace")
+        ),
         why,
     };
     let bytes = name.as_bytes();
     if bytes.is_empty() || bytes.len() >= libc::IFNAMSIZ {
         return Err(fail(format!("{name:?} is not a valid interface name")));
     }
-    let opened = in_netns(&netns_path(ns), || -> std::io::Result<OwnedFd> {
+    let open = || -> std::io::Result<OwnedFd> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -68,13 +78,21 @@ fn open_tap(sys: &SysRoot, ns: &str, name: &str) -> Result<OwnedFd, KnobError> {
         }
         // Plain Ethernet frames, no packet-information header, as a virtio backend
         // without vnet headers reads them.
-        ifr.ifr_ifru.ifru_flags = (libc::IFF_TAP | libc::IFF_NO_PI) as libc::c_short;
+        let mut flags = libc::IFF_TAP | libc::IFF_NO_PI;
+        if vnet_hdr {
+            flags |= libc::IFF_VNET_HDR;
+        }
+        ifr.ifr_ifru.ifru_flags = flags as libc::c_short;
         // SAFETY: the descriptor is open and `ifr` is a valid ifreq for TUNSETIFF.
         if unsafe { libc::ioctl(file.as_raw_fd(), libc::TUNSETIFF, &mut ifr) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
         Ok(file.into())
-    });
+    };
+    let opened = match ns {
+        Some(ns) => in_netns(&netns_path(ns), open),
+        None => Ok(open()),
+    };
     match opened {
         Ok(Ok(fd)) => Ok(fd),
         Ok(Err(e)) | Err(e) => Err(fail(format!("{}: {e}", tun.display()))),

@@ -392,6 +392,9 @@ fn measure(params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> 
             if cpu_param(params, "server_cpu").is_some() {
                 notes.push("server_cpu is ignored with a remote peer".into());
             }
+            if let Some(note) = ctx.fact("net.guest_note") {
+                notes.push(note.to_string());
+            }
             let data = s.data;
             session = Some(s);
             (netns.clone(), bind, data, path.clone())
