@@ -128,6 +128,11 @@ pub struct RunArgs {
     /// [default: 1 when such a monitor is selected; 0 leaves them out]
     #[arg(long, value_name = "N")]
     pub telemetry_reps: Option<u32>,
+    /// Kernel image for the guests of the vm-* network paths [default:
+    /// $PERFLAB_GUEST_KERNEL, else the host's /boot/vmlinuz-$(uname -r), else the newest
+    /// /boot/vmlinuz-* with modules]
+    #[arg(long, value_name = "PATH")]
+    pub guest_kernel: Option<PathBuf>,
     /// A label for the run, e.g. "kernel 6.1"
     #[arg(long)]
     pub label: Option<String>,

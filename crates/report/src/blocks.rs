@@ -229,6 +229,10 @@ impl LatencyTable {
                 .iter()
                 .map(|(v, why)| format!("{v}: {why}")),
         ));
+        out.push(Block::list(
+            "Path notes",
+            self.path_notes.iter().map(|(v, n)| format!("{v}: {n}")),
+        ));
         out
     }
 }

@@ -82,6 +82,27 @@ pub struct LatencyTable {
     pub sections: Vec<LatencySection>,
     /// Variants the machine could not build, with the reason.
     pub unavailable: Vec<(String, String)>,
+    /// What every measurement of a path says of it (a guest under TCG, CPU hogs), once
+    /// per path: such a note changes how every figure of the row is read.
+    pub path_notes: Vec<(String, String)>,
+}
+
+/// The notes every successful measurement of `variant` carries, less the first line each
+/// workload writes (`path …: udp 64 B, closed loop`), which the table already says.
+fn common_notes(variant: &str, ms: &[MeasurementRecord]) -> Vec<String> {
+    let mut ok = ms.iter().filter(|m| m.variant == variant && m.is_result());
+    let Some(first) = ok.next() else {
+        return Vec::new();
+    };
+    let rest: Vec<&MeasurementRecord> = ok.collect();
+    first
+        .output
+        .notes
+        .iter()
+        .filter(|n| !n.starts_with("path "))
+        .filter(|n| rest.iter().all(|m| m.output.notes.contains(n)))
+        .cloned()
+        .collect()
 }
 
 fn load_name(p: &Params) -> (i64, String) {
@@ -270,10 +291,15 @@ pub fn latency_table(run: &RunInfo, ms: &[MeasurementRecord]) -> LatencyTable {
         }
         sections.push(LatencySection { title: t, rows });
     }
+    let path_notes = order
+        .iter()
+        .flat_map(|v| common_notes(v, ms).into_iter().map(move |n| (v.clone(), n)))
+        .collect();
     LatencyTable {
         run: run.id,
         fixed,
         sections,
+        path_notes,
         unavailable: run
             .unavailable
             .iter()
@@ -423,6 +449,9 @@ impl LatencyTable {
         }
         for (v, why) in &self.unavailable {
             out.push_str(&format!("{v:pw$}  unavailable: {why}\n"));
+        }
+        for (v, note) in &self.path_notes {
+            out.push_str(&format!("{v:pw$}  note: {note}\n"));
         }
         out
     }

@@ -18,6 +18,12 @@ use crate::progress::Reporter;
 
 pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
     let sys = common::sysroot(g)?;
+    if let Some(k) = &a.guest_kernel {
+        perflab_knobs::guest::kernel::find(&sys, Some(k)).map_err(crate::exit::input)?;
+        // Read by the netpath knob where it boots a guest; set before any thread that
+        // could read the environment starts.
+        std::env::set_var(perflab_knobs::guest::kernel::KERNEL_ENV, k);
+    }
     if let Some(id) = a.resume {
         let mut store = common::read_store(g)?;
         return execute(g, &mut store, id, &sys, &a);
