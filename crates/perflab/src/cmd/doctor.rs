@@ -8,7 +8,8 @@ use crate::cmd::common;
 
 pub fn run(g: &Global, a: DoctorArgs) -> anyhow::Result<i32> {
     let sys = common::sysroot(g)?;
-    let checks = probe(&sys);
+    let mut checks = probe(&sys);
+    checks.extend(super::doctor_vm::checks(&sys));
     if a.json {
         println!("{}", serde_json::to_string_pretty(&checks)?);
         return Ok(0);

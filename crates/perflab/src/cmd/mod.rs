@@ -7,6 +7,7 @@ mod crosscheck_monitors;
 mod crosscheck_report;
 mod crosscheck_tolerance;
 mod doctor;
+mod doctor_vm;
 mod export;
 mod import;
 mod list;
