@@ -636,3 +636,36 @@ fn both_protocols_under_load(c: &MeasureCtx, duration: &str, warmup: &str, strea
         assert!(m(&out, "load_mib_s") > 1.0);
     }
 }
+
+/// A `netpath=vm-*` knob publishes its guest's serve as `net.peer`: netrr measures it as
+/// a remote peer with the published token, and says the path and the guest's note.
+#[test]
+fn a_guest_peer_published_by_a_knob_is_measured_as_a_session() {
+    let server = TestServer::start(|_| {});
+    let mut c = ctx();
+    c.facts.insert("net.path".into(), "vm-tap".into());
+    c.facts.insert("net.peer".into(), server.addr.to_string());
+    c.facts.insert("net.peer_token".into(), "s3cret".into());
+    c.facts.insert("net.client_netns".into(), String::new());
+    c.facts.insert("net.client_addr".into(), "127.0.0.1".into());
+    c.facts
+        .insert("net.guest_note".into(), "the guest runs under TCG".into());
+    let out = Netrr
+        .run(&params(&[("duration", "0.2s"), ("warmup", "10")]), &c)
+        .unwrap();
+    assert!(out.notes[0].starts_with("path vm-tap:"), "{:?}", out.notes);
+    assert!(
+        out.notes.iter().any(|n| n.contains("TCG")),
+        "{:?}",
+        out.notes
+    );
+    assert!(m(&out, "exchanges") > 0.0);
+    assert!(server.logged("session"), "{:?}", server.log.lock().unwrap());
+
+    c.facts.insert("net.peer_token".into(), "wrong".into());
+    let e = Netrr.run(&params(&[("duration", "0.2s")]), &c).unwrap_err();
+    assert!(e.to_string().contains("refused"), "{e}");
+    c.facts.insert("net.peer".into(), "guest".into());
+    let e = Netrr.run(&params(&[("duration", "0.2s")]), &c).unwrap_err();
+    assert!(e.to_string().contains("not ADDR:PORT"), "{e}");
+}
