@@ -27,7 +27,11 @@ pub fn run(g: &Global, a: RestoreArgs) -> anyhow::Result<i32> {
             "nothing to restore ({} has no pending settings)",
             path.display()
         );
-        return Ok(if traces_clean { 0 } else { crate::exit::FAILURE });
+        return Ok(if traces_clean {
+            0
+        } else {
+            crate::exit::FAILURE
+        });
     }
     if a.dry_run {
         println!(
