@@ -36,6 +36,9 @@ pub struct MeasureCtx {
     /// publish them because a workload cannot know what a knob built, and names are not
     /// guessable (they carry the perflab pid).
     pub facts: BTreeMap<String, String>,
+    /// The workload being measured (empty where none is known), for monitors that trace
+    /// what a workload does (the `trace` monitor picks its span set by it).
+    pub workload: &'static str,
 }
 
 impl MeasureCtx {
@@ -46,7 +49,14 @@ impl MeasureCtx {
             threads: Arc::new(ThreadTracker::new()),
             cpus,
             facts: BTreeMap::new(),
+            workload: "",
         }
+    }
+
+    /// The same context for `workload`.
+    pub fn with_workload(mut self, workload: &'static str) -> Self {
+        self.workload = workload;
+        self
     }
 
     /// A fact published by an applied knob, if any.

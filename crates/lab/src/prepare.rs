@@ -59,6 +59,9 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
     let mut expanded = expand(spec, workload, &topo, perflab_monitors::default_names())?;
     validate_points(&expanded, workload)?;
     for name in &expanded.monitors {
+        // A span file that does not parse or names an event the kernel lacks is bad
+        // input: one line, before anything is stored.
+        perflab_monitors::check(name, sys).map_err(LabError::Input)?;
         let Some(mut m) = perflab_monitors::by_name(name) else {
             return Err(LabError::Input(format!(
                 "unknown monitor {name:?} (known: {})",
@@ -68,7 +71,7 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
         // A trial snapshot tells which sources this machine lacks, so the run can say
         // why a section of its report is empty.
         if let Err(MonitorError::Unavailable(u)) =
-            m.start(&MeasureCtx::new(sys.clone(), Vec::new()))
+            m.start(&MeasureCtx::new(sys.clone(), Vec::new()).with_workload(workload.info().name))
         {
             let reason = match u.hint {
                 Some(h) => format!("{} ({h})", u.reason),

@@ -228,6 +228,7 @@ impl Session<'_> {
                         threads: Default::default(),
                         cpus: self.workload.cpus(&first.params),
                         facts: facts_of(&applied),
+                        workload: self.workload.info().name,
                     };
                     // A failing warm-up is reported by the first real measurement.
                     let _ = self.workload.run(&first.params, &ctx);
@@ -437,6 +438,7 @@ fn measure(
         threads: Default::default(),
         cpus: workload.cpus(&pm.params),
         facts: variant.map(|a| a.facts()).unwrap_or_default(),
+        workload: workload.info().name,
     };
     let mut started = vec![false; monitors.len()];
     for (slot, s) in monitors.iter_mut().zip(started.iter_mut()) {

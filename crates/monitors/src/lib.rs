@@ -15,6 +15,10 @@
 //!   `counters` has totals only (the process); `counters-cpu` has the measurement's CPUs
 //!   and their total (not the whole machine). See [`counters`].
 //!
+//! - `trace`: key = `{set}.{span}:{stat}` (`count`, `p50`, `p90`, `p99`, `mean`, `max` in
+//!   ns, `unmatched`), label = the span's label, totals only, in the set's order. See
+//!   [`trace`].
+//!
 //! A measurement with no CPUs of its own (`ctx.cpus` empty) gets only the totals.
 
 mod counter;
@@ -27,6 +31,7 @@ pub mod isolation;
 pub mod placement;
 mod snapshot;
 pub mod softirqs;
+pub mod trace;
 
 use perflab_core::Monitor;
 
@@ -38,6 +43,7 @@ pub use interrupts::InterruptsMonitor;
 pub use isolation::IsolationMonitor;
 pub use placement::PlacementMonitor;
 pub use softirqs::SoftirqsMonitor;
+pub use trace::TraceMonitor;
 
 const NAMES: &[&str] = &[
     "interrupts",
@@ -48,6 +54,7 @@ const NAMES: &[&str] = &[
     "isolation",
     "counters",
     "counters-cpu",
+    "trace",
     "fake",
 ];
 // counters is a default so every result carries its counts; counters-cpu needs privileges
@@ -71,8 +78,17 @@ pub fn default_names() -> &'static [&'static str] {
     DEFAULTS
 }
 
-/// A fresh monitor by name.
+/// Checks a monitor name that carries an argument (`trace:FILE.toml`) against this
+/// machine: the one-line error is bad input. Plain names pass (`by_name` knows them).
+pub fn check(name: &str, sys: &perflab_sys::SysRoot) -> Result<(), String> {
+    trace::check_name(name, sys)
+}
+
+/// A fresh monitor by name (`trace:SET` and `trace:FILE.toml` included).
 pub fn by_name(name: &str) -> Option<Box<dyn Monitor>> {
+    if let Some(t) = TraceMonitor::from_name(name) {
+        return t.ok().map(|m| Box::new(m) as Box<dyn Monitor>);
+    }
     let m: Box<dyn Monitor> = match name {
         "interrupts" => Box::new(InterruptsMonitor::default()),
         "softirqs" => Box::new(SoftirqsMonitor::default()),
@@ -103,6 +119,8 @@ mod tests {
             assert_eq!(by_name(n).unwrap().name(), n);
         }
         assert!(by_name("nope").is_none());
+        assert_eq!(by_name("trace:netrx").unwrap().name(), "trace");
+        assert!(by_name("trace:nope").is_none());
         let defaults: Vec<&str> = default_monitors().iter().map(|m| m.name()).collect();
         assert_eq!(defaults, default_names());
         assert!(!defaults.contains(&"fake"));

@@ -324,11 +324,12 @@ pub struct CrosscheckArgs {
     #[arg(long, default_value_t = 3)]
     pub rounds: u32,
     /// monitors: the monitor sets to check, separated by spaces, monitors of a set by
-    /// commas; `default` is what a run uses when none is named
+    /// commas; `default` is what a run uses when none is named; `trace` (span tracing)
+    /// disturbs, so like the counters its ratio is reported apart, as telemetry only
     #[arg(
         long,
         value_name = "SETS",
-        default_value = "default counters counters-cpu"
+        default_value = "default counters counters-cpu trace"
     )]
     pub monitor_sets: String,
     /// monitors: the workloads to check (ctxsw, xfer, netrr, null)

@@ -1,18 +1,37 @@
 //! `perflab restore`: replay the knob journal after perflab was killed (SIGKILL, power
-//! loss), writing every original value back.
+//! loss), writing every original value back, and remove the ftrace instances and tracefs
+//! mounts the `trace` monitor of a dead perflab left.
 
 use crate::cli::{Global, RestoreArgs};
 use crate::cmd::common;
 
 pub fn run(g: &Global, a: RestoreArgs) -> anyhow::Result<i32> {
     let path = common::journal_path(g);
+    // Tracing is not a journaled knob: what a killed perflab left is found by its pid.
+    let mut traces_clean = true;
+    if !a.dry_run {
+        let sys = common::sysroot(g)?;
+        for line in perflab_monitors::trace::tracefs::sweep_stale(&sys) {
+            match line {
+                Ok(done) => println!("{done}"),
+                Err(e) => {
+                    traces_clean = false;
+                    eprintln!("{e}");
+                }
+            }
+        }
+    }
     let pending = perflab_knobs::pending(&path)?;
     if pending.is_empty() {
         println!(
             "nothing to restore ({} has no pending settings)",
             path.display()
         );
-        return Ok(0);
+        return Ok(if traces_clean {
+            0
+        } else {
+            crate::exit::FAILURE
+        });
     }
     if a.dry_run {
         println!(
@@ -29,7 +48,7 @@ pub fn run(g: &Global, a: RestoreArgs) -> anyhow::Result<i32> {
     for line in report.lines() {
         println!("{line}");
     }
-    Ok(if report.is_clean() {
+    Ok(if report.is_clean() && traces_clean {
         0
     } else {
         crate::exit::FAILURE

@@ -1,0 +1,313 @@
+//! `trace`: where a measurement's time goes, as spans between kernel trace events.
+//!
+//! A span is "from event X to event Y, matched by key K" ([`spans`]), declared in TOML; the
+//! monitor enables only the events its set needs in its own ftrace instance
+//! ([`tracefs`]), reads `trace_pipe` on a thread while the workload runs ([`reader`]),
+//! pairs the events ([`matcher`]) and leaves per-span statistics as telemetry rows
+//! ([`rows`]). Tracing writes every event, so the monitor disturbs what it observes: it
+//! runs in telemetry repetitions only.
+//!
+//! Names: `trace` picks the set of the workload (netrr → `netrx`, ctxsw/idle-ipi →
+//! `wakeup`, xfer/dmatest/parallel → `lock`), `trace:SET` a built-in set, `trace:FILE.toml`
+//! a user's file.
+
+pub mod matcher;
+pub mod parse;
+pub mod reader;
+pub mod rows;
+pub mod spans;
+pub mod tracefs;
+
+use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unavailable};
+use perflab_sys::SysRoot;
+
+use matcher::Matcher;
+use reader::Reader;
+use spans::{Span, SpanSet};
+use tracefs::{Instance, Tracefs};
+
+const NAME: &str = "trace";
+
+/// Which span set a `trace` monitor uses.
+#[derive(Clone, Debug)]
+pub enum Choice {
+    /// The workload's built-in set, known at `start`.
+    Auto,
+    BuiltIn(SpanSet),
+    /// A user's file: every event must exist (checked when the run is created).
+    User(SpanSet),
+}
+
+/// The choice a monitor name makes: `None` when `name` is not a trace monitor, an error
+/// line for an unknown set or a bad file.
+pub fn parse_name(name: &str) -> Option<Result<Choice, String>> {
+    if name == NAME {
+        return Some(Ok(Choice::Auto));
+    }
+    let arg = name.strip_prefix("trace:")?;
+    Some(if arg.ends_with(".toml") {
+        std::fs::read_to_string(arg)
+            .map_err(|e| format!("span file {arg}: {e}"))
+            .and_then(|text| spans::parse_set(&text, &format!("span file {arg}")))
+            .map(Choice::User)
+    } else {
+        spans::built_in(arg).map(Choice::BuiltIn).ok_or_else(|| {
+            let known: Vec<&str> = spans::BUILT_IN.iter().map(|(n, _)| *n).collect();
+            format!(
+                "monitor {name}: no built-in span set {arg:?} (known: {}; or a path ending in .toml)",
+                known.join(", ")
+            )
+        })
+    })
+}
+
+/// Checks a trace monitor name before a run is created: the set exists or the file
+/// parses, and a user file names only events this kernel has (where tracefs can be
+/// reached; elsewhere the monitor is reported unavailable at run time).
+pub fn check_name(name: &str, sys: &SysRoot) -> Result<(), String> {
+    let Some(choice) = parse_name(name) else {
+        return Ok(());
+    };
+    let Choice::User(set) = choice? else {
+        return Ok(());
+    };
+    let Ok(fs) = Tracefs::open(sys) else {
+        return Ok(());
+    };
+    for span in &set.spans {
+        for (system, event) in span.events() {
+            if !fs.has_event(&system, &event) {
+                return Err(format!(
+                    "monitor {name}: span {:?} names event {system}:{event}, which this \
+                     kernel does not have (see {}/events)",
+                    span.name,
+                    locate_hint(sys)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn locate_hint(sys: &SysRoot) -> String {
+    tracefs::locate(sys)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "tracefs".into())
+}
+
+/// Per-CPU ring buffer of an instance: enough for netrr's event rate between reads,
+/// bounded on machines with many CPUs (the kernel allocates it on every CPU).
+fn buffer_kb(cpus: usize) -> u64 {
+    (256 * 1024 / cpus.max(1) as u64).clamp(1024, 8192)
+}
+
+struct Running {
+    set: String,
+    reader: Reader,
+    // Dropped after the reader: the instance's pipe must be closed before its rmdir.
+    instance: Instance,
+}
+
+pub struct TraceMonitor {
+    choice: Choice,
+    fs: Option<Tracefs>,
+    running: Option<Running>,
+    notes: Vec<String>,
+}
+
+impl std::fmt::Debug for TraceMonitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceMonitor")
+            .field("choice", &self.choice)
+            .field("running", &self.running.is_some())
+            .finish()
+    }
+}
+
+impl TraceMonitor {
+    pub fn new(choice: Choice) -> Self {
+        Self {
+            choice,
+            fs: None,
+            running: None,
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Result<Self, String>> {
+        parse_name(name).map(|c| c.map(Self::new))
+    }
+
+    fn note(&mut self, n: String) {
+        if !self.notes.contains(&n) {
+            self.notes.push(n);
+        }
+    }
+
+    /// The set for this measurement, with the spans this kernel and variant can have.
+    fn spans_for(
+        &mut self,
+        ctx: &MeasureCtx,
+        fs: &Tracefs,
+    ) -> Result<(String, Vec<Span>), MonitorError> {
+        let (set, user) = match &self.choice {
+            Choice::Auto => {
+                let Some(name) = spans::set_for_workload(ctx.workload) else {
+                    return Err(MonitorError::Unavailable(
+                        Unavailable::new(format!(
+                            "workload {:?} has no built-in span set",
+                            ctx.workload
+                        ))
+                        .with_hint("name one: --monitors trace:netrx, trace:wakeup, trace:lock or trace:FILE.toml"),
+                    ));
+                };
+                (
+                    spans::built_in(name).expect("a built-in set for each workload"),
+                    false,
+                )
+            }
+            Choice::BuiltIn(s) => (s.clone(), false),
+            Choice::User(s) => (s.clone(), true),
+        };
+        let mut keep = Vec::new();
+        for span in set.spans {
+            if span.when.as_ref().is_some_and(|w| !w.holds(&ctx.facts)) {
+                continue;
+            }
+            let missing: Vec<String> = span
+                .events()
+                .into_iter()
+                .filter(|(s, e)| !fs.has_event(s, e))
+                .map(|(s, e)| format!("{s}:{e}"))
+                .collect();
+            if !missing.is_empty() {
+                if user {
+                    return Err(MonitorError::Unavailable(Unavailable::new(format!(
+                        "span {} of set {} needs {}, which this kernel does not have",
+                        span.name,
+                        set.name,
+                        missing.join(", ")
+                    ))));
+                }
+                self.note(format!(
+                    "trace: this kernel has no {}: span {}.{} is skipped",
+                    missing.join(", "),
+                    set.name,
+                    span.name
+                ));
+                continue;
+            }
+            keep.push(span);
+        }
+        // A span chained after a skipped one is renumbered or dropped with it.
+        let keep = renumber_after(keep, &set_names(&self.choice, ctx));
+        if keep.is_empty() {
+            return Err(MonitorError::Unavailable(Unavailable::new(format!(
+                "no span of set {} can be traced here",
+                set.name
+            ))));
+        }
+        Ok((set.name, keep))
+    }
+}
+
+/// The names of the set's spans in declaration order (for `after` indices).
+fn set_names(choice: &Choice, ctx: &MeasureCtx) -> Vec<String> {
+    let set = match choice {
+        Choice::Auto => spans::set_for_workload(ctx.workload).and_then(spans::built_in),
+        Choice::BuiltIn(s) | Choice::User(s) => Some(s.clone()),
+    };
+    set.map(|s| s.spans.into_iter().map(|s| s.name).collect())
+        .unwrap_or_default()
+}
+
+/// After spans were left out, `after` indices point into the full set: map them to the
+/// kept spans, dropping a span whose predecessor is gone (it could never start).
+fn renumber_after(kept: Vec<Span>, all: &[String]) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::new();
+    for mut s in kept {
+        if let Some(j) = s.after {
+            let Some(name) = all.get(j) else { continue };
+            match out.iter().position(|o| &o.name == name) {
+                Some(k) => s.after = Some(k),
+                None => continue,
+            }
+        }
+        out.push(s);
+    }
+    out
+}
+
+impl Monitor for TraceMonitor {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn disturbs(&self) -> bool {
+        true
+    }
+
+    fn start(&mut self, ctx: &MeasureCtx) -> Result<(), MonitorError> {
+        self.running = None;
+        if self.fs.is_none() {
+            let fs = Tracefs::open(&ctx.sys).map_err(|reason| {
+                MonitorError::Unavailable(Unavailable::new(reason).with_hint(tracefs::HOW))
+            })?;
+            self.fs = Some(fs);
+        }
+        let fs = self.fs.take().expect("set above");
+        let chosen = self.spans_for(ctx, &fs);
+        let tracefs_root = fs.fs.clone();
+        self.fs = Some(fs);
+        let (set, spans) = chosen?;
+        let mut events: Vec<(String, String)> = Vec::new();
+        for s in &spans {
+            for e in s.events() {
+                if !events.contains(&e) {
+                    events.push(e);
+                }
+            }
+        }
+        let cpus = perflab_sys::Topology::read(&ctx.sys)
+            .map(|t| t.online.len())
+            .unwrap_or(1);
+        let unavailable =
+            |e: String| MonitorError::Unavailable(Unavailable::new(e).with_hint(tracefs::HOW));
+        let instance =
+            Instance::create(&tracefs_root, &events, buffer_kb(cpus)).map_err(unavailable)?;
+        let reader = Reader::spawn(&instance.trace_pipe(), Matcher::new(spans))
+            .map_err(MonitorError::Failed)?;
+        instance.set_tracing(true).map_err(MonitorError::Failed)?;
+        self.running = Some(Running {
+            set,
+            reader,
+            instance,
+        });
+        Ok(())
+    }
+
+    fn finish(&mut self, _ctx: &MeasureCtx) -> Result<Vec<TelemetryRow>, MonitorError> {
+        let run = self
+            .running
+            .take()
+            .ok_or_else(|| crate::counter::not_started(NAME))?;
+        let _ = run.instance.set_tracing(false);
+        let matcher = run.reader.finish().map_err(MonitorError::Failed)?;
+        drop(run.instance);
+        if matcher.lost > 0 {
+            self.note(format!(
+                "trace: the kernel dropped {} events (buffer full); spans open across them \
+                 were not counted",
+                matcher.lost
+            ));
+        }
+        Ok(rows::rows(&run.set, &matcher.results()))
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests;

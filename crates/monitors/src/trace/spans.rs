@@ -1,0 +1,398 @@
+//! Span sets as data: "from event X to event Y, matched by key K", declared in TOML.
+//!
+//! ```toml
+//! name = "wakeup"
+//! description = "scheduler wake-up latency"
+//!
+//! [[span]]
+//! name = "sched"                       # [a-z0-9_]+, unique in the set
+//! label = "woken → running"            # what a person reads
+//! from = { events = ["sched:sched_waking"], key = "field:pid" }
+//! to = { events = ["sched:sched_switch"], key = "field:next_pid" }
+//! # optional:
+//! cancel = { events = ["irq:irq_handler_exit"], key = "cpu" }  # drops an open start
+//! after = "other"   # start only at an event that ended span `other` (declared earlier)
+//! when = { fact = "net.path", prefix = "vm-" }                 # only on such variants
+//! ```
+//!
+//! A side's `key` is `cpu`, `pid` (the task that logged the event), `field:NAME` (a field
+//! of the event, e.g. `field:skbaddr`) or `global` (one key for everything). A side may
+//! filter its events with `where = { vec = "3", next_comm = "vhost*" }`: a value ending
+//! in `*` is a prefix, `a|b` is either. The built-in sets are files of this format, embedded.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// The built-in sets, by name: (name, TOML text).
+pub const BUILT_IN: &[(&str, &str)] = &[
+    ("netrx", include_str!("sets/netrx.toml")),
+    ("wakeup", include_str!("sets/wakeup.toml")),
+    ("lock", include_str!("sets/lock.toml")),
+];
+
+/// The built-in set that fits a workload, if any.
+pub fn set_for_workload(workload: &str) -> Option<&'static str> {
+    match workload {
+        "netrr" => Some("netrx"),
+        "ctxsw" | "idle-ipi" => Some("wakeup"),
+        "xfer" | "dmatest" | "parallel" => Some("lock"),
+        _ => None,
+    }
+}
+
+/// A parsed, checked span set.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpanSet {
+    pub name: String,
+    pub description: String,
+    pub spans: Vec<Span>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Span {
+    pub name: String,
+    pub label: String,
+    pub from: Side,
+    pub to: Side,
+    pub cancel: Option<Side>,
+    /// The start must be an event that ended this span (an index of the set, earlier).
+    pub after: Option<usize>,
+    pub when: Option<When>,
+}
+
+/// One end of a span: which events, how they are keyed, which of them count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Side {
+    /// `(system, event)` pairs.
+    pub events: Vec<(String, String)>,
+    pub key: Key,
+    pub filters: Vec<Filter>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Key {
+    Cpu,
+    Pid,
+    Field(String),
+    Global,
+}
+
+/// A field filter: the field must equal one of `patterns` (`(text, is_prefix)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Filter {
+    pub field: String,
+    pub patterns: Vec<(String, bool)>,
+}
+
+impl Filter {
+    pub fn accepts(&self, value: &str) -> bool {
+        self.patterns.iter().any(|(p, prefix)| {
+            if *prefix {
+                value.starts_with(p.as_str())
+            } else {
+                value == p
+            }
+        })
+    }
+}
+
+/// A span that applies only where a knob published a fact (`net.path` = `vm-…`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct When {
+    pub fact: String,
+    #[serde(default)]
+    pub prefix: String,
+}
+
+impl When {
+    pub fn holds(&self, facts: &BTreeMap<String, String>) -> bool {
+        facts
+            .get(&self.fact)
+            .is_some_and(|v| v.starts_with(&self.prefix))
+    }
+}
+
+impl Span {
+    /// Every `(system, event)` the span needs, each once.
+    pub fn events(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let sides = [Some(&self.from), Some(&self.to), self.cancel.as_ref()];
+        for side in sides.into_iter().flatten() {
+            for e in &side.events {
+                if !out.contains(e) {
+                    out.push(e.clone());
+                }
+            }
+        }
+        out
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSet {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    span: Vec<RawSpan>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpan {
+    name: String,
+    label: String,
+    from: RawSide,
+    to: RawSide,
+    cancel: Option<RawSide>,
+    after: Option<String>,
+    when: Option<When>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSide {
+    events: Vec<String>,
+    key: String,
+    #[serde(default, rename = "where")]
+    filters: BTreeMap<String, String>,
+}
+
+/// Parses and checks a span set; the error is one line naming the problem (`origin` is
+/// the file or `built-in set NAME`).
+pub fn parse_set(text: &str, origin: &str) -> Result<SpanSet, String> {
+    let raw: RawSet = toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| {
+                format!(
+                    " (line {})",
+                    text[..s.start.min(text.len())].lines().count().max(1)
+                )
+            })
+            .unwrap_or_default();
+        format!("{origin}: {}{line}", e.message().replace('\n', " ").trim())
+    })?;
+    let bad = |what: String| format!("{origin}: {what}");
+    if !is_ident(&raw.name) {
+        return Err(bad(format!(
+            "set name {:?} is not made of a-z, 0-9 and _",
+            raw.name
+        )));
+    }
+    if raw.span.is_empty() {
+        return Err(bad(format!("set {:?} declares no [[span]]", raw.name)));
+    }
+    let mut spans: Vec<Span> = Vec::new();
+    for s in raw.span {
+        let at = |what: String| bad(format!("span {:?}: {what}", s.name));
+        if !is_ident(&s.name) {
+            return Err(at("the name is not made of a-z, 0-9 and _".into()));
+        }
+        if spans.iter().any(|o| o.name == s.name) {
+            return Err(at("declared twice".into()));
+        }
+        if s.label.trim().is_empty() {
+            return Err(at("empty label".into()));
+        }
+        let after =
+            match &s.after {
+                None => None,
+                Some(a) => Some(spans.iter().position(|o| &o.name == a).ok_or_else(|| {
+                    at(format!("after = {a:?} names no span declared before it"))
+                })?),
+            };
+        let side = |r: RawSide, which: &str| side(r).map_err(|e| at(format!("{which}: {e}")));
+        spans.push(Span {
+            from: side(s.from, "from")?,
+            to: side(s.to, "to")?,
+            cancel: s.cancel.map(|c| side(c, "cancel")).transpose()?,
+            name: s.name,
+            label: s.label,
+            after,
+            when: s.when,
+        });
+    }
+    Ok(SpanSet {
+        name: raw.name,
+        description: raw.description,
+        spans,
+    })
+}
+
+fn side(r: RawSide) -> Result<Side, String> {
+    if r.events.is_empty() {
+        return Err("no events".into());
+    }
+    let events = r
+        .events
+        .iter()
+        .map(|e| match e.split_once(':') {
+            Some((sys, ev)) if is_event_ident(sys) && is_event_ident(ev) => {
+                Ok((sys.to_string(), ev.to_string()))
+            }
+            _ => Err(format!(
+                "event {e:?} is not SYSTEM:EVENT (e.g. sched:sched_switch)"
+            )),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let key = parse_key(&r.key)?;
+    let filters = r
+        .filters
+        .into_iter()
+        .map(|(field, v)| Filter {
+            field,
+            patterns: v
+                .split('|')
+                .map(|p| match p.strip_suffix('*') {
+                    Some(p) => (p.to_string(), true),
+                    None => (p.to_string(), false),
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(Side {
+        events,
+        key,
+        filters,
+    })
+}
+
+fn parse_key(k: &str) -> Result<Key, String> {
+    match k {
+        "cpu" => Ok(Key::Cpu),
+        "pid" => Ok(Key::Pid),
+        "global" => Ok(Key::Global),
+        _ => match k.strip_prefix("field:") {
+            Some(f) if is_event_ident(f) => Ok(Key::Field(f.to_string())),
+            _ => Err(format!(
+                "unknown key kind {k:?} (expected cpu, pid, field:NAME or global)"
+            )),
+        },
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+fn is_event_ident(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// A built-in set by name, parsed.
+pub fn built_in(name: &str) -> Option<SpanSet> {
+    BUILT_IN.iter().find(|(n, _)| *n == name).map(|(n, text)| {
+        parse_set(text, &format!("built-in span set {n}"))
+            .unwrap_or_else(|e| panic!("a built-in span set does not parse: {e}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_sets_parse_and_match_their_names() {
+        for (name, _) in BUILT_IN {
+            let set = built_in(name).unwrap();
+            assert_eq!(&set.name, name);
+            assert!(!set.spans.is_empty());
+        }
+        let netrx = built_in("netrx").unwrap();
+        let names: Vec<&str> = netrx.spans.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(&names[..4], ["irq", "raise", "wake", "sched"]);
+        assert_eq!(set_for_workload("netrr"), Some("netrx"));
+        assert_eq!(set_for_workload("idle-ipi"), Some("wakeup"));
+        assert_eq!(set_for_workload("parallel"), Some("lock"));
+        assert_eq!(set_for_workload("null"), None);
+    }
+
+    const GOOD: &str = r#"
+name = "t"
+[[span]]
+name = "s"
+label = "S"
+from = { events = ["sched:sched_waking"], key = "field:pid" }
+to = { events = ["sched:sched_switch"], key = "field:next_pid", where = { next_comm = "vhost*", prev_state = "S|D" } }
+"#;
+
+    #[test]
+    fn a_good_file() {
+        let set = parse_set(GOOD, "f.toml").unwrap();
+        let s = &set.spans[0];
+        assert_eq!(s.from.key, Key::Field("pid".into()));
+        assert_eq!(
+            s.to.filters,
+            [
+                Filter {
+                    field: "next_comm".into(),
+                    patterns: vec![("vhost".into(), true)]
+                },
+                Filter {
+                    field: "prev_state".into(),
+                    patterns: vec![("S".into(), false), ("D".into(), false)]
+                },
+            ]
+        );
+        assert_eq!(
+            s.events(),
+            [
+                ("sched".into(), "sched_waking".into()),
+                ("sched".into(), "sched_switch".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_files_give_one_line_naming_the_problem() {
+        let cases: &[(&str, &str)] = &[
+            ("name = \"t\"\n[[span]\n", "f.toml: "),
+            ("name = \"t\"\n", "declares no [[span]]"),
+            ("name = \"t\"\nspan = []\n", "declares no [[span]]"),
+            (
+                &GOOD.replace("field:pid", "thread"),
+                "unknown key kind \"thread\"",
+            ),
+            (
+                &GOOD.replace("sched:sched_waking", "sched_waking"),
+                "is not SYSTEM:EVENT",
+            ),
+            (
+                &GOOD.replace("label = \"S\"", "label = \" \""),
+                "empty label",
+            ),
+            (
+                &GOOD.replace("label = \"S\"", "label = \"S\"\nafter = \"s\""),
+                "after = \"s\" names no span declared before it",
+            ),
+            (
+                &GOOD.replace("label = \"S\"", "label = \"S\"\ncolour = 1"),
+                "unknown field `colour`",
+            ),
+            (
+                &GOOD.replace("name = \"s\"", "name = \"S-1\""),
+                "not made of",
+            ),
+            (
+                &format!("{GOOD}[[span]]{}", GOOD.split_once("[[span]]").unwrap().1),
+                "declared twice",
+            ),
+            (
+                &GOOD.replace("[\"sched:sched_waking\"]", "[]"),
+                "from: no events",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = parse_set(text, "f.toml").unwrap_err();
+            assert!(e.contains(want), "{e:?} lacks {want:?}");
+            assert!(e.starts_with("f.toml: "), "{e}");
+            assert!(!e.contains('\n'), "{e:?}");
+        }
+    }
+}

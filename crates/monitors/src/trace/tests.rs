@@ -1,0 +1,301 @@
+//! The span matcher on captured trace_pipe text (tests/fixtures/trace), and on small
+//! hand-made traces for missing, reordered and lost events.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufReader;
+
+use perflab_core::Unit;
+
+use super::matcher::{Matcher, SpanResult, MAX_OPEN};
+use super::parse::{for_each_line, parse_line};
+use super::spans::{built_in, parse_set, Span};
+use super::*;
+
+fn fixture(name: &str) -> BufReader<File> {
+    BufReader::new(File::open(perflab_testkit::fixture(&format!("trace/{name}"))).unwrap())
+}
+
+fn run(spans: Vec<Span>, text: impl std::io::BufRead) -> (Vec<SpanResult>, u64) {
+    let mut m = Matcher::new(spans);
+    for_each_line(text, |l| m.feed_line(l)).unwrap();
+    let lost = m.lost;
+    (m.results(), lost)
+}
+
+fn host_spans(set: &str) -> Vec<Span> {
+    let set = built_in(set).unwrap();
+    let names: Vec<String> = set.spans.iter().map(|s| s.name.clone()).collect();
+    let kept = set.spans.into_iter().filter(|s| s.when.is_none()).collect();
+    renumber_after(kept, &names)
+}
+
+fn by_name<'a>(r: &'a [SpanResult], name: &str) -> &'a SpanResult {
+    r.iter().find(|s| s.name == name).unwrap()
+}
+
+#[test]
+fn netrx_on_the_loopback_fixture() {
+    let (r, lost) = run(host_spans("netrx"), fixture("netrr-loopback.txt"));
+    // One LOST line in the excerpt.
+    assert_eq!(lost, 112);
+    let names: Vec<&str> = r.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["irq", "raise", "wake", "sched", "syscall"]);
+    // Loopback has no NIC interrupt raising NET_RX; everything else follows each packet.
+    assert_eq!(by_name(&r, "irq").count(), 0);
+    for s in ["raise", "wake", "sched", "syscall"] {
+        let s = by_name(&r, s);
+        assert!(s.count() > 50, "{}: {}", s.name, s.count());
+        // Every stage of one packet on loopback is microseconds, not milliseconds.
+        assert!(s.hist.value_at_quantile(0.5) < 100_000, "{}", s.name);
+    }
+    // Each responder wake-up is followed by the switch to it and its recvfrom return,
+    // and (c)/(d) cannot count more than the stage they are chained after.
+    assert!(by_name(&r, "sched").count() <= by_name(&r, "wake").count());
+    assert!(by_name(&r, "syscall").count() <= by_name(&r, "sched").count());
+    // Each rows' key and unit, in the declared order.
+    let rows = rows::rows("netrx", &r);
+    assert_eq!(rows[0].key, "netrx.irq:count");
+    assert_eq!(rows[0].value, 0.0);
+    assert_eq!(rows[1].key, "netrx.irq:unmatched");
+    let keys: Vec<&str> = rows
+        .iter()
+        .skip(2)
+        .take(7)
+        .map(|r| r.key.as_str())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "netrx.raise:count",
+            "netrx.raise:p50",
+            "netrx.raise:p90",
+            "netrx.raise:p99",
+            "netrx.raise:mean",
+            "netrx.raise:max",
+            "netrx.raise:unmatched"
+        ]
+    );
+    assert_eq!(rows[3].unit, Unit::Nanoseconds);
+    assert_eq!(rows[8].unit, Unit::Count);
+    assert_eq!(rows[2].label, "(a) NET_RX raised → softirq runs");
+    assert!(rows.iter().all(|r| r.source == "trace" && r.cpu.is_none()));
+}
+
+#[test]
+fn wakeup_and_lock_on_the_ipi_fixture() {
+    let (r, _) = run(host_spans("wakeup"), fixture("boot-ipi-lock.txt"));
+    assert!(by_name(&r, "sched").count() > 5);
+    assert!(
+        by_name(&r, "ipi_call").count() > 50,
+        "{}",
+        by_name(&r, "ipi_call").count()
+    );
+    let (r, _) = run(host_spans("lock"), fixture("boot-ipi-lock.txt"));
+    assert!(by_name(&r, "contention").count() >= 8);
+    assert!(by_name(&r, "futex_wait").count() >= 1);
+}
+
+const SET: &str = r#"
+name = "t"
+[[span]]
+name = "wake"
+label = "woken → running"
+from = { events = ["sched:sched_waking"], key = "field:pid" }
+to = { events = ["sched:sched_switch"], key = "field:next_pid" }
+[[span]]
+name = "irq"
+label = "irq → raise"
+from = { events = ["irq:irq_handler_entry"], key = "cpu" }
+to = { events = ["irq:softirq_raise"], key = "cpu", where = { vec = "3" } }
+cancel = { events = ["irq:irq_handler_exit"], key = "cpu" }
+"#;
+
+fn waking(cpu: u32, t: &str, pid: u32) -> String {
+    format!("a-1 [{cpu:03}] d..2. {t}: sched_waking: comm=x pid={pid} prio=120 target_cpu=001")
+}
+
+fn switch(cpu: u32, t: &str, next: u32) -> String {
+    format!(
+        "b-2 [{cpu:03}] d..2. {t}: sched_switch: prev_comm=b prev_pid=2 prev_prio=120 \
+         prev_state=S ==> next_comm=x next_pid={next} next_prio=120"
+    )
+}
+
+fn feed(lines: &[String]) -> Vec<SpanResult> {
+    let set = parse_set(SET, "t").unwrap();
+    let mut m = Matcher::new(set.spans);
+    for l in lines {
+        m.feed_line(parse_line(l));
+    }
+    m.results()
+}
+
+#[test]
+fn missing_starts_are_unmatched_and_restarts_keep_the_newest() {
+    let r = feed(&[
+        switch(1, "1.000010", 7), // no start: unmatched
+        waking(0, "1.000020", 7),
+        waking(0, "1.000030", 7), // a newer start restarts
+        switch(1, "1.000035", 7), // 5 µs from the newer one
+        waking(0, "1.000040", 8), // never ends: not counted
+        "garbage line".into(),
+    ]);
+    let w = &r[0];
+    assert_eq!((w.count(), w.unmatched), (1, 1));
+    assert_eq!(w.max_ns, 5_000);
+    assert_eq!(w.mean_ns(), 5_000.0);
+}
+
+#[test]
+fn reordered_ends_do_not_close_a_later_start() {
+    let r = feed(&[
+        waking(0, "2.000100", 7),
+        switch(1, "2.000090", 7), // stamped before its start: a reordered, unrelated end
+        switch(1, "2.000300", 7), // the real end
+    ]);
+    let w = &r[0];
+    assert_eq!((w.count(), w.unmatched, w.max_ns), (1, 1, 200_000));
+}
+
+#[test]
+fn cancel_filters_and_lost_events() {
+    let irq = |t: &str| format!("c-3 [002] d.h.. {t}: irq_handler_entry: irq=36 name=eth0");
+    let exit = |t: &str| format!("c-3 [002] d.h.. {t}: irq_handler_exit: irq=36 ret=handled");
+    let raise = |t: &str, v: u32| format!("c-3 [002] d.h1. {t}: softirq_raise: vec={v} [action=X]");
+    let r = feed(&[
+        irq("3.000000"),
+        raise("3.000001", 9), // filtered out: not NET_RX
+        raise("3.000002", 3), // 2 µs
+        exit("3.000003"),
+        irq("3.000010"),
+        exit("3.000011"), // cancels: the next raise has no start
+        raise("3.000020", 3),
+        irq("3.000030"),
+        "CPU:2 [LOST 5 EVENTS]".into(), // drops the open start
+        raise("3.000040", 3),
+    ]);
+    let i = &r[1];
+    assert_eq!((i.count(), i.unmatched, i.max_ns), (1, 2, 2_000));
+}
+
+#[test]
+fn open_starts_are_capped() {
+    let set = parse_set(SET, "t").unwrap();
+    let mut m = Matcher::new(set.spans);
+    for pid in 0..(MAX_OPEN as u32 + 100) {
+        m.feed_line(parse_line(&waking(0, &format!("4.{pid:06}"), pid + 10)));
+    }
+    assert_eq!(m.open_starts(0), MAX_OPEN);
+    // The oldest went first; the newest still ends.
+    m.feed_line(parse_line(&switch(1, "5.000000", 10)));
+    m.feed_line(parse_line(&switch(1, "5.000000", MAX_OPEN as u32 + 109)));
+    let r = m.results();
+    assert_eq!((r[0].count(), r[0].unmatched, r[0].evicted), (1, 1, 100));
+}
+
+#[test]
+fn after_follows_the_chain_and_survives_skipped_spans() {
+    let set = built_in("netrx").unwrap();
+    let names: Vec<String> = set.spans.iter().map(|s| s.name.clone()).collect();
+    // Drop `wake`: `sched` (after wake) and `syscall` (after sched) cannot start.
+    let kept: Vec<Span> = set
+        .spans
+        .iter()
+        .filter(|s| s.when.is_none() && s.name != "wake")
+        .cloned()
+        .collect();
+    let r = renumber_after(kept, &names);
+    let left: Vec<&str> = r.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(left, ["irq", "raise"]);
+    let all = renumber_after(set.spans.clone(), &names);
+    assert_eq!(all.len(), set.spans.len());
+    let facts = BTreeMap::from([("net.path".to_string(), "vm-tap".to_string())]);
+    assert!(set
+        .spans
+        .iter()
+        .all(|s| s.when.as_ref().is_none_or(|w| w.holds(&facts))));
+}
+
+#[test]
+fn monitor_names() {
+    assert!(parse_name("interrupts").is_none());
+    assert!(matches!(parse_name("trace"), Some(Ok(Choice::Auto))));
+    assert!(matches!(
+        parse_name("trace:lock"),
+        Some(Ok(Choice::BuiltIn(_)))
+    ));
+    let e = parse_name("trace:nope").unwrap().unwrap_err();
+    assert!(e.contains("no built-in span set \"nope\""), "{e}");
+    let e = parse_name("trace:/nonexistent/x.toml")
+        .unwrap()
+        .unwrap_err();
+    assert!(e.starts_with("span file /nonexistent/x.toml: "), "{e}");
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().join("s.toml");
+    std::fs::write(&p, SET.replace("field:pid", "tid")).unwrap();
+    let e = parse_name(&format!("trace:{}", p.display()))
+        .unwrap()
+        .unwrap_err();
+    assert!(e.contains("unknown key kind \"tid\""), "{e}");
+    std::fs::write(&p, SET).unwrap();
+    assert!(matches!(
+        parse_name(&format!("trace:{}", p.display())),
+        Some(Ok(Choice::User(_)))
+    ));
+}
+
+#[test]
+fn a_user_file_with_an_event_the_kernel_lacks_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    for e in [
+        "sched/sched_waking",
+        "sched/sched_switch",
+        "irq/irq_handler_entry",
+        "irq/irq_handler_exit",
+    ] {
+        let d = t.path().join("sys/kernel/tracing/events").join(e);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("enable"), "0").unwrap();
+    }
+    std::fs::create_dir_all(t.path().join("sys/kernel/tracing/instances")).unwrap();
+    let sys = SysRoot::at(t.path());
+    let p = t.path().join("s.toml");
+    std::fs::write(&p, SET).unwrap();
+    let e = check_name(&format!("trace:{}", p.display()), &sys).unwrap_err();
+    assert!(
+        e.contains("names event irq:softirq_raise, which this kernel does not have"),
+        "{e}"
+    );
+    assert!(check_name("trace:netrx", &sys).is_ok());
+    assert!(check_name("trace", &sys).is_ok());
+    assert!(check_name("trace:nope", &sys).is_err());
+}
+
+#[test]
+fn a_built_in_set_skips_what_the_kernel_lacks_with_a_note() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("sys/kernel/tracing");
+    for e in ["sched/sched_waking", "sched/sched_switch"] {
+        let d = root.join("events").join(e);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("enable"), "0").unwrap();
+    }
+    std::fs::create_dir_all(root.join("instances")).unwrap();
+    let sys = SysRoot::at(t.path());
+    let mut m = TraceMonitor::new(Choice::BuiltIn(built_in("wakeup").unwrap()));
+    let fs = Tracefs::open(&sys).unwrap();
+    let ctx = MeasureCtx::new(sys, Vec::new());
+    let (set, spans) = m.spans_for(&ctx, &fs).unwrap();
+    assert_eq!(set, "wakeup");
+    assert_eq!(spans.len(), 1);
+    let notes = m.notes();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].contains("this kernel has no ipi:ipi_send_cpu, irq_vectors:reschedule_entry: span wakeup.ipi_resched is skipped"), "{notes:?}");
+    // Without a set for the workload, the monitor is unavailable and says how to name one.
+    let mut auto = TraceMonitor::new(Choice::Auto);
+    match auto.spans_for(&ctx, &fs) {
+        Err(MonitorError::Unavailable(u)) => assert!(u.reason.contains("no built-in span set")),
+        other => panic!("{other:?}"),
+    }
+}
