@@ -169,3 +169,39 @@ fn without_trace_rows_there_is_no_span_section() {
     }
     assert_eq!(r.json["spans"], serde_json::json!([]));
 }
+
+#[test]
+fn spans_rank_in_what_changed_even_on_pinned_points() {
+    let mut ms = records(true);
+    // A pinned server: the CPUs involved are {1}; spans belong to no CPU and still count.
+    for m in &mut ms {
+        m.params
+            .0
+            .insert("server_cpu".into(), perflab_core::ParamValue::Int(1));
+    }
+    let info = run_info(41);
+    let cfg = StatsConfig::default();
+    let table = perflab_report::compare_variants(&info, &ms, "loopback", "veth", None, &cfg)
+        .expect("compares");
+    assert!(table
+        .rows
+        .iter()
+        .all(|r| r.cmp.verdict == Verdict::Regressed));
+    let changes = perflab_report::changes_for_table(&table, &ms, &ms, 3);
+    assert_eq!(changes.len(), 2);
+    let first = &changes[0];
+    assert_eq!(first.cpus, [1]);
+    let texts: Vec<&str> = first.changes.iter().map(|c| c.text.as_str()).collect();
+    // Every matched span is 1 µs longer on veth (its p90 1.5 µs, its p99 3 µs); the
+    // shortest span, (a), moves most relative to its length. Counts, means, maxima and
+    // the unmatched starts are not listed; (c), which never matched, is not either.
+    assert_eq!(
+        texts,
+        [
+            "span netrx.irq p99: +3 us",
+            "span netrx.irq p90: +1.5 us",
+            "span netrx.irq p50: +1 us",
+        ]
+    );
+    assert!(first.changes.iter().all(|c| c.source == "trace"));
+}
