@@ -53,11 +53,12 @@ pub struct SpanComparison {
 }
 
 /// The comparisons of a run with span rows (see the module documentation), at most
-/// [`MAX_COMPARISONS`], and how many there were in all.
+/// `limit` (texts show [`MAX_COMPARISONS`]), and how many there are in all.
 pub fn span_comparisons(
     run: &RunInfo,
     ms: &[MeasurementRecord],
     cfg: &StatsConfig,
+    limit: usize,
 ) -> (Vec<SpanComparison>, usize) {
     if !trace_rows::has_spans(ms) {
         return (Vec::new(), 0);
@@ -66,7 +67,7 @@ pub fn span_comparisons(
     let total = sides.len();
     let out = sides
         .into_iter()
-        .take(MAX_COMPARISONS)
+        .take(limit)
         .map(|p| one(ms, p, cfg))
         .collect();
     (out, total)

@@ -132,6 +132,13 @@ impl SpanComparison {
     }
 }
 
+impl SpanComparison {
+    /// The aligned plain text, as `perflab show` prints it.
+    pub fn render_text(&self) -> String {
+        doc::text::render(&self.to_blocks(), None)
+    }
+}
+
 /// A difference with its sign: `+1.25`, `-0.0400`.
 fn signed_value(x: f64) -> String {
     if x > 0.0 {

@@ -67,7 +67,7 @@ fn seed_layout_text() {
 #[test]
 fn load_against_no_load_is_worse_with_the_usual_verdicts() {
     let cfg = StatsConfig::default();
-    let (cs, total) = span_comparisons(&run_info(41), &records(true), &cfg);
+    let (cs, total) = span_comparisons(&run_info(41), &records(true), &cfg, 12);
     // Per path, 3 streams against none; then veth against loopback at each load.
     let titles: Vec<&str> = cs.iter().map(|c| c.title.as_str()).collect();
     assert_eq!(
@@ -119,7 +119,7 @@ fn identical_sides_get_no_verdict() {
                 .extend(common::spans::span_rows(streams, 0.0, m.rep));
         }
     }
-    let (cs, _) = span_comparisons(&run_info(41), &ms, &cfg);
+    let (cs, _) = span_comparisons(&run_info(41), &ms, &cfg, 12);
     let same = cs
         .iter()
         .find(|c| c.title == "veth vs loopback at load_streams=0")
@@ -161,7 +161,7 @@ fn without_trace_rows_there_is_no_span_section() {
     let cfg = StatsConfig::default();
     assert!(span_table(&run_info(41), &ms, &cfg).is_none());
     assert!(seed_span_table(&run_info(41), &ms).is_none());
-    assert!(span_comparisons(&run_info(41), &ms, &cfg).0.is_empty());
+    assert!(span_comparisons(&run_info(41), &ms, &cfg, 12).0.is_empty());
     let r = report(false, true);
     for text in [r.text(), r.markdown(), r.mail(), r.html()] {
         assert!(!text.contains("trace spans"), "{text}");

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 use crate::doc::Block;
 use crate::full::{run_name, ReportOptions, RunData};
 use crate::plot::{stacked_bars, StackSegment, StackedBars};
+use crate::spans_ab::MAX_COMPARISONS;
 use crate::spans_seed::{SeedCell, SeedPath, LATENCY_METRIC};
 use crate::{seed_span_table, span_comparisons, span_table};
 
@@ -28,14 +29,15 @@ pub(crate) fn section(runs: &[RunData], opts: &ReportOptions, blocks: &mut Vec<B
                 blocks.extend(s.paths.iter().map(|p| Block::Figure(figure(p))));
             }
         }
-        let (comparisons, total) = span_comparisons(&r.info, &r.ms, &opts.stats);
-        for c in &comparisons {
+        // All in the JSON; the first MAX_COMPARISONS in the text.
+        let (comparisons, total) = span_comparisons(&r.info, &r.ms, &opts.stats, usize::MAX);
+        for c in comparisons.iter().take(MAX_COMPARISONS) {
             blocks.extend(c.to_blocks());
         }
-        if total > comparisons.len() {
+        if total > MAX_COMPARISONS {
             blocks.push(Block::para(format!(
                 "{} more span comparisons of this run are in the JSON output.",
-                total - comparisons.len()
+                total - MAX_COMPARISONS
             )));
         }
         out.push(json!({
