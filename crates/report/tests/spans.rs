@@ -153,6 +153,8 @@ fn html_has_one_stacked_bar_per_path() {
         html.contains("not covered by a span"),
         "hover names the rest"
     );
+    // The span that never matched has no bar; the legend says why.
+    assert!(html.contains("(c) vhost worker woken → guest kicked (no events matched)"));
 }
 
 #[test]

@@ -68,7 +68,12 @@ fn figure(p: &SeedPath) -> String {
             .spans
             .iter()
             .map(|s| StackSegment {
-                name: s.label.clone(),
+                // A span with no bar anywhere says why in the legend.
+                name: if s.cells.iter().any(|c| matches!(c, SeedCell::Value(_))) {
+                    s.label.clone()
+                } else {
+                    format!("{} (no events matched)", s.label)
+                },
                 values: s
                     .cells
                     .iter()
