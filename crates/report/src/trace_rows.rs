@@ -109,13 +109,43 @@ pub fn stat_us(records: &[&MeasurementRecord], span: &str, stat: &str) -> Vec<f6
         .collect()
 }
 
-/// The monitor's notes (events this kernel lacks, spans skipped), once each.
+/// The monitor's notes (events this kernel lacks, spans skipped, events dropped), once
+/// each. Notes that differ only in their numbers (`dropped 1200 events` in every
+/// repetition) are one line: the first, and how many more there were like it.
 pub fn notes(ms: &[MeasurementRecord]) -> Vec<String> {
     let prefix = format!("{SOURCE}:");
-    let mut out: Vec<String> = Vec::new();
+    let mut out: Vec<(String, String, usize)> = Vec::new();
     for n in ms.iter().flat_map(|m| m.output.notes.iter()) {
-        if n.starts_with(&prefix) && !out.contains(n) {
-            out.push(n.clone());
+        if !n.starts_with(&prefix) {
+            continue;
+        }
+        let shape = shape(n);
+        match out.iter_mut().find(|(s, _, _)| *s == shape) {
+            Some((_, first, more)) => *more += usize::from(first != n),
+            None => out.push((shape, n.clone(), 0)),
+        }
+    }
+    out.into_iter()
+        .map(|(_, first, more)| match more {
+            0 => first,
+            k => format!("{first} (and {k} more like it)"),
+        })
+        .collect()
+}
+
+/// A note with every run of digits as `#`.
+fn shape(note: &str) -> String {
+    let mut out = String::with_capacity(note.len());
+    let mut in_number = false;
+    for c in note.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            out.push(c);
+            in_number = false;
         }
     }
     out
@@ -135,5 +165,42 @@ mod tests {
         assert_eq!(split_key("nodot:p50"), None);
         assert_eq!(split_key("netrx.x"), None);
         assert_eq!(split_key("netrx.x:"), None);
+    }
+
+    #[test]
+    fn notes_that_differ_in_numbers_only_are_one_line() {
+        let rec = |notes: &[&str]| MeasurementRecord {
+            seq: 0,
+            point: 0,
+            params: Default::default(),
+            variant: "v".into(),
+            rep: 0,
+            status: MeasurementStatus::Ok,
+            started_at: 0.0,
+            elapsed_s: 1.0,
+            output: perflab_core::WorkloadOutput {
+                notes: notes.iter().map(|n| n.to_string()).collect(),
+                ..Default::default()
+            },
+            telemetry: Vec::new(),
+            role: Default::default(),
+            monitors: Vec::new(),
+        };
+        let ms = [
+            rec(&[
+                "trace: dropped 12 events",
+                "trace: no kvm:kvm_entry",
+                "counters: x",
+            ]),
+            rec(&["trace: dropped 7 events", "trace: no kvm:kvm_entry"]),
+            rec(&["trace: dropped 12 events", "trace: dropped 3 events"]),
+        ];
+        assert_eq!(
+            notes(&ms),
+            [
+                "trace: dropped 12 events (and 2 more like it)",
+                "trace: no kvm:kvm_entry",
+            ]
+        );
     }
 }
