@@ -11,6 +11,11 @@
 //! outranks 10,000 → 7,000. A row is listed only when the change is consistent over the
 //! repetitions (Mann-Whitney on the row itself), at least one floor in size, and at least
 //! ln([`MIN_CHANGE`]) in score. docs/METHODOLOGY.md ("What changed with it") has the rule.
+//!
+//! Trace spans (`span netrx.wakeup p50`) rank beside interrupts and softirqs by the same
+//! rule, read from the telemetry repetitions that traced; their percentiles are lengths
+//! of single events, so their floor is [`SPAN_FLOOR_NS`], and a span belongs to no CPU,
+//! so it is looked at whatever CPUs the point involves.
 
 use std::collections::{HashMap, HashSet};
 
@@ -20,6 +25,7 @@ use perflab_stats::{mann_whitney, median, min_p_value, Sample};
 use serde::Serialize;
 
 use crate::compare::{ComparisonTable, Row, TableKind};
+use crate::trace_rows;
 
 /// Significance a telemetry row's own change must reach, when its repetitions allow it.
 const ALPHA: f64 = 0.05;
@@ -32,6 +38,9 @@ const COUNT_FLOOR: f64 = 10.0;
 const TIME_FLOOR_SHARE: f64 = 0.001;
 /// Percentages (miss rates) move by points; one point is the floor.
 const PERCENT_FLOOR: f64 = 1.0;
+/// A span percentile moving by less than this is not worth a line: about what one
+/// tracepoint costs the event it records.
+pub const SPAN_FLOOR_NS: f64 = 100.0;
 /// Other units have no natural size: the floor is this share of the larger median.
 const RELATIVE_FLOOR: f64 = 0.01;
 
@@ -131,6 +140,20 @@ fn is_bookkeeping(source: &str, key: &str) -> bool {
     key.ends_with(":disabled")
         || key.ends_with(":running_pct")
         || (source == "isolation" && key == "held")
+        || (source == trace_rows::SOURCE && !is_span_percentile(key))
+}
+
+/// A trace span's p50, p90 or p99: what a span change is. Its count follows the number of
+/// round trips (it moves with any latency change), its mean repeats the p50, its max is
+/// one event, and unmatched starts are the matcher's bookkeeping.
+fn is_span_percentile(key: &str) -> bool {
+    trace_rows::split_key(key).is_some_and(|(_, stat)| trace_rows::PERCENTILES.contains(&stat))
+}
+
+/// Rows that belong to no CPU by nature and are wanted whatever CPUs a point involves:
+/// a trace span follows a packet or a wake-up across CPUs.
+fn cpu_free(source: &str) -> bool {
+    source == trace_rows::SOURCE
 }
 
 /// Identity of a telemetry row across repetitions. Rows with the same identity in one
@@ -160,9 +183,9 @@ pub fn what_changed(
     let wanted_source =
         |m: &MeasurementRecord, source: &str| m.is_headline() || !headline.contains(source);
     let elapsed = median(a.iter().chain(&b).map(|m| m.elapsed_s).filter(|s| *s > 0.0));
-    let wanted = |cpu: Option<u32>| match cpu {
+    let wanted = |source: &str, cpu: Option<u32>| match cpu {
         Some(c) => cpus.contains(&c),
-        None => cpus.is_empty(),
+        None => cpus.is_empty() || cpu_free(source),
     };
     // Rows are looked up once per repetition, not once per row and repetition: a big
     // machine has thousands of telemetry rows per measurement.
@@ -175,7 +198,7 @@ pub fn what_changed(
     for m in a.iter().chain(&b) {
         for t in m.telemetry.iter().filter(|t| wanted_source(m, &t.source)) {
             let id = (t.source.as_str(), t.key.as_str(), t.cpu);
-            if wanted(t.cpu) && !is_bookkeeping(&t.source, &t.key) && seen.insert(id) {
+            if wanted(&t.source, t.cpu) && !is_bookkeeping(&t.source, &t.key) && seen.insert(id) {
                 ids.push((id, t.label.as_str(), t.unit));
             }
         }
@@ -205,7 +228,7 @@ struct Tally<'m> {
 
 fn tally<'m>(
     records: &[&'m MeasurementRecord],
-    wanted: &dyn Fn(Option<u32>) -> bool,
+    wanted: &dyn Fn(&str, Option<u32>) -> bool,
     wanted_source: &dyn Fn(&MeasurementRecord, &str) -> bool,
 ) -> Vec<Tally<'m>> {
     records
@@ -217,7 +240,7 @@ fn tally<'m>(
             };
             for r in m.telemetry.iter().filter(|r| wanted_source(m, &r.source)) {
                 t.sources.insert(r.source.as_str());
-                if wanted(r.cpu) {
+                if wanted(&r.source, r.cpu) {
                     *t.rows
                         .entry((r.source.as_str(), r.key.as_str(), r.cpu))
                         .or_insert(0.0) += r.value;
@@ -231,9 +254,21 @@ fn tally<'m>(
 /// Per repetition that recorded the row's source: the sum of the row's values (0 when the
 /// row is absent). A repetition whose row holds a non-finite value is left out.
 fn values(tallies: &[Tally], id: RowId) -> Vec<f64> {
+    // A span percentile exists only where the span matched: a repetition without a match
+    // has no distribution, not a zero one.
+    let count_key = (id.0 == trace_rows::SOURCE)
+        .then(|| trace_rows::split_key(id.1).map(|(span, _)| format!("{span}:count")))
+        .flatten();
     tallies
         .iter()
         .filter(|t| t.sources.contains(id.0))
+        .filter(|t| match &count_key {
+            Some(k) => t
+                .rows
+                .get(&(id.0, k.as_str(), id.2))
+                .is_some_and(|c| *c > 0.0),
+            None => true,
+        })
         .map(|t| t.rows.get(&id).copied().unwrap_or(0.0))
         .filter(|v| v.is_finite())
         .collect()
@@ -252,7 +287,11 @@ fn change(
     );
     let (ma, mb) = (sa.median(), sb.median());
     let delta = mb - ma;
-    let f = floor(unit, ma, mb, elapsed_s);
+    let f = if source == trace_rows::SOURCE {
+        span_floor(unit)
+    } else {
+        floor(unit, ma, mb, elapsed_s)
+    };
     if !(delta.is_finite() && f > 0.0 && delta.abs() >= f) {
         return None;
     }
@@ -318,6 +357,13 @@ pub fn floor(unit: Unit, a: f64, b: f64, elapsed_s: Option<f64>) -> f64 {
     }
 }
 
+/// The floor of a span percentile: [`SPAN_FLOOR_NS`] in `unit`. A percentile is the
+/// length of one event, not time summed over the measurement, so the elapsed-time floor
+/// of other times (1 ms per second) would hide every span.
+pub fn span_floor(unit: Unit) -> f64 {
+    SPAN_FLOOR_NS * 1e-9 / seconds_per(unit)
+}
+
 fn seconds_per(unit: Unit) -> f64 {
     match unit {
         Unit::Nanoseconds => 1e-9,
@@ -354,6 +400,10 @@ fn subject(source: &str, key: &str, label: &str, cpu: Option<u32>) -> String {
         },
         "cpu_time" => format!("{key} time"),
         "counters" | "counters-cpu" => key.to_string(),
+        "trace" => match trace_rows::split_key(key) {
+            Some((span, stat)) => format!("span {span} {stat}"),
+            None => format!("span {key}"),
+        },
         "placement" => match key.strip_suffix(":migrations") {
             Some(role) => format!("{role} migrations"),
             None => format!("{key} thread seen"),
@@ -372,7 +422,7 @@ fn subject(source: &str, key: &str, label: &str, cpu: Option<u32>) -> String {
     match cpu {
         Some(c) => format!("{what} on CPU {c}"),
         // Per-process counters and per-thread figures have no CPU by nature.
-        None if matches!(source, "counters" | "placement") => what,
+        None if matches!(source, "counters" | "placement" | "trace") => what,
         None => format!("{what} (all CPUs)"),
     }
 }
@@ -552,6 +602,10 @@ mod tests {
             "cache-misses"
         );
         assert_eq!(subject("mystery", "x", "", Some(2)), "mystery x on CPU 2");
+        assert_eq!(
+            subject("trace", "netrx.wakeup:p50", "(d) woken → running", None),
+            "span netrx.wakeup p50"
+        );
     }
 
     #[test]
@@ -561,6 +615,11 @@ mod tests {
         assert!((floor(Unit::Microseconds, 0.0, 1.0, Some(10.0)) - 10_000.0).abs() < 1e-6);
         assert!((floor(Unit::Milliseconds, 0.0, 1.0, None) - 1.0).abs() < 1e-12);
         assert!((floor(Unit::Ratio, 1.5, 1.2, None) - 0.015).abs() < 1e-12);
+        assert!((span_floor(Unit::Nanoseconds) - 100.0).abs() < 1e-9);
+        assert!((span_floor(Unit::Microseconds) - 0.1).abs() < 1e-12);
+        assert!(is_bookkeeping("trace", "netrx.irq:count"));
+        assert!(is_bookkeeping("trace", "netrx.irq:max"));
+        assert!(!is_bookkeeping("trace", "netrx.irq:p99"));
     }
 
     #[test]

@@ -105,7 +105,7 @@ fn common_notes(variant: &str, ms: &[MeasurementRecord]) -> Vec<String> {
         .collect()
 }
 
-fn load_name(p: &Params) -> (i64, String) {
+pub(crate) fn load_name(p: &Params) -> (i64, String) {
     let streams = match p.get(LOAD) {
         Some(ParamValue::Int(n)) => *n,
         _ => 0,
@@ -127,7 +127,7 @@ fn load_name(p: &Params) -> (i64, String) {
 }
 
 /// Parameters that define sections: those that vary, minus load and ignored ones.
-fn varying(ms: &[MeasurementRecord]) -> (Vec<String>, String) {
+pub(crate) fn varying(ms: &[MeasurementRecord]) -> (Vec<String>, String) {
     let mut values: BTreeMap<&str, Vec<&ParamValue>> = BTreeMap::new();
     for m in ms {
         for (k, v) in &m.params.0 {
@@ -156,7 +156,7 @@ fn varying(ms: &[MeasurementRecord]) -> (Vec<String>, String) {
     (vary, fixed.join(" "))
 }
 
-fn title(p: &Params, vary: &[String]) -> String {
+pub(crate) fn title(p: &Params, vary: &[String]) -> String {
     vary.iter()
         .map(|k| {
             format!(
@@ -169,7 +169,7 @@ fn title(p: &Params, vary: &[String]) -> String {
 }
 
 /// The variants in the order the study lists them, then any others as measured.
-fn variant_order(run: &RunInfo, ms: &[MeasurementRecord]) -> Vec<String> {
+pub(crate) fn variant_order(run: &RunInfo, ms: &[MeasurementRecord]) -> Vec<String> {
     let mut order: Vec<String> = run.spec["variants"]
         .as_array()
         .map(|vs| {

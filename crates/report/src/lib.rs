@@ -29,10 +29,15 @@ mod scan_render;
 mod sections;
 pub mod select;
 pub mod single;
+pub mod spans;
+pub mod spans_ab;
+pub mod spans_seed;
+mod spans_text;
 pub mod summary;
 mod summary_text;
 pub mod table_text;
 pub mod telemetry;
+pub mod trace_rows;
 
 pub use changed::{changes_for_table, involved_cpus, what_changed, RowChanges, TelemetryChange};
 pub use compare::{
@@ -53,6 +58,9 @@ pub use scan::{
 };
 pub use select::{baseline_variant, measured_variants};
 pub use single::{render_single_pair, write_single_drilldown};
+pub use spans::{span_table, SpanFigure, SpanGroup, SpanRow, SpanTable};
+pub use spans_ab::{span_comparisons, SpanCmpRow, SpanComparison};
+pub use spans_seed::{seed_span_table, SeedSpanTable};
 pub use summary::{summarize_run, SummaryRow, SummaryTable};
 pub use table_text::render_table;
 

@@ -86,6 +86,13 @@ fn runs() -> Vec<(&'static str, Vec<RunData>)> {
         ("anchors", vec![two_anchors()]),
         ("latency", vec![d(latency_run(21))]),
         ("threads", vec![d(threads_run(31))]),
+        (
+            "spans",
+            vec![RunData {
+                info: common::spans::run_info(41),
+                ms: common::spans::records(true),
+            }],
+        ),
     ]
 }
 
@@ -191,7 +198,14 @@ fn html_report_renders_every_plot_with_axes_and_requests_nothing_needs_chromium(
     let all: Vec<&str> = kinds.iter().map(String::as_str).collect();
     assert_eq!(
         all,
-        ["bar", "heatmap", "line", "percentile", "timeline"],
+        [
+            "bar",
+            "heatmap",
+            "line",
+            "percentile",
+            "stacked",
+            "timeline"
+        ],
         "plot kinds seen"
     );
 }

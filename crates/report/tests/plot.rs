@@ -346,6 +346,52 @@ mod plot {
         svg.matches("<rect x=\"0\" y=\"0\"").count()
     }
 
+    fn stacked() -> StackedBars {
+        let seg = |name: &str, v: [Option<f64>; 2]| StackSegment {
+            name: name.into(),
+            values: v.to_vec(),
+        };
+        StackedBars {
+            title: "where the time goes on veth".into(),
+            x_label: "load".into(),
+            y_label: "µs (p50)".into(),
+            categories: vec!["no load".into(), "3 streams".into()],
+            segments: vec![
+                seg("(a) irq", [Some(1.5), Some(2.0)]),
+                seg("(b) never", [None, None]),
+                seg("(c) wake", [Some(4.0), Some(f64::NAN)]),
+            ],
+            total: seg("round trip", [Some(20.0), None]),
+        }
+    }
+
+    #[test]
+    fn stacked_bars_stack_spans_beside_the_total() {
+        let svg = stacked_bars(&stacked());
+        dump("stacked", &svg);
+        assert_well_formed(&svg);
+        assert!(svg.contains("data-plot=\"stacked\""));
+        assert_texts(
+            &svg,
+            &["load", "µs (p50)", "no load", "3 streams", "round trip"],
+        );
+        // Segments with a finite value (3), and one total: no bar for None or NaN.
+        assert_eq!(
+            svg.matches("<rect x=").count() - legend_boxes(&svg),
+            4 + background(&svg)
+        );
+        assert!(
+            svg.contains("spans: 5.5; not covered by a span: 14.5"),
+            "{svg}"
+        );
+        let mut empty = stacked();
+        empty.segments.clear();
+        empty.total.values = vec![None, None];
+        let e = stacked_bars(&empty);
+        assert_well_formed(&e);
+        assert!(e.contains("no data to plot"));
+    }
+
     #[test]
     fn many_categories_are_thinned_and_rotated() {
         let svg = bar_chart(&bars(1000));

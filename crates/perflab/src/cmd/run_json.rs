@@ -44,6 +44,10 @@ pub struct RunDoc {
     pub counters: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<Value>,
+    /// Trace spans (telemetry repetitions): the breakdown, seed 001's layout and the A/B
+    /// comparisons.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spans: Option<Value>,
 }
 
 /// The document of run `id` as it stands; `out` is the drill-down directory `--out`
@@ -72,6 +76,7 @@ pub fn document(
         parallel: None,
         counters: None,
         adaptive: None,
+        spans: None,
     };
     let cfg = StatsConfig::default();
     let show::AfterRun {
@@ -117,6 +122,13 @@ pub fn document(
     }
     if let Some(t) = report::counter_table(&info, &ms) {
         doc.counters = Some(serde_json::to_value(&t)?);
+    }
+    if let Some(t) = report::span_table(&info, &ms, &cfg) {
+        doc.spans = Some(serde_json::json!({
+            "table": t,
+            "seed": report::seed_span_table(&info, &ms),
+            "comparisons": report::span_comparisons(&info, &ms, &cfg, usize::MAX).0,
+        }));
     }
     if let Some(a) = perflab_lab::adaptive::report(&info.spec, &ms) {
         doc.adaptive = Some(serde_json::to_value(&a)?);

@@ -27,6 +27,8 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
             "run": info,
             "summary": serde_json::from_str::<serde_json::Value>(&summary.to_json()?)?,
             "counters": report::counter_table(&info, &ms),
+            "spans": report::span_table(&info, &ms, &cfg),
+            "span_comparisons": report::span_comparisons(&info, &ms, &cfg, usize::MAX).0,
             "adaptive": perflab_lab::adaptive::report(&info.spec, &ms),
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -46,7 +48,36 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     print_parallel(&info, &ms);
     print_counters(&info, &ms);
     print_latency(&info, &ms);
+    print_spans(&info, &ms);
     Ok(0)
+}
+
+/// Where the time goes, when telemetry repetitions traced spans: the breakdown per point
+/// and variant, seed 001's layout for round-trip runs, and the A/B comparisons.
+fn print_spans(info: &RunInfo, ms: &[MeasurementRecord]) {
+    let cfg = StatsConfig::default();
+    let Some(t) = report::span_table(info, ms, &cfg) else {
+        return;
+    };
+    println!();
+    print!("{}", t.render_text());
+    if let Some(seed) = report::seed_span_table(info, ms) {
+        println!();
+        print!("{}", seed.render_text());
+    }
+    let (comparisons, total) =
+        report::span_comparisons(info, ms, &cfg, report::spans_ab::MAX_COMPARISONS);
+    for c in &comparisons {
+        println!();
+        print!("{}", c.render_text());
+    }
+    if total > comparisons.len() {
+        println!(
+            "\n{} more span comparisons: `perflab show {} --json` has them all",
+            total - comparisons.len(),
+            info.id
+        );
+    }
 }
 
 /// The seed-001 table (one row per path and load) for runs of netrr.
@@ -239,5 +270,6 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
     }
     print_parallel(&info, &ms);
     print_counters(&info, &ms);
+    print_spans(&info, &ms);
     Ok(())
 }

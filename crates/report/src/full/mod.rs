@@ -13,6 +13,7 @@ mod figures;
 mod latency;
 mod quality;
 mod runs;
+mod spans;
 mod threads;
 
 use perflab_core::record::{MeasurementRecord, RunInfo};
@@ -103,6 +104,7 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
     json["comparisons"] = compared;
     json["quality"] = quality::section(runs, opts, &mut blocks)?;
     json["latency"] = latency::section(runs, opts, &mut blocks);
+    json["spans"] = spans::section(runs, opts, &mut blocks);
     json["parallel"] = threads::section(runs, opts, &mut blocks);
     let mut counters = Vec::new();
     for r in runs {

@@ -23,6 +23,7 @@ mod line;
 mod numfmt;
 mod palette;
 mod percentile;
+mod stacked;
 mod timeline;
 
 pub use bars::bar_chart;
@@ -30,6 +31,7 @@ pub use escape::escape;
 pub use heat::heat_map;
 pub use line::line_chart;
 pub use percentile::{percentile_chart, PERCENTILE_AXIS};
+pub use stacked::stacked_bars;
 pub use timeline::{timeline, THREAD_AXIS};
 
 /// One point of a curve, with an optional interval drawn as a band around it.
@@ -107,6 +109,27 @@ pub struct BarSeries {
     pub values: Vec<Option<f64>>,
     /// (low, high) per category, drawn as an error bar.
     pub errors: Vec<Option<(f64, f64)>>,
+}
+
+/// Stacked bars, one stack per category, each beside a measured total: the spans of a
+/// round trip (in order, from 0 up) next to the round trip itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StackedBars {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub categories: Vec<String>,
+    /// Bottom to top; `None` adds nothing to a stack (nothing matched).
+    pub segments: Vec<StackSegment>,
+    /// The measured total beside each stack; `None` draws no bar.
+    pub total: StackSegment,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StackSegment {
+    pub name: String,
+    /// One per category.
+    pub values: Vec<Option<f64>>,
 }
 
 /// A matrix of values, e.g. regression percent per CPU pair (x = partner, y = anchor).

@@ -5,6 +5,7 @@
 
 pub mod kvm;
 pub mod more;
+pub mod spans;
 pub mod xfer;
 
 use perflab_core::record::{
