@@ -47,6 +47,16 @@ fn tap_path() -> &'static str {
     }
 }
 
+/// `perflab run --workload netrr` over the tap path to a guest, with `extra` arguments.
+fn netrr_over_tap(lab: &Lab, extra: &[&str]) -> Command {
+    let path = tap_path();
+    let mut cmd = lab.cmd();
+    cmd.args(["run", "--workload", "netrr", "--variant"])
+        .arg(format!("{path}:netpath={path}"))
+        .args(extra);
+    cmd
+}
+
 /// The QEMU processes, namespaces and guest directories of perflab process `pid`.
 fn leftovers(pid: u32) -> Vec<String> {
     let tag = format!("perflab-{pid}-");
@@ -90,16 +100,15 @@ fn a_tap_path_to_a_tcg_guest_answers_and_leaves_nothing_needs_root_qemu_and_a_gu
     let _turn = HOST.lock().unwrap_or_else(|e| e.into_inner());
     let lab = Lab::new();
     let path = tap_path();
-    let variant = format!("{path}:netpath={path}");
-    let child = lab
-        .cmd()
-        .args(["run", "--workload", "netrr", "--variant", &variant])
-        .args(["-p", "duration=2s", "-p", "timeout=0.5s", "--reps", "2"])
-        .args(["--monitors", "interrupts,softirqs"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start perflab");
+    let child = netrr_over_tap(
+        &lab,
+        &["-p", "duration=2s", "-p", "timeout=0.5s", "--reps", "2"],
+    )
+    .args(["--monitors", "interrupts,softirqs"])
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("start perflab");
     let pid = child.id();
     let o = child.wait_with_output().unwrap();
     let (out, err) = text(&o);
@@ -136,20 +145,9 @@ fn a_guest_that_does_not_boot_in_time_fails_in_one_line_and_leaves_nothing_needs
     }
     let _turn = HOST.lock().unwrap_or_else(|e| e.into_inner());
     let lab = Lab::new();
-    let path = tap_path();
-    let variant = format!("{path}:netpath={path}");
-    let child = lab
-        .cmd()
+    let child = netrr_over_tap(&lab, &["-p", "duration=1s", "--reps", "1"])
+        .args(["--monitors", "interrupts"])
         .env("PERFLAB_GUEST_BOOT_TIMEOUT", "0.3")
-        .args(["run", "--workload", "netrr", "--variant", &variant])
-        .args([
-            "-p",
-            "duration=1s",
-            "--reps",
-            "1",
-            "--monitors",
-            "interrupts",
-        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -173,19 +171,8 @@ fn sigkill_while_the_guest_runs_then_restore_leaves_nothing_needs_root_qemu_and_
     }
     let _turn = HOST.lock().unwrap_or_else(|e| e.into_inner());
     let lab = Lab::new();
-    let path = tap_path();
-    let variant = format!("{path}:netpath={path}");
-    let mut child = lab
-        .cmd()
-        .args(["run", "--workload", "netrr", "--variant", &variant])
-        .args([
-            "-p",
-            "duration=20s",
-            "--reps",
-            "1",
-            "--monitors",
-            "interrupts",
-        ])
+    let mut child = netrr_over_tap(&lab, &["-p", "duration=20s", "--reps", "1"])
+        .args(["--monitors", "interrupts"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

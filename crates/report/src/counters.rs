@@ -8,7 +8,7 @@ use perflab_core::record::{MeasurementRecord, RunInfo};
 use serde::Serialize;
 
 use crate::fmt;
-use crate::select::{choose_metric, measured_variants, telemetry_records, Labeler};
+use crate::select::{choose_metric, telemetry_records};
 use crate::table_text::align;
 use crate::telemetry::medians;
 
@@ -72,18 +72,7 @@ pub fn counter_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<CounterT
     let metric = choose_metric(run, ms, None)
         .map(|c| c.name)
         .unwrap_or_default();
-    // Points are named by what varies between them within one variant: parameters a
-    // variant overrides (its env, say) would name the variant twice.
-    let variants = measured_variants(ms);
-    let first_variant = variants.first().cloned().unwrap_or_default();
-    let labeler = Labeler::new(
-        ms.iter()
-            .filter(|m| m.variant == first_variant)
-            .map(|m| &m.params),
-    );
-    let mut points: Vec<u32> = ms.iter().map(|m| m.point).collect();
-    points.sort_unstable();
-    points.dedup();
+    let (variants, labeler, points) = crate::select::point_grid(ms);
     let mut rows = Vec::new();
     for point in points {
         for variant in variants.iter().cloned() {

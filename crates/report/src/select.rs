@@ -187,6 +187,23 @@ pub fn cpu_pair(params: &Params) -> Option<(u32, u32)> {
     Some((get("cpu_a")?, get("cpu_b")?))
 }
 
+/// The layout of a per-point, per-variant table: the variants in plan order, a labeler
+/// naming points by what varies within the first variant (parameters a variant overrides,
+/// its env say, would otherwise name the variant twice), and the points in order.
+pub fn point_grid(ms: &[MeasurementRecord]) -> (Vec<String>, Labeler, Vec<u32>) {
+    let variants = measured_variants(ms);
+    let first_variant = variants.first().cloned().unwrap_or_default();
+    let labeler = Labeler::new(
+        ms.iter()
+            .filter(|m| m.variant == first_variant)
+            .map(|m| &m.params),
+    );
+    let mut points: Vec<u32> = ms.iter().map(|m| m.point).collect();
+    points.sort_unstable();
+    points.dedup();
+    (variants, labeler, points)
+}
+
 /// Names rows by the parameters that differ between them (`cpu_b=24`), or by the CPU
 /// pair (`4-24`) when the points are CPU pairs.
 pub struct Labeler {

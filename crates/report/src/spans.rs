@@ -12,7 +12,6 @@ use perflab_core::Params;
 use perflab_stats::{Sample, StatsConfig, Summary};
 use serde::Serialize;
 
-use crate::select::{measured_variants, Labeler};
 use crate::trace_rows::{self, SpanId, PERCENTILES};
 
 /// A median over repetitions with its bootstrap interval, in µs.
@@ -97,16 +96,7 @@ pub fn span_table(run: &RunInfo, ms: &[MeasurementRecord], cfg: &StatsConfig) ->
     if !trace_rows::has_spans(ms) {
         return None;
     }
-    let variants = measured_variants(ms);
-    let first_variant = variants.first().cloned().unwrap_or_default();
-    let labeler = Labeler::new(
-        ms.iter()
-            .filter(|m| m.variant == first_variant)
-            .map(|m| &m.params),
-    );
-    let mut points: Vec<u32> = ms.iter().map(|m| m.point).collect();
-    points.sort_unstable();
-    points.dedup();
+    let (variants, labeler, points) = crate::select::point_grid(ms);
     let mut groups = Vec::new();
     let mut from_telemetry = false;
     // Path by path (variant-major): a path's load cases read one after the other.

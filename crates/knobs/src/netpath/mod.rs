@@ -196,11 +196,15 @@ impl Knob for NetPathKnob {
             probe::link_type(kind)?;
         }
         match self.kind {
-            PathKind::Tap if !sys.exists(tap::TUN_PATH) => Err(Unavailable::new(format!(
-                "{} is missing: the kernel has no tun/tap",
-                sys.path(tap::TUN_PATH).display()
-            ))
-            .with_hint("`modprobe tun`, or use a kernel built with CONFIG_TUN")),
+            PathKind::Tap | PathKind::VmTap | PathKind::VmTapNovhost | PathKind::VmOvs
+                if !sys.exists(tap::TUN_PATH) =>
+            {
+                Err(Unavailable::new(format!(
+                    "{} is missing: the kernel has no tun/tap",
+                    sys.path(tap::TUN_PATH).display()
+                ))
+                .with_hint("`modprobe tun`, or use a kernel built with CONFIG_TUN"))
+            }
             PathKind::Ovs => ovs::check(),
             kind if kind.is_vm() => vm::check(sys, kind),
             _ => Ok(()),

@@ -69,14 +69,9 @@ fn parts(sys: &SysRoot) -> Result<GuestParts, Unavailable> {
     })
 }
 
-/// Whether a VM path can be built here (beyond what every path needs).
+/// Whether a VM path can be built here, beyond what every path needs (root, `ip`, and a
+/// tun device for the tap-backed ones, which [`super::NetPathKnob`] checks).
 pub(crate) fn check(sys: &SysRoot, kind: PathKind) -> Result<(), Unavailable> {
-    if !sys.exists(super::tap::TUN_PATH) && kind != PathKind::VmMacvtap {
-        return Err(
-            Unavailable::new("the kernel has no tun/tap (/dev/net/tun is missing)")
-                .with_hint("`modprobe tun`, or use a kernel built with CONFIG_TUN"),
-        );
-    }
     match kind {
         PathKind::VmTap if !sys.exists("dev/vhost-net") => {
             return Err(Unavailable::new(

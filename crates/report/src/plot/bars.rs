@@ -3,7 +3,7 @@
 
 use super::axis::Axis;
 use super::frame::{Frame, FrameSpec, Mapper};
-use super::legend::{self, Entry, Swatch};
+use super::legend::{self, Entry};
 use super::{escape, numfmt, palette, BarChart, BarSeries, Scale, TickFormat};
 
 /// At most this many category labels; the rest are thinned out (every n-th shown).
@@ -28,12 +28,7 @@ pub fn bar_chart(c: &BarChart) -> String {
         .series
         .iter()
         .enumerate()
-        .map(|(j, s)| Entry {
-            label: s.name.clone(),
-            swatch: Swatch::Box {
-                colour: palette::series(j).to_string(),
-            },
-        })
+        .map(|(j, s)| Entry::boxed(s.name.clone(), palette::series(j)))
         .collect();
     let spec = FrameSpec {
         x_grid: false,

@@ -29,6 +29,18 @@ pub(crate) struct Entry {
     pub swatch: Swatch,
 }
 
+impl Entry {
+    /// A filled box of `colour` beside `label` (bars, stacked segments, CPUs).
+    pub(crate) fn boxed(label: impl Into<String>, colour: impl Into<String>) -> Self {
+        Self {
+            label: label.into(),
+            swatch: Swatch::Box {
+                colour: colour.into(),
+            },
+        }
+    }
+}
+
 /// Entries with their (x, y) offsets from the legend's top left, and the height used.
 fn place(entries: &[Entry]) -> (Vec<(f64, f64)>, f64) {
     let width = f64::from(WIDTH) - 2.0 * LEFT;

@@ -5,7 +5,7 @@
 
 use super::axis::Axis;
 use super::frame::{Frame, FrameSpec, Mapper};
-use super::legend::{self, Entry, Swatch};
+use super::legend::{self, Entry};
 use super::{escape, numfmt, palette, Scale, StackedBars, TickFormat};
 
 const MAX_LABELS: usize = 40;
@@ -44,19 +44,9 @@ pub fn stacked_bars(c: &StackedBars) -> String {
         .segments
         .iter()
         .enumerate()
-        .map(|(j, s)| Entry {
-            label: s.name.clone(),
-            swatch: Swatch::Box {
-                colour: palette::series(j).to_string(),
-            },
-        })
+        .map(|(j, s)| Entry::boxed(s.name.clone(), palette::series(j)))
         .collect();
-    entries.push(Entry {
-        label: c.total.name.clone(),
-        swatch: Swatch::Box {
-            colour: TOTAL_COLOUR.to_string(),
-        },
-    });
+    entries.push(Entry::boxed(c.total.name.clone(), TOTAL_COLOUR));
     let spec = FrameSpec {
         x_grid: false,
         ..FrameSpec::new(
