@@ -9,6 +9,7 @@ use crate::units::{Better, Unit};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
     pub name: String,
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub value: f64,
     pub unit: Unit,
     pub better: Better,
@@ -32,14 +33,23 @@ pub struct HistogramData {
     pub name: String,
     pub unit: Unit,
     pub count: u64,
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub min: f64,
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub mean: f64,
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub max: f64,
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub stddev: f64,
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub p50: f64,
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub p90: f64,
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub p99: f64,
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub p999: f64,
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub p9999: f64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub encoded: Vec<u8>,

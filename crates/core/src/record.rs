@@ -95,8 +95,10 @@ pub struct MeasurementRecord {
     pub rep: u32,
     pub status: MeasurementStatus,
     /// Wall-clock start, seconds since the Unix epoch.
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub started_at: f64,
     /// How long the measurement took, seconds.
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub elapsed_s: f64,
     pub output: WorkloadOutput,
     pub telemetry: Vec<TelemetryRow>,
@@ -165,6 +167,7 @@ pub struct NewRun {
 pub struct RunInfo {
     pub id: RunId,
     /// Wall-clock creation time, seconds since the Unix epoch.
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub created_at: f64,
     pub study: String,
     pub workload: String,

@@ -15,6 +15,7 @@ pub struct TelemetryRow {
     /// Human description, e.g. "Local timer interrupts"; may be empty.
     pub label: String,
     pub cpu: Option<u32>,
+    #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub value: f64,
     pub unit: Unit,
 }
