@@ -151,6 +151,10 @@ pub struct UnavailableVariant {
 /// What is needed to create a run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NewRun {
+    /// The run's identity across stores (see [`RunInfo::uid`]): `None` gives a new run a
+    /// fresh one; a run copied from another store keeps its own.
+    #[serde(default)]
+    pub uid: Option<String>,
     pub study: String,
     pub workload: String,
     pub label: Option<String>,
@@ -166,6 +170,11 @@ pub struct NewRun {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunInfo {
     pub id: RunId,
+    /// The run's identity across stores: 128 random bits as 32 lowercase hex digits, given
+    /// when the run is created and kept when it is pushed or imported elsewhere (where its
+    /// `id` may differ), so copying it again finds it instead of duplicating it.
+    #[serde(default)]
+    pub uid: String,
     /// Wall-clock creation time, seconds since the Unix epoch.
     #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub created_at: f64,

@@ -2,7 +2,6 @@
 //! plan, the host fingerprint, and the runner with resume.
 
 pub mod adaptive;
-pub mod claim;
 pub mod error;
 pub mod expand;
 pub mod fingerprint;

@@ -18,7 +18,6 @@ use perflab_store::{
 use perflab_sys::SysRoot;
 
 use crate::adaptive::{fmt_pct, judged_metric, next_round, AdaptiveTarget};
-use crate::claim::RunClaim;
 use crate::error::{LabError, Result};
 use crate::expand::ExpandedSpec;
 use crate::plan::plan;
@@ -75,6 +74,7 @@ pub fn create(store: &mut Store, prepared: &Prepared, label: Option<String>) -> 
             .map_err(|e| LabError::Runtime(format!("cannot encode the fingerprint: {e}")))?,
         plan: planned,
         unavailable: prepared.unavailable.clone(),
+        uid: None,
     };
     Ok(store.create_run(&new, now_epoch())?)
 }
@@ -90,7 +90,11 @@ pub fn execute(
     store.run(run)?;
     // Held to the end, so what is pending cannot change under this session's feet; read
     // the run only once it is held.
-    let _claim = RunClaim::take(store.path(), run)?;
+    let _claim = store.claim(run).map_err(|e| match e {
+        // Another process measuring it is the person's to sort out (exit 2).
+        e if e.is_input() => LabError::Input(e.to_string()),
+        e => LabError::Store(e),
+    })?;
     let info = store.run(run)?;
     let spec: ExpandedSpec = serde_json::from_value(info.spec.clone()).map_err(|e| {
         LabError::Input(format!(

@@ -110,6 +110,7 @@ fn store_run(lab: &Lab, traced: bool) -> i64 {
         fingerprint: serde_json::json!({ "kernel": "6.18.0" }),
         plan,
         unavailable: Vec::new(),
+        uid: None,
     };
     let id = store
         .create_run(&run, 1_700_000_000.0)

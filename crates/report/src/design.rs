@@ -225,6 +225,7 @@ mod tests {
             done: 0,
             failed: 0,
             ineffective: 0,
+            uid: String::new(),
         }
     }
 

@@ -500,6 +500,7 @@ mod tests {
             done: 8,
             failed: 1,
             ineffective: 0,
+            uid: String::new(),
         }
     }
 

@@ -25,6 +25,7 @@ fn run(id: i64) -> RunInfo {
         done: 0,
         failed: 0,
         ineffective: 0,
+        uid: String::new(),
     }
 }
 

@@ -1,8 +1,9 @@
-//! What can go wrong with the results database; every message names the file or run.
+//! What can go wrong with the results database; every message names the database (a
+//! PostgreSQL URL without its password) or the run.
 
 use std::path::{Path, PathBuf};
 
-use crate::RunId;
+use crate::{Location, RunId};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -17,38 +18,47 @@ pub enum StoreError {
     },
 
     #[error(
-        "{} is not a perflab results database ({reason}); it was left untouched \
-         (choose another file with PERFLAB_DB or --db)",
-        path.display()
+        "{db} is not a perflab results database ({reason}); it was left untouched \
+         (choose another database with PERFLAB_DB or --db)"
     )]
-    NotPerflab { path: PathBuf, reason: String },
+    NotPerflab { db: Location, reason: String },
 
     #[error(
-        "{} uses results schema version {found}, but this perflab understands only up to \
-         version {supported}; upgrade perflab to use it (the file was left untouched)",
-        path.display()
+        "{db} uses results schema version {found}, but this perflab understands only up to \
+         version {supported}; upgrade perflab to use it (the database was left untouched)"
     )]
     NewerSchema {
+        db: Location,
+        found: u32,
+        supported: u32,
+    },
+
+    #[error(
+        "{} uses results schema version {found}, older than this perflab's {supported}, and \
+         cannot be upgraded because it is read-only; copy it somewhere writable and use the \
+         copy to upgrade it",
+        path.display()
+    )]
+    ReadOnlyOld {
         path: PathBuf,
         found: u32,
         supported: u32,
     },
 
-    #[error("no run {id} in {}", path.display())]
-    NoRun { path: PathBuf, id: RunId },
+    #[error("no run {id} in {db}")]
+    NoRun { db: Location, id: RunId },
 
-    #[error("run {run} in {} has no planned measurement {seq}", path.display())]
-    NotPlanned { path: PathBuf, run: RunId, seq: u32 },
+    #[error("run {run} in {db} has no planned measurement {seq}")]
+    NotPlanned { db: Location, run: RunId, seq: u32 },
 
     #[error("measurement {seq} of run {run} does not match its plan: {what}")]
     PlanMismatch { run: RunId, seq: u32, what: String },
 
     #[error(
-        "measurement {seq} of run {run} in {} is already recorded as successful; \
-         a finished measurement is never replaced",
-        path.display()
+        "measurement {seq} of run {run} in {db} is already recorded as successful; \
+         a finished measurement is never replaced"
     )]
-    AlreadyRecorded { path: PathBuf, run: RunId, seq: u32 },
+    AlreadyRecorded { db: Location, run: RunId, seq: u32 },
 
     #[error("invalid plan for a new run: {0}")]
     InvalidPlan(String),
@@ -60,14 +70,39 @@ pub enum StoreError {
         source: serde_json::Error,
     },
 
-    #[error("{} holds unreadable data: {what}", path.display())]
-    Corrupt { path: PathBuf, what: String },
+    #[error("{db} holds unreadable data: {what}")]
+    Corrupt { db: Location, what: String },
 
-    #[error("database error in {}: {source}", path.display())]
+    #[error("database error in {db}: {source}")]
     Sql {
-        path: PathBuf,
+        db: Location,
         #[source]
         source: rusqlite::Error,
+    },
+
+    /// Reaching the server failed: refused, no such host, authentication, no such
+    /// database. The reason is the server's or the client library's words.
+    #[error("cannot connect to the results database {db}: {reason}")]
+    Connect { db: Location, reason: String },
+
+    #[error("database error in {db}: {source}")]
+    Postgres {
+        db: Location,
+        #[source]
+        source: postgres::Error,
+    },
+
+    #[error(
+        "run {run} is being measured by another perflab process; \
+         wait for it to finish or stop it, then resume"
+    )]
+    Claimed { db: Location, run: RunId },
+
+    #[error("{db}: cannot claim run {run}: {reason}")]
+    Claim {
+        db: Location,
+        run: RunId,
+        reason: String,
     },
 }
 
@@ -82,11 +117,14 @@ impl StoreError {
                 | StoreError::NotPerflab { .. }
                 | StoreError::NewerSchema { .. }
                 | StoreError::NoRun { .. }
+                | StoreError::ReadOnlyOld { .. }
+                | StoreError::Connect { .. }
+                | StoreError::Claimed { .. }
         )
     }
 }
 
-/// Attaches the database path to SQLite errors.
+/// Attaches the database file to SQLite errors.
 pub(crate) trait At<T> {
     fn at(self, path: &Path) -> Result<T, StoreError>;
 }
@@ -94,15 +132,30 @@ pub(crate) trait At<T> {
 impl<T> At<T> for rusqlite::Result<T> {
     fn at(self, path: &Path) -> Result<T, StoreError> {
         self.map_err(|source| StoreError::Sql {
-            path: path.to_path_buf(),
+            db: path.into(),
             source,
         })
     }
 }
 
-pub(crate) fn corrupt(path: &Path, what: impl Into<String>) -> StoreError {
+/// Attaches the (redacted) server location to PostgreSQL errors.
+#[allow(dead_code)] // the PostgreSQL backend (next commit)
+pub(crate) trait PgAt<T> {
+    fn at(self, db: &Location) -> Result<T, StoreError>;
+}
+
+impl<T> PgAt<T> for Result<T, postgres::Error> {
+    fn at(self, db: &Location) -> Result<T, StoreError> {
+        self.map_err(|source| StoreError::Postgres {
+            db: db.clone(),
+            source,
+        })
+    }
+}
+
+pub(crate) fn corrupt(db: impl Into<Location>, what: impl Into<String>) -> StoreError {
     StoreError::Corrupt {
-        path: path.to_path_buf(),
+        db: db.into(),
         what: what.into(),
     }
 }

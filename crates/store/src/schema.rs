@@ -1,4 +1,4 @@
-//! The schema, as a list of migrations. Version 0 is a database holding only `meta`; each
+//! The SQLite schema, as a list of migrations. Version 0 is a database holding only `meta`; each
 //! migration takes it one version up. A new schema version is a new entry at the end of
 //! [`MIGRATIONS`] — existing entries never change, because databases in the field were
 //! built by them.
@@ -18,7 +18,7 @@
 pub const APPLICATION: &str = "perflab";
 
 /// The schema version this build writes and understands.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// One step up the schema versions.
 #[derive(Clone, Copy, Debug)]
@@ -37,7 +37,14 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { to: 2, sql: V2 },
     Migration { to: 3, sql: V3 },
     Migration { to: 4, sql: V4 },
+    Migration { to: 5, sql: V5 },
 ];
+
+/// `runs.uid`: the run's identity across databases (32 hex digits of random bits), kept
+/// when a run is pushed or imported elsewhere. Runs made before version 5 get one here.
+const V5: &str = "ALTER TABLE runs ADD COLUMN uid TEXT;
+UPDATE runs SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
+CREATE UNIQUE INDEX runs_uid ON runs (uid);";
 
 /// - `plan.role`: `headline` (a result) or `telemetry` (a repetition that carries the
 ///   monitors that would disturb a result, never used as one); every measurement planned

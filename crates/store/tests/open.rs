@@ -21,7 +21,7 @@ fn creates_missing_directories_and_database() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a/b/results.db");
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.path(), path);
+    assert_eq!(store.path(), Some(path.as_path()));
     assert!(store.runs().unwrap().is_empty());
     drop(store);
     assert_eq!(meta(&path, "application"), "perflab");
@@ -91,11 +91,11 @@ fn newer_schema_is_refused_and_left_byte_identical() {
     ] {
         match &e {
             StoreError::NewerSchema {
-                path: p,
+                db,
                 found,
                 supported,
             } => {
-                assert_eq!(p, &path);
+                assert_eq!(db.path(), Some(path.as_path()));
                 assert_eq!(*found, newer);
                 assert_eq!(*supported, SCHEMA_VERSION);
             }
@@ -199,8 +199,12 @@ fn an_older_schema_is_migrated_on_open() {
     assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
 }
 
+/// What version 5 added (run uids), taken away again.
+const UNDO_V5: &str = "DROP INDEX runs_uid; ALTER TABLE runs DROP COLUMN uid;";
+
 /// What version 4 added (roles, ineffective marks, monitor lists), taken away again.
-const UNDO_V4: &str = "ALTER TABLE plan DROP COLUMN role;
+const UNDO_V4: &str = "DROP INDEX runs_uid; ALTER TABLE runs DROP COLUMN uid;
+     ALTER TABLE plan DROP COLUMN role;
      ALTER TABLE measurements DROP COLUMN ineffective;
      ALTER TABLE measurements DROP COLUMN monitors;";
 
@@ -288,4 +292,42 @@ fn a_version_3_database_reads_back_as_headline_results() {
     second.status = perflab_store::MeasurementStatus::Ineffective("thp read back never".into());
     store.record(1, &second).unwrap();
     assert_eq!(store.measurements(1).unwrap()[1].status, second.status);
+}
+
+/// A version-4 database (before uids): each run gets a uid of its own on opening, and the
+/// run can be found by it.
+#[test]
+fn a_version_4_database_gives_each_run_a_uid() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v4.db");
+    let run = new_run(2);
+    let rec = record(&run.plan[0], 1);
+    older_database(
+        &path,
+        &run,
+        &rec,
+        &format!("{UNDO_V5} UPDATE meta SET value = '4' WHERE key = 'schema_version';"),
+    );
+    {
+        let mut store = Store::open(&path).unwrap();
+        store.create_run(&run, 6.0).unwrap();
+    }
+    // The second run was added after the migration; the first got its uid from it.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(&format!(
+        "{UNDO_V5} UPDATE meta SET value = '4' WHERE key = 'schema_version';"
+    ))
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
+    let runs = store.runs().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_ne!(runs[0].uid, runs[1].uid);
+    for r in &runs {
+        assert_eq!(r.uid.len(), 32, "{}", r.uid);
+        assert!(r.uid.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_eq!(store.run_by_uid(&r.uid).unwrap(), Some(r.id));
+    }
+    assert_eq!(store.measurements(1).unwrap()[0].output, rec.output);
 }

@@ -47,7 +47,7 @@ fn thousand_measurements_record_and_load() {
     assert_eq!((info.planned, info.done, info.failed), (N, N, 0));
     assert!(pending.is_empty());
 
-    let size = std::fs::metadata(store.path())
+    let size = std::fs::metadata(store.path().unwrap())
         .map(|m| m.len())
         .unwrap_or(0)
         + std::fs::metadata(dir.path().join("results.db-wal"))

@@ -260,7 +260,7 @@ fn runs_are_listed_newest_first_and_can_be_labelled_and_deleted() {
     let ids: Vec<_> = store.runs().unwrap().iter().map(|r| r.id).collect();
     assert_eq!(ids, [c, a]);
     // No orphans, and a deleted run's number is not reused.
-    let conn = rusqlite::Connection::open(store.path()).unwrap();
+    let conn = rusqlite::Connection::open(store.path().unwrap()).unwrap();
     for table in [
         "plan",
         "measurements",

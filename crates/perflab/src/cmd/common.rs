@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use perflab_store::Store;
+use perflab_store::{Location, Store};
 use perflab_sys::SysRoot;
 
 use crate::cli::Global;
@@ -29,16 +29,21 @@ pub fn journal_path(g: &Global) -> PathBuf {
 
 /// The database: `--db`, else under sudo the invoking user's default database, else
 /// `$PERFLAB_DB` or this user's default; with the sudo user when that is why it was
-/// chosen.
-fn resolve_db(g: &Global) -> (Option<perflab_store::SudoUser>, PathBuf) {
+/// chosen. `--db` and `PERFLAB_DB` may be a `postgres://` URL; the sudo rule only ever
+/// picks a file (it applies when neither is given).
+fn resolve_db(g: &Global) -> (Option<perflab_store::SudoUser>, Location) {
     match sudo_db::sudo_user(g) {
         Some(user) => {
             let path = user.db.clone();
-            (Some(user), path)
+            (Some(user), Location::Sqlite(path))
         }
         None => (
             None,
-            g.db.clone().unwrap_or_else(perflab_store::default_path),
+            Location::from_os(
+                g.db.clone()
+                    .unwrap_or_else(perflab_store::default_path)
+                    .as_os_str(),
+            ),
         ),
     }
 }
@@ -46,17 +51,20 @@ fn resolve_db(g: &Global) -> (Option<perflab_store::SudoUser>, PathBuf) {
 /// Opens (creating if needed) the database, for commands that write. Under sudo it is the
 /// invoking user's, and what perflab creates there is given to them.
 pub fn open_store(g: &Global) -> anyhow::Result<Store> {
-    let (sudo, path) = resolve_db(g);
-    let created = sudo_db::missing_dirs(&path);
+    let (sudo, loc) = resolve_db(g);
+    let Location::Sqlite(path) = &loc else {
+        return Ok(Store::open_location(&loc)?);
+    };
+    let created = sudo_db::missing_dirs(path);
     let store =
-        Store::open(&path).with_context(|| format!("results database {}", path.display()))?;
+        Store::open(path).with_context(|| format!("results database {}", path.display()))?;
     if let Some(user) = &sudo {
         eprintln!(
             "perflab: running as root through sudo: results go to {}'s database {}",
             user.name,
             path.display()
         );
-        give_to(user, &path, &created);
+        give_to(user, path, &created);
     }
     Ok(store)
 }
@@ -64,10 +72,10 @@ pub fn open_store(g: &Global) -> anyhow::Result<Store> {
 /// Opens an existing database, for commands that only read (and `run --resume`). Under
 /// sudo, the files SQLite creates beside it on opening are given to its user.
 pub fn read_store(g: &Global) -> anyhow::Result<Store> {
-    let (sudo, path) = resolve_db(g);
-    let store = Store::open_existing(&path)?;
-    if let Some(user) = &sudo {
-        give_to(user, &path, &[]);
+    let (sudo, loc) = resolve_db(g);
+    let store = Store::open_existing_location(&loc)?;
+    if let (Some(user), Location::Sqlite(path)) = (&sudo, &loc) {
+        give_to(user, path, &[]);
     }
     Ok(store)
 }

@@ -182,5 +182,6 @@ fn new_run(
             })
             .collect(),
         unavailable: Vec::new(),
+        uid: None,
     }
 }

@@ -11,7 +11,7 @@ pub fn run(g: &Global, a: LsArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     if runs.is_empty() {
-        println!("no runs in {}", store.path().display());
+        println!("no runs in {}", store.location());
         return Ok(0);
     }
     println!(

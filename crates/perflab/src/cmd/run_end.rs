@@ -93,6 +93,7 @@ mod tests {
             done,
             failed,
             ineffective: 0,
+            uid: String::new(),
         }
     }
 

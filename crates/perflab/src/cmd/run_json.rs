@@ -23,7 +23,8 @@ pub struct RunDoc {
     /// The last line of the text output when measurements failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    pub database: PathBuf,
+    /// The database's file (absolute) or its URL without the password.
+    pub database: String,
     pub study: String,
     pub workload: String,
     pub label: Option<String>,
@@ -64,7 +65,13 @@ pub fn document(
         end: end.clone(),
         message: end.last_line(),
         // Absolute, so a script can open it from anywhere.
-        database: std::fs::canonicalize(store.path()).unwrap_or_else(|_| store.path().into()),
+        database: match store.path() {
+            Some(p) => std::fs::canonicalize(p)
+                .unwrap_or_else(|_| p.into())
+                .display()
+                .to_string(),
+            None => store.location().to_string(),
+        },
         study: info.study.clone(),
         workload: info.workload.clone(),
         label: info.label.clone(),

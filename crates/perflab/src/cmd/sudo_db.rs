@@ -81,7 +81,7 @@ pub fn missing_dirs(path: &Path) -> Vec<PathBuf> {
 /// (`-wal`, `-shm`, and `.claims`, made now so that a root-owned one never appears
 /// later), and `dirs`, the directories perflab created for it.
 pub fn give_to(user: &SudoUser, db: &Path, dirs: &[PathBuf]) -> std::io::Result<()> {
-    let claims = perflab_lab::claim::claims_path(db);
+    let claims = perflab_store::claims_path(db);
     std::fs::OpenOptions::new()
         .write(true)
         .create(true)

@@ -42,6 +42,7 @@ pub fn run_info(id: i64) -> RunInfo {
         done: 10,
         failed: 0,
         ineffective: 0,
+        uid: String::new(),
     }
 }
 

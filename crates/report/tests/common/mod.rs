@@ -63,6 +63,7 @@ pub fn run_info(id: i64) -> RunInfo {
         done: 60,
         failed: REPS + 1,
         ineffective: 0,
+        uid: String::new(),
     }
 }
 

@@ -23,6 +23,7 @@ fn info(id: i64, study: &str, workload: &str, primary: &str) -> RunInfo {
         done: 0,
         failed: 0,
         ineffective: 0,
+        uid: String::new(),
     }
 }
 

@@ -53,6 +53,7 @@ pub fn run_info(id: i64) -> RunInfo {
         done: 32,
         failed: 0,
         ineffective: 0,
+        uid: String::new(),
     }
 }
 

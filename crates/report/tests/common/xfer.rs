@@ -53,6 +53,7 @@ pub fn run(id: i64, label: &str) -> RunInfo {
         done: 0,
         failed: 0,
         ineffective: 0,
+        uid: String::new(),
     }
 }
 

@@ -61,6 +61,7 @@ pub fn new_run(n: u32) -> NewRun {
             variant: "no-c6".into(),
             reason: "cpuidle state C6 is not present on this machine".into(),
         }],
+        uid: None,
     }
 }
 

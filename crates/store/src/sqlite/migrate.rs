@@ -24,7 +24,7 @@ pub(crate) enum DbState {
 /// Reads what the database is, without writing anything.
 pub(crate) fn inspect(conn: &Connection, path: &Path) -> Result<DbState, StoreError> {
     let not_ours = |reason: String| StoreError::NotPerflab {
-        path: path.to_path_buf(),
+        db: path.into(),
         reason,
     };
     let tables: i64 = match conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0)) {
@@ -103,7 +103,7 @@ pub(crate) fn bring_up_to_date(
     };
     if from > target {
         return Err(StoreError::NewerSchema {
-            path: path.to_path_buf(),
+            db: path.into(),
             found: from,
             supported: target,
         });

@@ -7,14 +7,14 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use rusqlite::{params, Connection, Row};
+use rusqlite::{params, Connection, OptionalExtension, Row};
 
+use super::write::run_exists;
+use super::SqliteBackend;
 use crate::codec::{real, run_status, status_from_columns, u64_from_sql, NameCache};
 use crate::error::{corrupt, At};
-use crate::write::run_exists;
 use crate::{
-    MeasurementRecord, PlannedMeasurement, Role, RunId, RunInfo, Store, StoreError,
-    UnavailableVariant,
+    MeasurementRecord, PlannedMeasurement, Role, RunId, RunInfo, StoreError, UnavailableVariant,
 };
 use perflab_core::{
     Better, HistogramData, Metric, Params, TelemetryRow, ThreadRecord, Unit, WorkloadOutput,
@@ -25,7 +25,8 @@ const RUN_SELECT: &str = "SELECT r.id, r.created_at, r.study, r.workload, r.labe
      (SELECT count(*) FROM plan p WHERE p.run_id = r.id), \
      (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.status = 'ok'), \
      (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.status = 'failed'), \
-     (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.ineffective IS NOT NULL) \
+     (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.ineffective IS NOT NULL), \
+     r.uid \
      FROM runs r";
 
 /// A `runs` row before its JSON and status text are decoded.
@@ -42,6 +43,7 @@ struct RawRun {
     done: u32,
     failed: u32,
     ineffective: u32,
+    uid: Option<String>,
 }
 
 impl RawRun {
@@ -59,6 +61,7 @@ impl RawRun {
             done: r.get(9)?,
             failed: r.get(10)?,
             ineffective: r.get(11)?,
+            uid: r.get(12)?,
         })
     }
 
@@ -71,6 +74,7 @@ impl RawRun {
         let bad = |what: &str| corrupt(path, format!("run {id}: {what}"));
         Ok(RunInfo {
             id,
+            uid: self.uid.ok_or_else(|| bad("it has no uid"))?,
             created_at: real(self.created_at),
             study: self.study,
             workload: self.workload,
@@ -90,7 +94,7 @@ impl RawRun {
     }
 }
 
-impl Store {
+impl SqliteBackend {
     /// All runs, newest first.
     pub fn runs(&self) -> Result<Vec<RunInfo>, StoreError> {
         let path = &self.path;
@@ -157,6 +161,32 @@ impl Store {
             .collect::<rusqlite::Result<Vec<_>>>()
             .at(path)?;
         raw.decode(path, unavailable)
+    }
+
+    pub fn run_by_uid(&self, uid: &str) -> Result<Option<RunId>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT id FROM runs WHERE uid = ?1")
+            .at(&self.path)?
+            .query_row([uid], |r| r.get(0))
+            .optional()
+            .at(&self.path)
+    }
+
+    pub fn recorded(&self, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {
+        let path = &self.path;
+        let tx = self.conn.unchecked_transaction().at(path)?;
+        self.require_run(&tx, id)?;
+        let mut stmt = tx
+            .prepare_cached(
+                "SELECT seq, status = 'ok' FROM measurements WHERE run_id = ?1 ORDER BY seq",
+            )
+            .at(path)?;
+        let rows = stmt
+            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .at(path)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .at(path)?;
+        Ok(rows)
     }
 
     /// The run's whole plan, in execution order.
@@ -372,7 +402,7 @@ impl Store {
 
     fn no_run(&self, id: RunId) -> StoreError {
         StoreError::NoRun {
-            path: self.path.clone(),
+            db: self.path.clone().into(),
             id,
         }
     }

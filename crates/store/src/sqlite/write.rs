@@ -5,11 +5,12 @@ use std::path::Path;
 
 use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 
+use super::SqliteBackend;
 use crate::codec::{json, name, status_columns, u64_to_sql, OK};
 use crate::error::At;
-use crate::{MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunStatus, Store, StoreError};
+use crate::{MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunStatus, StoreError};
 
-impl Store {
+impl SqliteBackend {
     /// Stores a new run with status `running`, its whole plan and its unavailable variants.
     pub fn create_run(&mut self, run: &NewRun, created_at: f64) -> Result<RunId, StoreError> {
         let mut seen = HashSet::new();
@@ -27,8 +28,8 @@ impl Store {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .at(path)?;
         tx.execute(
-            "INSERT INTO runs (created_at, study, workload, label, status, spec, fingerprint) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO runs (created_at, study, workload, label, status, spec, fingerprint, \
+             uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 created_at,
                 run.study,
@@ -36,7 +37,8 @@ impl Store {
                 run.label,
                 RunStatus::Running.as_str(),
                 spec,
-                fingerprint
+                fingerprint,
+                crate::uid::uid_for(run.uid.as_deref())
             ],
         )
         .at(path)?;
@@ -144,13 +146,13 @@ impl Store {
         let Some((point, planned_params, variant, rep, role)) = planned else {
             return Err(if run_exists(&tx, run).at(path)? {
                 StoreError::NotPlanned {
-                    path: path.clone(),
+                    db: path.into(),
                     run,
                     seq: rec.seq,
                 }
             } else {
                 StoreError::NoRun {
-                    path: path.clone(),
+                    db: path.into(),
                     id: run,
                 }
             });
@@ -193,7 +195,7 @@ impl Store {
         match prior.as_deref() {
             Some(OK) => {
                 return Err(StoreError::AlreadyRecorded {
-                    path: path.clone(),
+                    db: path.into(),
                     run,
                     seq: rec.seq,
                 })
@@ -275,7 +277,7 @@ impl Store {
     fn changed_one(&self, n: usize, run: RunId) -> Result<(), StoreError> {
         if n == 0 {
             return Err(StoreError::NoRun {
-                path: self.path.clone(),
+                db: self.path.clone().into(),
                 id: run,
             });
         }
@@ -294,7 +296,7 @@ fn run_transaction<'c>(
         .at(path)?;
     if !run_exists(&tx, run).at(path)? {
         return Err(StoreError::NoRun {
-            path: path.to_path_buf(),
+            db: path.into(),
             id: run,
         });
     }

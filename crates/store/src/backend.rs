@@ -1,0 +1,83 @@
+//! What a results database does, whatever holds it: the operations every backend
+//! (SQLite, PostgreSQL, or a wrapper around one) provides, with the same rules.
+//!
+//! The rules are the store's, not a backend's: a measurement is committed on its own;
+//! its seq must be planned and match its plan row; an `Ok` one is final
+//! ([`StoreError::AlreadyRecorded`]) and a `Failed` one is replaced by the next record of
+//! its seq; plan appends come after the last planned seq and never repeat a (point,
+//! variant, rep, role); an unknown run is [`StoreError::NoRun`]. The shared test suite
+//! (`crates/store/tests`) holds every backend to them.
+
+use crate::{
+    Location, MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunInfo, RunStatus, StoreError,
+};
+
+/// One results database. `Send`, so a store can be handed to the thread that writes it.
+pub trait Backend: Send {
+    /// Where this database is (shown in messages; a URL's password is never displayed).
+    fn location(&self) -> &Location;
+
+    /// All runs, newest first.
+    fn runs(&self) -> Result<Vec<RunInfo>, StoreError>;
+    /// One run; [`StoreError::NoRun`] when there is none.
+    fn run(&self, id: RunId) -> Result<RunInfo, StoreError>;
+    /// The run with this uid, if this database has it.
+    fn run_by_uid(&self, uid: &str) -> Result<Option<RunId>, StoreError>;
+    /// The run's whole plan, in execution order.
+    fn plan(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError>;
+    /// Planned measurements not recorded `Ok`, in execution order.
+    fn pending(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError>;
+    /// Every recorded measurement of the run, ordered by seq.
+    fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError>;
+    /// The seq of every recorded measurement with whether it is `Ok` (a failed one is
+    /// `false`), ordered by seq: what a copy needs to know without loading the figures.
+    fn recorded(&self, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {
+        Ok(self
+            .measurements(id)?
+            .iter()
+            .map(|m| {
+                (
+                    m.seq,
+                    !matches!(m.status, crate::MeasurementStatus::Failed(_)),
+                )
+            })
+            .collect())
+    }
+
+    /// Stores a new run with status `running`, its plan and unavailable variants; its uid
+    /// is `run.uid`, or a fresh one.
+    fn create_run(&mut self, run: &NewRun, created_at: f64) -> Result<RunId, StoreError>;
+    /// Adds measurements at the end of the plan; returns the new planned count.
+    fn append_plan(&mut self, run: RunId, more: &[PlannedMeasurement]) -> Result<u32, StoreError>;
+    /// Commits one measurement.
+    fn record(&mut self, run: RunId, rec: &MeasurementRecord) -> Result<(), StoreError>;
+    fn set_status(&mut self, run: RunId, status: RunStatus) -> Result<(), StoreError>;
+    fn set_label(&mut self, run: RunId, label: Option<&str>) -> Result<(), StoreError>;
+    /// Removes a run with everything recorded for it.
+    fn delete_run(&mut self, run: RunId) -> Result<(), StoreError>;
+
+    /// Claims `run` for measuring: while the returned [`Claim`] lives, another claim of
+    /// the same run in the same database (from any process) is refused with
+    /// [`StoreError::Claimed`]. The claim goes when the process does, however it exits.
+    fn claim(&self, run: RunId) -> Result<Claim, StoreError>;
+}
+
+/// A held claim on a run; dropping it releases the claim.
+pub struct Claim {
+    _held: Box<dyn Send>,
+}
+
+impl Claim {
+    /// A claim that lasts as long as `held` does (a locked file, a database session).
+    pub fn holding(held: impl Send + 'static) -> Claim {
+        Claim {
+            _held: Box::new(held),
+        }
+    }
+}
+
+impl std::fmt::Debug for Claim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Claim")
+    }
+}

@@ -1,0 +1,161 @@
+//! Copying runs between stores (`perflab push`, imports, a fleet's stream), idempotently.
+//!
+//! A run is found in the destination by its uid, never by its number (numbers are each
+//! database's own). Copying again adds only what the destination lacks: plan rows it has
+//! not got, measurements it has not recorded, and an `Ok` measurement where it holds only
+//! a failed one. A measurement the destination holds `Ok` is final there, as everywhere,
+//! and is never touched.
+
+use std::collections::HashMap;
+
+use crate::{
+    MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement, RunId, RunInfo, Store,
+    StoreError,
+};
+
+/// What one copy did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CopyReport {
+    /// The run's number in the destination.
+    pub run: RunId,
+    /// Whether the destination did not have the run before.
+    pub created: bool,
+    /// Plan rows added to a run the destination already had.
+    pub appended: u32,
+    /// Measurements recorded in the destination (new ones, and `Ok` ones that replaced a
+    /// failed one there).
+    pub copied: u32,
+    /// Measurements the destination already had (or had `Ok` where the source failed).
+    pub skipped: u32,
+}
+
+/// Copies run `id` of `src` into `dst`: the run (same uid, plan, unavailable variants,
+/// label, status, creation time, spec and fingerprint) and every measurement `dst` lacks.
+pub fn copy_run(src: &Store, id: RunId, dst: &mut Store) -> Result<CopyReport, StoreError> {
+    let info = src.run(id)?;
+    let plan = src.plan(id)?;
+    let mut report = ensure(dst, &info, &plan)?;
+    let recs = src.measurements(id)?;
+    let more = copy_records(dst, report.run, &recs)?;
+    report.copied = more.copied;
+    report.skipped = more.skipped;
+    let now = dst.run(report.run)?;
+    if now.label != info.label {
+        dst.set_label(report.run, info.label.as_deref())?;
+    }
+    if now.status != info.status {
+        dst.set_status(report.run, info.status)?;
+    }
+    Ok(report)
+}
+
+/// The destination's number for the run `info` describes, creating the run (with `plan`)
+/// when `dst` has no run of that uid, or appending the rows of `plan` it lacks when it
+/// has. A created run gets `info.status`; an existing one keeps its own. A run without a
+/// uid (an export from before uids) cannot be recognised and is created anew each time.
+pub fn ensure_run(
+    dst: &mut Store,
+    info: &RunInfo,
+    plan: &[PlannedMeasurement],
+) -> Result<RunId, StoreError> {
+    Ok(ensure(dst, info, plan)?.run)
+}
+
+fn ensure(
+    dst: &mut Store,
+    info: &RunInfo,
+    plan: &[PlannedMeasurement],
+) -> Result<CopyReport, StoreError> {
+    let existing = if info.uid.is_empty() {
+        None
+    } else {
+        dst.run_by_uid(&info.uid)?
+    };
+    let Some(run) = existing else {
+        let new = NewRun {
+            uid: (!info.uid.is_empty()).then(|| info.uid.clone()),
+            study: info.study.clone(),
+            workload: info.workload.clone(),
+            label: info.label.clone(),
+            spec: info.spec.clone(),
+            fingerprint: info.fingerprint.clone(),
+            plan: plan.to_vec(),
+            unavailable: info.unavailable.clone(),
+        };
+        let run = dst.create_run(&new, info.created_at)?;
+        if info.status != crate::RunStatus::Running {
+            dst.set_status(run, info.status)?;
+        }
+        return Ok(CopyReport {
+            run,
+            created: true,
+            ..CopyReport::default()
+        });
+    };
+    let have: HashMap<u32, PlannedMeasurement> =
+        dst.plan(run)?.into_iter().map(|p| (p.seq, p)).collect();
+    let mut missing = Vec::new();
+    for p in plan {
+        match have.get(&p.seq) {
+            Some(q) if q == p => {}
+            Some(q) => {
+                return Err(StoreError::InvalidPlan(format!(
+                    "run {} (uid {}) in {} plans measurement {} differently \
+                     ({} {:?} rep {} there, {} {:?} rep {} here): not the same run",
+                    run,
+                    info.uid,
+                    dst.location(),
+                    p.seq,
+                    q.params.describe(),
+                    q.variant,
+                    q.rep,
+                    p.params.describe(),
+                    p.variant,
+                    p.rep
+                )))
+            }
+            None => missing.push(p.clone()),
+        }
+    }
+    if !missing.is_empty() {
+        dst.append_plan(run, &missing)?;
+    }
+    Ok(CopyReport {
+        run,
+        created: false,
+        appended: missing.len() as u32,
+        ..CopyReport::default()
+    })
+}
+
+/// Records in run `run` of `dst` every record it lacks: one it has not recorded, or an
+/// `Ok` one where it holds a failed one. Each is committed on its own, as a measurement
+/// is; the plan rows must be there already ([`ensure_run`]).
+pub fn copy_records(
+    dst: &mut Store,
+    run: RunId,
+    recs: &[MeasurementRecord],
+) -> Result<CopyReport, StoreError> {
+    // seq -> recorded Ok, kept up to date as records go in, so a batch holding a seq
+    // twice (failed, then retried) ends as the destination would have.
+    let mut recorded: HashMap<u32, bool> = dst.recorded(run)?.into_iter().collect();
+    let mut report = CopyReport {
+        run,
+        ..CopyReport::default()
+    };
+    for rec in recs {
+        let failed = matches!(rec.status, MeasurementStatus::Failed(_));
+        let take = match recorded.get(&rec.seq) {
+            None => true,
+            Some(&ok) => !ok && !failed,
+        };
+        if take {
+            dst.record(run, rec)?;
+            recorded.insert(rec.seq, !failed);
+            report.copied += 1;
+        } else {
+            report.skipped += 1;
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,81 @@
+//! The SQLite backend: one file holds every run (the embedded default).
+
+mod claim;
+
+pub use claim::claims_path;
+pub(crate) mod migrate;
+mod open;
+mod read;
+mod write;
+
+use std::path::{Path, PathBuf};
+
+use crate::{
+    Backend, Claim, Location, MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunInfo,
+    RunStatus, StoreError,
+};
+
+pub(crate) struct SqliteBackend {
+    conn: rusqlite::Connection,
+    path: PathBuf,
+    location: Location,
+}
+
+impl SqliteBackend {
+    fn new(conn: rusqlite::Connection, path: &Path) -> SqliteBackend {
+        SqliteBackend {
+            conn,
+            path: path.to_path_buf(),
+            location: Location::Sqlite(path.to_path_buf()),
+        }
+    }
+}
+
+// The inherent methods (read.rs, write.rs) carry the SQL; the trait forwards to them.
+impl Backend for SqliteBackend {
+    fn location(&self) -> &Location {
+        &self.location
+    }
+    fn runs(&self) -> Result<Vec<RunInfo>, StoreError> {
+        SqliteBackend::runs(self)
+    }
+    fn run(&self, id: RunId) -> Result<RunInfo, StoreError> {
+        SqliteBackend::run(self, id)
+    }
+    fn run_by_uid(&self, uid: &str) -> Result<Option<RunId>, StoreError> {
+        SqliteBackend::run_by_uid(self, uid)
+    }
+    fn plan(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError> {
+        SqliteBackend::plan(self, id)
+    }
+    fn pending(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError> {
+        SqliteBackend::pending(self, id)
+    }
+    fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError> {
+        SqliteBackend::measurements(self, id)
+    }
+    fn recorded(&self, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {
+        SqliteBackend::recorded(self, id)
+    }
+    fn create_run(&mut self, run: &NewRun, created_at: f64) -> Result<RunId, StoreError> {
+        SqliteBackend::create_run(self, run, created_at)
+    }
+    fn append_plan(&mut self, run: RunId, more: &[PlannedMeasurement]) -> Result<u32, StoreError> {
+        SqliteBackend::append_plan(self, run, more)
+    }
+    fn record(&mut self, run: RunId, rec: &MeasurementRecord) -> Result<(), StoreError> {
+        SqliteBackend::record(self, run, rec)
+    }
+    fn set_status(&mut self, run: RunId, status: RunStatus) -> Result<(), StoreError> {
+        SqliteBackend::set_status(self, run, status)
+    }
+    fn set_label(&mut self, run: RunId, label: Option<&str>) -> Result<(), StoreError> {
+        SqliteBackend::set_label(self, run, label)
+    }
+    fn delete_run(&mut self, run: RunId) -> Result<(), StoreError> {
+        SqliteBackend::delete_run(self, run)
+    }
+    fn claim(&self, run: RunId) -> Result<Claim, StoreError> {
+        claim::take(&self.path, run)
+    }
+}

@@ -1,0 +1,190 @@
+//! Opening (and creating) the database file, or reading one this process cannot write.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags};
+
+use super::migrate::{bring_up_to_date, inspect, supported, DbState};
+use super::SqliteBackend;
+use crate::error::At;
+use crate::schema::MIGRATIONS;
+use crate::StoreError;
+
+/// How long a writer waits for another process's transaction (a concurrent `perflab run`
+/// or `label`) before giving up; commits are short, so this only trips on a stuck process.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl SqliteBackend {
+    /// Opens the database at `path`, creating it and its directories if missing, and
+    /// migrating an older schema. A file that is not a perflab database, or one from a newer
+    /// perflab, is refused and left untouched.
+    pub(crate) fn open(path: &Path) -> Result<SqliteBackend, StoreError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::CreateDir {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        open_with(path, OpenFlags::SQLITE_OPEN_CREATE)
+    }
+
+    /// Opens a database that must already exist, for commands that only look at results.
+    /// One this process cannot write (a read-only file or mount, an immutable file) is
+    /// opened read-only: nothing is written to it, not even a pragma, and it is not
+    /// migrated — an older schema is refused with [`StoreError::ReadOnlyOld`].
+    pub(crate) fn open_existing(path: &Path) -> Result<SqliteBackend, StoreError> {
+        if !path.exists() {
+            return Err(StoreError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        if !writable(path) {
+            return open_read_only(path);
+        }
+        match open_with(path, OpenFlags::empty()) {
+            // A file the permission check let through can still refuse writes (a
+            // directory where the -wal and -shm files cannot be created).
+            Err(StoreError::Sql { source, .. }) if is_read_only_error(&source) => {
+                open_read_only(path)
+            }
+            other => other,
+        }
+    }
+}
+
+/// Whether this process may write the file: `access(2)` answers for root too where it
+/// matters (a read-only mount is EROFS, an immutable file EPERM), unlike the mode bits.
+fn writable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return true;
+    };
+    // SAFETY: `c` is a valid NUL-terminated string for the duration of the call.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+fn is_read_only_error(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::ReadOnly | ErrorCode::CannotOpen | ErrorCode::PermissionDenied)
+    )
+}
+
+/// A read-only connection that writes nothing. A WAL database whose `-shm` file is
+/// missing beside a directory this process cannot write cannot be read that way
+/// (SQLite must create the `-shm` to read the log); it is opened `immutable=1` then,
+/// which reads the main file only — what a cleanly closed database holds entirely.
+fn open_read_only(path: &Path) -> Result<SqliteBackend, StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).at(path)?;
+    let (conn, state) = match inspect(&conn, path) {
+        Ok(state) => (conn, state),
+        Err(StoreError::Sql { source, .. }) if is_read_only_error(&source) => {
+            drop(conn);
+            let conn = Connection::open_with_flags(
+                immutable_uri(path),
+                flags | OpenFlags::SQLITE_OPEN_URI,
+            )
+            .at(path)?;
+            let state = inspect(&conn, path)?;
+            (conn, state)
+        }
+        Err(e) => return Err(e),
+    };
+    conn.busy_timeout(BUSY_TIMEOUT).at(path)?;
+    let target = supported(MIGRATIONS);
+    match state {
+        DbState::Empty => Err(StoreError::NotPerflab {
+            db: path.into(),
+            reason: "it is an empty database".into(),
+        }),
+        DbState::Perflab { version } if version > target => Err(StoreError::NewerSchema {
+            db: path.into(),
+            found: version,
+            supported: target,
+        }),
+        DbState::Perflab { version } if version < target => Err(StoreError::ReadOnlyOld {
+            path: path.to_path_buf(),
+            found: version,
+            supported: target,
+        }),
+        DbState::Perflab { .. } => Ok(SqliteBackend::new(conn, path)),
+    }
+}
+
+/// `file:<absolute path>?immutable=1`, with the characters a URI gives meaning to escaped.
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in abs.as_os_str().as_bytes() {
+        match b {
+            b'/' | b'-' | b'_' | b'.' | b'~' => uri.push(b as char),
+            b if b.is_ascii_alphanumeric() => uri.push(b as char),
+            b => uri.push_str(&format!("%{b:02X}")),
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+fn open_with(path: &Path, extra: OpenFlags) -> Result<SqliteBackend, StoreError> {
+    // No SQLITE_OPEN_URI: a file named "file:..." is a file, not a URI.
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra;
+    let mut conn = Connection::open_with_flags(path, flags).at(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT).at(path)?;
+    conn.pragma_update(None, "foreign_keys", true).at(path)?;
+
+    // Everything up to here is per-connection; the file is first written below, after it is
+    // known to be ours and not newer.
+    if let DbState::Perflab { version } = inspect(&conn, path)? {
+        let target = supported(MIGRATIONS);
+        if version > target {
+            return Err(StoreError::NewerSchema {
+                db: path.into(),
+                found: version,
+                supported: target,
+            });
+        }
+    }
+    // WAL lets readers run beside the writer; with synchronous=NORMAL a commit appends to
+    // the log without an fsync, which keeps a commit per measurement cheap.
+    use_wal(&conn, path)?;
+    conn.pragma_update(None, "synchronous", "NORMAL").at(path)?;
+    bring_up_to_date(&mut conn, path, MIGRATIONS)?;
+    Ok(SqliteBackend::new(conn, path))
+}
+
+/// Puts the database in WAL mode unless it is already. Switching needs the file to itself
+/// for a moment, and SQLite answers SQLITE_BUSY at once, without calling the busy handler,
+/// while another connection reads it: exactly what happens when several processes create
+/// the same new database together. So a busy switch is retried until [`BUSY_TIMEOUT`].
+/// A file system without WAL support keeps its mode; that is not an error.
+fn use_wal(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let mode: String = conn
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .at(path)?;
+        if mode.eq_ignore_ascii_case("wal") {
+            return Ok(());
+        }
+        match conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0)) {
+            Ok(_) => return Ok(()),
+            Err(e) if is_busy(&e) && Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(e) => return Err(e).at(path),
+        }
+    }
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
