@@ -16,5 +16,7 @@ pub use error::{LabError, Result};
 pub use expand::ExpandedSpec;
 pub use fingerprint::Fingerprint;
 pub use prepare::{prepare, Prepared};
-pub use runner::{create, execute, measure_once, MonitorSet, Outcome, Progress, RunOptions};
+pub use runner::{
+    create, create_with_uid, execute, measure_once, MonitorSet, Outcome, Progress, RunOptions,
+};
 pub use spec::ExperimentSpec;

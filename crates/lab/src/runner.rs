@@ -58,6 +58,17 @@ pub fn now_epoch() -> f64 {
 
 /// Creates the run in the store with its full plan. Nothing on the system changes.
 pub fn create(store: &mut Store, prepared: &Prepared, label: Option<String>) -> Result<RunId> {
+    create_with_uid(store, prepared, label, None)
+}
+
+/// [`create`] with the run's uid chosen by the caller (a fleet run picks it, so every
+/// connection to the host finds the run again).
+pub fn create_with_uid(
+    store: &mut Store,
+    prepared: &Prepared,
+    label: Option<String>,
+    uid: Option<String>,
+) -> Result<RunId> {
     let names: Vec<String> = prepared
         .available
         .iter()
@@ -74,7 +85,7 @@ pub fn create(store: &mut Store, prepared: &Prepared, label: Option<String>) -> 
             .map_err(|e| LabError::Runtime(format!("cannot encode the fingerprint: {e}")))?,
         plan: planned,
         unavailable: prepared.unavailable.clone(),
-        uid: None,
+        uid,
     };
     Ok(store.create_run(&new, now_epoch())?)
 }

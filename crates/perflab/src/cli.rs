@@ -72,6 +72,8 @@ pub enum Command {
     List,
     /// Answer `netrr` measurements from another host (the peer of `-p peer=ADDR:PORT`)
     Serve(ServeArgs),
+    /// Run a study on many hosts over ssh into one store, and compare the hosts
+    Fleet(crate::cli_fleet::FleetArgs),
 }
 
 #[derive(Args, Debug, Default)]
@@ -142,6 +144,10 @@ pub struct RunArgs {
     /// Print the expanded experiment and its plan, and run nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// The new run's uid (32 hex digits), chosen by `fleet run` so it can find the run
+    /// on the host again
+    #[arg(long, hide = true, value_name = "HEX")]
+    pub uid: Option<String>,
     /// Adaptive repetitions: after the planned ones, repeat each point until the
     /// median's 95% interval is within ±PCT% of the median (e.g. 1 or 0.5), or the cap
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]

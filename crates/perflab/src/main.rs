@@ -7,6 +7,7 @@
 //! is kept). See `exit.rs`.
 
 mod cli;
+mod cli_fleet;
 mod cmd;
 mod exit;
 mod progress;

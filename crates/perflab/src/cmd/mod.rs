@@ -9,6 +9,8 @@ mod crosscheck_tolerance;
 mod doctor;
 mod doctor_vm;
 mod export;
+mod fleet;
+mod fleet_doctor;
 mod import;
 mod list;
 mod ls;
@@ -41,5 +43,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Import(a) => import::run(&g, a),
         Command::List => list::run(),
         Command::Serve(a) => serve::run(&g, a),
+        Command::Fleet(a) => fleet::run(&g, a),
     }
 }

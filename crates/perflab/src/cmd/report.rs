@@ -34,8 +34,23 @@ pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
         changes: a.changes,
         figures: a.html.is_some(),
     };
-    let report = build_report(&runs, &opts)?;
-    if let Some(path) = &a.html {
+    emit(&runs, &opts, a.html.as_deref(), a.format)?;
+    Ok(0)
+}
+
+/// Builds the report of `runs` and writes it: the HTML page to `html` when asked, and the
+/// chosen format on standard output (text when neither is asked).
+pub fn emit(
+    runs: &[RunData],
+    opts: &ReportOptions,
+    html: Option<&std::path::Path>,
+    format: Option<ReportFormat>,
+) -> anyhow::Result<()> {
+    if let Some(path) = html {
+        html_dir_exists(path)?;
+    }
+    let report = build_report(runs, opts)?;
+    if let Some(path) = html {
         let page = report.html();
         // As `export -o`: a file that cannot be created is the user's to fix (exit 2); a
         // write that fails once it exists (a full disk) is a failure (exit 1).
@@ -51,7 +66,7 @@ pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
             if figures == 1 { "" } else { "s" }
         );
     }
-    let format = match (a.format, &a.html) {
+    let format = match (format, html) {
         (Some(f), _) => Some(f),
         (None, None) => Some(ReportFormat::Text),
         (None, Some(_)) => None,
@@ -63,7 +78,7 @@ pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
         Some(ReportFormat::Json) => println!("{}", serde_json::to_string_pretty(&report.json)?),
         None => {}
     }
-    Ok(0)
+    Ok(())
 }
 
 /// The page's directory must exist before any work is done; perflab does not create it,

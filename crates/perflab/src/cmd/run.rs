@@ -43,8 +43,15 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
         print_plan(&prepared, a.format)?;
         return Ok(0);
     }
+    if let Some(uid) = &a.uid {
+        if uid.len() != 32 || !uid.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(crate::exit::input(format!(
+                "--uid {uid:?}: expected 32 hex digits"
+            )));
+        }
+    }
     let mut store = common::open_store(g)?;
-    let id = perflab_lab::create(&mut store, &prepared, a.label.clone())?;
+    let id = perflab_lab::create_with_uid(&mut store, &prepared, a.label.clone(), a.uid.clone())?;
     execute(g, &mut store, id, &sys, &a)
 }
 
