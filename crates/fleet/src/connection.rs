@@ -54,7 +54,9 @@ pub fn agent_argv(
 }
 
 /// Runs one connection. `connected` is set once the agent said hello (the reconnection
-/// window starts again from there).
+/// window starts again from there); `save` keeps the fleet's record in step after every
+/// stored event, so `fleet ls` and a watcher see how far each host got.
+#[allow(clippy::too_many_arguments)]
 pub fn connect(
     ssh: &Ssh,
     host: &Host,
@@ -63,6 +65,7 @@ pub fn connect(
     store: &Mutex<Store>,
     watch: &dyn Watch,
     connected: &mut bool,
+    save: &dyn Fn(),
 ) -> Ended {
     let mut child = match ssh
         .command(host, argv)
@@ -87,9 +90,13 @@ pub fn connect(
         match read_event(&mut out) {
             Ok(None) => break,
             Ok(Some(ev)) => {
+                let stored = matches!(ev, Event::Run { .. } | Event::Measurement { .. });
                 if let Some(e) = apply(host, ev, entry, store, watch, connected) {
                     ended = Some(e);
                     break;
+                }
+                if stored {
+                    save();
                 }
             }
             Err(e) => {

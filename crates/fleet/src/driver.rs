@@ -138,7 +138,16 @@ fn host(
             Some(r) => {
                 let argv = agent_argv(&r.path, &uid, fleet.remote_db.as_deref(), run_args);
                 let mut connected = false;
-                let ended = connect(&fleet.ssh, &h, &argv, entry, store, watch, &mut connected);
+                let ended = connect(
+                    &fleet.ssh,
+                    &h,
+                    &argv,
+                    entry,
+                    store,
+                    watch,
+                    &mut connected,
+                    save,
+                );
                 save();
                 if connected {
                     down_since = None;

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod ssh_hosts;
+
 pub use perflab_testkit::{copy_tree, fixtures};
 
 use std::collections::BTreeMap;
