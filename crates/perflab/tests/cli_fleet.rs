@@ -306,3 +306,110 @@ fn a_host_whose_sshd_dies_mid_run_is_resumed_with_nothing_lost_or_doubled() {
     assert_eq!(seqs(&here), seqs(&host_doc));
     nothing_left_running(&hosts);
 }
+
+#[test]
+fn bad_fleet_input_is_one_line_exit_2_before_any_host_is_touched() {
+    let lab = Lab::new();
+    let cases: &[&[&str]] = &[
+        // Run options the study refuses here are refused before ssh is run.
+        &[
+            "fleet", "run", "quick", "--hosts", "h1", "--", "-p", "nosuch=1",
+        ],
+        &["fleet", "run", "nosuchstudy", "--hosts", "h1"],
+        &["fleet", "run", "quick", "--hosts=-oProxyCommand=x"],
+        &["fleet", "run", "quick", "--hosts", "h1,h1"],
+        &[
+            "fleet",
+            "run",
+            "quick",
+            "--hosts",
+            "h1",
+            "--reconnect-for",
+            "soon",
+        ],
+        &[
+            "fleet",
+            "run",
+            "quick",
+            "--hosts",
+            "h1",
+            "--ssh-config",
+            "/nonexistent/cfg",
+        ],
+        &["fleet", "resume", "0bad"],
+        &["fleet", "resume", "../x"],
+        &["fleet", "report", "0bad"],
+        &["fleet", "agent", "--uid", "xyz", "--", "quick"],
+    ];
+    for args in cases {
+        // PERFLAB_SSH points at a program that records being run: it must never be.
+        let marker = lab.dir.path().join("ssh-was-run");
+        let fake_ssh = lab.dir.path().join("fake-ssh");
+        std::fs::write(
+            &fake_ssh,
+            format!("#!/bin/sh\ntouch {}\nexit 255\n", marker.display()),
+        )
+        .unwrap();
+        Command::new("chmod")
+            .arg("755")
+            .arg(&fake_ssh)
+            .status()
+            .unwrap();
+        let o = fleet_cmd(&lab)
+            .env("PERFLAB_SSH", &fake_ssh)
+            .args(*args)
+            .output()
+            .unwrap();
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {out}\n{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
+        assert!(!marker.exists(), "{args:?}: ssh was run");
+        assert!(!lab.db().exists(), "{args:?}: the database was created");
+        assert!(
+            !lab.dir.path().join("state/perflab/fleets").exists(),
+            "{args:?}: a fleet record was written"
+        );
+    }
+}
+
+#[test]
+fn an_unreachable_host_is_said_and_the_fleet_exits_1() {
+    let lab = Lab::new();
+    let fake_ssh = lab.dir.path().join("fake-ssh");
+    std::fs::write(
+        &fake_ssh,
+        "#!/bin/sh\necho 'ssh: connect to host h1 port 22: Connection refused' >&2\nexit 255\n",
+    )
+    .unwrap();
+    Command::new("chmod")
+        .arg("755")
+        .arg(&fake_ssh)
+        .status()
+        .unwrap();
+    let o = fleet_cmd(&lab)
+        .env("PERFLAB_SSH", &fake_ssh)
+        .args([
+            "fleet",
+            "run",
+            "quick",
+            "--hosts",
+            "h1",
+            "--reconnect-for",
+            "1s",
+        ])
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(
+        out.lines().any(|l| l.starts_with("h1")
+            && l.contains("unreachable")
+            && l.contains("ssh: connect to host h1 port 22: Connection refused")),
+        "{out}"
+    );
+    assert!(
+        err.contains("[h1] connection lost (ssh: connect to host h1"),
+        "{err}"
+    );
+    assert!(out.contains("perflab fleet resume"), "{out}");
+}
