@@ -31,7 +31,7 @@
 //! noisy; they belong to the tail columns (p99, p99.9, max), which are reported beside
 //! it. The average is kept too (`rtt_avg_us`), as the seed's table has it.
 
-mod auth;
+pub mod auth;
 mod client;
 mod handshake;
 mod load;

@@ -573,6 +573,32 @@ fn netrr_measures_against_serve_with_load_and_says_when_the_token_is_wrong() {
     assert!(e.to_string().contains("allows sessions of 3 s"), "{e}");
 }
 
+/// What a run stores is the token's fingerprint. In the process that sealed it, the
+/// fingerprint stands for the token; elsewhere (a resumed run) the token must come from
+/// PERFLAB_SERVE_TOKEN, and netrr says so rather than sending a fingerprint as a token.
+#[test]
+fn a_token_known_here_only_by_its_fingerprint_is_asked_for() {
+    let srv = TestServer::start(|_| {});
+    let peer = srv.addr.to_string();
+    let fp = perflab_core::secret::fingerprint("a token never sealed here");
+    let e = run(&[("peer", &peer), ("token", &fp), ("duration", "0.1s")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("only the token's fingerprint") && e.contains("PERFLAB_SERVE_TOKEN"),
+        "{e}"
+    );
+    let fp = perflab_core::secret::seal("s3cret");
+    let out = run(&[
+        ("peer", &peer),
+        ("token", &fp),
+        ("duration", "0.2s"),
+        ("warmup", "10"),
+    ])
+    .unwrap();
+    assert!(m(&out, "exchanges") > 0.0);
+}
+
 // ---- namespaces (root) ----
 
 #[test]
