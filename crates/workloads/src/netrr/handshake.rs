@@ -85,10 +85,10 @@ impl Pending {
             let body = match self.read_message() {
                 Ok(Some(body)) => body,
                 Ok(None) => return Step::Wait(self),
-                Err(Read_::Closed) => {
+                Err(ReadFail::Closed) => {
                     return Step::Refused("closed by the client before authenticating".into())
                 }
-                Err(Read_::Refuse(why)) => return Step::Refused(self.refuse(why)),
+                Err(ReadFail::Refuse(why)) => return Step::Refused(self.refuse(why)),
             };
             match self.on_message(&body, token, session_time) {
                 Ok(None) => continue,
@@ -108,14 +108,14 @@ impl Pending {
 
     /// One whole message, `None` until it has arrived. Never reads past the message, so
     /// what the client sends after its `auth` stays in the socket for the session.
-    fn read_message(&mut self) -> Result<Option<Vec<u8>>, Read_> {
+    fn read_message(&mut self) -> Result<Option<Vec<u8>>, ReadFail> {
         let mut chunk = [0u8; 1024];
         loop {
             let mut want = 4;
             if let Some(len) = self.buf.get(..4) {
                 let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
                 if len > MAX_MESSAGE {
-                    return Err(Read_::Refuse(
+                    return Err(ReadFail::Refuse(
                         proto::ProtoError::Oversized { len }.to_string(),
                     ));
                 }
@@ -128,11 +128,15 @@ impl Pending {
             }
             let room = (want - self.buf.len()).min(chunk.len());
             match self.stream.read(&mut chunk[..room]) {
-                Ok(0) => return Err(Read_::Closed),
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Ok(0) => return Err(ReadFail::Closed),
+                Ok(n) => {
+                    // Exactly what the message needs, never a doubling past it.
+                    self.buf.reserve_exact(want - self.buf.len());
+                    self.buf.extend_from_slice(&chunk[..n]);
+                }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(None),
-                Err(e) => return Err(Read_::Refuse(format!("control connection: {e}"))),
+                Err(e) => return Err(ReadFail::Refuse(format!("control connection: {e}"))),
             }
         }
     }
@@ -217,7 +221,7 @@ fn version_error(v: u64) -> String {
 }
 
 /// Why a message could not be read.
-enum Read_ {
+enum ReadFail {
     Closed,
     Refuse(String),
 }
@@ -275,5 +279,24 @@ impl Throttle {
         self.logged = 0;
         self.held = 0;
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_throttle_passes_a_burst_then_counts_the_rest_in_one_line() {
+        let mut t = Throttle::new(3, Duration::from_secs(3600));
+        let out: Vec<String> = (0..10).flat_map(|i| t.admit(format!("line {i}"))).collect();
+        assert_eq!(out, ["line 0", "line 1", "line 2"]);
+        assert!(t.roll().is_empty(), "the window is not over");
+        // The window over: one line for the 7 held, and a new burst.
+        t.window = Duration::ZERO;
+        let out = t.admit("line 10".into());
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out[0].starts_with("7 more handshakes failed"), "{out:?}");
+        assert_eq!(out[1], "line 10");
     }
 }
