@@ -7,6 +7,7 @@ pub mod error;
 pub mod output;
 pub mod params;
 pub mod record;
+pub mod secret;
 pub mod serde_nan;
 pub mod telemetry;
 pub mod threads;

@@ -40,6 +40,12 @@ pub enum ParamKind {
     Text {
         max_len: usize,
     },
+    /// Free text that is a secret (a peer's token): checked as `Text`, and sealed by the
+    /// lab before a spec is expanded, so runs store and print only its fingerprint
+    /// ([`crate::secret`]). A workload reads it with [`Params::secret`].
+    Secret {
+        max_len: usize,
+    },
 }
 
 /// A parameter declared by a workload.
@@ -112,6 +118,14 @@ impl Params {
             Some(ParamValue::Str(s)) => s,
             _ => "",
         }
+    }
+
+    /// A secret parameter's text: the secret itself when this process sealed it or it
+    /// was given directly; `Err` with the fingerprint when only that is known here (a
+    /// resumed run), so the workload can ask for the secret by another way.
+    pub fn secret(&self, name: &str) -> Result<String, String> {
+        let v = self.str(name);
+        crate::secret::unseal(v).ok_or_else(|| v.to_string())
     }
 
     pub fn bool(&self, name: &str) -> bool {
@@ -245,6 +259,21 @@ impl ParamSpec {
                 "false" | "no" | "0" | "off" => Ok(ParamValue::Bool(false)),
                 _ => Err(bad("must be true or false".into())),
             },
+            ParamKind::Secret { max_len } => {
+                // The reason never quotes the text: the error is printed.
+                let bad = |reason: &str| ParamError::Invalid {
+                    name: self.name.to_string(),
+                    value: crate::secret::fingerprint(text),
+                    reason: reason.to_string(),
+                };
+                if text.len() > max_len {
+                    return Err(bad(&format!("longer than {max_len} bytes")));
+                }
+                if text.contains('\0') {
+                    return Err(bad("contains a NUL byte"));
+                }
+                Ok(ParamValue::Str(text.to_string()))
+            }
             ParamKind::Text { max_len } => {
                 if text.len() > max_len {
                     return Err(bad(format!("longer than {max_len} bytes")));
@@ -271,6 +300,7 @@ impl ParamSpec {
             ParamKind::Choice(w) => w.join("|"),
             ParamKind::Bool => "bool".into(),
             ParamKind::Text { .. } => "text".into(),
+            ParamKind::Secret { .. } => "secret text".into(),
         }
     }
 }

@@ -80,6 +80,9 @@ pub fn expand(
             spec.workload, info.name
         )));
     }
+    // Secrets (a peer's token) become their fingerprints before anything is kept.
+    let sealed = crate::secrets::seal_spec(spec, info.params)?;
+    let spec = &sealed;
     // Axes in parameter-name order, so point numbering is stable across runs.
     let mut axes: Vec<(String, Vec<String>)> = Vec::new();
     for (name, input) in &spec.params {

@@ -10,6 +10,7 @@ pub mod plan;
 pub mod prepare;
 pub mod presets;
 pub mod runner;
+pub mod secrets;
 pub mod spec;
 
 pub use error::{LabError, Result};

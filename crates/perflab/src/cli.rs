@@ -365,16 +365,26 @@ pub struct ServeArgs {
     /// Control port
     #[arg(long, default_value_t = 7700)]
     pub port: u16,
-    /// Shared token clients must present [default: $PERFLAB_SERVE_TOKEN, else a random
-    /// one, printed at start]
-    #[arg(long)]
+    /// Shared token clients must prove they hold (it never crosses the wire). Prefer
+    /// --token-file or $PERFLAB_SERVE_TOKEN: a token on the command line is visible to
+    /// every user of this host in `ps` and /proc/PID/cmdline [default:
+    /// $PERFLAB_SERVE_TOKEN, else a random one, printed at start]
+    #[arg(long, conflicts_with = "token_file")]
     pub token: Option<String>,
+    /// Read the token from FILE (its first line; keep it mode 0600): the way to give a
+    /// token that no other user of this host can see
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
     /// Sessions served at once; more are refused with "busy"
     #[arg(long, default_value_t = 4, value_name = "N")]
     pub max_sessions: usize,
     /// Longest a session may last; its measurement traffic is no longer answered after
     #[arg(long, default_value = "10m", value_name = "TIME")]
     pub session_time: String,
+    /// Time from a connection's accept to its authenticated open; a client that takes
+    /// longer is cut off without ever holding a session slot
+    #[arg(long, default_value = "5s", value_name = "TIME")]
+    pub handshake_time: String,
 }
 
 #[derive(Args, Debug)]

@@ -84,7 +84,7 @@ pub fn init_script(net: &GuestNet, modules: &[String]) -> String {
     s.push_str("echo \"perflab-guest: network up\"\n");
     let _ = writeln!(
         s,
-        "HOME=/tmp PERFLAB_SERVE_TOKEN=$(cat /etc/perflab-token) /bin/perflab serve \
+        "HOME=/tmp /bin/perflab serve --token-file /etc/perflab-token \
          --listen {} --port {} --db /tmp/results.db --journal /tmp/journal.json \
          --max-sessions 4 --session-time 24h",
         net.addr, net.port
@@ -294,7 +294,7 @@ mod tests {
         assert!(s.contains("ip addr add 10.213.7.1/24 dev eth0"));
         assert!(s.contains("--listen 10.213.7.1 --port 7700"));
         assert!(!s.contains("s3cret"));
-        assert!(s.contains("$(cat /etc/perflab-token)"));
+        assert!(s.contains("--token-file /etc/perflab-token"));
         assert!(s.contains(SERVE_ENDED));
     }
 }

@@ -178,12 +178,16 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
             .split_once('=')
             .ok_or_else(|| input(format!("--param {p:?}: expected NAME=VALUE")))?;
         let k = k.trim().to_string();
-        // Free text (a command, a regex) is taken verbatim: its commas are its own.
+        // Free text (a command, a regex, a token) is taken verbatim: its commas are its own.
         let is_text = perflab_workloads::by_name(&spec.workload).is_some_and(|w| {
-            w.info()
-                .params
-                .iter()
-                .any(|s| s.name == k && matches!(s.kind, perflab_core::ParamKind::Text { .. }))
+            w.info().params.iter().any(|s| {
+                s.name == k
+                    && matches!(
+                        s.kind,
+                        perflab_core::ParamKind::Text { .. }
+                            | perflab_core::ParamKind::Secret { .. }
+                    )
+            })
         });
         let value = if is_text {
             ParamInput::One(Scalar::Str(v.to_string()))

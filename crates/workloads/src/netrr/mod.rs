@@ -31,13 +31,17 @@
 //! noisy; they belong to the tail columns (p99, p99.9, max), which are reported beside
 //! it. The average is kept too (`rtt_avg_us`), as the seed's table has it.
 
+pub mod auth;
 mod client;
+mod handshake;
 mod load;
 mod ns;
 pub mod proto;
 mod remote;
 mod responder;
 pub mod serve;
+#[cfg(test)]
+mod serve_tests;
 mod sock;
 #[cfg(test)]
 mod tests;
@@ -157,9 +161,9 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "token",
-        help: "the peer's shared token (else $PERFLAB_SERVE_TOKEN; a token given here is \
-               stored with the run's parameters)",
-        kind: ParamKind::Text { max_len: 256 },
+        help: "the peer's shared token (else $PERFLAB_SERVE_TOKEN); a run stores and \
+               prints only its fingerprint, sha256:xxxxxxxx",
+        kind: ParamKind::Secret { max_len: 256 },
         default: Some(""),
     },
 ];
@@ -295,10 +299,7 @@ pub(crate) fn route(params: &Params, ctx: &MeasureCtx) -> Result<Route, String> 
             client_addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
         });
     }
-    let token = match params.str("token") {
-        "" => std::env::var("PERFLAB_SERVE_TOKEN").unwrap_or_default(),
-        t => t.to_string(),
-    };
+    let token = peer_token(params)?;
     if token.is_empty() {
         return Err(format!(
             "peer={peer} needs the token its `perflab serve` printed: give token= or set \
@@ -313,6 +314,22 @@ pub(crate) fn route(params: &Params, ctx: &MeasureCtx) -> Result<Route, String> 
         netns: String::new(),
         bind: None,
     })
+}
+
+/// The token for `peer=`: the parameter's secret, else `PERFLAB_SERVE_TOKEN`. A run
+/// resumed by another process has only the token's fingerprint; the environment's token
+/// is then used when it is the same token.
+fn peer_token(params: &Params) -> Result<String, String> {
+    let env = || std::env::var("PERFLAB_SERVE_TOKEN").unwrap_or_default();
+    match params.secret("token") {
+        Ok(t) if t.is_empty() => Ok(env()),
+        Ok(t) => Ok(t),
+        Err(fp) if perflab_core::secret::fingerprint(&env()) == fp => Ok(env()),
+        Err(fp) => Err(format!(
+            "this run stored only the token's fingerprint ({fp}), not the token: set \
+             PERFLAB_SERVE_TOKEN to the token of the peer's `perflab serve` to go on"
+        )),
+    }
 }
 
 /// Byte counts of the load at the window's start and end.

@@ -4,26 +4,31 @@
 //! object with a `type` field). A length above [`MAX_MESSAGE`] is refused before any of
 //! the body is read, so a peer cannot make the server allocate or wait for more.
 //!
-//! A session, one control connection:
+//! A session, one control connection (protocol version 2; see [`super::auth`]):
 //!
 //! ```text
-//! client → hello {token, version}     server → welcome {session_time_s}
+//! client → hello {version}            server → challenge {nonce}
+//! client → auth {client_nonce, mac}   server → welcome {session_time_s, server_mac}
 //! client → open {proto, size, load_streams}
 //!                                     server → opened {data_port, sink_port}
 //! … measurement traffic on data_port (echoed), bulk load into sink_port (discarded) …
 //! client → close                      server → closed
 //! ```
 //!
-//! Any problem (bad token, garbage, oversized, an unknown message, the session limit, the
-//! session's time limit) is answered with `error {message}` and the connection is closed;
-//! the server goes on serving others.
+//! Nonces and MACs are hex. The token itself is never sent. Hello through open must
+//! arrive within one deadline from the connection's accept.
+//!
+//! Any problem (a MAC that does not verify, garbage, oversized, an unknown message, the
+//! session limit, the session's time limit) is answered with `error {message}` and the
+//! connection is closed; the server goes on serving others.
 
 use std::io::{Read, Write};
 
 use serde::{Deserialize, Serialize};
 
-/// Protocol version; a peer speaking another one is refused by name.
-pub const VERSION: u32 = 1;
+/// Protocol version; a peer speaking another one is refused by name. Version 1 sent the
+/// token in clear in its hello.
+pub const VERSION: u32 = 2;
 
 /// The largest control message body, in bytes. Real messages are under 200.
 pub const MAX_MESSAGE: usize = 4096;
@@ -35,7 +40,8 @@ pub const MAX_DATA_SIZE: usize = 65_507;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Request {
-    Hello { token: String, version: u32 },
+    Hello { version: u32 },
+    Auth { client_nonce: String, mac: String },
     Open(OpenRequest),
     Close,
 }
@@ -56,8 +62,12 @@ pub struct OpenRequest {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Reply {
+    Challenge {
+        nonce: String,
+    },
     Welcome {
         session_time_s: f64,
+        server_mac: String,
     },
     Opened {
         data_port: u16,
@@ -131,15 +141,14 @@ pub fn read_message<T: for<'de> Deserialize<'de>>(r: &mut impl Read) -> Result<T
     decode(&read_frame(r)?)
 }
 
-/// Compares tokens in time independent of where they differ, so the reply time does not
-/// reveal how much of a guess was right.
-pub fn tokens_match(given: &str, expected: &str) -> bool {
-    let (a, b) = (given.as_bytes(), expected.as_bytes());
-    let mut diff = (a.len() != b.len()) as u8;
-    for i in 0..a.len().max(b.len()) {
-        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
+/// The version a hello of any protocol version names (`None`: not a hello, or no
+/// version in it), so another version is refused by name rather than as malformed.
+pub fn hello_version(body: &[u8]) -> Option<u64> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    if v.get("type")?.as_str()? != "hello" {
+        return None;
     }
-    diff == 0 && !expected.is_empty()
+    v.get("version")?.as_u64()
 }
 
 #[cfg(test)]
@@ -150,9 +159,10 @@ mod tests {
     #[test]
     fn messages_round_trip_through_frames() {
         let msgs = [
-            Request::Hello {
-                token: "t".into(),
-                version: VERSION,
+            Request::Hello { version: VERSION },
+            Request::Auth {
+                client_nonce: "00ff".into(),
+                mac: "ab".into(),
             },
             Request::Open(OpenRequest {
                 proto: "udp".into(),
@@ -196,7 +206,8 @@ mod tests {
     #[test]
     fn unknown_fields_and_types_are_malformed() {
         for body in [
-            &br#"{"type":"hello","token":"t","version":1,"x":1}"#[..],
+            &br#"{"type":"hello","version":2,"x":1}"#[..],
+            br#"{"type":"hello","token":"t","version":2}"#,
             br#"{"type":"shell","cmd":"rm"}"#,
             b"\xff\xfe",
         ] {
@@ -208,12 +219,15 @@ mod tests {
     }
 
     #[test]
-    fn tokens_compare_exactly_and_empty_never_matches() {
-        assert!(tokens_match("abc", "abc"));
-        assert!(!tokens_match("abd", "abc"));
-        assert!(!tokens_match("ab", "abc"));
-        assert!(!tokens_match("abcd", "abc"));
-        assert!(!tokens_match("", ""));
+    fn a_hello_of_any_version_tells_its_version() {
+        assert_eq!(
+            hello_version(br#"{"type":"hello","token":"t","version":1}"#),
+            Some(1)
+        );
+        assert_eq!(hello_version(br#"{"type":"hello","version":2}"#), Some(2));
+        assert_eq!(hello_version(br#"{"type":"close"}"#), None);
+        assert_eq!(hello_version(br#"{"type":"hello","version":"x"}"#), None);
+        assert_eq!(hello_version(b"\xff"), None);
     }
 
     proptest! {
@@ -221,6 +235,7 @@ mod tests {
         fn random_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..300)) {
             let _ = read_message::<Request>(&mut &data[..]);
             let _ = decode::<Reply>(&data);
+            let _ = hello_version(&data);
         }
     }
 }

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
+use super::auth;
 use super::proto::{self, OpenRequest, Reply, Request};
 
 /// The port `perflab serve` listens on unless told another.
@@ -61,6 +62,52 @@ fn reply_error(peer: SocketAddr, what: &str, e: impl std::fmt::Display) -> Strin
     format!("perflab serve at {peer}: {what}: {e}")
 }
 
+/// Hello, the server's challenge, our proof, and the server's proof that it holds the
+/// token too (else it could be anyone who answers on that port). Returns the session's
+/// time limit from the welcome.
+fn authenticate(
+    ask: &mut impl FnMut(&Request) -> Result<Reply, String>,
+    peer: SocketAddr,
+    token: &str,
+) -> Result<f64, String> {
+    let unexpected = |what: &str, r: Reply| {
+        reply_error(
+            peer,
+            &format!("unexpected reply to {what}"),
+            format!("{r:?}"),
+        )
+    };
+    let server = match ask(&Request::Hello {
+        version: proto::VERSION,
+    })? {
+        Reply::Challenge { nonce } => auth::nonce_from_hex(&nonce).ok_or_else(|| {
+            reply_error(peer, "bad challenge", "the nonce is not 32 bytes of hex")
+        })?,
+        other => return Err(unexpected("hello", other)),
+    };
+    let client = auth::nonce().map_err(|e| reply_error(peer, "authenticate", e))?;
+    match ask(&Request::Auth {
+        client_nonce: auth::hex(&client),
+        mac: auth::client_mac(token, &server, &client),
+    })? {
+        Reply::Welcome {
+            session_time_s,
+            server_mac,
+        } => {
+            if !auth::verify_server(token, &server, &client, &server_mac) {
+                return Err(reply_error(
+                    peer,
+                    "authenticate",
+                    "the server's proof of the token does not verify: whatever answers there \
+                     does not hold this token",
+                ));
+            }
+            Ok(session_time_s)
+        }
+        other => Err(unexpected("auth", other)),
+    }
+}
+
 impl RemoteSession {
     /// Connects, authenticates with `token`, and asks the peer to answer `req`.
     pub fn open(
@@ -83,24 +130,22 @@ impl RemoteSession {
         let mut ask = |req: &Request| -> Result<Reply, String> {
             proto::write_message(&mut ctrl, req).map_err(|e| reply_error(peer, "send", e))?;
             match proto::read_message::<Reply>(&mut ctrl) {
+                Ok(Reply::Error { message }) if message.contains("missing field `token`") => {
+                    Err(reply_error(
+                        peer,
+                        "refused",
+                        format!(
+                            "{message} (the peer is an older perflab speaking protocol \
+                             version 1, which sent the token in clear; update it)"
+                        ),
+                    ))
+                }
                 Ok(Reply::Error { message }) => Err(reply_error(peer, "refused", message)),
                 Ok(r) => Ok(r),
                 Err(e) => Err(reply_error(peer, "no valid reply", e)),
             }
         };
-        let session_time_s = match ask(&Request::Hello {
-            token: token.to_string(),
-            version: proto::VERSION,
-        })? {
-            Reply::Welcome { session_time_s } => session_time_s,
-            other => {
-                return Err(reply_error(
-                    peer,
-                    "unexpected reply to hello",
-                    format!("{other:?}"),
-                ))
-            }
-        };
+        let session_time_s = authenticate(&mut ask, peer, token)?;
         let (data_port, sink_port) = match ask(&Request::Open(req))? {
             Reply::Opened {
                 data_port,

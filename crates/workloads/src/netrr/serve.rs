@@ -3,15 +3,26 @@
 //! It listens for control connections (127.0.0.1 unless told an address), holds at most
 //! `max_sessions` at once, each for at most `session_time`, and answers nothing but the
 //! measurement a session asked for: echoes of requests of the agreed size from the
-//! session's own peer address, and a sink for its load streams. A control connection has
-//! `handshake_time` to authenticate and open. Whatever goes wrong in one session is
-//! answered with an error message on that session and logged; the server carries on.
+//! session's own peer address, and a sink for its load streams.
+//!
+//! The thread that accepts also runs every handshake ([`super::handshake`]): a connection
+//! has `handshake_time` from its accept to authenticate (challenge-response, the token
+//! never sent) and open, takes no thread and no session slot until it has authenticated,
+//! and at most `max_pending` connections wait at once (past it the oldest is dropped).
+//! Only an authenticated connection gets a session thread, or a "busy" answer when all
+//! slots are taken. Whatever goes wrong in one connection is answered with an error
+//! message on it and logged by peer address (never the token or a MAC); the server
+//! carries on.
 
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+
+use super::handshake::{Authenticated, Pending, Step, Throttle, MAX_PENDING};
 use super::proto::{self, OpenRequest, ProtoError, Reply, Request};
 use super::responder::{start_echo, start_sink, Placement, Running};
 use super::sock::{is_timeout, Proto};
@@ -26,7 +37,10 @@ pub struct ServeConfig {
     pub token: String,
     pub max_sessions: usize,
     pub session_time: Duration,
+    /// From accept to `open`: hello, challenge, auth, welcome, open, all within it.
     pub handshake_time: Duration,
+    /// Connections in their handshake at once; past it the oldest is dropped.
+    pub max_pending: usize,
 }
 
 impl ServeConfig {
@@ -38,6 +52,7 @@ impl ServeConfig {
             max_sessions: 4,
             session_time: Duration::from_secs(600),
             handshake_time: Duration::from_secs(5),
+            max_pending: MAX_PENDING,
         }
     }
 }
@@ -102,49 +117,202 @@ impl Server {
     /// Serves until `stop` is set, then ends every session and returns.
     pub fn run(&self, stop: &AtomicBool, log: Log) -> Result<(), ServeError> {
         let active = Arc::new(AtomicUsize::new(0));
-        let next_id = AtomicU64::new(1);
+        let mut hs = Handshakes {
+            pending: Vec::new(),
+            next_id: 1,
+            dropped: 0,
+            dropped_said: None,
+            throttle: Throttle::new(20, Duration::from_secs(10)),
+        };
         std::thread::scope(|scope| -> Result<(), ServeError> {
             while !stop.load(Ordering::Relaxed) {
-                let (stream, from) = match self.listener.accept() {
-                    Ok(x) => x,
-                    Err(e) if is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {
-                        std::thread::sleep(Duration::from_millis(20));
-                        continue;
-                    }
-                    Err(e) => {
-                        // Out of descriptors and the like: say so, keep serving.
-                        log(&format!("accept failed: {e}"));
-                        std::thread::sleep(Duration::from_millis(100));
-                        continue;
-                    }
-                };
-                let id = next_id.fetch_add(1, Ordering::Relaxed);
-                if active.load(Ordering::Acquire) >= self.cfg.max_sessions {
-                    log(&format!(
-                        "session {id} from {from}: refused, {} sessions in progress",
-                        self.cfg.max_sessions
-                    ));
-                    refuse(
-                        stream,
-                        &format!(
+                let ready = self.wait(&hs.pending)?;
+                if ready.listener {
+                    self.accept_all(&mut hs, &log);
+                }
+                for done in hs.advance(&ready.pending, &self.cfg, &log) {
+                    if active.load(Ordering::Acquire) >= self.cfg.max_sessions {
+                        let why = format!(
                             "busy: {0} sessions in progress (limit {0}); try again later",
                             self.cfg.max_sessions
-                        ),
-                    );
-                    continue;
-                }
-                active.fetch_add(1, Ordering::AcqRel);
-                let (active, log, cfg) = (active.clone(), log.clone(), &self.cfg);
-                scope.spawn(move || {
-                    let _count = SessionCount(active);
-                    match session(stream, (id, from), cfg, stop, &log) {
-                        Ok(what) => log(&format!("session {id} from {from}: {what}")),
-                        Err(e) => log(&format!("session {id} from {from}: {e}")),
+                        );
+                        refuse(done.stream, &why);
+                        log(&format!(
+                            "session {} from {}: refused, {why}",
+                            done.id, done.from
+                        ));
+                        continue;
                     }
-                });
+                    active.fetch_add(1, Ordering::AcqRel);
+                    let (active, log, cfg) = (active.clone(), log.clone(), &self.cfg);
+                    scope.spawn(move || {
+                        let _count = SessionCount(active);
+                        let (id, from) = (done.id, done.from);
+                        match session(done, cfg, stop, &log) {
+                            Ok(what) => log(&format!("session {id} from {from}: {what}")),
+                            Err(e) => log(&format!("session {id} from {from}: {e}")),
+                        }
+                    });
+                }
+                hs.expire(&self.cfg, &log);
             }
+            hs.say_dropped(&self.cfg, &log, true);
             Ok(())
         })
+    }
+
+    /// Polls the listener and every pending handshake, at most until the next deadline
+    /// or 100 ms (when `stop` is looked at again).
+    fn wait(&self, pending: &[Pending]) -> Result<Ready, ServeError> {
+        let now = Instant::now();
+        let next = pending
+            .iter()
+            .map(|p| p.deadline.saturating_duration_since(now))
+            .min()
+            .unwrap_or(Duration::MAX)
+            .min(Duration::from_millis(100));
+        // Rounded up, so a deadline is not polled for again just before it.
+        let ms = (next.as_micros().div_ceil(1000)) as u16;
+        let mut fds = Vec::with_capacity(1 + pending.len());
+        fds.push(PollFd::new(self.listener.as_fd(), PollFlags::POLLIN));
+        fds.extend(
+            pending
+                .iter()
+                .map(|p| PollFd::new(p.stream.as_fd(), PollFlags::POLLIN)),
+        );
+        match poll(&mut fds, PollTimeout::from(ms)) {
+            Ok(_) => {}
+            Err(nix::errno::Errno::EINTR) => return Ok(Ready::default()),
+            Err(e) => return Err(ServeError::Io(e.into())),
+        }
+        let hit = |f: &PollFd| f.revents().is_some_and(|r| !r.is_empty());
+        Ok(Ready {
+            listener: hit(&fds[0]),
+            pending: fds[1..].iter().map(hit).collect(),
+        })
+    }
+
+    /// Accepts every connection waiting, each into the handshake set.
+    fn accept_all(&self, hs: &mut Handshakes, log: &Log) {
+        // A bound per round, so the handshakes already pending get their turn.
+        for _ in 0..256 {
+            let (stream, from) = match self.listener.accept() {
+                Ok(x) => x,
+                Err(e) if is_timeout(&e) => return,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // Out of descriptors and the like: say so, keep serving.
+                    for line in hs.throttle.admit(format!("accept failed: {e}")) {
+                        log(&line);
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                    return;
+                }
+            };
+            if stream.set_nonblocking(true).is_err() {
+                continue;
+            }
+            if hs.pending.len() >= self.cfg.max_pending.max(1) {
+                // The oldest has had the most time to authenticate.
+                hs.pending.remove(0);
+                hs.dropped += 1;
+            }
+            let id = hs.next_id;
+            hs.next_id += 1;
+            hs.pending
+                .push(Pending::new(stream, from, id, self.cfg.handshake_time));
+        }
+        hs.say_dropped(&self.cfg, log, false);
+    }
+}
+
+/// What a poll found readable.
+#[derive(Default)]
+struct Ready {
+    listener: bool,
+    /// By index into the pending handshakes.
+    pending: Vec<bool>,
+}
+
+/// The connections in their handshake, and what the log is told about them.
+struct Handshakes {
+    /// Oldest first.
+    pending: Vec<Pending>,
+    next_id: u64,
+    /// Dropped over `max_pending` since the last line that said so.
+    dropped: u64,
+    dropped_said: Option<Instant>,
+    throttle: Throttle,
+}
+
+impl Handshakes {
+    /// Moves on the handshakes that were readable; returns the authenticated ones.
+    fn advance(&mut self, ready: &[bool], cfg: &ServeConfig, log: &Log) -> Vec<Authenticated> {
+        let mut done = Vec::new();
+        let mut keep = Vec::with_capacity(self.pending.len());
+        for (i, p) in std::mem::take(&mut self.pending).into_iter().enumerate() {
+            if !ready.get(i).copied().unwrap_or(false) {
+                keep.push(p);
+                continue;
+            }
+            let (id, from) = (p.id, p.from);
+            match p.on_readable(&cfg.token, cfg.session_time) {
+                Step::Wait(p) => keep.push(p),
+                Step::Authenticated(a) => done.push(a),
+                Step::Refused(why) => {
+                    for line in self
+                        .throttle
+                        .admit(format!("handshake {id} from {from}: {why}"))
+                    {
+                        log(&line);
+                    }
+                }
+            }
+        }
+        self.pending = keep;
+        done
+    }
+
+    /// Cuts the handshakes past their deadline.
+    fn expire(&mut self, cfg: &ServeConfig, log: &Log) {
+        let now = Instant::now();
+        let (late, keep): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|p| p.deadline <= now);
+        self.pending = keep;
+        for p in late {
+            let (id, from) = (p.id, p.from);
+            let why = p.refuse(format!(
+                "not authenticated within the handshake time of {:.1} s; closing",
+                cfg.handshake_time.as_secs_f64()
+            ));
+            for line in self
+                .throttle
+                .admit(format!("handshake {id} from {from}: {why}"))
+            {
+                log(&line);
+            }
+        }
+        for line in self.throttle.roll() {
+            log(&line);
+        }
+        self.say_dropped(cfg, log, false);
+    }
+
+    /// One line for the connections dropped over the limit, at most every 10 s.
+    fn say_dropped(&mut self, cfg: &ServeConfig, log: &Log, now: bool) {
+        let due = self
+            .dropped_said
+            .is_none_or(|t| t.elapsed() >= Duration::from_secs(10));
+        if self.dropped > 0 && (due || now) {
+            log(&format!(
+                "dropped {} connections still in their handshake, the oldest each time, to \
+                 stay within {} pending (a flood of connections that do not authenticate?)",
+                self.dropped, cfg.max_pending
+            ));
+            self.dropped = 0;
+            self.dropped_said = Some(Instant::now());
+        }
     }
 }
 
@@ -157,9 +325,9 @@ impl Drop for SessionCount {
     }
 }
 
+/// Answers an error on a nonblocking socket, best effort: a client that does not read
+/// cannot hold the handshake thread.
 fn refuse(mut stream: TcpStream, message: &str) {
-    let _ = stream.set_nonblocking(false);
-    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
     let _ = proto::write_message(
         &mut stream,
         &Reply::Error {
@@ -210,63 +378,41 @@ fn validate(req: &OpenRequest) -> Result<Proto, String> {
 }
 
 fn session(
-    mut s: TcpStream,
-    (id, from): (u64, SocketAddr),
+    a: Authenticated,
     cfg: &ServeConfig,
     stop: &AtomicBool,
     log: &Log,
 ) -> Result<String, String> {
-    let started = Instant::now();
-    let deadline = started + cfg.session_time;
-    let handshake_end = started + cfg.handshake_time.min(cfg.session_time);
+    let Authenticated {
+        stream: mut s,
+        from,
+        id,
+        deadline: handshake_end,
+        welcome,
+    } = a;
+    let deadline = Instant::now() + cfg.session_time;
     s.set_nonblocking(false)
         .and_then(|()| s.set_write_timeout(Some(Duration::from_secs(2))))
         .map_err(|e| e.to_string())?;
-    // Hello, then open, each within the handshake time.
-    let read = |s: &mut TcpStream, until: Instant| -> Result<Request, String> {
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(fail(s, "no request within the handshake time".into()));
-        }
-        s.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
-        proto::read_message::<Request>(s).map_err(|e| match e {
-            ProtoError::Closed => "the client closed the connection".to_string(),
-            ProtoError::TimedOut => fail(s, "no request within the handshake time".into()),
-            other => fail(s, format!("{other}; closing this session")),
-        })
-    };
-    match read(&mut s, handshake_end)? {
-        Request::Hello { token, version } => {
-            if version != proto::VERSION {
-                return Err(fail(
-                    &mut s,
-                    format!(
-                        "protocol version {version} is not spoken here (this perflab serve \
-                         speaks {})",
-                        proto::VERSION
-                    ),
-                ));
-            }
-            if !proto::tokens_match(&token, &cfg.token) {
-                return Err(fail(&mut s, "wrong token".into()));
-            }
-        }
-        _ => return Err(fail(&mut s, "expected hello with the token first".into())),
+    proto::write_message(&mut s, &welcome).map_err(|e| e.to_string())?;
+    // Open, within what is left of the handshake's deadline.
+    let left = handshake_end.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(fail(&mut s, "no open within the handshake time".into()));
     }
-    proto::write_message(
-        &mut s,
-        &Reply::Welcome {
-            session_time_s: cfg.session_time.as_secs_f64(),
-        },
-    )
-    .map_err(|e| e.to_string())?;
-    let req = match read(&mut s, handshake_end)? {
-        Request::Open(req) => req,
-        Request::Close => {
+    s.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
+    let req = match proto::read_message::<Request>(&mut s) {
+        Ok(Request::Open(req)) => req,
+        Ok(Request::Close) => {
             let _ = proto::write_message(&mut s, &Reply::Closed);
             return Ok("closed before opening".into());
         }
-        Request::Hello { .. } => return Err(fail(&mut s, "hello sent twice".into())),
+        Ok(_) => return Err(fail(&mut s, "expected open once authenticated".into())),
+        Err(ProtoError::Closed) => return Err("the client closed the connection".into()),
+        Err(ProtoError::TimedOut) => {
+            return Err(fail(&mut s, "no open within the handshake time".into()))
+        }
+        Err(e) => return Err(fail(&mut s, format!("{e}; closing this session"))),
     };
     let proto_kind = validate(&req).map_err(|e| fail(&mut s, e))?;
     let place = Placement {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use perflab_core::{resolve, MeasureCtx, SysRoot, Workload, WorkloadError, WorkloadOutput};
 
+use super::auth;
 use super::proto::{self, OpenRequest, Reply, Request};
 use super::serve::{Log, ServeConfig, ServeError, Server};
 use super::*;
@@ -294,15 +295,15 @@ fn unusable_peers_are_named() {
 
 // ---- perflab serve ----
 
-struct TestServer {
-    addr: SocketAddr,
+pub(super) struct TestServer {
+    pub addr: SocketAddr,
     stop: Arc<AtomicBool>,
-    log: Arc<Mutex<Vec<String>>>,
+    pub log: Arc<Mutex<Vec<String>>>,
     handle: Option<std::thread::JoinHandle<()>>,
 }
 
 impl TestServer {
-    fn start(cfg: impl FnOnce(&mut ServeConfig)) -> Self {
+    pub fn start(cfg: impl FnOnce(&mut ServeConfig)) -> Self {
         let mut c = ServeConfig::new("s3cret");
         c.listen = "127.0.0.1:0".parse().unwrap();
         cfg(&mut c);
@@ -321,14 +322,14 @@ impl TestServer {
         }
     }
 
-    fn connect(&self) -> TcpStream {
+    pub fn connect(&self) -> TcpStream {
         let s = TcpStream::connect(self.addr).unwrap();
         // Only against a hang: a loaded machine may take seconds to answer.
         s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         s
     }
 
-    fn logged(&self, what: &str) -> bool {
+    pub fn logged(&self, what: &str) -> bool {
         self.log.lock().unwrap().iter().any(|l| l.contains(what))
     }
 }
@@ -342,27 +343,42 @@ impl Drop for TestServer {
     }
 }
 
-fn hello(token: &str) -> Request {
-    Request::Hello {
-        token: token.into(),
-        version: proto::VERSION,
-    }
+/// Hello, the challenge, and an auth with `token`'s MAC: the server's last reply (a
+/// welcome, or an error).
+pub(super) fn authenticate(s: &mut TcpStream, token: &str) -> Reply {
+    let Reply::Challenge { nonce } = ask(
+        s,
+        &Request::Hello {
+            version: proto::VERSION,
+        },
+    ) else {
+        panic!("no challenge")
+    };
+    let server = auth::nonce_from_hex(&nonce).expect("a 32-byte nonce");
+    let client = auth::nonce().unwrap();
+    ask(
+        s,
+        &Request::Auth {
+            client_nonce: auth::hex(&client),
+            mac: auth::client_mac(token, &server, &client),
+        },
+    )
 }
 
-fn ask(s: &mut TcpStream, req: &Request) -> Reply {
+pub(super) fn ask(s: &mut TcpStream, req: &Request) -> Reply {
     proto::write_message(s, req).unwrap();
     proto::read_message(s).unwrap()
 }
 
-fn error_text(r: Reply) -> String {
+pub(super) fn error_text(r: Reply) -> String {
     match r {
         Reply::Error { message } => message,
         other => panic!("expected an error, got {other:?}"),
     }
 }
 
-fn open_udp(s: &mut TcpStream) -> Reply {
-    assert!(matches!(ask(s, &hello("s3cret")), Reply::Welcome { .. }));
+pub(super) fn open_udp(s: &mut TcpStream) -> Reply {
+    assert!(matches!(authenticate(s, "s3cret"), Reply::Welcome { .. }));
     ask(
         s,
         &Request::Open(OpenRequest {
@@ -374,7 +390,7 @@ fn open_udp(s: &mut TcpStream) -> Reply {
 }
 
 /// The server still opens and answers a good session.
-fn still_serves(srv: &TestServer) {
+pub(super) fn still_serves(srv: &TestServer) {
     let mut s = srv.connect();
     let Reply::Opened { data_port, .. } = open_udp(&mut s) else {
         panic!("no session after an error");
@@ -396,12 +412,13 @@ fn still_serves(srv: &TestServer) {
 fn serve_refuses_a_wrong_token_and_carries_on() {
     let srv = TestServer::start(|_| {});
     let mut s = srv.connect();
-    assert_eq!(error_text(ask(&mut s, &hello("guess"))), "wrong token");
+    let e = error_text(authenticate(&mut s, "guess"));
+    assert!(e.starts_with("authentication failed"), "{e}");
     let mut s = srv.connect();
     let e = error_text(ask(&mut s, &Request::Close));
-    assert!(e.contains("hello with the token first"), "{e}");
+    assert!(e.contains("expected hello first"), "{e}");
     still_serves(&srv);
-    assert!(srv.logged("wrong token"));
+    assert!(srv.logged("authentication failed"));
 }
 
 #[test]
@@ -428,7 +445,7 @@ fn serve_rejects_garbage_and_oversized_messages_and_carries_on() {
     // An open with a size no datagram can carry.
     let mut s = srv.connect();
     assert!(matches!(
-        ask(&mut s, &hello("s3cret")),
+        authenticate(&mut s, "s3cret"),
         Reply::Welcome { .. }
     ));
     let e = error_text(ask(
@@ -448,15 +465,16 @@ fn serve_holds_a_bounded_number_of_sessions() {
     let srv = TestServer::start(|c| c.max_sessions = 1);
     let mut first = srv.connect();
     assert!(matches!(open_udp(&mut first), Reply::Opened { .. }));
+    // A second client is told "busy" once it has authenticated, not before.
     let mut second = srv.connect();
-    let e = error_text(proto::read_message(&mut second).unwrap());
+    let e = error_text(authenticate(&mut second, "s3cret"));
     assert!(e.contains("busy: 1 sessions in progress (limit 1)"), "{e}");
     assert_eq!(ask(&mut first, &Request::Close), Reply::Closed);
     // The slot is free again once the first has ended.
     let t = Instant::now();
     loop {
         let mut s = srv.connect();
-        match ask(&mut s, &hello("s3cret")) {
+        match authenticate(&mut s, "s3cret") {
             Reply::Welcome { .. } => break,
             Reply::Error { message } if t.elapsed() < Duration::from_secs(20) => {
                 assert!(message.starts_with("busy"), "{message}");
@@ -541,7 +559,10 @@ fn netrr_measures_against_serve_with_load_and_says_when_the_token_is_wrong() {
         );
     }
     let e = run(&[("peer", &peer), ("token", "nope"), ("duration", "0.1s")]).unwrap_err();
-    assert!(e.to_string().contains("refused: wrong token"), "{e}");
+    assert!(
+        e.to_string().contains("refused: authentication failed"),
+        "{e}"
+    );
     let srv = TestServer::start(|c| c.session_time = Duration::from_secs(3));
     let e = run(&[
         ("peer", &srv.addr.to_string()),
@@ -550,6 +571,32 @@ fn netrr_measures_against_serve_with_load_and_says_when_the_token_is_wrong() {
     ])
     .unwrap_err();
     assert!(e.to_string().contains("allows sessions of 3 s"), "{e}");
+}
+
+/// What a run stores is the token's fingerprint. In the process that sealed it, the
+/// fingerprint stands for the token; elsewhere (a resumed run) the token must come from
+/// PERFLAB_SERVE_TOKEN, and netrr says so rather than sending a fingerprint as a token.
+#[test]
+fn a_token_known_here_only_by_its_fingerprint_is_asked_for() {
+    let srv = TestServer::start(|_| {});
+    let peer = srv.addr.to_string();
+    let fp = perflab_core::secret::fingerprint("a token never sealed here");
+    let e = run(&[("peer", &peer), ("token", &fp), ("duration", "0.1s")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("only the token's fingerprint") && e.contains("PERFLAB_SERVE_TOKEN"),
+        "{e}"
+    );
+    let fp = perflab_core::secret::seal("s3cret");
+    let out = run(&[
+        ("peer", &peer),
+        ("token", &fp),
+        ("duration", "0.2s"),
+        ("warmup", "10"),
+    ])
+    .unwrap();
+    assert!(m(&out, "exchanges") > 0.0);
 }
 
 // ---- namespaces (root) ----
