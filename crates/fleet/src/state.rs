@@ -86,12 +86,38 @@ impl FleetState {
     }
 
     /// Written to a temporary file and renamed, so a kill mid-write keeps the last state.
+    /// Readable by its owner only: the run options may hold a peer's token, which a host
+    /// that was never reached still needs when the fleet is resumed.
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
         std::fs::create_dir_all(dir)?;
         let path = Self::path_in(dir, &self.id);
         let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(&serde_json::to_vec_pretty(self)?)?;
+        drop(f);
         std::fs::rename(tmp, path)
+    }
+
+    /// The run options as shown to a person: a `token=` value is replaced by its
+    /// fingerprint, as it is in the results.
+    pub fn shown_args(&self) -> String {
+        self.run_args
+            .iter()
+            .map(|a| match a.split_once("token=") {
+                Some((head, secret)) if !secret.is_empty() => {
+                    format!("{head}token={}", perflab_core::secret::fingerprint(secret))
+                }
+                _ => a.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     pub fn load(dir: &Path, id: &str) -> Result<FleetState, String> {
@@ -152,6 +178,21 @@ mod tests {
         };
         s.save(dir.path()).unwrap();
         assert_eq!(FleetState::load(dir.path(), "0a1b2c3d").unwrap(), s);
+        let mode = std::fs::metadata(FleetState::path_in(dir.path(), "0a1b2c3d"))
+            .unwrap()
+            .permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o600
+        );
+        let mut t = s.clone();
+        t.run_args = vec!["netpaths".into(), "-p".into(), "token=SECRET".into()];
+        assert!(!t.shown_args().contains("SECRET"), "{}", t.shown_args());
+        assert!(
+            t.shown_args().contains("token=sha256:"),
+            "{}",
+            t.shown_args()
+        );
         let e = FleetState::load(dir.path(), "0a1b2c3e").unwrap_err();
         assert!(e.starts_with("no fleet 0a1b2c3e"), "{e}");
         assert!(FleetState::load(dir.path(), "../etc").is_err());

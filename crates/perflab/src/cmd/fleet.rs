@@ -348,7 +348,7 @@ pub fn summary(st: &FleetState) -> String {
             *w = (*w).max(c.chars().count());
         }
     }
-    let mut out = format!("fleet {}: {}\n", st.id, st.run_args.join(" "));
+    let mut out = format!("fleet {}: {}\n", st.id, st.shown_args());
     for r in &rows {
         let mut line = String::new();
         for (i, (c, w)) in r.iter().zip(widths).enumerate() {
@@ -430,7 +430,7 @@ fn ls() -> anyhow::Result<i32> {
             "{}  {}  {}  [{}]",
             st.id,
             common::utc(st.created_at),
-            st.run_args.join(" "),
+            st.shown_args(),
             hosts.join(", ")
         );
     }
