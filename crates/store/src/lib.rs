@@ -20,6 +20,7 @@ mod error;
 mod location;
 mod path;
 mod pg;
+mod rules;
 pub mod schema;
 mod sqlite;
 mod uid;
