@@ -30,8 +30,10 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone)]
 pub struct Global {
-    /// Results database [default: $PERFLAB_DB, else ~/.local/share/perflab/results.db]
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Results database: an SQLite file, or a PostgreSQL server as a
+    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE URL [default: $PERFLAB_DB, else
+    /// ~/.local/share/perflab/results.db]
+    #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// Read and write /proc, /sys and /dev under DIR instead of / (a captured or fake
     /// tree of another machine; workloads still run on this machine's CPUs)
