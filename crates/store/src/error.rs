@@ -45,6 +45,13 @@ pub enum StoreError {
         supported: u32,
     },
 
+    #[error(
+        "{} is read-only: perflab can read it (ls, show, report, export, compare) but not \
+         record into it; choose a writable database with --db or PERFLAB_DB",
+        path.display()
+    )]
+    ReadOnly { path: PathBuf },
+
     #[error("no run {id} in {db}")]
     NoRun { db: Location, id: RunId },
 
@@ -120,6 +127,7 @@ impl StoreError {
                 | StoreError::NotPerflab { .. }
                 | StoreError::NewerSchema { .. }
                 | StoreError::NoRun { .. }
+                | StoreError::ReadOnly { .. }
                 | StoreError::ReadOnlyOld { .. }
                 | StoreError::Connect { .. }
                 | StoreError::Claimed { .. }

@@ -4,9 +4,11 @@
 //! cannot run here (see the `skip` module).
 
 mod pg;
+mod readonly;
 mod skip;
 
 pub use pg::{pg_database, PgDatabase, PG_VAR};
+pub use readonly::ReadOnlyView;
 pub use skip::{have_root, have_tool, helper_env, is_root, skip, which, REQUIRE_VAR};
 
 use std::path::{Path, PathBuf};
