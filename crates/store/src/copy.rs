@@ -34,9 +34,20 @@ pub struct CopyReport {
 pub fn copy_run(src: &Store, id: RunId, dst: &mut Store) -> Result<CopyReport, StoreError> {
     let info = src.run(id)?;
     let plan = src.plan(id)?;
-    let mut report = ensure(dst, &info, &plan)?;
     let recs = src.measurements(id)?;
-    let more = copy_records(dst, report.run, &recs)?;
+    copy_parts(dst, &info, &plan, &recs)
+}
+
+/// [`copy_run`] from a run already in memory (an export read back): the run `info`
+/// describes with its `plan` and recorded measurements `recs`.
+pub fn copy_parts(
+    dst: &mut Store,
+    info: &RunInfo,
+    plan: &[PlannedMeasurement],
+    recs: &[MeasurementRecord],
+) -> Result<CopyReport, StoreError> {
+    let mut report = ensure(dst, info, plan)?;
+    let more = copy_records(dst, report.run, recs)?;
     report.copied = more.copied;
     report.skipped = more.skipped;
     let now = dst.run(report.run)?;

@@ -10,8 +10,10 @@ mod doctor;
 mod doctor_vm;
 mod export;
 mod import;
+mod import_json;
 mod list;
 mod ls;
+mod push;
 mod report;
 mod restore;
 mod run;
@@ -39,6 +41,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Report(a) => report::run(&g, a),
         Command::Crosscheck(a) => crosscheck::run(&g, a),
         Command::Import(a) => import::run(&g, a),
+        Command::Push(a) => push::run(&g, a),
         Command::List => list::run(),
         Command::Serve(a) => serve::run(&g, a),
     }
