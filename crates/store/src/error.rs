@@ -67,6 +67,16 @@ pub enum StoreError {
     )]
     AlreadyRecorded { db: Location, run: RunId, seq: u32 },
 
+    #[error(
+        "{db} already holds a run with uid {uid} (run {existing}); a copy adds to that run \
+         instead of creating another"
+    )]
+    DuplicateUid {
+        db: Location,
+        uid: String,
+        existing: RunId,
+    },
+
     #[error("invalid plan for a new run: {0}")]
     InvalidPlan(String),
 

@@ -142,6 +142,61 @@ fn a_stream_of_records_ends_as_the_source(from: TestDb, to: TestDb) {
     assert!(e.to_string().contains("not the same run"), "{e}");
 }
 
+/// Copies of one run racing into one database (two pushes, hosts streaming the same run)
+/// end as one run holding each measurement once.
+fn racing_copies_of_one_run_make_one_run(to: TestDb) {
+    let from = backends::sqlite();
+    let run = new_run(6);
+    let id = {
+        let mut src = from.store();
+        let id = src.create_run(&run, 1.0).unwrap();
+        for p in &run.plan[..4] {
+            src.record(id, &record(p, 3)).unwrap();
+        }
+        id
+    };
+    let race = || -> Vec<CopyReport> {
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (src, dst) = (from.loc.clone(), to.loc.clone());
+                std::thread::spawn(move || {
+                    let src = Store::open_existing_location(&src).unwrap();
+                    let mut dst = Store::open_location(&dst).unwrap();
+                    copy_run(&src, id, &mut dst)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap().unwrap())
+            .collect()
+    };
+    // First the copies race to create the run...
+    let reports = race();
+    let dst = to.existing();
+    assert_eq!(dst.runs().unwrap().len(), 1);
+    assert!(reports.iter().all(|r| r.run == reports[0].run));
+    assert_eq!(reports.iter().filter(|r| r.created).count(), 1);
+    // ...each measurement going in once, whichever copy put it there.
+    assert_eq!(reports.iter().map(|r| r.copied).sum::<u32>(), 4);
+    assert_same(&from.store(), id, &dst, reports[0].run);
+
+    // Then the source grows, and the copies race to append the same plan rows.
+    let extra = more_plan(6, 3);
+    {
+        let mut src = from.store();
+        src.append_plan(id, &extra).unwrap();
+        src.record(id, &record(&extra[0], 1)).unwrap();
+    }
+    let reports = race();
+    assert_eq!(reports.iter().map(|r| r.copied).sum::<u32>(), 1);
+    assert_eq!(reports.iter().map(|r| r.appended).sum::<u32>(), 3);
+    assert_eq!(dst.runs().unwrap().len(), 1);
+    assert_same(&from.store(), id, &dst, reports[0].run);
+}
+
+both_backends!(racing_copies_of_one_run_make_one_run);
+
 macro_rules! pairs {
     ($($name:ident),* $(,)?) => {
         mod sqlite_to_sqlite {

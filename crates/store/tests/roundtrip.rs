@@ -259,7 +259,47 @@ fn runs_are_listed_newest_first_and_can_be_labelled_and_deleted(db: TestDb) {
     assert!(d > c);
 }
 
+/// Every run has a uid of its own; one given (a copied run) is kept, and finds the run.
+fn runs_have_uids_that_find_them(db: TestDb) {
+    let mut store = db.store();
+    let a = store.create_run(&new_run(1), 1.0).unwrap();
+    let b = store.create_run(&new_run(1), 1.0).unwrap();
+    let (ua, ub) = (store.run(a).unwrap().uid, store.run(b).unwrap().uid);
+    assert_ne!(ua, ub);
+    for u in [&ua, &ub] {
+        assert_eq!(u.len(), 32, "{u}");
+        assert!(
+            u.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')),
+            "{u}"
+        );
+    }
+    let mut copied = new_run(2);
+    copied.uid = Some("0123456789abcdef0123456789abcdef".into());
+    let c = store.create_run(&copied, 1.0).unwrap();
+    assert_eq!(
+        store.run(c).unwrap().uid,
+        "0123456789abcdef0123456789abcdef"
+    );
+    assert_eq!(store.run_by_uid(&ua).unwrap(), Some(a));
+    assert_eq!(
+        store
+            .run_by_uid("0123456789abcdef0123456789abcdef")
+            .unwrap(),
+        Some(c)
+    );
+    assert_eq!(store.run_by_uid("nope").unwrap(), None);
+    // A second run with a uid already there is refused, and nothing of it is kept.
+    let e = store.create_run(&copied, 1.0).unwrap_err();
+    assert!(
+        matches!(&e, StoreError::DuplicateUid { existing, .. } if *existing == c),
+        "{e}"
+    );
+    assert_eq!(store.runs().unwrap().len(), 3);
+    assert_eq!(store.runs().unwrap()[0].uid, store.run(c).unwrap().uid);
+}
+
 both_backends!(
+    runs_have_uids_that_find_them,
     a_run_round_trips,
     measurements_round_trip_exactly,
     nan_comes_back_as_nan,

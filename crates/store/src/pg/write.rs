@@ -35,22 +35,36 @@ impl PgBackend {
             "INSERT INTO runs (created_at, study, workload, label, status, spec, fingerprint, \
              uid) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
         )?;
-        let id: RunId = tx
-            .query_one(
-                &st,
-                &[
-                    &created_at,
-                    &run.study,
-                    &run.workload,
-                    &run.label,
-                    &RunStatus::Running.as_str(),
-                    &spec,
-                    &fingerprint,
-                    &uid,
-                ],
-            )
-            .at(db)?
-            .get(0);
+        let inserted = tx.query_one(
+            &st,
+            &[
+                &created_at,
+                &run.study,
+                &run.workload,
+                &run.label,
+                &RunStatus::Running.as_str(),
+                &spec,
+                &fingerprint,
+                &uid,
+            ],
+        );
+        let id: RunId = match inserted {
+            Ok(row) => row.get(0),
+            // Another session created a run of this uid first (two pushes of one run).
+            Err(e) if e.as_db_error().and_then(|d| d.constraint()) == Some("runs_uid_key") => {
+                drop(tx);
+                let existing: RunId = client
+                    .query_one("SELECT id FROM runs WHERE uid = $1", &[&uid])
+                    .at(db)?
+                    .get(0);
+                return Err(StoreError::DuplicateUid {
+                    db: db.clone(),
+                    uid,
+                    existing,
+                });
+            }
+            Err(e) => return Err(e).at(db),
+        };
         self.insert_plan(&mut tx, id, &run.plan)?;
         if !run.unavailable.is_empty() {
             let idx: Vec<i64> = (0..run.unavailable.len() as i64).collect();

@@ -22,6 +22,19 @@ impl SqliteBackend {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .at(path)?;
+        let uid = crate::uid::uid_for(run.uid.as_deref());
+        // Checked in the write transaction, so no other writer slips one in between.
+        if let Some(existing) = tx
+            .query_row("SELECT id FROM runs WHERE uid = ?1", [&uid], |r| r.get(0))
+            .optional()
+            .at(path)?
+        {
+            return Err(StoreError::DuplicateUid {
+                db: path.into(),
+                uid,
+                existing,
+            });
+        }
         tx.execute(
             "INSERT INTO runs (created_at, study, workload, label, status, spec, fingerprint, \
              uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -33,7 +46,7 @@ impl SqliteBackend {
                 RunStatus::Running.as_str(),
                 spec,
                 fingerprint,
-                crate::uid::uid_for(run.uid.as_deref())
+                uid
             ],
         )
         .at(path)?;
