@@ -30,8 +30,10 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone)]
 pub struct Global {
-    /// Results database [default: $PERFLAB_DB, else ~/.local/share/perflab/results.db]
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Results database: an SQLite file, or a PostgreSQL server as a
+    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE URL [default: $PERFLAB_DB, else
+    /// ~/.local/share/perflab/results.db]
+    #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// Read and write /proc, /sys and /dev under DIR instead of / (a captured or fake
     /// tree of another machine; workloads still run on this machine's CPUs)
@@ -68,6 +70,9 @@ pub enum Command {
     /// Bring a benchmark tool's saved output into the store as a run (e.g. old logs, to
     /// compare with new runs)
     Import(ImportArgs),
+    /// Copy runs into another results database (a team's PostgreSQL store, another
+    /// file); pushing again adds only what the target lacks
+    Push(PushArgs),
     /// List workloads, monitors, knobs, parsers and studies
     List,
     /// Answer `netrr` measurements from another host (the peer of `-p peer=ADDR:PORT`)
@@ -388,8 +393,23 @@ pub struct ServeArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct PushArgs {
+    /// The runs to copy (numbers in the --db database)
+    #[arg(value_name = "RUN", conflicts_with = "all")]
+    pub runs: Vec<i64>,
+    /// Copy every run
+    #[arg(long)]
+    pub all: bool,
+    /// The target: a postgres:// URL or an SQLite file (created if missing)
+    #[arg(long, value_name = "URL|PATH")]
+    pub to: PathBuf,
+}
+
+#[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// The tool's output format (`perflab list` shows the parsers)
+    /// The tool's output format (`perflab list` shows the parsers), or `perflab-json`
+    /// for a `perflab export --format json` document (the run comes back whole, with its
+    /// uid, so importing it again adds nothing)
     #[arg(long)]
     pub parser: String,
     /// The saved output; `-` reads standard input

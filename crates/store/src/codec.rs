@@ -3,7 +3,11 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::{MeasurementStatus, RunStatus, StoreError};
+use crate::error::corrupt;
+use crate::{
+    Location, MeasurementStatus, Role, RunId, RunInfo, RunStatus, StoreError, UnavailableVariant,
+};
+use perflab_core::Params;
 
 /// The serde name of a unit-like enum value (`Unit::PerSecond` → `per_second`), so the
 /// database uses the same words as the JSON exports and stays in step with new variants.
@@ -99,6 +103,77 @@ pub(crate) fn status_from_columns(
         (FAILED, _) => Some(MeasurementStatus::Failed(error.unwrap_or_default())),
         _ => None,
     }
+}
+
+/// A `runs` row before its JSON and status text are decoded.
+pub(crate) struct RawRun {
+    pub(crate) id: RunId,
+    pub(crate) created_at: Option<f64>,
+    pub(crate) study: String,
+    pub(crate) workload: String,
+    pub(crate) label: Option<String>,
+    pub(crate) status: String,
+    pub(crate) spec: String,
+    pub(crate) fingerprint: String,
+    pub(crate) planned: u32,
+    pub(crate) done: u32,
+    pub(crate) failed: u32,
+    pub(crate) ineffective: u32,
+    pub(crate) uid: Option<String>,
+}
+
+impl RawRun {
+    pub(crate) fn decode(
+        self,
+        db: impl Into<Location> + Copy,
+        unavailable: Vec<UnavailableVariant>,
+    ) -> Result<RunInfo, StoreError> {
+        let id = self.id;
+        let bad = |what: &str| corrupt(db, format!("run {id}: {what}"));
+        Ok(RunInfo {
+            id,
+            uid: self.uid.ok_or_else(|| bad("it has no uid"))?,
+            created_at: real(self.created_at),
+            study: self.study,
+            workload: self.workload,
+            label: self.label,
+            status: run_status(&self.status)
+                .ok_or_else(|| bad(&format!("unknown status {:?}", self.status)))?,
+            spec: serde_json::from_str(&self.spec)
+                .map_err(|e| bad(&format!("its spec is not JSON: {e}")))?,
+            fingerprint: serde_json::from_str(&self.fingerprint)
+                .map_err(|e| bad(&format!("its fingerprint is not JSON: {e}")))?,
+            unavailable,
+            planned: self.planned,
+            done: self.done,
+            failed: self.failed,
+            ineffective: self.ineffective,
+        })
+    }
+}
+
+pub(crate) fn parse_role(
+    db: impl Into<Location>,
+    id: RunId,
+    seq: u32,
+    text: &str,
+) -> Result<Role, StoreError> {
+    Role::parse(text).ok_or_else(|| {
+        corrupt(
+            db,
+            format!("run {id} measurement {seq}: unknown role {text:?}"),
+        )
+    })
+}
+
+pub(crate) fn parse_params(
+    db: impl Into<Location>,
+    id: RunId,
+    seq: u32,
+    text: &str,
+) -> Result<Params, StoreError> {
+    serde_json::from_str(text)
+        .map_err(|e| corrupt(db, format!("run {id} measurement {seq}: parameters: {e}")))
 }
 
 #[cfg(test)]

@@ -34,9 +34,20 @@ pub struct CopyReport {
 pub fn copy_run(src: &Store, id: RunId, dst: &mut Store) -> Result<CopyReport, StoreError> {
     let info = src.run(id)?;
     let plan = src.plan(id)?;
-    let mut report = ensure(dst, &info, &plan)?;
     let recs = src.measurements(id)?;
-    let more = copy_records(dst, report.run, &recs)?;
+    copy_parts(dst, &info, &plan, &recs)
+}
+
+/// [`copy_run`] from a run already in memory (an export read back): the run `info`
+/// describes with its `plan` and recorded measurements `recs`.
+pub fn copy_parts(
+    dst: &mut Store,
+    info: &RunInfo,
+    plan: &[PlannedMeasurement],
+    recs: &[MeasurementRecord],
+) -> Result<CopyReport, StoreError> {
+    let mut report = ensure(dst, info, plan)?;
+    let more = copy_records(dst, report.run, recs)?;
     report.copied = more.copied;
     report.skipped = more.skipped;
     let now = dst.run(report.run)?;
@@ -71,27 +82,51 @@ fn ensure(
     } else {
         dst.run_by_uid(&info.uid)?
     };
-    let Some(run) = existing else {
-        let new = NewRun {
-            uid: (!info.uid.is_empty()).then(|| info.uid.clone()),
-            study: info.study.clone(),
-            workload: info.workload.clone(),
-            label: info.label.clone(),
-            spec: info.spec.clone(),
-            fingerprint: info.fingerprint.clone(),
-            plan: plan.to_vec(),
-            unavailable: info.unavailable.clone(),
-        };
-        let run = dst.create_run(&new, info.created_at)?;
-        if info.status != crate::RunStatus::Running {
-            dst.set_status(run, info.status)?;
-        }
-        return Ok(CopyReport {
-            run,
-            created: true,
-            ..CopyReport::default()
-        });
+    let run = match existing {
+        Some(run) => run,
+        None => match create(dst, info, plan) {
+            Ok(run) => {
+                return Ok(CopyReport {
+                    run,
+                    created: true,
+                    ..CopyReport::default()
+                })
+            }
+            // Another copy of the same run (a second push, a second host's stream)
+            // created it between the look-up and here: add to that one.
+            Err(StoreError::DuplicateUid { existing, .. }) => existing,
+            Err(e) => return Err(e),
+        },
     };
+    // A concurrent copy may append the same rows between the look-up and the append
+    // (which then refuses them as out of order): look again, a few times at most.
+    let mut tries = 0;
+    let missing = loop {
+        let missing = missing_rows(dst, run, info, plan)?;
+        if missing.is_empty() {
+            break missing;
+        }
+        match dst.append_plan(run, &missing) {
+            Ok(_) => break missing,
+            Err(StoreError::InvalidPlan(_)) if tries < 3 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    Ok(CopyReport {
+        run,
+        created: false,
+        appended: missing.len() as u32,
+        ..CopyReport::default()
+    })
+}
+
+/// The rows of `plan` the run `run` of `dst` lacks; an error when a row it has differs.
+fn missing_rows(
+    dst: &Store,
+    run: RunId,
+    info: &RunInfo,
+    plan: &[PlannedMeasurement],
+) -> Result<Vec<PlannedMeasurement>, StoreError> {
     let have: HashMap<u32, PlannedMeasurement> =
         dst.plan(run)?.into_iter().map(|p| (p.seq, p)).collect();
     let mut missing = Vec::new();
@@ -117,15 +152,29 @@ fn ensure(
             None => missing.push(p.clone()),
         }
     }
-    if !missing.is_empty() {
-        dst.append_plan(run, &missing)?;
+    Ok(missing)
+}
+
+fn create(
+    dst: &mut Store,
+    info: &RunInfo,
+    plan: &[PlannedMeasurement],
+) -> Result<RunId, StoreError> {
+    let new = NewRun {
+        uid: (!info.uid.is_empty()).then(|| info.uid.clone()),
+        study: info.study.clone(),
+        workload: info.workload.clone(),
+        label: info.label.clone(),
+        spec: info.spec.clone(),
+        fingerprint: info.fingerprint.clone(),
+        plan: plan.to_vec(),
+        unavailable: info.unavailable.clone(),
+    };
+    let run = dst.create_run(&new, info.created_at)?;
+    if info.status != crate::RunStatus::Running {
+        dst.set_status(run, info.status)?;
     }
-    Ok(CopyReport {
-        run,
-        created: false,
-        appended: missing.len() as u32,
-        ..CopyReport::default()
-    })
+    Ok(run)
 }
 
 /// Records in run `run` of `dst` every record it lacks: one it has not recorded, or an
@@ -150,9 +199,19 @@ pub fn copy_records(
             Some(&ok) => !ok && !failed,
         };
         if take {
-            dst.record(run, rec)?;
-            recorded.insert(rec.seq, !failed);
-            report.copied += 1;
+            match dst.record(run, rec) {
+                Ok(()) => {
+                    recorded.insert(rec.seq, !failed);
+                    report.copied += 1;
+                }
+                // Another copy (a second push, the host's own stream) recorded it `Ok`
+                // since the look-up: the destination has it, and an Ok one stays.
+                Err(StoreError::AlreadyRecorded { .. }) => {
+                    recorded.insert(rec.seq, true);
+                    report.skipped += 1;
+                }
+                Err(e) => return Err(e),
+            }
         } else {
             report.skipped += 1;
         }

@@ -45,6 +45,13 @@ pub enum StoreError {
         supported: u32,
     },
 
+    #[error(
+        "{} is read-only: perflab can read it (ls, show, report, export, compare) but not \
+         record into it; choose a writable database with --db or PERFLAB_DB",
+        path.display()
+    )]
+    ReadOnly { path: PathBuf },
+
     #[error("no run {id} in {db}")]
     NoRun { db: Location, id: RunId },
 
@@ -59,6 +66,16 @@ pub enum StoreError {
          a finished measurement is never replaced"
     )]
     AlreadyRecorded { db: Location, run: RunId, seq: u32 },
+
+    #[error(
+        "{db} already holds a run with uid {uid} (run {existing}); a copy adds to that run \
+         instead of creating another"
+    )]
+    DuplicateUid {
+        db: Location,
+        uid: String,
+        existing: RunId,
+    },
 
     #[error("invalid plan for a new run: {0}")]
     InvalidPlan(String),
@@ -85,9 +102,12 @@ pub enum StoreError {
     #[error("cannot connect to the results database {db}: {reason}")]
     Connect { db: Location, reason: String },
 
-    #[error("database error in {db}: {source}")]
+    #[error("database error in {db}: {reason}")]
     Postgres {
         db: Location,
+        /// The error with its causes, on one line (the client library's own text says
+        /// only "db error").
+        reason: String,
         #[source]
         source: postgres::Error,
     },
@@ -117,6 +137,7 @@ impl StoreError {
                 | StoreError::NotPerflab { .. }
                 | StoreError::NewerSchema { .. }
                 | StoreError::NoRun { .. }
+                | StoreError::ReadOnly { .. }
                 | StoreError::ReadOnlyOld { .. }
                 | StoreError::Connect { .. }
                 | StoreError::Claimed { .. }
@@ -139,7 +160,6 @@ impl<T> At<T> for rusqlite::Result<T> {
 }
 
 /// Attaches the (redacted) server location to PostgreSQL errors.
-#[allow(dead_code)] // the PostgreSQL backend (next commit)
 pub(crate) trait PgAt<T> {
     fn at(self, db: &Location) -> Result<T, StoreError>;
 }
@@ -148,9 +168,22 @@ impl<T> PgAt<T> for Result<T, postgres::Error> {
     fn at(self, db: &Location) -> Result<T, StoreError> {
         self.map_err(|source| StoreError::Postgres {
             db: db.clone(),
+            reason: pg_text(&source),
             source,
         })
     }
+}
+
+/// A PostgreSQL error and its causes on one line: "db error: ERROR: relation … (DETAIL: …)".
+pub(crate) fn pg_text(e: &postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text.replace('\n', "; ")
 }
 
 pub(crate) fn corrupt(db: impl Into<Location>, what: impl Into<String>) -> StoreError {

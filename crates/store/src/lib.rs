@@ -20,6 +20,7 @@ mod error;
 mod location;
 mod path;
 mod pg;
+mod rules;
 pub mod schema;
 mod sqlite;
 mod uid;
@@ -27,7 +28,7 @@ mod uid;
 use std::path::Path;
 
 pub use backend::{Backend, Claim};
-pub use copy::{copy_records, copy_run, ensure_run, CopyReport};
+pub use copy::{copy_parts, copy_records, copy_run, ensure_run, CopyReport};
 pub use error::StoreError;
 pub use location::Location;
 pub use path::{default_path, default_path_from, sudo_user_from, PasswdEntry, SudoUser};

@@ -50,6 +50,12 @@ impl Location {
     }
 }
 
+impl From<&Location> for Location {
+    fn from(l: &Location) -> Self {
+        l.clone()
+    }
+}
+
 impl From<PathBuf> for Location {
     fn from(p: PathBuf) -> Self {
         Location::Sqlite(p)

@@ -3,15 +3,10 @@
 
 mod common;
 
-use perflab_store::{PlannedMeasurement, Store, StoreError};
+use perflab_store::{PlannedMeasurement, StoreError};
 
+use common::backends::TestDb;
 use common::{new_run, params, record, VARIANTS};
-
-fn store() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path().join("results.db")).unwrap();
-    (dir, store)
-}
 
 /// One more repetition of both variants at `point`, starting at `seq`.
 fn extra(seq: u32, point: u32, rep: u32) -> Vec<PlannedMeasurement> {
@@ -29,9 +24,8 @@ fn extra(seq: u32, point: u32, rep: u32) -> Vec<PlannedMeasurement> {
         .collect()
 }
 
-#[test]
-fn appended_measurements_continue_the_plan_and_are_pending() {
-    let (_dir, mut store) = store();
+fn appended_measurements_continue_the_plan_and_are_pending(db: TestDb) {
+    let mut store = db.store();
     // Two points × two variants × three reps: seqs 0..12, reps 0..3 per point and variant.
     let id = store.create_run(&new_run(12), 1.0).unwrap();
     for p in store.plan(id).unwrap() {
@@ -57,9 +51,8 @@ fn appended_measurements_continue_the_plan_and_are_pending() {
     assert_eq!(store.run(id).unwrap().done, 13);
 }
 
-#[test]
-fn appends_that_would_reorder_or_repeat_are_refused() {
-    let (_dir, mut store) = store();
+fn appends_that_would_reorder_or_repeat_are_refused(db: TestDb) {
+    let mut store = db.store();
     let id = store.create_run(&new_run(12), 1.0).unwrap();
     let before = store.plan(id).unwrap();
     // A seq inside the existing plan would change its execution order.
@@ -80,3 +73,8 @@ fn appends_that_would_reorder_or_repeat_are_refused() {
     // Appending nothing changes nothing.
     assert_eq!(store.append_plan(id, &[]).unwrap(), 12);
 }
+
+both_backends!(
+    appended_measurements_continue_the_plan_and_are_pending,
+    appends_that_would_reorder_or_repeat_are_refused,
+);

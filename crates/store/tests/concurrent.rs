@@ -7,26 +7,24 @@ use std::thread;
 
 use perflab_store::Store;
 
+use common::backends::TestDb;
 use common::{new_run, record};
 
-#[test]
-fn a_reader_sees_consistent_snapshots_while_the_writer_writes() {
+fn a_reader_sees_consistent_snapshots_while_the_writer_writes(db: TestDb) {
     const N: u32 = 300;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
     let run = new_run(N);
     let expected: Vec<_> = run.plan.iter().map(|p| record(p, 20)).collect();
-    let mut writer = Store::open(&path).unwrap();
+    let mut writer = db.store();
     let id = writer.create_run(&run, 1.0).unwrap();
 
     let (half_done, wait_half) = mpsc::channel::<()>();
     let (seen_half, wait_seen) = mpsc::channel::<()>();
     let (all_done, wait_all) = mpsc::channel::<()>();
     let reader = {
-        let path = path.clone();
+        let loc = db.loc.clone();
         let expected = expected.clone();
         thread::spawn(move || {
-            let reader = Store::open_existing(&path).unwrap();
+            let reader = Store::open_existing_location(&loc).unwrap();
             wait_half.recv().unwrap();
             // The writer keeps its connection open and waits: we read its committed half.
             let got = reader.measurements(id).unwrap();
@@ -68,3 +66,33 @@ fn a_reader_sees_consistent_snapshots_while_the_writer_writes() {
         N / 2
     );
 }
+
+/// A run is measured by one process at a time: a second claim of it is refused, with the
+/// words `perflab run --resume` shows, until the first is dropped; other runs are free.
+fn a_run_is_claimed_by_one_holder_at_a_time(db: TestDb) {
+    let mut store = db.store();
+    let a = store.create_run(&new_run(2), 1.0).unwrap();
+    let b = store.create_run(&new_run(2), 1.0).unwrap();
+    let other = db.existing();
+    let first = store.claim(a).unwrap();
+    let e = other.claim(a).unwrap_err();
+    assert!(e.is_input(), "{e}");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "run {a} is being measured by another perflab process; \
+             wait for it to finish or stop it, then resume"
+        )
+    );
+    // The holder's own store cannot claim it twice either.
+    assert!(store.claim(a).is_err());
+    let on_b = other.claim(b).unwrap();
+    drop(first);
+    let again = other.claim(a).unwrap();
+    drop((on_b, again));
+}
+
+both_backends!(
+    a_reader_sees_consistent_snapshots_while_the_writer_writes,
+    a_run_is_claimed_by_one_holder_at_a_time,
+);

@@ -3,19 +3,13 @@
 mod common;
 
 use perflab_core::{Better, Metric, TelemetryRow, Unit};
-use perflab_store::{MeasurementStatus, Role, RunStatus, Store, StoreError};
+use perflab_store::{MeasurementStatus, Role, RunStatus, StoreError};
 
+use common::backends::TestDb;
 use common::{failed, new_run, record};
 
-fn store() -> (tempfile::TempDir, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path().join("results.db")).unwrap();
-    (dir, store)
-}
-
-#[test]
-fn a_run_round_trips() {
-    let (_dir, mut store) = store();
+fn a_run_round_trips(db: TestDb) {
+    let mut store = db.store();
     let run = new_run(12);
     let id = store.create_run(&run, 1_718_000_000.5).unwrap();
     let info = store.run(id).unwrap();
@@ -33,9 +27,8 @@ fn a_run_round_trips() {
     assert_eq!(store.pending(id).unwrap(), run.plan);
 }
 
-#[test]
-fn measurements_round_trip_exactly() {
-    let (_dir, mut store) = store();
+fn measurements_round_trip_exactly(db: TestDb) {
+    let mut store = db.store();
     let mut run = new_run(6);
     run.plan[5].role = Role::Telemetry;
     let id = store.create_run(&run, 1.0).unwrap();
@@ -81,9 +74,8 @@ fn measurements_round_trip_exactly() {
     assert_eq!((info.planned, info.done, info.failed), (6, 5, 1));
 }
 
-#[test]
-fn nan_comes_back_as_nan() {
-    let (_dir, mut store) = store();
+fn nan_comes_back_as_nan(db: TestDb) {
+    let mut store = db.store();
     let run = new_run(1);
     let id = store.create_run(&run, f64::NAN).unwrap();
     let mut rec = record(&run.plan[0], 2);
@@ -99,9 +91,8 @@ fn nan_comes_back_as_nan() {
     assert_eq!(back.output.metrics[1], rec.output.metrics[1]);
 }
 
-#[test]
-fn pending_lists_what_a_resume_must_do() {
-    let (_dir, mut store) = store();
+fn pending_lists_what_a_resume_must_do(db: TestDb) {
+    let mut store = db.store();
     let run = new_run(8);
     let id = store.create_run(&run, 1.0).unwrap();
     for p in &run.plan[..3] {
@@ -117,9 +108,8 @@ fn pending_lists_what_a_resume_must_do() {
     assert_eq!((info.planned, info.done, info.failed), (8, 3, 1));
 }
 
-#[test]
-fn a_failed_measurement_is_replaced_an_ok_one_is_not() {
-    let (_dir, mut store) = store();
+fn a_failed_measurement_is_replaced_an_ok_one_is_not(db: TestDb) {
+    let mut store = db.store();
     let run = new_run(3);
     let id = store.create_run(&run, 1.0).unwrap();
     let mut first = failed(&run.plan[1], "first try failed");
@@ -162,9 +152,8 @@ fn a_failed_measurement_is_replaced_an_ok_one_is_not() {
     assert_eq!(store.measurements(id).unwrap(), vec![ok]);
 }
 
-#[test]
-fn records_must_match_their_plan() {
-    let (_dir, mut store) = store();
+fn records_must_match_their_plan(db: TestDb) {
+    let mut store = db.store();
     let run = new_run(3);
     let id = store.create_run(&run, 1.0).unwrap();
     let mut rec = record(&run.plan[0], 1);
@@ -187,9 +176,8 @@ fn records_must_match_their_plan() {
     assert!(store.measurements(id).unwrap().is_empty());
 }
 
-#[test]
-fn a_plan_with_duplicate_seqs_is_refused_whole() {
-    let (_dir, mut store) = store();
+fn a_plan_with_duplicate_seqs_is_refused_whole(db: TestDb) {
+    let mut store = db.store();
     let mut run = new_run(3);
     run.plan[2].seq = 0;
     let e = store.create_run(&run, 1.0).unwrap_err();
@@ -197,12 +185,10 @@ fn a_plan_with_duplicate_seqs_is_refused_whole() {
     assert!(store.runs().unwrap().is_empty());
 }
 
-#[test]
-fn missing_runs_are_named() {
-    let (dir, mut store) = store();
-    let path = dir.path().join("results.db");
+fn missing_runs_are_named(db: TestDb) {
+    let mut store = db.store();
     let e = store.run(42).unwrap_err();
-    assert_eq!(e.to_string(), format!("no run 42 in {}", path.display()));
+    assert_eq!(e.to_string(), format!("no run 42 in {}", db.loc));
     assert!(e.is_input());
     assert!(matches!(
         store.plan(42),
@@ -230,9 +216,8 @@ fn missing_runs_are_named() {
     ));
 }
 
-#[test]
-fn runs_are_listed_newest_first_and_can_be_labelled_and_deleted() {
-    let (_dir, mut store) = store();
+fn runs_are_listed_newest_first_and_can_be_labelled_and_deleted(db: TestDb) {
+    let mut store = db.store();
     let a = store.create_run(&new_run(2), 10.0).unwrap();
     let mut second = new_run(4);
     second.label = None;
@@ -260,7 +245,6 @@ fn runs_are_listed_newest_first_and_can_be_labelled_and_deleted() {
     let ids: Vec<_> = store.runs().unwrap().iter().map(|r| r.id).collect();
     assert_eq!(ids, [c, a]);
     // No orphans, and a deleted run's number is not reused.
-    let conn = rusqlite::Connection::open(store.path().unwrap()).unwrap();
     for table in [
         "plan",
         "measurements",
@@ -269,15 +253,60 @@ fn runs_are_listed_newest_first_and_can_be_labelled_and_deleted() {
         "threads",
         "telemetry",
     ] {
-        let n: i64 = conn
-            .query_row(
-                &format!("SELECT count(*) FROM {table} WHERE run_id = ?1"),
-                [b],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(n, 0, "{table}");
+        assert_eq!(db.rows(table, b), 0, "{table}");
     }
     let d = store.create_run(&new_run(1), 40.0).unwrap();
     assert!(d > c);
 }
+
+/// Every run has a uid of its own; one given (a copied run) is kept, and finds the run.
+fn runs_have_uids_that_find_them(db: TestDb) {
+    let mut store = db.store();
+    let a = store.create_run(&new_run(1), 1.0).unwrap();
+    let b = store.create_run(&new_run(1), 1.0).unwrap();
+    let (ua, ub) = (store.run(a).unwrap().uid, store.run(b).unwrap().uid);
+    assert_ne!(ua, ub);
+    for u in [&ua, &ub] {
+        assert_eq!(u.len(), 32, "{u}");
+        assert!(
+            u.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')),
+            "{u}"
+        );
+    }
+    let mut copied = new_run(2);
+    copied.uid = Some("0123456789abcdef0123456789abcdef".into());
+    let c = store.create_run(&copied, 1.0).unwrap();
+    assert_eq!(
+        store.run(c).unwrap().uid,
+        "0123456789abcdef0123456789abcdef"
+    );
+    assert_eq!(store.run_by_uid(&ua).unwrap(), Some(a));
+    assert_eq!(
+        store
+            .run_by_uid("0123456789abcdef0123456789abcdef")
+            .unwrap(),
+        Some(c)
+    );
+    assert_eq!(store.run_by_uid("nope").unwrap(), None);
+    // A second run with a uid already there is refused, and nothing of it is kept.
+    let e = store.create_run(&copied, 1.0).unwrap_err();
+    assert!(
+        matches!(&e, StoreError::DuplicateUid { existing, .. } if *existing == c),
+        "{e}"
+    );
+    assert_eq!(store.runs().unwrap().len(), 3);
+    assert_eq!(store.runs().unwrap()[0].uid, store.run(c).unwrap().uid);
+}
+
+both_backends!(
+    runs_have_uids_that_find_them,
+    a_run_round_trips,
+    measurements_round_trip_exactly,
+    nan_comes_back_as_nan,
+    pending_lists_what_a_resume_must_do,
+    a_failed_measurement_is_replaced_an_ok_one_is_not,
+    records_must_match_their_plan,
+    a_plan_with_duplicate_seqs_is_refused_whole,
+    missing_runs_are_named,
+    runs_are_listed_newest_first_and_can_be_labelled_and_deleted,
+);

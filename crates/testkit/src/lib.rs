@@ -3,8 +3,12 @@
 //! files the way the kernel or a knob would; and [`skip`], the one way a test says it
 //! cannot run here (see the `skip` module).
 
+mod pg;
+mod readonly;
 mod skip;
 
+pub use pg::{pg_database, PgDatabase, PG_VAR};
+pub use readonly::ReadOnlyView;
 pub use skip::{have_root, have_tool, helper_env, is_root, skip, which, REQUIRE_VAR};
 
 use std::path::{Path, PathBuf};

@@ -18,7 +18,9 @@
 //! `fio`, `iperf3`, `cyclictest`, `hyperfine`, `chromium`, `ip`, `setpriv`); `ovs` (an
 //! ovsdb that answers); `netns` (`ip netns add` works); `perf-events` (software perf
 //! events open); `pmu` / `no-pmu` (hardware counters open / do not); `2-cpus`;
-//! `proc-children` (CONFIG_PROC_CHILDREN); and a few that name one machine state each.
+//! `proc-children` (CONFIG_PROC_CHILDREN); `postgres` (a PostgreSQL server the tests can
+//! use, see the `pg` module); `mount-namespace` (`unshare -m`, for read-only mounts as
+//! root); and a few that name one machine state each.
 
 use std::fmt::Display;
 use std::io::Write;

@@ -19,7 +19,10 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
     };
     match a.format {
         ExportFormat::Json => {
-            let doc = serde_json::json!({ "run": info, "measurements": ms });
+            // The plan too, so `import --parser perflab-json` rebuilds an unfinished run
+            // whole (what is still to measure stays planned).
+            let plan = store.plan(a.run)?;
+            let doc = serde_json::json!({ "run": info, "plan": plan, "measurements": ms });
             serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;
         }

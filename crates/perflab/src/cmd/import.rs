@@ -13,11 +13,15 @@ use crate::cmd::common;
 use crate::exit::input;
 
 pub fn run(g: &Global, a: ImportArgs) -> anyhow::Result<i32> {
+    if a.parser == super::import_json::NAME {
+        return super::import_json::run(g, &a);
+    }
     let parser = perflab_parsers::by_name(&a.parser).ok_or_else(|| {
         input(format!(
-            "unknown parser {:?} (known: {})",
+            "unknown parser {:?} (known: {}, {})",
             a.parser,
-            perflab_parsers::names().join(", ")
+            perflab_parsers::names().join(", "),
+            super::import_json::NAME
         ))
     })?;
     let text = read_input(&a.file)?;
@@ -50,7 +54,7 @@ pub fn run(g: &Global, a: ImportArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn read_input(path: &std::path::Path) -> anyhow::Result<String> {
+pub(super) fn read_input(path: &std::path::Path) -> anyhow::Result<String> {
     let mut bytes = Vec::new();
     let result = if path.as_os_str() == "-" {
         std::io::stdin().read_to_end(&mut bytes).map(|_| ())

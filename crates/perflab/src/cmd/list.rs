@@ -37,6 +37,11 @@ pub fn run() -> anyhow::Result<i32> {
     for p in perflab_parsers::registry() {
         println!("  {:<12} {}", p.name, p.help.lines().next().unwrap_or(""));
     }
+    println!(
+        "  {:<12} a `perflab export --format json` document (import only: the run comes \
+         back whole)",
+        super::import_json::NAME
+    );
     println!("\nKnobs (--variant NAME:knob=value):");
     for (k, help) in perflab_knobs::knob_names() {
         println!("  {k:<12} {help}");

@@ -12,8 +12,10 @@ mod export;
 mod fleet;
 mod fleet_doctor;
 mod import;
+mod import_json;
 mod list;
 mod ls;
+mod push;
 mod report;
 mod restore;
 mod run;
@@ -41,6 +43,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Report(a) => report::run(&g, a),
         Command::Crosscheck(a) => crosscheck::run(&g, a),
         Command::Import(a) => import::run(&g, a),
+        Command::Push(a) => push::run(&g, a),
         Command::List => list::run(),
         Command::Serve(a) => serve::run(&g, a),
         Command::Fleet(a) => fleet::run(&g, a),

@@ -1,17 +1,145 @@
-//! The PostgreSQL backend (being written).
+//! The PostgreSQL backend: a store a team or a fleet of hosts shares (`--db
+//! postgres://…`). Same schema versions, rules and per-measurement commits as SQLite.
 
-use crate::{Location, StoreError};
+mod claim;
+mod open;
+mod read;
+pub(crate) mod schema;
+mod write;
 
-pub(crate) struct PgBackend;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use postgres::{Client, Config, GenericClient, Statement};
+
+use crate::error::PgAt;
+use crate::{
+    Backend, Claim, Location, MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunInfo,
+    RunStatus, StoreError,
+};
+
+pub(crate) struct PgBackend {
+    /// Reads take `&self` (as SQLite's do) but a session needs `&mut`: one store is used
+    /// by one thread at a time, so a RefCell is enough.
+    client: RefCell<Client>,
+    /// Statements prepared on this session, by their text: a record runs the same dozen
+    /// statements each time, and preparing costs a round trip.
+    prepared: RefCell<HashMap<&'static str, Statement>>,
+    config: Config,
+    location: Location,
+}
 
 impl PgBackend {
-    pub(crate) fn open(db: Location) -> Result<crate::sqlite::SqliteBackend, StoreError> {
-        Err(StoreError::Connect {
-            db,
-            reason: "PostgreSQL support is not finished yet".into(),
-        })
+    /// Connects, refuses a database that is not perflab's or is newer, then creates or
+    /// migrates the schema.
+    pub(crate) fn open(location: Location) -> Result<PgBackend, StoreError> {
+        let config = open::config(&location)?;
+        let mut client = open::connect(&location, &config)?;
+        open::check(&mut client, &location)?;
+        open::bring_up_to_date(&mut client, &location, schema::MIGRATIONS)?;
+        Ok(PgBackend::new(client, config, location))
     }
-    pub(crate) fn open_existing(db: Location) -> Result<crate::sqlite::SqliteBackend, StoreError> {
-        Self::open(db)
+
+    /// As [`PgBackend::open`], but a database without perflab's schema is refused, not
+    /// created: reading commands do not build tables on a server.
+    pub(crate) fn open_existing(location: Location) -> Result<PgBackend, StoreError> {
+        let config = open::config(&location)?;
+        let mut client = open::connect(&location, &config)?;
+        if open::check(&mut client, &location)? == open::DbState::Empty {
+            return Err(StoreError::NotPerflab {
+                db: location,
+                reason: "it holds no perflab results yet (a `perflab run` with this --db \
+                         creates them)"
+                    .into(),
+            });
+        }
+        open::bring_up_to_date(&mut client, &location, schema::MIGRATIONS)?;
+        Ok(PgBackend::new(client, config, location))
     }
+
+    fn new(client: Client, config: Config, location: Location) -> PgBackend {
+        PgBackend {
+            client: RefCell::new(client),
+            prepared: RefCell::new(HashMap::new()),
+            config,
+            location,
+        }
+    }
+
+    /// The statement for `sql`, prepared once per session.
+    fn stmt(&self, c: &mut impl GenericClient, sql: &'static str) -> Result<Statement, StoreError> {
+        if let Some(s) = self.prepared.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let s = c.prepare(sql).at(&self.location)?;
+        self.prepared.borrow_mut().insert(sql, s.clone());
+        Ok(s)
+    }
+
+    fn no_run(&self, id: RunId) -> StoreError {
+        StoreError::NoRun {
+            db: self.location.clone(),
+            id,
+        }
+    }
+}
+
+impl Backend for PgBackend {
+    fn location(&self) -> &Location {
+        &self.location
+    }
+    fn runs(&self) -> Result<Vec<RunInfo>, StoreError> {
+        PgBackend::runs(self)
+    }
+    fn run(&self, id: RunId) -> Result<RunInfo, StoreError> {
+        PgBackend::run(self, id)
+    }
+    fn run_by_uid(&self, uid: &str) -> Result<Option<RunId>, StoreError> {
+        PgBackend::run_by_uid(self, uid)
+    }
+    fn plan(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError> {
+        PgBackend::plan(self, id)
+    }
+    fn pending(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError> {
+        PgBackend::pending(self, id)
+    }
+    fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError> {
+        PgBackend::measurements(self, id)
+    }
+    fn recorded(&self, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {
+        PgBackend::recorded(self, id)
+    }
+    fn create_run(&mut self, run: &NewRun, created_at: f64) -> Result<RunId, StoreError> {
+        PgBackend::create_run(self, run, created_at)
+    }
+    fn append_plan(&mut self, run: RunId, more: &[PlannedMeasurement]) -> Result<u32, StoreError> {
+        PgBackend::append_plan(self, run, more)
+    }
+    fn record(&mut self, run: RunId, rec: &MeasurementRecord) -> Result<(), StoreError> {
+        PgBackend::record(self, run, rec)
+    }
+    fn set_status(&mut self, run: RunId, status: RunStatus) -> Result<(), StoreError> {
+        PgBackend::set_status(self, run, status)
+    }
+    fn set_label(&mut self, run: RunId, label: Option<&str>) -> Result<(), StoreError> {
+        PgBackend::set_label(self, run, label)
+    }
+    fn delete_run(&mut self, run: RunId) -> Result<(), StoreError> {
+        PgBackend::delete_run(self, run)
+    }
+    fn claim(&self, run: RunId) -> Result<Claim, StoreError> {
+        claim::take(&self.config, &self.location, run)
+    }
+}
+
+/// Column values to and from the BIGINT columns.
+pub(crate) fn big(v: u32) -> i64 {
+    i64::from(v)
+}
+
+/// A BIGINT read back into a u32 field; out of range means the row was not written by
+/// perflab.
+pub(crate) fn small(db: &Location, what: &str, v: i64) -> Result<u32, StoreError> {
+    u32::try_from(v)
+        .map_err(|_| crate::error::corrupt(db.clone(), format!("{what} {v} is out of range")))
 }

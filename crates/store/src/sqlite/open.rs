@@ -26,6 +26,13 @@ impl SqliteBackend {
                 source,
             })?;
         }
+        // A database this process may not write is refused before SQLite is asked to
+        // open it for writing (it would answer "unable to open database file").
+        if path.exists() && !writable(path) {
+            return Err(StoreError::ReadOnly {
+                path: path.to_path_buf(),
+            });
+        }
         open_with(path, OpenFlags::SQLITE_OPEN_CREATE)
     }
 

@@ -11,13 +11,15 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::write::run_exists;
 use super::SqliteBackend;
-use crate::codec::{real, run_status, status_from_columns, u64_from_sql, NameCache};
+use crate::codec::{
+    parse_params, parse_role, real, status_from_columns, u64_from_sql, NameCache, RawRun,
+};
 use crate::error::{corrupt, At};
 use crate::{
-    MeasurementRecord, PlannedMeasurement, Role, RunId, RunInfo, StoreError, UnavailableVariant,
+    MeasurementRecord, PlannedMeasurement, RunId, RunInfo, StoreError, UnavailableVariant,
 };
 use perflab_core::{
-    Better, HistogramData, Metric, Params, TelemetryRow, ThreadRecord, Unit, WorkloadOutput,
+    Better, HistogramData, Metric, TelemetryRow, ThreadRecord, Unit, WorkloadOutput,
 };
 
 const RUN_SELECT: &str = "SELECT r.id, r.created_at, r.study, r.workload, r.label, r.status, \
@@ -28,23 +30,6 @@ const RUN_SELECT: &str = "SELECT r.id, r.created_at, r.study, r.workload, r.labe
      (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.ineffective IS NOT NULL), \
      r.uid \
      FROM runs r";
-
-/// A `runs` row before its JSON and status text are decoded.
-struct RawRun {
-    id: RunId,
-    created_at: Option<f64>,
-    study: String,
-    workload: String,
-    label: Option<String>,
-    status: String,
-    spec: String,
-    fingerprint: String,
-    planned: u32,
-    done: u32,
-    failed: u32,
-    ineffective: u32,
-    uid: Option<String>,
-}
 
 impl RawRun {
     fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
@@ -62,34 +47,6 @@ impl RawRun {
             failed: r.get(10)?,
             ineffective: r.get(11)?,
             uid: r.get(12)?,
-        })
-    }
-
-    fn decode(
-        self,
-        path: &Path,
-        unavailable: Vec<UnavailableVariant>,
-    ) -> Result<RunInfo, StoreError> {
-        let id = self.id;
-        let bad = |what: &str| corrupt(path, format!("run {id}: {what}"));
-        Ok(RunInfo {
-            id,
-            uid: self.uid.ok_or_else(|| bad("it has no uid"))?,
-            created_at: real(self.created_at),
-            study: self.study,
-            workload: self.workload,
-            label: self.label,
-            status: run_status(&self.status)
-                .ok_or_else(|| bad(&format!("unknown status {:?}", self.status)))?,
-            spec: serde_json::from_str(&self.spec)
-                .map_err(|e| bad(&format!("its spec is not JSON: {e}")))?,
-            fingerprint: serde_json::from_str(&self.fingerprint)
-                .map_err(|e| bad(&format!("its fingerprint is not JSON: {e}")))?,
-            unavailable,
-            planned: self.planned,
-            done: self.done,
-            failed: self.failed,
-            ineffective: self.ineffective,
         })
     }
 }
@@ -458,23 +415,9 @@ fn load_measurements(
     Ok(out)
 }
 
-fn parse_role(path: &Path, id: RunId, seq: u32, text: &str) -> Result<Role, StoreError> {
-    Role::parse(text).ok_or_else(|| {
-        corrupt(
-            path,
-            format!("run {id} measurement {seq}: unknown role {text:?}"),
-        )
-    })
-}
-
 /// A text column borrowed from the row, without copying it into a String.
 fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
     let v = r.get_ref(i)?;
     v.as_str()
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, v.data_type(), Box::new(e)))
-}
-
-fn parse_params(path: &Path, id: RunId, seq: u32, text: &str) -> Result<Params, StoreError> {
-    serde_json::from_str(text)
-        .map_err(|e| corrupt(path, format!("run {id} measurement {seq}: parameters: {e}")))
 }

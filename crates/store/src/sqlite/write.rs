@@ -8,18 +8,13 @@ use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 use super::SqliteBackend;
 use crate::codec::{json, name, status_columns, u64_to_sql, OK};
 use crate::error::At;
+use crate::rules::{check_append, check_matches_plan, check_new_plan, PlanRow, RepKey};
 use crate::{MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunStatus, StoreError};
 
 impl SqliteBackend {
     /// Stores a new run with status `running`, its whole plan and its unavailable variants.
     pub fn create_run(&mut self, run: &NewRun, created_at: f64) -> Result<RunId, StoreError> {
-        let mut seen = HashSet::new();
-        if let Some(p) = run.plan.iter().find(|p| !seen.insert(p.seq)) {
-            return Err(StoreError::InvalidPlan(format!(
-                "seq {} appears twice",
-                p.seq
-            )));
-        }
+        check_new_plan(&run.plan)?;
         let spec = json("the experiment spec", &run.spec)?;
         let fingerprint = json("the host fingerprint", &run.fingerprint)?;
         let path = &self.path;
@@ -27,6 +22,19 @@ impl SqliteBackend {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .at(path)?;
+        let uid = crate::uid::uid_for(run.uid.as_deref());
+        // Checked in the write transaction, so no other writer slips one in between.
+        if let Some(existing) = tx
+            .query_row("SELECT id FROM runs WHERE uid = ?1", [&uid], |r| r.get(0))
+            .optional()
+            .at(path)?
+        {
+            return Err(StoreError::DuplicateUid {
+                db: path.into(),
+                uid,
+                existing,
+            });
+        }
         tx.execute(
             "INSERT INTO runs (created_at, study, workload, label, status, spec, fingerprint, \
              uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -38,7 +46,7 @@ impl SqliteBackend {
                 RunStatus::Running.as_str(),
                 spec,
                 fingerprint,
-                crate::uid::uid_for(run.uid.as_deref())
+                uid
             ],
         )
         .at(path)?;
@@ -79,39 +87,14 @@ impl SqliteBackend {
             .at(path)?;
         // One scan of the run's plan rather than one query per appended row.
         // Headline and telemetry repetitions are numbered apart.
-        let mut planned_reps: HashSet<(u32, String, u32, String)> = tx
+        let planned_reps: HashSet<RepKey> = tx
             .prepare_cached("SELECT point, variant, rep, role FROM plan WHERE run_id = ?1")
             .at(path)?
             .query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .at(path)?
             .collect::<rusqlite::Result<_>>()
             .at(path)?;
-        let mut seen = HashSet::new();
-        for p in more {
-            if last.is_some_and(|l| p.seq <= l) || !seen.insert(p.seq) {
-                return Err(StoreError::InvalidPlan(format!(
-                    "run {run}: appended seq {} is not after the last planned seq {} or \
-                     appears twice",
-                    p.seq,
-                    last.map_or("(none)".to_string(), |l| l.to_string())
-                )));
-            }
-            let key = (
-                p.point,
-                p.variant.clone(),
-                p.rep,
-                p.role.as_str().to_string(),
-            );
-            if !planned_reps.insert(key) {
-                return Err(StoreError::InvalidPlan(format!(
-                    "run {run}: point {} variant {:?} {} rep {} is already planned",
-                    p.point,
-                    p.variant,
-                    p.role.as_str(),
-                    p.rep
-                )));
-            }
-        }
+        check_append(run, last, planned_reps, more)?;
         insert_plan(&tx, path, run, more)?;
         let planned: u32 = tx
             .query_row("SELECT count(*) FROM plan WHERE run_id = ?1", [run], |r| {
@@ -157,34 +140,18 @@ impl SqliteBackend {
                 }
             });
         };
-        let mismatch = if point != rec.point {
-            Some(format!("point {} recorded, {point} planned", rec.point))
-        } else if variant != rec.variant {
-            Some(format!(
-                "variant {:?} recorded, {variant:?} planned",
-                rec.variant
-            ))
-        } else if rep != rec.rep {
-            Some(format!("rep {} recorded, {rep} planned", rec.rep))
-        } else if role != rec.role.as_str() {
-            Some(format!(
-                "a {} repetition recorded, a {role} one planned",
-                rec.role.as_str()
-            ))
-        } else if planned_params != params_text {
-            Some(format!(
-                "parameters {params_text} recorded, {planned_params} planned"
-            ))
-        } else {
-            None
-        };
-        if let Some(what) = mismatch {
-            return Err(StoreError::PlanMismatch {
-                run,
-                seq: rec.seq,
-                what,
-            });
-        }
+        check_matches_plan(
+            run,
+            rec,
+            &params_text,
+            &PlanRow {
+                point,
+                params: planned_params,
+                variant,
+                rep,
+                role,
+            },
+        )?;
 
         let prior: Option<String> = tx
             .prepare_cached("SELECT status FROM measurements WHERE run_id = ?1 AND seq = ?2")

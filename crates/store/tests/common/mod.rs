@@ -1,6 +1,8 @@
 //! Realistic runs and measurements for the store's tests.
 #![allow(dead_code)]
 
+pub mod backends;
+
 use std::collections::BTreeMap;
 
 use perflab_core::{

@@ -1,0 +1,139 @@
+//! `perflab import --parser perflab-json FILE`: a `perflab export --format json` document
+//! becomes a stored run again — the same uid, plan, figures and status — so a run can be
+//! moved between databases as a file, and importing it twice adds nothing the second time.
+
+use std::collections::{HashMap, HashSet};
+
+use perflab_store::{copy_parts, MeasurementRecord, PlannedMeasurement, RunInfo};
+use serde::Deserialize;
+
+use crate::cli::{Global, ImportArgs};
+use crate::cmd::common;
+use crate::exit::input;
+
+/// The parser name `import --parser` takes for an export document.
+pub const NAME: &str = "perflab-json";
+
+/// What `perflab export --format json` writes. `plan` came later: an export without it
+/// is planned as what it recorded.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Export {
+    run: RunInfo,
+    #[serde(default)]
+    plan: Option<Vec<PlannedMeasurement>>,
+    measurements: Vec<MeasurementRecord>,
+}
+
+pub fn run(g: &Global, a: &ImportArgs) -> anyhow::Result<i32> {
+    let file = a.file.display().to_string();
+    let text = super::import::read_input(&a.file)?;
+    let doc: Export = serde_json::from_str(&text)
+        .map_err(|e| input(format!("{file}: not a perflab JSON export: {e}")))?;
+    let mut info = doc.run;
+    if let Some(label) = &a.label {
+        info.label = Some(label.clone());
+    }
+    if let Some(study) = &a.study {
+        info.study = study.clone();
+    }
+    let plan = doc
+        .plan
+        .unwrap_or_else(|| doc.measurements.iter().map(planned).collect());
+    // Everything is checked before the database is opened: a bad document changes nothing.
+    check(&plan, &doc.measurements).map_err(|e| input(format!("{file}: {e}")))?;
+    let mut store = common::open_store(g)?;
+    let r = copy_parts(&mut store, &info, &plan, &doc.measurements)?;
+    eprintln!(
+        "run {}: {} from {file}: {} new measurement(s), {} there already",
+        r.run,
+        if r.created {
+            "imported"
+        } else {
+            "imported before"
+        },
+        r.copied,
+        r.skipped
+    );
+    if info.uid.is_empty() {
+        eprintln!(
+            "note: the export has no run uid (made by an older perflab): importing it again \
+             makes another run"
+        );
+    }
+    Ok(0)
+}
+
+fn planned(m: &MeasurementRecord) -> PlannedMeasurement {
+    PlannedMeasurement {
+        seq: m.seq,
+        point: m.point,
+        params: m.params.clone(),
+        variant: m.variant.clone(),
+        rep: m.rep,
+        role: m.role,
+    }
+}
+
+/// The document holds one run: unique seqs, and every measurement as its plan row says.
+fn check(plan: &[PlannedMeasurement], ms: &[MeasurementRecord]) -> Result<(), String> {
+    let mut rows: HashMap<u32, &PlannedMeasurement> = HashMap::new();
+    for p in plan {
+        if rows.insert(p.seq, p).is_some() {
+            return Err(format!("the plan lists seq {} twice", p.seq));
+        }
+    }
+    let mut seen = HashSet::new();
+    for m in ms {
+        if !seen.insert(m.seq) {
+            return Err(format!("measurement {} appears twice", m.seq));
+        }
+        match rows.get(&m.seq) {
+            None => return Err(format!("measurement {} is not in the plan", m.seq)),
+            Some(p) if **p != planned(m) => {
+                return Err(format!("measurement {} does not match its plan row", m.seq))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perflab_store::MeasurementStatus;
+
+    fn rec(seq: u32, variant: &str) -> MeasurementRecord {
+        MeasurementRecord {
+            seq,
+            point: 0,
+            params: Default::default(),
+            variant: variant.into(),
+            rep: seq,
+            status: MeasurementStatus::Ok,
+            started_at: 1.0,
+            elapsed_s: 1.0,
+            output: Default::default(),
+            telemetry: Vec::new(),
+            role: Default::default(),
+            monitors: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_document_must_hold_one_consistent_run() {
+        let ms = vec![rec(0, "a"), rec(1, "a")];
+        let plan: Vec<_> = ms.iter().map(planned).collect();
+        assert!(check(&plan, &ms).is_ok());
+        assert!(check(&plan[..1], &ms)
+            .unwrap_err()
+            .contains("not in the plan"));
+        let twice = vec![rec(0, "a"), rec(0, "a")];
+        assert!(check(&plan, &twice).unwrap_err().contains("twice"));
+        let other = vec![rec(0, "b")];
+        assert!(check(&plan, &other).unwrap_err().contains("does not match"));
+        let dup_plan = vec![plan[0].clone(), plan[0].clone()];
+        assert!(check(&dup_plan, &[]).unwrap_err().contains("seq 0 twice"));
+    }
+}

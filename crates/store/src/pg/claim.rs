@@ -1,0 +1,34 @@
+//! One process measures a run at a time (PostgreSQL).
+//!
+//! The claim is a session-level advisory lock held on a connection of its own, which the
+//! [`Claim`] owns: the server releases it when that session ends, however the process
+//! ends (a killed process's socket closes), and it works across hosts sharing the server.
+
+use postgres::Config;
+
+use super::open::connect;
+use crate::error::PgAt;
+use crate::{Claim, Location, RunId, StoreError};
+
+/// The first key of every claim (the two-int form of the lock, whose key space is apart
+/// from the bigint form that schema changes use); the second is the run's number.
+const CLAIM_SPACE: i32 = 0x706c_6162; // "plab"
+
+pub(crate) fn take(config: &Config, db: &Location, run: RunId) -> Result<Claim, StoreError> {
+    let mut client = connect(db, config)?;
+    // Runs past 2^31 share a key with a smaller one: a spurious refusal at worst, never
+    // two processes on one run.
+    let key = run as i32;
+    let got: bool = client
+        .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&CLAIM_SPACE, &key])
+        .at(db)?
+        .get(0);
+    if got {
+        Ok(Claim::holding(client))
+    } else {
+        Err(StoreError::Claimed {
+            db: db.clone(),
+            run,
+        })
+    }
+}
