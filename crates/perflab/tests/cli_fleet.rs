@@ -13,11 +13,36 @@ use common::ssh_hosts::SshHosts;
 use common::{text, Lab};
 use serde_json::Value;
 
-/// `perflab` for the fleet side: its own database, journal and fleet records.
+/// `perflab` for the fleet side: its own journal and fleet records, and its store: a
+/// PostgreSQL database of its own where the tests can have one (a throwaway cluster, or
+/// PERFLAB_TEST_PG), else the lab's SQLite file.
 fn fleet_cmd(lab: &Lab) -> Command {
     let mut c = lab.cmd();
     c.env("XDG_STATE_HOME", lab.dir.path().join("state"));
+    if let Some(url) = PG_URL.with(|u| u.borrow().clone()) {
+        c.env("PERFLAB_DB", url);
+    }
     c
+}
+
+thread_local! {
+    /// The fleet store of the test running on this thread, when it is PostgreSQL.
+    static PG_URL: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Makes this test's fleet store a fresh PostgreSQL database (kept until the returned
+/// guard drops); where there is none, says so and stays on SQLite.
+fn use_postgres() -> Option<perflab_testkit::PgDatabase> {
+    let db = perflab_testkit::pg_database()?;
+    PG_URL.with(|u| *u.borrow_mut() = Some(db.url.clone()));
+    Some(db)
+}
+
+/// `perflab export RUN` of the fleet's store.
+fn export(lab: &Lab, id: &str) -> Value {
+    let o = fleet_cmd(lab).args(["export", id]).output().unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    serde_json::from_slice(&o.stdout).expect("export prints JSON")
 }
 
 /// Every measurement of every run in the store, checked: each run's measurements are
@@ -29,7 +54,7 @@ fn runs_complete_and_whole(lab: &Lab) -> BTreeSet<String> {
     let mut labels = BTreeSet::new();
     for r in runs.as_array().expect("a list of runs") {
         let id = r["id"].to_string();
-        let doc = lab.export(&id);
+        let doc = export(lab, &id);
         let ms = doc["measurements"].as_array().unwrap();
         let seqs: BTreeSet<u64> = ms.iter().map(|m| m["seq"].as_u64().unwrap()).collect();
         let planned = doc["run"]["planned"].as_u64().unwrap();
@@ -75,6 +100,7 @@ fn fleet_run_quick_on_three_hosts_compares_them_in_one_report() {
         return;
     };
     let lab = Lab::new();
+    let _pg = use_postgres();
     let cfg = hosts.ssh_config();
     let o = fleet_cmd(&lab)
         .args([
@@ -129,6 +155,16 @@ fn fleet_run_quick_on_three_hosts_compares_them_in_one_report() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("h3"));
     let o = fleet_cmd(&lab).args(["fleet", "ls"]).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("{id}  ")));
+    // The results went to the PostgreSQL store where there is one.
+    let record: Value = serde_json::from_slice(
+        &std::fs::read(lab.dir.path().join(format!("state/perflab/fleets/{id}.json"))).unwrap(),
+    )
+    .unwrap();
+    let db = record["db"].as_str().unwrap();
+    assert_eq!(db.starts_with("postgres"), _pg.is_some(), "{db}");
+    if _pg.is_some() {
+        assert!(!lab.db().exists(), "nothing went to the SQLite default");
+    }
 
     // A second run finds the cached copy instead of copying again.
     let o = fleet_cmd(&lab)
@@ -188,6 +224,7 @@ fn a_host_whose_sshd_dies_mid_run_is_resumed_with_nothing_lost_or_doubled() {
         return;
     };
     let lab = Lab::new();
+    let _pg = use_postgres();
     let cfg = hosts.ssh_config();
     let state = lab.dir.path().join("state");
     let child = fleet_cmd(&lab)
@@ -289,7 +326,7 @@ fn a_host_whose_sshd_dies_mid_run_is_resumed_with_nothing_lost_or_doubled() {
         .iter()
         .find(|r| r["uid"] == uid)
         .expect("h3's run in the fleet's store");
-    let here = lab.export(&local["id"].to_string());
+    let here = export(&lab, &local["id"].to_string());
     let seqs = |d: &Value| -> Vec<(u64, String)> {
         d["measurements"]
             .as_array()
