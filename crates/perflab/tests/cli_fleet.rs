@@ -157,7 +157,12 @@ fn fleet_run_quick_on_three_hosts_compares_them_in_one_report() {
     assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("{id}  ")));
     // The results went to the PostgreSQL store where there is one.
     let record: Value = serde_json::from_slice(
-        &std::fs::read(lab.dir.path().join(format!("state/perflab/fleets/{id}.json"))).unwrap(),
+        &std::fs::read(
+            lab.dir
+                .path()
+                .join(format!("state/perflab/fleets/{id}.json")),
+        )
+        .unwrap(),
     )
     .unwrap();
     let db = record["db"].as_str().unwrap();
