@@ -11,6 +11,7 @@ mod doctor_vm;
 mod export;
 mod fleet;
 mod fleet_doctor;
+mod hint;
 mod import;
 mod list;
 mod ls;

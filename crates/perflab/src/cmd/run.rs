@@ -12,7 +12,7 @@ use perflab_store::RunStatus;
 
 use crate::cli::{Global, RunArgs, RunFormat};
 use crate::cmd::run_end::RunEnd;
-use crate::cmd::{common, run_json, show};
+use crate::cmd::{common, hint, run_json, show};
 use crate::exit::{input, INTERRUPTED};
 use crate::progress::Reporter;
 
@@ -90,11 +90,15 @@ fn execute(
     // by what the run holds now.
     let end = RunEnd::of(&store.run(id)?);
     if outcome.status == RunStatus::Interrupted {
-        eprintln!("resume with: perflab run --resume {}", outcome.run);
+        eprintln!(
+            "resume with: perflab run --resume {}{}",
+            outcome.run,
+            hint::db_flag(g)
+        );
     }
     match a.format {
         RunFormat::Json => {
-            let doc = run_json::document(store, id, out, &end)?;
+            let doc = run_json::document(store, id, out, &end, &hint::db_flag(g))?;
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
         RunFormat::Text if outcome.status == RunStatus::Interrupted => {}
@@ -103,7 +107,7 @@ fn execute(
             print_adaptive(store, id)?;
         }
     }
-    if let Some(line) = end.last_line() {
+    if let Some(line) = end.last_line(&hint::db_flag(g)) {
         // After the tables, where a reader (and `tail -1` of a log) looks last.
         std::io::stdout().flush()?;
         eprintln!("{line}");
