@@ -263,12 +263,14 @@ and the differences head the report.
 Examples:
   perflab report 3                         terminal tables
   perflab report 3 4 --format mail         72-column text to paste into a reply
-  perflab report 3 4 --html report.html    one offline file with the plots")]
+  perflab report 3 4 --html report.html    one offline file with the plots
+  perflab report 3 --html - > page.html    the page on standard output")]
 pub struct ReportArgs {
     /// Runs to report on: one (its variants) or several (each against the first)
     #[arg(required = true, num_args = 1.., value_name = "RUN")]
     pub runs: Vec<i64>,
-    /// Write a self-contained HTML page with the plots to FILE
+    /// Write a self-contained HTML page with the plots to FILE (`-`: to standard output,
+    /// and nothing else goes there)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// What to print on standard output [default: text, or nothing with --html]
