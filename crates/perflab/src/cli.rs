@@ -141,8 +141,9 @@ pub struct RunArgs {
     /// Directory for the per-pair drill-down [default: ./perflab-<study>-<run>]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Print the expanded experiment and its plan, and run nothing
-    #[arg(long)]
+    /// Print the expanded experiment and its plan, and run nothing (with --format json:
+    /// one JSON document on standard output, notes on standard error)
+    #[arg(long, conflicts_with = "resume")]
     pub dry_run: bool,
     /// The new run's uid (32 hex digits), chosen by `fleet run` so it can find the run
     /// on the host again

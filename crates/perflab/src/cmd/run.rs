@@ -387,11 +387,19 @@ fn split_settings(text: &str, is_key: impl Fn(&str) -> bool) -> Vec<&str> {
 fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()> {
     let names: Vec<String> = p.available.iter().map(|v| v.spec.name.clone()).collect();
     let plan = perflab_lab::plan::plan(&p.spec, p.workload, &names)?;
+    let timed: f64 = plan.iter().map(|m| m.params.seconds("duration")).sum();
+    // exec's `duration` is only a placeholder value for its command, not a time it runs.
+    let timed = (timed > 0.0 && p.spec.workload != "exec").then_some(timed);
     if format == RunFormat::Json {
+        // Everything the text form says, as one document and nothing else on stdout;
+        // notes (monitors left out, variants unavailable) went to stderr.
         let doc = serde_json::json!({
             "dry_run": true,
             "spec": p.spec,
+            "variants": names,
             "unavailable": p.unavailable,
+            "measurements": plan.len(),
+            "timed_seconds": timed,
             "plan": plan,
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -413,9 +421,7 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
             adaptive::fmt_pct(a.target_ci_pct)
         );
     }
-    let timed: f64 = plan.iter().map(|m| m.params.seconds("duration")).sum();
-    // exec's `duration` is only a placeholder value for its command, not a time it runs.
-    if timed > 0.0 && p.spec.workload != "exec" {
+    if let Some(timed) = timed {
         println!("at least {timed:.0} s of timed measurement, plus warm-ups and set-up");
     }
     for m in plan.iter().take(20) {
