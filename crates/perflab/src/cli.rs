@@ -74,6 +74,26 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run a study on many hosts over ssh into one store, and compare the hosts
     Fleet(crate::cli_fleet::FleetArgs),
+    /// Print the shell completion script for SHELL, e.g. `perflab completions bash >
+    /// ~/.local/share/bash-completion/completions/perflab`
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), e.g. `perflab man | man -l -`; --out DIR writes one
+    /// page per subcommand
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write perflab.1 and one page per subcommand (perflab-run.1, …) into DIR instead
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Default)]

@@ -2,6 +2,7 @@
 
 mod common;
 mod compare;
+mod completions;
 mod crosscheck;
 mod crosscheck_monitors;
 mod crosscheck_report;
@@ -15,6 +16,7 @@ mod hint;
 mod import;
 mod list;
 mod ls;
+mod man;
 mod report;
 mod restore;
 mod run;
@@ -28,7 +30,12 @@ use crate::cli::{Cli, Command};
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     let g = cli.global;
-    if !matches!(cli.command, Command::Restore(_)) {
+    // Restore reads the journal itself; completions and the manual touch nothing of the
+    // machine's and must print only what they generate.
+    if !matches!(
+        cli.command,
+        Command::Restore(_) | Command::Completions(_) | Command::Man(_)
+    ) {
         common::warn_pending_journal(&g);
     }
     match cli.command {
@@ -45,5 +52,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::List => list::run(),
         Command::Serve(a) => serve::run(&g, a),
         Command::Fleet(a) => fleet::run(&g, a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
     }
 }
