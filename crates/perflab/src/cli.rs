@@ -55,7 +55,7 @@ pub enum Command {
     Ls(LsArgs),
     /// Show one run: its fingerprint, plan and results, or one CPU pair's drill-down
     Show(ShowArgs),
-    /// Export a run's measurements as JSON or CSV
+    /// Export a run's measurements as JSON, CSV or benchstat's input format
     Export(ExportArgs),
     /// Compare two variants of a run, or two runs matched by parameters
     Compare(CompareArgs),
@@ -226,8 +226,12 @@ pub struct ShowArgs {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExportFormat {
+    /// Everything: the run and every measurement with its telemetry (docs/export.md)
     Json,
+    /// One row per measurement and metric
     Csv,
+    /// Go's benchmark format, one line per successful repetition, for `benchstat`
+    Benchstat,
 }
 
 #[derive(Args, Debug)]

@@ -7,6 +7,7 @@
 //! Inputs are `perflab_core::record` types, so this crate never touches the database.
 //! Only successful measurements are numbers; failed ones are counted and named.
 
+pub mod benchstat;
 pub mod blocks;
 pub mod changed;
 pub mod compare;

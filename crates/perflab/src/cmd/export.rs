@@ -1,5 +1,5 @@
-//! `perflab export`: a run's measurements for other tools, as JSON (everything) or CSV
-//! (one row per measurement and metric).
+//! `perflab export`: a run's measurements for other tools, as JSON (everything), CSV
+//! (one row per measurement and metric) or Go's benchmark format (for `benchstat`).
 
 use std::io::Write;
 
@@ -22,6 +22,11 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
             let doc = serde_json::json!({ "run": info, "measurements": ms });
             serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;
+        }
+        ExportFormat::Benchstat => {
+            let text = perflab_report::benchstat::benchstat_text(&info, &ms);
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
         }
         ExportFormat::Csv => {
             let mut w = csv::Writer::from_writer(out);
