@@ -60,3 +60,61 @@ fn benchstat_export_has_a_line_per_result_and_nothing_else_on_stdout() {
         );
     }
 }
+
+#[test]
+fn the_json_export_says_its_format_and_version_first() {
+    let lab = Lab::new();
+    let id = two_variant_null_run(&lab, &[]);
+    let o = lab.run(&["export", &id]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    // At the top of the text, before the run, for a reader that looks no further.
+    let head: Vec<&str> = out.lines().take(3).map(str::trim).collect();
+    assert_eq!(
+        head,
+        [
+            "{",
+            "\"format\": \"perflab-export\",",
+            "\"format_version\": 1,"
+        ]
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
+    assert_eq!(keys.len(), 4, "{keys:?}");
+    // The keys the documentation lists are there, with the types it gives.
+    let run = &doc["run"];
+    for k in [
+        "id",
+        "uid",
+        "created_at",
+        "study",
+        "workload",
+        "status",
+        "spec",
+        "fingerprint",
+    ] {
+        assert!(!run[k].is_null(), "run.{k}");
+    }
+    for k in ["planned", "done", "failed", "ineffective"] {
+        assert!(run[k].is_u64(), "run.{k}");
+    }
+    assert!(run["unavailable"].is_array() && run.get("label").is_some());
+    let m = &doc["measurements"][0];
+    for k in ["seq", "point", "rep"] {
+        assert!(m[k].is_u64(), "measurement.{k}");
+    }
+    for k in ["started_at", "elapsed_s"] {
+        assert!(m[k].is_f64(), "measurement.{k}");
+    }
+    assert!(m["params"].is_object() && m["variant"].is_string());
+    assert_eq!(m["status"]["status"], "ok");
+    assert_eq!(m["role"], "headline");
+    assert!(m["telemetry"].is_array() && m["monitors"].is_array());
+    for k in ["metrics", "histograms", "threads", "notes"] {
+        assert!(m["output"][k].is_array(), "output.{k}");
+    }
+    let metric = &m["output"]["metrics"][0];
+    assert_eq!(metric["name"], "value");
+    assert!(metric["value"].is_f64() && metric["unit"].is_string());
+    assert!(["higher", "lower", "neither"].contains(&metric["better"].as_str().unwrap()));
+}

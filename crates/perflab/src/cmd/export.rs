@@ -3,8 +3,27 @@
 
 use std::io::Write;
 
+use perflab_store::{MeasurementRecord, RunInfo};
+use serde::Serialize;
+
 use crate::cli::{ExportArgs, ExportFormat, Global};
 use crate::cmd::common;
+
+/// What the JSON document says it is, first, so a reader (`perflab import --parser
+/// perflab-json`, a script) knows what it holds before reading on.
+pub const FORMAT: &str = "perflab-export";
+/// Raised when a field changes meaning or goes away; new fields alone keep it
+/// (docs/export.md lists the fields of each version).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The JSON export, its fields in this order.
+#[derive(Serialize)]
+struct Document<'a> {
+    format: &'static str,
+    format_version: u32,
+    run: &'a RunInfo,
+    measurements: &'a [MeasurementRecord],
+}
 
 pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
     let store = common::read_store(g)?;
@@ -19,7 +38,12 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
     };
     match a.format {
         ExportFormat::Json => {
-            let doc = serde_json::json!({ "run": info, "measurements": ms });
+            let doc = Document {
+                format: FORMAT,
+                format_version: FORMAT_VERSION,
+                run: &info,
+                measurements: &ms,
+            };
             serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;
         }
