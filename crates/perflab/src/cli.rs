@@ -158,7 +158,8 @@ pub struct RunArgs {
     /// A label for the run, e.g. "kernel 6.1"
     #[arg(long)]
     pub label: Option<String>,
-    /// Directory for the per-pair drill-down [default: ./perflab-<study>-<run>]
+    /// Directory for the per-pair drill-down [default: drilldown/<study>-<run> beside the
+    /// results database, e.g. ~/.local/share/perflab/drilldown/idle-ipi-7]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Print the expanded experiment and its plan, and run nothing (with --format json:

@@ -9,6 +9,7 @@ mod crosscheck_report;
 mod crosscheck_tolerance;
 mod doctor;
 mod doctor_vm;
+mod drilldown_dir;
 mod export;
 mod fleet;
 mod fleet_doctor;

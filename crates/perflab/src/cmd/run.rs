@@ -12,7 +12,7 @@ use perflab_store::RunStatus;
 
 use crate::cli::{Global, RunArgs, RunFormat};
 use crate::cmd::run_end::RunEnd;
-use crate::cmd::{common, hint, run_json, show};
+use crate::cmd::{common, drilldown_dir, hint, run_json, show};
 use crate::exit::{input, INTERRUPTED};
 use crate::progress::Reporter;
 
@@ -107,6 +107,9 @@ fn execute(
             print_adaptive(store, id)?;
         }
     }
+    if a.out.is_none() {
+        give_drilldown(g, store, id);
+    }
     if let Some(line) = end.last_line(&hint::db_flag(g)) {
         // After the tables, where a reader (and `tail -1` of a log) looks last.
         std::io::stdout().flush()?;
@@ -117,6 +120,26 @@ fn execute(
     } else {
         end.exit_code
     })
+}
+
+/// Under sudo, the drill-down written beside the invoking user's database is theirs, as
+/// the database is; a failure is said, not fatal (the results are safe in the database).
+fn give_drilldown(g: &Global, store: &perflab_store::Store, id: i64) {
+    let Some(user) = crate::cmd::sudo_db::sudo_user(g) else {
+        return;
+    };
+    let Ok(info) = store.run(id) else { return };
+    let dir = drilldown_dir::default_dir(&info.study, id, store.path());
+    let Some(top) = dir.parent().filter(|t| t.exists()) else {
+        return;
+    };
+    if let Err(e) = drilldown_dir::give_to(&user, top) {
+        eprintln!(
+            "perflab: warning: cannot give {} to {}: {e}",
+            top.display(),
+            user.name
+        );
+    }
 }
 
 /// The adaptive run's last word: which points reached the target and which the cap.

@@ -94,7 +94,7 @@ pub fn document(
         buckets,
         wants_drilldown,
         dir,
-    } = show::AfterRun::of(&info, &ms, out)?;
+    } = show::AfterRun::of(&info, &ms, out, store.path())?;
     match show::baseline_and_other(&info, &measured) {
         Some((base, _)) => {
             for other in measured.iter().filter(|v| **v != base) {

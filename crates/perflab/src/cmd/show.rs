@@ -189,7 +189,7 @@ pub struct AfterRun {
     pub buckets: Buckets,
     /// The study asks for the drill-down directory, or `--out` names one.
     pub wants_drilldown: bool,
-    /// `--out`, else `perflab-<study>-<run>`.
+    /// `--out`, else `drilldown/<study>-<run>` beside the database (`db_file`).
     pub dir: std::path::PathBuf,
 }
 
@@ -198,6 +198,7 @@ impl AfterRun {
         info: &perflab_store::RunInfo,
         ms: &[perflab_store::MeasurementRecord],
         out: Option<&Path>,
+        db_file: Option<&Path>,
     ) -> anyhow::Result<Self> {
         let buckets = match info.spec["compare"]["buckets"].as_array() {
             Some(edges) => Buckets::new(edges.iter().filter_map(|e| e.as_f64()).collect())?,
@@ -211,9 +212,9 @@ impl AfterRun {
             buckets,
             wants_drilldown: info.spec["compare"]["drilldown"].as_bool().unwrap_or(false)
                 || out.is_some(),
-            dir: out
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| format!("perflab-{}-{}", info.study, info.id).into()),
+            dir: out.map(Path::to_path_buf).unwrap_or_else(|| {
+                crate::cmd::drilldown_dir::default_dir(&info.study, info.id, db_file)
+            }),
         })
     }
 }
@@ -231,7 +232,7 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
         buckets,
         wants_drilldown,
         dir,
-    } = AfterRun::of(&info, &ms, out)?;
+    } = AfterRun::of(&info, &ms, out, store.path())?;
     print_latency(&info, &ms);
     println!();
     match baseline_and_other(&info, &measured) {
