@@ -30,6 +30,7 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
             "spans": report::span_table(&info, &ms, &cfg),
             "span_comparisons": report::span_comparisons(&info, &ms, &cfg, usize::MAX).0,
             "adaptive": perflab_lab::adaptive::report(&info.spec, &ms),
+            "latency_percentiles": report::latency_percentiles(&[(&info, &ms)]),
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(0);
@@ -48,8 +49,17 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     print_parallel(&info, &ms);
     print_counters(&info, &ms);
     print_latency(&info, &ms);
+    print_percentiles(&info, &ms);
     print_spans(&info, &ms);
     Ok(0)
+}
+
+/// p50, p90, p99 and p99.9 of the round trips of each point and variant (ctxsw, netrr).
+fn print_percentiles(info: &RunInfo, ms: &[MeasurementRecord]) {
+    if let Some(t) = report::latency_percentiles(&[(info, ms)]) {
+        println!();
+        print!("{}", t.render_text());
+    }
 }
 
 /// Where the time goes, when telemetry repetitions traced spans: the breakdown per point
