@@ -1,5 +1,11 @@
-//! `hyperfine --export-json FILE`: per benchmarked command, the wall-clock statistics
-//! (seconds in the file, milliseconds here) and the user/system CPU time.
+//! `hyperfine --export-json FILE`: every run of every benchmarked command, as a
+//! repetition. Each run is one [`ParsedRow`] holding that run's wall-clock time (seconds
+//! in the file, milliseconds here) under the command (and hyperfine's `-P`/`-L`
+//! parameters), so rows of one command share their parameters and `perflab import` files
+//! them as repetitions of one point, with perflab's own statistics over them rather than
+//! hyperfine's mean alone. A file of one command also carries hyperfine's summary (mean,
+//! stddev, median, min, max, user and system CPU time, number of runs) in
+//! [`Parsed::metrics`], which is what `exec` reports for one measurement.
 
 use perflab_core::{Better, Metric, Unit};
 use serde_json::Value;
@@ -9,6 +15,9 @@ use crate::text::{bad, metric, not_this};
 use crate::{ParseError, Parsed, ParsedRow};
 
 const TOOL: &str = "hyperfine";
+
+/// The per-run metric: one run's wall-clock time.
+pub(crate) const RUN_METRIC: &str = "time_ms";
 
 pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
     let (doc, first_line) = document(text, TOOL, "\"exit_codes\"")?;
@@ -28,7 +37,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         return Err(bad(TOOL, first_line, "\"results\" is empty"));
     }
     let mut out = Parsed::default();
-    let mut rows = Vec::new();
+    let mut summaries = Vec::new();
     for r in results {
         let command = r
             .get("command")
@@ -37,8 +46,9 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
             .to_string();
         let quoted = serde_json::to_string(&command).unwrap_or_default();
         let at = line_of(text, &quoted, first_line);
-        let metrics =
-            command_metrics(r).map_err(|why| bad(TOOL, at, format!("{command}: {why}")))?;
+        let fail = |why: String| bad(TOOL, at, format!("{command}: {why}"));
+        let summary = summary_metrics(r).map_err(fail)?;
+        let times = run_times(r).map_err(fail)?;
         if let Some(codes) = r.get("exit_codes").and_then(Value::as_array) {
             let failed = codes.iter().filter(|c| c.as_i64() != Some(0)).count();
             if failed > 0 {
@@ -48,30 +58,68 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
                 ));
             }
         }
-        let mut params = vec![("command".to_string(), command)];
+        let mut params = vec![("command".to_string(), command.clone())];
         if let Some(p) = r.get("parameters").and_then(Value::as_object) {
             for (k, v) in p {
                 let v = v.as_str().map_or_else(|| v.to_string(), str::to_string);
                 params.push((k.clone(), v));
             }
         }
-        rows.push(ParsedRow {
-            params,
-            series: None,
-            metrics,
-        });
-    }
-    if rows.len() == 1 {
-        if let Some(row) = rows.pop() {
-            out.metrics = row.metrics;
+        match times {
+            Some(times) => out.rows.extend(times.into_iter().map(|t| ParsedRow {
+                params: params.clone(),
+                series: None,
+                metrics: vec![metric(
+                    RUN_METRIC,
+                    t * 1e3,
+                    Unit::Milliseconds,
+                    Better::Lower,
+                )],
+            })),
+            // Without the runs, hyperfine's summary is all there is: one row of it.
+            None => {
+                out.notes.push(format!(
+                    "hyperfine: no per-run \"times\" for {command:?}; its summary is one \
+                     measurement"
+                ));
+                out.rows.push(ParsedRow {
+                    params,
+                    series: None,
+                    metrics: summary.clone(),
+                });
+            }
         }
-    } else {
-        out.rows = rows;
+        summaries.push(summary);
+    }
+    // hyperfine's summary describes all the rows only when they are one command's runs.
+    if let [summary] = summaries.as_slice() {
+        out.metrics = summary.clone();
     }
     Ok(out)
 }
 
-fn command_metrics(r: &Value) -> Result<Vec<Metric>, String> {
+/// Each run's wall-clock time in seconds, `None` when the file has no `times`.
+fn run_times(r: &Value) -> Result<Option<Vec<f64>>, String> {
+    let Some(times) = r.get("times") else {
+        return Ok(None);
+    };
+    let Some(times) = times.as_array() else {
+        return Err("\"times\" is not an array".into());
+    };
+    if times.is_empty() {
+        return Err("\"times\" is empty".into());
+    }
+    let mut out = Vec::with_capacity(times.len());
+    for (i, t) in times.iter().enumerate() {
+        match t.as_f64().filter(|x| x.is_finite() && *x >= 0.0) {
+            Some(s) => out.push(s),
+            None => return Err(format!("run {} of \"times\" is not a time: {t}", i + 1)),
+        }
+    }
+    Ok(Some(out))
+}
+
+fn summary_metrics(r: &Value) -> Result<Vec<Metric>, String> {
     let mut m = Vec::new();
     for key in ["mean", "stddev", "median", "min", "max", "user", "system"] {
         match f64_at(r, &[key]) {

@@ -124,7 +124,9 @@ static REGISTRY: [ParserInfo; 9] = [
     },
     ParserInfo {
         name: "hyperfine",
-        help: "hyperfine --export-json file: mean, stddev, median, min, max per command (ms)",
+        help: "hyperfine --export-json file: every run of each command as a repetition \
+               (time_ms); one command also gives hyperfine's mean, stddev, median, min, \
+               max (ms)",
         parse: hyperfine::parse,
     },
     ParserInfo {

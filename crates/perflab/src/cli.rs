@@ -57,7 +57,7 @@ pub enum Command {
     Ls(LsArgs),
     /// Show one run: its fingerprint, plan and results, or one CPU pair's drill-down
     Show(ShowArgs),
-    /// Export a run's measurements as JSON or CSV
+    /// Export a run's measurements as JSON, CSV or benchstat's input format
     Export(ExportArgs),
     /// Compare two variants of a run, or two runs matched by parameters
     Compare(CompareArgs),
@@ -79,6 +79,26 @@ pub enum Command {
     Serve(ServeArgs),
     /// Run a study on many hosts over ssh into one store, and compare the hosts
     Fleet(crate::cli_fleet::FleetArgs),
+    /// Print the shell completion script for SHELL, e.g. `perflab completions bash >
+    /// ~/.local/share/bash-completion/completions/perflab`
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), e.g. `perflab man | man -l -`; --out DIR writes one
+    /// page per subcommand
+    Man(ManArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write perflab.1 and one page per subcommand (perflab-run.1, …) into DIR instead
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Default)]
@@ -143,11 +163,13 @@ pub struct RunArgs {
     /// A label for the run, e.g. "kernel 6.1"
     #[arg(long)]
     pub label: Option<String>,
-    /// Directory for the per-pair drill-down [default: ./perflab-<study>-<run>]
+    /// Directory for the per-pair drill-down [default: drilldown/<study>-<run> beside the
+    /// results database, e.g. ~/.local/share/perflab/drilldown/idle-ipi-7]
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Print the expanded experiment and its plan, and run nothing
-    #[arg(long)]
+    /// Print the expanded experiment and its plan, and run nothing (with --format json:
+    /// one JSON document on standard output, notes on standard error)
+    #[arg(long, conflicts_with = "resume")]
     pub dry_run: bool,
     /// The new run's uid (32 hex digits), chosen by `fleet run` so it can find the run
     /// on the host again
@@ -210,8 +232,12 @@ pub struct ShowArgs {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExportFormat {
+    /// Everything: the run and every measurement with its telemetry (docs/export.md)
     Json,
+    /// One row per measurement and metric
     Csv,
+    /// Go's benchmark format, one line per successful repetition, for `benchstat`
+    Benchstat,
 }
 
 #[derive(Args, Debug)]
@@ -268,12 +294,14 @@ and the differences head the report.
 Examples:
   perflab report 3                         terminal tables
   perflab report 3 4 --format mail         72-column text to paste into a reply
-  perflab report 3 4 --html report.html    one offline file with the plots")]
+  perflab report 3 4 --html report.html    one offline file with the plots
+  perflab report 3 --html - > page.html    the page on standard output")]
 pub struct ReportArgs {
     /// Runs to report on: one (its variants) or several (each against the first)
     #[arg(required = true, num_args = 1.., value_name = "RUN")]
     pub runs: Vec<i64>,
-    /// Write a self-contained HTML page with the plots to FILE
+    /// Write a self-contained HTML page with the plots to FILE (`-`: to standard output,
+    /// and nothing else goes there)
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// What to print on standard output [default: text, or nothing with --html]

@@ -277,3 +277,30 @@ fn help_lists_every_exit_code() {
         assert!(out.contains(needle), "{needle:?} not in {out}");
     }
 }
+
+#[test]
+fn a_dry_run_of_a_preset_in_json_prints_only_json_and_notes_go_to_stderr() {
+    let lab = Lab::new();
+    // `quick` on any machine: the counters monitor's note (telemetry repetitions, or
+    // counters left out without a PMU) is printed, on stderr.
+    let o = lab.run(&["run", "quick", "--dry-run", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let doc = json_stdout(&o);
+    assert_eq!(doc["dry_run"], true);
+    let plan = doc["plan"].as_array().unwrap();
+    assert_eq!(doc["measurements"].as_u64(), Some(plan.len() as u64));
+    assert!(!plan.is_empty());
+    assert_eq!(doc["spec"]["workload"], "ctxsw", "{doc}");
+    assert!(doc["timed_seconds"].as_f64().unwrap() > 0.0, "{doc}");
+    let (_, err) = text(&o);
+    assert!(err.contains("counters"), "the note is on stderr: {err}");
+    // The text form stays the default and is not JSON.
+    let o = lab.run(&["run", "quick", "--dry-run"]);
+    let (out, _) = text(&o);
+    assert!(out.contains(" measurements"), "{out}");
+    assert!(serde_json::from_str::<Value>(&out).is_err());
+    assert!(!lab.db().exists(), "a dry run created the database");
+    // A dry run of a resume would run it: refused as bad input.
+    let o = lab.run(&["run", "--resume", "1", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+}

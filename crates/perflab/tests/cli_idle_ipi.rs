@@ -215,3 +215,80 @@ fn find_summaries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+/// Every folder under `dir`, `dir` itself aside.
+fn folders(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(folders(&p));
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn without_out_the_drilldown_goes_beside_the_database_never_the_current_directory() {
+    if online_cpus() < 2 {
+        perflab_testkit::skip("2-cpus", "the workload runs on CPUs 0 and 1");
+        return;
+    }
+    let lab = Lab::new();
+    let root = lab.fixture_copy("x86-intel-idle");
+    let cwd = lab.dir.path().join("cwd");
+    std::fs::create_dir(&cwd).unwrap();
+    let run = |format: &str| {
+        let o = lab
+            .cmd()
+            .current_dir(&cwd)
+            .args([
+                "--sysroot",
+                root.to_str().unwrap(),
+                "run",
+                "idle-ipi",
+                "--quick",
+            ])
+            .args(["--reps", "2", "--partners", "0,1", "--format", format])
+            .output()
+            .unwrap();
+        let (stdout, err) = text(&o);
+        assert!(o.status.success(), "stdout: {stdout}\nstderr: {err}");
+        (run_id(&err), stdout)
+    };
+    let (id, stdout) = run("text");
+    // $PERFLAB_DB is <lab>/results.db: the drill-down is <lab>/drilldown/idle-ipi-<id>.
+    let dir = lab
+        .dir
+        .path()
+        .join("drilldown")
+        .join(format!("idle-ipi-{id}"));
+    assert!(
+        stdout.contains(&format!("drill-down per pair: {}/", dir.display())),
+        "{stdout}"
+    );
+    assert!(dir.join("distribution.txt").is_file());
+    assert_eq!(find_summaries(&dir).len(), 2);
+    assert_eq!(
+        std::fs::read_dir(&cwd).unwrap().count(),
+        0,
+        "nothing is written to the current directory"
+    );
+    // No folder of it starts with `-` (improvement buckets are `improved-N`).
+    for f in folders(&dir) {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(!name.starts_with('-'), "{}", f.display());
+    }
+
+    let (id, stdout) = run("json");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let dir = lab
+        .dir
+        .path()
+        .join("drilldown")
+        .join(format!("idle-ipi-{id}"));
+    assert_eq!(doc["drilldown"].as_str(), Some(dir.to_str().unwrap()));
+    assert!(dir.join("distribution.txt").is_file());
+    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0);
+}

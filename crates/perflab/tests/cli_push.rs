@@ -198,6 +198,10 @@ fn a_bad_export_is_one_line_exit_2_and_changes_nothing() {
     not_planned["plan"] = serde_json::json!([]);
     let mut missing = good.clone();
     missing.as_object_mut().unwrap().remove("run");
+    let mut newer = good.clone();
+    newer["format_version"] = serde_json::json!(99);
+    let mut other = good.clone();
+    other["format"] = serde_json::json!("someone-else");
     let cases = [
         (
             "garbage",
@@ -206,6 +210,12 @@ fn a_bad_export_is_one_line_exit_2_and_changes_nothing() {
         ),
         ("not planned", not_planned.to_string(), "not in the plan"),
         ("no run", missing.to_string(), "missing field `run`"),
+        ("newer", newer.to_string(), "version 99 is newer"),
+        (
+            "another format",
+            other.to_string(),
+            "not \"perflab-export\"",
+        ),
     ];
     let db = lab.dir.path().join("target.db");
     // One run there already, so "unchanged" means its bytes stay the same.

@@ -94,3 +94,34 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
     let o = lab.run(&["report"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn html_dash_writes_the_page_and_only_the_page_to_stdout() {
+    let lab = Lab::new();
+    let a = null_run(&lab, "piped");
+    let o = lab.run(&["report", &a, "--html", "-"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &out[..out.len().min(200)]
+    );
+    assert!(
+        out.trim_end().ends_with("</html>"),
+        "nothing after the page"
+    );
+    assert_eq!(out.matches("<html").count(), 1);
+    assert!(out.contains("<figure class=\"plot\""), "the page has plots");
+    // No file named `-` appears; the note goes to stderr.
+    assert!(!lab.dir.path().join("-").exists());
+    assert!(err.contains("report written to standard output"), "{err}");
+
+    // A format on stdout as well would mix two documents: refused, nothing printed.
+    let o = lab.run(&["report", &a, "--html", "-", "--format", "json"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--html -"), "{err}");
+}

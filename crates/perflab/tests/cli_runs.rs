@@ -158,7 +158,11 @@ fn sigint_keeps_measurements_and_resume_finishes_without_redoing() {
     let err: String = lines.map(|l| l.unwrap() + "\n").collect();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{err}");
-    assert!(err.contains("perflab run --resume"), "{err}");
+    // Without --db the hint names none: the same default ($PERFLAB_DB here) applies again.
+    assert!(
+        err.contains(&format!("resume with: perflab run --resume {id}\n")),
+        "{err}"
+    );
 
     let doc = lab.export(&id);
     let before = doc["measurements"].as_array().unwrap().len();
@@ -338,4 +342,56 @@ fn sigterm_and_sighup_restore_knobs_before_exiting() {
         let o = lab.run(&["restore"]);
         assert!(text(&o).0.contains("nothing to restore"), "{:?}", text(&o));
     }
+}
+
+#[test]
+fn the_resume_hint_repeats_db_quoted_and_the_hint_works_as_printed() {
+    use std::io::{BufRead, BufReader};
+    let lab = Lab::new();
+    // A path a shell would split, given with --db (PERFLAB_DB points elsewhere).
+    let db = lab.dir.path().join("my results").join("it's.db");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let mut child = lab
+        .cmd()
+        .args(["--db", db.to_str().unwrap()])
+        .args(["run", "--workload", "null", "-p", "sleep=100ms"])
+        .args(["--reps", "30", "--telemetry-reps", "0"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let id = run_id(&first_run_line(&mut lines));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let stored_here = || {
+        let o = lab.run(&["--db", db.to_str().unwrap(), "export", &id]);
+        serde_json::from_slice::<serde_json::Value>(&o.stdout)
+            .map(|d| d["measurements"].as_array().map_or(0, |m| m.len()))
+            .unwrap_or(0)
+    };
+    while stored_here() == 0 {
+        assert!(std::time::Instant::now() < deadline, "nothing stored");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let err: String = lines.map(|l| l.unwrap() + "\n").collect();
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{err}");
+    let hint = err
+        .lines()
+        .find_map(|l| l.strip_prefix("resume with: "))
+        .unwrap_or_else(|| panic!("no resume hint in {err}"));
+    let quoted = format!("'{}'", db.display().to_string().replace('\'', r"'\''"));
+    assert_eq!(hint, format!("perflab run --resume {id} --db {quoted}"));
+    // The hint, pasted into a shell as printed, finishes the run in that database.
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_perflab"));
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(hint.replacen("perflab", &format!("'{}'", bin.display()), 1))
+        .env("PERFLAB_DB", lab.db())
+        .env("PERFLAB_JOURNAL", lab.journal())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert_eq!(stored_here(), 30);
 }

@@ -7,6 +7,7 @@
 //! Inputs are `perflab_core::record` types, so this crate never touches the database.
 //! Only successful measurements are numbers; failed ones are counted and named.
 
+pub mod benchstat;
 pub mod blocks;
 pub mod changed;
 pub mod compare;
@@ -20,6 +21,7 @@ pub mod error;
 mod family;
 pub mod fmt;
 pub mod full;
+pub mod latency_percentiles;
 pub mod latency_table;
 mod markdown;
 pub mod parallel;
@@ -49,6 +51,7 @@ pub use design::{Design, DriftGuard};
 pub use distribution::{distribution, BucketCount, BucketRow, Distribution};
 pub use drilldown::{render_pair, render_row, write_drilldown};
 pub use error::ReportError;
+pub use latency_percentiles::{latency_percentiles, PercentileRow, PercentileTable};
 pub use latency_table::{
     compare_latency_runs, latency_table, LatencyRow, LatencySection, LatencyTable,
 };

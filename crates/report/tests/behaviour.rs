@@ -164,7 +164,8 @@ fn drilldown_files_land_in_bucket_directories() {
         text.contains("CPU 24: DBL [Doorbell interrupts] = 866 times"),
         "{text}"
     );
-    assert!(dir.path().join("-1/CPUS-4-12-summary").exists());
+    // An improvement: its bucket folder never starts with `-` (`ls -1` would read an option).
+    assert!(dir.path().join("improved-1/CPUS-4-12-summary").exists());
     assert!(dir.path().join("2/CPUS-4-8-summary").exists());
     let dist = std::fs::read_to_string(dir.path().join("distribution.txt")).unwrap();
     assert!(

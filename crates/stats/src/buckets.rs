@@ -153,12 +153,13 @@ impl Bucket {
         self.prefixed(core)
     }
 
-    /// Directory name: the upper edge, `inf` for the last bucket, `-` in front for
-    /// improvements.
+    /// Directory name: the upper edge, `inf` for the last bucket, `improved-` in front
+    /// for improvements. (The seed wrote `-5`; a name starting with `-` reads as an option
+    /// to `ls`, `rm` and most other tools.)
     pub fn dir_name(&self) -> String {
         let core = self.upper.map_or_else(|| "inf".to_string(), trim_float);
         if self.improvement {
-            format!("-{core}")
+            format!("improved-{core}")
         } else {
             core
         }
@@ -198,8 +199,9 @@ mod tests {
             &dirs[..9],
             &["1", "2", "3", "5", "10", "20", "50", "100", "inf"]
         );
-        assert_eq!(dirs[9], "-1");
-        assert_eq!(dirs[17], "-inf");
+        assert_eq!(dirs[9], "improved-1");
+        assert_eq!(dirs[17], "improved-inf");
+        assert!(dirs.iter().all(|d| !d.starts_with('-')), "{dirs:?}");
         assert_eq!(b.all()[1].range_text(), "(1 - 2]");
     }
 
@@ -213,7 +215,7 @@ mod tests {
         assert_eq!(b.classify(4.36).dir_name(), "5");
         assert_eq!(b.classify(250.0).label(), ">100");
         assert_eq!(b.classify(-0.5).label(), "improved <=1");
-        assert_eq!(b.classify(-7.0).dir_name(), "-10");
+        assert_eq!(b.classify(-7.0).dir_name(), "improved-10");
     }
 
     #[test]

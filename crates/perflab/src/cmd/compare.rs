@@ -15,6 +15,9 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
     let info = store.run(a.runs[0])?;
     let ms = store.measurements(a.runs[0])?;
     let mut setup_differences = Vec::new();
+    // The latency percentiles of what the comparison reads: both runs, or within one run
+    // the two variants.
+    let percentiles;
     let table = if let Some(&other_run) = a.runs.get(1) {
         if a.variants.is_some() {
             return Err(input("--variants compares within one run; give one RUN"));
@@ -22,6 +25,7 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
         let info_b = store.run(other_run)?;
         let ms_b = store.measurements(other_run)?;
         setup_differences = fingerprint_differences(&info, &info_b);
+        percentiles = report::latency_percentiles(&[(&info, &ms), (&info_b, &ms_b)]);
         report::compare_runs(&info, &ms, &info_b, &ms_b, a.metric.as_deref(), &cfg)?
     } else {
         let measured = report::measured_variants(&ms);
@@ -51,7 +55,14 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
                 ))
             })?,
         };
-        report::compare_variants(&info, &ms, &base, &other, a.metric.as_deref(), &cfg)?
+        let t = report::compare_variants(&info, &ms, &base, &other, a.metric.as_deref(), &cfg)?;
+        let two: Vec<_> = ms
+            .iter()
+            .filter(|m| m.variant == base || m.variant == other)
+            .cloned()
+            .collect();
+        percentiles = report::latency_percentiles(&[(&info, &two)]);
+        t
     };
     let pairs = table.rows.iter().any(|r| r.pair.is_some());
     let dist = pairs.then(|| report::distribution(&table, &buckets));
@@ -70,6 +81,9 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
             if let Some(s) = &scan {
                 doc["scan"] = serde_json::from_str(&s.to_json()?)?;
             }
+            if let Some(p) = &percentiles {
+                doc["latency_percentiles"] = serde_json::to_value(p)?;
+            }
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
         TextFormat::Markdown => {
@@ -82,6 +96,10 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
                 println!();
                 print!("{}", d.render_markdown());
             }
+            if let Some(p) = &percentiles {
+                println!();
+                print!("{}", p.render_markdown());
+            }
         }
         TextFormat::Text => {
             print_setup_differences(&setup_differences);
@@ -92,6 +110,10 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
             if let Some(d) = &dist {
                 println!();
                 print!("{}", d.render_text());
+            }
+            if let Some(p) = &percentiles {
+                println!();
+                print!("{}", p.render_text());
             }
         }
     }

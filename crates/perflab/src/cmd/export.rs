@@ -1,10 +1,32 @@
-//! `perflab export`: a run's measurements for other tools, as JSON (everything) or CSV
-//! (one row per measurement and metric).
+//! `perflab export`: a run's measurements for other tools, as JSON (everything), CSV
+//! (one row per measurement and metric) or Go's benchmark format (for `benchstat`).
 
 use std::io::Write;
 
+use perflab_store::{MeasurementRecord, RunInfo};
+use serde::Serialize;
+
 use crate::cli::{ExportArgs, ExportFormat, Global};
 use crate::cmd::common;
+
+/// What the JSON document says it is, first, so a reader (`perflab import --parser
+/// perflab-json`, a script) knows what it holds before reading on.
+pub const FORMAT: &str = "perflab-export";
+/// Raised when a field changes meaning or goes away; new fields alone keep it
+/// (docs/export.md lists the fields of each version).
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The JSON export, its fields in this order.
+#[derive(Serialize)]
+struct Document<'a> {
+    format: &'static str,
+    format_version: u32,
+    run: &'a RunInfo,
+    /// The whole plan, so `import --parser perflab-json` rebuilds an unfinished run whole
+    /// (what is still to measure stays planned).
+    plan: &'a [perflab_store::PlannedMeasurement],
+    measurements: &'a [MeasurementRecord],
+}
 
 pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
     let store = common::read_store(g)?;
@@ -19,12 +41,21 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
     };
     match a.format {
         ExportFormat::Json => {
-            // The plan too, so `import --parser perflab-json` rebuilds an unfinished run
-            // whole (what is still to measure stays planned).
             let plan = store.plan(a.run)?;
-            let doc = serde_json::json!({ "run": info, "plan": plan, "measurements": ms });
+            let doc = Document {
+                format: FORMAT,
+                format_version: FORMAT_VERSION,
+                run: &info,
+                plan: &plan,
+                measurements: &ms,
+            };
             serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;
+        }
+        ExportFormat::Benchstat => {
+            let text = perflab_report::benchstat::benchstat_text(&info, &ms);
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
         }
         ExportFormat::Csv => {
             let mut w = csv::Writer::from_writer(out);

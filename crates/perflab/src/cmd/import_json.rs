@@ -14,11 +14,16 @@ use crate::exit::input;
 /// The parser name `import --parser` takes for an export document.
 pub const NAME: &str = "perflab-json";
 
-/// What `perflab export --format json` writes. `plan` came later: an export without it
-/// is planned as what it recorded.
+/// What `perflab export --format json` writes. `plan`, `format` and `format_version`
+/// came later: an export without a plan is planned as what it recorded, one without a
+/// format is taken as version 1. Keys this perflab does not know are ignored, as
+/// docs/export.md promises: a version keeps its meaning when a field is added.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct Export {
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    format_version: Option<u32>,
     run: RunInfo,
     #[serde(default)]
     plan: Option<Vec<PlannedMeasurement>>,
@@ -30,6 +35,22 @@ pub fn run(g: &Global, a: &ImportArgs) -> anyhow::Result<i32> {
     let text = super::import::read_input(&a.file)?;
     let doc: Export = serde_json::from_str(&text)
         .map_err(|e| input(format!("{file}: not a perflab JSON export: {e}")))?;
+    match (doc.format.as_deref(), doc.format_version) {
+        (Some(f), _) if f != super::export::FORMAT => {
+            return Err(input(format!(
+                "{file}: its format is {f:?}, not {:?}",
+                super::export::FORMAT
+            )))
+        }
+        (_, Some(v)) if v > super::export::FORMAT_VERSION => {
+            return Err(input(format!(
+                "{file}: export format version {v} is newer than this perflab reads ({}); \
+                 upgrade perflab to import it",
+                super::export::FORMAT_VERSION
+            )))
+        }
+        _ => {}
+    }
     let mut info = doc.run;
     if let Some(label) = &a.label {
         info.label = Some(label.clone());

@@ -2,19 +2,23 @@
 
 mod common;
 mod compare;
+mod completions;
 mod crosscheck;
 mod crosscheck_monitors;
 mod crosscheck_report;
 mod crosscheck_tolerance;
 mod doctor;
 mod doctor_vm;
+mod drilldown_dir;
 mod export;
 mod fleet;
 mod fleet_doctor;
+mod hint;
 mod import;
 mod import_json;
 mod list;
 mod ls;
+mod man;
 mod push;
 mod report;
 mod restore;
@@ -29,7 +33,12 @@ use crate::cli::{Cli, Command};
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     let g = cli.global;
-    if !matches!(cli.command, Command::Restore(_)) {
+    // Restore reads the journal itself; completions and the manual touch nothing of the
+    // machine's and must print only what they generate.
+    if !matches!(
+        cli.command,
+        Command::Restore(_) | Command::Completions(_) | Command::Man(_)
+    ) {
         common::warn_pending_journal(&g);
     }
     match cli.command {
@@ -47,5 +56,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::List => list::run(),
         Command::Serve(a) => serve::run(&g, a),
         Command::Fleet(a) => fleet::run(&g, a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
     }
 }

@@ -16,7 +16,7 @@ pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
         }
         seen.push(*id);
     }
-    if let Some(path) = &a.html {
+    if let Some(path) = a.html.as_deref().filter(|p| !is_stdout(p)) {
         html_dir_exists(path)?;
     }
     let store = common::read_store(g)?;
@@ -38,30 +38,50 @@ pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// Builds the report of `runs` and writes it: the HTML page to `html` when asked, and the
-/// chosen format on standard output (text when neither is asked).
+/// Builds the report of `runs` and writes it: the HTML page to `html` when asked (`-` is
+/// standard output), and the chosen format on standard output (text when neither is
+/// asked).
 pub fn emit(
     runs: &[RunData],
     opts: &ReportOptions,
     html: Option<&std::path::Path>,
     format: Option<ReportFormat>,
 ) -> anyhow::Result<()> {
-    if let Some(path) = html {
+    let to_stdout = html.is_some_and(is_stdout);
+    if to_stdout {
+        // One stream cannot carry a page and a table that a reader could split again.
+        if let Some(f) = format {
+            return Err(input(format!(
+                "--html - writes the page to standard output; --format {} cannot go there                  too (write the page to a file, or leave out --format)",
+                format_name(f)
+            )));
+        }
+    } else if let Some(path) = html {
         html_dir_exists(path)?;
     }
     let report = build_report(runs, opts)?;
     if let Some(path) = html {
         let page = report.html();
-        // As `export -o`: a file that cannot be created is the user's to fix (exit 2); a
-        // write that fails once it exists (a full disk) is a failure (exit 1).
-        let mut file = std::fs::File::create(path)
-            .map_err(|e| input(format!("--html {}: cannot create: {e}", path.display())))?;
-        std::io::Write::write_all(&mut file, page.as_bytes())
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        if to_stdout {
+            let mut out = std::io::stdout().lock();
+            std::io::Write::write_all(&mut out, page.as_bytes())?;
+            std::io::Write::flush(&mut out)?;
+        } else {
+            // As `export -o`: a file that cannot be created is the user's to fix (exit 2); a
+            // write that fails once it exists (a full disk) is a failure (exit 1).
+            let mut file = std::fs::File::create(path)
+                .map_err(|e| input(format!("--html {}: cannot create: {e}", path.display())))?;
+            std::io::Write::write_all(&mut file, page.as_bytes())
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        }
         let figures = page.matches("<figure class=\"plot\"").count();
         eprintln!(
             "report written to {} ({} KiB, {figures} plot{})",
-            path.display(),
+            if to_stdout {
+                "standard output".to_string()
+            } else {
+                path.display().to_string()
+            },
             page.len().div_ceil(1024),
             if figures == 1 { "" } else { "s" }
         );
@@ -79,6 +99,20 @@ pub fn emit(
         None => {}
     }
     Ok(())
+}
+
+/// `--html -`: the page goes to standard output, as `-` means for a file elsewhere.
+fn is_stdout(path: &std::path::Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+fn format_name(f: ReportFormat) -> &'static str {
+    match f {
+        ReportFormat::Text => "text",
+        ReportFormat::Markdown => "markdown",
+        ReportFormat::Mail => "mail",
+        ReportFormat::Json => "json",
+    }
 }
 
 /// The page's directory must exist before any work is done; perflab does not create it,

@@ -12,7 +12,7 @@ use perflab_store::RunStatus;
 
 use crate::cli::{Global, RunArgs, RunFormat};
 use crate::cmd::run_end::RunEnd;
-use crate::cmd::{common, run_json, show};
+use crate::cmd::{common, drilldown_dir, hint, run_json, show};
 use crate::exit::{input, INTERRUPTED};
 use crate::progress::Reporter;
 
@@ -90,11 +90,15 @@ fn execute(
     // by what the run holds now.
     let end = RunEnd::of(&store.run(id)?);
     if outcome.status == RunStatus::Interrupted {
-        eprintln!("resume with: perflab run --resume {}", outcome.run);
+        eprintln!(
+            "resume with: perflab run --resume {}{}",
+            outcome.run,
+            hint::db_flag(g)
+        );
     }
     match a.format {
         RunFormat::Json => {
-            let doc = run_json::document(store, id, out, &end)?;
+            let doc = run_json::document(store, id, out, &end, &hint::db_flag(g))?;
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
         RunFormat::Text if outcome.status == RunStatus::Interrupted => {}
@@ -103,7 +107,10 @@ fn execute(
             print_adaptive(store, id)?;
         }
     }
-    if let Some(line) = end.last_line() {
+    if a.out.is_none() {
+        give_drilldown(g, store, id);
+    }
+    if let Some(line) = end.last_line(&hint::db_flag(g)) {
         // After the tables, where a reader (and `tail -1` of a log) looks last.
         std::io::stdout().flush()?;
         eprintln!("{line}");
@@ -113,6 +120,26 @@ fn execute(
     } else {
         end.exit_code
     })
+}
+
+/// Under sudo, the drill-down written beside the invoking user's database is theirs, as
+/// the database is; a failure is said, not fatal (the results are safe in the database).
+fn give_drilldown(g: &Global, store: &perflab_store::Store, id: i64) {
+    let Some(user) = crate::cmd::sudo_db::sudo_user(g) else {
+        return;
+    };
+    let Ok(info) = store.run(id) else { return };
+    let dir = drilldown_dir::default_dir(&info.study, id, store.path());
+    let Some(top) = dir.parent().filter(|t| t.exists()) else {
+        return;
+    };
+    if let Err(e) = drilldown_dir::give_to(&user, top) {
+        eprintln!(
+            "perflab: warning: cannot give {} to {}: {e}",
+            top.display(),
+            user.name
+        );
+    }
 }
 
 /// The adaptive run's last word: which points reached the target and which the cap.
@@ -387,11 +414,19 @@ fn split_settings(text: &str, is_key: impl Fn(&str) -> bool) -> Vec<&str> {
 fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()> {
     let names: Vec<String> = p.available.iter().map(|v| v.spec.name.clone()).collect();
     let plan = perflab_lab::plan::plan(&p.spec, p.workload, &names)?;
+    let timed: f64 = plan.iter().map(|m| m.params.seconds("duration")).sum();
+    // exec's `duration` is only a placeholder value for its command, not a time it runs.
+    let timed = (timed > 0.0 && p.spec.workload != "exec").then_some(timed);
     if format == RunFormat::Json {
+        // Everything the text form says, as one document and nothing else on stdout;
+        // notes (monitors left out, variants unavailable) went to stderr.
         let doc = serde_json::json!({
             "dry_run": true,
             "spec": p.spec,
+            "variants": names,
             "unavailable": p.unavailable,
+            "measurements": plan.len(),
+            "timed_seconds": timed,
             "plan": plan,
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -413,9 +448,7 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
             adaptive::fmt_pct(a.target_ci_pct)
         );
     }
-    let timed: f64 = plan.iter().map(|m| m.params.seconds("duration")).sum();
-    // exec's `duration` is only a placeholder value for its command, not a time it runs.
-    if timed > 0.0 && p.spec.workload != "exec" {
+    if let Some(timed) = timed {
         println!("at least {timed:.0} s of timed measurement, plus warm-ups and set-up");
     }
     for m in plan.iter().take(20) {

@@ -50,23 +50,24 @@ impl RunEnd {
 
     /// The line a finished run ends with when measurements failed; none for a clean run
     /// (its tables are its last word) or an interrupted one (it says how to resume).
-    pub fn last_line(&self) -> Option<String> {
+    /// `db_flag` (` --db PATH` or nothing) goes into the `perflab show` it names.
+    pub fn last_line(&self, db_flag: &str) -> Option<String> {
         let attempted = self.measured + self.failed;
         match self.exit_code {
             FAILURE => Some(format!(
                 "run {}: {}, but all {attempted} measurements failed: no numbers (see perflab \
-                 show {})",
+                 show {}{db_flag})",
                 self.run, self.status, self.run
             )),
             SOME_FAILED => Some(format!(
-                "run {}: {}, {} of {attempted} measurements failed (see perflab show {})",
+                "run {}: {}, {} of {attempted} measurements failed (see perflab show {}{db_flag})",
                 self.run, self.status, self.failed, self.run
             )),
             // A knob that did not hold is not a failure of the run, but a reader of the
             // last line must know some numbers are missing for it.
             _ if self.ineffective > 0 && self.status == "complete" => Some(format!(
                 "run {}: {}, but {} of {} measurements were ineffective (a knob of their \
-                 variant did not hold; not counted, see perflab show {})",
+                 variant did not hold; not counted, see perflab show {}{db_flag})",
                 self.run, self.status, self.ineffective, self.measured, self.run
             )),
             _ => None,
@@ -100,26 +101,31 @@ mod tests {
     #[test]
     fn codes_and_last_lines() {
         let clean = RunEnd::of(&info(RunStatus::Complete, 40, 40, 0));
-        assert_eq!((clean.exit_code, clean.last_line()), (0, None));
+        assert_eq!((clean.exit_code, clean.last_line("")), (0, None));
 
         let some = RunEnd::of(&info(RunStatus::Complete, 40, 37, 3));
         assert_eq!(some.exit_code, SOME_FAILED);
         assert_eq!(
-            some.last_line().unwrap(),
+            some.last_line("").unwrap(),
             "run 7: complete, 3 of 40 measurements failed (see perflab show 7)"
+        );
+        // The command it names reaches the same database as the run.
+        assert_eq!(
+            some.last_line(" --db '/tmp/a b.db'").unwrap(),
+            "run 7: complete, 3 of 40 measurements failed (see perflab show 7 --db '/tmp/a b.db')"
         );
 
         let all = RunEnd::of(&info(RunStatus::Complete, 40, 0, 40));
         assert_eq!(all.exit_code, FAILURE);
         assert!(all
-            .last_line()
+            .last_line("")
             .unwrap()
             .contains("all 40 measurements failed"));
 
         // Interrupted wins over failures: the run is not finished, and resume retries both.
         let stopped = RunEnd::of(&info(RunStatus::Interrupted, 40, 10, 2));
         assert_eq!((stopped.exit_code, stopped.left), (INTERRUPTED, 28));
-        assert_eq!(stopped.last_line(), None);
+        assert_eq!(stopped.last_line(""), None);
 
         // Ineffective measurements are no failure (exit 0) but the last line says so.
         let mut slipped = info(RunStatus::Complete, 40, 40, 0);
@@ -127,7 +133,7 @@ mod tests {
         let slipped = RunEnd::of(&slipped);
         assert_eq!(slipped.exit_code, 0);
         assert_eq!(
-            slipped.last_line().unwrap(),
+            slipped.last_line("").unwrap(),
             "run 7: complete, but 20 of 40 measurements were ineffective (a knob of their \
              variant did not hold; not counted, see perflab show 7)"
         );

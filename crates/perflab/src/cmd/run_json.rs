@@ -52,18 +52,20 @@ pub struct RunDoc {
 }
 
 /// The document of run `id` as it stands; `out` is the drill-down directory `--out`
-/// asked for (the drill-down is written as the text output writes it).
+/// asked for (the drill-down is written as the text output writes it); `db_flag` is
+/// ` --db PATH` when one was given, for the command the message names.
 pub fn document(
     store: &Store,
     id: i64,
     out: Option<&Path>,
     end: &RunEnd,
+    db_flag: &str,
 ) -> anyhow::Result<RunDoc> {
     let info = store.run(id)?;
     let ms = store.measurements(id)?;
     let mut doc = RunDoc {
         end: end.clone(),
-        message: end.last_line(),
+        message: end.last_line(db_flag),
         // Absolute, so a script can open it from anywhere.
         database: match store.path() {
             Some(p) => std::fs::canonicalize(p)
@@ -92,7 +94,7 @@ pub fn document(
         buckets,
         wants_drilldown,
         dir,
-    } = show::AfterRun::of(&info, &ms, out)?;
+    } = show::AfterRun::of(&info, &ms, out, store.path())?;
     match show::baseline_and_other(&info, &measured) {
         Some((base, _)) => {
             for other in measured.iter().filter(|v| **v != base) {

@@ -30,6 +30,7 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
             "spans": report::span_table(&info, &ms, &cfg),
             "span_comparisons": report::span_comparisons(&info, &ms, &cfg, usize::MAX).0,
             "adaptive": perflab_lab::adaptive::report(&info.spec, &ms),
+            "latency_percentiles": report::latency_percentiles(&[(&info, &ms)]),
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(0);
@@ -48,8 +49,17 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     print_parallel(&info, &ms);
     print_counters(&info, &ms);
     print_latency(&info, &ms);
+    print_percentiles(&info, &ms);
     print_spans(&info, &ms);
     Ok(0)
+}
+
+/// p50, p90, p99 and p99.9 of the round trips of each point and variant (ctxsw, netrr).
+fn print_percentiles(info: &RunInfo, ms: &[MeasurementRecord]) {
+    if let Some(t) = report::latency_percentiles(&[(info, ms)]) {
+        println!();
+        print!("{}", t.render_text());
+    }
 }
 
 /// Where the time goes, when telemetry repetitions traced spans: the breakdown per point
@@ -189,7 +199,7 @@ pub struct AfterRun {
     pub buckets: Buckets,
     /// The study asks for the drill-down directory, or `--out` names one.
     pub wants_drilldown: bool,
-    /// `--out`, else `perflab-<study>-<run>`.
+    /// `--out`, else `drilldown/<study>-<run>` beside the database (`db_file`).
     pub dir: std::path::PathBuf,
 }
 
@@ -198,6 +208,7 @@ impl AfterRun {
         info: &perflab_store::RunInfo,
         ms: &[perflab_store::MeasurementRecord],
         out: Option<&Path>,
+        db_file: Option<&Path>,
     ) -> anyhow::Result<Self> {
         let buckets = match info.spec["compare"]["buckets"].as_array() {
             Some(edges) => Buckets::new(edges.iter().filter_map(|e| e.as_f64()).collect())?,
@@ -211,9 +222,9 @@ impl AfterRun {
             buckets,
             wants_drilldown: info.spec["compare"]["drilldown"].as_bool().unwrap_or(false)
                 || out.is_some(),
-            dir: out
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| format!("perflab-{}-{}", info.study, info.id).into()),
+            dir: out.map(Path::to_path_buf).unwrap_or_else(|| {
+                crate::cmd::drilldown_dir::default_dir(&info.study, info.id, db_file)
+            }),
         })
     }
 }
@@ -231,7 +242,7 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
         buckets,
         wants_drilldown,
         dir,
-    } = AfterRun::of(&info, &ms, out)?;
+    } = AfterRun::of(&info, &ms, out, store.path())?;
     print_latency(&info, &ms);
     println!();
     match baseline_and_other(&info, &measured) {

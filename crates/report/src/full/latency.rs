@@ -3,7 +3,7 @@
 //! run. Each curve pools the HDR histograms of a point's repetitions, so its tail holds
 //! every round trip measured there, not a median of tails.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use hdrhistogram::Histogram;
 use perflab_core::{HistogramData, Unit};
@@ -11,15 +11,13 @@ use serde_json::{json, Value};
 
 use crate::doc::Block;
 use crate::full::{run_name, ReportOptions, RunData};
+use crate::latency_percentiles::{latency_percentiles, variant_params, LATENCY};
 use crate::latency_table::{decode, latency_table};
 use crate::plot::{
     line_chart, percentile_chart, Curve, CurvePoint, LineChart, PercentileChart, Scale, TickFormat,
 };
 use crate::select::{is_ok, Labeler};
 
-/// Histograms that hold latencies (netrr and ctxsw `rtt`, the null workload's
-/// `latency`); per-iteration times of transfers are not latency distributions.
-const LATENCY: &[&str] = &["rtt", "latency"];
 /// Curves per figure and figures per report: beyond these a plot stops being read.
 const MAX_CURVES: usize = 10;
 const MAX_FIGURES: usize = 8;
@@ -39,6 +37,16 @@ pub(crate) fn section(runs: &[RunData], opts: &ReportOptions, blocks: &mut Vec<B
         let t = latency_table(&r.info, &r.ms);
         blocks.extend(t.to_blocks());
         tables.push(t);
+    }
+    // The percentiles the HTML page draws, as a table every format shows.
+    let each: Vec<(
+        &perflab_core::record::RunInfo,
+        &[perflab_core::record::MeasurementRecord],
+    )> = runs.iter().map(|r| (&r.info, r.ms.as_slice())).collect();
+    let pct_table = latency_percentiles(&each);
+    if let Some(p) = &pct_table {
+        head(blocks);
+        blocks.extend(p.to_blocks());
     }
     let (groups, total) = if opts.figures {
         pooled(runs, MAX_FIGURES)
@@ -88,7 +96,7 @@ pub(crate) fn section(runs: &[RunData], opts: &ReportOptions, blocks: &mut Vec<B
             )));
         }
     }
-    json!({ "tables": tables })
+    json!({ "tables": tables, "percentiles": pct_table })
 }
 
 /// One curve: the pooled histogram of a (run, point, variant).
@@ -109,7 +117,7 @@ fn pooled(runs: &[RunData], limit: usize) -> (Vec<(String, Vec<Pooled>)>, usize)
     let labeler = Labeler::new(runs.iter().flat_map(|r| r.ms.iter().map(|m| &m.params)));
     // Parameters a variant sets (the quick study's `mechanism`) name curves, not points:
     // pipe and futex at pair 0-1 belong in one figure.
-    let by_variant = variant_params(runs);
+    let by_variant = variant_params(runs.iter().map(|r| r.ms.as_slice()));
     let skip: Vec<&str> = by_variant.iter().map(String::as_str).collect();
     let several = runs.len() > 1;
     type Member<'a> = (&'a RunData, &'a str, &'a HistogramData);
@@ -175,31 +183,6 @@ fn pooled(runs: &[RunData], limit: usize) -> (Vec<(String, Vec<Pooled>)>, usize)
         }
     }
     (out, total)
-}
-
-/// Names of parameters whose value differs between the variants at one point.
-fn variant_params(runs: &[RunData]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for r in runs {
-        // One record per (point, variant) is enough: repetitions share their parameters.
-        let mut firsts: BTreeMap<(u32, &str), &perflab_core::Params> = BTreeMap::new();
-        for m in &r.ms {
-            firsts
-                .entry((m.point, m.variant.as_str()))
-                .or_insert(&m.params);
-        }
-        let list: Vec<_> = firsts.into_iter().collect();
-        for (i, ((point, _), a)) in list.iter().enumerate() {
-            for ((_, _), b) in list[i + 1..].iter().take_while(|((p, _), _)| p == point) {
-                for (name, value) in &a.0 {
-                    if b.get(name) != Some(value) && !out.contains(name) {
-                        out.push(name.clone());
-                    }
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Nanosecond histograms are shown in µs, the unit people quote latencies in.

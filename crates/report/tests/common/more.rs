@@ -157,3 +157,55 @@ pub fn threads_run(id: i64) -> (RunInfo, Vec<MeasurementRecord>) {
         .collect();
     (info(id, "parallel", "xfer", "bandwidth_mib_s"), ms)
 }
+
+/// A ctxsw run shaped like `quick`: variants pipe and futex (each setting `mechanism`) at
+/// CPU pairs 0-0 and 0-1, 3 repetitions, round-trip histograms in ns. futex at 0-0 holds
+/// 200 round trips per repetition (too few for p99.9 when pooled), the others 400.
+pub fn ctxsw_run(id: i64) -> (RunInfo, Vec<MeasurementRecord>) {
+    let mut ms = Vec::new();
+    for (point, cpu_b) in [0i64, 1].into_iter().enumerate() {
+        for rep in 0..3u32 {
+            for (variant, base) in [("pipe", 13_000u64), ("futex", 9_000)] {
+                let base = base + u64::from(rep) * 50 + cpu_b as u64 * 1_500;
+                let n = if variant == "futex" && cpu_b == 0 {
+                    200
+                } else {
+                    400
+                };
+                let h = rtt(base, base + base / 4, n, base * 5);
+                let mut params = Params::default();
+                params.0.insert("cpu_a".into(), ParamValue::Int(0));
+                params.0.insert("cpu_b".into(), ParamValue::Int(cpu_b));
+                params
+                    .0
+                    .insert("mechanism".into(), ParamValue::Str(variant.into()));
+                ms.push(MeasurementRecord {
+                    seq: ms.len() as u32,
+                    point: point as u32,
+                    params,
+                    variant: variant.into(),
+                    rep,
+                    status: MeasurementStatus::Ok,
+                    started_at: 0.0,
+                    elapsed_s: 1.0,
+                    output: WorkloadOutput {
+                        metrics: vec![Metric::new(
+                            "round_trips_per_sec",
+                            1e9 / h.mean,
+                            Unit::PerSecond,
+                            Better::Higher,
+                        )],
+                        histograms: vec![h],
+                        ..Default::default()
+                    },
+                    telemetry: Vec::new(),
+                    role: Default::default(),
+                    monitors: Vec::new(),
+                });
+            }
+        }
+    }
+    let mut info = info(id, "quick", "ctxsw", "round_trips_per_sec");
+    info.spec["variants"] = serde_json::json!([{ "name": "pipe" }, { "name": "futex" }]);
+    (info, ms)
+}

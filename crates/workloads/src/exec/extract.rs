@@ -212,7 +212,13 @@ pub(super) fn by_parser(
         metrics.insert(0, m);
     }
     let mut notes = Vec::new();
-    if !parsed.rows.is_empty() {
+    // Rows that all share one set of parameters are runs of the one thing measured (a
+    // hyperfine file of one command), which `metrics` summarise: nothing is left out.
+    let one_point = parsed
+        .rows
+        .iter()
+        .all(|r| parsed.rows.first().is_some_and(|f| f.params == r.params));
+    if !one_point {
         notes.push(format!(
             "parser {name} also found a table of {} rows, not reported here",
             parsed.rows.len()
@@ -313,5 +319,34 @@ mod tests {
             let _ = by_regex(&re, &text, "stdout");
             let _ = by_json(&ptr, &text, "stdout");
         }
+    }
+
+    fn hyperfine(file: &str) -> String {
+        let path = format!(
+            "{}/../parsers/tests/data/hyperfine/{file}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn hyperfine_of_one_command_is_its_summary_without_a_note_of_left_out_rows() {
+        let e = by_parser(
+            "hyperfine",
+            &hyperfine("sleep_10ms.json"),
+            "stdout",
+            "mean_ms",
+        )
+        .unwrap();
+        assert_eq!(e.metrics[0].name, "mean_ms");
+        assert!(e.notes.is_empty(), "{:?}", e.notes);
+        // Two commands are two points: no one measurement, so import them instead.
+        let err = by_parser("hyperfine", &hyperfine("two_commands.json"), "stdout", "")
+            .err()
+            .unwrap();
+        assert!(
+            err.contains("20 rows") && err.contains("perflab import"),
+            "{err}"
+        );
     }
 }

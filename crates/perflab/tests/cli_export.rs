@@ -1,0 +1,121 @@
+//! `perflab export` through the binary: benchstat's text format and the JSON document's
+//! format header, over a real run of the `null` workload.
+
+mod common;
+
+use common::{text, two_variant_null_run, Lab};
+
+#[test]
+fn benchstat_export_has_a_line_per_result_and_nothing_else_on_stdout() {
+    let lab = Lab::new();
+    let id = two_variant_null_run(&lab, &["--label", "before"]);
+    let doc = lab.export(&id);
+    let results: Vec<&serde_json::Value> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "headline" && m["status"]["status"] == "ok")
+        .collect();
+    assert_eq!(results.len(), 20, "2 points x 2 variants x 5 repetitions");
+
+    let o = lab.run(&["export", &id, "--format", "benchstat"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("Benchmark")).collect();
+    assert_eq!(lines.len(), results.len(), "{out}");
+    for (line, m) in lines.iter().zip(&results) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // The sleep differs between the points; the variant is a key of its own.
+        let sleep = m["params"]["sleep"].as_f64().unwrap();
+        let name = format!(
+            "BenchmarkNull/sleep={sleep}/variant={}",
+            m["variant"].as_str().unwrap()
+        );
+        assert_eq!(fields[0], name, "{line}");
+        assert_eq!(fields[1], "1");
+        let value = m["output"]["metrics"][0]["value"].as_f64().unwrap();
+        // serde_json reads the last digit of a JSON float approximately.
+        let read: f64 = fields[2].parse().unwrap();
+        assert!(
+            (read - value).abs() <= 1e-12 * value.abs(),
+            "{read} {value}"
+        );
+        assert_eq!(fields[3], "value");
+    }
+    assert!(out.contains("\npkg: perflab/null\n"), "{out}");
+    assert!(
+        out.contains(&format!("# perflab run {id} of study null")),
+        "{out}"
+    );
+    // Every line is a result, a `key: value` configuration, unit metadata or a comment.
+    for l in out.lines() {
+        assert!(
+            l.starts_with("Benchmark")
+                || l.starts_with("Unit ")
+                || l.starts_with("# ")
+                || ["goos: ", "goarch: ", "pkg: "]
+                    .iter()
+                    .any(|k| l.starts_with(k)),
+            "{l}"
+        );
+    }
+}
+
+#[test]
+fn the_json_export_says_its_format_and_version_first() {
+    let lab = Lab::new();
+    let id = two_variant_null_run(&lab, &[]);
+    let o = lab.run(&["export", &id]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    // At the top of the text, before the run, for a reader that looks no further.
+    let head: Vec<&str> = out.lines().take(3).map(str::trim).collect();
+    assert_eq!(
+        head,
+        [
+            "{",
+            "\"format\": \"perflab-export\",",
+            "\"format_version\": 1,"
+        ]
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
+    assert_eq!(keys.len(), 5, "{keys:?}");
+    assert!(doc["plan"].is_array(), "the plan, for import");
+    // The keys the documentation lists are there, with the types it gives.
+    let run = &doc["run"];
+    for k in [
+        "id",
+        "uid",
+        "created_at",
+        "study",
+        "workload",
+        "status",
+        "spec",
+        "fingerprint",
+    ] {
+        assert!(!run[k].is_null(), "run.{k}");
+    }
+    for k in ["planned", "done", "failed", "ineffective"] {
+        assert!(run[k].is_u64(), "run.{k}");
+    }
+    assert!(run["unavailable"].is_array() && run.get("label").is_some());
+    let m = &doc["measurements"][0];
+    for k in ["seq", "point", "rep"] {
+        assert!(m[k].is_u64(), "measurement.{k}");
+    }
+    for k in ["started_at", "elapsed_s"] {
+        assert!(m[k].is_f64(), "measurement.{k}");
+    }
+    assert!(m["params"].is_object() && m["variant"].is_string());
+    assert_eq!(m["status"]["status"], "ok");
+    assert_eq!(m["role"], "headline");
+    assert!(m["telemetry"].is_array() && m["monitors"].is_array());
+    for k in ["metrics", "histograms", "threads", "notes"] {
+        assert!(m["output"][k].is_array(), "output.{k}");
+    }
+    let metric = &m["output"]["metrics"][0];
+    assert_eq!(metric["name"], "value");
+    assert!(metric["value"].is_f64() && metric["unit"].is_string());
+    assert!(["higher", "lower", "neither"].contains(&metric["better"].as_str().unwrap()));
+}

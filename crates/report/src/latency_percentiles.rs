@@ -1,0 +1,304 @@
+//! Latency percentiles (p50, p90, p99, p99.9 and the maximum) of every point and variant
+//! with round-trip histograms (ctxsw and netrr `rtt`), as a table for every format: the
+//! numbers the HTML page draws as percentile curves, for a terminal, a pull request, a
+//! mail or a script.
+//!
+//! Each row pools the HDR histograms of its repetitions, so a percentile is that of every
+//! round trip measured there, not a median of per-repetition tails. A percentile the count
+//! cannot support (p99.9 needs 1,000 values) is left out rather than read off the maximum.
+//! Where a histogram cannot be decoded (a record from elsewhere without one), the row
+//! takes the median over repetitions of each stored percentile and says so.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use perflab_core::record::{MeasurementRecord, RunInfo};
+use perflab_core::{HistogramData, Unit};
+use serde::Serialize;
+
+use crate::doc::{self, Block, Table};
+use crate::latency_table::{decode, variant_order};
+use crate::select::Labeler;
+
+/// Histograms that hold latencies (netrr and ctxsw `rtt`, the null workload's
+/// `latency`); per-iteration times of transfers are not latency distributions.
+pub const LATENCY: &[&str] = &["rtt", "latency"];
+
+/// The quantiles of the table's columns.
+const QUANTILES: [(f64, &str); 4] = [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p99.9")];
+
+/// One point and variant of one run. Latencies in µs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PercentileRow {
+    pub run: i64,
+    /// The point's varying parameters (`0-1`, `load_streams=3`), `all` when none vary.
+    pub point: String,
+    pub variant: String,
+    /// The histogram's name (`rtt`).
+    pub histogram: String,
+    /// Repetitions pooled.
+    pub reps: u32,
+    /// Round trips in the pooled distribution.
+    pub count: u64,
+    pub p50: Option<f64>,
+    pub p90: Option<f64>,
+    pub p99: Option<f64>,
+    pub p999: Option<f64>,
+    pub max: f64,
+    /// Percentiles are medians over repetitions, not read from pooled histograms.
+    pub approximate: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PercentileTable {
+    /// The unit of every latency in the rows.
+    pub unit: &'static str,
+    pub rows: Vec<PercentileRow>,
+}
+
+/// The table of `runs` (each a run and the measurements to include), `None` when no
+/// result among them has a latency histogram.
+pub fn latency_percentiles(runs: &[(&RunInfo, &[MeasurementRecord])]) -> Option<PercentileTable> {
+    let labeler = Labeler::new(
+        runs.iter()
+            .flat_map(|(_, ms)| ms.iter().filter(|m| m.is_result()).map(|m| &m.params)),
+    );
+    // Parameters a variant sets (quick's `mechanism`) are in the variant column already.
+    let by_variant = variant_params(runs.iter().map(|(_, ms)| *ms));
+    let skip: Vec<&str> = by_variant.iter().map(String::as_str).collect();
+    let mut rows = Vec::new();
+    for (info, ms) in runs {
+        // Points in plan order, variants as the study lists them.
+        let mut points: BTreeMap<u32, Vec<&MeasurementRecord>> = BTreeMap::new();
+        for m in ms.iter().filter(|m| m.is_result()) {
+            points.entry(m.point).or_default().push(m);
+        }
+        let order = variant_order(info, ms);
+        for members in points.values() {
+            for v in &order {
+                let hs: Vec<&HistogramData> = members
+                    .iter()
+                    .filter(|m| &m.variant == v)
+                    .filter_map(|m| latency_histogram(m))
+                    .collect();
+                let Some(first) = hs.first() else { continue };
+                let point = match labeler.label_without(&members[0].params, &skip) {
+                    l if l.is_empty() => "all".to_string(),
+                    l => l,
+                };
+                rows.push(pool(info.id, point, v, first.name.clone(), &hs));
+            }
+        }
+    }
+    (!rows.is_empty()).then_some(PercentileTable { unit: "µs", rows })
+}
+
+/// The latency histogram of a result, if it has one in a unit of time.
+fn latency_histogram(m: &MeasurementRecord) -> Option<&HistogramData> {
+    m.output
+        .histograms
+        .iter()
+        .find(|h| LATENCY.contains(&h.name.as_str()) && us(0.0, h.unit).is_some())
+}
+
+/// `v` in `unit` as µs (ns divided, so that 14687 ns is exactly 14.687); `None` for a
+/// unit that is no time.
+fn us(v: f64, unit: Unit) -> Option<f64> {
+    match unit {
+        Unit::Nanoseconds => Some(v / 1e3),
+        Unit::Microseconds => Some(v),
+        Unit::Milliseconds => Some(v * 1e3),
+        Unit::Seconds => Some(v * 1e6),
+        _ => None,
+    }
+}
+
+/// Whether `n` values support quantile `q`: 99.9% needs at least 1,000.
+fn supported(n: u64, q: f64) -> bool {
+    n > 0 && (n as f64) * (1.0 - q) >= 1.0 - 1e-9
+}
+
+fn pool(
+    run: i64,
+    point: String,
+    variant: &str,
+    name: String,
+    hs: &[&HistogramData],
+) -> PercentileRow {
+    let mut row = PercentileRow {
+        run,
+        point,
+        variant: variant.to_string(),
+        histogram: name,
+        reps: hs.len() as u32,
+        count: hs.iter().map(|h| h.count).sum(),
+        p50: None,
+        p90: None,
+        p99: None,
+        p999: None,
+        max: 0.0,
+        approximate: false,
+    };
+    // Histograms of one row share their unit; a row of mixed units is read from summaries.
+    let same_unit = hs.iter().all(|h| h.unit == hs[0].unit);
+    let unit = hs[0].unit;
+    if let Some(sum) = same_unit.then(|| pooled(hs)).flatten() {
+        let n = sum.len();
+        row.count = n;
+        let at = |q: f64| {
+            supported(n, q)
+                .then(|| us(sum.value_at_quantile(q) as f64, unit))
+                .flatten()
+        };
+        row.p50 = at(0.5);
+        row.p90 = at(0.9);
+        row.p99 = at(0.99);
+        row.p999 = at(0.999);
+        row.max = us(sum.max() as f64, unit).unwrap_or(0.0);
+        return row;
+    }
+    row.approximate = true;
+    let med = |f: fn(&HistogramData) -> f64, q: f64| {
+        supported(row.count, q)
+            .then(|| {
+                perflab_stats::median(
+                    hs.iter()
+                        .filter_map(|h| us(f(h), h.unit))
+                        .collect::<Vec<f64>>(),
+                )
+            })
+            .flatten()
+    };
+    row.p50 = med(|h| h.p50, 0.5);
+    row.p90 = med(|h| h.p90, 0.9);
+    row.p99 = med(|h| h.p99, 0.99);
+    row.p999 = med(|h| h.p999, 0.999);
+    row.max = hs
+        .iter()
+        .filter_map(|h| us(h.max, h.unit))
+        .fold(0.0, f64::max);
+    row
+}
+
+/// The sum of the decoded histograms; `None` when one cannot be decoded or added.
+fn pooled(hs: &[&HistogramData]) -> Option<Histogram<u64>> {
+    let mut list = hs.iter().map(|h| decode(h)).collect::<Option<Vec<_>>>()?;
+    if list.is_empty() {
+        return None;
+    }
+    let mut sum = list.swap_remove(0);
+    for h in &list {
+        sum.add(h).ok()?;
+    }
+    Some(sum)
+}
+
+/// Names of parameters whose value differs between the variants at one point.
+pub(crate) fn variant_params<'a>(
+    runs: impl Iterator<Item = &'a [MeasurementRecord]>,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for ms in runs {
+        // One record per (point, variant) is enough: repetitions share their parameters.
+        let mut firsts: BTreeMap<(u32, &str), &perflab_core::Params> = BTreeMap::new();
+        for m in ms {
+            firsts
+                .entry((m.point, m.variant.as_str()))
+                .or_insert(&m.params);
+        }
+        let list: Vec<_> = firsts.into_iter().collect();
+        for (i, ((point, _), a)) in list.iter().enumerate() {
+            for ((_, _), b) in list[i + 1..].iter().take_while(|((p, _), _)| p == point) {
+                for (name, value) in &a.0 {
+                    if b.get(name) != Some(value) && !out.contains(name) {
+                        out.push(name.clone());
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A latency as every table prints a value; `-` where the count is too small.
+fn cell(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), crate::fmt::value)
+}
+
+impl PercentileTable {
+    /// A caption and the table, for the text, Markdown, mail and HTML renderers.
+    pub fn to_blocks(&self) -> Vec<Block> {
+        let several = self.rows.iter().any(|r| r.run != self.rows[0].run);
+        let mut head: Vec<String> = Vec::new();
+        if several {
+            head.push("run".into());
+        }
+        head.extend(["point", "variant", "reps", "round trips"].map(String::from));
+        head.extend(QUANTILES.iter().map(|(_, n)| n.to_string()));
+        head.push("max".into());
+        let left = if several { vec![0, 1, 2] } else { vec![0, 1] };
+        let rows = self
+            .rows
+            .iter()
+            .map(|r| {
+                let mut row = Vec::new();
+                if several {
+                    row.push(r.run.to_string());
+                }
+                row.push(r.point.clone());
+                row.push(if r.approximate {
+                    format!("{} ~", r.variant)
+                } else {
+                    r.variant.clone()
+                });
+                row.push(r.reps.to_string());
+                row.push(r.count.to_string());
+                row.extend([r.p50, r.p90, r.p99, r.p999].map(cell));
+                row.push(cell(Some(r.max)));
+                row
+            })
+            .collect();
+        let mut blocks = vec![
+            Block::para(format!(
+                "Latency percentiles in {}: each row pools the round trips of all its \
+                 repetitions; `-` where there are too few for the percentile (p99.9 needs \
+                 1,000).",
+                self.unit
+            )),
+            Block::Table(Table::new(head, rows, left)),
+        ];
+        if self.rows.iter().any(|r| r.approximate) {
+            blocks.push(Block::para(
+                "~: histograms could not be pooled; the percentiles are medians over the \
+                 repetitions.",
+            ));
+        }
+        blocks
+    }
+
+    pub fn render_text(&self) -> String {
+        doc::text::render(&self.to_blocks(), None)
+    }
+
+    pub fn render_markdown(&self) -> String {
+        doc::markdown::render(&self.to_blocks())
+    }
+
+    /// Plain text no wider than 72 columns.
+    pub fn render_mail(&self) -> String {
+        doc::text::render(&self.to_blocks(), Some(doc::text::MAIL_WIDTH))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::supported;
+
+    #[test]
+    fn a_percentile_needs_enough_values() {
+        assert!(supported(2, 0.5) && !supported(1, 0.9) && supported(10, 0.9));
+        assert!(supported(100, 0.99) && !supported(99, 0.99));
+        assert!(supported(1000, 0.999) && !supported(999, 0.999));
+        assert!(!supported(0, 0.5));
+    }
+}
