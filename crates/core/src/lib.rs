@@ -4,6 +4,7 @@
 
 pub mod cpu_path;
 pub mod error;
+pub mod knob_settings;
 pub mod output;
 pub mod params;
 pub mod record;
@@ -16,6 +17,7 @@ pub mod workload;
 
 pub use cpu_path::{CpuPath, Stay};
 pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};
+pub use knob_settings::KnobSettings;
 pub use output::{HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
 pub use params::{
     format_size, parse_duration, parse_size, resolve, ParamKind, ParamSpec, ParamValue, Params,

@@ -94,27 +94,32 @@ pub fn fit_memory(
 /// point needs.
 pub fn resolve_auto_pools(spec: &mut ExpandedSpec, workload: &dyn Workload) -> Result<()> {
     for i in 0..spec.variants.len() {
-        let Some(value) = spec.variants[i].knobs.get("hugepages").cloned() else {
-            continue;
-        };
-        let Some(size) = value.strip_suffix(":auto") else {
-            continue;
-        };
-        let page = parse_size(size).ok().filter(|&p| p > 0).ok_or_else(|| {
-            LabError::Input(format!(
-                "variant {:?}: hugepages = {value:?}: {size:?} is not a page size (2M, 1G)",
-                spec.variants[i].name
-            ))
-        })?;
-        let mut need = 0;
-        for point in 0..spec.points.len() {
-            let params = spec.params_for(workload, point, &spec.variants[i])?;
-            need = need.max(workload.memory_bytes(&params));
-        }
-        let count = need.div_ceil(page);
-        spec.variants[i]
+        let autos: Vec<String> = spec.variants[i]
             .knobs
-            .insert("hugepages".into(), format!("{size}:{count}"));
+            .iter()
+            .filter(|(k, v)| *k == "hugepages" && v.ends_with(":auto"))
+            .map(|(_, v)| v.to_string())
+            .collect();
+        for value in autos {
+            let size = value.strip_suffix(":auto").unwrap_or_default();
+            let page = parse_size(size).ok().filter(|&p| p > 0).ok_or_else(|| {
+                LabError::Input(format!(
+                    "variant {:?}: hugepages = {value:?}: {size:?} is not a page size (2M, 1G)",
+                    spec.variants[i].name
+                ))
+            })?;
+            let mut need = 0;
+            for point in 0..spec.points.len() {
+                let params = spec.params_for(workload, point, &spec.variants[i])?;
+                need = need.max(workload.memory_bytes(&params));
+            }
+            let count = need.div_ceil(page);
+            for v in spec.variants[i].knobs.values_mut("hugepages") {
+                if *v == value {
+                    *v = format!("{size}:{count}");
+                }
+            }
+        }
     }
     Ok(())
 }

@@ -46,8 +46,6 @@ pub fn seal_spec(spec: &ExperimentSpec, params: &[ParamSpec]) -> Result<Experime
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
     use crate::spec::{QuickSpec, VariantSpec};
 
@@ -81,7 +79,7 @@ mod tests {
         });
         spec.variants.push(VariantSpec {
             name: "v".into(),
-            knobs: BTreeMap::new(),
+            knobs: Default::default(),
             params: [("token".to_string(), Scalar::Str("SECRET3".into()))].into(),
         });
         let sealed = seal_spec(&spec, PARAMS).unwrap();

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use perflab_core::KnobSettings;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{LabError, Result};
@@ -61,8 +62,9 @@ pub enum ParamInput {
 #[serde(deny_unknown_fields)]
 pub struct VariantSpec {
     pub name: String,
+    /// In written order: applied in it, restored in reverse; a knob may appear twice.
     #[serde(default)]
-    pub knobs: BTreeMap<String, String>,
+    pub knobs: KnobSettings,
     #[serde(default)]
     pub params: BTreeMap<String, Scalar>,
 }
@@ -215,7 +217,7 @@ impl ExperimentSpec {
         if self.variants.is_empty() {
             vec![VariantSpec {
                 name: "default".into(),
-                knobs: BTreeMap::new(),
+                knobs: KnobSettings::new(),
                 params: BTreeMap::new(),
             }]
         } else {

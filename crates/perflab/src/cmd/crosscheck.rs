@@ -286,7 +286,7 @@ pub(crate) fn run_null(
 ) -> anyhow::Result<(RunId, Outcome, perflab_lab::Prepared)> {
     let variant = |name: &str, value: f64| VariantSpec {
         name: name.into(),
-        knobs: BTreeMap::new(),
+        knobs: Default::default(),
         params: [("value".to_string(), Scalar::Float(value))].into(),
     };
     let spec = ExperimentSpec {

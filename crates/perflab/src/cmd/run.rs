@@ -351,7 +351,7 @@ fn select_variants(spec: &ExperimentSpec, given: &[String]) -> anyhow::Result<Ve
             Some((name, settings)) => {
                 let mut v = VariantSpec {
                     name: name.trim().to_string(),
-                    knobs: BTreeMap::new(),
+                    knobs: Default::default(),
                     params: BTreeMap::new(),
                 };
                 if v.name.is_empty() {
@@ -369,7 +369,7 @@ fn select_variants(spec: &ExperimentSpec, given: &[String]) -> anyhow::Result<Ve
                         v.params
                             .insert(k.to_string(), Scalar::Str(value.trim().to_string()));
                     } else if knobs.contains(&k) {
-                        v.knobs.insert(k.to_string(), value.trim().to_string());
+                        v.knobs.push(k, value.trim());
                     } else {
                         return Err(input(format!(
                             "--variant {g:?}: {k:?} is neither a parameter of workload {} ({}) \
