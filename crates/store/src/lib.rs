@@ -13,6 +13,7 @@
 //! Every run has a `uid` as well as its number: the number is this database's, the uid
 //! goes with the run when [`copy_run`] (`perflab push`) or an import copies it elsewhere.
 
+mod assemble;
 mod backend;
 mod codec;
 mod copy;

@@ -9,15 +9,13 @@ use postgres::types::FromSql;
 use postgres::{Client, IsolationLevel, Row, Transaction};
 
 use super::{small, PgBackend};
-use crate::codec::{
-    parse_params, parse_role, real, status_from_columns, u64_from_sql, NameCache, RawRun,
+use crate::assemble::{
+    measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
 };
+use crate::codec::{parse_params, parse_role, RawRun};
 use crate::error::{corrupt, PgAt};
 use crate::{
     Location, MeasurementRecord, PlannedMeasurement, RunId, RunInfo, StoreError, UnavailableVariant,
-};
-use perflab_core::{
-    Better, HistogramData, Metric, TelemetryRow, ThreadRecord, Unit, WorkloadOutput,
 };
 
 const RUNS_ALL: &str = "SELECT r.id, r.created_at, r.study, r.workload, r.label, r.status, \
@@ -210,23 +208,8 @@ impl PgBackend {
         let mut client = self.client.borrow_mut();
         let mut tx = snapshot(&mut client, db)?;
         self.require_run(&mut tx, id)?;
-        let mut recs = self.load_measurements(&mut tx, id)?;
-        let index: HashMap<u32, usize> = recs.iter().enumerate().map(|(i, r)| (r.seq, i)).collect();
-        let slot = |seq: u32| -> Result<usize, StoreError> {
-            index.get(&seq).copied().ok_or_else(|| {
-                corrupt(
-                    db,
-                    format!("run {id}: rows for unrecorded measurement {seq}"),
-                )
-            })
-        };
-        let mut units = NameCache::<Unit>::new();
-        let mut betters = NameCache::<Better>::new();
-        let mut unit = |s: &str| {
-            units
-                .get(s)
-                .ok_or_else(|| corrupt(db, format!("unknown unit {s:?}")))
-        };
+        let recs = self.load_measurements(&mut tx, id)?;
+        let mut a = Assembler::new(db, id, recs);
 
         let st = self.stmt(
             &mut tx,
@@ -234,17 +217,13 @@ impl PgBackend {
              ORDER BY seq, idx",
         )?;
         for r in tx.query(&st, &[&id]).at(db)? {
-            let seq = col32(&r, 0, db, "a seq")?;
-            let better: String = col(&r, 4, db)?;
-            let m = Metric {
-                name: col(&r, 1, db)?,
-                value: real(col(&r, 2, db)?),
-                unit: unit(col(&r, 3, db)?)?,
-                better: betters
-                    .get(&better)
-                    .ok_or_else(|| corrupt(db, format!("unknown direction {better:?}")))?,
-            };
-            recs[slot(seq)?].output.metrics.push(m);
+            a.metric(
+                col32(&r, 0, db, "a seq")?,
+                col(&r, 1, db)?,
+                col(&r, 2, db)?,
+                col(&r, 3, db)?,
+                col(&r, 4, db)?,
+            )?;
         }
 
         let st = self.stmt(
@@ -253,24 +232,18 @@ impl PgBackend {
              p9999, encoded FROM histograms WHERE run_id = $1 ORDER BY seq, idx",
         )?;
         for r in tx.query(&st, &[&id]).at(db)? {
-            let seq = col32(&r, 0, db, "a seq")?;
-            let f = |i: usize| col::<Option<f64>>(&r, i, db).map(real);
-            let h = HistogramData {
+            let mut stats = [None; 9];
+            for (i, s) in stats.iter_mut().enumerate() {
+                *s = col(&r, 4 + i, db)?;
+            }
+            a.histogram(RawHistogram {
+                seq: col32(&r, 0, db, "a seq")?,
                 name: col(&r, 1, db)?,
-                unit: unit(col(&r, 2, db)?)?,
-                count: u64_from_sql(col(&r, 3, db)?),
-                min: f(4)?,
-                mean: f(5)?,
-                max: f(6)?,
-                stddev: f(7)?,
-                p50: f(8)?,
-                p90: f(9)?,
-                p99: f(10)?,
-                p999: f(11)?,
-                p9999: f(12)?,
+                unit: col(&r, 2, db)?,
+                count: col(&r, 3, db)?,
+                stats,
                 encoded: col(&r, 13, db)?,
-            };
-            recs[slot(seq)?].output.histograms.push(h);
+            })?;
         }
 
         let st = self.stmt(
@@ -280,37 +253,24 @@ impl PgBackend {
              WHERE run_id = $1 ORDER BY seq, idx",
         )?;
         for r in tx.query(&st, &[&id]).at(db)? {
-            let seq = col32(&r, 0, db, "a seq")?;
-            let bad = |what: String| corrupt(db, format!("run {id} measurement {seq}: {what}"));
-            let counter = |i: usize| col::<Option<i64>>(&r, i, db).map(|v| v.map(u64_from_sql));
-            let samples: String = col(&r, 4, db)?;
             let tid: i64 = col(&r, 2, db)?;
             let pinned: Option<i64> = col(&r, 3, db)?;
-            let t = ThreadRecord {
+            a.thread(RawThread {
+                seq: col32(&r, 0, db, "a seq")?,
                 role: col(&r, 1, db)?,
                 tid: i32::try_from(tid)
-                    .map_err(|_| bad(format!("thread id {tid} out of range")))?,
+                    .map_err(|_| corrupt(db, format!("run {id}: thread id {tid} out of range")))?,
                 pinned_cpu: pinned.map(|c| small(db, "a pinned CPU", c)).transpose()?,
-                cpu_samples: serde_json::from_str(&samples)
-                    .map_err(|e| bad(format!("thread CPU samples: {e}")))?,
-                cpu_path: match col::<Option<String>>(&r, 12, db)? {
-                    None => Default::default(),
-                    Some(text) => serde_json::from_str(&text)
-                        .map_err(|e| bad(format!("thread CPU path: {e}")))?,
-                },
-                migrations: counter(5)?,
-                voluntary_switches: counter(6)?,
-                involuntary_switches: counter(7)?,
-                start_ns: u64_from_sql(col(&r, 8, db)?),
-                end_ns: u64_from_sql(col(&r, 9, db)?),
-                bytes: counter(10)?,
-                counters: match col::<Option<String>>(&r, 11, db)? {
-                    None => Vec::new(),
-                    Some(text) => serde_json::from_str(&text)
-                        .map_err(|e| bad(format!("thread counters: {e}")))?,
-                },
-            };
-            recs[slot(seq)?].output.threads.push(t);
+                cpu_samples: col(&r, 4, db)?,
+                migrations: col(&r, 5, db)?,
+                voluntary_switches: col(&r, 6, db)?,
+                involuntary_switches: col(&r, 7, db)?,
+                start_ns: col(&r, 8, db)?,
+                end_ns: col(&r, 9, db)?,
+                bytes: col(&r, 10, db)?,
+                counters: col(&r, 11, db)?,
+                cpu_path: col(&r, 12, db)?,
+            })?;
         }
 
         let st = self.stmt(
@@ -319,20 +279,19 @@ impl PgBackend {
              WHERE run_id = $1 ORDER BY seq, idx",
         )?;
         for r in tx.query(&st, &[&id]).at(db)? {
-            let seq = col32(&r, 0, db, "a seq")?;
             let cpu: Option<i64> = col(&r, 4, db)?;
-            let t = TelemetryRow {
+            a.telemetry(RawTelemetry {
+                seq: col32(&r, 0, db, "a seq")?,
                 source: col(&r, 1, db)?,
                 key: col(&r, 2, db)?,
                 label: col(&r, 3, db)?,
                 cpu: cpu.map(|c| small(db, "a CPU", c)).transpose()?,
-                value: real(col(&r, 5, db)?),
-                unit: unit(col(&r, 6, db)?)?,
-            };
-            recs[slot(seq)?].telemetry.push(t);
+                value: col(&r, 5, db)?,
+                unit: col(&r, 6, db)?,
+            })?;
         }
         tx.commit().at(db)?;
-        Ok(recs)
+        Ok(a.finish())
     }
 
     /// The measurement rows of a run, with their plan columns and empty outputs.
@@ -342,46 +301,25 @@ impl PgBackend {
         id: RunId,
     ) -> Result<Vec<MeasurementRecord>, StoreError> {
         let db = &self.location;
-        let st = self.stmt(
-            tx,
-            "SELECT m.seq, p.point, p.params, p.variant, p.rep, m.status, m.error, \
-             m.started_at, m.elapsed_s, m.notes, m.ineffective, p.role, m.monitors \
-             FROM measurements m \
-             JOIN plan p ON p.run_id = m.run_id AND p.seq = m.seq \
-             WHERE m.run_id = $1 ORDER BY m.seq",
-        )?;
+        let st = self.stmt(tx, measurements_select!("$1"))?;
         let mut out = Vec::new();
         for r in tx.query(&st, &[&id]).at(db)? {
-            let seq = col32(&r, 0, db, "a seq")?;
-            let params: String = col(&r, 2, db)?;
-            let status: String = col(&r, 5, db)?;
-            let notes: String = col(&r, 9, db)?;
-            let role: String = col(&r, 11, db)?;
-            let monitors: Option<String> = col(&r, 12, db)?;
-            let bad = |what: String| corrupt(db, format!("run {id} measurement {seq}: {what}"));
-            out.push(MeasurementRecord {
-                seq,
+            let raw = RawMeasurement {
+                seq: col32(&r, 0, db, "a seq")?,
                 point: col32(&r, 1, db, "a point")?,
-                params: parse_params(db, id, seq, &params)?,
+                params: col(&r, 2, db)?,
                 variant: col(&r, 3, db)?,
                 rep: col32(&r, 4, db, "a rep")?,
-                status: status_from_columns(&status, col(&r, 6, db)?, col(&r, 10, db)?)
-                    .ok_or_else(|| bad(format!("unknown status {status:?}")))?,
-                started_at: real(col(&r, 7, db)?),
-                elapsed_s: real(col(&r, 8, db)?),
-                output: WorkloadOutput {
-                    notes: serde_json::from_str(&notes).map_err(|e| bad(format!("notes: {e}")))?,
-                    ..WorkloadOutput::default()
-                },
-                telemetry: Vec::new(),
-                role: parse_role(db, id, seq, &role)?,
-                monitors: match monitors {
-                    Some(m) => {
-                        serde_json::from_str(&m).map_err(|e| bad(format!("monitors: {e}")))?
-                    }
-                    None => Vec::new(),
-                },
-            });
+                status: col(&r, 5, db)?,
+                error: col(&r, 6, db)?,
+                started_at: col(&r, 7, db)?,
+                elapsed_s: col(&r, 8, db)?,
+                notes: col(&r, 9, db)?,
+                ineffective: col(&r, 10, db)?,
+                role: col(&r, 11, db)?,
+                monitors: col(&r, 12, db)?,
+            };
+            out.push(raw.decode(db, id)?);
         }
         Ok(out)
     }

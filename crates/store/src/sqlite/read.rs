@@ -11,15 +11,13 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::write::run_exists;
 use super::SqliteBackend;
-use crate::codec::{
-    parse_params, parse_role, real, status_from_columns, u64_from_sql, NameCache, RawRun,
+use crate::assemble::{
+    measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
 };
-use crate::error::{corrupt, At};
+use crate::codec::{parse_params, parse_role, RawRun};
+use crate::error::At;
 use crate::{
-    MeasurementRecord, PlannedMeasurement, RunId, RunInfo, StoreError, UnavailableVariant,
-};
-use perflab_core::{
-    Better, HistogramData, Metric, TelemetryRow, ThreadRecord, Unit, WorkloadOutput,
+    Location, MeasurementRecord, PlannedMeasurement, RunId, RunInfo, StoreError, UnavailableVariant,
 };
 
 const RUN_SELECT: &str = "SELECT r.id, r.created_at, r.study, r.workload, r.label, r.status, \
@@ -202,25 +200,10 @@ impl SqliteBackend {
     /// produced and its telemetry.
     pub fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError> {
         let path = &self.path;
+        let db = &self.location;
         let tx = self.conn.unchecked_transaction().at(path)?;
         self.require_run(&tx, id)?;
-        let mut recs = load_measurements(&tx, path, id)?;
-        let index: HashMap<u32, usize> = recs.iter().enumerate().map(|(i, r)| (r.seq, i)).collect();
-        let slot = |seq: u32| -> Result<usize, StoreError> {
-            index.get(&seq).copied().ok_or_else(|| {
-                corrupt(
-                    path,
-                    format!("run {id}: rows for unrecorded measurement {seq}"),
-                )
-            })
-        };
-        let mut units = NameCache::<Unit>::new();
-        let mut betters = NameCache::<Better>::new();
-        let mut unit = |s: &str| {
-            units
-                .get(s)
-                .ok_or_else(|| corrupt(path, format!("unknown unit {s:?}")))
-        };
+        let mut a = Assembler::new(db, id, load_measurements(&tx, path, db, id)?);
 
         let mut stmt = tx
             .prepare_cached(
@@ -229,17 +212,13 @@ impl SqliteBackend {
             .at(path)?;
         let mut rows = stmt.query([id]).at(path)?;
         while let Some(r) = rows.next().at(path)? {
-            let seq: u32 = r.get(0).at(path)?;
-            let better: String = r.get(4).at(path)?;
-            let m = Metric {
-                name: r.get(1).at(path)?,
-                value: real(r.get(2).at(path)?),
-                unit: unit(text(r, 3).at(path)?)?,
-                better: betters
-                    .get(&better)
-                    .ok_or_else(|| corrupt(path, format!("unknown direction {better:?}")))?,
-            };
-            recs[slot(seq)?].output.metrics.push(m);
+            a.metric(
+                r.get(0).at(path)?,
+                r.get(1).at(path)?,
+                r.get(2).at(path)?,
+                text(r, 3).at(path)?,
+                text(r, 4).at(path)?,
+            )?;
         }
 
         let mut stmt = tx
@@ -250,81 +229,44 @@ impl SqliteBackend {
             .at(path)?;
         let mut rows = stmt.query([id]).at(path)?;
         while let Some(r) = rows.next().at(path)? {
-            let seq: u32 = r.get(0).at(path)?;
-            let f = |i: usize| r.get::<_, Option<f64>>(i).map(real).at(path);
-            let h = HistogramData {
+            let mut stats = [None; 9];
+            for (i, s) in stats.iter_mut().enumerate() {
+                *s = r.get(4 + i).at(path)?;
+            }
+            a.histogram(RawHistogram {
+                seq: r.get(0).at(path)?,
                 name: r.get(1).at(path)?,
-                unit: unit(text(r, 2).at(path)?)?,
-                count: u64_from_sql(r.get(3).at(path)?),
-                min: f(4)?,
-                mean: f(5)?,
-                max: f(6)?,
-                stddev: f(7)?,
-                p50: f(8)?,
-                p90: f(9)?,
-                p99: f(10)?,
-                p999: f(11)?,
-                p9999: f(12)?,
+                unit: r.get(2).at(path)?,
+                count: r.get(3).at(path)?,
+                stats,
                 encoded: r.get(13).at(path)?,
-            };
-            recs[slot(seq)?].output.histograms.push(h);
+            })?;
         }
 
         let mut stmt = tx
             .prepare_cached(
                 "SELECT seq, role, tid, pinned_cpu, cpu_samples, migrations, voluntary_switches, \
                  involuntary_switches, start_ns, end_ns, bytes, counters, cpu_path FROM threads \
-                 WHERE run_id = ?1 \
-                 ORDER BY seq, idx",
+                 WHERE run_id = ?1 ORDER BY seq, idx",
             )
             .at(path)?;
         let mut rows = stmt.query([id]).at(path)?;
         while let Some(r) = rows.next().at(path)? {
-            let seq: u32 = r.get(0).at(path)?;
-            let counter = |i: usize| {
-                r.get::<_, Option<i64>>(i)
-                    .map(|v| v.map(u64_from_sql))
-                    .at(path)
-            };
-            let samples: String = r.get(4).at(path)?;
-            let counts: Option<String> = r.get(11).at(path)?;
-            let cpu_path: Option<String> = r.get(12).at(path)?;
-            let t = ThreadRecord {
+            a.thread(RawThread {
+                seq: r.get(0).at(path)?,
                 role: r.get(1).at(path)?,
                 tid: r.get(2).at(path)?,
                 pinned_cpu: r.get(3).at(path)?,
-                cpu_samples: serde_json::from_str(&samples).map_err(|e| {
-                    corrupt(
-                        path,
-                        format!("run {id} measurement {seq}: thread CPU samples: {e}"),
-                    )
-                })?,
-                cpu_path: match cpu_path {
-                    None => Default::default(),
-                    Some(text) => serde_json::from_str(&text).map_err(|e| {
-                        corrupt(
-                            path,
-                            format!("run {id} measurement {seq}: thread CPU path: {e}"),
-                        )
-                    })?,
-                },
-                migrations: counter(5)?,
-                voluntary_switches: counter(6)?,
-                involuntary_switches: counter(7)?,
-                start_ns: u64_from_sql(r.get(8).at(path)?),
-                end_ns: u64_from_sql(r.get(9).at(path)?),
-                bytes: counter(10)?,
-                counters: match counts {
-                    None => Vec::new(),
-                    Some(text) => serde_json::from_str(&text).map_err(|e| {
-                        corrupt(
-                            path,
-                            format!("run {id} measurement {seq}: thread counters: {e}"),
-                        )
-                    })?,
-                },
-            };
-            recs[slot(seq)?].output.threads.push(t);
+                cpu_samples: r.get(4).at(path)?,
+                migrations: r.get(5).at(path)?,
+                voluntary_switches: r.get(6).at(path)?,
+                involuntary_switches: r.get(7).at(path)?,
+                start_ns: r.get(8).at(path)?,
+                end_ns: r.get(9).at(path)?,
+                bytes: r.get(10).at(path)?,
+                counters: r.get(11).at(path)?,
+                cpu_path: r.get(12).at(path)?,
+            })?;
         }
 
         let mut stmt = tx
@@ -335,18 +277,17 @@ impl SqliteBackend {
             .at(path)?;
         let mut rows = stmt.query([id]).at(path)?;
         while let Some(r) = rows.next().at(path)? {
-            let seq: u32 = r.get(0).at(path)?;
-            let t = TelemetryRow {
+            a.telemetry(RawTelemetry {
+                seq: r.get(0).at(path)?,
                 source: r.get(1).at(path)?,
                 key: r.get(2).at(path)?,
                 label: r.get(3).at(path)?,
                 cpu: r.get(4).at(path)?,
-                value: real(r.get(5).at(path)?),
-                unit: unit(text(r, 6).at(path)?)?,
-            };
-            recs[slot(seq)?].telemetry.push(t);
+                value: r.get(5).at(path)?,
+                unit: r.get(6).at(path)?,
+            })?;
         }
-        Ok(recs)
+        Ok(a.finish())
     }
 
     fn require_run(&self, conn: &Connection, id: RunId) -> Result<(), StoreError> {
@@ -369,48 +310,29 @@ impl SqliteBackend {
 fn load_measurements(
     conn: &Connection,
     path: &Path,
+    db: &Location,
     id: RunId,
 ) -> Result<Vec<MeasurementRecord>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT m.seq, p.point, p.params, p.variant, p.rep, m.status, m.error, \
-             m.started_at, m.elapsed_s, m.notes, m.ineffective, p.role, m.monitors \
-             FROM measurements m \
-             JOIN plan p ON p.run_id = m.run_id AND p.seq = m.seq \
-             WHERE m.run_id = ?1 ORDER BY m.seq",
-        )
-        .at(path)?;
+    let mut stmt = conn.prepare_cached(measurements_select!("?1")).at(path)?;
     let mut rows = stmt.query(params![id]).at(path)?;
     let mut out = Vec::new();
     while let Some(r) = rows.next().at(path)? {
-        let seq: u32 = r.get(0).at(path)?;
-        let params: String = r.get(2).at(path)?;
-        let status: String = r.get(5).at(path)?;
-        let notes: String = r.get(9).at(path)?;
-        let role: String = r.get(11).at(path)?;
-        let monitors: Option<String> = r.get(12).at(path)?;
-        let bad = |what: String| corrupt(path, format!("run {id} measurement {seq}: {what}"));
-        out.push(MeasurementRecord {
-            seq,
+        let raw = RawMeasurement {
+            seq: r.get(0).at(path)?,
             point: r.get(1).at(path)?,
-            params: parse_params(path, id, seq, &params)?,
+            params: r.get(2).at(path)?,
             variant: r.get(3).at(path)?,
             rep: r.get(4).at(path)?,
-            status: status_from_columns(&status, r.get(6).at(path)?, r.get(10).at(path)?)
-                .ok_or_else(|| bad(format!("unknown status {status:?}")))?,
-            started_at: real(r.get(7).at(path)?),
-            elapsed_s: real(r.get(8).at(path)?),
-            output: WorkloadOutput {
-                notes: serde_json::from_str(&notes).map_err(|e| bad(format!("notes: {e}")))?,
-                ..WorkloadOutput::default()
-            },
-            telemetry: Vec::new(),
-            role: parse_role(path, id, seq, &role)?,
-            monitors: match monitors {
-                Some(m) => serde_json::from_str(&m).map_err(|e| bad(format!("monitors: {e}")))?,
-                None => Vec::new(),
-            },
-        });
+            status: r.get(5).at(path)?,
+            error: r.get(6).at(path)?,
+            started_at: r.get(7).at(path)?,
+            elapsed_s: r.get(8).at(path)?,
+            notes: r.get(9).at(path)?,
+            ineffective: r.get(10).at(path)?,
+            role: r.get(11).at(path)?,
+            monitors: r.get(12).at(path)?,
+        };
+        out.push(raw.decode(db, id)?);
     }
     Ok(out)
 }

@@ -1,0 +1,259 @@
+//! Turning the rows of a run's measurements back into records, for both backends. Each
+//! backend only fetches columns (its own way, its own SQL dialect) into the raw structs
+//! here; what the columns mean, how JSON columns and enum names decode, and which record a
+//! child row belongs to are decided once, so the two backends cannot drift apart.
+
+use std::collections::HashMap;
+
+use perflab_core::{
+    Better, HistogramData, Metric, TelemetryRow, ThreadRecord, Unit, WorkloadOutput,
+};
+
+use crate::codec::{parse_params, parse_role, real, status_from_columns, u64_from_sql, NameCache};
+use crate::error::corrupt;
+use crate::{Location, MeasurementRecord, RunId, StoreError};
+
+/// A `measurements` row joined with its `plan` row.
+pub(crate) struct RawMeasurement {
+    pub(crate) seq: u32,
+    pub(crate) point: u32,
+    pub(crate) params: String,
+    pub(crate) variant: String,
+    pub(crate) rep: u32,
+    pub(crate) status: String,
+    pub(crate) error: Option<String>,
+    pub(crate) started_at: Option<f64>,
+    pub(crate) elapsed_s: Option<f64>,
+    pub(crate) notes: String,
+    pub(crate) ineffective: Option<String>,
+    pub(crate) role: String,
+    pub(crate) monitors: Option<String>,
+}
+
+/// The query of a run's measurement rows, in the order [`RawMeasurement`] takes its
+/// columns, with the run id's placeholder of the backend's dialect (`?1`, `$1`).
+macro_rules! measurements_select {
+    ($run_id:literal) => {
+        concat!(
+            "SELECT m.seq, p.point, p.params, p.variant, p.rep, m.status, m.error, \
+             m.started_at, m.elapsed_s, m.notes, m.ineffective, p.role, m.monitors \
+             FROM measurements m JOIN plan p ON p.run_id = m.run_id AND p.seq = m.seq \
+             WHERE m.run_id = ",
+            $run_id,
+            " ORDER BY m.seq"
+        )
+    };
+}
+pub(crate) use measurements_select;
+
+/// A `threads` row.
+pub(crate) struct RawThread {
+    pub(crate) seq: u32,
+    pub(crate) role: String,
+    pub(crate) tid: i32,
+    pub(crate) pinned_cpu: Option<u32>,
+    pub(crate) cpu_samples: String,
+    pub(crate) migrations: Option<i64>,
+    pub(crate) voluntary_switches: Option<i64>,
+    pub(crate) involuntary_switches: Option<i64>,
+    pub(crate) start_ns: i64,
+    pub(crate) end_ns: i64,
+    pub(crate) bytes: Option<i64>,
+    pub(crate) counters: Option<String>,
+    pub(crate) cpu_path: Option<String>,
+}
+
+/// A `histograms` row; `stats` are min, mean, max, stddev, p50, p90, p99, p999, p9999.
+pub(crate) struct RawHistogram {
+    pub(crate) seq: u32,
+    pub(crate) name: String,
+    pub(crate) unit: String,
+    pub(crate) count: i64,
+    pub(crate) stats: [Option<f64>; 9],
+    pub(crate) encoded: Vec<u8>,
+}
+
+/// A `telemetry` row.
+pub(crate) struct RawTelemetry {
+    pub(crate) seq: u32,
+    pub(crate) source: String,
+    pub(crate) key: String,
+    pub(crate) label: String,
+    pub(crate) cpu: Option<u32>,
+    pub(crate) value: Option<f64>,
+    pub(crate) unit: String,
+}
+
+impl RawMeasurement {
+    /// The record with an empty output; its child rows go in through [`Assembler`].
+    pub(crate) fn decode(self, db: &Location, id: RunId) -> Result<MeasurementRecord, StoreError> {
+        let seq = self.seq;
+        let bad = |what: String| corrupt(db, format!("run {id} measurement {seq}: {what}"));
+        Ok(MeasurementRecord {
+            seq,
+            point: self.point,
+            params: parse_params(db, id, seq, &self.params)?,
+            variant: self.variant,
+            rep: self.rep,
+            status: status_from_columns(&self.status, self.error, self.ineffective)
+                .ok_or_else(|| bad(format!("unknown status {:?}", self.status)))?,
+            started_at: real(self.started_at),
+            elapsed_s: real(self.elapsed_s),
+            output: WorkloadOutput {
+                notes: serde_json::from_str(&self.notes).map_err(|e| bad(format!("notes: {e}")))?,
+                ..WorkloadOutput::default()
+            },
+            telemetry: Vec::new(),
+            role: parse_role(db, id, seq, &self.role)?,
+            monitors: match self.monitors {
+                Some(m) => serde_json::from_str(&m).map_err(|e| bad(format!("monitors: {e}")))?,
+                None => Vec::new(),
+            },
+        })
+    }
+}
+
+/// Puts child rows (read in seq, idx order) into the records they belong to.
+pub(crate) struct Assembler<'a> {
+    db: &'a Location,
+    id: RunId,
+    recs: Vec<MeasurementRecord>,
+    index: HashMap<u32, usize>,
+    units: NameCache<Unit>,
+    betters: NameCache<Better>,
+}
+
+impl<'a> Assembler<'a> {
+    pub(crate) fn new(db: &'a Location, id: RunId, recs: Vec<MeasurementRecord>) -> Self {
+        let index = recs.iter().enumerate().map(|(i, r)| (r.seq, i)).collect();
+        Self {
+            db,
+            id,
+            recs,
+            index,
+            units: NameCache::new(),
+            betters: NameCache::new(),
+        }
+    }
+
+    fn slot(&mut self, seq: u32) -> Result<&mut MeasurementRecord, StoreError> {
+        let (db, id) = (self.db, self.id);
+        let i = self.index.get(&seq).copied().ok_or_else(|| {
+            corrupt(
+                db,
+                format!("run {id}: rows for unrecorded measurement {seq}"),
+            )
+        })?;
+        Ok(&mut self.recs[i])
+    }
+
+    fn unit(&mut self, s: &str) -> Result<Unit, StoreError> {
+        let db = self.db;
+        self.units
+            .get(s)
+            .ok_or_else(|| corrupt(db, format!("unknown unit {s:?}")))
+    }
+
+    /// A thread's JSON column.
+    fn json<T: serde::de::DeserializeOwned>(
+        &self,
+        seq: u32,
+        what: &str,
+        text: &str,
+    ) -> Result<T, StoreError> {
+        serde_json::from_str(text).map_err(|e| {
+            corrupt(
+                self.db,
+                format!("run {} measurement {seq}: thread {what}: {e}", self.id),
+            )
+        })
+    }
+
+    pub(crate) fn metric(
+        &mut self,
+        seq: u32,
+        name: String,
+        value: Option<f64>,
+        unit: &str,
+        better: &str,
+    ) -> Result<(), StoreError> {
+        let unit = self.unit(unit)?;
+        let db = self.db;
+        let better = self
+            .betters
+            .get(better)
+            .ok_or_else(|| corrupt(db, format!("unknown direction {better:?}")))?;
+        let m = Metric {
+            name,
+            value: real(value),
+            unit,
+            better,
+        };
+        self.slot(seq)?.output.metrics.push(m);
+        Ok(())
+    }
+
+    pub(crate) fn histogram(&mut self, raw: RawHistogram) -> Result<(), StoreError> {
+        let [min, mean, max, stddev, p50, p90, p99, p999, p9999] = raw.stats.map(real);
+        let h = HistogramData {
+            name: raw.name,
+            unit: self.unit(&raw.unit)?,
+            count: u64_from_sql(raw.count),
+            min,
+            mean,
+            max,
+            stddev,
+            p50,
+            p90,
+            p99,
+            p999,
+            p9999,
+            encoded: raw.encoded,
+        };
+        self.slot(raw.seq)?.output.histograms.push(h);
+        Ok(())
+    }
+
+    pub(crate) fn thread(&mut self, raw: RawThread) -> Result<(), StoreError> {
+        let seq = raw.seq;
+        let t = ThreadRecord {
+            role: raw.role,
+            tid: raw.tid,
+            pinned_cpu: raw.pinned_cpu,
+            cpu_samples: self.json(seq, "CPU samples", &raw.cpu_samples)?,
+            cpu_path: match &raw.cpu_path {
+                None => Default::default(),
+                Some(text) => self.json(seq, "CPU path", text)?,
+            },
+            migrations: raw.migrations.map(u64_from_sql),
+            voluntary_switches: raw.voluntary_switches.map(u64_from_sql),
+            involuntary_switches: raw.involuntary_switches.map(u64_from_sql),
+            start_ns: u64_from_sql(raw.start_ns),
+            end_ns: u64_from_sql(raw.end_ns),
+            bytes: raw.bytes.map(u64_from_sql),
+            counters: match &raw.counters {
+                None => Vec::new(),
+                Some(text) => self.json(seq, "counters", text)?,
+            },
+        };
+        self.slot(seq)?.output.threads.push(t);
+        Ok(())
+    }
+
+    pub(crate) fn telemetry(&mut self, raw: RawTelemetry) -> Result<(), StoreError> {
+        let t = TelemetryRow {
+            source: raw.source,
+            key: raw.key,
+            label: raw.label,
+            cpu: raw.cpu,
+            value: real(raw.value),
+            unit: self.unit(&raw.unit)?,
+        };
+        self.slot(raw.seq)?.telemetry.push(t);
+        Ok(())
+    }
+
+    pub(crate) fn finish(self) -> Vec<MeasurementRecord> {
+        self.recs
+    }
+}
