@@ -4,14 +4,12 @@
 //! [`crate::tolerance`]), so CI can act on it. No test asserts these speeds, because
 //! shared machines are noisy.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use perflab_lab::spec::{ParamInput, Scalar, VariantSpec};
 use perflab_lab::{ExperimentSpec, Outcome, Progress, RunOptions};
 use perflab_store::{MeasurementRecord, RunId, Store};
 use perflab_sys::SysRoot;
@@ -321,37 +319,33 @@ impl Progress for Quiet {
 }
 
 /// Runs the `null` workload into `store`: variants a (value 100) and b (101), the
-/// parameters `params`, `reps` alternating repetitions, all default monitors. Returns
-/// the prepared experiment too, so that more runs of the same plan can be created.
+/// parameters `noise_pct` (one value or a list: a grid axis), `reps` alternating
+/// repetitions, all default monitors. Returns the prepared experiment too, so that more
+/// runs of the same plan can be created.
 pub(crate) fn run_null(
     store: &mut Store,
     dir: &std::path::Path,
     name: &str,
-    params: BTreeMap<String, ParamInput>,
+    noise_pct: &[f64],
     reps: u32,
     progress: &mut dyn Progress,
 ) -> Result<(RunId, Outcome, perflab_lab::Prepared)> {
-    let variant = |name: &str, value: f64| VariantSpec {
-        name: name.into(),
-        knobs: BTreeMap::new(),
-        params: [("value".to_string(), Scalar::Float(value))].into(),
+    let noise: Vec<String> = noise_pct.iter().map(|x| format!("{x:?}")).collect();
+    // One value is one value, not a grid axis of one.
+    let noise = match noise.as_slice() {
+        [one] => one.clone(),
+        all => format!("[{}]", all.join(", ")),
     };
-    let spec = ExperimentSpec {
-        name: name.into(),
-        description: String::new(),
-        workload: "null".into(),
-        repetitions: reps,
-        warmup: 0,
-        monitors: None,
-        params,
-        variants: vec![variant("a", 100.0), variant("b", 101.0)],
-        compare: Default::default(),
-        quick: None,
-        target_ci: None,
-        max_reps: None,
-        // The count of measurements is the point of this check: no telemetry repetitions.
-        telemetry_reps: Some(0),
-    };
+    // Written as a person writes an experiment file, so this check reads specs the way
+    // `perflab run FILE` does. The count of measurements is the point of these checks:
+    // no telemetry repetitions.
+    let text = format!(
+        "name = {name:?}\nworkload = \"null\"\nrepetitions = {reps}\nwarmup = 0\n\
+         telemetry_reps = 0\n\n[params]\nnoise_pct = {noise}\n\n\
+         [[variants]]\nname = \"a\"\nparams = {{ value = 100.0 }}\n\n\
+         [[variants]]\nname = \"b\"\nparams = {{ value = 101.0 }}\n"
+    );
+    let spec = ExperimentSpec::from_toml("(cross-check)", &text)?;
     let sys = perflab_sys::SysRoot::host();
     let prepared = perflab_lab::prepare(&spec, &sys)?;
     let id = perflab_lab::create(store, &prepared, None)?;
@@ -371,16 +365,8 @@ pub(crate) fn run_null(
 fn runner(out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()> {
     let dir = tempfile_dir()?;
     let mut store = Store::open(dir.join("bench.db"))?;
-    let noise = [("noise_pct".to_string(), ParamInput::One(Scalar::Float(1.0)))];
     let t0 = Instant::now();
-    let (id, outcome, _) = run_null(
-        &mut store,
-        &dir,
-        "runner-overhead",
-        noise.into(),
-        500,
-        &mut Quiet,
-    )?;
+    let (id, outcome, _) = run_null(&mut store, &dir, "runner-overhead", &[1.0], 500, &mut Quiet)?;
     let wall = t0.elapsed().as_secs_f64();
     let ms = store.measurements(id)?;
     let in_workload: f64 = ms.iter().map(|m| m.elapsed_s).sum();

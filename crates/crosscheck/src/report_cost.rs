@@ -10,7 +10,6 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use perflab_core::{HistogramData, Unit};
-use perflab_lab::spec::{ParamInput, Scalar};
 use perflab_lab::Progress;
 use perflab_store::{MeasurementRecord, RunId, RunStatus, Store};
 
@@ -86,14 +85,13 @@ pub fn run(perflab: &Path, out: &mut dyn Write, verdicts: &mut Verdicts) -> Resu
 /// latency histograms are realistic: null's own hold three values each.
 fn build_runs(db: &Path, dir: &Path, out: &mut dyn Write) -> Result<[RunId; 2]> {
     let mut store = Store::open(db)?;
-    let noise: Vec<Scalar> = (1..=POINTS).map(|i| Scalar::Float(i as f64)).collect();
-    let params = [("noise_pct".to_string(), ParamInput::List(noise))];
+    let noise: Vec<f64> = (1..=POINTS).map(|i| i as f64).collect();
     let t0 = Instant::now();
     let (source, _, prepared) = crate::checks::run_null(
         &mut store,
         dir,
         "report-scale",
-        params.into(),
+        &noise,
         REPS,
         &mut Dots {
             n: 0,
