@@ -5,42 +5,18 @@
 //! shared machines are noisy.
 
 use std::io::Write;
-use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Instant;
 
-use perflab_lab::{ExperimentSpec, Outcome, Progress, RunOptions};
+use perflab_lab::Progress;
 use perflab_store::{MeasurementRecord, RunId, Store};
 use perflab_sys::SysRoot;
 
 use crate::error::{input, Result};
 use crate::lab_side::LabSide;
+use crate::null_run::run_null;
+use crate::options::{tolerance, Options};
 use crate::say;
 use crate::tolerance::{fmt_num, ratio_within, Verdicts};
-
-/// What `perflab crosscheck` was asked, as its flags give it (see the binary's
-/// `CrosscheckArgs` for what each means).
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// The check: ctxsw, memcpy (or xfer), netrr, runner, report, monitors.
-    pub check: String,
-    /// Where /proc and /sys are read (default pairs, monitors).
-    pub sys: SysRoot,
-    /// `--pairs`, already read; empty for this machine's default pairs.
-    pub pairs: Vec<(u32, u32)>,
-    pub sizes: Option<String>,
-    pub duration: String,
-    pub rounds: u32,
-    pub tolerance: Option<f64>,
-    pub monitor_sets: String,
-    pub workloads: String,
-    pub monitor_pairs: u32,
-    pub max_pairs: u32,
-    pub measure: Option<String>,
-    /// The `perflab` executable the report check times as a child process.
-    pub perflab_exe: PathBuf,
-}
 
 /// Runs the check, writing its tables to `out`; every number it holds to a tolerance is
 /// in the returned [`Verdicts`] (the binary prints their last line and takes its exit
@@ -68,18 +44,6 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<Verdicts> {
         }
     }
     Ok(verdicts)
-}
-
-/// The ratio tolerance in percent: `--tolerance`, else the check's stated one (a new
-/// check passes its own, e.g. 1.0).
-pub(crate) fn tolerance(a: &Options, stated: f64) -> Result<f64> {
-    match a.tolerance {
-        None => Ok(stated),
-        Some(t) if t.is_finite() && t >= 0.0 => Ok(t),
-        Some(t) => Err(input(format!(
-            "--tolerance {t}: expected a percentage of 0 or more, e.g. 3 for ±3%"
-        ))),
-    }
 }
 
 /// runner and report hold costs to fixed targets; a ratio tolerance means nothing there.
@@ -316,47 +280,6 @@ impl Progress for Quiet {
     fn measured(&mut self, _: &MeasurementRecord) {}
     fn note(&mut self, _: &str) {}
     fn end(&mut self) {}
-}
-
-/// Runs the `null` workload into `store`: variants a (value 100) and b (101), the
-/// parameters `noise_pct` (one value or a list: a grid axis), `reps` alternating
-/// repetitions, all default monitors. Returns the prepared experiment too, so that more
-/// runs of the same plan can be created.
-pub(crate) fn run_null(
-    store: &mut Store,
-    dir: &std::path::Path,
-    name: &str,
-    noise_pct: &[f64],
-    reps: u32,
-    progress: &mut dyn Progress,
-) -> Result<(RunId, Outcome, perflab_lab::Prepared)> {
-    let noise: Vec<String> = noise_pct.iter().map(|x| format!("{x:?}")).collect();
-    // One value is one value, not a grid axis of one.
-    let noise = match noise.as_slice() {
-        [one] => one.clone(),
-        all => format!("[{}]", all.join(", ")),
-    };
-    // Written as a person writes an experiment file, so this check reads specs the way
-    // `perflab run FILE` does. The count of measurements is the point of these checks:
-    // no telemetry repetitions.
-    let text = format!(
-        "name = {name:?}\nworkload = \"null\"\nrepetitions = {reps}\nwarmup = 0\n\
-         telemetry_reps = 0\n\n[params]\nnoise_pct = {noise}\n\n\
-         [[variants]]\nname = \"a\"\nparams = {{ value = 100.0 }}\n\n\
-         [[variants]]\nname = \"b\"\nparams = {{ value = 101.0 }}\n"
-    );
-    let spec = ExperimentSpec::from_toml("(cross-check)", &text)?;
-    let sys = perflab_sys::SysRoot::host();
-    let prepared = perflab_lab::prepare(&spec, &sys)?;
-    let id = perflab_lab::create(store, &prepared, None)?;
-    let opts = RunOptions {
-        sys,
-        journal: dir.join("journal.json"),
-        stop: Arc::new(AtomicBool::new(false)),
-        label: None,
-    };
-    let outcome = perflab_lab::execute(store, id, &opts, progress)?;
-    Ok((id, outcome, prepared))
 }
 
 /// 1,000 measurements of the `null` workload (two variants, 500 alternating repetitions,

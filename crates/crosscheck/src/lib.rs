@@ -25,12 +25,15 @@ pub mod lab_side;
 pub mod mem;
 pub mod monitors;
 pub mod net;
+pub mod null_run;
+pub mod options;
 pub mod peer_tool;
 pub mod report_cost;
 pub mod tolerance;
 
-pub use checks::{run, Options};
+pub use checks::run;
 pub use error::Error;
+pub use options::Options;
 pub use tolerance::{Check, Verdicts};
 
 /// `writeln!` to the check's output, ignoring a closed output as `perflab` ignores it

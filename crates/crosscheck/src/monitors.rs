@@ -17,8 +17,8 @@ use perflab_lab::{measure_once, MonitorSet, Progress, RunOptions};
 use perflab_stats::{Sample, StatsConfig, Summary};
 use perflab_store::{MeasurementRecord, PlannedMeasurement, Role};
 
-use crate::checks::Options;
 use crate::error::{input, Error, Result};
+use crate::options::{tolerance, Options};
 use crate::say;
 use crate::tolerance::{ratio_within, Verdicts};
 
@@ -48,7 +48,7 @@ pub fn run(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<
             "--monitor-pairs {pairs}: expected 2 to 10000"
         )));
     }
-    let tolerance = crate::checks::tolerance(a, 1.0)?;
+    let tolerance = tolerance(a, 1.0)?;
     if tolerance <= 0.0 {
         return Err(input(format!(
             "--tolerance {tolerance}: expected a percentage above 0 for monitors"

@@ -87,7 +87,7 @@ fn build_runs(db: &Path, dir: &Path, out: &mut dyn Write) -> Result<[RunId; 2]> 
     let mut store = Store::open(db)?;
     let noise: Vec<f64> = (1..=POINTS).map(|i| i as f64).collect();
     let t0 = Instant::now();
-    let (source, _, prepared) = crate::checks::run_null(
+    let (source, _, prepared) = crate::null_run::run_null(
         &mut store,
         dir,
         "report-scale",

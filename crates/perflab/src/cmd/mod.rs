@@ -10,6 +10,7 @@ mod drilldown_dir;
 mod export;
 mod fleet;
 mod fleet_doctor;
+mod fleet_hosts;
 mod hint;
 mod import;
 mod import_json;
