@@ -58,14 +58,8 @@ impl Settings {
         Self { knobs }
     }
 
-    /// Builds the knobs from `name=value` settings, e.g. `["cpuidle=poll-only", "pmqos=0"]`.
-    pub fn parse<S: AsRef<str>>(settings: &[S]) -> Result<Self, KnobError> {
-        let knobs = settings
-            .iter()
-            .map(|s| crate::registry::parse_setting(s.as_ref()))
-            .collect::<Result<_, _>>()?;
-        Ok(Self { knobs })
-    }
+    // `Settings::parse` (from `name=value` settings) is in `registry`, which knows every
+    // knob: the trait's file does not reach back to the registry that lists its impls.
 
     pub fn is_empty(&self) -> bool {
         self.knobs.is_empty()

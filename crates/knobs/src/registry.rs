@@ -6,7 +6,7 @@ use crate::fake::FakeKnob;
 use crate::hooks::{HookKnob, When};
 use crate::hugepages::HugePagesKnob;
 use crate::irq_affinity::IrqAffinityKnob;
-use crate::knob::Knob;
+use crate::knob::{Knob, Settings};
 use crate::netpath::NetPathKnob;
 use crate::pmqos::PmQosKnob;
 use crate::thp::{ThpAttr, ThpKnob};
@@ -78,6 +78,17 @@ pub fn parse_knob(name: &str, value: &str) -> Result<Box<dyn Knob>, KnobError> {
             name: name.to_string(),
             valid: KNOBS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
         }),
+    }
+}
+
+impl Settings {
+    /// Builds the knobs from `name=value` settings, e.g. `["cpuidle=poll-only", "pmqos=0"]`.
+    pub fn parse<S: AsRef<str>>(settings: &[S]) -> Result<Self, KnobError> {
+        let knobs = settings
+            .iter()
+            .map(|s| parse_setting(s.as_ref()))
+            .collect::<Result<_, _>>()?;
+        Ok(Self::new(knobs))
     }
 }
 

@@ -12,20 +12,9 @@
 use perflab_core::{Better, Metric, Unit};
 
 use crate::cyclictest_histogram::read_histogram;
+use crate::cyclictest_thread::{Thread, TOOL};
 use crate::text::{bad, metric, not_this, num, shown, strip_ansi, word_after};
 use crate::{ParseError, Parsed, ParsedRow};
-
-pub(crate) const TOOL: &str = "cyclictest";
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Thread {
-    pub id: String,
-    pub cycles: f64,
-    pub min: f64,
-    pub avg: f64,
-    pub max: f64,
-    pub overflows: Option<f64>,
-}
 
 impl Thread {
     fn metrics(&self) -> Vec<Metric> {

@@ -16,7 +16,7 @@
 
 use perflab_core::{HistogramData, Unit};
 
-use crate::cyclictest::{Thread, TOOL};
+use crate::cyclictest_thread::{Thread, TOOL};
 use crate::text::{bad, num, shown};
 use crate::ParseError;
 

@@ -13,6 +13,7 @@ use perflab_core::{HistogramData, Metric};
 
 mod cyclictest;
 mod cyclictest_histogram;
+mod cyclictest_thread;
 mod dmatest;
 pub mod dmatest_log;
 mod fio;
@@ -22,6 +23,7 @@ mod json;
 mod perf_bench;
 mod perf_stat;
 mod perf_stat_csv;
+mod perf_stat_line;
 mod perf_stat_text;
 mod seed_scan;
 mod sockperf;

@@ -1,7 +1,7 @@
 //! `perf stat -x,` lines: value,unit,event[,variance%],run-time,running%,metric,metric-unit.
 //! Lines that are not counter lines (the command's own stderr) are skipped.
 
-use crate::perf_stat::{is_event_name, is_unit, EventLine, Missing};
+use crate::perf_stat_line::{is_event_name, is_unit, EventLine, Missing};
 use crate::text::num;
 use crate::ParseError;
 

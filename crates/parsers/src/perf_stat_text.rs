@@ -14,7 +14,7 @@
 //!
 //! Only lines after the header are read: what comes before is the command's own output.
 
-use crate::perf_stat::{is_event_name, is_unit, EventLine, Missing, Times, TOOL};
+use crate::perf_stat_line::{is_event_name, is_unit, EventLine, Missing, Times, TOOL};
 use crate::text::{bad, grouped_num, num, shown};
 use crate::ParseError;
 

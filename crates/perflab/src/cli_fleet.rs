@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::cli::{ReportFormat, VerdictArgs};
+use crate::cli_report::{ReportFormat, VerdictArgs};
 
 #[derive(Args, Debug)]
 pub struct FleetArgs {

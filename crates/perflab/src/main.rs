@@ -8,6 +8,7 @@
 
 mod cli;
 mod cli_fleet;
+mod cli_report;
 mod cmd;
 mod exit;
 mod progress;

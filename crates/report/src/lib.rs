@@ -25,6 +25,7 @@ pub mod latency_percentiles;
 pub mod latency_table;
 mod markdown;
 pub mod parallel;
+mod parallel_legacy;
 pub mod plot;
 pub mod scan;
 mod scan_render;

@@ -3,12 +3,16 @@
 //! on whether summing is valid and the first reason where it is not; and a measurement's
 //! per-thread records (`perflab show RUN --threads SEQ`).
 //!
-//! It reads what the workload stored with each measurement: the verdict metrics
-//! (`aggregate_mib_s`, `summed_mib_s`, `overlap`, `parallelism`, `sum_valid`) and the
-//! verdict note; so a run of xfer's channel model and a run of dmatest read alike.
+//! It reads what the workload stored with each measurement as data: the verdict metrics
+//! (`aggregate_mib_s`, `summed_mib_s`, `overlap`, `parallelism`, `sum_valid`,
+//! `busy_measured`) and the thread records, from which `perflab_stats::parallel` judges
+//! the measurement again for the reasons; so a run of xfer's channel model and a run of
+//! dmatest read alike. Runs stored before `busy_measured` existed have their reasons only
+//! in a note's text, read by [`crate::parallel_legacy`].
 
 use perflab_core::record::{MeasurementRecord, RunInfo};
 use perflab_core::ThreadRecord;
+use perflab_stats::parallel::{judge_stored, spans_from_records, Criteria};
 use serde::Serialize;
 
 use crate::fmt;
@@ -50,12 +54,29 @@ fn median(v: Vec<f64>) -> Option<f64> {
     perflab_stats::median(v)
 }
 
-/// The reasons part of a verdict note: what follows the figures.
-fn reasons(note: &str) -> Option<Vec<String>> {
-    let rest = note.strip_prefix("summing per-thread bandwidths is NOT valid: ")?;
-    let mut parts = rest.split("; ");
-    parts.next()?;
-    Some(parts.map(str::to_string).collect())
+/// Says whether the verdict's `parallelism` comes from measured CPU time; its presence
+/// marks a run whose reasons are judged from data rather than read from a note.
+const BUSY_MEASURED: &str = "busy_measured";
+
+/// The first reason summing is not valid for `m`, or `None` when it is valid.
+fn first_reason(m: &MeasurementRecord) -> Option<String> {
+    let out = &m.output;
+    let Some(busy) = out.metric(BUSY_MEASURED) else {
+        return crate::parallel_legacy::first_reason(&out.notes);
+    };
+    if out.metric(MARKER).is_some_and(|x| x.value >= 0.5) {
+        return None;
+    }
+    // The thread records do not keep each thread's CPU time; the parallelism the workload
+    // computed from it stands in for it, so the verdict is the one the workload gave.
+    let measured = (busy.value >= 0.5)
+        .then(|| out.metric("parallelism").map(|p| p.value))
+        .flatten();
+    let spans = spans_from_records(&out.threads);
+    judge_stored(&spans, &Criteria::default(), measured)
+        .reasons
+        .into_iter()
+        .next()
 }
 
 /// The summary table, or `None` when no measurement carries the verdict.
@@ -92,10 +113,7 @@ pub fn parallel_table(_run: &RunInfo, ms: &[MeasurementRecord]) -> Option<Parall
                 .iter()
                 .filter(|m| m.output.metric(MARKER).is_some_and(|x| x.value >= 0.5))
                 .count();
-            let reason = group
-                .iter()
-                .flat_map(|m| m.output.notes.iter())
-                .find_map(|n| reasons(n).and_then(|r| r.into_iter().next()));
+            let reason = group.iter().find_map(|m| first_reason(m));
             rows.push(ParallelRow {
                 point: labeler.label(&head.params),
                 variant: variant.clone(),
@@ -398,6 +416,42 @@ mod tests {
         );
         assert!(!text.contains("another"), "{text}");
         assert!(parallel_table(&info(), &[]).is_none());
+    }
+
+    /// A run stored since issue 15: no verdict text to parse, the reasons are judged
+    /// again from the thread records and the stored metrics.
+    #[test]
+    fn reasons_of_a_new_run_come_from_its_data_not_its_notes() {
+        let new_form = |seq: u32, valid: bool, busy: bool| {
+            let mut r = m(seq, 0, "free", valid, 100.0, 400.0);
+            r.output.notes.clear();
+            r.output.metrics.push(Metric::new(
+                BUSY_MEASURED,
+                f64::from(u8::from(busy)),
+                Unit::Count,
+                Better::Neither,
+            ));
+            r
+        };
+        // c0t0 runs 1–101 ms, c0t1 2–52 ms: together for half of the window.
+        let t = parallel_table(&info(), &[new_form(0, false, false)]).unwrap();
+        assert_eq!(
+            t.rows[0].reason.as_deref(),
+            Some("all threads ran together for only 50% of the window")
+        );
+        // With CPU time measured the stored parallelism (1.0 of 2 threads) counts too.
+        let mut busy = new_form(1, false, true);
+        busy.output.threads[1].start_ns = 1_000_000;
+        busy.output.threads[1].end_ns = 101_000_000;
+        busy.output.threads[1].pinned_cpu = Some(1);
+        let t = parallel_table(&info(), &[busy]).unwrap();
+        let why = t.rows[0].reason.clone().unwrap_or_default();
+        assert!(
+            why.starts_with("effective parallelism 1.00 of 2 threads"),
+            "{why}"
+        );
+        let t = parallel_table(&info(), &[new_form(2, true, false)]).unwrap();
+        assert_eq!(t.rows[0].reason, None);
     }
 
     #[test]

@@ -180,16 +180,7 @@ impl ScanReport {
         Ok(serde_json::to_string_pretty(self)?)
     }
 
-    /// Aligned plain text, a header line over the seed's two-line column heads.
-    pub fn render_text(&self) -> String {
-        crate::scan_render::text(self)
-    }
-
-    /// GitHub-flavoured Markdown: pipe tables with right-aligned numbers, padded so the
-    /// raw text reads as well in a mail as rendered in a pull request.
-    pub fn render_markdown(&self) -> String {
-        crate::scan_render::markdown(self)
-    }
+    // `render_text` and `render_markdown` are in `scan_render`, which reads these types.
 }
 
 /// The scans of `table` along parameter `axis`; `None` when fewer than two distinct sizes

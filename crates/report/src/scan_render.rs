@@ -11,6 +11,19 @@ use crate::scan::{kib, Parting, ScanPoint, ScanReport, ScanSection, ScanSummary}
 use crate::table_text::{align, better_text, titled_list, unavailable_text, verdict_rule};
 use perflab_stats::fmt_p;
 
+impl ScanReport {
+    /// Aligned plain text, a header line over the seed's two-line column heads.
+    pub fn render_text(&self) -> String {
+        text(self)
+    }
+
+    /// GitHub-flavoured Markdown: pipe tables with right-aligned numbers, padded so the
+    /// raw text reads as well in a mail as rendered in a pull request.
+    pub fn render_markdown(&self) -> String {
+        markdown(self)
+    }
+}
+
 pub(crate) fn text(r: &ScanReport) -> String {
     let mut out = String::new();
     for line in header(r) {

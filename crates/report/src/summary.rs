@@ -66,10 +66,7 @@ impl SummaryTable {
         Ok(serde_json::to_string_pretty(self)?)
     }
 
-    /// The aligned plain-text table.
-    pub fn render_text(&self) -> String {
-        crate::summary_text::render_summary(self)
-    }
+    // `render_text` is in `summary_text`, which reads these types.
 
     /// The row of CPU pair `a`-`b` measured with `variant`.
     pub fn pair_row(&self, a: u32, b: u32, variant: &str) -> Option<&SummaryRow> {

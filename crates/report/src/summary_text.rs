@@ -6,6 +6,13 @@ use crate::fmt;
 use crate::summary::{SummaryRow, SummaryTable};
 use crate::table_text::{align, better_text, titled_list, unavailable_text};
 
+impl SummaryTable {
+    /// The aligned plain-text table.
+    pub fn render_text(&self) -> String {
+        render_summary(self)
+    }
+}
+
 /// Outlier repetitions are named up to this many; more are only counted.
 const NAMED_OUTLIERS: usize = 3;
 

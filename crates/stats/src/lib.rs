@@ -11,6 +11,8 @@
 //! - [`drift`]: the timing probe stored with each run, and whether it moved between two
 //!   runs compared with each other.
 //! - [`Buckets`]: the seed study's regression distribution buckets.
+//! - [`parallel`]: whether the threads of a measurement ran in parallel, and whether
+//!   their per-thread bandwidths may be summed (seed 000).
 //!
 //! docs/METHODOLOGY.md explains every statistic, the defaults and the small-sample caveat.
 
@@ -22,6 +24,7 @@ pub mod error;
 pub mod fdr;
 pub mod hodges_lehmann;
 pub mod mann_whitney;
+pub mod parallel;
 pub mod precision;
 pub mod sample;
 pub mod summary;

@@ -4,7 +4,7 @@ use nix::sched::{sched_setaffinity, CpuSet};
 use nix::unistd::Pid;
 
 /// Restricts thread `tid` (0: the calling thread) to `cpus`.
-pub(crate) fn pin(tid: i32, cpus: &[u32]) -> Result<(), String> {
+pub fn pin(tid: i32, cpus: &[u32]) -> Result<(), String> {
     let mut set = CpuSet::new();
     for &cpu in cpus {
         set.set(cpu as usize).map_err(|e| {

@@ -1,22 +1,17 @@
 //! perflab's built-in workloads: `ctxsw` (the CPU-pair context-switch ping-pong of the
 //! idle/IPI study), `xfer` (transfer bandwidth by size, page backing and pinning) and
 //! `exec` (any benchmark command, its number taken from its output), `null` (a
-//! deterministic fake for tests), listed in one registry; and the crosschecks
-//! against `perf bench`: `crosscheck` (ctxsw vs sched pipe) and `crosscheck_mem` (xfer
-//! memcpy vs mem memcpy).
+//! deterministic fake for tests), listed in one registry. The cross-checks against peer
+//! tools live in `perflab-crosscheck`, above this crate.
 
-mod affinity;
+pub mod affinity;
 mod common_params;
-pub mod crosscheck;
-pub mod crosscheck_mem;
-pub mod crosscheck_net;
 pub mod ctxsw;
 pub mod dmatest;
 pub mod exec;
 pub mod netrr;
 pub mod null;
 pub mod parallel;
-pub mod peer_tool;
 pub mod xfer;
 
 use perflab_core::Workload;

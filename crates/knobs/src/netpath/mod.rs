@@ -30,6 +30,7 @@ mod ipvlan;
 mod loopback;
 mod macvlan;
 mod netns;
+mod nic;
 mod ovs;
 mod probe;
 mod tap;

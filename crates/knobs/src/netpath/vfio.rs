@@ -11,8 +11,8 @@ use perflab_sys::SysRoot;
 
 use super::build::Built;
 use super::cmd::ip;
+use super::nic::Nic;
 use super::topology::{address_up, Plan};
-use super::vm::Nic;
 use crate::error::KnobError;
 
 /// What the user named.

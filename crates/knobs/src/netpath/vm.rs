@@ -21,6 +21,7 @@ use perflab_sys::SysRoot;
 
 use super::build::Built;
 use super::cmd::{ip, ip_in};
+use super::nic::Nic;
 use super::tap::open_tap;
 use super::topology::{address_up, link, up, Endpoints, Plan};
 use super::{ovs, PathKind};
@@ -187,19 +188,6 @@ fn fail(dir: &std::path::Path, why: String) -> KnobError {
         cmd: format!("prepare the guest in {}", dir.display()),
         why,
     }
-}
-
-/// The guest's network device as QEMU gets it.
-pub(crate) struct Nic {
-    /// A tap or macvtap descriptor for `-netdev tap,fd=3`; `None` for a VFIO device.
-    pub fd: Option<OwnedFd>,
-    /// A VFIO device's `-device` argument.
-    pub device: Option<String>,
-    pub mac: Option<String>,
-    pub client_dev: String,
-    pub facts: Vec<(String, String)>,
-    /// Modules the guest loads for this NIC besides virtio's (a VFIO NIC's driver).
-    pub guest_modules: Vec<String>,
 }
 
 /// A tap in the client namespace: the client's end is the tap itself.

@@ -1,5 +1,6 @@
 //! What subcommands share: the SysRoot, the store, the journal path.
 
+use std::io::Read;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -140,6 +141,20 @@ pub fn verdict_settings(
 
 pub fn utc(epoch: f64) -> String {
     perflab_report::fmt::utc(epoch)
+}
+
+/// The text of FILE, or of standard input for `-` (`import`, `import --parser json`).
+pub fn read_input(path: &std::path::Path) -> anyhow::Result<String> {
+    let mut bytes = Vec::new();
+    let result = if path.as_os_str() == "-" {
+        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+    } else {
+        std::fs::File::open(path)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .map(|_| ())
+    };
+    result.map_err(|e| input(format!("{}: cannot read: {e}", path.display())))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 #[cfg(test)]

@@ -1,385 +1,42 @@
-//! `perflab crosscheck`: numbers side by side with peer tools in one run, and the cost of
-//! perflab's own machinery. These are benchmarks, printed as ratios, each held to the
-//! tolerance it states: a number outside it makes the command exit 4 (see
-//! `crosscheck_tolerance`), so CI can act on it. No test asserts these speeds, because
-//! shared machines are noisy.
-
-use std::collections::BTreeMap;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-use std::time::Instant;
-
-use perflab_lab::spec::{ParamInput, Scalar, VariantSpec};
-use perflab_lab::{ExperimentSpec, Outcome, Progress, RunOptions};
-use perflab_store::{MeasurementRecord, RunId, Store};
+//! `perflab crosscheck`: glue only. The checks live in `perflab-crosscheck`; here the
+//! flags become its options, its tables go to stdout, and its verdicts the exit code
+//! ([`crate::exit::OUTSIDE_TOLERANCE`] when a number is outside its stated tolerance).
 
 use crate::cli::{CrosscheckArgs, Global};
 use crate::cmd::common;
-use crate::cmd::crosscheck_tolerance::{fmt_num, ratio_within, Verdicts};
-use crate::exit::input;
+use crate::exit::{input, OUTSIDE_TOLERANCE};
 
-/// Runs the check; its exit code is 0 when every number it holds to a tolerance held, and
-/// [`crate::exit::OUTSIDE_TOLERANCE`] otherwise (see [`Verdicts`]).
 pub fn run(g: &Global, a: CrosscheckArgs) -> anyhow::Result<i32> {
-    let mut verdicts = Verdicts::new();
-    match a.workload.as_str() {
-        "ctxsw" => ctxsw(g, &a, &mut verdicts)?,
-        "runner" => {
-            fixed_targets(&a)?;
-            runner(&mut verdicts)?
-        }
-        "memcpy" | "xfer" => memcpy(&a, &mut verdicts)?,
-        "netrr" => netrr(g, &a, &mut verdicts)?,
-        "report" => {
-            fixed_targets(&a)?;
-            crate::cmd::crosscheck_report::run(&mut verdicts)?
-        }
-        "monitors" => crate::cmd::crosscheck_monitors::run(g, &a, &mut verdicts)?,
-        other => {
-            return Err(input(format!(
-                "no cross-check for {other:?} (available: ctxsw, memcpy, monitors, netrr, \
-                 report, runner)"
-            )))
-        }
-    }
-    Ok(verdicts.finish())
-}
-
-/// The ratio tolerance in percent: `--tolerance`, else the check's stated one (a new
-/// check passes its own, e.g. 1.0).
-pub(crate) fn tolerance(a: &CrosscheckArgs, stated: f64) -> anyhow::Result<f64> {
-    match a.tolerance {
-        None => Ok(stated),
-        Some(t) if t.is_finite() && t >= 0.0 => Ok(t),
-        Some(t) => Err(input(format!(
-            "--tolerance {t}: expected a percentage of 0 or more, e.g. 3 for ±3%"
-        ))),
-    }
-}
-
-/// runner and report hold costs to fixed targets; a ratio tolerance means nothing there.
-fn fixed_targets(a: &CrosscheckArgs) -> anyhow::Result<()> {
-    match a.tolerance {
-        Some(_) => Err(input(format!(
-            "--tolerance applies to the ratio checks (ctxsw, memcpy, netrr), not to {}, \
-             whose targets are fixed",
-            a.workload
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// `--pairs`, else the default pairs of this machine.
-fn pairs_arg(sys: &perflab_sys::SysRoot, a: &CrosscheckArgs) -> anyhow::Result<Vec<(u32, u32)>> {
-    if a.pairs.is_empty() {
-        return default_pairs(sys);
-    }
-    a.pairs
-        .iter()
-        .map(|p| common::parse_pair("--pairs", p))
-        .collect()
-}
-
-fn ctxsw(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::Result<()> {
-    let sys = common::sysroot(g)?;
-    let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
-    let pairs = pairs_arg(&sys, a)?;
-    let tol = tolerance(a, 3.0)?;
-    println!(
-        "ctxsw (perflab) against `perf bench sched pipe -T`, pipe, {duration} s per measurement, \
-         {} alternating rounds",
-        a.rounds
-    );
-    println!(
-        "{:>7}  {:>16}  {:>16}  {:>7}",
-        "pair", "perflab RT/s", "perf bench RT/s", "ratio"
-    );
-    let mut ratios = Vec::new();
-    for (ca, cb) in pairs {
-        let mut rows = Vec::new();
-        for _ in 0..a.rounds.max(1) {
-            // The peer goes first on every other call, so order effects cancel.
-            rows.extend(perflab_workloads::crosscheck::ctxsw_vs_perf_bench(
-                &[(ca, cb), (ca, cb)],
-                duration / 2.0,
-                perflab_workloads::Mechanism::Pipe,
-            )?);
-        }
-        let ours = median(rows.iter().map(|r| r.perflab_rate).collect());
-        let peer = median(rows.iter().map(|r| r.peer_rate).collect());
-        let ratio = ours / peer;
-        ratios.push(ratio);
-        verdicts.ratio(format!("pair {ca}-{cb}"), ratio, tol);
-        println!(
-            "{:>7}  {ours:>16.0}  {peer:>16.0}  {ratio:>7.3}",
-            format!("{ca}-{cb}")
-        );
-    }
-    print_worst("largest deviation", &ratios, tol);
-    Ok(())
-}
-
-/// xfer's memcpy engine (pinned, 4 KiB pages) against `perf bench mem memcpy` at the same
-/// sizes, alternating; perf has no page-size option, so 4 KiB pages only.
-fn memcpy(a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::Result<()> {
-    let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
-    let tol = tolerance(a, 3.0)?;
-    let sizes: Vec<u64> = match &a.sizes {
-        Some(text) => text
-            .split(',')
-            .map(|s| perflab_core::parse_size(s).map_err(input))
+    let options = perflab_crosscheck::Options {
+        sys: common::sysroot(g)?,
+        pairs: a
+            .pairs
+            .iter()
+            .map(|p| common::parse_pair("--pairs", p))
             .collect::<anyhow::Result<_>>()?,
-        None => vec![64 << 10, 1 << 20, 16 << 20, 256 << 20],
+        check: a.workload,
+        sizes: a.sizes,
+        duration: a.duration,
+        rounds: a.rounds,
+        tolerance: a.tolerance,
+        monitor_sets: a.monitor_sets,
+        workloads: a.workloads,
+        monitor_pairs: a.monitor_pairs,
+        max_pairs: a.max_pairs,
+        measure: a.measure,
+        perflab_exe: std::env::current_exe()?,
     };
-    println!(
-        "xfer memcpy (perflab, pinned, 4k) against `perf bench mem memcpy`, {duration} s per \
-         measurement, medians of alternating pairs"
-    );
-    println!(
-        "{:>10}  {:>14}  {:>14}  {:>7}",
-        "size", "perflab MiB/s", "perf MiB/s", "ratio"
-    );
-    let rows = perflab_workloads::crosscheck_mem::memcpy_vs_perf_bench(&sizes, duration)?;
-    for r in &rows {
-        let size = perflab_core::format_size(r.size);
-        verdicts.ratio(format!("size {size}"), r.ratio, tol);
-        println!(
-            "{size:>10}  {:>14.0}  {:>14.0}  {:>7.3}",
-            r.perflab_mib_s, r.peer_mib_s, r.ratio
-        );
-    }
-    print_worst(
-        "largest deviation",
-        &rows.iter().map(|r| r.ratio).collect::<Vec<_>>(),
-        tol,
-    );
-    Ok(())
-}
-
-/// netrr UDP against `sockperf ping-pong --full-rtt` on 127.0.0.1, per CPU pair (client,
-/// server) and message size, medians over alternating rounds.
-fn netrr(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::Result<()> {
-    let sys = common::sysroot(g)?;
-    let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
-    let pairs = pairs_arg(&sys, a)?;
-    let tol = tolerance(a, 5.0)?;
-    let sizes: Vec<usize> = match &a.sizes {
-        Some(text) => text
-            .split(',')
-            .map(|s| {
-                perflab_core::parse_size(s)
-                    .map(|v| v as usize)
-                    .map_err(input)
-            })
-            .collect::<anyhow::Result<_>>()?,
-        None => vec![64],
-    };
-    println!(
-        "netrr UDP (perflab) against `sockperf ping-pong --full-rtt` on 127.0.0.1, round trips \
-         in µs, {} s per measurement, medians of {} alternating rounds",
-        duration.ceil().max(1.0),
-        a.rounds.max(1)
-    );
-    println!(
-        "{:>9} {:>6}  {:>9} {:>9} {:>9}  {:>9} {:>9} {:>9}  {:>6} {:>6} {:>6}",
-        "cpus c,s",
-        "size",
-        "netrr avg",
-        "p50",
-        "p99",
-        "sockperf",
-        "p50",
-        "p99",
-        "avg",
-        "p50",
-        "p99"
-    );
-    let mut p50s = Vec::new();
-    for (c, s) in pairs {
-        for &size in &sizes {
-            let rows = perflab_workloads::crosscheck_net::netrr_vs_sockperf(
-                size, c, s, duration, a.rounds,
-            )?;
-            let med = |f: &dyn Fn(&perflab_workloads::crosscheck_net::NetCrossRow) -> f64| {
-                median(rows.iter().map(f).collect())
-            };
-            let (na, n50, n99) = (
-                med(&|r| r.netrr.avg_us),
-                med(&|r| r.netrr.p50_us),
-                med(&|r| r.netrr.p99_us),
-            );
-            let (sa, s50, s99) = (
-                med(&|r| r.sockperf.avg_us),
-                med(&|r| r.sockperf.p50_us),
-                med(&|r| r.sockperf.p99_us),
-            );
-            p50s.push(n50 / s50);
-            verdicts.ratio(format!("cpus {c},{s} size {size} p50"), n50 / s50, tol);
-            println!(
-                "{:>9} {size:>6}  {na:>9.2} {n50:>9.2} {n99:>9.2}  {sa:>9.2} {s50:>9.2} \
-                 {s99:>9.2}  {:>6.3} {:>6.3} {:>6.3}",
-                format!("{c},{s}"),
-                na / sa,
-                n50 / s50,
-                n99 / s99
-            );
+    let mut out = std::io::stdout();
+    let verdicts = perflab_crosscheck::run(&options, &mut out).map_err(|e| {
+        if e.is_input() {
+            input(e.to_string())
+        } else {
+            anyhow::Error::new(e)
         }
-    }
-    println!(
-        "ratios are netrr / sockperf; the p50 is held to within {}%",
-        fmt_num(tol)
-    );
-    print_worst("largest p50 deviation", &p50s, tol);
-    Ok(())
-}
-
-/// The largest deviation of perflab from the peer, against the tolerance the check holds
-/// its ratios to.
-fn print_worst(what: &str, ratios: &[f64], tol: f64) {
-    let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
-    let side = if ratios.iter().all(|&r| ratio_within(r, tol)) {
-        "within"
+    })?;
+    Ok(if verdicts.finish(&mut out) {
+        0
     } else {
-        "outside"
-    };
-    println!("{what} {:.1}% ({side} ±{}%)", worst * 100.0, fmt_num(tol));
-}
-
-fn default_pairs(sys: &perflab_sys::SysRoot) -> anyhow::Result<Vec<(u32, u32)>> {
-    let topo = perflab_sys::Topology::read(sys)?;
-    let anchor = topo.online.first().copied().unwrap_or(0);
-    let mut pairs = vec![(anchor, anchor)];
-    if let Some(other) = topo.cores().iter().find(|c| !c.contains(&anchor)) {
-        pairs.push((anchor, other[0]));
-    }
-    Ok(pairs)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
-struct Quiet;
-
-impl Progress for Quiet {
-    fn begin(&mut self, _: RunId, _: u64, _: u64) {}
-    fn measured(&mut self, _: &MeasurementRecord) {}
-    fn note(&mut self, _: &str) {}
-    fn end(&mut self) {}
-}
-
-/// Runs the `null` workload into `store`: variants a (value 100) and b (101), the
-/// parameters `params`, `reps` alternating repetitions, all default monitors. Returns
-/// the prepared experiment too, so that more runs of the same plan can be created.
-pub(crate) fn run_null(
-    store: &mut Store,
-    dir: &std::path::Path,
-    name: &str,
-    params: BTreeMap<String, ParamInput>,
-    reps: u32,
-    progress: &mut dyn Progress,
-) -> anyhow::Result<(RunId, Outcome, perflab_lab::Prepared)> {
-    let variant = |name: &str, value: f64| VariantSpec {
-        name: name.into(),
-        knobs: Default::default(),
-        params: [("value".to_string(), Scalar::Float(value))].into(),
-    };
-    let spec = ExperimentSpec {
-        name: name.into(),
-        description: String::new(),
-        workload: "null".into(),
-        repetitions: reps,
-        warmup: 0,
-        monitors: None,
-        params,
-        variants: vec![variant("a", 100.0), variant("b", 101.0)],
-        compare: Default::default(),
-        quick: None,
-        target_ci: None,
-        max_reps: None,
-        // The count of measurements is the point of this check: no telemetry repetitions.
-        telemetry_reps: Some(0),
-    };
-    let sys = perflab_sys::SysRoot::host();
-    let prepared = perflab_lab::prepare(&spec, &sys)?;
-    let id = perflab_lab::create(store, &prepared, None)?;
-    let opts = RunOptions {
-        sys,
-        journal: dir.join("journal.json"),
-        stop: Arc::new(AtomicBool::new(false)),
-        label: None,
-    };
-    let outcome = perflab_lab::execute(store, id, &opts, progress)?;
-    Ok((id, outcome, prepared))
-}
-
-/// 1,000 measurements of the `null` workload (two variants, 500 alternating repetitions,
-/// all default monitors): the runner's own cost per measurement, the process's peak memory,
-/// and the time `compare` takes over the result.
-fn runner(verdicts: &mut Verdicts) -> anyhow::Result<()> {
-    let dir = tempfile_dir()?;
-    let mut store = Store::open(dir.join("bench.db"))?;
-    let noise = [("noise_pct".to_string(), ParamInput::One(Scalar::Float(1.0)))];
-    let t0 = Instant::now();
-    let (id, outcome, _) = run_null(
-        &mut store,
-        &dir,
-        "runner-overhead",
-        noise.into(),
-        500,
-        &mut Quiet,
-    )?;
-    let wall = t0.elapsed().as_secs_f64();
-    let ms = store.measurements(id)?;
-    let in_workload: f64 = ms.iter().map(|m| m.elapsed_s).sum();
-    let n = outcome.recorded.max(1) as f64;
-    let t1 = Instant::now();
-    let info = store.run(id)?;
-    let loaded = store.measurements(id)?;
-    let table = perflab_report::compare::compare_variants(
-        &info,
-        &loaded,
-        "a",
-        "b",
-        None,
-        &perflab_stats::StatsConfig::default(),
-    )?;
-    let compare_s = t1.elapsed().as_secs_f64();
-    let rss_mb = peak_rss_kb() as f64 / 1024.0;
-    let overhead_ms = (wall - in_workload) / n * 1000.0;
-    println!(
-        "runner overhead over {} null measurements with default monitors:",
-        outcome.recorded
-    );
-    println!("  wall {wall:.3} s, in the workload {in_workload:.3} s");
-    println!("  overhead per measurement {overhead_ms:.3} ms (target < 5 ms)");
-    println!("  peak memory {rss_mb:.1} MB (target < 100 MB)");
-    println!(
-        "  compare over the run (load + statistics, {} rows): {:.3} s (target < 1 s)",
-        table.rows.len(),
-        compare_s
-    );
-    let _ = std::fs::remove_dir_all(&dir);
-    verdicts.below("overhead per measurement", overhead_ms, 5.0, "ms");
-    verdicts.below("peak memory", rss_mb, 100.0, "MB");
-    verdicts.below("compare over the run", compare_s, 1.0, "s");
-    Ok(())
-}
-
-fn tempfile_dir() -> anyhow::Result<std::path::PathBuf> {
-    let dir = std::env::temp_dir().join(format!("perflab-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
-}
-
-fn peak_rss_kb() -> i64 {
-    // SAFETY: getrusage writes into the struct we own.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    ru.ru_maxrss
+        OUTSIDE_TOLERANCE
+    })
 }

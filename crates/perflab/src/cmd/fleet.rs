@@ -9,9 +9,7 @@ use std::time::{Duration, Instant};
 
 use perflab_fleet::connection::Watch;
 use perflab_fleet::driver::{self, Fleet};
-use perflab_fleet::hosts::{self, Host};
-use perflab_fleet::provision::{Local, Want};
-use perflab_fleet::ssh::Ssh;
+use perflab_fleet::provision::Local;
 use perflab_fleet::state::{self, FleetState, HostEntry, HostStatus};
 use perflab_report::full::{ReportOptions, RunData};
 use perflab_store::Store;
@@ -19,8 +17,9 @@ use perflab_store::Store;
 use crate::cli::Global;
 use crate::cli_fleet::{
     FleetAgentArgs, FleetArgs, FleetCommand, FleetFormat, FleetReportArgs, FleetResumeArgs,
-    FleetRunArgs, HostArgs, ReachArgs,
+    FleetRunArgs,
 };
+use crate::cmd::fleet_hosts::{duration, host_list, reach_of, ssh_from};
 use crate::cmd::{common, fleet_doctor, report};
 use crate::exit::input;
 
@@ -33,63 +32,6 @@ pub fn run(g: &Global, a: FleetArgs) -> anyhow::Result<i32> {
         FleetCommand::Ls => ls(),
         FleetCommand::Agent(a) => agent(g, a),
     }
-}
-
-/// The hosts of `--hosts` or `--hosts-file`.
-pub fn host_list(a: &HostArgs) -> anyhow::Result<Vec<Host>> {
-    match (&a.hosts, &a.hosts_file) {
-        (Some(list), _) => hosts::parse_list(list).map_err(|e| input(e.to_string())),
-        (None, Some(path)) => {
-            let f = std::fs::File::open(path)
-                .map_err(|e| input(format!("--hosts-file {}: {e}", path.display())))?;
-            hosts::parse_file(std::io::BufReader::new(f))
-                .map_err(|e| input(format!("--hosts-file {}: {e}", path.display())))
-        }
-        (None, None) => Err(input("give --hosts h1,h2 or --hosts-file FILE")),
-    }
-}
-
-/// ssh as the flags say.
-pub fn ssh_from(reach: &ReachArgs) -> anyhow::Result<(Ssh, Want)> {
-    let timeout = duration("--connect-timeout", &reach.connect_timeout)?;
-    if let Some(cfg) = &reach.ssh_config {
-        if !cfg.is_file() {
-            return Err(input(format!(
-                "--ssh-config {}: no such file",
-                cfg.display()
-            )));
-        }
-    }
-    let want = match reach.remote_perflab.as_str() {
-        "auto" => Want::Auto,
-        "copy" => Want::Copy,
-        "" => return Err(input("--remote-perflab is empty")),
-        path => Want::Path(path.to_string()),
-    };
-    let ssh = Ssh {
-        config: reach.ssh_config.clone(),
-        options: reach.ssh_options.clone(),
-        connect_timeout: timeout,
-        ..Ssh::default()
-    };
-    Ok((ssh, want))
-}
-
-pub fn reach_of(h: &HostArgs) -> ReachArgs {
-    ReachArgs {
-        ssh_config: h.ssh_config.clone(),
-        ssh_options: h.ssh_options.clone(),
-        connect_timeout: h.connect_timeout.clone(),
-        remote_perflab: h.remote_perflab.clone(),
-    }
-}
-
-fn duration(flag: &str, text: &str) -> anyhow::Result<Duration> {
-    let s = perflab_core::parse_duration(text).map_err(|e| input(format!("{flag}: {e}")))?;
-    if s <= 0.0 {
-        return Err(input(format!("{flag} must be above 0")));
-    }
-    Ok(Duration::from_secs_f64(s))
 }
 
 fn state_dir() -> anyhow::Result<PathBuf> {

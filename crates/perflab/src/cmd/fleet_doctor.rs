@@ -5,7 +5,7 @@ use perflab_fleet::provision::{provision, Local, Unready};
 use perflab_fleet::ssh::last_line;
 
 use crate::cli_fleet::FleetDoctorArgs;
-use crate::cmd::fleet::{host_list, reach_of, ssh_from};
+use crate::cmd::fleet_hosts::{host_list, reach_of, ssh_from};
 
 pub fn run(a: FleetDoctorArgs) -> anyhow::Result<i32> {
     let hosts = host_list(&a.hosts)?;

@@ -3,7 +3,6 @@
 //! (a size scan, one column per software version) becomes points and variants.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 
 use perflab_core::{ParamValue, Params, WorkloadOutput};
 use perflab_store::{MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement};
@@ -24,7 +23,7 @@ pub fn run(g: &Global, a: ImportArgs) -> anyhow::Result<i32> {
             super::import_json::NAME
         ))
     })?;
-    let text = read_input(&a.file)?;
+    let text = common::read_input(&a.file)?;
     let parsed = (parser.parse)(&text).map_err(|e| input(format!("{}: {e}", a.file.display())))?;
     let records = to_records(&parsed);
     if records.is_empty() {
@@ -52,19 +51,6 @@ pub fn run(g: &Global, a: ImportArgs) -> anyhow::Result<i32> {
         eprintln!("note: {n}");
     }
     Ok(0)
-}
-
-pub(super) fn read_input(path: &std::path::Path) -> anyhow::Result<String> {
-    let mut bytes = Vec::new();
-    let result = if path.as_os_str() == "-" {
-        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
-    } else {
-        std::fs::File::open(path)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map(|_| ())
-    };
-    result.map_err(|e| input(format!("{}: cannot read: {e}", path.display())))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn param_value(text: &str) -> ParamValue {

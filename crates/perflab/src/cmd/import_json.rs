@@ -32,7 +32,7 @@ struct Export {
 
 pub fn run(g: &Global, a: &ImportArgs) -> anyhow::Result<i32> {
     let file = a.file.display().to_string();
-    let text = super::import::read_input(&a.file)?;
+    let text = super::common::read_input(&a.file)?;
     let doc: Export = serde_json::from_str(&text)
         .map_err(|e| input(format!("{file}: not a perflab JSON export: {e}")))?;
     match (doc.format.as_deref(), doc.format_version) {

@@ -10,12 +10,11 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
 use std::ops::Range;
 
-/// Width of every figure's viewBox; the SVG scales to its container up to this width.
-pub(crate) const WIDTH: u32 = 720;
+// The figure width and character width live in `plot` itself: the legend lays out by
+// them too, and reaches them there rather than through this file.
+pub(crate) use super::{CHAR_W, WIDTH};
 /// Usual height of the chart part (axes and labels), without legend rows below it.
 pub(crate) const PLOT_HEIGHT: u32 = 380;
-/// Rough width of one character of 12 px sans-serif, for layout estimates.
-pub(crate) const CHAR_W: f64 = 7.0;
 const TICK_FONT: (&str, u32) = ("sans-serif", 15);
 const DESC_FONT: (&str, u32) = ("sans-serif", 16);
 const GRID: RGBColor = RGBColor(225, 225, 225);

@@ -2,7 +2,7 @@
 //! series or CPUs fits; the figure grows by the rows it needs.
 
 use super::escape;
-use super::frame::{CHAR_W, WIDTH};
+use super::{CHAR_W, WIDTH};
 
 const ROW: f64 = 20.0;
 const LEFT: f64 = 16.0;

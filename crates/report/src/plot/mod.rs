@@ -13,6 +13,11 @@
 //! under three decades), linear axes at 1-2-5 steps sharing one suffix (0.5M, 1M, 1.5M).
 //! Every mark carries a `<title>` with its exact value for hover.
 
+/// Width of every figure's viewBox; the SVG scales to its container up to this width.
+pub(crate) const WIDTH: u32 = 720;
+/// Rough width of one character of 12 px sans-serif, for layout estimates.
+pub(crate) const CHAR_W: f64 = 7.0;
+
 mod axis;
 mod bars;
 mod escape;

@@ -1,293 +1,13 @@
-//! The verdict on one measurement's thread intervals.
+//! The verdict on one measurement's thread intervals, as a workload records it. The
+//! analysis is `perflab_stats::parallel` (pure, property-tested); here it becomes the
+//! measurement's metrics, which the store keeps and reports read as data, and the note a
+//! person reads next to the numbers.
 
-use std::collections::BTreeSet;
+use perflab_core::{Better, Metric, Unit};
 
-use perflab_core::{Better, CpuPath, Metric, ThreadRecord, Unit};
+pub use perflab_stats::parallel::{judge, spans_from_records, Criteria, Span, Verdict};
 
-use super::format::{duration_text, percent};
-use super::sharing::{shared_cpus, SharedCpu};
-
-const MIB: f64 = (1u64 << 20) as f64;
-
-/// One thread as the verdict sees it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Span {
-    /// How reasons name the thread (`c0t3`, `dma0chan1-copy0`).
-    pub name: String,
-    /// One clock for all spans (CLOCK_MONOTONIC for perflab's threads).
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub bytes: u64,
-    /// CPU time the thread used, where measured; otherwise its whole interval counts as
-    /// busy.
-    pub busy_ns: Option<u64>,
-    pub pinned_cpu: Option<u32>,
-    /// (CPU, samples that saw the thread there).
-    pub cpu_samples: Vec<(u32, u64)>,
-    /// The CPU at each change the samples saw; empty where not recorded.
-    pub cpu_path: CpuPath,
-}
-
-impl Span {
-    fn len_ns(&self) -> u64 {
-        self.end_ns.saturating_sub(self.start_ns)
-    }
-}
-
-/// When summing is called valid. The defaults allow 10% of slack on each count, since
-/// thread start-up alone staggers starts by tens of microseconds.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Criteria {
-    /// Least share of the window in which all threads must have run.
-    pub min_overlap: f64,
-    /// Most share of the window in which two threads may have shared one CPU.
-    pub max_shared: f64,
-    /// Least effective parallelism, as a share of the thread count (only where CPU time
-    /// was measured: without it every interval counts as busy).
-    pub min_parallelism: f64,
-    /// Largest relative difference between the summed and the aggregate bandwidth.
-    pub max_sum_error: f64,
-}
-
-impl Default for Criteria {
-    fn default() -> Self {
-        Self {
-            min_overlap: 0.9,
-            max_shared: 0.1,
-            min_parallelism: 0.9,
-            max_sum_error: 0.1,
-        }
-    }
-}
-
-/// What the thread intervals of one measurement say.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Verdict {
-    /// Threads judged (spans left out are named in `reasons`).
-    pub threads: usize,
-    /// First start to last end.
-    pub window_ns: u64,
-    pub total_bytes: u64,
-    /// Total bytes over the window, MiB/s.
-    pub aggregate_mib_s: f64,
-    /// Sum of each thread's bytes over its own interval, MiB/s.
-    pub summed_mib_s: f64,
-    /// Share of the window in which every thread was running.
-    pub overlap: f64,
-    /// Busy time of all threads over the window: how many ran at once on average.
-    pub parallelism: f64,
-    /// True when `parallelism` comes from measured CPU time of every thread.
-    pub busy_measured: bool,
-    pub shared: Vec<SharedCpu>,
-    pub sum_valid: bool,
-    /// Why summing is not valid (empty when it is), and spans left out.
-    pub reasons: Vec<String>,
-}
-
-/// Judges one measurement's spans against `criteria`. Never panics; spans that cannot
-/// be judged (end before start) are left out with a reason.
-pub fn judge(spans: &[Span], criteria: &Criteria) -> Verdict {
-    let mut reasons = Vec::new();
-    let mut kept: Vec<&Span> = Vec::new();
-    for s in spans {
-        if s.end_ns < s.start_ns {
-            reasons.push(format!(
-                "thread {} left out: it ends before it starts",
-                s.name
-            ));
-        } else {
-            kept.push(s);
-        }
-    }
-    let mut v = Verdict {
-        threads: kept.len(),
-        window_ns: 0,
-        total_bytes: kept.iter().fold(0u64, |a, s| a.saturating_add(s.bytes)),
-        aggregate_mib_s: 0.0,
-        summed_mib_s: 0.0,
-        overlap: 0.0,
-        parallelism: 0.0,
-        busy_measured: !kept.is_empty() && kept.iter().all(|s| s.busy_ns.is_some()),
-        shared: Vec::new(),
-        sum_valid: false,
-        reasons,
-    };
-    let (Some(first), Some(last)) = (
-        kept.iter().map(|s| s.start_ns).min(),
-        kept.iter().map(|s| s.end_ns).max(),
-    ) else {
-        v.reasons.push("no thread records to judge".into());
-        return v;
-    };
-    v.window_ns = last - first;
-    if v.window_ns == 0 {
-        v.reasons
-            .push("the threads' window is empty (all start and end at once)".into());
-        return v;
-    }
-    let window = v.window_ns as f64;
-    v.aggregate_mib_s = v.total_bytes as f64 / MIB / (window / 1e9);
-    for s in &kept {
-        if s.len_ns() == 0 {
-            v.reasons.push(format!(
-                "thread {} has an empty interval; its bandwidth is left out of the sum",
-                s.name
-            ));
-        } else {
-            v.summed_mib_s += s.bytes as f64 / MIB / (s.len_ns() as f64 / 1e9);
-        }
-    }
-    let busy: u64 = kept
-        .iter()
-        .map(|s| s.busy_ns.unwrap_or(s.len_ns()).min(s.len_ns()))
-        .fold(0u64, u64::saturating_add);
-    v.parallelism = busy as f64 / window;
-    let latest_start = kept.iter().max_by_key(|s| (s.start_ns, &s.name));
-    let earliest_end = kept.iter().min_by_key(|s| (s.end_ns, &s.name));
-    if let (Some(ls), Some(ee)) = (latest_start, earliest_end) {
-        v.overlap = (ee.end_ns.saturating_sub(ls.start_ns) as f64 / window).min(1.0);
-    }
-    v.shared = shared_cpus(
-        &kept.iter().map(|s| (*s).clone()).collect::<Vec<_>>(),
-        v.window_ns,
-    );
-    if v.threads == 1 {
-        v.sum_valid = v.reasons.is_empty();
-        return v;
-    }
-    explain(&kept, criteria, &mut v);
-    v.sum_valid = v.reasons.is_empty();
-    v
-}
-
-/// Adds the reasons summing is not valid, most telling first.
-fn explain(kept: &[&Span], c: &Criteria, v: &mut Verdict) {
-    let window = v.window_ns as f64;
-    let share = |ns: u64| percent(ns as f64 / window);
-    let by_start = |f: fn(u64, u64) -> bool| {
-        kept.iter()
-            .copied()
-            .reduce(|a, b| if f(b.start_ns, a.start_ns) { b } else { a })
-    };
-    let by_end = |f: fn(u64, u64) -> bool| {
-        kept.iter()
-            .copied()
-            .reduce(|a, b| if f(b.end_ns, a.end_ns) { b } else { a })
-    };
-    let (Some(first), Some(late), Some(early_end), Some(last_end)) = (
-        by_start(|b, a| b < a),
-        by_start(|b, a| b > a),
-        by_end(|b, a| b < a),
-        by_end(|b, a| b > a),
-    ) else {
-        return;
-    };
-    if v.overlap < c.min_overlap {
-        if late.start_ns >= early_end.end_ns {
-            v.reasons.push(format!(
-                "thread {} started {} after thread {} ended: they never ran together",
-                late.name,
-                duration_text(late.start_ns - early_end.end_ns),
-                early_end.name
-            ));
-        } else {
-            v.reasons.push(format!(
-                "all threads ran together for only {} of the window",
-                percent(v.overlap)
-            ));
-            let lag = late.start_ns - first.start_ns;
-            if lag as f64 > window * (1.0 - c.min_overlap) / 2.0 {
-                v.reasons.push(format!(
-                    "thread {} started {} ({} of the window) after thread {}",
-                    late.name,
-                    duration_text(lag),
-                    share(lag),
-                    first.name
-                ));
-            }
-            let tail = last_end.end_ns - early_end.end_ns;
-            if tail as f64 > window * (1.0 - c.min_overlap) / 2.0 {
-                v.reasons.push(format!(
-                    "thread {} ran on for {} ({} of the window) after thread {} ended",
-                    last_end.name,
-                    duration_text(tail),
-                    share(tail),
-                    early_end.name
-                ));
-            }
-        }
-    }
-    for s in v.shared.iter().filter(|s| s.fraction > c.max_shared) {
-        let how = if s.pinned {
-            format!("{} threads pinned to CPU {} shared it", s.threads, s.cpu)
-        } else {
-            format!(
-                "{} threads shared CPU {} (by their CPU samples)",
-                s.threads, s.cpu
-            )
-        };
-        v.reasons
-            .push(format!("{how} for {} of the window", percent(s.fraction)));
-    }
-    let cpus: BTreeSet<u32> = kept
-        .iter()
-        .flat_map(|s| {
-            s.pinned_cpu
-                .into_iter()
-                .chain(s.cpu_samples.iter().map(|&(c, _)| c))
-        })
-        .collect();
-    if !cpus.is_empty() && cpus.len() < kept.len() && v.shared.is_empty() {
-        v.reasons.push(format!(
-            "{} threads ran on {} CPU{}",
-            kept.len(),
-            cpus.len(),
-            if cpus.len() == 1 { "" } else { "s" }
-        ));
-    }
-    let n = kept.len() as f64;
-    if v.busy_measured && v.parallelism < c.min_parallelism * n {
-        v.reasons.push(format!(
-            "effective parallelism {:.2} of {} threads: on average each was on a CPU for {} \
-             of the window (off it the rest: preempted by other tasks, or waiting)",
-            v.parallelism,
-            kept.len(),
-            percent(v.parallelism / n)
-        ));
-    }
-    if v.aggregate_mib_s > 0.0 {
-        let ratio = v.summed_mib_s / v.aggregate_mib_s;
-        if (ratio - 1.0).abs() > c.max_sum_error {
-            v.reasons.push(format!(
-                "the summed per-thread bandwidth is {:.2}× the aggregate ({:.0} against {:.0} \
-                 MiB/s)",
-                ratio, v.summed_mib_s, v.aggregate_mib_s
-            ));
-        }
-    }
-}
-
-/// Spans of stored or collected thread records (their CPU time is not recorded).
-pub fn spans_from_records(records: &[ThreadRecord]) -> Vec<Span> {
-    records
-        .iter()
-        .enumerate()
-        .map(|(i, r)| Span {
-            name: if r.role.is_empty() {
-                i.to_string()
-            } else {
-                r.role.clone()
-            },
-            start_ns: r.start_ns,
-            end_ns: r.end_ns,
-            bytes: r.bytes.unwrap_or(0),
-            busy_ns: None,
-            pinned_cpu: r.pinned_cpu,
-            cpu_samples: r.cpu_samples.clone(),
-            cpu_path: r.cpu_path.clone(),
-        })
-        .collect()
-}
+use super::format::percent;
 
 /// Names of the metrics [`metrics`] emits, for reports that look for them.
 pub const METRIC_NAMES: &[&str] = &[
@@ -298,6 +18,7 @@ pub const METRIC_NAMES: &[&str] = &[
     "sum_valid",
     "threads",
     "window_s",
+    "busy_measured",
 ];
 
 /// The bandwidth and bytes a threaded transfer reports first: the aggregate over the
@@ -314,8 +35,12 @@ pub fn bandwidth_metrics(v: &Verdict) -> [Metric; 2] {
     ]
 }
 
-/// The verdict as measurement metrics.
+/// The verdict as measurement metrics. With the stored thread records they are all a
+/// report needs to judge the measurement again (`perflab_stats::parallel::judge_stored`):
+/// `busy_measured` says whether `parallelism` comes from each thread's measured CPU time,
+/// which the thread records do not keep.
 pub fn metrics(v: &Verdict) -> Vec<Metric> {
+    let flag = |b: bool| f64::from(u8::from(b));
     vec![
         Metric::new(
             "aggregate_mib_s",
@@ -331,12 +56,7 @@ pub fn metrics(v: &Verdict) -> Vec<Metric> {
         ),
         Metric::new("overlap", v.overlap, Unit::Ratio, Better::Higher),
         Metric::new("parallelism", v.parallelism, Unit::Count, Better::Higher),
-        Metric::new(
-            "sum_valid",
-            f64::from(u8::from(v.sum_valid)),
-            Unit::Count,
-            Better::Neither,
-        ),
+        Metric::new("sum_valid", flag(v.sum_valid), Unit::Count, Better::Neither),
         Metric::new("threads", v.threads as f64, Unit::Count, Better::Neither),
         Metric::new(
             "window_s",
@@ -344,10 +64,18 @@ pub fn metrics(v: &Verdict) -> Vec<Metric> {
             Unit::Seconds,
             Better::Neither,
         ),
+        Metric::new(
+            "busy_measured",
+            flag(v.busy_measured),
+            Unit::Count,
+            Better::Neither,
+        ),
     ]
 }
 
-/// The verdict as one note a person reads next to the numbers.
+/// The verdict as one note a person reads next to the numbers. Reports do not parse it
+/// (they judge the stored records again); only runs stored before the verdict's metrics
+/// carried `busy_measured` are read from it (`perflab_report::parallel`, legacy).
 pub fn notes(v: &Verdict) -> Vec<String> {
     let head = format!(
         "{} threads: aggregate {:.0} MiB/s, summed {:.0} MiB/s, overlap {}, parallelism {:.2}",

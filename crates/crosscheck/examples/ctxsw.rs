@@ -1,9 +1,10 @@
 //! Runs ctxsw against `perf bench sched pipe -T` on CPU pairs and prints the ratios.
 //!
-//! `cargo run --release -p perflab-workloads --example crosscheck -- [SECONDS] [MECHANISM] [A,B ...]`
+//! `cargo run --release -p perflab-crosscheck --example ctxsw -- [SECONDS] [MECHANISM] [A,B ...]`
 //! (defaults: 5 s, pipe, pairs 0,0 and 0,1).
 
-use perflab_workloads::crosscheck::ctxsw_vs_perf_bench;
+use perflab_crosscheck::ctxsw::ctxsw_vs_perf_bench;
+use perflab_crosscheck::lab_side::LabSide;
 use perflab_workloads::Mechanism;
 
 fn main() {
@@ -24,7 +25,14 @@ fn main() {
     if pairs.is_empty() {
         pairs = vec![(0, 0), (0, 1)];
     }
-    match ctxsw_vs_perf_bench(&pairs, secs, mech) {
+    let mut lab = match LabSide::new() {
+        Ok(lab) => lab,
+        Err(e) => {
+            eprintln!("crosscheck: {e}");
+            std::process::exit(1);
+        }
+    };
+    match ctxsw_vs_perf_bench(&mut lab, &pairs, secs, mech) {
         Ok(rows) => {
             println!("a b  perflab_rt/s  perf_rt/s  ratio  peer_first  peer_pinned_after_ms");
             for r in rows {

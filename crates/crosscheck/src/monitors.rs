@@ -8,6 +8,7 @@
 //! telemetry repetitions, so its ratio is printed for information — it is why they do.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -16,10 +17,10 @@ use perflab_lab::{measure_once, MonitorSet, Progress, RunOptions};
 use perflab_stats::{Sample, StatsConfig, Summary};
 use perflab_store::{MeasurementRecord, PlannedMeasurement, Role};
 
-use crate::cli::{CrosscheckArgs, Global};
-use crate::cmd::common;
-use crate::cmd::crosscheck_tolerance::{ratio_within, Verdicts};
-use crate::exit::input;
+use crate::error::{input, Error, Result};
+use crate::options::{tolerance, Options};
+use crate::say;
+use crate::tolerance::{ratio_within, Verdicts};
 
 /// What one row measured.
 struct Cell {
@@ -36,8 +37,8 @@ struct Cell {
 /// Runs the check; every headline set's ratio goes into `verdicts`, which decides the exit
 /// code (telemetry-only sets are printed, not held to the tolerance: they never touch a
 /// result).
-pub fn run(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::Result<()> {
-    let sys = common::sysroot(g)?;
+pub fn run(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()> {
+    let sys = a.sys.clone();
     let duration = a.measure.as_deref().unwrap_or("0.3s");
     perflab_core::parse_duration(duration)
         .map_err(|e| input(format!("--measure {duration:?}: {e}")))?;
@@ -47,7 +48,7 @@ pub fn run(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::R
             "--monitor-pairs {pairs}: expected 2 to 10000"
         )));
     }
-    let tolerance = crate::cmd::crosscheck::tolerance(a, 1.0)?;
+    let tolerance = tolerance(a, 1.0)?;
     if tolerance <= 0.0 {
         return Err(input(format!(
             "--tolerance {tolerance}: expected a percentage above 0 for monitors"
@@ -63,7 +64,8 @@ pub fn run(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::R
         label: None,
     };
     let _signals = perflab_knobs::signals::install(opts.stop.clone())?;
-    println!(
+    say!(
+        out,
         "monitors on against none, in interleaved pairs (off on, on off, ...) of {duration} \
          measurements: at least {pairs} pairs per row, more (up to {}) until the median ratio's \
          95% CI is within ±{}%; ratio = on / off of the workload's primary metric; tolerance \
@@ -72,7 +74,7 @@ pub fn run(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::R
         tolerance / 4.0
     );
     for (set, names) in &sets {
-        println!("  {set}: {}", names.join(", "));
+        say!(out, "  {set}: {}", names.join(", "));
     }
     let mut cells = Vec::new();
     let mut said = Vec::new();
@@ -93,10 +95,10 @@ pub fn run(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::R
                 &opts,
                 &mut said,
             )?;
-            print_cell(&cell, tolerance, cells.is_empty());
+            print_cell(out, &cell, tolerance, cells.is_empty());
             cells.push(cell);
             if opts.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                anyhow::bail!("stopped by a signal");
+                return Err(Error::Failed("stopped by a signal".into()));
             }
         }
     }
@@ -107,8 +109,9 @@ pub fn run(g: &Global, a: &CrosscheckArgs, verdicts: &mut Verdicts) -> anyhow::R
             tolerance,
         );
     }
-    println!();
-    println!(
+    say!(out);
+    say!(
+        out,
         "largest deviation of a set that runs around headline figures: {:.2}% (tolerance \
          ±{tolerance}%)",
         largest(&cells)
@@ -129,7 +132,7 @@ fn largest(cells: &[Cell]) -> f64 {
 /// A workload with the parameters of its row.
 type Row = (&'static dyn Workload, BTreeMap<String, String>);
 
-fn workloads(list: &str) -> anyhow::Result<Vec<Row>> {
+fn workloads(list: &str) -> Result<Vec<Row>> {
     let mut out = Vec::new();
     for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let params: &[(&str, &str)] = match name {
@@ -159,7 +162,7 @@ fn workloads(list: &str) -> anyhow::Result<Vec<Row>> {
 
 /// Monitor sets separated by spaces, monitors of a set by commas; `default` is the set a
 /// run uses when none is named.
-fn monitor_sets(list: &str) -> anyhow::Result<Vec<(String, Vec<String>)>> {
+fn monitor_sets(list: &str) -> Result<Vec<(String, Vec<String>)>> {
     let mut out = Vec::new();
     for set in list.split_whitespace() {
         let names: Vec<String> = if set == "default" {
@@ -194,7 +197,7 @@ fn measure_cell(
     (pairs, max_pairs, tolerance): (u32, u32, f64),
     opts: &RunOptions,
     said: &mut Vec<String>,
-) -> anyhow::Result<Cell> {
+) -> Result<Cell> {
     // A set whose every monitor disturbs runs only in telemetry repetitions; otherwise the
     // set is measured as a headline repetition carries it (its disturbing members left out).
     let disturbing = names
@@ -217,9 +220,9 @@ fn measure_cell(
         role,
     };
     let mut quiet = Quiet::default();
-    let mut take = |set: &mut MonitorSet, seq: u32| -> anyhow::Result<(f64, Vec<String>)> {
+    let mut take = |set: &mut MonitorSet, seq: u32| -> Result<(f64, Vec<String>)> {
         let rec = measure_once(&pm(seq), w, set, opts, &mut quiet)
-            .ok_or_else(|| anyhow::anyhow!("stopped by a signal"))?;
+            .ok_or_else(|| Error::Failed("stopped by a signal".into()))?;
         value(&rec, metric).map(|v| (v, rec.monitors.clone()))
     };
     // One unrecorded measurement first: the first of a process pays for page faults and
@@ -264,7 +267,7 @@ fn measure_cell(
         off: median(offs),
         on: median(ons),
         ratio: Summary::new(
-            &Sample::new(ratios).map_err(|e| anyhow::anyhow!("ratios: {e}"))?,
+            &Sample::new(ratios).map_err(|e| Error::Failed(format!("ratios: {e}")))?,
             &cfg,
         ),
     })
@@ -280,20 +283,24 @@ fn precise(ratios: &[f64], cfg: &StatsConfig, pct: f64) -> bool {
     (hi - lo) / 2.0 / s.median.abs() * 100.0 <= pct
 }
 
-fn value(rec: &MeasurementRecord, metric: &str) -> anyhow::Result<f64> {
+fn value(rec: &MeasurementRecord, metric: &str) -> Result<f64> {
     if let Some(why) = rec.status.message() {
-        anyhow::bail!("{} failed: {why}", rec.params.describe());
+        return Err(Error::Failed(format!(
+            "{} failed: {why}",
+            rec.params.describe()
+        )));
     }
     let out: &WorkloadOutput = &rec.output;
     out.metric(metric)
         .map(|m| m.value)
         .filter(|v| v.is_finite() && *v > 0.0)
-        .ok_or_else(|| anyhow::anyhow!("the measurement reported no {metric}"))
+        .ok_or_else(|| Error::Failed(format!("the measurement reported no {metric}")))
 }
 
-fn print_cell(c: &Cell, tolerance: f64, header: bool) {
+fn print_cell(out: &mut dyn Write, c: &Cell, tolerance: f64, header: bool) {
     if header {
-        println!(
+        say!(
+            out,
             "{:<8} {:<20} {:<13} {:<10} {:>5} {:>12} {:>12} {:>7}  {:<18}  verdict",
             "workload",
             "metric",
@@ -313,7 +320,8 @@ fn print_cell(c: &Cell, tolerance: f64, header: bool) {
         }
         Role::Headline => format!("OUTSIDE ±{tolerance}%"),
     };
-    println!(
+    say!(
+        out,
         "{:<8} {:<20} {:<13} {:<10} {:>5} {:>12.1} {:>12.1} {:>7.4}  [{:.4}, {:.4}]  {verdict}",
         c.workload,
         c.metric,
@@ -327,7 +335,8 @@ fn print_cell(c: &Cell, tolerance: f64, header: bool) {
         c.ratio.median_ci.1,
     );
     if c.role == Role::Headline && c.ran.len() != c.set.split(',').count() {
-        println!(
+        say!(
+            out,
             "{:<8} (ran in a headline repetition: {})",
             "",
             c.ran.join(", ")

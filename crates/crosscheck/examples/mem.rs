@@ -1,11 +1,12 @@
 //! Runs xfer memcpy (pinned, 4k) against `perf bench mem memcpy -f default` and prints the
 //! ratios.
 //!
-//! `cargo run --release -p perflab-workloads --example crosscheck_mem -- [SECONDS] [SIZE ...]`
+//! `cargo run --release -p perflab-crosscheck --example mem -- [SECONDS] [SIZE ...]`
 //! (defaults: 1 s, sizes 64K 1M 16M 256M).
 
 use perflab_core::{format_size, parse_size};
-use perflab_workloads::crosscheck_mem::{memcpy_vs_perf_bench, PAIRS};
+use perflab_crosscheck::lab_side::LabSide;
+use perflab_crosscheck::mem::{memcpy_vs_perf_bench, PAIRS};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -18,7 +19,14 @@ fn main() {
     if sizes.is_empty() {
         sizes = vec![64 << 10, 1 << 20, 16 << 20, 256 << 20];
     }
-    match memcpy_vs_perf_bench(&sizes, secs) {
+    let mut lab = match LabSide::new() {
+        Ok(lab) => lab,
+        Err(e) => {
+            eprintln!("crosscheck_mem: {e}");
+            std::process::exit(1);
+        }
+    };
+    match memcpy_vs_perf_bench(&mut lab, &sizes, secs) {
         Ok(rows) => {
             println!("medians of {PAIRS} alternating pairs, {secs} s per run");
             println!("size   perflab_MiB/s  perf_MiB/s  ratio   pair ratios");

@@ -22,9 +22,10 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use perflab_core::{resolve, MeasureCtx, SysRoot, Workload, WorkloadError};
+use perflab_core::SysRoot;
+use perflab_workloads::Mechanism;
 
-use crate::ctxsw::{Ctxsw, Mechanism};
+use crate::lab_side::{LabSide, LabSideError};
 use crate::peer_tool::{self, PeerError, TASKSET_HINT};
 
 /// One CPU pair measured by both tools. Rates are round trips per second.
@@ -51,15 +52,17 @@ pub enum CrossError {
         a: u32,
         b: u32,
         #[source]
-        source: WorkloadError,
+        source: LabSideError,
     },
 }
 
 const CALIBRATION_LOOPS: u64 = 10_000;
 
-/// Runs ctxsw (threads, `mechanism`) and `perf bench sched pipe -T` on each pair for about
-/// `duration_s` each. perf only knows pipes: another mechanism compares against perf's pipe.
+/// Runs ctxsw (threads, `mechanism`, through the lab runner into `lab`) and `perf bench
+/// sched pipe -T` on each pair for about `duration_s` each. perf only knows pipes: another
+/// mechanism compares against perf's pipe.
 pub fn ctxsw_vs_perf_bench(
+    lab: &mut LabSide,
     pairs: &[(u32, u32)],
     duration_s: f64,
     mechanism: Mechanism,
@@ -72,9 +75,9 @@ pub fn ctxsw_vs_perf_bench(
         let loops = (calib.0 * duration_s).clamp(CALIBRATION_LOOPS as f64, i32::MAX as f64) as u64;
         let (perflab_rate, (peer_rate, pinned)) = if peer_first {
             let peer = run_peer(a, b, loops)?;
-            (run_perflab(a, b, duration_s, mechanism)?, peer)
+            (run_perflab(lab, a, b, duration_s, mechanism)?, peer)
         } else {
-            let ours = run_perflab(a, b, duration_s, mechanism)?;
+            let ours = run_perflab(lab, a, b, duration_s, mechanism)?;
             (ours, run_peer(a, b, loops)?)
         };
         rows.push(CrossRow {
@@ -94,30 +97,26 @@ pub fn ctxsw_vs_perf_bench(
     Ok(rows)
 }
 
-/// ctxsw's round trips per second on (a, b), threads.
-fn run_perflab(a: u32, b: u32, duration_s: f64, mech: Mechanism) -> Result<f64, CrossError> {
-    let w = Ctxsw;
-    let given = [
+/// ctxsw's round trips per second on (a, b), threads, measured by the lab runner.
+fn run_perflab(
+    lab: &mut LabSide,
+    a: u32,
+    b: u32,
+    duration_s: f64,
+    mech: Mechanism,
+) -> Result<f64, CrossError> {
+    let wrap = |source: LabSideError| CrossError::Ctxsw { a, b, source };
+    let params = [
         ("cpu_a", a.to_string()),
         ("cpu_b", b.to_string()),
         ("mechanism", mech.name().to_string()),
         ("duration", format!("{duration_s}")),
         ("process", "false".to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let wrap = |source: WorkloadError| CrossError::Ctxsw { a, b, source };
-    let params = resolve("ctxsw", w.info().params, &given).map_err(|e| wrap(e.into()))?;
-    let ctx = MeasureCtx::new(SysRoot::host(), w.cpus(&params));
-    let out = w.run(&params, &ctx).map_err(wrap)?;
+    ];
+    let out = lab.measure("ctxsw", &params).map_err(wrap)?;
     out.metric("round_trips_per_sec")
         .map(|m| m.value)
-        .ok_or_else(|| {
-            wrap(WorkloadError::Failed(
-                "no round_trips_per_sec metric".into(),
-            ))
-        })
+        .ok_or_else(|| wrap(LabSideError::Failed("no round_trips_per_sec metric".into())))
 }
 
 /// perf's round trips per second, and when its workers were pinned (a != b).
@@ -180,8 +179,8 @@ fn pin_workers(pid: u32, a: u32, b: u32) -> Option<()> {
             .collect();
         if tids.len() >= 2 {
             tids.sort_unstable();
-            let first = crate::affinity::pin(tids[0], &[b]);
-            let second = crate::affinity::pin(tids[1], &[a]);
+            let first = perflab_workloads::affinity::pin(tids[0], &[b]);
+            let second = perflab_workloads::affinity::pin(tids[1], &[a]);
             return (first.is_ok() && second.is_ok()).then_some(());
         }
         std::thread::sleep(Duration::from_micros(200));

@@ -1,8 +1,9 @@
 //! The crosscheck against `perf bench mem memcpy`, short, at 1M. Needs perf (Debian:
 //! linux-perf); skipped, saying so, where it is missing.
 
-use perflab_workloads::crosscheck_mem::{memcpy_vs_perf_bench, MemCrossError, PAIRS};
-use perflab_workloads::peer_tool::PeerError;
+use perflab_crosscheck::lab_side::LabSide;
+use perflab_crosscheck::mem::{memcpy_vs_perf_bench, MemCrossError, PAIRS};
+use perflab_crosscheck::peer_tool::PeerError;
 
 /// Both tools run, in pairs, and their bandwidths are reported together. How close they
 /// are is a speed comparison of two measurements, which a loaded machine can skew at will:
@@ -12,7 +13,8 @@ use perflab_workloads::peer_tool::PeerError;
 /// caught by xfer's own test (bytes is exactly iterations times the size).
 #[test]
 fn xfer_memcpy_and_perf_bench_both_run_and_report_bandwidths() {
-    let rows = match memcpy_vs_perf_bench(&[1 << 20], 0.2) {
+    let mut lab = LabSide::new().expect("scratch store");
+    let rows = match memcpy_vs_perf_bench(&mut lab, &[1 << 20], 0.2) {
         Err(MemCrossError::Peer(PeerError::PerfMissing(why))) => {
             perflab_testkit::skip("perf", format!("perf is not usable here ({why})"));
             return;

@@ -11,14 +11,11 @@
 //! `select` before each `recvfrom` (its default iomux), netrr reads CLOCK_MONOTONIC and
 //! blocks in `recv`; sockperf's minimum message is 14 bytes (its header).
 
-use std::collections::BTreeMap;
 use std::net::UdpSocket;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use perflab_core::{resolve, MeasureCtx, SysRoot, Workload, WorkloadError};
-
-use crate::netrr::Netrr;
+use crate::lab_side::{LabSide, LabSideError};
 use crate::peer_tool::{self, PeerError, TASKSET_HINT};
 
 /// Round-trip figures of one tool, µs.
@@ -68,14 +65,16 @@ pub enum NetCrossError {
         client: u32,
         server: u32,
         #[source]
-        source: WorkloadError,
+        source: LabSideError,
     },
     #[error("cannot find a free UDP port on 127.0.0.1: {0}")]
     Port(std::io::Error),
 }
 
-/// `rounds` alternating measurements of each tool, `duration_s` each.
+/// `rounds` alternating measurements of each tool, `duration_s` each; netrr through the
+/// lab runner into `lab`.
 pub fn netrr_vs_sockperf(
+    lab: &mut LabSide,
     size: usize,
     client_cpu: u32,
     server_cpu: u32,
@@ -93,9 +92,9 @@ pub fn netrr_vs_sockperf(
         let sockperf_first = round % 2 == 1;
         let (netrr, sockperf) = if sockperf_first {
             let s = run_sockperf(size, client_cpu, server_cpu, duration_s)?;
-            (run_netrr(size, client_cpu, server_cpu, duration_s)?, s)
+            (run_netrr(lab, size, client_cpu, server_cpu, duration_s)?, s)
         } else {
-            let n = run_netrr(size, client_cpu, server_cpu, duration_s)?;
+            let n = run_netrr(lab, size, client_cpu, server_cpu, duration_s)?;
             (n, run_sockperf(size, client_cpu, server_cpu, duration_s)?)
         };
         rows.push(NetCrossRow {
@@ -127,18 +126,19 @@ fn check_sockperf() -> Result<(), NetCrossError> {
 }
 
 fn run_netrr(
+    lab: &mut LabSide,
     size: usize,
     client: u32,
     server: u32,
     duration_s: f64,
 ) -> Result<RttFigures, NetCrossError> {
-    let wrap = |source: WorkloadError| NetCrossError::Netrr {
+    let wrap = |source: LabSideError| NetCrossError::Netrr {
         size,
         client,
         server,
         source,
     };
-    let given: BTreeMap<String, String> = [
+    let params = [
         ("proto", "udp".to_string()),
         ("size", size.to_string()),
         ("client_cpu", client.to_string()),
@@ -146,14 +146,8 @@ fn run_netrr(
         ("duration", format!("{duration_s}")),
         // sockperf warms up for about as many exchanges before it measures.
         ("warmup", "1000".to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let w = Netrr;
-    let params = resolve("netrr", w.info().params, &given).map_err(|e| wrap(e.into()))?;
-    let ctx = MeasureCtx::new(SysRoot::host(), w.cpus(&params));
-    let out = w.run(&params, &ctx).map_err(wrap)?;
+    ];
+    let out = lab.measure("netrr", &params).map_err(wrap)?;
     let get = |n: &str| out.metric(n).map(|m| m.value).unwrap_or(f64::NAN);
     Ok(RttFigures {
         avg_us: get("rtt_avg_us"),

@@ -4,17 +4,18 @@
 //! when one is missed; no unit test asserts these times, because a timed assertion on a
 //! shared machine only measures the noise.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use perflab_core::{HistogramData, Unit};
-use perflab_lab::spec::{ParamInput, Scalar};
 use perflab_lab::Progress;
 use perflab_store::{MeasurementRecord, RunId, RunStatus, Store};
 
-use crate::cmd::crosscheck_tolerance::Verdicts;
+use crate::error::{Error, Result};
+use crate::say;
+use crate::tolerance::Verdicts;
 
 /// The run size issue 6 names: 2 variants × 50 points × 100 repetitions.
 const VARIANTS: usize = 2;
@@ -29,14 +30,16 @@ const WEIGHT: u64 = 4;
 /// ctxsw's and netrr's bounds, so decoding costs what it costs for their histograms.
 const HIST_MAX_NS: u64 = 60_000_000_000;
 
-pub fn run(verdicts: &mut Verdicts) -> anyhow::Result<()> {
+/// Times `perflab report` (the executable `perflab`) over the runs it builds.
+pub fn run(perflab: &Path, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()> {
     let dir = TempDir::new()?;
     let db = dir.0.join("bench.db");
-    let runs = build_runs(&db, &dir.0)?;
+    let runs = build_runs(&db, &dir.0, out)?;
     let measurements = VARIANTS * POINTS * REPS as usize;
-    println!(
+    say!(
+        out,
         "timing `perflab report` as a child process ({}), {measurements} measurements per run:",
-        std::env::current_exe()?.display()
+        perflab.display()
     );
     let one = [runs[0]];
     let cases: [(&str, &[RunId], Output); 4] = [
@@ -46,10 +49,10 @@ pub fn run(verdicts: &mut Verdicts) -> anyhow::Result<()> {
         ("2 runs", &runs, Output::HtmlMail),
     ];
     let mut over = false;
-    for (what, ids, out) in cases {
-        let t = time_report(&db, &dir.0, ids, out)?;
+    for (what, ids, format) in cases {
+        let t = time_report(perflab, &db, &dir.0, ids, format)?;
         let (s_ratio, mb_ratio) = (t.wall_s / TARGET_S, t.max_rss_mb / TARGET_MB);
-        let case = format!("report {what} {}", out.name());
+        let case = format!("report {what} {}", format.name());
         let in_time = verdicts.below(format!("{case} time"), t.wall_s, TARGET_S, "s");
         let in_memory = verdicts.below(format!("{case} max RSS"), t.max_rss_mb, TARGET_MB, "MB");
         let flag = if !(in_time && in_memory) {
@@ -58,45 +61,53 @@ pub fn run(verdicts: &mut Verdicts) -> anyhow::Result<()> {
         } else {
             ""
         };
-        println!(
+        say!(
+            out,
             "report {what}, {measurements} measurements, {}: {:.2} s (target < {TARGET_S} s: \
              {s_ratio:.2} of it), max RSS {:.0} MB (target < {TARGET_MB} MB: {mb_ratio:.2} of \
              it), {}{flag}",
-            out.name(),
+            format.name(),
             t.wall_s,
             t.max_rss_mb,
             t.sizes
         );
     }
     if over {
-        println!("OVER TARGET: at least one case missed issue 6's 5 s / 500 MB");
+        say!(
+            out,
+            "OVER TARGET: at least one case missed issue 6's 5 s / 500 MB"
+        );
     }
     Ok(())
 }
 
 /// Runs `null` through the lab runner once, then stores its records as two runs whose
 /// latency histograms are realistic: null's own hold three values each.
-fn build_runs(db: &Path, dir: &Path) -> anyhow::Result<[RunId; 2]> {
+fn build_runs(db: &Path, dir: &Path, out: &mut dyn Write) -> Result<[RunId; 2]> {
     let mut store = Store::open(db)?;
-    let noise: Vec<Scalar> = (1..=POINTS).map(|i| Scalar::Float(i as f64)).collect();
-    let params = [("noise_pct".to_string(), ParamInput::List(noise))];
+    let noise: Vec<f64> = (1..=POINTS).map(|i| i as f64).collect();
     let t0 = Instant::now();
-    let (source, _, prepared) = super::crosscheck::run_null(
+    let (source, _, prepared) = crate::null_run::run_null(
         &mut store,
         dir,
         "report-scale",
-        params.into(),
+        &noise,
         REPS,
-        &mut Dots::default(),
+        &mut Dots {
+            n: 0,
+            out: &mut *out,
+        },
     )?;
     let ms = store.measurements(source)?;
-    println!(
+    say!(
+        out,
         " {} null measurements with default monitors in {:.1} s",
         ms.len(),
         t0.elapsed().as_secs_f64()
     );
     let t1 = Instant::now();
-    let mut hist = hdrhistogram::Histogram::<u64>::new_with_bounds(1, HIST_MAX_NS, 3)?;
+    let mut hist = hdrhistogram::Histogram::<u64>::new_with_bounds(1, HIST_MAX_NS, 3)
+        .map_err(|e| Error::Failed(format!("histogram: {e}")))?;
     let mut ids = [0; 2];
     for (k, id) in ids.iter_mut().enumerate() {
         *id = perflab_lab::create(&mut store, &prepared, Some(format!("scale-{}", k + 1)))?;
@@ -109,7 +120,8 @@ fn build_runs(db: &Path, dir: &Path) -> anyhow::Result<[RunId; 2]> {
         store.set_status(*id, RunStatus::Complete)?;
     }
     store.delete_run(source)?;
-    println!(
+    say!(
+        out,
         "stored as runs {} and {}, each latency histogram {} round trips (log-normal body, 1% \
          tail to 200× the median), in {:.1} s",
         ids[0],
@@ -127,7 +139,7 @@ fn with_latency(
     hist: &mut hdrhistogram::Histogram<u64>,
     slowdown: f64,
     run: u64,
-) -> anyhow::Result<MeasurementRecord> {
+) -> Result<MeasurementRecord> {
     let mut rec = m.clone();
     for metric in &mut rec.output.metrics {
         metric.value /= slowdown;
@@ -206,11 +218,17 @@ struct Timing {
     sizes: String,
 }
 
-fn time_report(db: &Path, dir: &Path, ids: &[RunId], out: Output) -> anyhow::Result<Timing> {
+fn time_report(
+    perflab: &Path,
+    db: &Path,
+    dir: &Path,
+    ids: &[RunId],
+    out: Output,
+) -> Result<Timing> {
     let html = dir.join("r.html");
     let stdout_path = dir.join("stdout");
     let _ = std::fs::remove_file(&html);
-    let mut cmd = Command::new(std::env::current_exe()?);
+    let mut cmd = Command::new(perflab);
     cmd.arg("--db").arg(db).arg("report");
     cmd.args(ids.iter().map(|id| id.to_string()));
     match out {
@@ -237,11 +255,11 @@ fn time_report(db: &Path, dir: &Path, ids: &[RunId], out: Output) -> anyhow::Res
     let (status, rss_kb) = wait4(child.id())?;
     let wall_s = t0.elapsed().as_secs_f64();
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        anyhow::bail!(
+        return Err(Error::Failed(format!(
             "`perflab report` for {} failed (wait status {status:#x}): {}",
             out.name(),
             stderr.trim()
-        );
+        )));
     }
     let kib = |p: &PathBuf| {
         std::fs::metadata(p)
@@ -262,8 +280,9 @@ fn time_report(db: &Path, dir: &Path, ids: &[RunId], out: Output) -> anyhow::Res
 
 /// Reaps `pid`, returning its wait status and peak resident memory in KiB; std's `wait`
 /// does not give the child's rusage.
-fn wait4(pid: u32) -> anyhow::Result<(i32, i64)> {
-    let pid = libc::pid_t::try_from(pid)?;
+fn wait4(pid: u32) -> Result<(i32, i64)> {
+    let pid = libc::pid_t::try_from(pid)
+        .map_err(|_| Error::Failed(format!("child pid {pid} out of range")))?;
     loop {
         let mut status = 0;
         // SAFETY: wait4 writes only into the two values this frame owns.
@@ -274,27 +293,28 @@ fn wait4(pid: u32) -> anyhow::Result<(i32, i64)> {
         }
         let err = std::io::Error::last_os_error();
         if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(anyhow::anyhow!("wait4 on the report child {pid}: {err}"));
+            return Err(Error::Failed(format!(
+                "wait4 on the report child {pid}: {err}"
+            )));
         }
     }
 }
 
 /// A dot per 500 measurements, so the ~15 s of setup visibly moves.
-#[derive(Default)]
-struct Dots {
+struct Dots<'a> {
     n: u64,
+    out: &'a mut dyn Write,
 }
 
-impl Progress for Dots {
+impl Progress for Dots<'_> {
     fn begin(&mut self, _: RunId, total: u64, _: u64) {
-        print!("building a run of {total} null measurements ");
+        let _ = write!(self.out, "building a run of {total} null measurements ");
     }
     fn measured(&mut self, _: &MeasurementRecord) {
         self.n += 1;
         if self.n.is_multiple_of(500) {
-            use std::io::Write;
-            print!(".");
-            let _ = std::io::stdout().flush();
+            let _ = write!(self.out, ".");
+            let _ = self.out.flush();
         }
     }
     fn note(&mut self, _: &str) {}
@@ -305,7 +325,7 @@ impl Progress for Dots {
 struct TempDir(PathBuf);
 
 impl TempDir {
-    fn new() -> anyhow::Result<Self> {
+    fn new() -> Result<Self> {
         let dir = std::env::temp_dir().join(format!("perflab-report-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
         Ok(Self(dir))

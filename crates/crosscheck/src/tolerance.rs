@@ -1,9 +1,11 @@
-//! What a cross-check holds its numbers to, and the exit code that follows: every check
-//! records each ratio or cost it prints in one [`Verdicts`], and `perflab crosscheck` exits
-//! with [`Verdicts::finish`], so CI fails when a number is outside its stated tolerance
-//! (exit code [`OUTSIDE_TOLERANCE`]) rather than printing "outside" and exiting 0.
+//! What a cross-check holds its numbers to: every check records each ratio or cost it
+//! prints in one [`Verdicts`], and `perflab crosscheck` takes its exit code from
+//! [`Verdicts::finish`], so CI fails when a number is outside its stated tolerance rather
+//! than printing "outside" and exiting 0.
 
-use crate::exit::OUTSIDE_TOLERANCE;
+use std::io::Write;
+
+use crate::say;
 
 /// The tolerance one number was held to.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -88,28 +90,25 @@ impl Verdicts {
         self.checks.iter().filter(|c| !c.within)
     }
 
-    /// The exit code: 0 when every number held, [`OUTSIDE_TOLERANCE`] otherwise.
-    pub fn exit_code(&self) -> i32 {
-        if self.outside().next().is_some() {
-            OUTSIDE_TOLERANCE
-        } else {
-            0
-        }
+    /// True when every number held (nothing checked holds too).
+    pub fn all_within(&self) -> bool {
+        self.outside().next().is_none()
     }
 
-    /// Prints, as the check's last line, which numbers are outside their tolerance (nothing
-    /// when all held: the check's own lines say "within"), and returns the exit code.
-    pub fn finish(self) -> i32 {
+    /// Writes, as the check's last line, which numbers are outside their tolerance (nothing
+    /// when all held: the check's own lines say "within"), and returns whether all held.
+    pub fn finish(self, out: &mut dyn Write) -> bool {
         let outside: Vec<String> = self.outside().map(Check::describe).collect();
         if !outside.is_empty() {
-            println!(
+            say!(
+                out,
                 "OUTSIDE TOLERANCE: {} of {} checked: {}",
                 outside.len(),
                 self.checks.len(),
                 outside.join("; ")
             );
         }
-        self.exit_code()
+        self.all_within()
     }
 }
 
@@ -134,12 +133,12 @@ mod tests {
         let mut v = Verdicts::new();
         assert!(v.ratio("0-0", 0.992, 3.0));
         assert!(v.ratio("0-1", 1.03, 3.0));
-        assert_eq!(v.exit_code(), 0);
+        assert!(v.all_within());
         assert!(!v.ratio("0-2", 1.045, 3.0));
         assert!(!v.ratio("0-3", 0.5, 3.0));
         assert!(!v.ratio("peer measured 0", f64::INFINITY, 3.0));
         assert!(!v.ratio("nothing", f64::NAN, 3.0));
-        assert_eq!(v.exit_code(), OUTSIDE_TOLERANCE);
+        assert!(!v.all_within());
         let outside: Vec<&str> = v.outside().map(|c| c.what.as_str()).collect();
         assert_eq!(outside, ["0-2", "0-3", "peer measured 0", "nothing"]);
         assert_eq!(v.checks[2].describe(), "0-2 ratio 1.045 (tolerance ±3%)");
@@ -149,18 +148,26 @@ mod tests {
     fn costs_below_their_targets() {
         let mut v = Verdicts::new();
         assert!(v.below("peak memory", 39.3, 100.0, "MB"));
-        assert_eq!(v.exit_code(), 0);
+        assert!(v.all_within());
         assert!(!v.below("overhead per measurement", 5.0, 5.0, "ms"));
         assert_eq!(
             v.checks[1].describe(),
             "overhead per measurement 5.000 ms (target < 5 ms)"
         );
-        assert_eq!(v.finish(), OUTSIDE_TOLERANCE);
+        let mut out = Vec::new();
+        assert!(!v.finish(&mut out));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "OUTSIDE TOLERANCE: 1 of 2 checked: overhead per measurement 5.000 ms (target < 5 \
+             ms)\n"
+        );
     }
 
     #[test]
     fn nothing_checked_is_success() {
-        assert_eq!(Verdicts::new().finish(), 0);
+        let mut out = Vec::new();
+        assert!(Verdicts::new().finish(&mut out));
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The crosscheck against `perf bench sched pipe -T`, short, on (0,0). Needs perf (Debian:
 //! linux-perf); skipped, saying so, where it is missing.
 
-use perflab_workloads::crosscheck::{ctxsw_vs_perf_bench, CrossError};
-use perflab_workloads::peer_tool::PeerError;
+use perflab_crosscheck::ctxsw::{ctxsw_vs_perf_bench, CrossError};
+use perflab_crosscheck::lab_side::LabSide;
+use perflab_crosscheck::peer_tool::PeerError;
 use perflab_workloads::Mechanism;
 
 /// The crosscheck runs both tools and reports rates that belong together. How close they
@@ -14,7 +15,8 @@ use perflab_workloads::Mechanism;
 /// own test (switches_per_sec is exactly twice round_trips_per_sec).
 #[test]
 fn ctxsw_and_perf_bench_both_run_and_report_rates() {
-    let rows = match ctxsw_vs_perf_bench(&[(0, 0)], 0.3, Mechanism::Pipe) {
+    let mut lab = LabSide::new().expect("scratch store");
+    let rows = match ctxsw_vs_perf_bench(&mut lab, &[(0, 0)], 0.3, Mechanism::Pipe) {
         Err(CrossError::Peer(PeerError::PerfMissing(why))) => {
             perflab_testkit::skip("perf", format!("perf is not usable here ({why})"));
             return;

@@ -35,7 +35,7 @@
 //! # Results here
 //!
 //! AMD EPYC 2-vCPU KVM guest, kernel 6.18, perf 6.1.187, THP `madvise`, release build,
-//! `cargo run --release -p perflab-workloads --example crosscheck_mem -- SECONDS`:
+//! `cargo run --release -p perflab-crosscheck --example mem -- SECONDS`:
 //!
 //! | size | 1 s runs | 2 s runs | 15 pairs of 1 s, median pair ratio |
 //! |---|---|---|---|
@@ -51,10 +51,10 @@
 
 use std::process::{Command, Stdio};
 
-use perflab_core::{format_size, resolve, MeasureCtx, SysRoot, Workload, WorkloadError};
+use perflab_core::format_size;
 
+use crate::lab_side::{LabSide, LabSideError};
 use crate::peer_tool::{self, PeerError};
-use crate::xfer::Xfer;
 
 /// Back-to-back pairs measured per size.
 pub const PAIRS: usize = 5;
@@ -87,16 +87,18 @@ pub enum MemCrossError {
     Xfer {
         size: u64,
         #[source]
-        source: WorkloadError,
+        source: LabSideError,
     },
 }
 
 /// Calibration runs of perf move about this many bytes.
 const CALIBRATION_BYTES: u64 = 256 << 20;
 
-/// Runs xfer memcpy (pinned, 4k, zero data) and `perf bench mem memcpy -f default` at each size for
-/// about `duration_s` each, [`PAIRS`] times in alternating order.
+/// Runs xfer memcpy (pinned, 4k, zero data; through the lab runner into `lab`) and `perf
+/// bench mem memcpy -f default` at each size for about `duration_s` each, [`PAIRS`] times
+/// in alternating order.
 pub fn memcpy_vs_perf_bench(
+    lab: &mut LabSide,
     sizes: &[u64],
     duration_s: f64,
 ) -> Result<Vec<MemCrossRow>, MemCrossError> {
@@ -111,9 +113,9 @@ pub fn memcpy_vs_perf_bench(
         for k in 0..PAIRS {
             let (a, b) = if (i + k) % 2 == 1 {
                 let peer = run_peer(size, loops)?;
-                (run_perflab(size, duration_s)?, peer)
+                (run_perflab(lab, size, duration_s)?, peer)
             } else {
-                let a = run_perflab(size, duration_s)?;
+                let a = run_perflab(lab, size, duration_s)?;
                 (a, run_peer(size, loops)?)
             };
             ours.push(a);
@@ -142,27 +144,21 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
-/// xfer's memcpy rate in MiB/s.
-fn run_perflab(size: u64, duration_s: f64) -> Result<f64, MemCrossError> {
-    let wrap = |source: WorkloadError| MemCrossError::Xfer { size, source };
-    let given = [
+/// xfer's memcpy rate in MiB/s, measured by the lab runner.
+fn run_perflab(lab: &mut LabSide, size: u64, duration_s: f64) -> Result<f64, MemCrossError> {
+    let wrap = |source: LabSideError| MemCrossError::Xfer { size, source };
+    let params = [
         ("engine", "memcpy".to_string()),
         ("state", "pinned".to_string()),
         ("backing", "4k".to_string()),
         ("data", "zero".to_string()),
         ("size", size.to_string()),
         ("duration", format!("{duration_s}")),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    let w = Xfer;
-    let params = resolve("xfer", w.info().params, &given).map_err(|e| wrap(e.into()))?;
-    let ctx = MeasureCtx::new(SysRoot::host(), w.cpus(&params));
-    let out = w.run(&params, &ctx).map_err(wrap)?;
+    ];
+    let out = lab.measure("xfer", &params).map_err(wrap)?;
     out.metric("bandwidth_mib_s")
         .map(|m| m.value)
-        .ok_or_else(|| wrap(WorkloadError::Failed("no bandwidth_mib_s metric".into())))
+        .ok_or_else(|| wrap(LabSideError::Failed("no bandwidth_mib_s metric".into())))
 }
 
 /// perf's memcpy rate in MiB/s.
