@@ -112,9 +112,9 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "channels",
-        help: "channel model: channels, each a descriptor list behind one lock (0: derived \
-               from total_buffers, else 1; all channel counts 0 and placement=free: the \
-               single-thread xfer)",
+        help: "channel model: channels, each a descriptor list behind one lock (0: not \
+               given: derived from total_buffers and buffers_per_thread, else 1; all \
+               channel counts 0 and placement=free: the single-thread xfer)",
         kind: ParamKind::Int { min: 0, max: 4096 },
         default: Some("0"),
     },
@@ -126,7 +126,8 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "buffers_per_thread",
-        help: "channel model: buffer sets of `size` each thread cycles through (0: 1)",
+        help: "channel model: buffer sets of `size` each thread cycles through (0: not \
+               given: total_buffers / (channels × threads_per_channel), else 1)",
         kind: ParamKind::Int {
             min: 0,
             max: 65_536,
@@ -136,8 +137,9 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "total_buffers",
         help: "channel model: channels × threads_per_channel × buffers_per_thread held \
-               constant; channels is derived from it, and a grid point that does not \
-               divide it is an error (0: not used)",
+               constant (seed 000: 192); with channels given, buffers_per_thread is \
+               derived from it, with buffers_per_thread given, channels; a grid point \
+               that does not divide it is an error (0: not used)",
         kind: ParamKind::Int {
             min: 0,
             max: 1 << 20,
@@ -590,10 +592,43 @@ mod channel_tests {
     use super::*;
 
     #[test]
-    fn the_study_grid_derives_channels_and_refuses_what_does_not_divide() {
+    fn the_study_grid_derives_buffers_per_thread_and_refuses_what_does_not_divide() {
         let s = |p: &[(&str, &str)]| shape::shape(&params(p));
         assert_eq!(s(&[]).unwrap(), None);
-        for (t, c) in [("1", 48), ("2", 24), ("4", 12), ("8", 6), ("16", 3)] {
+        // Seed 000: 4 channels fixed, 192 buffers, buffers per thread from the threads.
+        for (t, b) in [("1", 48), ("2", 24), ("4", 12), ("8", 6), ("16", 3)] {
+            let got = s(&[
+                ("channels", "4"),
+                ("total_buffers", "192"),
+                ("threads_per_channel", t),
+            ])
+            .unwrap()
+            .unwrap();
+            assert_eq!((got.channels, got.buffers_per_thread), (4, b));
+            assert_eq!(got.buffers(), 192);
+        }
+        let e = s(&[
+            ("channels", "4"),
+            ("total_buffers", "192"),
+            ("threads_per_channel", "5"),
+        ])
+        .unwrap_err();
+        assert!(
+            e.contains("total_buffers=192 does not divide among channels=4 × threads_per_channel=5 = 20 threads")
+                && e.contains("give buffers_per_thread"),
+            "{e}"
+        );
+        // Given buffers per thread, the seed's 6×6 (144 buffers) runs without a total.
+        let got = s(&[
+            ("channels", "4"),
+            ("threads_per_channel", "6"),
+            ("buffers_per_thread", "6"),
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(got.buffers(), 144);
+        // Channels are still derived when buffers per thread are given instead.
+        for (t, c) in [("1", 48), ("16", 3)] {
             let got = s(&[
                 ("total_buffers", "192"),
                 ("buffers_per_thread", "4"),
@@ -602,7 +637,6 @@ mod channel_tests {
             .unwrap()
             .unwrap();
             assert_eq!(got.channels, c);
-            assert_eq!(got.buffers(), 192);
         }
         let e = s(&[
             ("total_buffers", "192"),
@@ -611,8 +645,14 @@ mod channel_tests {
         ])
         .unwrap_err();
         assert!(e.contains("does not divide"), "{e}");
+        let e = s(&[("total_buffers", "192")]).unwrap_err();
+        assert!(e.contains("needs channels"), "{e}");
         let e = Xfer
-            .validate(&params(&[("channels", "2"), ("total_buffers", "5")]))
+            .validate(&params(&[
+                ("channels", "2"),
+                ("buffers_per_thread", "2"),
+                ("total_buffers", "5"),
+            ]))
             .unwrap_err();
         assert!(e.contains("but total_buffers=5"), "{e}");
         let e = Xfer

@@ -293,6 +293,13 @@ fn output(sh: &Shared<'_>, done: &[Done]) -> WorkloadOutput {
                     Unit::Count,
                     Better::Neither,
                 ),
+                // Derived from total_buffers where not given: the seed's sg_buffers.
+                Metric::new(
+                    "buffers_per_thread",
+                    f64::from(sh.shape.buffers_per_thread),
+                    Unit::Count,
+                    Better::Neither,
+                ),
             ])
             .collect(),
         ..Default::default()
