@@ -37,6 +37,14 @@ fn parallel_quick_stores_threads_and_verdicts() {
         "{out}"
     );
     assert!(out.contains("threads_per_channel=16  spread"), "{out}");
+    // The lock waits (seed 000's spintime), one row per point and placement.
+    assert!(out.contains("Descriptor-lock waits"), "{out}");
+    let rows = out
+        .lines()
+        .skip_while(|l| !l.starts_with("Descriptor-lock waits"))
+        .filter(|l| l.starts_with("threads_per_channel="))
+        .count();
+    assert_eq!(rows, 6, "{out}");
     let id = run_id(&err);
     let doc = lab.export(&id);
     assert_eq!(doc["run"]["study"], "parallel");
@@ -79,6 +87,7 @@ fn parallel_quick_stores_threads_and_verdicts() {
         }
         let hist = m["output"]["histograms"].as_array().unwrap();
         assert!(hist.iter().any(|h| h["name"] == "lock_wait_ns"), "{m}");
+        assert!(metric(m, "lock_wait_ms_per_thread").unwrap() > 0.0, "{m}");
     }
     // The per-thread view of one stored measurement.
     let seq = ms[0]["seq"].as_u64().unwrap().to_string();
@@ -88,6 +97,10 @@ fn parallel_quick_stores_threads_and_verdicts() {
     let n = ms[0]["output"]["threads"].as_array().unwrap().len();
     assert!(out.contains(&format!("{n} thread records")), "{out}");
     assert!(out.contains("c0t0"), "{out}");
+    // show --json carries the lock-wait table as data.
+    let o = lab.run(&["show", &id, "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["lock_waits"]["rows"].as_array().map(Vec::len), Some(6));
 }
 
 fn online_cpus() -> usize {

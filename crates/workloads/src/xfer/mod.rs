@@ -718,6 +718,11 @@ mod channel_tests {
             w.count as f64,
             2.0 * out.metric("iterations").unwrap().value
         );
+        // Every acquisition waits at least 1 ns, so each thread's total is positive, and
+        // the longest is at least the mean.
+        let per = out.metric("lock_wait_ms_per_thread").unwrap().value;
+        let max = out.metric("lock_wait_ms_thread_max").unwrap().value;
+        assert!(per > 0.0 && max >= per, "{per} {max}");
         assert!(out
             .notes
             .iter()
