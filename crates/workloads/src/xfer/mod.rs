@@ -29,6 +29,7 @@ pub mod backing;
 pub mod buffer;
 pub mod channels;
 pub mod engine;
+pub mod irq;
 mod peer;
 pub mod placement;
 pub mod shape;
@@ -109,6 +110,25 @@ const PARAMS: &[ParamSpec] = &[
                xfer only (the channel model uses placement)",
         kind: ParamKind::Int { min: -1, max: 4095 },
         default: Some("-1"),
+    },
+    ParamSpec {
+        name: "irq",
+        help: "none (the transfer raises no interrupt of its own: a CPU copy or fill is no \
+               device) or timer (each transfer waits, untimed, for a periodic timerfd \
+               expiration on its CPU: an hrtimer interrupt, LOC on x86; single-thread xfer \
+               only)",
+        kind: ParamKind::Choice(irq::Irq::NAMES),
+        default: Some("none"),
+    },
+    ParamSpec {
+        name: "irq_period",
+        help: "irq=timer: the timer's period; transfers shorter than it are paced at one \
+               interrupt each",
+        kind: ParamKind::Duration {
+            min_s: 0.000_01,
+            max_s: 1.0,
+        },
+        default: Some("50us"),
     },
     ParamSpec {
         name: "channels",
@@ -272,6 +292,14 @@ impl Workload for Xfer {
         let params = &complete(params);
         let s = setup(params).map_err(|e| e.to_string())?;
         if let Some(shape) = shape::shape(params)? {
+            if irq_of(params) != irq::Irq::None {
+                return Err(format!(
+                    "irq={} drives the single-thread xfer; the channel model ({} threads) \
+                     takes no interrupt source",
+                    params.str("irq"),
+                    shape.threads()
+                ));
+            }
             if s.engine == Engine::Pvm {
                 return Err(format!(
                     "engine=pvm runs one thread against one peer process; the channel model \
@@ -297,10 +325,11 @@ impl Workload for Xfer {
             let slots = slots(params, &shape, &ctx.sys)?;
             return threaded::run(s, shape, slots, duration_ns, ctx);
         }
+        let irq = irq_of(params);
         // A thread of its own, so pinning it leaves the caller's affinity alone.
         let result = std::thread::scope(|scope| {
             scope
-                .spawn(|| measure(s, cpu, duration_ns, ctx))
+                .spawn(|| measure(s, cpu, irq, duration_ns, ctx))
                 .join()
                 .unwrap_or_else(|_| Err(failed("xfer: the transfer thread panicked".into())))
         });
@@ -311,6 +340,16 @@ impl Workload for Xfer {
                 e
             }
         })
+    }
+}
+
+/// The interrupt source the parameters ask for.
+fn irq_of(params: &Params) -> irq::Irq {
+    match params.str("irq") {
+        "timer" => irq::Irq::Timer {
+            period_ns: (params.seconds("irq_period") * 1e9).max(1_000.0) as u64,
+        },
+        _ => irq::Irq::None,
     }
 }
 
@@ -369,6 +408,7 @@ fn slots(
 fn measure(
     s: Setup,
     cpu: Option<u32>,
+    irq: irq::Irq,
     duration_ns: u64,
     ctx: &MeasureCtx,
 ) -> Result<WorkloadOutput, WorkloadError> {
@@ -384,12 +424,50 @@ fn measure(
     x.check_content()?;
     x.zero_sources()?;
     let stopping = || ctx.stopping();
-    let timed = timing::measure(&mut x, duration_ns, &stopping, &mut probe)?;
+    let (timed, driven) = match irq {
+        irq::Irq::None => (
+            timing::measure(&mut x, duration_ns, &stopping, &mut probe)?,
+            None,
+        ),
+        irq::Irq::Timer { period_ns } => {
+            let mut t = irq::TimerDriven::new(&mut x, period_ns)?;
+            let timed = timing::measure(&mut t, duration_ns, &stopping, &mut probe)?;
+            (timed, Some((period_ns, t.waits, t.expirations)))
+        }
+    };
     let bytes = timed.iterations.saturating_mul(s.size);
     probe.finish(&ctx.threads, Some(bytes));
     let seen = std::mem::take(&mut x.seen);
     drop(x);
-    Ok(output(&s, &timed, &seen))
+    let mut out = output(&s, &timed, &seen);
+    match driven {
+        Some((period_ns, waits, expirations)) => {
+            out.metrics.extend([
+                Metric::new("timer_waits", waits as f64, Unit::Count, Better::Neither),
+                Metric::new(
+                    "timer_expirations",
+                    expirations as f64,
+                    Unit::Count,
+                    Better::Neither,
+                ),
+            ]);
+            out.notes.push(format!(
+                "interrupt-driven: each of the {waits} transfers (calibration included) waited, \
+                 untimed, for an expiration of a {} timerfd on {}: an hrtimer interrupt (LOC \
+                 on x86, arch_timer on arm64), no device interrupt",
+                crate::parallel::duration_text(period_ns),
+                cpu.map_or("the thread's CPU".into(), |c| format!("CPU {c}"))
+            ));
+        }
+        None if s.engine == Engine::Fill => out.notes.push(
+            "this fill raises no device interrupts: memset by the CPU, no DMA engine; the \
+             interrupt deltas are the machine's own (timer ticks, IPIs, other devices). \
+             irq=timer paces it by timer interrupts on its CPU"
+                .into(),
+        ),
+        None => {}
+    }
+    Ok(out)
 }
 
 fn output(s: &Setup, t: &Timed, seen: &Seen) -> WorkloadOutput {
