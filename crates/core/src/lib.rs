@@ -4,6 +4,7 @@
 
 pub mod cpu_path;
 pub mod error;
+pub mod metric_names;
 pub mod output;
 pub mod params;
 pub mod record;
