@@ -5,6 +5,7 @@
 pub mod cpu_path;
 pub mod error;
 pub mod knob_settings;
+pub mod metric_names;
 pub mod output;
 pub mod params;
 pub mod record;

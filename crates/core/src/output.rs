@@ -164,8 +164,14 @@ pub struct WorkloadOutput {
 }
 
 impl WorkloadOutput {
+    /// The metric called `name`, under its current or an old spelling (a run stored
+    /// before a rename is still read by the new name, and the other way round).
     pub fn metric(&self, name: &str) -> Option<&Metric> {
-        self.metrics.iter().find(|m| m.name == name)
+        self.metrics.iter().find(|m| m.name == name).or_else(|| {
+            self.metrics
+                .iter()
+                .find(|m| crate::metric_names::same_metric(&m.name, name))
+        })
     }
 }
 

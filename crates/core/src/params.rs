@@ -175,18 +175,21 @@ pub fn format_size(bytes: u64) -> String {
 /// Parses a duration: `10s`, `250ms`, `2m`, `1.5` (seconds).
 pub fn parse_duration(text: &str) -> Result<f64, String> {
     let t = text.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
+    // (number, multiplier, divisor): sub-second units divide, so 50us is 50 / 1e6, the
+    // 5e-5 that the stored text reads back as (50 × 1e-6 is not, and a stored run would
+    // no longer match its plan).
+    let (num, mul, div) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1.0, 1e3)
     } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1e-6)
+        (n, 1.0, 1e6)
     } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
+        (n, 1.0, 1.0)
     } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0)
+        (n, 60.0, 1.0)
     } else if let Some(n) = t.strip_suffix('h') {
-        (n, 3600.0)
+        (n, 3600.0, 1.0)
     } else {
-        (t, 1.0)
+        (t, 1.0, 1.0)
     };
     let v: f64 = num
         .trim()
@@ -195,7 +198,7 @@ pub fn parse_duration(text: &str) -> Result<f64, String> {
     if !v.is_finite() || v < 0.0 {
         return Err(format!("{text:?} is not a duration (try 10s, 500ms or 2m)"));
     }
-    Ok(v * scale)
+    Ok(v * mul / div)
 }
 
 impl ParamSpec {
@@ -436,6 +439,9 @@ mod tests {
         assert_eq!(parse_duration("2m").unwrap(), 120.0);
         assert_eq!(parse_duration("250ms").unwrap(), 0.25);
         assert_eq!(parse_duration("3").unwrap(), 3.0);
+        // Exactly the value the text of the result reads back as.
+        assert_eq!(parse_duration("50us").unwrap(), 5e-5);
+        assert_eq!(parse_duration("0.3ms").unwrap(), 3e-4);
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("NaNs").is_err());
     }

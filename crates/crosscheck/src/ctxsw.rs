@@ -114,9 +114,9 @@ fn run_perflab(
         ("process", "false".to_string()),
     ];
     let out = lab.measure("ctxsw", &params).map_err(wrap)?;
-    out.metric("round_trips_per_sec")
+    out.metric("round_trips_per_s")
         .map(|m| m.value)
-        .ok_or_else(|| wrap(LabSideError::Failed("no round_trips_per_sec metric".into())))
+        .ok_or_else(|| wrap(LabSideError::Failed("no round_trips_per_s metric".into())))
 }
 
 /// perf's round trips per second, and when its workers were pinned (a != b).

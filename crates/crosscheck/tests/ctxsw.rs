@@ -12,7 +12,7 @@ use perflab_workloads::Mechanism;
 /// of `perflab crosscheck ctxsw` and its stated tolerance, not of a test. Here only an
 /// order of magnitude is asserted, which a unit error (ops/s against µs/op, a thousandfold
 /// off) still breaks; counting switches instead of round trips (2x) is caught by ctxsw's
-/// own test (switches_per_sec is exactly twice round_trips_per_sec).
+/// own test (switches_per_s is exactly twice round_trips_per_s).
 #[test]
 fn ctxsw_and_perf_bench_both_run_and_report_rates() {
     let mut lab = LabSide::new().expect("scratch store");

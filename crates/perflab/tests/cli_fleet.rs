@@ -135,7 +135,7 @@ fn fleet_run_quick_on_three_hosts_compares_them_in_one_report() {
     // before the numbers.
     let report = out.find("perflab report:").expect("a report");
     let env = out.find("Environment").expect("the setups");
-    let numbers = out.find("round_trips_per_sec").expect("the comparison");
+    let numbers = out.find("round_trips_per_s").expect("the comparison");
     assert!(report < env && env < numbers, "{out}");
     assert!(out.contains("\"h2\"") && out.contains("\"h3\"") && out.contains("\"h1\""));
     assert_eq!(runs_complete_and_whole(&lab), names(&["h1", "h2", "h3"]));

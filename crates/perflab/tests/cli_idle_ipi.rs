@@ -51,7 +51,7 @@ fn idle_ipi_quick_on_this_machine() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|x| x["name"] == "round_trips_per_sec")
+            .find(|x| x["name"] == "round_trips_per_s")
             .unwrap()["value"]
             .as_f64()
             .unwrap();

@@ -2,7 +2,7 @@
 //! input of `benchstat`: one line per repetition,
 //!
 //! ```text
-//! BenchmarkQuick/cpu_b=1/variant=futex 1 19010.62 round_trips_per_sec 256.15 switches_per_sec
+//! BenchmarkQuick/cpu_b=1/variant=futex 1 19010.62 round_trips_per_s 256.15 switches_per_s
 //! ```
 //!
 //! The rules it follows, from the format and from benchstat's reader (`benchfmt`):
@@ -12,7 +12,7 @@
 //!   `-` and digits would be read as GOMAXPROCS, so such a `-` is encoded too.
 //! - The iteration count comes next: 1, since each line is one measurement.
 //! - Then value and unit pairs; the unit is the metric's name, which names its unit already
-//!   (`round_trips_per_sec`, `bandwidth_mib_s`, `time_ms`). benchstat tells metrics apart
+//!   (`round_trips_per_s`, `bandwidth_mib_s`, `time_ms`). benchstat tells metrics apart
 //!   by unit alone, so no two metrics may share one.
 //! - `key: value` lines (a key starts with a lower-case letter and has no upper case or
 //!   space) set file configuration. benchstat splits tables by every such key, so only

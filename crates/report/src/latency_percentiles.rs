@@ -118,7 +118,7 @@ fn supported(n: u64, q: f64) -> bool {
     n > 0 && (n as f64) * (1.0 - q) >= 1.0 - 1e-9
 }
 
-fn pool(
+pub(crate) fn pool(
     run: i64,
     point: String,
     variant: &str,

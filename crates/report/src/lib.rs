@@ -23,6 +23,7 @@ pub mod fmt;
 pub mod full;
 pub mod latency_percentiles;
 pub mod latency_table;
+pub mod lock_wait;
 mod markdown;
 pub mod parallel;
 mod parallel_legacy;
@@ -56,6 +57,7 @@ pub use latency_percentiles::{latency_percentiles, PercentileRow, PercentileTabl
 pub use latency_table::{
     compare_latency_runs, latency_table, LatencyRow, LatencySection, LatencyTable,
 };
+pub use lock_wait::{lock_wait_table, LockWaitRow, LockWaitTable};
 pub use parallel::{parallel_table, render_threads, ParallelRow, ParallelTable};
 pub use scan::{
     scan_tables, Crossing, Direction, Parting, ScanPoint, ScanReport, ScanSection, ScanSummary,

@@ -60,7 +60,7 @@ fn main() {
             match w.run(&p, &ctx) {
                 Ok(out) => {
                     let r = out
-                        .metric("round_trips_per_sec")
+                        .metric("round_trips_per_s")
                         .map(|m| m.value)
                         .unwrap_or(0.0);
                     rates.entry(every).or_default().push(r);

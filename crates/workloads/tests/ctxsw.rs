@@ -47,8 +47,8 @@ fn check_pair(a: u32, b: u32, mech: &str, process: bool) {
     let what = format!("{mech} process={process} on ({a},{b})");
     let (res, ctx) = run(&p);
     let out = res.unwrap_or_else(|e| panic!("{what}: {e}"));
-    let rate = out.metric("round_trips_per_sec").expect("rate").value;
-    let switches = out.metric("switches_per_sec").expect("switches").value;
+    let rate = out.metric("round_trips_per_s").expect("rate").value;
+    let switches = out.metric("switches_per_s").expect("switches").value;
     let count = out.metric("round_trips").expect("count").value;
     assert!(
         rate > 0.0 && count > 0.0,
@@ -181,7 +181,7 @@ fn work_spins_on_both_sides() {
         ("warmup", "0"),
     ]);
     let out = run(&p).0.expect("ctxsw with work");
-    let rate = out.metric("round_trips_per_sec").expect("rate").value;
+    let rate = out.metric("round_trips_per_s").expect("rate").value;
     // 20 µs on each side: a round trip cannot be shorter than 40 µs.
     assert!(rate > 0.0 && rate < 25_000.0, "{rate}");
     let h = out
@@ -224,7 +224,7 @@ fn rtt_every_thins_or_drops_the_histogram() {
     none.push(("rtt_every", "0"));
     let out = run(&params(&none)).0.expect("rtt_every=0");
     assert!(out.histograms.is_empty());
-    assert!(out.metric("round_trips_per_sec").expect("rate").value > 0.0);
+    assert!(out.metric("round_trips_per_s").expect("rate").value > 0.0);
 }
 
 #[test]

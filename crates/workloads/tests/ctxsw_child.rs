@@ -59,7 +59,7 @@ fn start(mech: &str) -> (Run, MeasureCtx) {
     let c = ctx.clone();
     let h = std::thread::spawn(move || {
         Ctxsw.run(&p, &c).map(|o| {
-            o.metric("round_trips_per_sec")
+            o.metric("round_trips_per_s")
                 .map(|m| m.value)
                 .unwrap_or(0.0)
         })

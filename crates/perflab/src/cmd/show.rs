@@ -31,6 +31,7 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
             "span_comparisons": report::span_comparisons(&info, &ms, &cfg, usize::MAX).0,
             "adaptive": perflab_lab::adaptive::report(&info.spec, &ms),
             "latency_percentiles": report::latency_percentiles(&[(&info, &ms)]),
+            "lock_waits": report::lock_wait_table(&[(&info, &ms)]),
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(0);
@@ -102,6 +103,16 @@ fn print_latency(info: &RunInfo, ms: &[MeasurementRecord]) {
 /// threaded transfers (xfer's channel model, dmatest).
 fn print_parallel(info: &RunInfo, ms: &[MeasurementRecord]) {
     if let Some(t) = report::parallel_table(info, ms) {
+        println!();
+        print!("{}", t.render_text());
+    }
+    print_lock_waits(info, ms);
+}
+
+/// The lock-wait percentiles and per-thread totals (seed 000's spintime) of threaded
+/// transfers.
+fn print_lock_waits(info: &RunInfo, ms: &[MeasurementRecord]) {
+    if let Some(t) = report::lock_wait_table(&[(info, ms)]) {
         println!();
         print!("{}", t.render_text());
     }

@@ -11,6 +11,7 @@ mod comparisons;
 mod env;
 mod figures;
 mod latency;
+mod lock_wait;
 mod quality;
 mod runs;
 mod spans;
@@ -106,6 +107,7 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
     json["latency"] = latency::section(runs, opts, &mut blocks);
     json["spans"] = spans::section(runs, opts, &mut blocks);
     json["parallel"] = threads::section(runs, opts, &mut blocks);
+    json["lock_waits"] = lock_wait::section(runs, &mut blocks);
     let mut counters = Vec::new();
     for r in runs {
         if let Some(t) = crate::counter_table(&r.info, &r.ms) {

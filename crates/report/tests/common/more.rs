@@ -37,6 +37,13 @@ fn rtt(lo: u64, hi: u64, n: u64, tail: u64) -> HistogramData {
     HistogramData::from_hdr("rtt", Unit::Nanoseconds, &h)
 }
 
+/// Lock waits as the channel model records them.
+fn lock_waits(lo: u64, hi: u64, n: u64, tail: u64) -> HistogramData {
+    let mut h = rtt(lo, hi, n, tail);
+    h.name = "lock_wait_ns".into();
+    h
+}
+
 /// Two paths (variants) under two loads, 4 repetitions: veth is ~10% slower.
 pub fn latency_run(id: i64) -> (RunInfo, Vec<MeasurementRecord>) {
     let mut ms = Vec::new();
@@ -141,13 +148,25 @@ pub fn threads_run(id: i64) -> (RunInfo, Vec<MeasurementRecord>) {
                         metric("parallelism", 1.3, Unit::Ratio),
                         metric("sum_valid", 0.0, Unit::Count),
                         metric("threads", 4.0, Unit::Count),
+                        metric(
+                            "lock_wait_ms_per_thread",
+                            1.5 + f64::from(rep) * 0.25,
+                            Unit::Milliseconds,
+                        ),
+                        metric(
+                            "lock_wait_ms_thread_max",
+                            2.0 + f64::from(rep),
+                            Unit::Milliseconds,
+                        ),
                     ],
+                    // 400 acquisitions of 90 to 400 ns (the seed's uncontended
+                    // spintimes) and one of 25 µs.
+                    histograms: vec![lock_waits(90 + u64::from(rep) * 10, 400, 400, 25_000)],
                     threads,
                     notes: vec!["summing per-thread bandwidths is NOT valid: 4 threads: \
                                  aggregate 2000 MiB/s; thread c3t0 started 10.0 ms after \
                                  thread c0t0 ended: they never ran together"
                         .into()],
-                    ..Default::default()
                 },
                 telemetry: vec![],
                 role: Default::default(),

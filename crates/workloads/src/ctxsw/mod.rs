@@ -110,11 +110,11 @@ const PARAMS: &[ParamSpec] = &[
 static INFO: WorkloadInfo = WorkloadInfo {
     name: "ctxsw",
     help: "Two tasks pinned to cpu_a and cpu_b ping-pong through a pipe, futex or eventfd \
-           (context_switch2, perf bench sched pipe). Reports round_trips_per_sec; \
-           switches_per_sec is twice that, the figure context_switch2 prints; rtt is the \
+           (context_switch2, perf bench sched pipe). Reports round_trips_per_s; \
+           switches_per_s is twice that, the figure context_switch2 prints; rtt is the \
            round-trip latency histogram in ns.",
     params: PARAMS,
-    primary_metric: "round_trips_per_sec",
+    primary_metric: "round_trips_per_s",
 };
 
 impl Workload for Ctxsw {
@@ -236,9 +236,9 @@ fn output(r: &PingResult, rtt_every: u64) -> WorkloadOutput {
     };
     let mut out = WorkloadOutput {
         metrics: vec![
-            Metric::new("round_trips_per_sec", rate, Unit::PerSecond, Better::Higher),
+            Metric::new("round_trips_per_s", rate, Unit::PerSecond, Better::Higher),
             Metric::new(
-                "switches_per_sec",
+                "switches_per_s",
                 2.0 * rate,
                 Unit::PerSecond,
                 Better::Higher,

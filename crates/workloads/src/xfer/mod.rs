@@ -29,6 +29,7 @@ pub mod backing;
 pub mod buffer;
 pub mod channels;
 pub mod engine;
+pub mod irq;
 mod peer;
 pub mod placement;
 pub mod shape;
@@ -111,10 +112,29 @@ const PARAMS: &[ParamSpec] = &[
         default: Some("-1"),
     },
     ParamSpec {
+        name: "irq",
+        help: "none (the transfer raises no interrupt of its own: a CPU copy or fill is no \
+               device) or timer (each transfer waits, untimed, for a periodic timerfd \
+               expiration on its CPU: an hrtimer interrupt, LOC on x86; single-thread xfer \
+               only)",
+        kind: ParamKind::Choice(irq::Irq::NAMES),
+        default: Some("none"),
+    },
+    ParamSpec {
+        name: "irq_period",
+        help: "irq=timer: the timer's period; transfers shorter than it are paced at one \
+               interrupt each",
+        kind: ParamKind::Duration {
+            min_s: 0.000_01,
+            max_s: 1.0,
+        },
+        default: Some("50us"),
+    },
+    ParamSpec {
         name: "channels",
-        help: "channel model: channels, each a descriptor list behind one lock (0: derived \
-               from total_buffers, else 1; all channel counts 0 and placement=free: the \
-               single-thread xfer)",
+        help: "channel model: channels, each a descriptor list behind one lock (0: not \
+               given: derived from total_buffers and buffers_per_thread, else 1; all \
+               channel counts 0 and placement=free: the single-thread xfer)",
         kind: ParamKind::Int { min: 0, max: 4096 },
         default: Some("0"),
     },
@@ -126,7 +146,8 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "buffers_per_thread",
-        help: "channel model: buffer sets of `size` each thread cycles through (0: 1)",
+        help: "channel model: buffer sets of `size` each thread cycles through (0: not \
+               given: total_buffers / (channels × threads_per_channel), else 1)",
         kind: ParamKind::Int {
             min: 0,
             max: 65_536,
@@ -136,8 +157,9 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "total_buffers",
         help: "channel model: channels × threads_per_channel × buffers_per_thread held \
-               constant; channels is derived from it, and a grid point that does not \
-               divide it is an error (0: not used)",
+               constant (seed 000: 192); with channels given, buffers_per_thread is \
+               derived from it, with buffers_per_thread given, channels; a grid point \
+               that does not divide it is an error (0: not used)",
         kind: ParamKind::Int {
             min: 0,
             max: 1 << 20,
@@ -270,6 +292,14 @@ impl Workload for Xfer {
         let params = &complete(params);
         let s = setup(params).map_err(|e| e.to_string())?;
         if let Some(shape) = shape::shape(params)? {
+            if irq_of(params) != irq::Irq::None {
+                return Err(format!(
+                    "irq={} drives the single-thread xfer; the channel model ({} threads) \
+                     takes no interrupt source",
+                    params.str("irq"),
+                    shape.threads()
+                ));
+            }
             if s.engine == Engine::Pvm {
                 return Err(format!(
                     "engine=pvm runs one thread against one peer process; the channel model \
@@ -295,10 +325,11 @@ impl Workload for Xfer {
             let slots = slots(params, &shape, &ctx.sys)?;
             return threaded::run(s, shape, slots, duration_ns, ctx);
         }
+        let irq = irq_of(params);
         // A thread of its own, so pinning it leaves the caller's affinity alone.
         let result = std::thread::scope(|scope| {
             scope
-                .spawn(|| measure(s, cpu, duration_ns, ctx))
+                .spawn(|| measure(s, cpu, irq, duration_ns, ctx))
                 .join()
                 .unwrap_or_else(|_| Err(failed("xfer: the transfer thread panicked".into())))
         });
@@ -309,6 +340,16 @@ impl Workload for Xfer {
                 e
             }
         })
+    }
+}
+
+/// The interrupt source the parameters ask for.
+fn irq_of(params: &Params) -> irq::Irq {
+    match params.str("irq") {
+        "timer" => irq::Irq::Timer {
+            period_ns: (params.seconds("irq_period") * 1e9).max(1_000.0) as u64,
+        },
+        _ => irq::Irq::None,
     }
 }
 
@@ -367,6 +408,7 @@ fn slots(
 fn measure(
     s: Setup,
     cpu: Option<u32>,
+    irq: irq::Irq,
     duration_ns: u64,
     ctx: &MeasureCtx,
 ) -> Result<WorkloadOutput, WorkloadError> {
@@ -382,12 +424,50 @@ fn measure(
     x.check_content()?;
     x.zero_sources()?;
     let stopping = || ctx.stopping();
-    let timed = timing::measure(&mut x, duration_ns, &stopping, &mut probe)?;
+    let (timed, driven) = match irq {
+        irq::Irq::None => (
+            timing::measure(&mut x, duration_ns, &stopping, &mut probe)?,
+            None,
+        ),
+        irq::Irq::Timer { period_ns } => {
+            let mut t = irq::TimerDriven::new(&mut x, period_ns)?;
+            let timed = timing::measure(&mut t, duration_ns, &stopping, &mut probe)?;
+            (timed, Some((period_ns, t.waits, t.expirations)))
+        }
+    };
     let bytes = timed.iterations.saturating_mul(s.size);
     probe.finish(&ctx.threads, Some(bytes));
     let seen = std::mem::take(&mut x.seen);
     drop(x);
-    Ok(output(&s, &timed, &seen))
+    let mut out = output(&s, &timed, &seen);
+    match driven {
+        Some((period_ns, waits, expirations)) => {
+            out.metrics.extend([
+                Metric::new("timer_waits", waits as f64, Unit::Count, Better::Neither),
+                Metric::new(
+                    "timer_expirations",
+                    expirations as f64,
+                    Unit::Count,
+                    Better::Neither,
+                ),
+            ]);
+            out.notes.push(format!(
+                "interrupt-driven: each of the {waits} transfers (calibration included) waited, \
+                 untimed, for an expiration of a {} timerfd on {}: an hrtimer interrupt (LOC \
+                 on x86, arch_timer on arm64), no device interrupt",
+                crate::parallel::duration_text(period_ns),
+                cpu.map_or("the thread's CPU".into(), |c| format!("CPU {c}"))
+            ));
+        }
+        None if s.engine == Engine::Fill => out.notes.push(
+            "this fill raises no device interrupts: memset by the CPU, no DMA engine; the \
+             interrupt deltas are the machine's own (timer ticks, IPIs, other devices). \
+             irq=timer paces it by timer interrupts on its CPU"
+                .into(),
+        ),
+        None => {}
+    }
+    Ok(out)
 }
 
 fn output(s: &Setup, t: &Timed, seen: &Seen) -> WorkloadOutput {
@@ -590,10 +670,43 @@ mod channel_tests {
     use super::*;
 
     #[test]
-    fn the_study_grid_derives_channels_and_refuses_what_does_not_divide() {
+    fn the_study_grid_derives_buffers_per_thread_and_refuses_what_does_not_divide() {
         let s = |p: &[(&str, &str)]| shape::shape(&params(p));
         assert_eq!(s(&[]).unwrap(), None);
-        for (t, c) in [("1", 48), ("2", 24), ("4", 12), ("8", 6), ("16", 3)] {
+        // Seed 000: 4 channels fixed, 192 buffers, buffers per thread from the threads.
+        for (t, b) in [("1", 48), ("2", 24), ("4", 12), ("8", 6), ("16", 3)] {
+            let got = s(&[
+                ("channels", "4"),
+                ("total_buffers", "192"),
+                ("threads_per_channel", t),
+            ])
+            .unwrap()
+            .unwrap();
+            assert_eq!((got.channels, got.buffers_per_thread), (4, b));
+            assert_eq!(got.buffers(), 192);
+        }
+        let e = s(&[
+            ("channels", "4"),
+            ("total_buffers", "192"),
+            ("threads_per_channel", "5"),
+        ])
+        .unwrap_err();
+        assert!(
+            e.contains("total_buffers=192 does not divide among channels=4 × threads_per_channel=5 = 20 threads")
+                && e.contains("give buffers_per_thread"),
+            "{e}"
+        );
+        // Given buffers per thread, the seed's 6×6 (144 buffers) runs without a total.
+        let got = s(&[
+            ("channels", "4"),
+            ("threads_per_channel", "6"),
+            ("buffers_per_thread", "6"),
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(got.buffers(), 144);
+        // Channels are still derived when buffers per thread are given instead.
+        for (t, c) in [("1", 48), ("16", 3)] {
             let got = s(&[
                 ("total_buffers", "192"),
                 ("buffers_per_thread", "4"),
@@ -602,7 +715,6 @@ mod channel_tests {
             .unwrap()
             .unwrap();
             assert_eq!(got.channels, c);
-            assert_eq!(got.buffers(), 192);
         }
         let e = s(&[
             ("total_buffers", "192"),
@@ -611,8 +723,14 @@ mod channel_tests {
         ])
         .unwrap_err();
         assert!(e.contains("does not divide"), "{e}");
+        let e = s(&[("total_buffers", "192")]).unwrap_err();
+        assert!(e.contains("needs channels"), "{e}");
         let e = Xfer
-            .validate(&params(&[("channels", "2"), ("total_buffers", "5")]))
+            .validate(&params(&[
+                ("channels", "2"),
+                ("buffers_per_thread", "2"),
+                ("total_buffers", "5"),
+            ]))
             .unwrap_err();
         assert!(e.contains("but total_buffers=5"), "{e}");
         let e = Xfer
@@ -678,6 +796,11 @@ mod channel_tests {
             w.count as f64,
             2.0 * out.metric("iterations").unwrap().value
         );
+        // Every acquisition waits at least 1 ns, so each thread's total is positive, and
+        // the longest is at least the mean.
+        let per = out.metric("lock_wait_ms_per_thread").unwrap().value;
+        let max = out.metric("lock_wait_ms_thread_max").unwrap().value;
+        assert!(per > 0.0 && max >= per, "{per} {max}");
         assert!(out
             .notes
             .iter()

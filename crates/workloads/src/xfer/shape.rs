@@ -1,6 +1,8 @@
 //! The channel model's shape: channels × threads per channel × buffers per thread, given
-//! directly or derived from a constant total (seed 000 held 192 buffers: 48×1×4,
-//! 24×2×4, 12×4×4, 6×8×4, 3×16×4).
+//! directly or derived from a constant total. Seed 000 held 192 buffers over its 4
+//! channels: 48 sg_buffers per thread × 1 thread per channel × 4 channels, 24×2×4, 12×4×4,
+//! 6×8×4 and 3×16×4, so with `channels=4 total_buffers=192` the buffers per thread are
+//! derived from the threads per channel.
 
 use perflab_core::Params;
 
@@ -56,32 +58,7 @@ pub fn shape(params: &Params) -> Result<Option<Shape>, String> {
         ));
     }
     let t = t.max(1);
-    let b = b.max(1);
-    let c = match (c, total) {
-        (0, 0) => 1,
-        (0, total) => {
-            let per_channel = t * b;
-            if total % per_channel != 0 {
-                return Err(format!(
-                    "total_buffers={total} does not divide into threads_per_channel={t} × \
-                     buffers_per_thread={b} = {per_channel} per channel ({total}/{per_channel} \
-                     is not whole)"
-                ));
-            }
-            total / per_channel
-        }
-        (c, 0) => c,
-        (c, total) => {
-            if c * t * b != total {
-                return Err(format!(
-                    "channels={c} × threads_per_channel={t} × buffers_per_thread={b} = {} \
-                     buffers, but total_buffers={total}",
-                    c * t * b
-                ));
-            }
-            c
-        }
-    };
+    let (c, b) = derive(c, t, b, total)?;
     let s = Shape {
         channels: u32::try_from(c).map_err(|_| format!("{c} channels are too many"))?,
         threads_per_channel: u32::try_from(t)
@@ -99,4 +76,54 @@ pub fn shape(params: &Params) -> Result<Option<Shape>, String> {
         ));
     }
     Ok(Some(s))
+}
+
+/// Channels and buffers per thread from what was given (0: not given; `t` at least 1).
+///
+/// With a total: given channels, buffers per thread are derived (the seed's grid: 4
+/// channels fixed, the buffers per thread shrinking as threads are added); given buffers
+/// per thread instead, channels are derived; given both, their product must be the
+/// total. Without a total, a count not given is 1.
+fn derive(c: u64, t: u64, b: u64, total: u64) -> Result<(u64, u64), String> {
+    Ok(match (c, b, total) {
+        (c, b, 0) => (c.max(1), b.max(1)),
+        (0, 0, total) => {
+            return Err(format!(
+                "total_buffers={total} needs channels (buffers_per_thread is then derived) or \
+                 buffers_per_thread (channels is then derived)"
+            ))
+        }
+        (c, 0, total) => {
+            let threads = c * t;
+            if total % threads != 0 {
+                return Err(format!(
+                    "total_buffers={total} does not divide among channels={c} × \
+                     threads_per_channel={t} = {threads} threads ({total}/{threads} is not \
+                     whole); give buffers_per_thread, or a total that divides"
+                ));
+            }
+            (c, total / threads)
+        }
+        (0, b, total) => {
+            let per_channel = t * b;
+            if total % per_channel != 0 {
+                return Err(format!(
+                    "total_buffers={total} does not divide into threads_per_channel={t} × \
+                     buffers_per_thread={b} = {per_channel} per channel ({total}/{per_channel} \
+                     is not whole)"
+                ));
+            }
+            (total / per_channel, b)
+        }
+        (c, b, total) => {
+            if c * t * b != total {
+                return Err(format!(
+                    "channels={c} × threads_per_channel={t} × buffers_per_thread={b} = {} \
+                     buffers, but total_buffers={total}",
+                    c * t * b
+                ));
+            }
+            (c, b)
+        }
+    })
 }

@@ -293,6 +293,13 @@ fn output(sh: &Shared<'_>, done: &[Done]) -> WorkloadOutput {
                     Unit::Count,
                     Better::Neither,
                 ),
+                // Derived from total_buffers where not given: the seed's sg_buffers.
+                Metric::new(
+                    "buffers_per_thread",
+                    f64::from(sh.shape.buffers_per_thread),
+                    Unit::Count,
+                    Better::Neither,
+                ),
             ])
             .collect(),
         ..Default::default()
@@ -316,6 +323,26 @@ fn output(sh: &Shared<'_>, done: &[Done]) -> WorkloadOutput {
         ));
     }
     seen.notes(sh.setup.backing, &mut out);
+    // Each thread's total wait, as the seed summed its spintime lines per thread (from the
+    // histogram: values to 3 significant digits).
+    let totals_ms: Vec<f64> = done
+        .iter()
+        .map(|d| d.waits.mean() * d.waits.len() as f64 / 1e6)
+        .collect();
+    if !totals_ms.is_empty() {
+        out.metrics.push(Metric::new(
+            "lock_wait_ms_per_thread",
+            totals_ms.iter().sum::<f64>() / totals_ms.len() as f64,
+            Unit::Milliseconds,
+            Better::Neither,
+        ));
+        out.metrics.push(Metric::new(
+            "lock_wait_ms_thread_max",
+            totals_ms.iter().copied().fold(0.0, f64::max),
+            Unit::Milliseconds,
+            Better::Neither,
+        ));
+    }
     if let Some(w) = waits {
         out.metrics.push(Metric::new(
             "lock_acquisitions",
