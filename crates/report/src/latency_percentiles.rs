@@ -56,19 +56,21 @@ pub struct PercentileTable {
     pub rows: Vec<PercentileRow>,
 }
 
-/// The table of `runs` (each a run and the measurements to include), `None` when no
-/// result among them has a latency histogram.
-pub fn latency_percentiles(runs: &[(&RunInfo, &[MeasurementRecord])]) -> Option<PercentileTable> {
+/// The results of `runs` grouped by run, point and variant: points in plan order,
+/// variants as the study lists them, each with its point's label (parameters a variant
+/// sets are left out of it: they are in the variant column already). Groups with no
+/// result of the variant are left out.
+pub(crate) fn result_groups<'a>(
+    runs: &[(&'a RunInfo, &'a [MeasurementRecord])],
+) -> Vec<ResultGroup<'a>> {
     let labeler = Labeler::new(
         runs.iter()
             .flat_map(|(_, ms)| ms.iter().filter(|m| m.is_result()).map(|m| &m.params)),
     );
-    // Parameters a variant sets (quick's `mechanism`) are in the variant column already.
     let by_variant = variant_params(runs.iter().map(|(_, ms)| *ms));
     let skip: Vec<&str> = by_variant.iter().map(String::as_str).collect();
-    let mut rows = Vec::new();
+    let mut groups = Vec::new();
     for (info, ms) in runs {
-        // Points in plan order, variants as the study lists them.
         let mut points: BTreeMap<u32, Vec<&MeasurementRecord>> = BTreeMap::new();
         for m in ms.iter().filter(|m| m.is_result()) {
             points.entry(m.point).or_default().push(m);
@@ -76,19 +78,50 @@ pub fn latency_percentiles(runs: &[(&RunInfo, &[MeasurementRecord])]) -> Option<
         let order = variant_order(info, ms);
         for members in points.values() {
             for v in &order {
-                let hs: Vec<&HistogramData> = members
+                let mine: Vec<&MeasurementRecord> = members
                     .iter()
+                    .copied()
                     .filter(|m| &m.variant == v)
-                    .filter_map(|m| latency_histogram(m))
                     .collect();
-                let Some(first) = hs.first() else { continue };
+                if mine.is_empty() {
+                    continue;
+                }
                 let point = match labeler.label_without(&members[0].params, &skip) {
                     l if l.is_empty() => "all".to_string(),
                     l => l,
                 };
-                rows.push(pool(info.id, point, v, first.name.clone(), &hs));
+                groups.push(ResultGroup {
+                    run: info.id,
+                    point,
+                    variant: v.clone(),
+                    members: mine,
+                });
             }
         }
+    }
+    groups
+}
+
+/// One run's results at one point of one variant.
+pub(crate) struct ResultGroup<'a> {
+    pub(crate) run: i64,
+    pub(crate) point: String,
+    pub(crate) variant: String,
+    pub(crate) members: Vec<&'a MeasurementRecord>,
+}
+
+/// The table of `runs` (each a run and the measurements to include), `None` when no
+/// result among them has a latency histogram.
+pub fn latency_percentiles(runs: &[(&RunInfo, &[MeasurementRecord])]) -> Option<PercentileTable> {
+    let mut rows = Vec::new();
+    for g in result_groups(runs) {
+        let hs: Vec<&HistogramData> = g
+            .members
+            .iter()
+            .filter_map(|m| latency_histogram(m))
+            .collect();
+        let Some(first) = hs.first() else { continue };
+        rows.push(pool(g.run, g.point, &g.variant, first.name.clone(), &hs));
     }
     (!rows.is_empty()).then_some(PercentileTable { unit: "µs", rows })
 }

@@ -8,16 +8,12 @@
 //! seed summed its spintime lines per thread (median over repetitions; the longest total
 //! of any thread, over all repetitions).
 
-use std::collections::BTreeMap;
-
 use perflab_core::record::{MeasurementRecord, RunInfo};
 use perflab_core::HistogramData;
 use serde::Serialize;
 
 use crate::doc::{self, Block, Table};
-use crate::latency_percentiles::{pool, variant_params};
-use crate::latency_table::variant_order;
-use crate::select::Labeler;
+use crate::latency_percentiles::{pool, result_groups};
 
 /// The histogram the channel model records lock waits into.
 pub const LOCK_WAIT: &str = "lock_wait_ns";
@@ -55,62 +51,39 @@ pub struct LockWaitTable {
 
 /// The table of `runs`, `None` when no result among them has lock waits.
 pub fn lock_wait_table(runs: &[(&RunInfo, &[MeasurementRecord])]) -> Option<LockWaitTable> {
-    let labeler = Labeler::new(
-        runs.iter()
-            .flat_map(|(_, ms)| ms.iter().filter(|m| m.is_result()).map(|m| &m.params)),
-    );
-    let by_variant = variant_params(runs.iter().map(|(_, ms)| *ms));
-    let skip: Vec<&str> = by_variant.iter().map(String::as_str).collect();
     let mut rows = Vec::new();
-    for (info, ms) in runs {
-        let mut points: BTreeMap<u32, Vec<&MeasurementRecord>> = BTreeMap::new();
-        for m in ms.iter().filter(|m| m.is_result()) {
-            points.entry(m.point).or_default().push(m);
+    for g in result_groups(runs) {
+        let mine = &g.members;
+        let hs: Vec<&HistogramData> = mine
+            .iter()
+            .filter_map(|m| m.output.histograms.iter().find(|h| h.name == LOCK_WAIT))
+            .collect();
+        if hs.is_empty() {
+            continue;
         }
-        let order = variant_order(info, ms);
-        for members in points.values() {
-            for v in &order {
-                let mine: Vec<&MeasurementRecord> = members
-                    .iter()
-                    .copied()
-                    .filter(|m| &m.variant == v)
-                    .collect();
-                let hs: Vec<&HistogramData> = mine
-                    .iter()
-                    .filter_map(|m| m.output.histograms.iter().find(|h| h.name == LOCK_WAIT))
-                    .collect();
-                if hs.is_empty() {
-                    continue;
-                }
-                let point = match labeler.label_without(&members[0].params, &skip) {
-                    l if l.is_empty() => "all".to_string(),
-                    l => l,
-                };
-                let p = pool(info.id, point, v, LOCK_WAIT.into(), &hs);
-                let values = |name: &str| -> Vec<f64> {
-                    mine.iter()
-                        .filter_map(|m| m.output.metric(name).map(|x| x.value))
-                        .filter(|x| x.is_finite())
-                        .collect()
-                };
-                rows.push(LockWaitRow {
-                    run: p.run,
-                    point: p.point,
-                    variant: p.variant,
-                    reps: p.reps,
-                    acquisitions: p.count,
-                    p50: p.p50,
-                    p90: p.p90,
-                    p99: p.p99,
-                    max: p.max,
-                    per_thread_ms: perflab_stats::median(values("lock_wait_ms_per_thread")),
-                    thread_max_ms: values("lock_wait_ms_thread_max")
-                        .into_iter()
-                        .reduce(f64::max),
-                    approximate: p.approximate,
-                });
-            }
-        }
+        let p = pool(g.run, g.point.clone(), &g.variant, LOCK_WAIT.into(), &hs);
+        let values = |name: &str| -> Vec<f64> {
+            mine.iter()
+                .filter_map(|m| m.output.metric(name).map(|x| x.value))
+                .filter(|x| x.is_finite())
+                .collect()
+        };
+        rows.push(LockWaitRow {
+            run: p.run,
+            point: p.point,
+            variant: p.variant,
+            reps: p.reps,
+            acquisitions: p.count,
+            p50: p.p50,
+            p90: p.p90,
+            p99: p.p99,
+            max: p.max,
+            per_thread_ms: perflab_stats::median(values("lock_wait_ms_per_thread")),
+            thread_max_ms: values("lock_wait_ms_thread_max")
+                .into_iter()
+                .reduce(f64::max),
+            approximate: p.approximate,
+        });
     }
     (!rows.is_empty()).then_some(LockWaitTable { unit: "µs", rows })
 }
