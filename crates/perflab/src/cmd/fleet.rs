@@ -386,7 +386,14 @@ fn agent(g: &Global, a: FleetAgentArgs) -> anyhow::Result<i32> {
     let db = match &g.db {
         Some(db) => db.clone(),
         None => {
-            let base = perflab_store::default_path();
+            // The data directory, not $PERFLAB_DB: the host's own results database (or a
+            // PostgreSQL URL there) is not where a fleet's per-run files belong.
+            let base = perflab_store::default_path_from(|name| {
+                (name != "PERFLAB_DB")
+                    .then(|| std::env::var_os(name))
+                    .flatten()
+            })
+            .unwrap_or_else(|| PathBuf::from("perflab-results.db"));
             let dir = base.parent().map(Path::to_path_buf).unwrap_or_default();
             dir.join("fleet").join(format!("{}.db", a.uid))
         }
