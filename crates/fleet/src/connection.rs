@@ -9,7 +9,7 @@ use perflab_store::{copy_records, ensure_run, RunStatus, Store};
 
 use crate::hosts::Host;
 use crate::ssh::{last_line, Ssh};
-use crate::state::HostEntry;
+use crate::state::{FleetState, HostEntry};
 use crate::stream::{read_event, Event, STREAM_VERSION};
 
 /// How a connection ended.
@@ -30,12 +30,13 @@ pub trait Watch: Sync {
     fn measured(&self, host: &str, received: u32, planned: u32);
 }
 
-/// The remote command: the agent with this host's run uid and the study's arguments.
+/// The remote command: the agent with this host's run uid and the fleet's study and run
+/// options; a study that is a file on this side goes as its text.
 pub fn agent_argv(
     perflab: &str,
     uid: &str,
     remote_db: Option<&str>,
-    run_args: &[String],
+    job: &FleetState,
 ) -> Vec<String> {
     let mut v = vec![
         perflab.to_string(),
@@ -48,8 +49,12 @@ pub fn agent_argv(
         v.push("--db".into());
         v.push(db.to_string());
     }
+    if let Some(text) = &job.study_toml {
+        v.push("--study-toml".into());
+        v.push(text.clone());
+    }
     v.push("--".into());
-    v.extend(run_args.iter().cloned());
+    v.extend(job.run_args.iter().cloned());
     v
 }
 
@@ -239,4 +244,40 @@ fn run_status(word: &str) -> Option<RunStatus> {
 /// What the fleet's store holds of the run: (ok, failed).
 fn counts(store: &Store, id: i64) -> (u32, u32) {
     store.run(id).map(|r| (r.done, r.failed)).unwrap_or((0, 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_study_file_travels_as_its_text() {
+        let mut job = FleetState {
+            id: "ab".into(),
+            created_at: 0.0,
+            run_args: vec!["/home/me/mine.toml".into(), "--reps".into(), "3".into()],
+            study_toml: Some("name = \"mine\"\nworkload = \"null\"\n".into()),
+            db: None,
+            hosts: Vec::new(),
+        };
+        let argv = agent_argv("/p", "00ff", Some("/x.db"), &job);
+        assert_eq!(
+            argv[..9],
+            [
+                "/p",
+                "fleet",
+                "agent",
+                "--uid",
+                "00ff",
+                "--db",
+                "/x.db",
+                "--study-toml",
+                "name = \"mine\"\nworkload = \"null\"\n"
+            ]
+        );
+        assert_eq!(argv[9..], ["--", "/home/me/mine.toml", "--reps", "3"]);
+        job.study_toml = None;
+        let argv = agent_argv("/p", "00ff", None, &job);
+        assert_eq!(argv[5..], ["--", "/home/me/mine.toml", "--reps", "3"]);
+    }
 }

@@ -48,13 +48,15 @@ pub fn run(
 ) -> Store {
     let store = Mutex::new(store);
     let entries: Vec<Mutex<HostEntry>> = state.hosts.iter().cloned().map(Mutex::new).collect();
+    // What every host runs (the study and its options); `shared` is the record as saved.
+    let job = state.clone();
     let shared = Mutex::new(state.clone());
     std::thread::scope(|scope| {
         for (i, entry) in entries.iter().enumerate() {
             if entry.lock().expect("fresh").status == HostStatus::Complete {
                 continue;
             }
-            let (store, shared) = (&store, &shared);
+            let (store, shared, job) = (&store, &shared, &job);
             scope.spawn(move || {
                 let save = || {
                     let mut st = shared.lock().unwrap_or_else(|p| p.into_inner());
@@ -63,16 +65,7 @@ pub fn run(
                         watch.line("fleet", &format!("cannot save the fleet record: {e}"));
                     }
                 };
-                host(
-                    fleet,
-                    &st_run_args(shared),
-                    entry,
-                    store,
-                    local,
-                    watch,
-                    stop,
-                    &save,
-                );
+                host(fleet, job, entry, store, local, watch, stop, &save);
                 save();
             });
         }
@@ -81,18 +74,10 @@ pub fn run(
     store.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
-fn st_run_args(shared: &Mutex<FleetState>) -> Vec<String> {
-    shared
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .run_args
-        .clone()
-}
-
 #[allow(clippy::too_many_arguments)]
 fn host(
     fleet: &Fleet,
-    run_args: &[String],
+    job: &FleetState,
     entry: &Mutex<HostEntry>,
     store: &Mutex<Store>,
     local: &Local,
@@ -136,7 +121,7 @@ fn host(
                 Err(Unready::Connect(why)) => why,
             },
             Some(r) => {
-                let argv = agent_argv(&r.path, &uid, fleet.remote_db.as_deref(), run_args);
+                let argv = agent_argv(&r.path, &uid, fleet.remote_db.as_deref(), job);
                 let mut connected = false;
                 let ended = connect(
                     &fleet.ssh,

@@ -73,6 +73,30 @@ fn runs_complete_and_whole(lab: &Lab) -> BTreeSet<String> {
     labels
 }
 
+/// `perflab fleet run quick` on the three hosts; the caller adds options and runs it.
+fn quick_on_three(lab: &Lab, ssh_config: &Path) -> Command {
+    let mut c = fleet_cmd(lab);
+    c.args([
+        "fleet",
+        "run",
+        "quick",
+        "--hosts",
+        "h1,h2,h3",
+        "--ssh-config",
+    ])
+    .arg(ssh_config);
+    c
+}
+
+/// The fleet id `fleet run` printed first on standard error (`fleet 7f3a2c1d: ...`).
+fn fleet_id(stderr: &str) -> String {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("fleet ")?.split(':').next())
+        .expect("the fleet id")
+        .to_string()
+}
+
 fn names(v: &[&str]) -> BTreeSet<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
@@ -102,16 +126,7 @@ fn fleet_run_quick_on_three_hosts_compares_them_in_one_report() {
     let lab = Lab::new();
     let _pg = use_postgres();
     let cfg = hosts.ssh_config();
-    let o = fleet_cmd(&lab)
-        .args([
-            "fleet",
-            "run",
-            "quick",
-            "--hosts",
-            "h1,h2,h3",
-            "--ssh-config",
-        ])
-        .arg(&cfg)
+    let o = quick_on_three(&lab, &cfg)
         .args(["--", "--reps", "2", "-p", "duration=0.2s"])
         .output()
         .unwrap();
@@ -142,11 +157,7 @@ fn fleet_run_quick_on_three_hosts_compares_them_in_one_report() {
     nothing_left_running(&hosts);
 
     // The fleet record names the runs; `fleet report` prints the same comparison again.
-    let id = err
-        .lines()
-        .find_map(|l| l.strip_prefix("fleet ")?.split(':').next())
-        .expect("the fleet id")
-        .to_string();
+    let id = fleet_id(&err);
     let o = fleet_cmd(&lab)
         .args(["fleet", "report", &id, "--format", "markdown"])
         .output()
@@ -232,16 +243,7 @@ fn a_host_whose_sshd_dies_mid_run_is_resumed_with_nothing_lost_or_doubled() {
     let _pg = use_postgres();
     let cfg = hosts.ssh_config();
     let state = lab.dir.path().join("state");
-    let child = fleet_cmd(&lab)
-        .args([
-            "fleet",
-            "run",
-            "quick",
-            "--hosts",
-            "h1,h2,h3",
-            "--ssh-config",
-        ])
-        .arg(&cfg)
+    let child = quick_on_three(&lab, &cfg)
         .args([
             "--reconnect-for",
             "2s",
@@ -282,11 +284,7 @@ fn a_host_whose_sshd_dies_mid_run_is_resumed_with_nothing_lost_or_doubled() {
             "{out}"
         );
     }
-    let id = err
-        .lines()
-        .find_map(|l| l.strip_prefix("fleet ")?.split(':').next())
-        .expect("the fleet id")
-        .to_string();
+    let id = fleet_id(&err);
     assert!(out.contains(&format!("perflab fleet resume {id}")), "{out}");
 
     // The host comes back; resume collects what its run measured meanwhile, and the rest.

@@ -126,6 +126,19 @@ pub fn latency_percentiles(runs: &[(&RunInfo, &[MeasurementRecord])]) -> Option<
     (!rows.is_empty()).then_some(PercentileTable { unit: "µs", rows })
 }
 
+/// A table of pooled histograms: its caption, the table, and the note for rows whose
+/// histograms could not be pooled.
+pub(crate) fn pooled_blocks(caption: String, table: Table, approximate: bool) -> Vec<Block> {
+    let mut blocks = vec![Block::para(caption), Block::Table(table)];
+    if approximate {
+        blocks.push(Block::para(
+            "~: histograms could not be pooled; the percentiles are medians over the \
+             repetitions.",
+        ));
+    }
+    blocks
+}
+
 /// The latency histogram of a result, if it has one in a unit of time.
 fn latency_histogram(m: &MeasurementRecord) -> Option<&HistogramData> {
     m.output
@@ -291,22 +304,16 @@ impl PercentileTable {
                 row
             })
             .collect();
-        let mut blocks = vec![
-            Block::para(format!(
+        pooled_blocks(
+            format!(
                 "Latency percentiles in {}: each row pools the round trips of all its \
                  repetitions; `-` where there are too few for the percentile (p99.9 needs \
                  1,000).",
                 self.unit
-            )),
-            Block::Table(Table::new(head, rows, left)),
-        ];
-        if self.rows.iter().any(|r| r.approximate) {
-            blocks.push(Block::para(
-                "~: histograms could not be pooled; the percentiles are medians over the \
-                 repetitions.",
-            ));
-        }
-        blocks
+            ),
+            Table::new(head, rows, left),
+            self.rows.iter().any(|r| r.approximate),
+        )
     }
 
     pub fn render_text(&self) -> String {

@@ -13,7 +13,7 @@ use perflab_core::HistogramData;
 use serde::Serialize;
 
 use crate::doc::{self, Block, Table};
-use crate::latency_percentiles::{pool, result_groups};
+use crate::latency_percentiles::{pool, pooled_blocks, result_groups};
 
 /// The histogram the channel model records lock waits into.
 pub const LOCK_WAIT: &str = "lock_wait_ns";
@@ -138,24 +138,18 @@ impl LockWaitTable {
                 row
             })
             .collect();
-        let mut blocks = vec![
-            Block::para(format!(
+        pooled_blocks(
+            format!(
                 "Descriptor-lock waits (seed 000's spintime): the wait to acquire a \
                  channel's lock, in {}, each row pooling every acquisition of its \
                  repetitions; per thread = each thread's total wait in ms (median over \
                  repetitions of the mean over threads), max thread = the longest total of \
                  any one thread.",
                 self.unit
-            )),
-            Block::Table(Table::new(head, rows, left)),
-        ];
-        if self.rows.iter().any(|r| r.approximate) {
-            blocks.push(Block::para(
-                "~: histograms could not be pooled; the percentiles are medians over the \
-                 repetitions.",
-            ));
-        }
-        blocks
+            ),
+            Table::new(head, rows, left),
+            self.rows.iter().any(|r| r.approximate),
+        )
     }
 
     pub fn render_text(&self) -> String {
