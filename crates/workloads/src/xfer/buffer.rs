@@ -130,9 +130,20 @@ unsafe impl Send for Buffer {}
 impl Buffer {
     /// Maps `len` bytes (a multiple of the backing's page size, see [`mapped_len`]). No
     /// page is touched: the first access faults it in.
+    ///
+    /// No step ever maps over a range with `MAP_FIXED`: when such a call fails the kernel
+    /// may already have unmapped the range it was to replace, another thread's mmap can
+    /// then land in that hole, and this buffer's `munmap` of its whole reservation would
+    /// unmap the other thread's memory under it (seen as a SIGSEGV in a concurrent
+    /// memcpy). hugetlb buffers are mapped where the kernel puts them (it aligns them to
+    /// their page size); other buffers are carved out of a reservation by `mprotect`,
+    /// which never unmaps.
     pub fn map(len: u64, backing: Backing) -> Result<Self, MapError> {
-        let align = backing.page_bytes() as usize;
         let len = len as usize;
+        if backing.is_hugetlb() {
+            return Self::map_hugetlb(len, backing);
+        }
+        let align = backing.page_bytes() as usize;
         let fail = |step| MapError {
             step,
             errno: errno(),
@@ -157,7 +168,9 @@ impl Buffer {
         if reserve == libc::MAP_FAILED {
             return Err(fail(MapStep::Reserve));
         }
-        // The buffer starts on its page size, at least one base page into the reservation.
+        // The buffer starts on its page size, at least one base page into the
+        // reservation; the inaccessible pages around it keep it from merging with a
+        // neighbouring mapping.
         let base = reserve as usize + BASE_PAGE as usize;
         let start = base.div_ceil(align) * align;
         let out = Buffer {
@@ -166,44 +179,76 @@ impl Buffer {
             ptr: start as *mut u8,
             len,
         };
-        let flags = libc::MAP_PRIVATE
-            | libc::MAP_ANONYMOUS
-            | libc::MAP_FIXED
-            | match backing {
-                Backing::Small | Backing::Thp => 0,
-                Backing::Huge2M => libc::MAP_HUGETLB | libc::MAP_HUGE_2MB,
-                Backing::Huge1G => libc::MAP_HUGETLB | libc::MAP_HUGE_1GB,
-            };
-        // SAFETY: the range lies inside our own reservation, which MAP_FIXED replaces.
+        // SAFETY: the range lies inside our own reservation.
+        if unsafe { libc::mprotect(out.ptr.cast(), len, libc::PROT_READ | libc::PROT_WRITE) } != 0 {
+            // `out` unmaps the reservation on the way out.
+            return Err(fail(MapStep::Map));
+        }
+        let advice = match backing {
+            Backing::Thp => libc::MADV_HUGEPAGE,
+            _ => libc::MADV_NOHUGEPAGE,
+        };
+        out.advise(&[advice])?;
+        Ok(out)
+    }
+
+    /// A hugetlb buffer: one mapping, aligned to its page size by the kernel, so a
+    /// failure (no pool) leaves nothing mapped.
+    fn map_hugetlb(len: usize, backing: Backing) -> Result<Self, MapError> {
+        let size = match backing {
+            Backing::Huge1G => libc::MAP_HUGE_1GB,
+            _ => libc::MAP_HUGE_2MB,
+        };
+        // SAFETY: a fresh mapping; no existing memory is affected.
         let p = unsafe {
             libc::mmap(
-                out.ptr.cast(),
+                ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                flags,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_HUGETLB | size,
                 -1,
                 0,
             )
         };
         if p == libc::MAP_FAILED {
-            // `out` unmaps the reservation on the way out.
-            return Err(fail(MapStep::Map));
+            return Err(MapError {
+                step: MapStep::Map,
+                errno: errno(),
+            });
         }
-        let advice = match backing {
-            Backing::Small => Some(libc::MADV_NOHUGEPAGE),
-            Backing::Thp => Some(libc::MADV_HUGEPAGE),
-            Backing::Huge2M | Backing::Huge1G => None,
+        let out = Buffer {
+            reserve: p,
+            reserve_len: len,
+            ptr: p.cast(),
+            len,
         };
-        // Not inherited by forked children: a fork elsewhere in the process (the pvm peer,
-        // another workload) would otherwise make these pages copy-on-write, and the next
-        // write to them would fault inside a timed transfer.
-        for adv in advice.into_iter().chain([libc::MADV_DONTFORK]) {
+        if (p as usize) % backing.page_bytes() as usize != 0 {
+            // Not expected from any kernel; a misaligned buffer would not measure what
+            // the backing promises.
+            return Err(MapError {
+                step: MapStep::Map,
+                errno: libc::EINVAL,
+            });
+        }
+        out.advise(&[])?;
+        Ok(out)
+    }
+
+    /// Applies `advice` and MADV_DONTFORK to the buffer. DONTFORK because advice is not
+    /// inherited the other way: a fork elsewhere in the process (the pvm peer, another
+    /// workload) would otherwise make these pages copy-on-write, and the next write to
+    /// them would fault inside a timed transfer.
+    fn advise(&self, advice: &[libc::c_int]) -> Result<(), MapError> {
+        for &adv in advice.iter().chain(&[libc::MADV_DONTFORK]) {
             // SAFETY: advice on our own mapping.
-            if unsafe { libc::madvise(out.ptr.cast(), len, adv) } != 0 {
-                return Err(fail(MapStep::Advise));
+            if unsafe { libc::madvise(self.ptr.cast(), self.len, adv) } != 0 {
+                return Err(MapError {
+                    step: MapStep::Advise,
+                    errno: errno(),
+                });
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     pub fn addr(&self) -> u64 {
@@ -363,6 +408,43 @@ mod tests {
             assert_eq!(b.check_pattern(100_003, 7), Some(99_999));
             b.touch();
             b.lock().unwrap();
+        }
+    }
+
+    /// A hugetlb map that fails (no pool) while other threads map and write their own
+    /// buffers must leave their memory alone: with a `MAP_FIXED` over a reservation, the
+    /// failed call could leave a hole that another thread's mapping took, and the failed
+    /// buffer's drop then unmapped it (a SIGSEGV in the writer).
+    #[test]
+    fn a_failed_hugetlb_map_never_unmaps_another_threads_buffer() {
+        use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+        let done = AtomicBool::new(false);
+        let failures = AtomicU32::new(0);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..3000 {
+                    if Buffer::map(2 << 20, Backing::Huge2M).is_err() {
+                        failures.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                done.store(true, Ordering::Relaxed);
+            });
+            for _ in 0..2 {
+                s.spawn(|| {
+                    while !done.load(Ordering::Relaxed) {
+                        let mut b = Buffer::map(64 << 10, Backing::Small).unwrap();
+                        b.touch();
+                        b.fill_pattern(64 << 10, 3);
+                        assert_eq!(b.check_pattern(64 << 10, 3), None);
+                    }
+                });
+            }
+        });
+        if failures.load(Ordering::Relaxed) == 0 {
+            eprintln!(
+                "skipped: every hugetlb map succeeded (this machine has a 2 MiB pool), so no \
+                 failed map raced the writers"
+            );
         }
     }
 }
