@@ -2,6 +2,7 @@
 //! and the [`Workload`] and [`Monitor`] traits. Knobs live in `perflab-knobs` with the
 //! journal they need; registries live beside their plug-ins.
 
+pub mod adaptive_target;
 pub mod cpu_path;
 pub mod error;
 pub mod knob_settings;
@@ -9,8 +10,10 @@ pub mod metric_names;
 pub mod output;
 pub mod params;
 pub mod record;
+pub mod run_spec;
 pub mod secret;
 pub mod serde_nan;
+pub mod spec;
 pub mod telemetry;
 pub mod threads;
 pub mod units;
@@ -24,6 +27,8 @@ pub use params::{
     format_size, parse_duration, parse_size, resolve, ParamKind, ParamSpec, ParamValue, Params,
 };
 pub use perflab_sys::SysRoot;
+pub use run_spec::{Grid, Imported, RunSpec, SkippedPoint};
+pub use spec::{ExperimentSpec, SpecFileError};
 pub use telemetry::TelemetryRow;
 pub use threads::{
     current_cpu, current_tid, monotonic_ns, thread_cpu_ns, ThreadEvent, ThreadProbe, ThreadTracker,

@@ -159,7 +159,7 @@ pub struct NewRun {
     pub workload: String,
     pub label: Option<String>,
     /// The fully expanded experiment spec.
-    pub spec: serde_json::Value,
+    pub spec: crate::RunSpec,
     /// The host fingerprint.
     pub fingerprint: serde_json::Value,
     pub plan: Vec<PlannedMeasurement>,
@@ -182,7 +182,8 @@ pub struct RunInfo {
     pub workload: String,
     pub label: Option<String>,
     pub status: RunStatus,
-    pub spec: serde_json::Value,
+    /// The experiment as the run stored it (see [`crate::RunSpec`]).
+    pub spec: crate::RunSpec,
     pub fingerprint: serde_json::Value,
     pub unavailable: Vec<UnavailableVariant>,
     pub planned: u32,

@@ -3,10 +3,18 @@
 
 use std::collections::BTreeMap;
 
-use perflab_core::KnobSettings;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{LabError, Result};
+use crate::adaptive_target::check_settings;
+use crate::KnobSettings;
+
+/// An experiment file that does not parse or check, with its name.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct SpecFileError {
+    pub path: String,
+    pub reason: String,
+}
 
 /// A scalar parameter value as written in TOML or on the command line.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -125,7 +133,7 @@ pub struct ExperimentSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_ci: Option<f64>,
     /// The most repetitions adaptive repetitions may reach per point and variant
-    /// (default [`crate::adaptive::DEFAULT_MAX_REPS`]); only with `target_ci`.
+    /// (default [`crate::adaptive_target::DEFAULT_MAX_REPS`]); only with `target_ci`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_reps: Option<u32>,
     /// Telemetry repetitions per point and variant for the monitors that would disturb a
@@ -141,12 +149,12 @@ fn default_reps() -> u32 {
 
 impl ExperimentSpec {
     /// Parses a TOML experiment file; the error names the file and the problem.
-    pub fn from_toml(path: &str, text: &str) -> Result<Self> {
-        let spec: ExperimentSpec = toml::from_str(text).map_err(|e| LabError::SpecFile {
+    pub fn from_toml(path: &str, text: &str) -> Result<Self, SpecFileError> {
+        let spec: ExperimentSpec = toml::from_str(text).map_err(|e| SpecFileError {
             path: path.to_string(),
             reason: e.message().replace('\n', " "),
         })?;
-        spec.check().map_err(|reason| LabError::SpecFile {
+        spec.check().map_err(|reason| SpecFileError {
             path: path.to_string(),
             reason,
         })?;
@@ -164,7 +172,7 @@ impl ExperimentSpec {
         if self.warmup > 1000 {
             return Err(format!("warmup = {} (must be at most 1000)", self.warmup));
         }
-        crate::adaptive::check_settings(self.target_ci, self.max_reps, self.repetitions)
+        check_settings(self.target_ci, self.max_reps, self.repetitions)
             .map_err(|e| e.for_file())?;
         if self.telemetry_reps.is_some_and(|t| t > 100) {
             return Err(format!(

@@ -67,7 +67,8 @@ impl LabSide {
         workload: &str,
         params: &[(&str, String)],
     ) -> Result<WorkloadOutput, LabSideError> {
-        let spec = ExperimentSpec::from_toml("(cross-check)", &spec_toml(workload, params))?;
+        let spec = ExperimentSpec::from_toml("(cross-check)", &spec_toml(workload, params))
+            .map_err(LabError::from)?;
         let prepared = perflab_lab::prepare(&spec, &self.opts.sys)?;
         let id = perflab_lab::create(&mut self.store, &prepared, None)?;
         let mut sink = Notes(&mut self.notes);

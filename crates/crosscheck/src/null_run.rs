@@ -4,7 +4,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use perflab_lab::{ExperimentSpec, Outcome, Progress, RunOptions};
+use perflab_lab::{ExperimentSpec, LabError, Outcome, Progress, RunOptions};
 use perflab_store::{RunId, Store};
 
 use crate::error::Result;
@@ -36,7 +36,7 @@ pub(crate) fn run_null(
          [[variants]]\nname = \"a\"\nparams = {{ value = 100.0 }}\n\n\
          [[variants]]\nname = \"b\"\nparams = {{ value = 101.0 }}\n"
     );
-    let spec = ExperimentSpec::from_toml("(cross-check)", &text)?;
+    let spec = ExperimentSpec::from_toml("(cross-check)", &text).map_err(LabError::from)?;
     let sys = perflab_sys::SysRoot::host();
     let prepared = perflab_lab::prepare(&spec, &sys)?;
     let id = perflab_lab::create(store, &prepared, None)?;

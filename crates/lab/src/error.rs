@@ -10,8 +10,8 @@ pub enum LabError {
     Input(String),
     #[error(transparent)]
     Param(#[from] ParamError),
-    #[error("{path}: {reason}")]
-    SpecFile { path: String, reason: String },
+    #[error(transparent)]
+    SpecFile(#[from] perflab_core::SpecFileError),
     #[error(transparent)]
     Sys(#[from] perflab_sys::SysError),
     #[error(transparent)]
@@ -28,7 +28,7 @@ impl LabError {
     /// was changed, and the person must let that one finish first.
     pub fn is_input(&self) -> bool {
         match self {
-            LabError::Input(_) | LabError::Param(_) | LabError::SpecFile { .. } => true,
+            LabError::Input(_) | LabError::Param(_) | LabError::SpecFile(_) => true,
             LabError::Knob(k) => k.is_busy(),
             _ => false,
         }

@@ -1,70 +1,15 @@
 //! Expansion of a spec into the explicit grid a run stores: partner CPUs resolved from the
-//! topology, list parameters crossed into points, every point × variant resolved against
-//! the workload's declared parameters and checked against the online CPUs.
+//! topology, size ranges and list parameters crossed into points. `prepare` then
+//! resolves the grid once against the workload's declared parameters.
 
 use std::collections::BTreeMap;
 
-use perflab_core::{resolve, Params, Workload};
+use perflab_core::{RunSpec, Workload};
 use perflab_sys::{format_cpu_list, Topology};
-use serde::{Deserialize, Serialize};
 
-use crate::adaptive::{target_of, AdaptiveTarget};
+use crate::adaptive::target_of;
 use crate::error::{LabError, Result};
-use crate::spec::{CompareSpec, ExperimentSpec, ParamInput, PartnersSpec, Scalar, VariantSpec};
-
-/// The fully explicit experiment a run stores, so that `--resume` and reports never
-/// depend on the machine's state at a later time.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ExpandedSpec {
-    pub name: String,
-    pub description: String,
-    pub workload: String,
-    pub primary_metric: String,
-    pub repetitions: u32,
-    pub warmup: u32,
-    pub monitors: Vec<String>,
-    /// Grid points as given text per parameter (before variant overrides).
-    pub points: Vec<BTreeMap<String, String>>,
-    pub variants: Vec<VariantSpec>,
-    pub compare: CompareSpec,
-    /// Grid points left out because they do not fit this machine, with the reason.
-    #[serde(default)]
-    pub skipped: Vec<SkippedPoint>,
-    /// Monitors this machine lacks, with the reason, found before the run started.
-    #[serde(default)]
-    pub unavailable_monitors: BTreeMap<String, String>,
-    /// Adaptive repetitions (`--target-ci`), with the cap filled in; `None`: the planned
-    /// repetitions only. Kept here so a resume continues them and a report can tell.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adaptive: Option<AdaptiveTarget>,
-    /// Telemetry repetitions per point and variant, planned after the headline ones at
-    /// each point, for the monitors that disturb what they observe (0: none selected, or
-    /// none wanted). Their figures are never results.
-    #[serde(default)]
-    pub telemetry_reps: u32,
-    /// The spec as the user wrote it.
-    pub source: ExperimentSpec,
-}
-
-impl ExpandedSpec {
-    /// Resolved parameters of a point under a variant.
-    pub fn params_for(
-        &self,
-        workload: &dyn Workload,
-        point: usize,
-        variant: &VariantSpec,
-    ) -> Result<Params> {
-        let mut given = self.points[point].clone();
-        for (k, v) in &variant.params {
-            given.insert(k.clone(), v.text());
-        }
-        Ok(resolve(
-            workload.info().name,
-            workload.info().params,
-            &given,
-        )?)
-    }
-}
+use crate::spec::{ExperimentSpec, ParamInput, PartnersSpec, Scalar, VariantSpec};
 
 /// Expands `spec` for `workload` on a machine with topology `topo`.
 pub fn expand(
@@ -72,7 +17,7 @@ pub fn expand(
     workload: &dyn Workload,
     topo: &Topology,
     default_monitors: &[&str],
-) -> Result<ExpandedSpec> {
+) -> Result<RunSpec> {
     let info = workload.info();
     if spec.workload != info.name {
         return Err(LabError::Input(format!(
@@ -135,7 +80,7 @@ pub fn expand(
         Some(m) => m.clone(),
         None => default_monitors.iter().map(|s| s.to_string()).collect(),
     };
-    let expanded = ExpandedSpec {
+    let expanded = RunSpec {
         name: spec.name.clone(),
         description: spec.description.clone(),
         workload: info.name.to_string(),
@@ -151,23 +96,9 @@ pub fn expand(
         adaptive: target_of(spec.target_ci, spec.max_reps, spec.repetitions),
         // Settled by `prepare`, which knows which monitors disturb and which are here.
         telemetry_reps: 0,
-        source: spec.clone(),
+        source: Some(spec.clone()),
+        imported: None,
     };
-    // Resolve every point under every variant now: a bad value or an offline CPU is an
-    // input error before anything on the system is touched.
-    for point in 0..expanded.points.len() {
-        for variant in &expanded.variants {
-            let params = expanded.params_for(workload, point, variant)?;
-            for cpu in workload.cpus(&params) {
-                if !topo.is_online(cpu) {
-                    return Err(LabError::Input(format!(
-                        "CPU {cpu} is not online on this machine (online: {})",
-                        format_cpu_list(&topo.online)
-                    )));
-                }
-            }
-        }
-    }
     if let Some(base) = &expanded.compare.baseline {
         if !expanded.variants.iter().any(|v| &v.name == base) {
             return Err(LabError::Input(format!(
@@ -177,13 +108,6 @@ pub fn expand(
         }
     }
     Ok(expanded)
-}
-
-/// A grid point the run leaves out, and why.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SkippedPoint {
-    pub point: BTreeMap<String, String>,
-    pub reason: String,
 }
 
 /// `32K..1G` for a size parameter: every power-of-two multiple of the lower bound up to

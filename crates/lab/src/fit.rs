@@ -5,12 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use perflab_core::{format_size, parse_size, Workload};
+use perflab_core::{format_size, parse_size, Grid, RunSpec, SkippedPoint, Workload};
 use perflab_sys::meminfo::parse_meminfo;
 use perflab_sys::SysRoot;
 
 use crate::error::{LabError, Result};
-use crate::expand::{ExpandedSpec, SkippedPoint};
 
 /// Total and available memory in bytes, or why they are unknown.
 fn memory(sys: &SysRoot) -> std::result::Result<(u64, u64), String> {
@@ -31,18 +30,17 @@ fn memory(sys: &SysRoot) -> std::result::Result<(u64, u64), String> {
 
 /// Leaves out points that do not fit; returns notes for the person running.
 pub fn fit_memory(
-    spec: &mut ExpandedSpec,
+    spec: &mut RunSpec,
+    grid: &mut Grid,
     workload: &dyn Workload,
     sys: &SysRoot,
 ) -> Result<Vec<String>> {
-    let mut needs = Vec::with_capacity(spec.points.len());
-    for point in 0..spec.points.len() {
-        let mut need = 0;
-        for v in &spec.variants {
-            need = need.max(workload.memory_bytes(&spec.params_for(workload, point, v)?));
-        }
-        needs.push(need);
-    }
+    let needs: Vec<u64> = (0..grid.points())
+        .map(|point| {
+            let params = grid.point(point).iter();
+            params.map(|p| workload.memory_bytes(p)).max().unwrap_or(0)
+        })
+        .collect();
     if needs.iter().all(|&n| n == 0) {
         return Ok(Vec::new());
     }
@@ -57,6 +55,7 @@ pub fn fit_memory(
             .join(" ")
     };
     let mut kept = Vec::new();
+    let mut keep = Vec::with_capacity(needs.len());
     let mut notes = Vec::new();
     for (point, need) in spec.points.drain(..).zip(needs) {
         if need > total {
@@ -75,8 +74,10 @@ pub fn fit_memory(
             );
             notes.push(format!("skipping {}: {reason}", describe(&point)));
             spec.skipped.push(SkippedPoint { point, reason });
+            keep.push(false);
         } else {
             kept.push(point);
+            keep.push(true);
         }
     }
     if kept.is_empty() {
@@ -87,12 +88,13 @@ pub fn fit_memory(
         )));
     }
     spec.points = kept;
+    grid.retain_points(&keep);
     Ok(notes)
 }
 
 /// Replaces `hugepages = "SIZE:auto"` by the count of SIZE pages the variant's largest
 /// point needs.
-pub fn resolve_auto_pools(spec: &mut ExpandedSpec, workload: &dyn Workload) -> Result<()> {
+pub fn resolve_auto_pools(spec: &mut RunSpec, grid: &Grid, workload: &dyn Workload) -> Result<()> {
     for i in 0..spec.variants.len() {
         let autos: Vec<String> = spec.variants[i]
             .knobs
@@ -108,11 +110,10 @@ pub fn resolve_auto_pools(spec: &mut ExpandedSpec, workload: &dyn Workload) -> R
                     spec.variants[i].name
                 ))
             })?;
-            let mut need = 0;
-            for point in 0..spec.points.len() {
-                let params = spec.params_for(workload, point, &spec.variants[i])?;
-                need = need.max(workload.memory_bytes(&params));
-            }
+            let need = (0..grid.points())
+                .map(|point| workload.memory_bytes(grid.params(point, i)))
+                .max()
+                .unwrap_or(0);
             let count = need.div_ceil(page);
             for v in spec.variants[i].knobs.values_mut("hugepages") {
                 if *v == value {

@@ -14,8 +14,8 @@ pub mod secrets;
 pub mod spec;
 
 pub use error::{LabError, Result};
-pub use expand::ExpandedSpec;
 pub use fingerprint::Fingerprint;
+pub use perflab_core::{Grid, RunSpec};
 pub use prepare::{prepare, Prepared};
 pub use runner::{
     create, create_with_uid, execute, measure_once, MonitorSet, Outcome, Progress, RunOptions,

@@ -3,40 +3,33 @@
 //! background load, page cache) falls on every variant alike. Telemetry repetitions
 //! (numbered apart, from 0) follow a point's headline ones, interleaved the same way.
 
-use perflab_core::Workload;
+use perflab_core::{Grid, RunSpec};
 use perflab_store::{PlannedMeasurement, Role};
 
-use crate::error::Result;
-use crate::expand::ExpandedSpec;
-
-/// Plans every measurement of `spec` for the variants in `available` (by name, in the
-/// spec's order).
-pub fn plan(
-    spec: &ExpandedSpec,
-    workload: &dyn Workload,
-    available: &[String],
-) -> Result<Vec<PlannedMeasurement>> {
-    let variants: Vec<_> = spec
+/// Plans every measurement of `spec` (resolved as `grid`) for the variants in `available`
+/// (by name, in the spec's order).
+pub fn plan(spec: &RunSpec, grid: &Grid, available: &[String]) -> Vec<PlannedMeasurement> {
+    let variants: Vec<(usize, _)> = spec
         .variants
         .iter()
-        .filter(|v| available.contains(&v.name))
+        .enumerate()
+        .filter(|(_, v)| available.contains(&v.name))
         .collect();
-    let mut out =
-        Vec::with_capacity(spec.points.len() * variants.len() * spec.repetitions as usize);
-    for point in 0..spec.points.len() {
+    let mut out = Vec::with_capacity(grid.points() * variants.len() * spec.repetitions as usize);
+    for point in 0..grid.points() {
         let params: Vec<_> = variants
             .iter()
-            .map(|v| spec.params_for(workload, point, v))
-            .collect::<Result<_>>()?;
+            .map(|(i, _)| grid.params(point, *i))
+            .collect();
         let rounds = (0..spec.repetitions)
             .map(|rep| (Role::Headline, rep))
             .chain((0..spec.telemetry_reps).map(|rep| (Role::Telemetry, rep)));
         for (role, rep) in rounds {
-            for (v, p) in variants.iter().zip(&params) {
+            for ((_, v), p) in variants.iter().zip(&params) {
                 out.push(PlannedMeasurement {
                     seq: out.len() as u32,
                     point: point as u32,
-                    params: p.clone(),
+                    params: (*p).clone(),
                     variant: v.name.clone(),
                     rep,
                     role,
@@ -44,5 +37,5 @@ pub fn plan(
             }
         }
     }
-    Ok(out)
+    out
 }

@@ -1,13 +1,13 @@
 //! Everything checked before a run touches the system: the workload and its parameters,
 //! the CPUs, the monitors, and which variants' knobs this machine can apply.
 
-use perflab_core::{MeasureCtx, MonitorError, Workload};
+use perflab_core::{Grid, MeasureCtx, MonitorError, RunSpec, Workload};
 use perflab_knobs::{parse_knob, Knob};
 use perflab_store::UnavailableVariant;
 use perflab_sys::{SysRoot, Topology};
 
 use crate::error::{LabError, Result};
-use crate::expand::{expand, ExpandedSpec};
+use crate::expand::expand;
 use crate::fingerprint::{fingerprint, Fingerprint};
 use crate::spec::{ExperimentSpec, VariantSpec};
 
@@ -19,7 +19,9 @@ pub struct Variant {
 
 /// An experiment ready to plan and run on this machine.
 pub struct Prepared {
-    pub spec: ExpandedSpec,
+    pub spec: RunSpec,
+    /// Every point under every variant, resolved once (`[point][variant]`).
+    pub grid: Grid,
     pub workload: &'static dyn Workload,
     pub available: Vec<Variant>,
     pub unavailable: Vec<UnavailableVariant>,
@@ -57,7 +59,9 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
     let workload = find_workload(&spec.workload)?;
     let topo = Topology::read(sys)?;
     let mut expanded = expand(spec, workload, &topo, perflab_monitors::default_names())?;
-    validate_points(&expanded, workload)?;
+    let info = workload.info();
+    let mut grid = expanded.resolve_grid(info.name, info.params)?;
+    validate_points(&expanded, &grid, workload, &topo)?;
     for name in &expanded.monitors {
         // A span file that does not parse or names an event the kernel lacks is bad
         // input: one line, before anything is stored.
@@ -81,8 +85,13 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
         }
     }
     let mut notes = telemetry_plan(&mut expanded, spec.telemetry_reps);
-    notes.extend(crate::fit::fit_memory(&mut expanded, workload, sys)?);
-    crate::fit::resolve_auto_pools(&mut expanded, workload)?;
+    notes.extend(crate::fit::fit_memory(
+        &mut expanded,
+        &mut grid,
+        workload,
+        sys,
+    )?);
+    crate::fit::resolve_auto_pools(&mut expanded, &grid, workload)?;
     let (available, unavailable) = check_variants(&expanded.variants, sys)?;
     if available.is_empty() {
         let why: Vec<String> = unavailable
@@ -99,6 +108,7 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
         fingerprint: fingerprint(sys, &topo),
         notes,
         spec: expanded,
+        grid,
         workload,
         available,
         unavailable,
@@ -110,7 +120,7 @@ pub const DEFAULT_TELEMETRY_REPS: u32 = 1;
 
 /// Settles how many telemetry repetitions the run plans: the monitors that would disturb
 /// a headline figure run only there. Returns the note that tells the user.
-fn telemetry_plan(expanded: &mut ExpandedSpec, asked: Option<u32>) -> Vec<String> {
+fn telemetry_plan(expanded: &mut RunSpec, asked: Option<u32>) -> Vec<String> {
     let disturbing: Vec<&str> = expanded
         .monitors
         .iter()
@@ -138,13 +148,26 @@ fn telemetry_plan(expanded: &mut ExpandedSpec, asked: Option<u32>) -> Vec<String
     }]
 }
 
-/// Asks the workload to check every point's parameters together (a grid point that does
-/// not divide a total), so a bad point is one error before anything runs.
-fn validate_points(expanded: &ExpandedSpec, workload: &dyn Workload) -> Result<()> {
-    for point in 0..expanded.points.len() {
-        for variant in &expanded.variants {
-            let params = expanded.params_for(workload, point, variant)?;
-            workload.validate(&params).map_err(|e| {
+/// Checks every point under every variant: its CPUs must be online, and the workload
+/// checks its parameters together (a grid point that does not divide a total), so a bad
+/// point is one error before anything on the system is touched.
+fn validate_points(
+    expanded: &RunSpec,
+    grid: &Grid,
+    workload: &dyn Workload,
+    topo: &Topology,
+) -> Result<()> {
+    for point in 0..grid.points() {
+        for (variant, params) in expanded.variants.iter().zip(grid.point(point)) {
+            for cpu in workload.cpus(params) {
+                if !topo.is_online(cpu) {
+                    return Err(LabError::Input(format!(
+                        "CPU {cpu} is not online on this machine (online: {})",
+                        perflab_sys::format_cpu_list(&topo.online)
+                    )));
+                }
+            }
+            workload.validate(params).map_err(|e| {
                 let given: Vec<String> = expanded.points[point]
                     .iter()
                     .map(|(k, v)| format!("{k}={v}"))

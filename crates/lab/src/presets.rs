@@ -26,7 +26,7 @@ pub fn preset(name: &str) -> Option<Result<ExperimentSpec>> {
     PRESETS
         .iter()
         .find(|(n, _)| *n == name)
-        .map(|(n, text)| ExperimentSpec::from_toml(&format!("preset {n}"), text))
+        .map(|(n, text)| Ok(ExperimentSpec::from_toml(&format!("preset {n}"), text)?))
 }
 
 #[cfg(test)]

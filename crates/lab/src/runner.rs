@@ -19,9 +19,9 @@ use perflab_sys::SysRoot;
 
 use crate::adaptive::{fmt_pct, judged_metric, next_round, AdaptiveTarget};
 use crate::error::{LabError, Result};
-use crate::expand::ExpandedSpec;
 use crate::plan::plan;
 use crate::prepare::{check_variants, find_workload, Prepared, Variant};
+use perflab_core::RunSpec;
 
 /// Where and how a run executes.
 pub struct RunOptions {
@@ -74,13 +74,12 @@ pub fn create_with_uid(
         .iter()
         .map(|v| v.spec.name.clone())
         .collect();
-    let planned = plan(&prepared.spec, prepared.workload, &names)?;
+    let planned = plan(&prepared.spec, &prepared.grid, &names);
     let new = NewRun {
         study: prepared.spec.name.clone(),
         workload: prepared.spec.workload.clone(),
         label,
-        spec: serde_json::to_value(&prepared.spec)
-            .map_err(|e| LabError::Runtime(format!("cannot encode the spec: {e}")))?,
+        spec: prepared.spec.clone(),
         fingerprint: serde_json::to_value(&prepared.fingerprint)
             .map_err(|e| LabError::Runtime(format!("cannot encode the fingerprint: {e}")))?,
         plan: planned,
@@ -107,11 +106,7 @@ pub fn execute(
         e => LabError::Store(e),
     })?;
     let info = store.run(run)?;
-    let spec: ExpandedSpec = serde_json::from_value(info.spec.clone()).map_err(|e| {
-        LabError::Input(format!(
-            "run {run} has a spec this perflab cannot read: {e}"
-        ))
-    })?;
+    let spec = &info.spec;
     let workload = find_workload(&spec.workload)?;
     let pending = store.pending(run)?;
     let (variants, unavailable) = check_variants(&spec.variants, &opts.sys)?;
@@ -130,7 +125,7 @@ pub fn execute(
     progress.begin(run, info.planned as u64, (info.done) as u64);
     store.set_status(run, RunStatus::Running)?;
     let session = Session {
-        spec: &spec,
+        spec,
         workload,
         variants: &variants,
         opts,
@@ -196,7 +191,7 @@ impl Counts {
 
 /// What one session of a run works with.
 struct Session<'a> {
-    spec: &'a ExpandedSpec,
+    spec: &'a RunSpec,
     workload: &'a dyn perflab_core::Workload,
     variants: &'a [Variant],
     opts: &'a RunOptions,

@@ -35,7 +35,12 @@ pub fn message(err: &anyhow::Error) -> String {
 
 pub fn code(err: &anyhow::Error) -> i32 {
     for cause in err.chain() {
-        if cause.downcast_ref::<InputError>().is_some() {
+        // An experiment file that does not parse or check is the person's to fix.
+        if cause.downcast_ref::<InputError>().is_some()
+            || cause
+                .downcast_ref::<perflab_core::SpecFileError>()
+                .is_some()
+        {
             return INPUT;
         }
         if let Some(e) = cause.downcast_ref::<perflab_lab::LabError>() {

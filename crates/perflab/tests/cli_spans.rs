@@ -106,7 +106,10 @@ fn store_run(lab: &Lab, traced: bool) -> i64 {
         study: "netpaths".into(),
         workload: "netrr".into(),
         label: None,
-        spec: serde_json::json!({ "primary_metric": "rtt_p50_us", "monitors": ["trace"] }),
+        spec: serde_json::from_value(
+            serde_json::json!({ "primary_metric": "rtt_p50_us", "monitors": ["trace"] }),
+        )
+        .expect("a valid run spec"),
         fingerprint: serde_json::json!({ "kernel": "6.18.0" }),
         plan,
         unavailable: Vec::new(),

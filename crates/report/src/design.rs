@@ -218,7 +218,7 @@ mod tests {
             workload: "w".into(),
             label: None,
             status: RunStatus::Complete,
-            spec: serde_json::json!({}),
+            spec: serde_json::from_value(serde_json::json!({})).expect("a valid run spec"),
             fingerprint,
             unavailable: Vec::new(),
             planned: 0,

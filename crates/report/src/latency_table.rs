@@ -170,14 +170,7 @@ pub(crate) fn title(p: &Params, vary: &[String]) -> String {
 
 /// The variants in the order the study lists them, then any others as measured.
 pub(crate) fn variant_order(run: &RunInfo, ms: &[MeasurementRecord]) -> Vec<String> {
-    let mut order: Vec<String> = run.spec["variants"]
-        .as_array()
-        .map(|vs| {
-            vs.iter()
-                .filter_map(|v| v["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut order: Vec<String> = run.spec.variants.iter().map(|v| v.name.clone()).collect();
     for m in ms {
         if !order.contains(&m.variant) {
             order.push(m.variant.clone());
@@ -487,10 +480,11 @@ mod tests {
             workload: "netrr".into(),
             label: None,
             status: RunStatus::Complete,
-            spec: serde_json::json!({
+            spec: serde_json::from_value(serde_json::json!({
                 "primary_metric": "rtt_p50_us",
                 "variants": [{"name": "loopback"}, {"name": "veth"}, {"name": "ovs"}],
-            }),
+            }))
+            .expect("a valid run spec"),
             fingerprint: serde_json::json!({}),
             unavailable: vec![UnavailableVariant {
                 variant: "ovs".into(),

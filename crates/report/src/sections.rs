@@ -244,18 +244,13 @@ pub(crate) fn idle_section(
 /// for, a reason the runner stored under `spec.unavailable_monitors.<name>`, or else
 /// the plain fact.
 fn missing_reason(run: &RunInfo, source: &str) -> String {
-    if let Some(r) = run
-        .spec
-        .get("unavailable_monitors")
-        .and_then(|m| m.get(source))
-        .and_then(|r| r.as_str())
-    {
-        return r.to_string();
+    if let Some(r) = run.spec.unavailable_monitors.get(source) {
+        return r.clone();
     }
-    if let Some(list) = run.spec.get("monitors").and_then(|m| m.as_array()) {
-        if !list.iter().any(|m| m.as_str() == Some(source)) {
-            return format!("the {source} monitor was not enabled for this run");
-        }
+    // An imported run lists no monitors: it says nothing about which were enabled.
+    let list = &run.spec.monitors;
+    if !list.is_empty() && !list.iter().any(|m| m == source) {
+        return format!("the {source} monitor was not enabled for this run");
     }
     format!(
         "no {source} telemetry in these measurements (the machine may lack it; \

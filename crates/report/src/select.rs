@@ -39,8 +39,8 @@ pub fn choose_metric(
             known: known_metrics(&ok),
         });
     }
-    if let Some(primary) = run.spec.get("primary_metric").and_then(|v| v.as_str()) {
-        if let Some(choice) = find(primary) {
+    if !run.spec.primary_metric.is_empty() {
+        if let Some(choice) = find(&run.spec.primary_metric) {
             return Ok(choice);
         }
     }
@@ -76,10 +76,11 @@ pub fn baseline_variant(run: &RunInfo, measured: &[String]) -> Option<String> {
     if measured.len() < 2 {
         return None;
     }
-    run.spec["compare"]["baseline"]
-        .as_str()
+    run.spec
+        .compare
+        .baseline
+        .clone()
         .filter(|b| measured.iter().any(|m| m == b))
-        .map(str::to_string)
         .or_else(|| measured.first().cloned())
 }
 

@@ -203,7 +203,7 @@ fn metric_section(
         })
         .collect();
     // The seed lists the baseline first; keep that order when the baseline is missing.
-    let baseline = run.spec["compare"]["baseline"].as_str();
+    let baseline = run.spec.compare.baseline.as_deref();
     if missing.iter().any(|m| Some(m.variant.as_str()) == baseline) {
         lines.extend(missing_lines);
         lines.push(measured);

@@ -49,7 +49,7 @@ fn metric_choice_and_errors_name_what_exists() {
     let cfg = StatsConfig::default();
     let t = compare_variants(&run, &ms, "poll-only", "all", Some("round_trips"), &cfg).unwrap();
     assert_eq!(t.metric, "round_trips");
-    run.spec = serde_json::json!({});
+    run.spec = Default::default();
     let t = compare_variants(&run, &ms, "poll-only", "all", None, &cfg).unwrap();
     assert_eq!(
         t.metric, "round_trips_per_sec",
@@ -180,14 +180,16 @@ fn drilldown_says_what_was_not_recorded() {
     for m in &mut ms {
         m.telemetry.retain(|t| t.source != "cpuidle");
     }
-    run.spec["monitors"] = serde_json::json!(["interrupts"]);
+    run.spec.monitors = vec!["interrupts".into()];
     let t = compare_variants(&run, &ms, "poll-only", "all", None, &StatsConfig::default()).unwrap();
     let text = render_pair(&run, &ms, &t, 4, 8).unwrap();
     assert!(
         text.contains("not recorded: the cpuidle monitor was not enabled"),
         "{text}"
     );
-    run.spec["unavailable_monitors"] = serde_json::json!({"cpuidle": "no cpuidle driver"});
+    run.spec
+        .unavailable_monitors
+        .insert("cpuidle".into(), "no cpuidle driver".into());
     let text = render_pair(&run, &ms, &t, 4, 8).unwrap();
     assert!(text.contains("not recorded: no cpuidle driver"), "{text}");
     let e = render_pair(&run, &ms, &t, 4, 99).unwrap_err();

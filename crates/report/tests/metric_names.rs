@@ -13,7 +13,7 @@ use perflab_stats::StatsConfig;
 /// the primary metric renamed as the current ctxsw names them.
 fn renamed(id: i64) -> (RunInfo, Vec<MeasurementRecord>) {
     let mut info = common::run_info(id);
-    info.spec["primary_metric"] = "round_trips_per_s".into();
+    info.spec.primary_metric = "round_trips_per_s".into();
     let mut ms = common::records(1.02, None);
     for m in &mut ms {
         for x in &mut m.output.metrics {

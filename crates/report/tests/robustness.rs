@@ -18,7 +18,8 @@ fn run(id: i64) -> RunInfo {
         workload: "ctxsw".into(),
         label: None,
         status: RunStatus::Interrupted,
-        spec: serde_json::json!({"primary_metric": "m"}),
+        spec: serde_json::from_value(serde_json::json!({"primary_metric": "m"}))
+            .expect("a valid run spec"),
         fingerprint: serde_json::json!(null),
         unavailable: vec![],
         planned: 0,

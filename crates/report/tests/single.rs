@@ -216,7 +216,7 @@ fn same_cpu_pair_shows_one_cpu_and_measured_variant_leads_when_it_is_the_baselin
         poll < all,
         "the missing baseline comes first, as in the seed"
     );
-    run.spec["compare"]["baseline"] = serde_json::json!("all");
+    run.spec.compare.baseline = Some("all".into());
     let text = render_single_pair(&run, &ms, "all", 0, 0).unwrap();
     assert!(text.find("With all").unwrap() < text.find("With poll-only").unwrap());
 }

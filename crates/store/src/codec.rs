@@ -140,7 +140,7 @@ impl RawRun {
             status: run_status(&self.status)
                 .ok_or_else(|| bad(&format!("unknown status {:?}", self.status)))?,
             spec: serde_json::from_str(&self.spec)
-                .map_err(|e| bad(&format!("its spec is not JSON: {e}")))?,
+                .map_err(|e| bad(&format!("its spec does not read back: {e}")))?,
             fingerprint: serde_json::from_str(&self.fingerprint)
                 .map_err(|e| bad(&format!("its fingerprint is not JSON: {e}")))?,
             unavailable,

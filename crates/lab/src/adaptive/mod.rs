@@ -5,10 +5,13 @@
 mod round;
 mod status;
 
+pub use perflab_core::adaptive_target::{
+    check_settings, target_of, AdaptiveTarget, SettingError, DEFAULT_MAX_REPS, MAX_REPS_LIMIT,
+};
 pub use round::next_round;
 pub use status::{
     adaptive_status, fmt_pct, half_width_pct, judged_metric, point_labels, summary_line,
-    AdaptiveTarget, PointStatus,
+    PointStatus,
 };
 
 /// What an adaptive run reached, for `run`'s last line and `show --json`.
@@ -22,14 +25,15 @@ pub struct AdaptiveReport {
     pub summary: String,
 }
 
-/// The adaptive outcome of a stored run (its spec JSON and its measurements); `None` for
-/// a run without `--target-ci`.
+/// The adaptive outcome of a stored run (its spec and its measurements); `None` for a run
+/// without `--target-ci`.
 pub fn report(
-    spec: &serde_json::Value,
+    spec: &perflab_core::RunSpec,
     ms: &[perflab_core::record::MeasurementRecord],
 ) -> Option<AdaptiveReport> {
-    let target: AdaptiveTarget = serde_json::from_value(spec.get("adaptive")?.clone()).ok()?;
-    let metric = judged_metric(spec.get("primary_metric").and_then(|v| v.as_str()), ms);
+    let target = spec.adaptive?;
+    let primary = Some(spec.primary_metric.as_str()).filter(|p| !p.is_empty());
+    let metric = judged_metric(primary, ms);
     let points = adaptive_status(&target, metric.as_deref(), ms);
     let summary = summary_line(&target, &points, &point_labels(ms));
     Some(AdaptiveReport {
@@ -37,78 +41,6 @@ pub fn report(
         metric,
         points,
         summary,
-    })
-}
-
-/// The cap when a target is given without one: enough for a median interval about a
-/// third as wide as with 3 repetitions (widths shrink about as 1/√n), few enough that a
-/// point that never settles costs a bounded time.
-pub const DEFAULT_MAX_REPS: u32 = 30;
-
-/// The most repetitions a cap may allow, as for `repetitions`.
-pub const MAX_REPS_LIMIT: u32 = 10_000;
-
-/// What is wrong with adaptive settings; worded for a TOML file or for flags.
-#[derive(Clone, Debug, PartialEq)]
-pub enum SettingError {
-    Target(f64),
-    CapWithoutTarget(u32),
-    CapOutOfRange { cap: u32, reps: u32 },
-}
-
-impl SettingError {
-    /// In the words of an experiment file's keys.
-    pub fn for_file(&self) -> String {
-        self.say("target_ci", "max_reps", "repetitions")
-    }
-
-    /// In the words of `perflab run`'s flags.
-    pub fn for_flags(&self) -> String {
-        self.say("--target-ci", "--max-reps", "repetitions")
-    }
-
-    fn say(&self, target: &str, cap: &str, reps: &str) -> String {
-        match self {
-            SettingError::Target(t) => format!(
-                "{target} = {t}: must be a percentage above 0, e.g. 1 for ±1% of the median"
-            ),
-            SettingError::CapWithoutTarget(c) => {
-                format!("{cap} = {c}: {cap} needs {target} (the cap of adaptive repetitions)")
-            }
-            SettingError::CapOutOfRange { cap: c, reps: r } => format!(
-                "{cap} = {c}: must be at least the {r} planned {reps} and at most \
-                 {MAX_REPS_LIMIT}"
-            ),
-        }
-    }
-}
-
-/// Checks the adaptive settings of a spec with `reps` planned repetitions.
-pub fn check_settings(
-    target: Option<f64>,
-    cap: Option<u32>,
-    reps: u32,
-) -> Result<(), SettingError> {
-    match (target, cap) {
-        (None, None) => Ok(()),
-        (None, Some(c)) => Err(SettingError::CapWithoutTarget(c)),
-        (Some(t), _) if !(t.is_finite() && t > 0.0) => Err(SettingError::Target(t)),
-        (Some(_), c) => {
-            let c = c.unwrap_or(DEFAULT_MAX_REPS.max(reps));
-            if c < reps || c > MAX_REPS_LIMIT {
-                return Err(SettingError::CapOutOfRange { cap: c, reps });
-            }
-            Ok(())
-        }
-    }
-}
-
-/// The target a spec asks for, with the cap filled in (never below the planned
-/// repetitions, so a study of 50 repetitions with a target is not capped at 30).
-pub fn target_of(target: Option<f64>, cap: Option<u32>, reps: u32) -> Option<AdaptiveTarget> {
-    target.map(|t| AdaptiveTarget {
-        target_ci_pct: t,
-        max_reps: cap.unwrap_or(DEFAULT_MAX_REPS.max(reps)),
     })
 }
 

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 
 use perflab_core::record::{MeasurementRecord, PlannedMeasurement, Role};
 
-use super::status::{adaptive_status, AdaptiveTarget};
+use super::status::adaptive_status;
+use perflab_core::adaptive_target::AdaptiveTarget;
 
 /// What the plan already holds for one point and variant.
 struct Planned<'a> {

@@ -12,18 +12,10 @@
 
 use std::collections::BTreeMap;
 
+use perflab_core::adaptive_target::AdaptiveTarget;
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};
 use perflab_stats::{Sample, StatsConfig, Summary};
-use serde::{Deserialize, Serialize};
-
-/// The precision an adaptive run aims for, as its stored spec keeps it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AdaptiveTarget {
-    /// Half-width of the median's 95% interval, percent of the median.
-    pub target_ci_pct: f64,
-    /// The most measurements (successful or failed) per point and variant.
-    pub max_reps: u32,
-}
+use serde::Serialize;
 
 /// One point and variant of an adaptive run.
 #[derive(Clone, Debug, PartialEq, Serialize)]

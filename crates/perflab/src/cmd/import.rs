@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use perflab_core::{ParamValue, Params, WorkloadOutput};
+use perflab_core::spec::{CompareSpec, VariantSpec};
+use perflab_core::{Imported, ParamValue, Params, RunSpec, WorkloadOutput};
 use perflab_store::{MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement};
 
 use crate::cli::{Global, ImportArgs};
@@ -142,14 +143,29 @@ fn new_run(
             variants.push(&r.variant);
         }
     }
-    let spec = serde_json::json!({
-        "name": study,
-        "workload": format!("import:{parser}"),
-        "primary_metric": primary,
-        "variants": variants.iter().map(|v| serde_json::json!({ "name": v })).collect::<Vec<_>>(),
-        "compare": { "baseline": variants.first() },
-        "imported": { "file": a.file.display().to_string(), "parser": parser, "notes": notes },
-    });
+    let spec = RunSpec {
+        name: study.to_string(),
+        workload: format!("import:{parser}"),
+        primary_metric: primary,
+        variants: variants
+            .iter()
+            .map(|v| VariantSpec {
+                name: v.to_string(),
+                knobs: Default::default(),
+                params: Default::default(),
+            })
+            .collect(),
+        compare: CompareSpec {
+            baseline: variants.first().map(|v| v.to_string()),
+            ..CompareSpec::default()
+        },
+        imported: Some(Imported {
+            file: a.file.display().to_string(),
+            parser: parser.to_string(),
+            notes: notes.to_vec(),
+        }),
+        ..RunSpec::default()
+    };
     NewRun {
         study: study.to_string(),
         workload: format!("import:{parser}"),

@@ -72,11 +72,7 @@ fn execute(
         label: None,
     };
     let info = store.run(id)?;
-    let metric = info.spec["primary_metric"]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
-    let mut reporter = Reporter::new(&metric, varying_params(&info.spec));
+    let mut reporter = Reporter::new(&info.spec.primary_metric, info.spec.varying_params());
     let outcome = perflab_lab::execute(store, id, &opts, &mut reporter)?;
     eprintln!(
         "run {}: {} ({} measured this session, {} failed, {} left)",
@@ -145,7 +141,7 @@ fn give_drilldown(g: &Global, store: &perflab_store::Store, id: i64) {
 /// The adaptive run's last word: which points reached the target and which the cap.
 fn print_adaptive(store: &perflab_store::Store, id: i64) -> anyhow::Result<()> {
     let info = store.run(id)?;
-    if info.spec.get("adaptive").is_none() {
+    if info.spec.adaptive.is_none() {
         return Ok(());
     }
     if let Some(r) = adaptive::report(&info.spec, &store.measurements(id)?) {
@@ -413,7 +409,7 @@ fn split_settings(text: &str, is_key: impl Fn(&str) -> bool) -> Vec<&str> {
 
 fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()> {
     let names: Vec<String> = p.available.iter().map(|v| v.spec.name.clone()).collect();
-    let plan = perflab_lab::plan::plan(&p.spec, p.workload, &names)?;
+    let plan = perflab_lab::plan::plan(&p.spec, &p.grid, &names);
     let timed: f64 = plan.iter().map(|m| m.params.seconds("duration")).sum();
     // exec's `duration` is only a placeholder value for its command, not a time it runs.
     let timed = (timed > 0.0 && p.spec.workload != "exec").then_some(timed);
@@ -464,19 +460,6 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
         println!("  … {} more", plan.len() - 20);
     }
     Ok(())
-}
-
-/// Names of the parameters whose value differs between the points of a stored spec.
-fn varying_params(spec: &serde_json::Value) -> Vec<String> {
-    let points = spec["points"].as_array().cloned().unwrap_or_default();
-    let Some(first) = points.first().and_then(|p| p.as_object()) else {
-        return Vec::new();
-    };
-    first
-        .iter()
-        .filter(|(k, v)| points.iter().any(|p| p.get(k.as_str()) != Some(*v)))
-        .map(|(k, _)| k.clone())
-        .collect()
 }
 
 #[cfg(test)]

@@ -87,7 +87,7 @@ mod tests {
             workload: "null".into(),
             label: None,
             status,
-            spec: serde_json::Value::Null,
+            spec: Default::default(),
             fingerprint: serde_json::Value::Null,
             unavailable: Vec::new(),
             planned,

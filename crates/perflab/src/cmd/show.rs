@@ -186,10 +186,8 @@ fn print_header(info: &RunInfo) {
     for u in &info.unavailable {
         println!("variant {} unavailable: {}", u.variant, u.reason);
     }
-    if let Some(m) = info.spec["unavailable_monitors"].as_object() {
-        for (name, why) in m {
-            println!("monitor {name} unavailable: {}", why.as_str().unwrap_or(""));
-        }
+    for (name, why) in &info.spec.unavailable_monitors {
+        println!("monitor {name} unavailable: {why}");
     }
 }
 
@@ -221,8 +219,8 @@ impl AfterRun {
         out: Option<&Path>,
         db_file: Option<&Path>,
     ) -> anyhow::Result<Self> {
-        let buckets = match info.spec["compare"]["buckets"].as_array() {
-            Some(edges) => Buckets::new(edges.iter().filter_map(|e| e.as_f64()).collect())?,
+        let buckets = match &info.spec.compare.buckets {
+            Some(edges) => Buckets::new(edges.clone())?,
             None => Buckets::default(),
         };
         Ok(Self {
@@ -231,8 +229,7 @@ impl AfterRun {
                 .iter()
                 .any(|m| m.params.get("cpu_a").is_some() && m.params.get("cpu_b").is_some()),
             buckets,
-            wants_drilldown: info.spec["compare"]["drilldown"].as_bool().unwrap_or(false)
-                || out.is_some(),
+            wants_drilldown: info.spec.compare.drilldown || out.is_some(),
             dir: out.map(Path::to_path_buf).unwrap_or_else(|| {
                 crate::cmd::drilldown_dir::default_dir(&info.study, info.id, db_file)
             }),

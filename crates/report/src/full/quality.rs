@@ -51,13 +51,10 @@ pub(crate) fn section(
                 ));
             }
         }
-        let target = &r.info.spec["adaptive"];
-        let (Some(pct), Some(cap)) = (
-            target["target_ci_pct"].as_f64(),
-            target["max_reps"].as_u64(),
-        ) else {
+        let Some(target) = r.info.spec.adaptive else {
             continue;
         };
+        let (pct, cap) = (target.target_ci_pct, u64::from(target.max_reps));
         let mut reached = 0;
         for row in &s.rows {
             let attempts = row.n_ok as u32 + row.failed + row.missing;

@@ -30,12 +30,13 @@ pub fn run_info(id: i64) -> RunInfo {
         workload: "ctxsw".into(),
         label: None,
         status: RunStatus::Complete,
-        spec: serde_json::json!({
+        spec: serde_json::from_value(serde_json::json!({
             "primary_metric": "round_trips_per_sec",
             "monitors": ["interrupts", "cpuidle", "cpu_time"],
             "unavailable_monitors": {"cpuidle": "no cpuidle driver"},
             "compare": {"baseline": "poll-only"},
-        }),
+        }))
+        .expect("a valid run spec"),
         fingerprint: serde_json::json!({"idle_driver": "none"}),
         unavailable: unavailable(),
         planned: 10,

@@ -50,10 +50,11 @@ pub fn run_info(id: i64) -> RunInfo {
         workload: "ctxsw".into(),
         label: None,
         status: RunStatus::Complete,
-        spec: serde_json::json!({
+        spec: serde_json::from_value(serde_json::json!({
             "primary_metric": "round_trips_per_sec",
             "monitors": ["interrupts", "cpuidle", "cpu_time"],
-        }),
+        }))
+        .expect("a valid run spec"),
         fingerprint: serde_json::json!({}),
         unavailable: vec![UnavailableVariant {
             variant: "pmqos-0".into(),

@@ -16,7 +16,8 @@ fn info(id: i64, study: &str, workload: &str, primary: &str) -> RunInfo {
         workload: workload.into(),
         label: None,
         status: RunStatus::Complete,
-        spec: serde_json::json!({ "primary_metric": primary }),
+        spec: serde_json::from_value(serde_json::json!({ "primary_metric": primary }))
+            .expect("a valid run spec"),
         fingerprint: serde_json::json!({ "kernel": "6.18.0", "thp": "madvise" }),
         unavailable: vec![],
         planned: 0,
@@ -225,6 +226,8 @@ pub fn ctxsw_run(id: i64) -> (RunInfo, Vec<MeasurementRecord>) {
         }
     }
     let mut info = info(id, "quick", "ctxsw", "round_trips_per_sec");
-    info.spec["variants"] = serde_json::json!([{ "name": "pipe" }, { "name": "futex" }]);
+    info.spec.variants =
+        serde_json::from_value(serde_json::json!([{ "name": "pipe" }, { "name": "futex" }]))
+            .expect("valid variants");
     (info, ms)
 }

@@ -42,11 +42,12 @@ pub fn run_info(id: i64) -> RunInfo {
         workload: "netrr".into(),
         label: None,
         status: RunStatus::Complete,
-        spec: serde_json::json!({
+        spec: serde_json::from_value(serde_json::json!({
             "primary_metric": "rtt_p50_us",
             "monitors": ["softirqs", "trace"],
             "variants": [{"name": "loopback"}, {"name": "veth"}],
-        }),
+        }))
+        .expect("a valid run spec"),
         fingerprint: serde_json::json!({ "kernel": "6.18.0" }),
         unavailable: vec![],
         planned: 32,

@@ -46,7 +46,8 @@ pub fn run(id: i64, label: &str) -> RunInfo {
         workload: "xfer".into(),
         label: Some(label.into()),
         status: RunStatus::Complete,
-        spec: serde_json::json!({ "primary_metric": "bandwidth_mib_s" }),
+        spec: serde_json::from_value(serde_json::json!({ "primary_metric": "bandwidth_mib_s" }))
+            .expect("a valid run spec"),
         fingerprint: serde_json::json!({}),
         unavailable: vec![],
         planned: 0,

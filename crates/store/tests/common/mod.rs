@@ -44,13 +44,20 @@ pub fn new_run(n: u32) -> NewRun {
         study: "ipi-wakeup".into(),
         workload: "ctxsw".into(),
         label: Some("snooze only — Grüße ✓ 東京".into()),
-        spec: serde_json::json!({
+        spec: serde_json::from_value(serde_json::json!({
+            "name": "ipi-wakeup",
             "workload": "ctxsw",
-            "grid": {"cpu_b": [1, 2, 3]},
-            "variants": ["all-states", "snooze-only"],
-            "reps": 3,
-            "duration": 0.25
-        }),
+            "primary_metric": "round_trips_per_s",
+            "points": [{"cpu_b": "1"}, {"cpu_b": "2"}, {"cpu_b": "3"}],
+            "variants": [
+                {"name": "all-states", "knobs": [["cpuidle", "all"]]},
+                {"name": "snooze-only", "knobs": [["cpuidle", "states:POLL"], ["pmqos", "0"]]}
+            ],
+            "repetitions": 3,
+            "monitors": ["interrupts", "cpuidle"],
+            "description": "Grüße ✓ 東京"
+        }))
+        .expect("a valid run spec"),
         fingerprint: serde_json::json!({
             "kernel": "6.8.0-49-generic",
             "cmdline": "BOOT_IMAGE=/vmlinuz root=/dev/nvme0n1p2 isolcpus=2-3",

@@ -222,7 +222,7 @@ impl Buffer {
             ptr: p.cast(),
             len,
         };
-        if (p as usize) % backing.page_bytes() as usize != 0 {
+        if !(p as usize).is_multiple_of(backing.page_bytes() as usize) {
             // Not expected from any kernel; a misaligned buffer would not measure what
             // the backing promises.
             return Err(MapError {

@@ -1,0 +1,85 @@
+//! The precision an adaptive run (`--target-ci`) aims for, and the checks of its
+//! settings: part of the stored run spec, so it lives with the rest of the vocabulary.
+
+use serde::{Deserialize, Serialize};
+
+/// The precision an adaptive run aims for, as its stored spec keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AdaptiveTarget {
+    /// Half-width of the median's 95% interval, percent of the median.
+    pub target_ci_pct: f64,
+    /// The most measurements (successful or failed) per point and variant.
+    pub max_reps: u32,
+}
+
+/// The cap when a target is given without one: enough for a median interval about a
+/// third as wide as with 3 repetitions (widths shrink about as 1/√n), few enough that a
+/// point that never settles costs a bounded time.
+pub const DEFAULT_MAX_REPS: u32 = 30;
+
+/// The most repetitions a cap may allow, as for `repetitions`.
+pub const MAX_REPS_LIMIT: u32 = 10_000;
+
+/// What is wrong with adaptive settings; worded for a TOML file or for flags.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SettingError {
+    Target(f64),
+    CapWithoutTarget(u32),
+    CapOutOfRange { cap: u32, reps: u32 },
+}
+
+impl SettingError {
+    /// In the words of an experiment file's keys.
+    pub fn for_file(&self) -> String {
+        self.say("target_ci", "max_reps", "repetitions")
+    }
+
+    /// In the words of `perflab run`'s flags.
+    pub fn for_flags(&self) -> String {
+        self.say("--target-ci", "--max-reps", "repetitions")
+    }
+
+    fn say(&self, target: &str, cap: &str, reps: &str) -> String {
+        match self {
+            SettingError::Target(t) => format!(
+                "{target} = {t}: must be a percentage above 0, e.g. 1 for ±1% of the median"
+            ),
+            SettingError::CapWithoutTarget(c) => {
+                format!("{cap} = {c}: {cap} needs {target} (the cap of adaptive repetitions)")
+            }
+            SettingError::CapOutOfRange { cap: c, reps: r } => format!(
+                "{cap} = {c}: must be at least the {r} planned {reps} and at most \
+                 {MAX_REPS_LIMIT}"
+            ),
+        }
+    }
+}
+
+/// Checks the adaptive settings of a spec with `reps` planned repetitions.
+pub fn check_settings(
+    target: Option<f64>,
+    cap: Option<u32>,
+    reps: u32,
+) -> Result<(), SettingError> {
+    match (target, cap) {
+        (None, None) => Ok(()),
+        (None, Some(c)) => Err(SettingError::CapWithoutTarget(c)),
+        (Some(t), _) if !(t.is_finite() && t > 0.0) => Err(SettingError::Target(t)),
+        (Some(_), c) => {
+            let c = c.unwrap_or(DEFAULT_MAX_REPS.max(reps));
+            if c < reps || c > MAX_REPS_LIMIT {
+                return Err(SettingError::CapOutOfRange { cap: c, reps });
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The target a spec asks for, with the cap filled in (never below the planned
+/// repetitions, so a study of 50 repetitions with a target is not capped at 30).
+pub fn target_of(target: Option<f64>, cap: Option<u32>, reps: u32) -> Option<AdaptiveTarget> {
+    target.map(|t| AdaptiveTarget {
+        target_ci_pct: t,
+        max_reps: cap.unwrap_or(DEFAULT_MAX_REPS.max(reps)),
+    })
+}
