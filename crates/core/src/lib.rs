@@ -22,6 +22,7 @@ pub use knob_settings::KnobSettings;
 pub use output::{HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
 pub use params::{
     format_size, parse_duration, parse_size, resolve, ParamKind, ParamSpec, ParamValue, Params,
+    SecretValue,
 };
 pub use perflab_sys::SysRoot;
 pub use telemetry::TelemetryRow;

@@ -158,7 +158,7 @@ pub fn expand(
     for point in 0..expanded.points.len() {
         for variant in &expanded.variants {
             let params = expanded.params_for(workload, point, variant)?;
-            for cpu in workload.cpus(&params) {
+            for cpu in workload.cpus(&params)? {
                 if !topo.is_online(cpu) {
                     return Err(LabError::Input(format!(
                         "CPU {cpu} is not online on this machine (online: {})",

@@ -39,7 +39,7 @@ pub fn fit_memory(
     for point in 0..spec.points.len() {
         let mut need = 0;
         for v in &spec.variants {
-            need = need.max(workload.memory_bytes(&spec.params_for(workload, point, v)?));
+            need = need.max(workload.memory_bytes(&spec.params_for(workload, point, v)?)?);
         }
         needs.push(need);
     }
@@ -111,7 +111,7 @@ pub fn resolve_auto_pools(spec: &mut ExpandedSpec, workload: &dyn Workload) -> R
             let mut need = 0;
             for point in 0..spec.points.len() {
                 let params = spec.params_for(workload, point, &spec.variants[i])?;
-                need = need.max(workload.memory_bytes(&params));
+                need = need.max(workload.memory_bytes(&params)?);
             }
             let count = need.div_ceil(page);
             for v in spec.variants[i].knobs.values_mut("hugepages") {
