@@ -15,6 +15,35 @@ pub enum ParamError {
         value: String,
         reason: String,
     },
+    /// A workload read a parameter it does not declare (a misspelled name in its code):
+    /// resolved parameters hold every declared one, so this is never a user's mistake.
+    #[error(
+        "parameter {name:?} (read as {asked}) is not declared by this workload (it has: {present})"
+    )]
+    NotDeclared {
+        name: String,
+        asked: &'static str,
+        present: String,
+    },
+    /// A workload read a parameter as another type than it holds (an integer of a
+    /// `Choice`). `found` says the type only, never the text: it may be a secret.
+    #[error("parameter {name:?} is read as {asked} but holds {found}")]
+    WrongType {
+        name: String,
+        asked: &'static str,
+        found: String,
+    },
+}
+
+impl ParamError {
+    /// True for the errors of a workload's own code reading its parameters (an
+    /// undeclared name, a wrong type), as opposed to a value the user gave.
+    pub fn is_programming_error(&self) -> bool {
+        matches!(
+            self,
+            ParamError::NotDeclared { .. } | ParamError::WrongType { .. }
+        )
+    }
 }
 
 /// Something the machine lacks, said with the reason and how to get it.

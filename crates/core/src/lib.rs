@@ -25,6 +25,7 @@ pub use knob_settings::KnobSettings;
 pub use output::{HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
 pub use params::{
     format_size, parse_duration, parse_size, resolve, ParamKind, ParamSpec, ParamValue, Params,
+    SecretValue,
 };
 pub use perflab_sys::SysRoot;
 pub use run_spec::{Grid, Imported, RunSpec, SkippedPoint};

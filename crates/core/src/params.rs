@@ -79,57 +79,152 @@ impl fmt::Display for ParamValue {
     }
 }
 
+impl ParamValue {
+    /// What the value is, for an error that must not quote it (text may be a secret).
+    fn type_text(&self) -> String {
+        match self {
+            ParamValue::Bool(_) => "true or false".into(),
+            ParamValue::Int(i) => format!("the integer {i}"),
+            ParamValue::Float(x) => format!("the number {x}"),
+            ParamValue::Str(_) => "text".into(),
+        }
+    }
+
+    /// The text, when the value is text (for genuinely optional lookups with [`Params::get`]).
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            ParamValue::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// A secret parameter as this process knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SecretValue {
+    /// The secret itself: this process sealed it, or it was given directly (empty when
+    /// none was given).
+    Known(String),
+    /// Only the fingerprint is known here (a run resumed by another process), so the
+    /// workload must get the secret by another way.
+    FingerprintOnly(String),
+}
+
 /// Resolved parameters of one measurement point, ordered by name.
+///
+/// A workload reads its parameters with the typed accessors (`int`, `cpu`, `float`,
+/// `seconds`, `str`, `bool`, `secret`), which fail with a [`ParamError`] naming the
+/// parameter when it is not there or holds another type: resolved parameters hold every
+/// declared one, so either is a mistake in the workload's code, and the measurement must
+/// fail with it rather than measure with a made-up 0. [`Params::get`] is for lookups
+/// where absence is expected (records of older runs read by reports).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Params(pub BTreeMap<String, ParamValue>);
 
+const AS_INT: &str = "an integer";
+const AS_CPU: &str = "a CPU number";
+const AS_FLOAT: &str = "a number";
+const AS_SECONDS: &str = "a duration";
+const AS_TEXT: &str = "text";
+const AS_BOOL: &str = "true or false";
+const AS_SECRET: &str = "a secret";
+
 impl Params {
+    /// The value of `name`, or `None` where absence is expected; a workload reading its
+    /// own parameters uses the typed accessors instead.
     pub fn get(&self, name: &str) -> Option<&ParamValue> {
         self.0.get(name)
     }
 
-    pub fn int(&self, name: &str) -> i64 {
-        match self.0.get(name) {
-            Some(ParamValue::Int(i)) => *i,
-            Some(ParamValue::Float(x)) => *x as i64,
-            _ => 0,
+    /// The value of `name`, or the error naming it and the parameters there are.
+    fn value(&self, name: &str, asked: &'static str) -> Result<&ParamValue, ParamError> {
+        self.0.get(name).ok_or_else(|| ParamError::NotDeclared {
+            name: name.to_string(),
+            asked,
+            present: if self.0.is_empty() {
+                "none".to_string()
+            } else {
+                self.0
+                    .keys()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        })
+    }
+
+    fn wrong_type(name: &str, asked: &'static str, found: &ParamValue) -> ParamError {
+        ParamError::WrongType {
+            name: name.to_string(),
+            asked,
+            found: found.type_text(),
         }
     }
 
-    pub fn cpu(&self, name: &str) -> u32 {
-        self.int(name).clamp(0, u32::MAX as i64) as u32
-    }
-
-    pub fn float(&self, name: &str) -> f64 {
-        match self.0.get(name) {
-            Some(ParamValue::Float(x)) => *x,
-            Some(ParamValue::Int(i)) => *i as f64,
-            _ => 0.0,
+    /// An `Int`, `Size` or `Cpu` parameter.
+    pub fn int(&self, name: &str) -> Result<i64, ParamError> {
+        match self.value(name, AS_INT)? {
+            ParamValue::Int(i) => Ok(*i),
+            v => Err(Self::wrong_type(name, AS_INT, v)),
         }
     }
 
-    /// A duration parameter in seconds.
-    pub fn seconds(&self, name: &str) -> f64 {
-        self.float(name)
-    }
-
-    pub fn str(&self, name: &str) -> &str {
-        match self.0.get(name) {
-            Some(ParamValue::Str(s)) => s,
-            _ => "",
+    /// A `Cpu` parameter (or an `Int` one holding a CPU number: a negative one is an error).
+    pub fn cpu(&self, name: &str) -> Result<u32, ParamError> {
+        match self.value(name, AS_CPU)? {
+            ParamValue::Int(i) => u32::try_from(*i).map_err(|_| ParamError::WrongType {
+                name: name.to_string(),
+                asked: AS_CPU,
+                found: format!("the integer {i}"),
+            }),
+            v => Err(Self::wrong_type(name, AS_CPU, v)),
         }
     }
 
-    /// A secret parameter's text: the secret itself when this process sealed it or it
-    /// was given directly; `Err` with the fingerprint when only that is known here (a
-    /// resumed run), so the workload can ask for the secret by another way.
-    pub fn secret(&self, name: &str) -> Result<String, String> {
-        let v = self.str(name);
-        crate::secret::unseal(v).ok_or_else(|| v.to_string())
+    /// A `Float` parameter; an integer one reads as its exact value.
+    pub fn float(&self, name: &str) -> Result<f64, ParamError> {
+        match self.value(name, AS_FLOAT)? {
+            ParamValue::Float(x) => Ok(*x),
+            ParamValue::Int(i) => Ok(*i as f64),
+            v => Err(Self::wrong_type(name, AS_FLOAT, v)),
+        }
     }
 
-    pub fn bool(&self, name: &str) -> bool {
-        matches!(self.0.get(name), Some(ParamValue::Bool(true)))
+    /// A `Duration` parameter in seconds.
+    pub fn seconds(&self, name: &str) -> Result<f64, ParamError> {
+        match self.value(name, AS_SECONDS)? {
+            ParamValue::Float(x) => Ok(*x),
+            ParamValue::Int(i) => Ok(*i as f64),
+            v => Err(Self::wrong_type(name, AS_SECONDS, v)),
+        }
+    }
+
+    /// A `Choice` or `Text` parameter.
+    pub fn str(&self, name: &str) -> Result<&str, ParamError> {
+        match self.value(name, AS_TEXT)? {
+            ParamValue::Str(s) => Ok(s),
+            v => Err(Self::wrong_type(name, AS_TEXT, v)),
+        }
+    }
+
+    /// A `Bool` parameter.
+    pub fn bool(&self, name: &str) -> Result<bool, ParamError> {
+        match self.value(name, AS_BOOL)? {
+            ParamValue::Bool(b) => Ok(*b),
+            v => Err(Self::wrong_type(name, AS_BOOL, v)),
+        }
+    }
+
+    /// A `Secret` parameter: the secret itself when this process sealed it or it was
+    /// given directly, else only its fingerprint (a resumed run).
+    pub fn secret(&self, name: &str) -> Result<SecretValue, ParamError> {
+        match self.value(name, AS_SECRET)? {
+            ParamValue::Str(v) => Ok(match crate::secret::unseal(v) {
+                Some(s) => SecretValue::Known(s),
+                None => SecretValue::FingerprintOnly(v.clone()),
+            }),
+            v => Err(Self::wrong_type(name, AS_SECRET, v)),
+        }
     }
 
     /// `a=1 b=pipe`, for progress lines and tables.
@@ -379,9 +474,9 @@ mod tests {
     #[test]
     fn resolves_defaults_and_given_values() {
         let p = resolve("w", SPECS, &given(&[("duration", "500ms")])).unwrap();
-        assert_eq!(p.seconds("duration"), 0.5);
-        assert_eq!(p.cpu("cpu_a"), 0);
-        assert_eq!(p.str("mechanism"), "pipe");
+        assert_eq!(p.seconds("duration"), Ok(0.5));
+        assert_eq!(p.cpu("cpu_a"), Ok(0));
+        assert_eq!(p.str("mechanism"), Ok("pipe"));
         assert_eq!(p.describe(), "cpu_a=0 duration=0.5 mechanism=pipe");
     }
 
@@ -394,6 +489,104 @@ mod tests {
         assert!(e.to_string().contains("pipe, futex"), "{e}");
         assert!(resolve("w", SPECS, &given(&[("duration", "-1s")])).is_err());
         assert!(resolve("w", SPECS, &given(&[("duration", "2h")])).is_err());
+    }
+
+    #[test]
+    fn reading_an_undeclared_name_fails_naming_it_and_the_declared_ones() {
+        let p = resolve("w", SPECS, &BTreeMap::new()).unwrap();
+        let e = p.str("mechansim").unwrap_err();
+        assert!(e.is_programming_error());
+        assert_eq!(
+            e.to_string(),
+            "parameter \"mechansim\" (read as text) is not declared by this workload \
+             (it has: cpu_a, duration, mechanism)"
+        );
+        let e = p.int("cpu").unwrap_err().to_string();
+        assert!(e.contains("\"cpu\" (read as an integer)"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
+        // Every accessor is loud, none falls back to a zero.
+        assert!(p.cpu("cpu").is_err());
+        assert!(p.float("value").is_err());
+        assert!(p.seconds("durration").is_err());
+        assert!(p.bool("process").is_err());
+        assert!(p.secret("token").is_err());
+        let e = Params::default().int("size").unwrap_err().to_string();
+        assert!(e.ends_with("(it has: none)"), "{e}");
+    }
+
+    #[test]
+    fn reading_as_the_wrong_type_fails_naming_what_was_asked_and_held() {
+        let p = resolve("w", SPECS, &BTreeMap::new()).unwrap();
+        let e = p.int("mechanism").unwrap_err();
+        assert!(e.is_programming_error());
+        assert_eq!(
+            e.to_string(),
+            "parameter \"mechanism\" is read as an integer but holds text"
+        );
+        let e = p.str("cpu_a").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "parameter \"cpu_a\" is read as text but holds the integer 0"
+        );
+        let e = p.bool("duration").unwrap_err().to_string();
+        assert!(
+            e.contains("read as true or false but holds the number 10"),
+            "{e}"
+        );
+        // A duration is not an integer: no silent truncation.
+        assert!(p.int("duration").is_err());
+        let mut q = Params::default();
+        q.0.insert("cpu".into(), ParamValue::Int(-1));
+        q.0.insert("on".into(), ParamValue::Bool(true));
+        q.0.insert("size".into(), ParamValue::Int(4096));
+        let e = q.cpu("cpu").unwrap_err().to_string();
+        assert!(
+            e.contains("read as a CPU number but holds the integer -1"),
+            "{e}"
+        );
+        assert_eq!(q.int("cpu"), Ok(-1));
+        assert_eq!(q.bool("on"), Ok(true));
+        assert!(q.str("on").is_err());
+        // An integer reads as a number exactly.
+        assert_eq!(q.float("size"), Ok(4096.0));
+    }
+
+    #[test]
+    fn a_wrong_type_error_never_quotes_the_text_it_holds() {
+        let mut p = Params::default();
+        p.0.insert("token".into(), ParamValue::Str("hunter2".into()));
+        let e = p.int("token").unwrap_err().to_string();
+        assert!(!e.contains("hunter2"), "{e}");
+        assert_eq!(p.secret("token"), Ok(SecretValue::Known("hunter2".into())));
+        let fp = crate::secret::fingerprint("never sealed in this process");
+        p.0.insert("token".into(), ParamValue::Str(fp.clone()));
+        assert_eq!(p.secret("token"), Ok(SecretValue::FingerprintOnly(fp)));
+        p.0.insert("token".into(), ParamValue::Int(3));
+        assert!(p.secret("token").is_err());
+    }
+
+    proptest::proptest! {
+        /// Whatever the declared names, each reads back as what it holds, and any other
+        /// name fails with an error that names it.
+        #[test]
+        fn declared_names_read_and_others_fail(
+            values in proptest::collection::btree_map("[a-z_]{1,8}", -1000i64..1000, 0..6),
+            other in "[a-z_]{1,9}",
+        ) {
+            let p = Params(values.iter().map(|(k, v)| (k.clone(), ParamValue::Int(*v))).collect());
+            for (k, v) in &values {
+                proptest::prop_assert_eq!(p.int(k), Ok(*v));
+                proptest::prop_assert!(p.str(k).is_err());
+            }
+            if !values.contains_key(&other) {
+                let e = p.int(&other).unwrap_err().to_string();
+                let quoted = format!("{other:?}");
+                proptest::prop_assert!(e.contains(&quoted), "{}", e);
+                for k in values.keys() {
+                    proptest::prop_assert!(e.contains(k.as_str()), "{}", e);
+                }
+            }
+        }
     }
 
     #[test]

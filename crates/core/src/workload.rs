@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use perflab_sys::SysRoot;
 
-use crate::error::{MonitorError, WorkloadError};
+use crate::error::{MonitorError, ParamError, WorkloadError};
 use crate::output::WorkloadOutput;
 use crate::params::{ParamSpec, Params};
 use crate::telemetry::TelemetryRow;
@@ -75,14 +75,15 @@ pub trait Workload: Send + Sync {
     fn info(&self) -> &'static WorkloadInfo;
 
     /// The CPUs this measurement will run on (empty: the scheduler decides). The runner
-    /// checks they are online before anything is changed on the system.
-    fn cpus(&self, params: &Params) -> Vec<u32>;
+    /// checks they are online before anything is changed on the system. `Err` only when
+    /// the workload's code reads a parameter it does not declare (or as another type).
+    fn cpus(&self, params: &Params) -> Result<Vec<u32>, ParamError>;
 
     /// Peak memory a measurement holds, in bytes (buffers, not code). The runner skips
     /// points that would not fit in the machine's available memory, saying so, and sizes
-    /// huge page pools from it.
-    fn memory_bytes(&self, _params: &Params) -> u64 {
-        0
+    /// huge page pools from it. `Err` as for [`Workload::cpus`].
+    fn memory_bytes(&self, _params: &Params) -> Result<u64, ParamError> {
+        Ok(0)
     }
 
     /// Checks a point's parameters together, before anything runs (a grid point whose

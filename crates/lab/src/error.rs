@@ -28,7 +28,9 @@ impl LabError {
     /// was changed, and the person must let that one finish first.
     pub fn is_input(&self) -> bool {
         match self {
-            LabError::Input(_) | LabError::Param(_) | LabError::SpecFile(_) => true,
+            LabError::Input(_) | LabError::SpecFile(_) => true,
+            // A workload reading a parameter it does not declare is its own bug.
+            LabError::Param(p) => !p.is_programming_error(),
             LabError::Knob(k) => k.is_busy(),
             _ => false,
         }

@@ -35,12 +35,14 @@ pub fn fit_memory(
     workload: &dyn Workload,
     sys: &SysRoot,
 ) -> Result<Vec<String>> {
-    let needs: Vec<u64> = (0..grid.points())
-        .map(|point| {
-            let params = grid.point(point).iter();
-            params.map(|p| workload.memory_bytes(p)).max().unwrap_or(0)
-        })
-        .collect();
+    let mut needs = Vec::with_capacity(grid.points());
+    for point in 0..grid.points() {
+        let mut need = 0;
+        for p in grid.point(point) {
+            need = need.max(workload.memory_bytes(p)?);
+        }
+        needs.push(need);
+    }
     if needs.iter().all(|&n| n == 0) {
         return Ok(Vec::new());
     }
@@ -110,10 +112,10 @@ pub fn resolve_auto_pools(spec: &mut RunSpec, grid: &Grid, workload: &dyn Worklo
                     spec.variants[i].name
                 ))
             })?;
-            let need = (0..grid.points())
-                .map(|point| workload.memory_bytes(grid.params(point, i)))
-                .max()
-                .unwrap_or(0);
+            let mut need = 0;
+            for point in 0..grid.points() {
+                need = need.max(workload.memory_bytes(grid.params(point, i))?);
+            }
             let count = need.div_ceil(page);
             for v in spec.variants[i].knobs.values_mut("hugepages") {
                 if *v == value {

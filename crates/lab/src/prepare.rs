@@ -159,7 +159,7 @@ fn validate_points(
 ) -> Result<()> {
     for point in 0..grid.points() {
         for (variant, params) in expanded.variants.iter().zip(grid.point(point)) {
-            for cpu in workload.cpus(params) {
+            for cpu in workload.cpus(params)? {
                 if !topo.is_online(cpu) {
                     return Err(LabError::Input(format!(
                         "CPU {cpu} is not online on this machine (online: {})",

@@ -232,11 +232,15 @@ impl Session<'_> {
                     if self.opts.stop.load(Ordering::Relaxed) {
                         break;
                     }
+                    // The first real measurement reports a workload that cannot say.
+                    let Ok(cpus) = self.workload.cpus(&first.params) else {
+                        break;
+                    };
                     let ctx = MeasureCtx {
                         sys: self.opts.sys.clone(),
                         stop: self.opts.stop.clone(),
                         threads: Default::default(),
-                        cpus: self.workload.cpus(&first.params),
+                        cpus,
                         facts: facts_of(&applied),
                         workload: self.workload.info().name,
                     };
@@ -442,11 +446,14 @@ fn measure(
     variant: Option<&AppliedVariant>,
     progress: &mut dyn Progress,
 ) -> Option<MeasurementRecord> {
+    // `expand` asked for every point's CPUs before anything ran; should the workload
+    // still fail to say, the measurement fails with its error (below).
+    let cpus = workload.cpus(&pm.params);
     let ctx = MeasureCtx {
         sys: opts.sys.clone(),
         stop: opts.stop.clone(),
         threads: Default::default(),
-        cpus: workload.cpus(&pm.params),
+        cpus: cpus.clone().unwrap_or_default(),
         facts: variant.map(|a| a.facts()).unwrap_or_default(),
         workload: workload.info().name,
     };
@@ -483,7 +490,10 @@ fn measure(
     let probes = variant.map(|a| a.probes(&opts.sys)).unwrap_or_default();
     let started_at = now_epoch();
     let t0 = Instant::now();
-    let result = workload.run(&pm.params, &ctx);
+    let result = match cpus {
+        Ok(_) => workload.run(&pm.params, &ctx),
+        Err(e) => Err(WorkloadError::Param(e)),
+    };
     let elapsed_s = t0.elapsed().as_secs_f64();
     let ineffective = match &result {
         Ok(out) => verify_effects(&probes, &opts.sys, out),

@@ -110,7 +110,13 @@ pub(crate) fn load_name(p: &Params) -> (i64, String) {
         Some(ParamValue::Int(n)) => *n,
         _ => 0,
     };
-    let hogs = p.str("hogs").trim().to_string();
+    // Runs recorded before netrr had `hogs` have none: no hogs.
+    let hogs = p
+        .get("hogs")
+        .and_then(ParamValue::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_string();
     let mut name = match streams {
         0 => "no load".to_string(),
         1 => "1 stream".to_string(),

@@ -130,7 +130,7 @@ fn distribution_counts_and_marks_significance() {
 fn three_repetitions_get_one_grouped_caveat() {
     let (run, mut ms) = setup();
     let cfg = StatsConfig::default();
-    ms.retain(|m| m.rep < 3 && m.params.int("cpu_b") != 28);
+    ms.retain(|m| m.rep < 3 && m.params.int("cpu_b").unwrap() != 28);
     let t = compare_variants(&run, &ms, "poll-only", "all", None, &cfg).unwrap();
     assert!(t.rows.iter().all(|r| r.cmp.verdict == Verdict::NoChange));
     let text = t.render_text();
@@ -145,7 +145,7 @@ fn three_repetitions_get_one_grouped_caveat() {
     );
     // 4-16 lost a repetition of `all` to a failure: 3 vs 2 gets its own caveat.
     assert!(text.contains("4-16: with 3 vs 2 repetitions"), "{text}");
-    ms.retain(|m| m.params.int("cpu_b") != 16);
+    ms.retain(|m| m.params.int("cpu_b").unwrap() != 16);
     let text = compare_variants(&run, &ms, "poll-only", "all", None, &cfg)
         .unwrap()
         .render_text();

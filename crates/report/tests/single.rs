@@ -167,7 +167,7 @@ fn single_repetitions_are_flagged_and_few_repetitions_noted() {
     let run = kvm::run_info(3);
     let cfg = StatsConfig::default();
     let mut ms = kvm::records();
-    ms.retain(|m| m.rep == 0 || (m.params.int("cpu_b") == 0 && m.rep < 3));
+    ms.retain(|m| m.rep == 0 || (m.params.int("cpu_b").unwrap() == 0 && m.rep < 3));
     let t = summarize_run(&run, &ms, None, &cfg).unwrap();
     let one = t.pair_row(0, 1, "all").unwrap();
     assert!(one

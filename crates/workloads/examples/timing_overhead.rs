@@ -56,7 +56,7 @@ fn main() {
                 Ok(p) => p,
                 Err(e) => return eprintln!("{e}"),
             };
-            let ctx = MeasureCtx::new(SysRoot::host(), w.cpus(&p));
+            let ctx = MeasureCtx::new(SysRoot::host(), w.cpus(&p).unwrap());
             match w.run(&p, &ctx) {
                 Ok(out) => {
                     let r = out

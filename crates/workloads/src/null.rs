@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use perflab_core::{
-    Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, Unit, Workload,
-    WorkloadError, WorkloadInfo, WorkloadOutput,
+    Better, HistogramData, MeasureCtx, Metric, ParamError, ParamKind, ParamSpec, Params, Unit,
+    Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 
 /// The null workload. Each instance counts its own calls, so tests that need a known
@@ -89,10 +89,10 @@ fn hash(params: &Params, call: u64) -> u64 {
 }
 
 /// The value the `call`th call (0-based) reports for `params`.
-pub fn null_value(params: &Params, call: u64) -> f64 {
+pub fn null_value(params: &Params, call: u64) -> Result<f64, ParamError> {
     let unit = (hash(params, call) >> 11) as f64 / (1u64 << 53) as f64;
-    let noise = params.float("noise_pct") / 100.0 * (2.0 * unit - 1.0);
-    params.float("value") * (1.0 + noise)
+    let noise = params.float("noise_pct")? / 100.0 * (2.0 * unit - 1.0);
+    Ok(params.float("value")? * (1.0 + noise))
 }
 
 impl NullWorkload {
@@ -108,8 +108,8 @@ impl Workload for NullWorkload {
         &INFO
     }
 
-    fn cpus(&self, _params: &Params) -> Vec<u32> {
-        Vec::new()
+    fn cpus(&self, _params: &Params) -> Result<Vec<u32>, ParamError> {
+        Ok(Vec::new())
     }
 
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {
@@ -117,8 +117,10 @@ impl Workload for NullWorkload {
         if ctx.stopping() {
             return Err(WorkloadError::Interrupted);
         }
+        let sleep = Duration::from_secs_f64(params.seconds("sleep")?.max(0.0));
+        let every = params.int("fail_every")?;
+        let value = null_value(params, call)?;
         let probe = ctx.threads.begin("null", None);
-        let sleep = Duration::from_secs_f64(params.seconds("sleep").max(0.0));
         if !sleep.is_zero() {
             let end = Instant::now() + sleep;
             loop {
@@ -135,7 +137,6 @@ impl Workload for NullWorkload {
         }
         probe.finish(&ctx.threads, Some(0));
 
-        let every = params.int("fail_every");
         if every > 0 && (call + 1).checked_rem(every as u64) == Some(0) {
             return Err(WorkloadError::Failed(format!(
                 "null: call {} fails as asked (fail_every={every})",
@@ -143,7 +144,6 @@ impl Workload for NullWorkload {
             )));
         }
 
-        let value = null_value(params, call);
         // Fixed bounds: `saturating_record` on an auto-sized histogram clamps to its
         // initial, tiny range.
         let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1_000_000_000, 3)
@@ -220,6 +220,27 @@ mod tests {
         let failed: Vec<usize> = (0..7).filter(|&i| r[i].is_err()).collect();
         assert_eq!(failed, vec![2, 5]);
         assert!(r[2].as_ref().unwrap_err().contains("fail_every=3"));
+    }
+
+    #[test]
+    fn a_parameter_missing_from_its_params_fails_the_run_naming_it() {
+        let mut p = params(&[("value", "7")]);
+        p.0.remove("noise_pct");
+        let e = NullWorkload::new().run(&p, &ctx()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "parameter \"noise_pct\" (read as a number) is not declared by this workload \
+             (it has: fail_every, sleep, value)"
+        );
+        p.0.insert(
+            "noise_pct".into(),
+            perflab_core::ParamValue::Str("5".into()),
+        );
+        let e = NullWorkload::new().run(&p, &ctx()).unwrap_err().to_string();
+        assert!(
+            e.contains("\"noise_pct\" is read as a number but holds text"),
+            "{e}"
+        );
     }
 
     #[test]

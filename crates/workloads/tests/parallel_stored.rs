@@ -23,7 +23,7 @@ fn a_stored_threaded_measurement_judges_again_to_its_note() {
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
         let p = resolve("xfer", Xfer.info().params, &given).unwrap();
-        let ctx = MeasureCtx::new(SysRoot::host(), Xfer.cpus(&p));
+        let ctx = MeasureCtx::new(SysRoot::host(), Xfer.cpus(&p).unwrap());
         let out = Xfer.run(&p, &ctx).expect("xfer runs");
         // The runner stores these as the measurement's thread records.
         let threads = ctx.threads.take();

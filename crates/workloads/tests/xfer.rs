@@ -18,7 +18,10 @@ fn params(pairs: &[(&str, &str)]) -> Params {
 
 fn run(pairs: &[(&str, &str)]) -> Result<WorkloadOutput, WorkloadError> {
     let p = params(pairs);
-    Xfer.run(&p, &MeasureCtx::new(SysRoot::host(), Xfer.cpus(&p)))
+    Xfer.run(
+        &p,
+        &MeasureCtx::new(SysRoot::host(), Xfer.cpus(&p).unwrap()),
+    )
 }
 
 fn metric(out: &WorkloadOutput, name: &str) -> f64 {
@@ -170,7 +173,7 @@ fn stop_flag_ends_a_long_run_promptly() {
 #[test]
 fn pinned_run_reports_its_cpu() {
     let p = params(&[("cpu", "0"), ("size", "64K"), ("duration", "0.02s")]);
-    let ctx = MeasureCtx::new(SysRoot::host(), Xfer.cpus(&p));
+    let ctx = MeasureCtx::new(SysRoot::host(), Xfer.cpus(&p).unwrap());
     Xfer.run(&p, &ctx).unwrap();
     let rec = &ctx.threads.take()[0];
     assert_eq!(rec.pinned_cpu, Some(0));

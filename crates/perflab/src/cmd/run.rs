@@ -410,7 +410,17 @@ fn split_settings(text: &str, is_key: impl Fn(&str) -> bool) -> Vec<&str> {
 fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()> {
     let names: Vec<String> = p.available.iter().map(|v| v.spec.name.clone()).collect();
     let plan = perflab_lab::plan::plan(&p.spec, &p.grid, &names);
-    let timed: f64 = plan.iter().map(|m| m.params.seconds("duration")).sum();
+    // A workload without a timed `duration` (null, dmatest) has no known run time.
+    let timed_duration = p.workload.info().params.iter().any(|s| {
+        s.name == "duration" && matches!(s.kind, perflab_core::ParamKind::Duration { .. })
+    });
+    let timed: f64 = if timed_duration {
+        plan.iter()
+            .map(|m| m.params.seconds("duration"))
+            .sum::<Result<f64, _>>()?
+    } else {
+        0.0
+    };
     // exec's `duration` is only a placeholder value for its command, not a time it runs.
     let timed = (timed > 0.0 && p.spec.workload != "exec").then_some(timed);
     if format == RunFormat::Json {

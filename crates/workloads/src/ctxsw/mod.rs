@@ -39,8 +39,8 @@ mod sides;
 mod supervise;
 
 use perflab_core::{
-    Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, Unit, Workload,
-    WorkloadError, WorkloadInfo, WorkloadOutput,
+    Better, HistogramData, MeasureCtx, Metric, ParamError, ParamKind, ParamSpec, Params, Unit,
+    Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 
 pub use channel::Mechanism;
@@ -122,34 +122,30 @@ impl Workload for Ctxsw {
         &INFO
     }
 
-    fn cpus(&self, params: &Params) -> Vec<u32> {
-        let (a, b) = (params.cpu("cpu_a"), params.cpu("cpu_b"));
-        if a == b {
-            vec![a]
-        } else {
-            vec![a, b]
-        }
+    fn cpus(&self, params: &Params) -> Result<Vec<u32>, ParamError> {
+        let (a, b) = (params.cpu("cpu_a")?, params.cpu("cpu_b")?);
+        Ok(if a == b { vec![a] } else { vec![a, b] })
     }
 
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {
-        let mech = Mechanism::from_name(params.str("mechanism")).ok_or_else(|| {
+        let name = params.str("mechanism")?;
+        let mech = Mechanism::from_name(name).ok_or_else(|| {
             WorkloadError::Failed(format!(
-                "ctxsw: unknown mechanism {:?} (known: {})",
-                params.str("mechanism"),
+                "ctxsw: unknown mechanism {name:?} (known: {})",
                 Mechanism::NAMES.join(", ")
             ))
         })?;
         let plan = PingPlan {
-            cpu: params.cpu("cpu_a"),
-            warmup_ns: (params.seconds("warmup") * 1e9) as u64,
-            duration_ns: (params.seconds("duration") * 1e9) as u64,
-            work_ns: params.int("work").max(0) as u64,
-            rtt_every: params.int("rtt_every").max(0) as u64,
+            cpu: params.cpu("cpu_a")?,
+            warmup_ns: (params.seconds("warmup")? * 1e9) as u64,
+            duration_ns: (params.seconds("duration")? * 1e9) as u64,
+            work_ns: params.int("work")?.max(0) as u64,
+            rtt_every: params.int("rtt_every")?.max(0) as u64,
         };
         let spec = RunSpec {
             plan,
-            cpu_b: params.cpu("cpu_b"),
-            process: params.bool("process"),
+            cpu_b: params.cpu("cpu_b")?,
+            process: params.bool("process")?,
         };
         if ctx.stopping() {
             return Err(WorkloadError::Interrupted);

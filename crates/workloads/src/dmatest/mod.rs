@@ -17,8 +17,8 @@ pub mod driver;
 use std::time::Duration;
 
 use perflab_core::{
-    format_size, Better, MeasureCtx, Metric, ParamKind, ParamSpec, Params, ThreadRecord, Unit,
-    Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
+    format_size, Better, MeasureCtx, Metric, ParamError, ParamKind, ParamSpec, Params,
+    ThreadRecord, Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 
 use crate::parallel::{self, Criteria};
@@ -139,43 +139,43 @@ fn yn(b: bool) -> String {
 }
 
 /// The parameter writes a point asks for.
-pub fn settings(params: &Params) -> Settings {
+pub fn settings(params: &Params) -> Result<Settings, ParamError> {
     let p: Vec<(&'static str, String)> = vec![
-        ("timeout", params.int("timeout").to_string()),
-        ("iterations", params.int("iterations").to_string()),
-        ("test_buf_size", params.int("test_buf_size").to_string()),
+        ("timeout", params.int("timeout")?.to_string()),
+        ("iterations", params.int("iterations")?.to_string()),
+        ("test_buf_size", params.int("test_buf_size")?.to_string()),
         (
             "threads_per_chan",
-            params.int("threads_per_chan").to_string(),
+            params.int("threads_per_chan")?.to_string(),
         ),
-        ("max_channels", params.int("max_channels").to_string()),
-        ("noverify", yn(params.bool("noverify"))),
-        ("norandom", yn(params.bool("norandom"))),
-        ("polled", yn(params.bool("polled"))),
-        ("alignment", params.int("alignment").to_string()),
+        ("max_channels", params.int("max_channels")?.to_string()),
+        ("noverify", yn(params.bool("noverify")?)),
+        ("norandom", yn(params.bool("norandom")?)),
+        ("polled", yn(params.bool("polled")?)),
+        ("alignment", params.int("alignment")?.to_string()),
         (
             "dmatest",
-            if params.str("transfer") == "memset" {
+            if params.str("transfer")? == "memset" {
                 "1"
             } else {
                 "0"
             }
             .to_string(),
         ),
-        ("device", params.str("device").trim().to_string()),
+        ("device", params.str("device")?.trim().to_string()),
     ];
     // An empty `device` is dmatest's default: writing it resets an earlier run's choice.
-    Settings {
+    Ok(Settings {
         params: p,
         channels: params
-            .str("channel")
+            .str("channel")?
             .split([',', ' '])
             .map(str::trim)
             .filter(|c| !c.is_empty())
             .map(str::to_string)
             .collect(),
-        wait: Duration::from_secs_f64(params.seconds("wait").max(0.1)),
-    }
+        wait: Duration::from_secs_f64(params.seconds("wait")?.max(0.1)),
+    })
 }
 
 impl Workload for Dmatest {
@@ -183,12 +183,12 @@ impl Workload for Dmatest {
         &INFO
     }
 
-    fn cpus(&self, _params: &Params) -> Vec<u32> {
-        Vec::new()
+    fn cpus(&self, _params: &Params) -> Result<Vec<u32>, ParamError> {
+        Ok(Vec::new())
     }
 
     fn validate(&self, params: &Params) -> Result<(), String> {
-        for c in &settings(params).channels {
+        for c in &settings(params).map_err(|e| e.to_string())?.channels {
             if !c
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
@@ -202,8 +202,9 @@ impl Workload for Dmatest {
     }
 
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {
+        let s = settings(params)?;
+        let buf_size = params.int("test_buf_size")?;
         let chans = driver::check(&ctx.sys)?;
-        let s = settings(params);
         if let Some(c) = s.channels.iter().find(|c| !chans.contains(c)) {
             return Err(WorkloadError::Failed(format!(
                 "dmatest: no DMA channel {c} on this machine (it has {})",
@@ -230,7 +231,7 @@ impl Workload for Dmatest {
             "dmatest set {}; thread intervals are on the kernel log clock, each starting \
              tests/iops before its summary ({} per transfer)",
             r.written.join(" "),
-            format_size(params.int("test_buf_size").max(0) as u64)
+            format_size(buf_size.max(0) as u64)
         ));
         Ok(out)
     }

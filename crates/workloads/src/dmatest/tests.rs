@@ -53,7 +53,8 @@ fn settings_follow_the_parameters() {
         ("threads_per_chan", "4"),
         ("transfer", "memset"),
         ("noverify", "false"),
-    ]));
+    ]))
+    .unwrap();
     assert_eq!(s.channels, vec!["dma0chan0", "dma1chan1"]);
     let get = |k: &str| {
         s.params

@@ -22,8 +22,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use perflab_core::{
-    format_size, Better, MeasureCtx, Metric, ParamKind, ParamSpec, Params, Unit, Workload,
-    WorkloadError, WorkloadInfo, WorkloadOutput,
+    format_size, Better, MeasureCtx, Metric, ParamError, ParamKind, ParamSpec, Params, Unit,
+    Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 
 use capture::Captured;
@@ -194,13 +194,13 @@ impl Workload for Exec {
         &INFO
     }
 
-    fn cpus(&self, params: &Params) -> Vec<u32> {
+    fn cpus(&self, params: &Params) -> Result<Vec<u32>, ParamError> {
         // A malformed list is reported by run(); here it pins nothing.
-        perflab_sys::parse_cpu_list(params.str("cpus")).unwrap_or_default()
+        Ok(perflab_sys::parse_cpu_list(params.str("cpus")?).unwrap_or_default())
     }
 
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {
-        let prepared = prepare(params).map_err(failed)?;
+        let prepared = prepare(params)?;
         if ctx.stopping() {
             return Err(WorkloadError::Interrupted);
         }
@@ -212,7 +212,7 @@ impl Workload for Exec {
                 return Err(failed(format!(
                     "`{}` timed out after {} s{}",
                     prepared.launch.script,
-                    params.seconds("timeout"),
+                    prepared.launch.timeout.as_secs_f64(),
                     tails(&done)
                 )))
             }
@@ -242,8 +242,56 @@ struct Prepared {
     notes: Vec<String>,
 }
 
-fn prepare(params: &Params) -> Result<Prepared, String> {
-    let args = template::parse_pairs("args", params.str("args"))?;
+/// Reads and checks what a repetition needs. A parameter the code misspells is its
+/// `WorkloadError::Param`; a value the command cannot run with fails as `exec: …`.
+fn prepare(params: &Params) -> Result<Prepared, WorkloadError> {
+    let given = Given::read(params)?;
+    prepare_from(params, &given).map_err(failed)
+}
+
+/// exec's parameters as given, read once.
+struct Given<'a> {
+    args: &'a str,
+    cmd: &'a str,
+    env: &'a str,
+    cwd: &'a str,
+    bytes: &'a str,
+    cpus: &'a str,
+    regex: &'a str,
+    json: &'a str,
+    parser: &'a str,
+    metric: &'a str,
+    unit: &'a str,
+    better: &'a str,
+    from: &'a str,
+    timeout_s: f64,
+    max_output: i64,
+}
+
+impl<'a> Given<'a> {
+    fn read(params: &'a Params) -> Result<Self, ParamError> {
+        Ok(Self {
+            args: params.str("args")?,
+            cmd: params.str("cmd")?,
+            env: params.str("env")?,
+            cwd: params.str("cwd")?,
+            bytes: params.str("bytes")?,
+            cpus: params.str("cpus")?,
+            regex: params.str("regex")?,
+            json: params.str("json")?,
+            parser: params.str("parser")?,
+            metric: params.str("metric")?,
+            unit: params.str("unit")?,
+            better: params.str("better")?,
+            from: params.str("from")?,
+            timeout_s: params.seconds("timeout")?,
+            max_output: params.int("max_output")?,
+        })
+    }
+}
+
+fn prepare_from(params: &Params, p: &Given) -> Result<Prepared, String> {
+    let args = template::parse_pairs("args", p.args)?;
     let mut values: BTreeMap<String, String> = params
         .0
         .iter()
@@ -272,36 +320,32 @@ fn prepare(params: &Params) -> Result<Prepared, String> {
         }
         e.text
     };
-    let script = expand("cmd", params.str("cmd"));
+    let script = expand("cmd", p.cmd);
     if script.trim().is_empty() {
         return Err("cmd is empty".into());
     }
-    let env = template::parse_pairs("env", params.str("env"))?
+    let env = template::parse_pairs("env", p.env)?
         .into_iter()
         .map(|(k, v)| {
             let v = expand(&format!("env {k}"), &v);
             (k, v)
         })
         .collect();
-    let cwd = match params.str("cwd") {
+    let cwd = match p.cwd {
         "" => None,
         dir => Some(PathBuf::from(expand("cwd", dir))),
     };
-    let bytes = match params.str("bytes").trim() {
+    let bytes = match p.bytes.trim() {
         "" => None,
         b => Some(product_of_sizes(&expand("bytes", b))?),
     };
-    let cpus = perflab_sys::parse_cpu_list(params.str("cpus"))
-        .map_err(|e| format!("cpus {:?}: {}", params.str("cpus"), e.reason))?;
-    let how = Extraction::from_params(
-        params.str("regex"),
-        params.str("json"),
-        params.str("parser"),
-    )?;
+    let cpus = perflab_sys::parse_cpu_list(p.cpus)
+        .map_err(|e| format!("cpus {:?}: {}", p.cpus, e.reason))?;
+    let how = Extraction::from_params(p.regex, p.json, p.parser)?;
     let metric = MetricSpec {
-        name: params.str("metric").trim().to_string(),
-        unit: unit(params.str("unit"))?,
-        better: better(params.str("better"))?,
+        name: p.metric.trim().to_string(),
+        unit: unit(p.unit)?,
+        better: better(p.better)?,
     };
     if matches!(how, Extraction::Regex(_) | Extraction::Json(_))
         && OWN_METRICS.contains(&metric.name.as_str())
@@ -317,12 +361,12 @@ fn prepare(params: &Params) -> Result<Prepared, String> {
             env,
             cwd,
             cpus,
-            timeout: Duration::from_secs_f64(params.seconds("timeout").max(0.001)),
-            max_output: params.int("max_output").clamp(0, 1 << 30) as usize,
+            timeout: Duration::from_secs_f64(p.timeout_s.max(0.001)),
+            max_output: p.max_output.clamp(0, 1 << 30) as usize,
         },
         how,
         metric,
-        from: params.str("from").to_string(),
+        from: p.from.to_string(),
         bytes,
         notes,
     })

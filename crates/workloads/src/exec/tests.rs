@@ -447,8 +447,8 @@ fn pinned_command_runs_on_its_cpu_and_is_recorded() {
         ("cpus", "0"),
         ("regex", r"Cpus_allowed_list:\s*(\d+)$"),
     ]);
-    assert_eq!(Exec.cpus(&p), vec![0]);
-    assert!(Exec.cpus(&params(&[("cmd", "true")])).is_empty());
+    assert_eq!(Exec.cpus(&p), Ok(vec![0]));
+    assert_eq!(Exec.cpus(&params(&[("cmd", "true")])), Ok(vec![]));
     let c = ctx();
     let out = Exec.run(&p, &c).unwrap();
     assert_eq!(value(&out, "value"), 0.0);

@@ -52,8 +52,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use perflab_core::{
-    Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, Unit, Workload,
-    WorkloadError, WorkloadInfo, WorkloadOutput,
+    Better, HistogramData, MeasureCtx, Metric, ParamError, ParamKind, ParamSpec, Params,
+    SecretValue, Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 
 pub use client::DEAD_AFTER;
@@ -179,18 +179,55 @@ static INFO: WorkloadInfo = WorkloadInfo {
     primary_metric: "rtt_p50_us",
 };
 
-fn cpu_param(params: &Params, name: &str) -> Option<u32> {
-    let v = params.int(name);
-    (v >= 0).then_some(v as u32)
+/// `client_cpu` or `server_cpu`: `None` for -1 (not pinned).
+fn cpu_param(v: i64) -> Option<u32> {
+    u32::try_from(v).ok()
 }
 
-fn hog_cpus(params: &Params) -> Result<Vec<u32>, WorkloadError> {
-    let text = params.str("hogs").trim();
+/// The `hogs` CPU list (empty text: none).
+fn hog_cpus(text: &str) -> Result<Vec<u32>, String> {
+    let text = text.trim();
     if text.is_empty() {
         return Ok(Vec::new());
     }
     perflab_sys::cpulist::parse_cpu_list(text)
-        .map_err(|e| WorkloadError::Failed(format!("netrr: hogs={text:?} is not a CPU list: {e}")))
+        .map_err(|e| format!("hogs={text:?} is not a CPU list: {e}"))
+}
+
+/// The parameters a measurement reads, read once before anything starts, so a name the
+/// code misspells fails the run at once instead of measuring with a made-up value.
+struct Settings {
+    proto: String,
+    size: i64,
+    rate: f64,
+    warmup: i64,
+    duration: f64,
+    timeout: f64,
+    client_cpu: Option<u32>,
+    server_cpu: Option<u32>,
+    load_streams: i64,
+    hogs: String,
+    peer: String,
+    token: SecretValue,
+}
+
+impl Settings {
+    fn read(params: &Params) -> Result<Self, ParamError> {
+        Ok(Self {
+            proto: params.str("proto")?.to_string(),
+            size: params.int("size")?,
+            rate: params.float("rate")?,
+            warmup: params.int("warmup")?,
+            duration: params.seconds("duration")?,
+            timeout: params.seconds("timeout")?,
+            client_cpu: cpu_param(params.int("client_cpu")?),
+            server_cpu: cpu_param(params.int("server_cpu")?),
+            load_streams: params.int("load_streams")?,
+            hogs: params.str("hogs")?.to_string(),
+            peer: params.str("peer")?.trim().to_string(),
+            token: params.secret("token")?,
+        })
+    }
 }
 
 impl Workload for Netrr {
@@ -198,29 +235,32 @@ impl Workload for Netrr {
         &INFO
     }
 
-    fn cpus(&self, params: &Params) -> Vec<u32> {
-        let mut cpus: Vec<u32> = ["client_cpu", "server_cpu"]
-            .iter()
-            .filter_map(|n| cpu_param(params, n))
-            .chain(hog_cpus(params).unwrap_or_default())
+    fn cpus(&self, params: &Params) -> Result<Vec<u32>, ParamError> {
+        // A malformed hogs list is reported by run(); here it pins nothing.
+        let hogs = hog_cpus(params.str("hogs")?).unwrap_or_default();
+        let mut cpus: Vec<u32> = [params.int("client_cpu")?, params.int("server_cpu")?]
+            .into_iter()
+            .filter_map(cpu_param)
+            .chain(hogs)
             .collect();
         cpus.sort_unstable();
         cpus.dedup();
-        cpus
+        Ok(cpus)
     }
 
-    fn memory_bytes(&self, params: &Params) -> u64 {
+    fn memory_bytes(&self, params: &Params) -> Result<u64, ParamError> {
         // Histogram, message buffers, and 128 KiB per load stream on each side.
-        (1 << 20)
-            + 4 * params.int("size").max(0) as u64
-            + params.int("load_streams").max(0) as u64 * (256 << 10)
+        Ok((1 << 20)
+            + 4 * params.int("size")?.max(0) as u64
+            + params.int("load_streams")?.max(0) as u64 * (256 << 10))
     }
 
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {
         if ctx.stopping() {
             return Err(WorkloadError::Interrupted);
         }
-        measure(params, ctx).map_err(|e| {
+        let settings = Settings::read(params)?;
+        measure(&settings, ctx).map_err(|e| {
             if ctx.stopping() || e == INTERRUPTED {
                 WorkloadError::Interrupted
             } else {
@@ -262,8 +302,8 @@ fn fact_ip(ctx: &MeasureCtx, key: &str) -> Result<IpAddr, String> {
     })
 }
 
-pub(crate) fn route(params: &Params, ctx: &MeasureCtx) -> Result<Route, String> {
-    let peer = params.str("peer").trim();
+fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, String> {
+    let peer = s.peer.as_str();
     if let Some(path) = ctx.fact("net.path") {
         if !peer.is_empty() {
             return Err(format!(
@@ -299,7 +339,7 @@ pub(crate) fn route(params: &Params, ctx: &MeasureCtx) -> Result<Route, String> 
             client_addr: IpAddr::V4(Ipv4Addr::LOCALHOST),
         });
     }
-    let token = peer_token(params)?;
+    let token = peer_token(&s.token)?;
     if token.is_empty() {
         return Err(format!(
             "peer={peer} needs the token its `perflab serve` printed: give token= or set \
@@ -319,13 +359,15 @@ pub(crate) fn route(params: &Params, ctx: &MeasureCtx) -> Result<Route, String> 
 /// The token for `peer=`: the parameter's secret, else `PERFLAB_SERVE_TOKEN`. A run
 /// resumed by another process has only the token's fingerprint; the environment's token
 /// is then used when it is the same token.
-fn peer_token(params: &Params) -> Result<String, String> {
+fn peer_token(token: &SecretValue) -> Result<String, String> {
     let env = || std::env::var("PERFLAB_SERVE_TOKEN").unwrap_or_default();
-    match params.secret("token") {
-        Ok(t) if t.is_empty() => Ok(env()),
-        Ok(t) => Ok(t),
-        Err(fp) if perflab_core::secret::fingerprint(&env()) == fp => Ok(env()),
-        Err(fp) => Err(format!(
+    match token {
+        SecretValue::Known(t) if t.is_empty() => Ok(env()),
+        SecretValue::Known(t) => Ok(t.clone()),
+        SecretValue::FingerprintOnly(fp) if perflab_core::secret::fingerprint(&env()) == *fp => {
+            Ok(env())
+        }
+        SecretValue::FingerprintOnly(fp) => Err(format!(
             "this run stored only the token's fingerprint ({fp}), not the token: set \
              PERFLAB_SERVE_TOKEN to the token of the peer's `perflab serve` to go on"
         )),
@@ -335,15 +377,15 @@ fn peer_token(params: &Params) -> Result<String, String> {
 /// Byte counts of the load at the window's start and end.
 type Marks = Arc<Mutex<Vec<(Instant, u64)>>>;
 
-fn measure(params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> {
-    let proto = Proto::from_name(params.str("proto"))
-        .ok_or_else(|| format!("unknown proto {:?}", params.str("proto")))?;
-    let size = params.int("size").clamp(1, proto::MAX_DATA_SIZE as i64) as usize;
-    let streams = params.int("load_streams").clamp(0, 16) as u32;
-    let timeout = Duration::from_secs_f64(params.seconds("timeout").max(0.001));
-    let duration = Duration::from_secs_f64(params.seconds("duration"));
-    let hogs = hog_cpus(params).map_err(|e| e.to_string())?;
-    let route = route(params, ctx)?;
+fn measure(cfg: &Settings, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> {
+    let proto =
+        Proto::from_name(&cfg.proto).ok_or_else(|| format!("unknown proto {:?}", cfg.proto))?;
+    let size = cfg.size.clamp(1, proto::MAX_DATA_SIZE as i64) as usize;
+    let streams = cfg.load_streams.clamp(0, 16) as u32;
+    let timeout = Duration::from_secs_f64(cfg.timeout.max(0.001));
+    let duration = Duration::from_secs_f64(cfg.duration);
+    let hogs = hog_cpus(&cfg.hogs)?;
+    let route = route(cfg, ctx)?;
     let mut notes = Vec::new();
 
     // Everything started from here on is stopped by these guards' drops, on every path.
@@ -361,7 +403,7 @@ fn measure(params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> 
             let place = Placement {
                 netns: server_netns.clone(),
                 addr: *server_addr,
-                cpu: cpu_param(params, "server_cpu"),
+                cpu: cfg.server_cpu,
                 allow: None,
             };
             let started = responder::start_echo(proto, size, &place)?;
@@ -406,7 +448,7 @@ fn measure(params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> 
             if let Some(sink) = s.sink {
                 bg.start_streams(streams, netns, bind, sink, client::connect_timeout(timeout))?;
             }
-            if cpu_param(params, "server_cpu").is_some() {
+            if cfg.server_cpu.is_some() {
                 notes.push("server_cpu is ignored with a remote peer".into());
             }
             if let Some(note) = ctx.fact("net.guest_note") {
@@ -421,11 +463,11 @@ fn measure(params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> 
     let plan = ClientPlan {
         proto,
         size,
-        rate: params.float("rate"),
-        warmup: params.int("warmup").max(0) as u64,
+        rate: cfg.rate,
+        warmup: cfg.warmup.max(0) as u64,
         duration,
         timeout,
-        cpu: cpu_param(params, "client_cpu"),
+        cpu: cfg.client_cpu,
         netns,
         bind,
         target,

@@ -37,8 +37,8 @@ mod threaded;
 pub mod timing;
 
 use perflab_core::{
-    format_size, Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, SysRoot,
-    Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
+    format_size, Better, HistogramData, MeasureCtx, Metric, ParamError, ParamKind, ParamSpec,
+    Params, SysRoot, Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 
 pub use buffer::Backing;
@@ -223,24 +223,26 @@ fn complete(params: &Params) -> Params {
 /// The setup the parameters describe (missing ones at their defaults).
 pub fn setup(params: &Params) -> Result<Setup, WorkloadError> {
     let params = &complete(params);
-    let word = |name: &str| params.str(name).to_string();
-    let engine = Engine::from_name(params.str("engine"))
-        .ok_or_else(|| failed(format!("xfer: unknown engine {:?}", word("engine"))))?;
-    let direction = Direction::from_name(params.str("direction"))
-        .ok_or_else(|| failed(format!("xfer: unknown direction {:?}", word("direction"))))?;
-    let backing = Backing::from_name(params.str("backing"))
-        .ok_or_else(|| failed(format!("xfer: unknown backing {:?}", word("backing"))))?;
-    let pinned = match params.str("state") {
+    let engine = params.str("engine")?;
+    let engine = Engine::from_name(engine)
+        .ok_or_else(|| failed(format!("xfer: unknown engine {engine:?}")))?;
+    let direction = params.str("direction")?;
+    let direction = Direction::from_name(direction)
+        .ok_or_else(|| failed(format!("xfer: unknown direction {direction:?}")))?;
+    let backing = params.str("backing")?;
+    let backing = Backing::from_name(backing)
+        .ok_or_else(|| failed(format!("xfer: unknown backing {backing:?}")))?;
+    let pinned = match params.str("state")? {
         "pinned" => true,
         "unpinned" => false,
         other => return Err(failed(format!("xfer: unknown state {other:?}"))),
     };
-    let zero_data = match params.str("data") {
+    let zero_data = match params.str("data")? {
         "pattern" => false,
         "zero" => true,
         other => return Err(failed(format!("xfer: unknown data {other:?}"))),
     };
-    let size = params.int("size");
+    let size = params.int("size")?;
     if size <= 0 {
         return Err(failed(format!("xfer: size {size} is not a buffer size")));
     }
@@ -267,36 +269,38 @@ impl Workload for Xfer {
         &INFO
     }
 
-    fn cpus(&self, params: &Params) -> Vec<u32> {
+    fn cpus(&self, params: &Params) -> Result<Vec<u32>, ParamError> {
         let params = &complete(params);
-        if let Ok(Some(shape)) = shape::shape(params) {
+        // A shape the parameters do not make is reported by validate() and run().
+        if let Ok(Some(shape)) = shape::shape(params)? {
             return plan_cpus(params, &shape);
         }
-        let cpu = params.int("cpu");
-        if cpu >= 0 {
-            vec![cpu as u32]
-        } else {
-            Vec::new()
-        }
+        Ok(u32::try_from(params.int("cpu")?).into_iter().collect())
     }
 
-    fn memory_bytes(&self, params: &Params) -> u64 {
-        let per_set = setup(params).map(|s| peak_bytes(&s)).unwrap_or(0);
-        match shape::shape(&complete(params)) {
+    fn memory_bytes(&self, params: &Params) -> Result<u64, ParamError> {
+        // A setup or shape the parameters do not make is reported by validate() and run().
+        let per_set = match setup(params) {
+            Ok(s) => peak_bytes(&s),
+            Err(WorkloadError::Param(e)) => return Err(e),
+            Err(_) => 0,
+        };
+        Ok(match shape::shape(&complete(params))? {
             Ok(Some(shape)) => per_set.saturating_mul(shape.buffers()),
             _ => per_set,
-        }
+        })
     }
 
     fn validate(&self, params: &Params) -> Result<(), String> {
         let params = &complete(params);
         let s = setup(params).map_err(|e| e.to_string())?;
-        if let Some(shape) = shape::shape(params)? {
-            if irq_of(params) != irq::Irq::None {
+        let text = |e: ParamError| e.to_string();
+        if let Some(shape) = shape::shape(params).map_err(text)?? {
+            if irq_of(params).map_err(text)? != irq::Irq::None {
                 return Err(format!(
                     "irq={} drives the single-thread xfer; the channel model ({} threads) \
                      takes no interrupt source",
-                    params.str("irq"),
+                    params.str("irq").map_err(text)?,
                     shape.threads()
                 ));
             }
@@ -314,18 +318,18 @@ impl Workload for Xfer {
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {
         let params = &complete(params);
         let s = setup(params)?;
-        let cpu = self.cpus(params).first().copied();
-        let duration_ns = (params.seconds("duration") * 1e9).max(1.0) as u64;
+        let cpu = self.cpus(params)?.first().copied();
+        let duration_ns = (params.seconds("duration")? * 1e9).max(1.0) as u64;
         if ctx.stopping() {
             return Err(WorkloadError::Interrupted);
         }
-        if let Some(shape) = shape::shape(params).map_err(|e| failed(format!("xfer: {e}")))? {
+        if let Some(shape) = shape::shape(params)?.map_err(|e| failed(format!("xfer: {e}")))? {
             self.validate(params)
                 .map_err(|e| failed(format!("xfer: {e}")))?;
             let slots = slots(params, &shape, &ctx.sys)?;
             return threaded::run(s, shape, slots, duration_ns, ctx);
         }
-        let irq = irq_of(params);
+        let irq = irq_of(params)?;
         // A thread of its own, so pinning it leaves the caller's affinity alone.
         let result = std::thread::scope(|scope| {
             scope
@@ -344,21 +348,21 @@ impl Workload for Xfer {
 }
 
 /// The interrupt source the parameters ask for.
-fn irq_of(params: &Params) -> irq::Irq {
-    match params.str("irq") {
+fn irq_of(params: &Params) -> Result<irq::Irq, ParamError> {
+    Ok(match params.str("irq")? {
         "timer" => irq::Irq::Timer {
-            period_ns: (params.seconds("irq_period") * 1e9).max(1_000.0) as u64,
+            period_ns: (params.seconds("irq_period")? * 1e9).max(1_000.0) as u64,
         },
         _ => irq::Irq::None,
-    }
+    })
 }
 
 /// The CPUs a channel-model measurement is known to use before it runs: an explicit
 /// list (checked online by the planner) or, for `spread`, this process's allowed CPUs.
 /// `isolated` needs the machine's root and is resolved at run time.
-fn plan_cpus(params: &Params, shape: &shape::Shape) -> Vec<u32> {
+fn plan_cpus(params: &Params, shape: &shape::Shape) -> Result<Vec<u32>, ParamError> {
     use placement::Placement;
-    let mut cpus = match Placement::parse(params.str("placement")) {
+    let mut cpus = match Placement::parse(params.str("placement")?) {
         Ok(Placement::List(l)) => l,
         Ok(Placement::Spread) => placement::allowed_cpus().unwrap_or_default(),
         _ => Vec::new(),
@@ -366,7 +370,7 @@ fn plan_cpus(params: &Params, shape: &shape::Shape) -> Vec<u32> {
     cpus.truncate(shape.threads());
     cpus.sort_unstable();
     cpus.dedup();
-    cpus
+    Ok(cpus)
 }
 
 /// The threads of a channel-model measurement with the CPU each is pinned to.
@@ -377,7 +381,7 @@ fn slots(
 ) -> Result<Vec<threaded::Slot>, WorkloadError> {
     use placement::{CpuSets, Placement};
     let bad = |e: String| failed(format!("xfer: {e}"));
-    let place = Placement::parse(params.str("placement")).map_err(bad)?;
+    let place = Placement::parse(params.str("placement")?).map_err(bad)?;
     let cpus = if place.is_free() {
         CpuSets::default()
     } else {
@@ -589,7 +593,7 @@ mod tests {
 
     #[test]
     fn memory_bytes_counts_every_buffer_in_whole_pages() {
-        let m = |p: &[(&str, &str)]| Xfer.memory_bytes(&params(p));
+        let m = |p: &[(&str, &str)]| Xfer.memory_bytes(&params(p)).unwrap();
         assert_eq!(m(&[]), 2 << 20);
         assert_eq!(m(&[("engine", "pvm")]), 2 << 20);
         assert_eq!(m(&[("engine", "pvm"), ("direction", "write")]), 2 << 20);
@@ -602,11 +606,11 @@ mod tests {
 
     #[test]
     fn cpus_follow_the_cpu_parameter() {
-        assert!(Xfer.cpus(&params(&[])).is_empty());
+        assert_eq!(Xfer.cpus(&params(&[])), Ok(vec![]));
         // Hand-built parameters without `cpu` mean "not pinned", not CPU 0.
-        assert!(Xfer.cpus(&Params::default()).is_empty());
-        assert_eq!(Xfer.memory_bytes(&Params::default()), 2 << 20);
-        assert_eq!(Xfer.cpus(&params(&[("cpu", "1")])), vec![1]);
+        assert_eq!(Xfer.cpus(&Params::default()), Ok(vec![]));
+        assert_eq!(Xfer.memory_bytes(&Params::default()), Ok(2 << 20));
+        assert_eq!(Xfer.cpus(&params(&[("cpu", "1")])), Ok(vec![1]));
     }
 
     #[test]
@@ -671,7 +675,7 @@ mod channel_tests {
 
     #[test]
     fn the_study_grid_derives_buffers_per_thread_and_refuses_what_does_not_divide() {
-        let s = |p: &[(&str, &str)]| shape::shape(&params(p));
+        let s = |p: &[(&str, &str)]| shape::shape(&params(p)).unwrap();
         assert_eq!(s(&[]).unwrap(), None);
         // Seed 000: 4 channels fixed, 192 buffers, buffers per thread from the threads.
         for (t, b) in [("1", 48), ("2", 24), ("4", 12), ("8", 6), ("16", 3)] {
@@ -754,10 +758,10 @@ mod channel_tests {
             ("buffers_per_thread", "4"),
             ("size", "64K"),
         ]);
-        assert_eq!(Xfer.memory_bytes(&p), 24 * 2 * (64 << 10));
-        assert_eq!(Xfer.cpus(&p), Vec::<u32>::new());
+        assert_eq!(Xfer.memory_bytes(&p), Ok(24 * 2 * (64 << 10)));
+        assert_eq!(Xfer.cpus(&p), Ok(Vec::<u32>::new()));
         let p = params(&[("threads_per_channel", "4"), ("placement", "0")]);
-        assert_eq!(Xfer.cpus(&p), vec![0]);
+        assert_eq!(Xfer.cpus(&p), Ok(vec![0]));
     }
 
     fn run(pairs: &[(&str, &str)]) -> WorkloadOutput {
@@ -765,7 +769,7 @@ mod channel_tests {
         let out = Xfer.run(&params(pairs), &ctx).unwrap();
         let threads = ctx.threads.take();
         let per = params(pairs);
-        let shape = shape::shape(&per).unwrap().unwrap();
+        let shape = shape::shape(&per).unwrap().unwrap().unwrap();
         assert_eq!(threads.len(), shape.threads());
         out
     }

@@ -4,7 +4,7 @@
 //! 6×8×4 and 3×16×4, so with `channels=4 total_buffers=192` the buffers per thread are
 //! derived from the threads per channel.
 
-use perflab_core::Params;
+use perflab_core::{ParamError, Params};
 
 use super::placement::Placement;
 
@@ -34,27 +34,41 @@ impl Shape {
 pub const MAX_THREADS: usize = 4096;
 
 /// The channel-model shape the parameters ask for; `None` when they ask for none (plain
-/// single-thread xfer: every count 0 and `placement=free`).
-pub fn shape(params: &Params) -> Result<Option<Shape>, String> {
-    let count = |name: &str| -> Result<u64, String> {
-        let v = params.int(name);
-        u64::try_from(v).map_err(|_| format!("{name}={v} is negative"))
-    };
-    let (c, t, b, total) = (
-        count("channels")?,
-        count("threads_per_channel")?,
-        count("buffers_per_thread")?,
-        count("total_buffers")?,
-    );
-    let per_thread = count("transfers_per_thread")?;
-    let placement = Placement::parse(params.str("placement"))?;
+/// single-thread xfer: every count 0 and `placement=free`). The outer `Err` is xfer's
+/// code reading a parameter it does not declare; the inner one, counts that make no shape.
+pub fn shape(params: &Params) -> Result<Result<Option<Shape>, String>, ParamError> {
+    let counts = [
+        params.int("channels")?,
+        params.int("threads_per_channel")?,
+        params.int("buffers_per_thread")?,
+        params.int("total_buffers")?,
+        params.int("transfers_per_thread")?,
+    ];
+    let placement = params.str("placement")?;
+    let cpu = params.int("cpu")?;
+    Ok(shape_of(counts, placement, cpu))
+}
+
+fn shape_of(counts: [i64; 5], placement: &str, cpu: i64) -> Result<Option<Shape>, String> {
+    const NAMES: [&str; 5] = [
+        "channels",
+        "threads_per_channel",
+        "buffers_per_thread",
+        "total_buffers",
+        "transfers_per_thread",
+    ];
+    let mut n = [0u64; 5];
+    for ((out, v), name) in n.iter_mut().zip(counts).zip(NAMES) {
+        *out = u64::try_from(v).map_err(|_| format!("{name}={v} is negative"))?;
+    }
+    let [c, t, b, total, per_thread] = n;
+    let placement = Placement::parse(placement)?;
     if c == 0 && t == 0 && b == 0 && total == 0 && per_thread == 0 && placement.is_free() {
         return Ok(None);
     }
-    if params.int("cpu") >= 0 {
+    if cpu >= 0 {
         return Err(format!(
-            "cpu={} pins the single-thread xfer; with channels or threads use placement=<cpu list>",
-            params.int("cpu")
+            "cpu={cpu} pins the single-thread xfer; with channels or threads use placement=<cpu list>"
         ));
     }
     let t = t.max(1);
