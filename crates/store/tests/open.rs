@@ -331,3 +331,30 @@ fn a_version_4_database_gives_each_run_a_uid() {
     }
     assert_eq!(store.measurements(1).unwrap()[0].output, rec.output);
 }
+
+/// The stored spec is read back as the typed `RunSpec`: a run whose spec text is not
+/// one (hand-edited, or damaged) is one line naming the run and what is wrong, and the
+/// keys a sparse spec lacks read as their defaults.
+#[test]
+fn a_spec_that_does_not_read_back_names_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.db");
+    let mut store = Store::open(&path).unwrap();
+    let id = store.create_run(&new_run(2), 1.0).unwrap();
+    drop(store);
+    let set = |spec: &str| {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute("UPDATE runs SET spec = ?1", [spec]).unwrap();
+    };
+    set(r#"{"name": "s", "repetitions": "three"}"#);
+    let e = Store::open(&path).unwrap().run(id).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("run {id}")) && e.contains("its spec does not read back"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+    set(r#"{"primary_metric": "bw"}"#);
+    let info = Store::open(&path).unwrap().run(id).unwrap();
+    assert_eq!(info.spec.primary_metric, "bw");
+    assert!(info.spec.points.is_empty() && info.spec.adaptive.is_none());
+}
