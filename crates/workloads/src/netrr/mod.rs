@@ -55,6 +55,7 @@ use perflab_core::{
     Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, Unit, Workload,
     WorkloadError, WorkloadInfo, WorkloadOutput,
 };
+use perflab_core::{Kind, LatencyTableHints, ReportHints, WorkloadHints};
 
 pub use client::DEAD_AFTER;
 pub use remote::{parse_peer, DEFAULT_PORT};
@@ -169,6 +170,7 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 static INFO: WorkloadInfo = WorkloadInfo {
+    kind: Kind::Workload,
     name: "netrr",
     help: "Request/response ping-pong over UDP or TCP on host loopback, a path a netpath \
            knob built, or to a remote `perflab serve` (peer=); closed loop or open loop at \
@@ -176,7 +178,15 @@ static INFO: WorkloadInfo = WorkloadInfo {
            p99_9,p99_99}_us, transactions_per_s and lost; load_streams and hogs add \
            background load.",
     params: PARAMS,
-    primary_metric: "rtt_p50_us",
+    needs: &[],
+    report: ReportHints::Workload(WorkloadHints {
+        primary_metric: "rtt_p50_us",
+        result_title: None,
+        latency_table: Some(LatencyTableHints {
+            histogram: "rtt",
+            softirqs: "softirqs",
+        }),
+    }),
 };
 
 fn cpu_param(params: &Params, name: &str) -> Option<u32> {
