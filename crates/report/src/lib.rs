@@ -21,6 +21,7 @@ pub mod error;
 mod family;
 pub mod fmt;
 pub mod full;
+pub mod hints;
 pub mod latency_percentiles;
 pub mod latency_table;
 pub mod lock_wait;
