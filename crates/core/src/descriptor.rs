@@ -213,6 +213,12 @@ pub struct RowHints {
     /// Rows are perf counters, shown as the report's counters table (one row per point
     /// and variant, a column per event).
     pub counter_table: bool,
+    /// Rows are latency spans keyed `{set}.{span}:{stat}` (`count`, `p50`, `p90`, `p99`,
+    /// `mean`, `max` in ns, `unmatched`), shown as the report's span sections. A
+    /// statistic exists only in repetitions where its span's `count` is above 0, and it is
+    /// the length of single events (a change's floor is one event's, not a share of the
+    /// measurement).
+    pub spans: bool,
 }
 
 impl RowHints {
@@ -226,6 +232,7 @@ impl RowHints {
         per_cpu_table: None,
         figure: None,
         counter_table: false,
+        spans: false,
     };
 }
 

@@ -16,6 +16,9 @@
 //! rule, read from the telemetry repetitions that traced; their percentiles are lengths
 //! of single events, so their floor is [`SPAN_FLOOR_NS`], and a span belongs to no CPU,
 //! so it is looked at whatever CPUs the point involves.
+//!
+//! How a row is worded, which keys are bookkeeping, and which rows belong to no CPU come
+//! from the monitor's report hints (`perflab_core::RowHints`), never from its name.
 
 use std::collections::{HashMap, HashSet};
 
@@ -151,6 +154,12 @@ fn cpu_free(source: &str) -> bool {
     hints::rows(source).is_some_and(|h| h.cpu_free)
 }
 
+/// Rows that are latency spans (their statistics exist where the span matched, and are
+/// lengths of single events).
+fn is_spans(source: &str) -> bool {
+    hints::rows(source).is_some_and(|h| h.spans)
+}
+
 /// Identity of a telemetry row across repetitions. Rows with the same identity in one
 /// measurement are summed (POWER's two `LOC` rows become the CPU's LOC total).
 type RowId<'a> = (&'a str, &'a str, Option<u32>);
@@ -251,7 +260,7 @@ fn tally<'m>(
 fn values(tallies: &[Tally], id: RowId) -> Vec<f64> {
     // A span percentile exists only where the span matched: a repetition without a match
     // has no distribution, not a zero one.
-    let count_key = (id.0 == trace_rows::SOURCE)
+    let count_key = is_spans(id.0)
         .then(|| trace_rows::split_key(id.1).map(|(span, _)| format!("{span}:count")))
         .flatten();
     tallies
@@ -282,7 +291,7 @@ fn change(
     );
     let (ma, mb) = (sa.median(), sb.median());
     let delta = mb - ma;
-    let f = if source == trace_rows::SOURCE {
+    let f = if is_spans(source) {
         span_floor(unit)
     } else {
         floor(unit, ma, mb, elapsed_s)

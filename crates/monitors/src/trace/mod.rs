@@ -53,6 +53,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
             KeyMatch::Suffix(":p90"),
             KeyMatch::Suffix(":p99"),
         ]),
+        spans: true,
         ..RowHints::PLAIN
     }),
 };
