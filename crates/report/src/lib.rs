@@ -43,6 +43,8 @@ mod summary_text;
 pub mod table_text;
 pub mod telemetry;
 pub mod trace_rows;
+#[cfg(test)]
+mod unknown_monitor_tests;
 
 pub use changed::{changes_for_table, involved_cpus, what_changed, RowChanges, TelemetryChange};
 pub use compare::{
