@@ -37,8 +37,8 @@ pub struct Descriptor {
     /// way (one entry named `value` for a knob).
     pub params: &'static [ParamSpec],
     /// What the machine must offer for the plug-in to work (`perflab doctor` checks each
-    /// and says which plug-ins a missing one blocks).
-    pub needs: &'static [Need],
+    /// and says which plug-ins a missing one blocks or limits).
+    pub needs: Needs,
     pub report: ReportHints,
 }
 
@@ -70,6 +70,44 @@ impl Descriptor {
     /// The first line of the help, for listings.
     pub fn summary(&self) -> &'static str {
         self.help.lines().next().unwrap_or("")
+    }
+}
+
+/// What a plug-in needs from the machine: for everything it does, or for some of its
+/// values only (netpath=ovs, xfer's 2M pages, hardware counters), where a missing need
+/// limits the plug-in rather than blocking it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    pub all: &'static [Need],
+    pub some: &'static [Need],
+}
+
+impl Needs {
+    pub const NONE: Needs = Needs {
+        all: &[],
+        some: &[],
+    };
+
+    /// Needed for everything the plug-in does.
+    pub const fn all(all: &'static [Need]) -> Self {
+        Self { all, some: &[] }
+    }
+
+    /// Whether a missing `need` blocks the plug-in (`Some(true)`), limits it
+    /// (`Some(false)`), or does not concern it (`None`).
+    pub fn blocks(&self, need: Need) -> Option<bool> {
+        if self.all.contains(&need) {
+            Some(true)
+        } else if self.some.contains(&need) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// Every need, those for everything first.
+    pub fn iter(&self) -> impl Iterator<Item = Need> + '_ {
+        self.all.iter().chain(self.some).copied()
     }
 }
 

@@ -19,7 +19,7 @@ pub mod workload;
 
 pub use cpu_path::{CpuPath, Stay};
 pub use descriptor::{
-    Descriptor, KeyMatch, Kind, LatencyTableHints, Need, NoCpu, PerCpuFigure, PerCpuLayout,
+    Descriptor, KeyMatch, Kind, LatencyTableHints, Need, Needs, NoCpu, PerCpuFigure, PerCpuLayout,
     PerCpuTable, ReportHints, RowHints, Wording, WorkloadHints,
 };
 pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};

@@ -20,9 +20,13 @@ pub mod vm;
 pub struct Finding {
     #[serde(flatten)]
     pub check: Check,
-    /// `knob cpuidle`, `monitor cpuidle`: the registered plug-ins that need the capability,
-    /// by kind (workloads, monitors, knobs, parsers) then registry order.
+    /// `knob cpuidle`, `monitor cpuidle`: the registered plug-ins that need the capability
+    /// for everything they do, by kind (workloads, monitors, knobs, parsers) then registry
+    /// order. Without it they cannot run.
     pub needed_by: Vec<String>,
+    /// The plug-ins that need it for some of their values only (`knob netpath` for
+    /// netpath=ovs): without it they run, with less.
+    pub partly_needed_by: Vec<String>,
 }
 
 /// Every registered plug-in's descriptor: workloads, monitors, knobs, parsers.
@@ -42,12 +46,25 @@ pub fn examine(sys: &SysRoot, plugins: &[&Descriptor]) -> Vec<Finding> {
     checks
         .into_iter()
         .map(|check| {
-            let needed_by = plugins
-                .iter()
-                .filter(|d| d.needs.iter().any(|n| n.check() == check.name))
-                .map(|d| format!("{} {}", d.kind.as_str(), d.name))
-                .collect();
-            Finding { check, needed_by }
+            let (mut needed_by, mut partly_needed_by) = (Vec::new(), Vec::new());
+            for d in plugins {
+                let blocks = d
+                    .needs
+                    .iter()
+                    .filter(|n| n.check() == check.name)
+                    .find_map(|n| d.needs.blocks(n));
+                let who = format!("{} {}", d.kind.as_str(), d.name);
+                match blocks {
+                    Some(true) => needed_by.push(who),
+                    Some(false) => partly_needed_by.push(who),
+                    None => {}
+                }
+            }
+            Finding {
+                check,
+                needed_by,
+                partly_needed_by,
+            }
         })
         .collect()
 }
@@ -75,16 +92,20 @@ pub fn render_text(findings: &[Finding]) -> String {
         if let Some(h) = &c.hint {
             out.push_str(&format!("         {:<width$}  -> {h}\n", ""));
         }
-        if !f.needed_by.is_empty() {
-            let verb = match c.status {
-                Status::Missing => "blocks",
-                _ => "limits",
-            };
-            out.push_str(&format!(
-                "         {:<width$}  {verb}: {}\n",
-                "",
-                grouped(&f.needed_by)
-            ));
+        // A missing capability blocks what needs it throughout and limits the rest; a
+        // partial one limits them all.
+        let (blocks, limits): (&[String], Vec<String>) = match c.status {
+            Status::Missing => (&f.needed_by, f.partly_needed_by.clone()),
+            _ => (&[], [&f.needed_by[..], &f.partly_needed_by[..]].concat()),
+        };
+        for (verb, who) in [("blocks", blocks), ("limits", &limits[..])] {
+            if !who.is_empty() {
+                out.push_str(&format!(
+                    "         {:<width$}  {verb}: {}\n",
+                    "",
+                    grouped(who)
+                ));
+            }
         }
     }
     out

@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use perflab_core::{Kind, Need, ReportHints, RowHints};
+use perflab_core::{Kind, Need, Needs, ReportHints, RowHints};
 
 use super::*;
 
@@ -54,46 +54,62 @@ fn plugins_are_attributed_from_their_descriptors_alone() {
         name: "vmstat",
         help: "fixture",
         params: &[],
-        needs: &[Need::Cpuidle, Need::Dmatest],
+        needs: Needs {
+            all: &[Need::Cpuidle],
+            some: &[Need::Dmatest],
+        },
         report: ReportHints::Rows(RowHints::PLAIN),
     };
     let findings = examine(&fixture("kvm-2vcpu"), &[&PROBE]);
-    let by: Vec<(&str, &[String])> = findings
+    let by: Vec<(&str, &[String], &[String])> = findings
         .iter()
-        .filter(|f| !f.needed_by.is_empty())
-        .map(|f| (f.check.name.as_str(), f.needed_by.as_slice()))
+        .filter(|f| !f.needed_by.is_empty() || !f.partly_needed_by.is_empty())
+        .map(|f| {
+            let n = f.check.name.as_str();
+            (n, f.needed_by.as_slice(), f.partly_needed_by.as_slice())
+        })
         .collect();
     let want = vec!["monitor vmstat".to_string()];
     assert_eq!(
         by,
-        [("cpuidle", want.as_slice()), ("dmatest", want.as_slice())]
+        [
+            ("cpuidle", want.as_slice(), &[][..]),
+            ("dmatest", &[][..], want.as_slice())
+        ]
     );
 }
 
 #[test]
 fn text_says_how_to_enable_and_what_is_blocked() {
-    let f = |status, needed_by: &[&str]| Finding {
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+    let f = |status, needed_by: &[&str], partly: &[&str]| Finding {
         check: Check {
             name: "dmatest".into(),
             status,
             detail: "no DMA engine".into(),
             hint: Some("modprobe dmatest".into()),
         },
-        needed_by: needed_by.iter().map(|s| s.to_string()).collect(),
+        needed_by: names(needed_by),
+        partly_needed_by: names(partly),
     };
     let text = render_text(&[
-        f(Status::Missing, &["workload dmatest", "knob a", "knob b"]),
-        f(Status::Partial, &["monitor m"]),
-        f(Status::Ok, &["workload dmatest"]),
+        f(
+            Status::Missing,
+            &["workload dmatest", "knob a", "knob b"],
+            &["knob c"],
+        ),
+        f(Status::Partial, &["monitor m"], &["knob c"]),
+        f(Status::Ok, &["workload dmatest"], &[]),
     ]);
     assert_eq!(
         text,
         "missing  dmatest  no DMA engine\n\
          \x20        \x20        -> modprobe dmatest\n\
          \x20        \x20        blocks: workload dmatest; knobs a, b\n\
+         \x20        \x20        limits: knob c\n\
          partial  dmatest  no DMA engine\n\
          \x20        \x20        -> modprobe dmatest\n\
-         \x20        \x20        limits: monitor m\n\
+         \x20        \x20        limits: monitor m; knob c\n\
          ok       dmatest  no DMA engine\n"
     );
 }
@@ -103,6 +119,7 @@ fn json_keeps_the_check_fields_and_adds_needed_by() {
     let f = Finding {
         check: Check::ok("cpuidle", "driver haltpoll"),
         needed_by: vec!["knob cpuidle".into()],
+        partly_needed_by: vec![],
     };
     let v = serde_json::to_value(&f).unwrap();
     assert_eq!(v["name"], "cpuidle");

@@ -1,7 +1,7 @@
 //! `cpuidle=poll-only|all|states:NAME,...`: which idle states the online CPUs may enter,
 //! through `cpuN/cpuidle/stateK/disable`.
 
-use perflab_core::{Descriptor, Kind, Need, ParamKind, ParamSpec, ReportHints};
+use perflab_core::{Descriptor, Kind, Need, Needs, ParamKind, ParamSpec, ReportHints};
 use std::collections::BTreeSet;
 
 use perflab_core::Unavailable;
@@ -26,7 +26,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
         kind: ParamKind::Text { max_len: 4096 },
         default: None,
     }],
-    needs: &[Need::Privileges, Need::Cpuidle],
+    needs: Needs::all(&[Need::Privileges, Need::Cpuidle]),
     report: ReportHints::None,
 };
 

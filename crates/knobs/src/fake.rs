@@ -3,7 +3,7 @@
 //! was applied and that it was restored.
 
 use perflab_core::Unavailable;
-use perflab_core::{Descriptor, Kind, ParamKind, ParamSpec, ReportHints};
+use perflab_core::{Descriptor, Kind, Needs, ParamKind, ParamSpec, ReportHints};
 use perflab_sys::SysRoot;
 
 use crate::error::KnobError;
@@ -21,7 +21,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
         kind: ParamKind::Text { max_len: 4096 },
         default: None,
     }],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::None,
 };
 

@@ -4,7 +4,7 @@
 //! the other knobs restore on. After a SIGKILL perflab cannot know what `before` changed,
 //! so the journal keeps the `after` command and `perflab restore` shows it to run by hand.
 
-use perflab_core::{Descriptor, Kind, ParamKind, ParamSpec, ReportHints};
+use perflab_core::{Descriptor, Kind, Needs, ParamKind, ParamSpec, ReportHints};
 use std::process::Command;
 
 use perflab_core::Unavailable;
@@ -24,7 +24,7 @@ pub static BEFORE_DESCRIPTOR: Descriptor = Descriptor {
         kind: ParamKind::Text { max_len: 4096 },
         default: None,
     }],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::None,
 };
 
@@ -38,7 +38,7 @@ pub static AFTER_DESCRIPTOR: Descriptor = Descriptor {
         kind: ParamKind::Text { max_len: 4096 },
         default: None,
     }],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::None,
 };
 

@@ -2,7 +2,7 @@
 //! (`kernel/mm/hugepages/hugepages-<kB>kB/nr_hugepages`), on top of what the pool held, so
 //! pages that others reserved stay theirs; restore writes the pool's original size back.
 
-use perflab_core::{format_size, parse_size, Unavailable, WorkloadOutput};
+use perflab_core::{format_size, parse_size, Needs, Unavailable, WorkloadOutput};
 use perflab_core::{Descriptor, Kind, Need, ParamKind, ParamSpec, ReportHints};
 use perflab_sys::hugepages::{pools, HugePool};
 use perflab_sys::{meminfo, SysError, SysRoot};
@@ -24,7 +24,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
         kind: ParamKind::Text { max_len: 64 },
         default: None,
     }],
-    needs: &[Need::Privileges, Need::HugePages],
+    needs: Needs::all(&[Need::Privileges, Need::HugePages]),
     report: ReportHints::None,
 };
 

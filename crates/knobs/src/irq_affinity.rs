@@ -10,7 +10,7 @@
 //! device's MSI interrupts (`/sys/class/net/eth0/device/msi_irqs`, or its parent's for
 //! virtio). irqbalance, if it runs, may move the interrupts back meanwhile: stop it.
 
-use perflab_core::{Descriptor, Kind, Need, ParamKind, ParamSpec, ReportHints};
+use perflab_core::{Descriptor, Kind, Need, Needs, ParamKind, ParamSpec, ReportHints};
 use perflab_core::{Unavailable, WorkloadOutput};
 use perflab_sys::{format_cpu_list, interrupts, parse_cpu_list, SysRoot};
 
@@ -30,7 +30,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
         kind: ParamKind::Text { max_len: 256 },
         default: None,
     }],
-    needs: &[Need::Privileges, Need::IrqAffinity],
+    needs: Needs::all(&[Need::Privileges, Need::IrqAffinity]),
     report: ReportHints::None,
 };
 

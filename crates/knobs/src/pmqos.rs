@@ -7,7 +7,7 @@
 //! the knob journals the file's bytes and writes them back, like any attribute, so that a
 //! restore (or `perflab restore` after a kill) leaves the tree as it was.
 
-use perflab_core::{Descriptor, Kind, Need, ParamKind, ParamSpec, ReportHints};
+use perflab_core::{Descriptor, Kind, Need, Needs, ParamKind, ParamSpec, ReportHints};
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -37,7 +37,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
         },
         default: None,
     }],
-    needs: &[Need::Privileges, Need::PmQos],
+    needs: Needs::all(&[Need::Privileges, Need::PmQos]),
     report: ReportHints::None,
 };
 

@@ -4,7 +4,7 @@
 //! These files show a choice list (`always [madvise] never`) but take only the bare word,
 //! so what is journaled and written back is the selected word, not the bytes shown.
 
-use perflab_core::{Descriptor, Kind, Need, ParamKind, ParamSpec, ReportHints};
+use perflab_core::{Descriptor, Kind, Need, Needs, ParamKind, ParamSpec, ReportHints};
 use perflab_core::{Unavailable, WorkloadOutput};
 use perflab_sys::hugepages::thp_path;
 use perflab_sys::SysRoot;
@@ -26,7 +26,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
         kind: ParamKind::Choice(&["always", "madvise", "never"]),
         default: None,
     }],
-    needs: &[Need::Privileges, Need::HugePages],
+    needs: Needs::all(&[Need::Privileges, Need::HugePages]),
     report: ReportHints::None,
 };
 
@@ -40,7 +40,7 @@ pub static DEFRAG_DESCRIPTOR: Descriptor = Descriptor {
         kind: ParamKind::Choice(&["always", "defer", "defer+madvise", "madvise", "never"]),
         default: None,
     }],
-    needs: &[Need::Privileges, Need::HugePages],
+    needs: Needs::all(&[Need::Privileges, Need::HugePages]),
     report: ReportHints::None,
 };
 

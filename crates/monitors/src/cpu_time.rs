@@ -1,6 +1,6 @@
 //! `cpu_time`: where CPU time went during the measurement, from /proc/stat.
 
-use perflab_core::{Descriptor, KeyMatch, Kind, ReportHints, RowHints, Wording};
+use perflab_core::{Descriptor, KeyMatch, Kind, Needs, ReportHints, RowHints, Wording};
 use perflab_core::{MeasureCtx, MonitorError, TelemetryRow, Unit};
 use perflab_sys::procstat::{self, CpuTimes, ProcStat};
 
@@ -15,7 +15,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     help: "per-CPU time in user, nice, system, idle, iowait, irq, softirq and steal (ms), \
            from /proc/stat",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::Rows(RowHints {
         wording: &[Wording::new(KeyMatch::Any, "{key} time")],
         ..RowHints::PLAIN

@@ -1,7 +1,7 @@
 //! `cpuidle`: how often and how long each CPU sat in each idle state.
 
 use perflab_core::{
-    Descriptor, KeyMatch, Kind, Need, PerCpuFigure, PerCpuLayout, PerCpuTable, ReportHints,
+    Descriptor, KeyMatch, Kind, Need, Needs, PerCpuFigure, PerCpuLayout, PerCpuTable, ReportHints,
     RowHints, Wording,
 };
 use std::collections::BTreeMap;
@@ -20,7 +20,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     help: "how often (usage) and how long (time, µs) each CPU sat in each idle state, and \
            whether the state was disabled",
     params: &[],
-    needs: &[Need::Cpuidle],
+    needs: Needs::all(&[Need::Cpuidle]),
     report: ReportHints::Rows(RowHints {
         wording: &[
             Wording::new(KeyMatch::Suffix(":time"), "{head} residency"),

@@ -1,7 +1,7 @@
 //! `fake`: a deterministic monitor for end-to-end tests of the CLI and the store. Its
 //! rows are fixed numbers, never readings of the machine.
 
-use perflab_core::{Descriptor, Kind, ReportHints, RowHints};
+use perflab_core::{Descriptor, Kind, Needs, ReportHints, RowHints};
 use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unit};
 
 use crate::counter::not_started;
@@ -13,7 +13,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     name: NAME,
     help: "deterministic rows for end-to-end tests (fixed numbers, never readings)",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::Rows(RowHints::PLAIN),
 };
 

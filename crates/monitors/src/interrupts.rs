@@ -1,8 +1,8 @@
 //! `interrupts`: per-CPU deltas of every /proc/interrupts row.
 
 use perflab_core::{
-    Descriptor, KeyMatch, Kind, PerCpuFigure, PerCpuLayout, PerCpuTable, ReportHints, RowHints,
-    Wording,
+    Descriptor, KeyMatch, Kind, Needs, PerCpuFigure, PerCpuLayout, PerCpuTable, ReportHints,
+    RowHints, Wording,
 };
 use std::collections::HashMap;
 
@@ -19,7 +19,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     name: "interrupts",
     help: "per-CPU deltas of every /proc/interrupts row, and their totals",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::Rows(RowHints {
         wording: &[
             // Numbered IRQs: the device is the last word of /proc/interrupts' description.

@@ -15,7 +15,7 @@
 //! last ran on (ms it ran in the window); the total `held`. On a machine without
 //! isolated CPUs the monitor is unavailable, with the boot parameters to set.
 
-use perflab_core::{Descriptor, KeyMatch, Kind, Need, ReportHints, RowHints, Wording};
+use perflab_core::{Descriptor, KeyMatch, Kind, Need, Needs, ReportHints, RowHints, Wording};
 use std::collections::{BTreeMap, HashMap};
 
 use perflab_core::{
@@ -33,7 +33,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     help: "whether CPU isolation held on the isolated CPUs: timer ticks, other tasks' and \
            RCU offload threads' runtime there, and a verdict (held)",
     params: &[],
-    needs: &[Need::Isolation],
+    needs: Needs::all(&[Need::Isolation]),
     report: ReportHints::Rows(RowHints {
         wording: &[
             Wording::new(KeyMatch::Exact("timer_ticks"), "timer ticks"),

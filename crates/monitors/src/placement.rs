@@ -1,7 +1,7 @@
 //! `placement`: where the workload's threads ran, from the records the threads kept
 //! themselves (ThreadProbe samples sched_getcpu while it runs).
 
-use perflab_core::{Descriptor, KeyMatch, Kind, NoCpu, ReportHints, RowHints, Wording};
+use perflab_core::{Descriptor, KeyMatch, Kind, Needs, NoCpu, ReportHints, RowHints, Wording};
 use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unit};
 
 const NAME: &str = "placement";
@@ -12,7 +12,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     help: "where the workload's threads ran: samples seen on each CPU per thread role, and \
            each role's migrations",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::Rows(RowHints {
         wording: &[
             Wording::new(KeyMatch::Suffix(":migrations"), "{head} migrations"),

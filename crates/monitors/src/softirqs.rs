@@ -1,6 +1,6 @@
 //! `softirqs`: per-CPU deltas of every /proc/softirqs vector.
 
-use perflab_core::{Descriptor, KeyMatch, Kind, ReportHints, RowHints, Wording};
+use perflab_core::{Descriptor, KeyMatch, Kind, Needs, ReportHints, RowHints, Wording};
 use perflab_core::{MeasureCtx, MonitorError, TelemetryRow, Unit};
 use perflab_sys::softirqs::{self, Softirqs};
 
@@ -14,7 +14,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     name: "softirqs",
     help: "per-CPU deltas of every /proc/softirqs vector (TIMER, NET_RX, ...), and their totals",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::Rows(RowHints {
         wording: &[Wording::new(KeyMatch::Any, "{key} softirqs")],
         ..RowHints::PLAIN

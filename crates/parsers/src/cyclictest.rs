@@ -9,7 +9,7 @@
 //! bucket with a count per thread, then `# Min Latencies:` … per thread. Values are µs
 //! unless cyclictest ran with -N, which the output does not say.
 
-use perflab_core::descriptor::{Descriptor, Kind, ReportHints};
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 
 use crate::cyclictest_histogram::read_histogram;
@@ -23,7 +23,7 @@ pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
     help: "cyclictest summary lines (T: ... Min: Act: Avg: Max:) or --histogram output: \
            one row per thread, overall min/avg/max latency (µs unless run with -N)",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::None,
 };
 

@@ -14,7 +14,7 @@
 //! No sum over threads is given: whether per-thread bandwidths add up depends on whether
 //! the threads ran at the same time, which the summary lines do not tell.
 
-use perflab_core::descriptor::{Descriptor, Kind, ReportHints};
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 
 use crate::dmatest_log::{scan, Summary};
@@ -28,7 +28,7 @@ pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
            thread with tests, failures, IOPS and MiB/s; unreadable dmatest lines are \
            skipped with a note",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::None,
 };
 

@@ -1,7 +1,7 @@
 //! `fio --output-format=json`: per job and direction (read, write, trim), bandwidth, IOPS
 //! and completion latency (fio 3's `clat_ns`; its percentiles as fio chose them).
 
-use perflab_core::descriptor::{Descriptor, Kind, ReportHints};
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 use serde_json::Value;
 
@@ -16,7 +16,7 @@ pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
            percentiles; one row per job when there are several (--group_reporting \
            gives one result)",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::None,
 };
 

@@ -7,7 +7,7 @@
 //! stddev, median, min, max, user and system CPU time, number of runs) in
 //! [`Parsed::metrics`], which is what `exec` reports for one measurement.
 
-use perflab_core::descriptor::{Descriptor, Kind, ReportHints};
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 use serde_json::Value;
 
@@ -22,7 +22,7 @@ pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
            (time_ms); one command also gives hyperfine's mean, stddev, median, min, \
            max (ms)",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::None,
 };
 

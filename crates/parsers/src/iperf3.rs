@@ -1,7 +1,7 @@
 //! `iperf3 -J` client output. Throughput is reported in bytes/s (bits_per_second / 8):
 //! perflab's units have no bits. In reverse mode (-R) the sender is the server.
 
-use perflab_core::descriptor::{Descriptor, Kind, ReportHints};
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 use serde_json::Value;
 
@@ -15,7 +15,7 @@ pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
     help: "iperf3 -J client output: sender/receiver throughput, retransmits, UDP jitter \
            and loss; one row per stream with -P",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::None,
 };
 

@@ -22,7 +22,7 @@
 //! where perf's K is 1024 (tools/perf/bench/mem-functions.c), so "GB/sec" is GiB/s, and
 //! its KB/sec is printed as `%14lfd KB/sec`, with a stray 'd'.
 
-use perflab_core::descriptor::{Descriptor, Kind, ReportHints};
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 
 use crate::text::{bad, metric, not_this, num, shown};
@@ -34,7 +34,7 @@ pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
     help: "perf bench (default format) sched pipe/messaging: time per op, ops/s; \
            mem memcpy/memset: MiB/s (or cycles/byte with -c) per function",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::None,
 };
 

@@ -2,7 +2,7 @@
 //! lines are read by perf_stat_csv / perf_stat_text; what becomes a metric is decided here,
 //! once for both.
 
-use perflab_core::descriptor::{Descriptor, Kind, ReportHints};
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use std::collections::HashSet;
 
 use perflab_core::{Better, Unit};
@@ -17,7 +17,7 @@ pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
     help: "perf stat output, `-x,` CSV or the default text (events, multiplexing \
            percentage, time elapsed); <not supported>/<not counted> events become notes",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::None,
 };
 

@@ -11,7 +11,7 @@
 //! series (a software version, a page size), labelled by its header words less the
 //! bandwidth unit. Several tables in one text are told apart by a `table` parameter.
 
-use perflab_core::descriptor::{Descriptor, Kind, ReportHints};
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Unit};
 
 use crate::text::{bad, metric, not_this, num, shown};
@@ -23,7 +23,7 @@ pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
     help: "a Markdown-style size scan table (| buff kb | version A | version B |): \
            one row per size and column, bandwidth in MiB/s",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::None,
 };
 

@@ -3,8 +3,8 @@
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo};
 use perflab_core::{
-    Descriptor, KeyMatch, Kind, PerCpuLayout, PerCpuTable, ReportHints, RowHints, TelemetryRow,
-    Unit, Wording, WorkloadOutput,
+    Descriptor, KeyMatch, Kind, Needs, PerCpuLayout, PerCpuTable, ReportHints, RowHints,
+    TelemetryRow, Unit, Wording, WorkloadOutput,
 };
 
 use crate::hints::extra;
@@ -15,7 +15,7 @@ static VMSTAT: Descriptor = Descriptor {
     name: "fixture-vmstat",
     help: "fixture: /proc/vmstat deltas per CPU",
     params: &[],
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::Rows(RowHints {
         wording: &[
             Wording::new(KeyMatch::Prefix("pg"), "page {tail} events"),

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use perflab_core::{
-    Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, Unit, Workload,
+    Better, HistogramData, MeasureCtx, Metric, Needs, ParamKind, ParamSpec, Params, Unit, Workload,
     WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 use perflab_core::{Kind, ReportHints, WorkloadHints};
@@ -67,7 +67,7 @@ static INFO: WorkloadInfo = WorkloadInfo {
     help: "Deterministic fake for tests: reports `value` with seeded pseudo-noise, \
            optionally sleeps, and fails every `fail_every`th call.",
     params: PARAMS,
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::Workload(WorkloadHints {
         primary_metric: "value",
         result_title: None,

@@ -12,7 +12,7 @@
 //! in a private namespace, so a kernel without, say, ipvlan makes the variant unavailable
 //! with the reason instead of failing half built.
 
-use perflab_core::{Descriptor, Kind, Need, ParamKind, ParamSpec, ReportHints};
+use perflab_core::{Descriptor, Kind, Need, Needs, ParamKind, ParamSpec, ReportHints};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use perflab_core::Unavailable;
@@ -58,7 +58,16 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
         kind: ParamKind::Text { max_len: 64 },
         default: None,
     }],
-    needs: &[Need::Privileges, Need::NetNamespaces, Need::IpTool, Need::OpenVswitch, Need::VmGuest, Need::VmAccelerator, Need::VhostNet],
+    // Every path needs namespaces and ip; ovs and the vm-* paths need more.
+    needs: Needs {
+        all: &[Need::Privileges, Need::NetNamespaces, Need::IpTool],
+        some: &[
+            Need::OpenVswitch,
+            Need::VmGuest,
+            Need::VmAccelerator,
+            Need::VhostNet,
+        ],
+    },
     report: ReportHints::None,
 };
 

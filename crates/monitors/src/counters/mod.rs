@@ -35,7 +35,7 @@ mod perf;
 mod rows;
 mod scale;
 
-use perflab_core::{Descriptor, KeyMatch, Need, NoCpu, ReportHints, RowHints, Wording};
+use perflab_core::{Descriptor, KeyMatch, Need, Needs, NoCpu, ReportHints, RowHints, Wording};
 use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, ThreadEvent, Unavailable};
 use perflab_sys::{SysRoot, Topology};
 
@@ -60,7 +60,11 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     help: "perf counters of the measurement's process (cycles, instructions, cache and \
            branch misses, task-clock), with derived ipc and miss rates",
     params: &[],
-    needs: &[Need::PerfSoftware, Need::PerfHardware],
+    // Without a PMU only the software events (task-clock) are counted.
+    needs: Needs {
+        all: &[Need::PerfSoftware],
+        some: &[Need::PerfHardware],
+    },
     report: ReportHints::Rows(RowHints {
         wording: COUNTER_WORDING,
         // Per-process counters have no CPU by nature.
@@ -77,7 +81,10 @@ pub static CPU_DESCRIPTOR: Descriptor = Descriptor {
     help: "perf counters of the measurement's CPUs (every task on them) and their total; \
            needs privileges",
     params: &[],
-    needs: &[Need::Privileges, Need::PerfSoftware, Need::PerfHardware],
+    needs: Needs {
+        all: &[Need::Privileges, Need::PerfSoftware],
+        some: &[Need::PerfHardware],
+    },
     report: ReportHints::Rows(RowHints {
         wording: COUNTER_WORDING,
         bookkeeping: COUNTER_BOOKKEEPING,

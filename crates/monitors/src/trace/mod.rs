@@ -18,7 +18,9 @@ pub mod rows;
 pub mod spans;
 pub mod tracefs;
 
-use perflab_core::{Descriptor, KeyMatch, Kind, Need, NoCpu, ReportHints, RowHints, Wording};
+use perflab_core::{
+    Descriptor, KeyMatch, Kind, Need, Needs, NoCpu, ReportHints, RowHints, Wording,
+};
 use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unavailable};
 use perflab_sys::SysRoot;
 
@@ -36,7 +38,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
            trace:SET a built-in set, trace:FILE.toml your own); disturbs the workload, so it \
            runs in telemetry repetitions only",
     params: &[],
-    needs: &[Need::Privileges, Need::Tracefs],
+    needs: Needs::all(&[Need::Privileges, Need::Tracefs]),
     report: ReportHints::Rows(RowHints {
         wording: &[
             Wording::new(KeyMatch::RSplit(':'), "span {head} {tail}"),

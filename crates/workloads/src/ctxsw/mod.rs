@@ -39,7 +39,7 @@ mod sides;
 mod supervise;
 
 use perflab_core::{
-    Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, Unit, Workload,
+    Better, HistogramData, MeasureCtx, Metric, Needs, ParamKind, ParamSpec, Params, Unit, Workload,
     WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 use perflab_core::{Kind, ReportHints, WorkloadHints};
@@ -116,7 +116,7 @@ static INFO: WorkloadInfo = WorkloadInfo {
            switches_per_s is twice that, the figure context_switch2 prints; rtt is the \
            round-trip latency histogram in ns.",
     params: PARAMS,
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::Workload(WorkloadHints {
         primary_metric: "round_trips_per_s",
         result_title: Some("Context Switch Information"),

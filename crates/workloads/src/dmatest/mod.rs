@@ -17,8 +17,8 @@ pub mod driver;
 use std::time::Duration;
 
 use perflab_core::{
-    format_size, Better, MeasureCtx, Metric, ParamKind, ParamSpec, Params, ThreadRecord, Unit,
-    Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
+    format_size, Better, MeasureCtx, Metric, Needs, ParamKind, ParamSpec, Params, ThreadRecord,
+    Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 use perflab_core::{Kind, Need, ReportHints, WorkloadHints};
 
@@ -133,7 +133,7 @@ static INFO: WorkloadInfo = WorkloadInfo {
            overlap, parallelism, sum_valid). bandwidth_mib_s is the aggregate. Needs a DMA \
            engine and the dmatest module.",
     params: PARAMS,
-    needs: &[Need::Privileges, Need::Dmatest],
+    needs: Needs::all(&[Need::Privileges, Need::Dmatest]),
     report: ReportHints::Workload(WorkloadHints {
         primary_metric: "bandwidth_mib_s",
         result_title: None,

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use perflab_core::{
-    format_size, Better, MeasureCtx, Metric, ParamKind, ParamSpec, Params, Unit, Workload,
+    format_size, Better, MeasureCtx, Metric, Needs, ParamKind, ParamSpec, Params, Unit, Workload,
     WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 use perflab_core::{Kind, ReportHints, WorkloadHints};
@@ -184,7 +184,7 @@ static INFO: WorkloadInfo = WorkloadInfo {
            with the end of the command's output in the error. Each repetition also \
            reports wall_s, user_s, sys_s and exit_code.",
     params: PARAMS,
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::Workload(WorkloadHints {
         primary_metric: "value",
         result_title: None,

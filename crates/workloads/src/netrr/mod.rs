@@ -52,7 +52,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use perflab_core::{
-    Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, Unit, Workload,
+    Better, HistogramData, MeasureCtx, Metric, Needs, ParamKind, ParamSpec, Params, Unit, Workload,
     WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 use perflab_core::{Kind, LatencyTableHints, ReportHints, WorkloadHints};
@@ -178,7 +178,7 @@ static INFO: WorkloadInfo = WorkloadInfo {
            p99_9,p99_99}_us, transactions_per_s and lost; load_streams and hogs add \
            background load.",
     params: PARAMS,
-    needs: &[],
+    needs: Needs::NONE,
     report: ReportHints::Workload(WorkloadHints {
         primary_metric: "rtt_p50_us",
         result_title: None,

@@ -37,8 +37,8 @@ mod threaded;
 pub mod timing;
 
 use perflab_core::{
-    format_size, Better, HistogramData, MeasureCtx, Metric, ParamKind, ParamSpec, Params, SysRoot,
-    Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
+    format_size, Better, HistogramData, MeasureCtx, Metric, Needs, ParamKind, ParamSpec, Params,
+    SysRoot, Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 use perflab_core::{Kind, Need, ReportHints, WorkloadHints};
 
@@ -201,7 +201,11 @@ static INFO: WorkloadInfo = WorkloadInfo {
            verdict (summed_mib_s, overlap, parallelism, sum_valid), per-thread records \
            and the lock_wait_ns histogram.",
     params: PARAMS,
-    needs: &[Need::HugePages],
+    // Only the 2m and 1g page backings need the hugetlb pool.
+    needs: Needs {
+        all: &[],
+        some: &[Need::HugePages],
+    },
     report: ReportHints::Workload(WorkloadHints {
         primary_metric: "bandwidth_mib_s",
         result_title: None,
