@@ -69,8 +69,8 @@ pub fn examine(sys: &SysRoot, plugins: &[&Descriptor]) -> Vec<Finding> {
         .collect()
 }
 
-/// The doctor's text: one line per check; under a check that is not ok, how to enable it
-/// and what it blocks (missing) or limits (partial).
+/// The doctor's text: one line per check; under a check that is not ok, how to enable it,
+/// and what a missing one blocks or limits, or which plug-ins need a partial one.
 pub fn render_text(findings: &[Finding]) -> String {
     let width = findings
         .iter()
@@ -93,12 +93,13 @@ pub fn render_text(findings: &[Finding]) -> String {
             out.push_str(&format!("         {:<width$}  -> {h}\n", ""));
         }
         // A missing capability blocks what needs it throughout and limits the rest; a
-        // partial one limits them all.
-        let (blocks, limits): (&[String], Vec<String>) = match c.status {
-            Status::Missing => (&f.needed_by, f.partly_needed_by.clone()),
-            _ => (&[], [&f.needed_by[..], &f.partly_needed_by[..]].concat()),
+        // partial one (or one not checkable here) is needed by them all.
+        let all = [&f.needed_by[..], &f.partly_needed_by[..]].concat();
+        let lines: [(&str, &[String]); 2] = match c.status {
+            Status::Missing => [("blocks", &f.needed_by), ("limits", &f.partly_needed_by)],
+            _ => [("needed by", &all), ("", &[])],
         };
-        for (verb, who) in [("blocks", blocks), ("limits", &limits[..])] {
+        for (verb, who) in lines {
             if !who.is_empty() {
                 out.push_str(&format!(
                     "         {:<width$}  {verb}: {}\n",

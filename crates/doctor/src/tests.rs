@@ -109,7 +109,7 @@ fn text_says_how_to_enable_and_what_is_blocked() {
          \x20        \x20        limits: knob c\n\
          partial  dmatest  no DMA engine\n\
          \x20        \x20        -> modprobe dmatest\n\
-         \x20        \x20        limits: monitor m; knob c\n\
+         \x20        \x20        needed by: monitor m; knob c\n\
          ok       dmatest  no DMA engine\n"
     );
 }
