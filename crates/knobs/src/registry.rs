@@ -1,4 +1,5 @@
-//! The knobs perflab knows, by name.
+//! The knobs perflab knows: one line per knob, its descriptor (declared in the knob's own
+//! file) and how to build it from a value; names, help and `parse_knob` derive from it.
 
 use std::sync::LazyLock;
 

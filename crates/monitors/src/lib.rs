@@ -20,6 +20,11 @@
 //!   [`trace`].
 //!
 //! A measurement with no CPUs of its own (`ctx.cpus` empty) gets only the totals.
+//!
+//! Each monitor declares its `DESCRIPTOR` (name, help, needs, and the report hints that
+//! word and group its rows) in its own file; [`registry`] lists them, one line each, and
+//! `names`, `by_name`, the defaults, `perflab list`, `perflab doctor` and the report read
+//! it (docs/plugins.md).
 
 mod counter;
 pub mod counters;
