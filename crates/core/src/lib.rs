@@ -1,9 +1,10 @@
 //! Shared types of perflab: units, metrics, parameters, telemetry rows, thread records,
-//! and the [`Workload`] and [`Monitor`] traits. Knobs live in `perflab-knobs` with the
+//! the plug-in [`Descriptor`] and the [`Workload`] and [`Monitor`] traits. Knobs live in `perflab-knobs` with the
 //! journal they need; registries live beside their plug-ins.
 
 pub mod adaptive_target;
 pub mod cpu_path;
+pub mod descriptor;
 pub mod error;
 pub mod knob_settings;
 pub mod metric_names;
@@ -20,6 +21,10 @@ pub mod units;
 pub mod workload;
 
 pub use cpu_path::{CpuPath, Stay};
+pub use descriptor::{
+    Descriptor, KeyMatch, Kind, LatencyTableHints, Need, Needs, NoCpu, PerCpuFigure, PerCpuLayout,
+    PerCpuTable, ReportHints, RowHints, Wording, WorkloadHints,
+};
 pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};
 pub use knob_settings::KnobSettings;
 pub use output::{HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};

@@ -6,21 +6,16 @@ use std::sync::Arc;
 
 use perflab_sys::SysRoot;
 
+use crate::descriptor::Descriptor;
 use crate::error::{MonitorError, ParamError, WorkloadError};
 use crate::output::WorkloadOutput;
-use crate::params::{ParamSpec, Params};
+use crate::params::Params;
 use crate::telemetry::TelemetryRow;
 use crate::threads::ThreadTracker;
 
-/// A workload described as data: its name, what it does, its parameters and the metric
-/// comparisons use by default.
-#[derive(Debug)]
-pub struct WorkloadInfo {
-    pub name: &'static str,
-    pub help: &'static str,
-    pub params: &'static [ParamSpec],
-    pub primary_metric: &'static str,
-}
+/// A workload described as data: the plug-in [`Descriptor`] of kind `Workload`, whose
+/// report hints carry the metric comparisons use by default.
+pub type WorkloadInfo = Descriptor;
 
 /// What a measurement runs with: the machine's root, the stop flag set by signals, the
 /// thread records, the CPUs the workload uses (monitors report those per CPU), and the

@@ -210,7 +210,7 @@ fn measure_cell(
     };
     let mut on = MonitorSet::new(names);
     let mut off = MonitorSet::new(&[]);
-    let metric = w.info().primary_metric;
+    let metric = w.info().primary_metric();
     let pm = |seq: u32| PlannedMeasurement {
         seq,
         point: 0,

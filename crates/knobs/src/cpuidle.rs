@@ -1,6 +1,7 @@
 //! `cpuidle=poll-only|all|states:NAME,...`: which idle states the online CPUs may enter,
 //! through `cpuN/cpuidle/stateK/disable`.
 
+use perflab_core::{Descriptor, Kind, Need, Needs, ParamKind, ParamSpec, ReportHints};
 use std::collections::BTreeSet;
 
 use perflab_core::Unavailable;
@@ -14,6 +15,20 @@ use crate::error::KnobError;
 use crate::files::write_files;
 use crate::journal::Journal;
 use crate::knob::{EffectProbe, Knob, KnobGuard};
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Knob,
+    name: "cpuidle",
+    help: "idle states of every online CPU: poll-only, all, or states:NAME[,NAME...]",
+    params: &[ParamSpec {
+        name: "value",
+        help: "poll-only, all, or states:NAME[,NAME...]",
+        kind: ParamKind::Text { max_len: 4096 },
+        default: None,
+    }],
+    needs: Needs::all(&[Need::Privileges, Need::Cpuidle]),
+    report: ReportHints::None,
+};
 
 /// Which states stay enabled.
 #[derive(Clone, Debug, PartialEq, Eq)]

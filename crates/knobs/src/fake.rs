@@ -3,12 +3,27 @@
 //! was applied and that it was restored.
 
 use perflab_core::Unavailable;
+use perflab_core::{Descriptor, Kind, Needs, ParamKind, ParamSpec, ReportHints};
 use perflab_sys::SysRoot;
 
 use crate::error::KnobError;
 use crate::files::{write_files, FileGuard};
 use crate::journal::Journal;
 use crate::knob::{Knob, KnobGuard};
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Knob,
+    name: "fake",
+    help: "write VALUE to sys/kernel/perflab_fake under the root (test trees only)",
+    params: &[ParamSpec {
+        name: "value",
+        help: "any text",
+        kind: ParamKind::Text { max_len: 4096 },
+        default: None,
+    }],
+    needs: Needs::NONE,
+    report: ReportHints::None,
+};
 
 /// The file the fake knob writes, relative to the root.
 pub const FAKE_PATH: &str = "sys/kernel/perflab_fake";

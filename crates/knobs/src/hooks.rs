@@ -4,6 +4,7 @@
 //! the other knobs restore on. After a SIGKILL perflab cannot know what `before` changed,
 //! so the journal keeps the `after` command and `perflab restore` shows it to run by hand.
 
+use perflab_core::{Descriptor, Kind, Needs, ParamKind, ParamSpec, ReportHints};
 use std::process::Command;
 
 use perflab_core::Unavailable;
@@ -12,6 +13,34 @@ use perflab_sys::SysRoot;
 use crate::error::KnobError;
 use crate::journal::{EntryId, Journal};
 use crate::knob::{Knob, KnobGuard};
+
+pub static BEFORE_DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Knob,
+    name: "before",
+    help: "a shell command run when the variant is applied (a module parameter, a sysfs switch)",
+    params: &[ParamSpec {
+        name: "value",
+        help: "a shell command",
+        kind: ParamKind::Text { max_len: 4096 },
+        default: None,
+    }],
+    needs: Needs::NONE,
+    report: ReportHints::None,
+};
+
+pub static AFTER_DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Knob,
+    name: "after",
+    help: "a shell command run when the variant is restored, on every exit path",
+    params: &[ParamSpec {
+        name: "value",
+        help: "a shell command",
+        kind: ParamKind::Text { max_len: 4096 },
+        default: None,
+    }],
+    needs: Needs::NONE,
+    report: ReportHints::None,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum When {

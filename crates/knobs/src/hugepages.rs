@@ -2,7 +2,8 @@
 //! (`kernel/mm/hugepages/hugepages-<kB>kB/nr_hugepages`), on top of what the pool held, so
 //! pages that others reserved stay theirs; restore writes the pool's original size back.
 
-use perflab_core::{format_size, parse_size, Unavailable, WorkloadOutput};
+use perflab_core::{format_size, parse_size, Needs, Unavailable, WorkloadOutput};
+use perflab_core::{Descriptor, Kind, Need, ParamKind, ParamSpec, ReportHints};
 use perflab_sys::hugepages::{pools, HugePool};
 use perflab_sys::{meminfo, SysError, SysRoot};
 
@@ -11,6 +12,21 @@ use crate::error::KnobError;
 use crate::files::{FileGuard, Form};
 use crate::journal::Journal;
 use crate::knob::{EffectProbe, Knob, KnobGuard};
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Knob,
+    name: "hugepages",
+    help:
+        "reserve COUNT more huge pages of SIZE in the hugetlb pool: SIZE:COUNT, e.g. 2M:512, 1G:2",
+    params: &[ParamSpec {
+        name: "value",
+        help: "SIZE:COUNT, e.g. 2M:512",
+        kind: ParamKind::Text { max_len: 64 },
+        default: None,
+    }],
+    needs: Needs::all(&[Need::Privileges, Need::HugePages]),
+    report: ReportHints::None,
+};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HugePagesKnob {

@@ -10,6 +10,7 @@
 //! device's MSI interrupts (`/sys/class/net/eth0/device/msi_irqs`, or its parent's for
 //! virtio). irqbalance, if it runs, may move the interrupts back meanwhile: stop it.
 
+use perflab_core::{Descriptor, Kind, Need, Needs, ParamKind, ParamSpec, ReportHints};
 use perflab_core::{Unavailable, WorkloadOutput};
 use perflab_sys::{format_cpu_list, interrupts, parse_cpu_list, SysRoot};
 
@@ -18,6 +19,20 @@ use crate::error::KnobError;
 use crate::files::write_files;
 use crate::journal::Journal;
 use crate::knob::{EffectProbe, Knob, KnobGuard};
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Knob,
+    name: "irqaffinity",
+    help: "steer a device's or queue's interrupts to CPUs: DEV:CPULIST, e.g. eth0:1, virtio2-input.0:0, 36,38:1",
+    params: &[ParamSpec {
+        name: "value",
+        help: "DEV:CPULIST",
+        kind: ParamKind::Text { max_len: 256 },
+        default: None,
+    }],
+    needs: Needs::all(&[Need::Privileges, Need::IrqAffinity]),
+    report: ReportHints::None,
+};
 
 const VALID: &str = "DEV:CPULIST, e.g. eth0:2, virtio2-input.0:1, 36,38:0-1 (DEV a device or \
                      queue name from /proc/interrupts, or IRQ numbers)";

@@ -34,6 +34,6 @@ pub use error::KnobError;
 pub use files::{journal_files, write_attrs, write_files, AttrWrite, FileGuard, Form};
 pub use journal::{Action, Created, Entry, EntryId, Journal, Original, Saved, JOURNAL_FACT};
 pub use knob::{verify_effects, AppliedVariant, EffectProbe, Knob, KnobGuard, Settings};
-pub use registry::{knob_names, parse_knob, parse_setting};
+pub use registry::{knob_names, parse_knob, parse_setting, registry};
 pub use replay::{pending, pending_warning, restore_pending, RestoreReport};
 pub use signals::SignalGuard;

@@ -7,6 +7,7 @@
 //! the knob journals the file's bytes and writes them back, like any attribute, so that a
 //! restore (or `perflab restore` after a kill) leaves the tree as it was.
 
+use perflab_core::{Descriptor, Kind, Need, Needs, ParamKind, ParamSpec, ReportHints};
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -22,6 +23,23 @@ use crate::error::KnobError;
 use crate::files::{journal_files, FileGuard};
 use crate::journal::{EntryId, Journal};
 use crate::knob::{EffectProbe, Knob, KnobGuard};
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Knob,
+    name: "pmqos",
+    help: "hold a CPU latency limit through /dev/cpu_dma_latency: microseconds, an integer >= 0",
+    params: &[ParamSpec {
+        name: "value",
+        help: "the latency limit in µs",
+        kind: ParamKind::Int {
+            min: 0,
+            max: i32::MAX as i64,
+        },
+        default: None,
+    }],
+    needs: Needs::all(&[Need::Privileges, Need::PmQos]),
+    report: ReportHints::None,
+};
 
 /// The PM-QoS device, relative to the root.
 pub const PMQOS_PATH: &str = "dev/cpu_dma_latency";

@@ -1,4 +1,9 @@
-//! The knobs perflab knows, by name.
+//! The knobs perflab knows: one line per knob, its descriptor (declared in the knob's own
+//! file) and how to build it from a value; names, help and `parse_knob` derive from it.
+
+use std::sync::LazyLock;
+
+use perflab_core::Descriptor;
 
 use crate::cpuidle::CpuidleKnob;
 use crate::error::KnobError;
@@ -10,73 +15,59 @@ use crate::knob::{Knob, Settings};
 use crate::netpath::NetPathKnob;
 use crate::pmqos::PmQosKnob;
 use crate::thp::{ThpAttr, ThpKnob};
+use crate::{cpuidle, fake, hooks, hugepages, irq_affinity, netpath, pmqos, thp};
 
-const KNOBS: &[(&str, &str)] = &[
-    (
-        "cpuidle",
-        "idle states of every online CPU: poll-only, all, or states:NAME[,NAME...]",
-    ),
-    (
-        "pmqos",
-        "hold a CPU latency limit through /dev/cpu_dma_latency: microseconds, an integer >= 0",
-    ),
-    (
-        "hugepages",
-        "reserve COUNT more huge pages of SIZE in the hugetlb pool: SIZE:COUNT, e.g. 2M:512, 1G:2",
-    ),
-    (
-        "thp",
-        "transparent huge pages (kernel/mm/transparent_hugepage/enabled): always, madvise, never",
-    ),
-    (
-        "thp_defrag",
-        "THP fault defrag effort: always, defer, defer+madvise, madvise, never",
-    ),
-    (
-        "before",
-        "a shell command run when the variant is applied (a module parameter, a sysfs switch)",
-    ),
-    (
-        "after",
-        "a shell command run when the variant is restored, on every exit path",
-    ),
-    (
-        "netpath",
-        "a network path perflab builds in namespaces (root): loopback, veth, bridge, macvlan, ipvlan, tap, ovs",
-    ),
-    (
-        "irqaffinity",
-        "steer a device's or queue's interrupts to CPUs: DEV:CPULIST, e.g. eth0:1, virtio2-input.0:0, 36,38:1",
-    ),
-    (
-        "fake",
-        "write VALUE to sys/kernel/perflab_fake under the root (test trees only)",
-    ),
+/// One knob in the registry: its descriptor (declared in its own file) and how to build
+/// it from the value a user wrote.
+pub struct Entry {
+    pub descriptor: &'static Descriptor,
+    pub parse: fn(&str) -> Result<Box<dyn Knob>, KnobError>,
+}
+
+// One line per knob.
+#[rustfmt::skip]
+static REGISTRY: &[Entry] = &[
+    Entry { descriptor: &cpuidle::DESCRIPTOR, parse: |v| Ok(Box::new(CpuidleKnob::parse(v)?)) },
+    Entry { descriptor: &pmqos::DESCRIPTOR, parse: |v| Ok(Box::new(PmQosKnob::parse(v)?)) },
+    Entry { descriptor: &hugepages::DESCRIPTOR, parse: |v| Ok(Box::new(HugePagesKnob::parse(v)?)) },
+    Entry { descriptor: &thp::DESCRIPTOR, parse: |v| Ok(Box::new(ThpKnob::parse(ThpAttr::Enabled, v)?)) },
+    Entry { descriptor: &thp::DEFRAG_DESCRIPTOR, parse: |v| Ok(Box::new(ThpKnob::parse(ThpAttr::Defrag, v)?)) },
+    Entry { descriptor: &hooks::BEFORE_DESCRIPTOR, parse: |v| Ok(Box::new(HookKnob::parse(When::Before, v)?)) },
+    Entry { descriptor: &hooks::AFTER_DESCRIPTOR, parse: |v| Ok(Box::new(HookKnob::parse(When::After, v)?)) },
+    Entry { descriptor: &netpath::DESCRIPTOR, parse: |v| Ok(Box::new(NetPathKnob::parse(v)?)) },
+    Entry { descriptor: &irq_affinity::DESCRIPTOR, parse: |v| Ok(Box::new(IrqAffinityKnob::parse(v)?)) },
+    Entry { descriptor: &fake::DESCRIPTOR, parse: |v| Ok(Box::new(FakeKnob { value: v.to_string() })) },
 ];
+
+/// Every knob, in the order `perflab list` shows them.
+pub fn registry() -> &'static [Entry] {
+    REGISTRY
+}
+
+static NAMES: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
+    REGISTRY
+        .iter()
+        .map(|e| (e.descriptor.name, e.descriptor.help))
+        .collect()
+});
 
 /// Every knob name with its one-line help.
 pub fn knob_names() -> &'static [(&'static str, &'static str)] {
-    KNOBS
+    &NAMES
 }
 
 /// Builds the knob `name` set to `value`.
 pub fn parse_knob(name: &str, value: &str) -> Result<Box<dyn Knob>, KnobError> {
-    match name.trim() {
-        "cpuidle" => Ok(Box::new(CpuidleKnob::parse(value)?)),
-        "pmqos" => Ok(Box::new(PmQosKnob::parse(value)?)),
-        "hugepages" => Ok(Box::new(HugePagesKnob::parse(value)?)),
-        "thp" => Ok(Box::new(ThpKnob::parse(ThpAttr::Enabled, value)?)),
-        "thp_defrag" => Ok(Box::new(ThpKnob::parse(ThpAttr::Defrag, value)?)),
-        "before" => Ok(Box::new(HookKnob::parse(When::Before, value)?)),
-        "after" => Ok(Box::new(HookKnob::parse(When::After, value)?)),
-        "netpath" => Ok(Box::new(NetPathKnob::parse(value)?)),
-        "irqaffinity" => Ok(Box::new(IrqAffinityKnob::parse(value)?)),
-        "fake" => Ok(Box::new(FakeKnob {
-            value: value.to_string(),
-        })),
-        _ => Err(KnobError::UnknownKnob {
+    let name = name.trim();
+    match REGISTRY.iter().find(|e| e.descriptor.name == name) {
+        Some(e) => (e.parse)(value),
+        None => Err(KnobError::UnknownKnob {
             name: name.to_string(),
-            valid: KNOBS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", "),
+            valid: REGISTRY
+                .iter()
+                .map(|e| e.descriptor.name)
+                .collect::<Vec<_>>()
+                .join(", "),
         }),
     }
 }
@@ -173,6 +164,24 @@ mod tests {
             assert!(!msg.contains('\n'), "{msg}");
         }
         assert!(parse_setting("cpuidle").is_err());
+    }
+
+    #[test]
+    fn descriptors_are_knobs_with_a_described_value() {
+        for e in registry() {
+            let d = e.descriptor;
+            assert_eq!(d.kind, perflab_core::Kind::Knob, "{}", d.name);
+            assert_eq!(d.params.len(), 1, "{}", d.name);
+            assert!(!d.help.is_empty(), "{}", d.name);
+        }
+        let thp = registry()
+            .iter()
+            .find(|e| e.descriptor.name == "thp")
+            .unwrap();
+        assert!(matches!(
+            thp.descriptor.params[0].kind,
+            perflab_core::ParamKind::Choice(c) if c == ["always", "madvise", "never"]
+        ));
     }
 
     proptest! {

@@ -4,6 +4,7 @@
 //! These files show a choice list (`always [madvise] never`) but take only the bare word,
 //! so what is journaled and written back is the selected word, not the bytes shown.
 
+use perflab_core::{Descriptor, Kind, Need, Needs, ParamKind, ParamSpec, ReportHints};
 use perflab_core::{Unavailable, WorkloadOutput};
 use perflab_sys::hugepages::thp_path;
 use perflab_sys::SysRoot;
@@ -14,6 +15,34 @@ use crate::files::{read_choice, write_attrs, AttrWrite, Form};
 use crate::journal::Journal;
 use crate::knob::EffectProbe;
 use crate::knob::{Knob, KnobGuard};
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Knob,
+    name: "thp",
+    help: "transparent huge pages (kernel/mm/transparent_hugepage/enabled): always, madvise, never",
+    params: &[ParamSpec {
+        name: "value",
+        help: "the THP mode",
+        kind: ParamKind::Choice(&["always", "madvise", "never"]),
+        default: None,
+    }],
+    needs: Needs::all(&[Need::Privileges, Need::HugePages]),
+    report: ReportHints::None,
+};
+
+pub static DEFRAG_DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Knob,
+    name: "thp_defrag",
+    help: "THP fault defrag effort: always, defer, defer+madvise, madvise, never",
+    params: &[ParamSpec {
+        name: "value",
+        help: "the defrag mode",
+        kind: ParamKind::Choice(&["always", "defer", "defer+madvise", "madvise", "never"]),
+        default: None,
+    }],
+    needs: Needs::all(&[Need::Privileges, Need::HugePages]),
+    report: ReportHints::None,
+};
 
 /// Which THP attribute a knob sets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

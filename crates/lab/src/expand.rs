@@ -84,7 +84,7 @@ pub fn expand(
         name: spec.name.clone(),
         description: spec.description.clone(),
         workload: info.name.to_string(),
-        primary_metric: info.primary_metric.to_string(),
+        primary_metric: info.primary_metric().to_string(),
         repetitions: spec.repetitions,
         warmup: spec.warmup,
         monitors,

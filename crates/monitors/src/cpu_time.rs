@@ -1,5 +1,6 @@
 //! `cpu_time`: where CPU time went during the measurement, from /proc/stat.
 
+use perflab_core::{Descriptor, KeyMatch, Kind, Needs, ReportHints, RowHints, Wording};
 use perflab_core::{MeasureCtx, MonitorError, TelemetryRow, Unit};
 use perflab_sys::procstat::{self, CpuTimes, ProcStat};
 
@@ -7,6 +8,19 @@ use crate::counter::read_error;
 use crate::snapshot::{Snapshot, SnapshotMonitor};
 
 const NAME: &str = "cpu_time";
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Monitor,
+    name: NAME,
+    help: "per-CPU time in user, nice, system, idle, iowait, irq, softirq and steal (ms), \
+           from /proc/stat",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::Rows(RowHints {
+        wording: &[Wording::new(KeyMatch::Any, "{key} time")],
+        ..RowHints::PLAIN
+    }),
+};
 /// The fields reported; guest time is already inside user, so it is left out.
 const KEYS: [&str; 8] = [
     "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",

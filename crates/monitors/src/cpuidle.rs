@@ -1,5 +1,9 @@
 //! `cpuidle`: how often and how long each CPU sat in each idle state.
 
+use perflab_core::{
+    Descriptor, KeyMatch, Kind, Need, Needs, PerCpuFigure, PerCpuLayout, PerCpuTable, ReportHints,
+    RowHints, Wording,
+};
 use std::collections::BTreeMap;
 
 use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unavailable, Unit};
@@ -9,6 +13,36 @@ use perflab_sys::Topology;
 use crate::counter::not_started;
 
 const NAME: &str = "cpuidle";
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Monitor,
+    name: NAME,
+    help: "how often (usage) and how long (time, µs) each CPU sat in each idle state, and \
+           whether the state was disabled",
+    params: &[],
+    needs: Needs::all(&[Need::Cpuidle]),
+    report: ReportHints::Rows(RowHints {
+        wording: &[
+            Wording::new(KeyMatch::Suffix(":time"), "{head} residency"),
+            Wording::new(KeyMatch::Suffix(":usage"), "{head} entries"),
+            Wording::new(KeyMatch::Split(':'), "{head} {tail}"),
+            Wording::new(KeyMatch::Any, "cpuidle {key}"),
+        ],
+        // A disabled flag is the variant itself, not activity.
+        bookkeeping: &[KeyMatch::Suffix(":disabled")],
+        per_cpu_table: Some(PerCpuTable {
+            title: "Idle State information",
+            layout: PerCpuLayout::States,
+        }),
+        figure: Some(PerCpuFigure {
+            what: "Idle residency",
+            y_label: "idle residency per measurement (ms)",
+            keys: KeyMatch::Suffix(":time"),
+            scale: 1e-3,
+        }),
+        ..RowHints::PLAIN
+    }),
+};
 
 #[derive(Debug, Default)]
 pub struct CpuidleMonitor {

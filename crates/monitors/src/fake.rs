@@ -1,11 +1,21 @@
 //! `fake`: a deterministic monitor for end-to-end tests of the CLI and the store. Its
 //! rows are fixed numbers, never readings of the machine.
 
+use perflab_core::{Descriptor, Kind, Needs, ReportHints, RowHints};
 use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unit};
 
 use crate::counter::not_started;
 
 const NAME: &str = "fake";
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Monitor,
+    name: NAME,
+    help: "deterministic rows for end-to-end tests (fixed numbers, never readings)",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::Rows(RowHints::PLAIN),
+};
 
 #[derive(Debug, Default)]
 pub struct FakeMonitor {

@@ -1,5 +1,9 @@
 //! `interrupts`: per-CPU deltas of every /proc/interrupts row.
 
+use perflab_core::{
+    Descriptor, KeyMatch, Kind, Needs, PerCpuFigure, PerCpuLayout, PerCpuTable, ReportHints,
+    RowHints, Wording,
+};
 use std::collections::HashMap;
 
 use perflab_core::{MeasureCtx, MonitorError, TelemetryRow, Unit};
@@ -9,6 +13,35 @@ use crate::counter::{delta, push_per_cpu, read_error};
 use crate::snapshot::{Snapshot, SnapshotMonitor};
 
 pub type InterruptsMonitor = SnapshotMonitor<Interrupts>;
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Monitor,
+    name: "interrupts",
+    help: "per-CPU deltas of every /proc/interrupts row, and their totals",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::Rows(RowHints {
+        wording: &[
+            // Numbered IRQs: the device is the last word of /proc/interrupts' description.
+            Wording::with_label(KeyMatch::Digits, "IRQ {key} ({device})"),
+            Wording::new(KeyMatch::Digits, "IRQ {key}"),
+            Wording::new(KeyMatch::Any, "{key} interrupts"),
+        ],
+        per_cpu_table: Some(PerCpuTable {
+            title: "IRQ Information",
+            layout: PerCpuLayout::Counts {
+                total: "Total IRQs",
+            },
+        }),
+        figure: Some(PerCpuFigure {
+            what: "Interrupts",
+            y_label: "interrupts per measurement",
+            keys: KeyMatch::Any,
+            scale: 1.0,
+        }),
+        ..RowHints::PLAIN
+    }),
+};
 
 /// (name, text, occurrence): names alone repeat (POWER's two `LOC` rows).
 type RowKey = (String, String, usize);

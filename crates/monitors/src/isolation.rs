@@ -15,6 +15,7 @@
 //! last ran on (ms it ran in the window); the total `held`. On a machine without
 //! isolated CPUs the monitor is unavailable, with the boot parameters to set.
 
+use perflab_core::{Descriptor, KeyMatch, Kind, Need, Needs, ReportHints, RowHints, Wording};
 use std::collections::{BTreeMap, HashMap};
 
 use perflab_core::{
@@ -25,6 +26,28 @@ use perflab_sys::interrupts::Interrupts;
 use perflab_sys::isolation::{rcu_offload, tasks, Isolation, TaskSample};
 
 const NAME: &str = "isolation";
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Monitor,
+    name: NAME,
+    help: "whether CPU isolation held on the isolated CPUs: timer ticks, other tasks' and \
+           RCU offload threads' runtime there, and a verdict (held)",
+    params: &[],
+    needs: Needs::all(&[Need::Isolation]),
+    report: ReportHints::Rows(RowHints {
+        wording: &[
+            Wording::new(KeyMatch::Exact("timer_ticks"), "timer ticks"),
+            Wording::new(KeyMatch::Exact("ticks_per_s"), "timer ticks per second"),
+            Wording::new(KeyMatch::Exact("other_tasks_ms"), "other tasks' runtime"),
+            Wording::new(KeyMatch::Prefix("task:"), "{tail} runtime"),
+            Wording::new(KeyMatch::Prefix("rcu:"), "{tail} runtime"),
+            Wording::new(KeyMatch::Any, "isolation {key}"),
+        ],
+        // `held` is the monitor's verdict, not activity.
+        bookkeeping: &[KeyMatch::Exact("held")],
+        ..RowHints::PLAIN
+    }),
+};
 
 #[derive(Debug)]
 struct Snap {

@@ -20,6 +20,11 @@
 //!   [`trace`].
 //!
 //! A measurement with no CPUs of its own (`ctx.cpus` empty) gets only the totals.
+//!
+//! Each monitor declares its `DESCRIPTOR` (name, help, needs, and the report hints that
+//! word and group its rows) in its own file; [`registry`] lists them, one line each, and
+//! `names`, `by_name`, the defaults, `perflab list`, `perflab doctor` and the report read
+//! it (docs/plugins.md).
 
 mod counter;
 pub mod counters;
@@ -33,7 +38,9 @@ mod snapshot;
 pub mod softirqs;
 pub mod trace;
 
-use perflab_core::Monitor;
+use std::sync::LazyLock;
+
+use perflab_core::{Descriptor, Monitor};
 
 pub use counters::CountersMonitor;
 pub use cpu_time::CpuTimeMonitor;
@@ -45,37 +52,63 @@ pub use placement::PlacementMonitor;
 pub use softirqs::SoftirqsMonitor;
 pub use trace::TraceMonitor;
 
-const NAMES: &[&str] = &[
-    "interrupts",
-    "softirqs",
-    "cpu_time",
-    "cpuidle",
-    "placement",
-    "isolation",
-    "counters",
-    "counters-cpu",
-    "trace",
-    "fake",
+/// One monitor in the registry: its descriptor (declared in its own file), how to make a
+/// fresh one, and whether a run uses it when the user names none.
+pub struct Entry {
+    pub descriptor: &'static Descriptor,
+    pub make: fn() -> Box<dyn Monitor>,
+    pub default: bool,
+}
+
+// One line per monitor, the deterministic `fake` last. counters is a default so every
+// result carries its counts; counters-cpu needs privileges and counts other tasks too,
+// so it is asked for by name.
+#[rustfmt::skip]
+static REGISTRY: &[Entry] = &[
+    Entry { descriptor: &interrupts::DESCRIPTOR, make: || Box::new(InterruptsMonitor::default()), default: true },
+    Entry { descriptor: &softirqs::DESCRIPTOR, make: || Box::new(SoftirqsMonitor::default()), default: true },
+    Entry { descriptor: &cpu_time::DESCRIPTOR, make: || Box::new(CpuTimeMonitor::default()), default: true },
+    Entry { descriptor: &cpuidle::DESCRIPTOR, make: || Box::new(CpuidleMonitor::default()), default: true },
+    Entry { descriptor: &placement::DESCRIPTOR, make: || Box::new(PlacementMonitor), default: true },
+    Entry { descriptor: &isolation::DESCRIPTOR, make: || Box::new(IsolationMonitor::default()), default: false },
+    Entry { descriptor: &counters::DESCRIPTOR, make: || Box::new(CountersMonitor::per_process()), default: true },
+    Entry { descriptor: &counters::CPU_DESCRIPTOR, make: || Box::new(CountersMonitor::per_cpu()), default: false },
+    Entry { descriptor: &trace::DESCRIPTOR, make: || Box::new(TraceMonitor::new(trace::Choice::Auto)), default: false },
+    Entry { descriptor: &fake::DESCRIPTOR, make: || Box::new(FakeMonitor::default()), default: false },
 ];
-// counters is a default so every result carries its counts; counters-cpu needs privileges
-// and counts other tasks too, so it is asked for by name.
-const DEFAULTS: &[&str] = &[
-    "interrupts",
-    "softirqs",
-    "cpu_time",
-    "cpuidle",
-    "placement",
-    "counters",
-];
+
+static NAMES: LazyLock<Vec<&'static str>> =
+    LazyLock::new(|| REGISTRY.iter().map(|e| e.descriptor.name).collect());
+static DEFAULTS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+    REGISTRY
+        .iter()
+        .filter(|e| e.default)
+        .map(|e| e.descriptor.name)
+        .collect()
+});
+
+/// Every monitor, in the order `perflab list` shows them.
+pub fn registry() -> &'static [Entry] {
+    REGISTRY
+}
 
 /// Every monitor name `by_name` accepts, the deterministic `fake` last.
 pub fn names() -> &'static [&'static str] {
-    NAMES
+    &NAMES
 }
 
 /// The monitors a run uses when the user names none.
 pub fn default_names() -> &'static [&'static str] {
-    DEFAULTS
+    &DEFAULTS
+}
+
+/// The descriptor of the monitor whose rows carry `source` (`trace` for `trace:netrx`).
+pub fn descriptor(source: &str) -> Option<&'static Descriptor> {
+    let base = source.split_once(':').map_or(source, |(b, _)| b);
+    REGISTRY
+        .iter()
+        .map(|e| e.descriptor)
+        .find(|d| d.name == source || d.name == base)
 }
 
 /// Checks a monitor name that carries an argument (`trace:FILE.toml`) against this
@@ -89,24 +122,19 @@ pub fn by_name(name: &str) -> Option<Box<dyn Monitor>> {
     if let Some(t) = TraceMonitor::from_name(name) {
         return t.ok().map(|m| Box::new(m) as Box<dyn Monitor>);
     }
-    let m: Box<dyn Monitor> = match name {
-        "interrupts" => Box::new(InterruptsMonitor::default()),
-        "softirqs" => Box::new(SoftirqsMonitor::default()),
-        "cpu_time" => Box::new(CpuTimeMonitor::default()),
-        "cpuidle" => Box::new(CpuidleMonitor::default()),
-        "placement" => Box::new(PlacementMonitor),
-        "isolation" => Box::new(IsolationMonitor::default()),
-        "counters" => Box::new(CountersMonitor::per_process()),
-        "counters-cpu" => Box::new(CountersMonitor::per_cpu()),
-        "fake" => Box::new(FakeMonitor::default()),
-        _ => return None,
-    };
-    Some(m)
+    REGISTRY
+        .iter()
+        .find(|e| e.descriptor.name == name)
+        .map(|e| (e.make)())
 }
 
 /// Fresh instances of the default monitors.
 pub fn default_monitors() -> Vec<Box<dyn Monitor>> {
-    DEFAULTS.iter().filter_map(|n| by_name(n)).collect()
+    REGISTRY
+        .iter()
+        .filter(|e| e.default)
+        .map(|e| (e.make)())
+        .collect()
 }
 
 #[cfg(test)]
@@ -124,5 +152,31 @@ mod tests {
         let defaults: Vec<&str> = default_monitors().iter().map(|m| m.name()).collect();
         assert_eq!(defaults, default_names());
         assert!(!defaults.contains(&"fake"));
+        assert_eq!(
+            defaults,
+            [
+                "interrupts",
+                "softirqs",
+                "cpu_time",
+                "cpuidle",
+                "placement",
+                "counters"
+            ]
+        );
+    }
+
+    #[test]
+    fn descriptors_are_monitors_with_row_hints() {
+        for e in registry() {
+            let d = e.descriptor;
+            assert_eq!(d.kind, perflab_core::Kind::Monitor, "{}", d.name);
+            assert!(d.rows().is_some() && !d.help.is_empty(), "{}", d.name);
+        }
+        assert_eq!(descriptor("trace:netrx").map(|d| d.name), Some("trace"));
+        assert_eq!(
+            descriptor("counters-cpu").map(|d| d.name),
+            Some("counters-cpu")
+        );
+        assert!(descriptor("vmstat").is_none());
     }
 }

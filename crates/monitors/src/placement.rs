@@ -1,9 +1,28 @@
 //! `placement`: where the workload's threads ran, from the records the threads kept
 //! themselves (ThreadProbe samples sched_getcpu while it runs).
 
+use perflab_core::{Descriptor, KeyMatch, Kind, Needs, NoCpu, ReportHints, RowHints, Wording};
 use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unit};
 
 const NAME: &str = "placement";
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Monitor,
+    name: NAME,
+    help: "where the workload's threads ran: samples seen on each CPU per thread role, and \
+           each role's migrations",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::Rows(RowHints {
+        wording: &[
+            Wording::new(KeyMatch::Suffix(":migrations"), "{head} migrations"),
+            Wording::new(KeyMatch::Any, "{key} thread seen"),
+        ],
+        // Per-thread figures have no CPU by nature.
+        no_cpu: NoCpu::Unattached,
+        ..RowHints::PLAIN
+    }),
+};
 
 /// Reports `ctx.threads` at finish; it keeps no state, so `start` snapshots nothing.
 #[derive(Debug, Default)]

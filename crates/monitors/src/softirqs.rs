@@ -1,5 +1,6 @@
 //! `softirqs`: per-CPU deltas of every /proc/softirqs vector.
 
+use perflab_core::{Descriptor, KeyMatch, Kind, Needs, ReportHints, RowHints, Wording};
 use perflab_core::{MeasureCtx, MonitorError, TelemetryRow, Unit};
 use perflab_sys::softirqs::{self, Softirqs};
 
@@ -7,6 +8,18 @@ use crate::counter::{push_per_cpu, read_error};
 use crate::snapshot::{Snapshot, SnapshotMonitor};
 
 pub type SoftirqsMonitor = SnapshotMonitor<Softirqs>;
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Monitor,
+    name: "softirqs",
+    help: "per-CPU deltas of every /proc/softirqs vector (TIMER, NET_RX, ...), and their totals",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::Rows(RowHints {
+        wording: &[Wording::new(KeyMatch::Any, "{key} softirqs")],
+        ..RowHints::PLAIN
+    }),
+};
 
 impl Snapshot for Softirqs {
     const NAME: &'static str = "softirqs";

@@ -9,12 +9,23 @@
 //! bucket with a count per thread, then `# Min Latencies:` … per thread. Values are µs
 //! unless cyclictest ran with -N, which the output does not say.
 
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 
 use crate::cyclictest_histogram::read_histogram;
 use crate::cyclictest_thread::{Thread, TOOL};
 use crate::text::{bad, metric, not_this, num, shown, strip_ansi, word_after};
 use crate::{ParseError, Parsed, ParsedRow};
+
+pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Parser,
+    name: "cyclictest",
+    help: "cyclictest summary lines (T: ... Min: Act: Avg: Max:) or --histogram output: \
+           one row per thread, overall min/avg/max latency (µs unless run with -N)",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::None,
+};
 
 impl Thread {
     fn metrics(&self) -> Vec<Metric> {

@@ -14,11 +14,23 @@
 //! No sum over threads is given: whether per-thread bandwidths add up depends on whether
 //! the threads ran at the same time, which the summary lines do not tell.
 
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 
 use crate::dmatest_log::{scan, Summary};
 use crate::text::{bad, metric, not_this};
 use crate::{ParseError, Parsed, ParsedRow};
+
+pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Parser,
+    name: "dmatest",
+    help: "kernel dmatest summary lines from dmesg or a /dev/kmsg dump: one row per \
+           thread with tests, failures, IOPS and MiB/s; unreadable dmatest lines are \
+           skipped with a note",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::None,
+};
 
 const TOOL: &str = "dmatest";
 

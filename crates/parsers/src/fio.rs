@@ -1,12 +1,24 @@
 //! `fio --output-format=json`: per job and direction (read, write, trim), bandwidth, IOPS
 //! and completion latency (fio 3's `clat_ns`; its percentiles as fio chose them).
 
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 use serde_json::Value;
 
 use crate::json::{document, f64_at, line_of};
 use crate::text::{bad, metric, not_this, percentile_name};
 use crate::{ParseError, Parsed, ParsedRow};
+
+pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Parser,
+    name: "fio",
+    help: "fio --output-format=json: per direction bandwidth, IOPS, completion latency \
+           percentiles; one row per job when there are several (--group_reporting \
+           gives one result)",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::None,
+};
 
 const TOOL: &str = "fio";
 

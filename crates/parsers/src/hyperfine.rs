@@ -7,12 +7,24 @@
 //! stddev, median, min, max, user and system CPU time, number of runs) in
 //! [`Parsed::metrics`], which is what `exec` reports for one measurement.
 
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 use serde_json::Value;
 
 use crate::json::{document, f64_at, line_of};
 use crate::text::{bad, metric, not_this};
 use crate::{ParseError, Parsed, ParsedRow};
+
+pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Parser,
+    name: "hyperfine",
+    help: "hyperfine --export-json file: every run of each command as a repetition \
+           (time_ms); one command also gives hyperfine's mean, stddev, median, min, \
+           max (ms)",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::None,
+};
 
 const TOOL: &str = "hyperfine";
 

@@ -1,12 +1,23 @@
 //! `iperf3 -J` client output. Throughput is reported in bytes/s (bits_per_second / 8):
 //! perflab's units have no bits. In reverse mode (-R) the sender is the server.
 
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 use serde_json::Value;
 
 use crate::json::{document, f64_at, line_of};
 use crate::text::{bad, metric, not_this};
 use crate::{ParseError, Parsed, ParsedRow};
+
+pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Parser,
+    name: "iperf3",
+    help: "iperf3 -J client output: sender/receiver throughput, retransmits, UDP jitter \
+           and loss; one row per stream with -P",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::None,
+};
 
 const TOOL: &str = "iperf3";
 

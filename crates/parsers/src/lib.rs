@@ -9,7 +9,7 @@
 //! of fio jobs' bandwidths would only if the jobs ran at the same time, which the output
 //! does not say).
 
-use perflab_core::{HistogramData, Metric};
+use perflab_core::{Descriptor, HistogramData, Metric};
 
 mod cyclictest;
 mod cyclictest_histogram;
@@ -85,71 +85,33 @@ pub enum ParseError {
     },
 }
 
-/// A parser: its name as users type it, what it reads, and the function.
+/// A parser in the registry: its descriptor (declared in its own file) and the function.
+/// It reads as its descriptor (`p.name`, `p.help`).
 pub struct ParserInfo {
-    pub name: &'static str,
-    pub help: &'static str,
+    pub descriptor: &'static Descriptor,
     pub parse: fn(&str) -> Result<Parsed, ParseError>,
 }
 
-static REGISTRY: [ParserInfo; 9] = [
-    ParserInfo {
-        name: "perf-stat",
-        help: "perf stat output, `-x,` CSV or the default text (events, multiplexing \
-               percentage, time elapsed); <not supported>/<not counted> events become notes",
-        parse: perf_stat::parse,
-    },
-    ParserInfo {
-        name: "sockperf",
-        help: "sockperf ping-pong / under-load client output: average, stddev and \
-               percentile latency in µs, message counts",
-        parse: sockperf::parse,
-    },
-    ParserInfo {
-        name: "fio",
-        help: "fio --output-format=json: per direction bandwidth, IOPS, completion latency \
-               percentiles; one row per job when there are several (--group_reporting \
-               gives one result)",
-        parse: fio::parse,
-    },
-    ParserInfo {
-        name: "iperf3",
-        help: "iperf3 -J client output: sender/receiver throughput, retransmits, UDP jitter \
-               and loss; one row per stream with -P",
-        parse: iperf3::parse,
-    },
-    ParserInfo {
-        name: "cyclictest",
-        help: "cyclictest summary lines (T: ... Min: Act: Avg: Max:) or --histogram output: \
-               one row per thread, overall min/avg/max latency (µs unless run with -N)",
-        parse: cyclictest::parse,
-    },
-    ParserInfo {
-        name: "hyperfine",
-        help: "hyperfine --export-json file: every run of each command as a repetition \
-               (time_ms); one command also gives hyperfine's mean, stddev, median, min, \
-               max (ms)",
-        parse: hyperfine::parse,
-    },
-    ParserInfo {
-        name: "perf-bench",
-        help: "perf bench (default format) sched pipe/messaging: time per op, ops/s; \
-               mem memcpy/memset: MiB/s (or cycles/byte with -c) per function",
-        parse: perf_bench::parse,
-    },
-    ParserInfo {
-        name: "dmatest",
-        help: "kernel dmatest summary lines from dmesg or a /dev/kmsg dump: one row per \
-               thread with tests, failures, IOPS and MiB/s; unreadable dmatest lines are \
-               skipped with a note",
-        parse: dmatest::parse,
-    },
-    ParserInfo {
-        name: "seed-scan",
-        help: "a Markdown-style size scan table (| buff kb | version A | version B |): \
-               one row per size and column, bandwidth in MiB/s",
-        parse: seed_scan::parse,
-    },
+impl std::ops::Deref for ParserInfo {
+    type Target = Descriptor;
+
+    fn deref(&self) -> &Descriptor {
+        self.descriptor
+    }
+}
+
+// One line per parser, in the order `perflab list` shows them.
+#[rustfmt::skip]
+static REGISTRY: &[ParserInfo] = &[
+    ParserInfo { descriptor: &perf_stat::DESCRIPTOR, parse: perf_stat::parse },
+    ParserInfo { descriptor: &sockperf::DESCRIPTOR, parse: sockperf::parse },
+    ParserInfo { descriptor: &fio::DESCRIPTOR, parse: fio::parse },
+    ParserInfo { descriptor: &iperf3::DESCRIPTOR, parse: iperf3::parse },
+    ParserInfo { descriptor: &cyclictest::DESCRIPTOR, parse: cyclictest::parse },
+    ParserInfo { descriptor: &hyperfine::DESCRIPTOR, parse: hyperfine::parse },
+    ParserInfo { descriptor: &perf_bench::DESCRIPTOR, parse: perf_bench::parse },
+    ParserInfo { descriptor: &dmatest::DESCRIPTOR, parse: dmatest::parse },
+    ParserInfo { descriptor: &seed_scan::DESCRIPTOR, parse: seed_scan::parse },
 ];
 
 /// `perf bench` output in the default format, for callers that know what they ran.
@@ -159,7 +121,7 @@ pub fn parse_perf_bench(text: &str) -> Result<Parsed, ParseError> {
 
 /// Every built-in parser.
 pub fn registry() -> &'static [ParserInfo] {
-    &REGISTRY
+    REGISTRY
 }
 
 pub fn names() -> Vec<&'static str> {

@@ -22,10 +22,21 @@
 //! where perf's K is 1024 (tools/perf/bench/mem-functions.c), so "GB/sec" is GiB/s, and
 //! its KB/sec is printed as `%14lfd KB/sec`, with a stray 'd'.
 
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 
 use crate::text::{bad, metric, not_this, num, shown};
 use crate::{ParseError, Parsed, ParsedRow};
+
+pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Parser,
+    name: "perf-bench",
+    help: "perf bench (default format) sched pipe/messaging: time per op, ops/s; \
+           mem memcpy/memset: MiB/s (or cycles/byte with -c) per function",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::None,
+};
 
 const TOOL: &str = "perf-bench";
 

@@ -2,6 +2,7 @@
 //! lines are read by perf_stat_csv / perf_stat_text; what becomes a metric is decided here,
 //! once for both.
 
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use std::collections::HashSet;
 
 use perflab_core::{Better, Unit};
@@ -9,6 +10,16 @@ use perflab_core::{Better, Unit};
 use crate::perf_stat_line::{EventLine, Missing, Times, TOOL};
 use crate::text::{bad, metric, not_this, snake};
 use crate::{perf_stat_csv, perf_stat_text, ParseError, Parsed};
+
+pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Parser,
+    name: "perf-stat",
+    help: "perf stat output, `-x,` CSV or the default text (events, multiplexing \
+           percentage, time elapsed); <not supported>/<not counted> events become notes",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::None,
+};
 
 pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
     if let Some(header) = perf_stat_text::header_line(text) {

@@ -11,10 +11,21 @@
 //! series (a software version, a page size), labelled by its header words less the
 //! bandwidth unit. Several tables in one text are told apart by a `table` parameter.
 
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Unit};
 
 use crate::text::{bad, metric, not_this, num, shown};
 use crate::{ParseError, Parsed, ParsedRow};
+
+pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Parser,
+    name: "seed-scan",
+    help: "a Markdown-style size scan table (| buff kb | version A | version B |): \
+           one row per size and column, bandwidth in MiB/s",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::None,
+};
 
 const TOOL: &str = "seed-scan";
 

@@ -14,10 +14,21 @@
 //! With --full-rtt the figures are round trips (`avg-rtt`), not half round trips, so the
 //! metrics are named `rtt_*` rather than `latency_*`: the two must never be compared.
 
+use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 
 use crate::text::{bad, metric, not_this, num, percentile_name, shown, strip_ansi, word_after};
 use crate::{ParseError, Parsed, ParsedRow};
+
+pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Parser,
+    name: "sockperf",
+    help: "sockperf ping-pong / under-load client output: average, stddev and \
+           percentile latency in µs, message counts",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::None,
+};
 
 const TOOL: &str = "sockperf";
 

@@ -16,16 +16,20 @@
 //! rule, read from the telemetry repetitions that traced; their percentiles are lengths
 //! of single events, so their floor is [`SPAN_FLOOR_NS`], and a span belongs to no CPU,
 //! so it is looked at whatever CPUs the point involves.
+//!
+//! How a row is worded, which keys are bookkeeping, and which rows belong to no CPU come
+//! from the monitor's report hints (`perflab_core::RowHints`), never from its name.
 
 use std::collections::{HashMap, HashSet};
 
+use perflab_core::descriptor::word_row;
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};
-use perflab_core::{ParamValue, Params, Unit};
+use perflab_core::{NoCpu, ParamValue, Params, Unit};
 use perflab_stats::{mann_whitney, median, min_p_value, Sample};
 use serde::Serialize;
 
 use crate::compare::{ComparisonTable, Row, TableKind};
-use crate::trace_rows;
+use crate::{hints, trace_rows};
 
 /// Significance a telemetry row's own change must reach, when its repetitions allow it.
 const ALPHA: f64 = 0.05;
@@ -133,27 +137,27 @@ fn names_cpus(name: &str) -> bool {
         || name.ends_with("_cpus")
 }
 
-/// Telemetry rows that are settings or bookkeeping, not activity: a disabled flag of an
-/// idle state is the variant itself, a counter's multiplex share is perf's, not the
-/// machine's, and `held` is a verdict of the isolation monitor.
+/// Telemetry rows that are settings or bookkeeping, not activity, as the source's hints
+/// say: a disabled flag of an idle state is the variant itself, a counter's multiplex
+/// share is perf's, a verdict is the monitor's, and of a span only its percentiles are
+/// what a change is.
 fn is_bookkeeping(source: &str, key: &str) -> bool {
-    key.ends_with(":disabled")
-        || key.ends_with(":running_pct")
-        || (source == "isolation" && key == "held")
-        || (source == trace_rows::SOURCE && !is_span_percentile(key))
-}
-
-/// A trace span's p50, p90 or p99: what a span change is. Its count follows the number of
-/// round trips (it moves with any latency change), its mean repeats the p50, its max is
-/// one event, and unmatched starts are the matcher's bookkeeping.
-fn is_span_percentile(key: &str) -> bool {
-    trace_rows::split_key(key).is_some_and(|(_, stat)| trace_rows::PERCENTILES.contains(&stat))
+    hints::rows(source).is_some_and(|h| {
+        h.bookkeeping.iter().any(|m| m.matches(key))
+            || h.changes.is_some_and(|c| !c.iter().any(|m| m.matches(key)))
+    })
 }
 
 /// Rows that belong to no CPU by nature and are wanted whatever CPUs a point involves:
 /// a trace span follows a packet or a wake-up across CPUs.
 fn cpu_free(source: &str) -> bool {
-    source == trace_rows::SOURCE
+    hints::rows(source).is_some_and(|h| h.cpu_free)
+}
+
+/// Rows that are latency spans (their statistics exist where the span matched, and are
+/// lengths of single events).
+fn is_spans(source: &str) -> bool {
+    hints::rows(source).is_some_and(|h| h.spans)
 }
 
 /// Identity of a telemetry row across repetitions. Rows with the same identity in one
@@ -256,7 +260,7 @@ fn tally<'m>(
 fn values(tallies: &[Tally], id: RowId) -> Vec<f64> {
     // A span percentile exists only where the span matched: a repetition without a match
     // has no distribution, not a zero one.
-    let count_key = (id.0 == trace_rows::SOURCE)
+    let count_key = is_spans(id.0)
         .then(|| trace_rows::split_key(id.1).map(|(span, _)| format!("{span}:count")))
         .flatten();
     tallies
@@ -287,7 +291,7 @@ fn change(
     );
     let (ma, mb) = (sa.median(), sb.median());
     let delta = mb - ma;
-    let f = if source == trace_rows::SOURCE {
+    let f = if is_spans(source) {
         span_floor(unit)
     } else {
         floor(unit, ma, mb, elapsed_s)
@@ -380,49 +384,14 @@ fn is_time(unit: Unit) -> bool {
     )
 }
 
-/// What the row is, in the words of the source: "DBL interrupts on CPU 24".
+/// What the row is, in the words of the source (its hints): "DBL interrupts on CPU 24".
 fn subject(source: &str, key: &str, label: &str, cpu: Option<u32>) -> String {
-    let what = match source {
-        "interrupts" if !key.is_empty() && key.bytes().all(|c| c.is_ascii_digit()) => {
-            // Numbered IRQs: the device is the last word of /proc/interrupts' description.
-            match label.split_whitespace().last() {
-                Some(dev) => format!("IRQ {key} ({dev})"),
-                None => format!("IRQ {key}"),
-            }
-        }
-        "interrupts" => format!("{key} interrupts"),
-        "softirqs" => format!("{key} softirqs"),
-        "cpuidle" => match key.split_once(':') {
-            Some((state, "time")) => format!("{state} residency"),
-            Some((state, "usage")) => format!("{state} entries"),
-            Some((state, field)) => format!("{state} {field}"),
-            None => format!("cpuidle {key}"),
-        },
-        "cpu_time" => format!("{key} time"),
-        "counters" | "counters-cpu" => key.to_string(),
-        "trace" => match trace_rows::split_key(key) {
-            Some((span, stat)) => format!("span {span} {stat}"),
-            None => format!("span {key}"),
-        },
-        "placement" => match key.strip_suffix(":migrations") {
-            Some(role) => format!("{role} migrations"),
-            None => format!("{key} thread seen"),
-        },
-        "isolation" => match key {
-            "timer_ticks" => "timer ticks".to_string(),
-            "ticks_per_s" => "timer ticks per second".to_string(),
-            "other_tasks_ms" => "other tasks' runtime".to_string(),
-            _ => match key.split_once(':') {
-                Some(("task" | "rcu", comm)) => format!("{comm} runtime"),
-                _ => format!("isolation {key}"),
-            },
-        },
-        _ => format!("{source} {key}"),
-    };
+    let h = hints::rows(source);
+    let what = word_row(h, source, key, label);
     match cpu {
         Some(c) => format!("{what} on CPU {c}"),
         // Per-process counters and per-thread figures have no CPU by nature.
-        None if matches!(source, "counters" | "placement" | "trace") => what,
+        None if h.is_some_and(|h| h.no_cpu == NoCpu::Unattached) => what,
         None => format!("{what} (all CPUs)"),
     }
 }

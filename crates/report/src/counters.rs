@@ -65,10 +65,15 @@ pub struct CounterTable {
 
 /// The counters table of a run, or `None` when no measurement recorded counters.
 pub fn counter_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<CounterTable> {
-    let source = ["counters", "counters-cpu"].into_iter().find(|s| {
-        ms.iter()
-            .any(|m| m.telemetry.iter().any(|t| t.source == *s))
-    })?;
+    // The first counter monitor in registry order that recorded rows.
+    let source = crate::hints::monitors()
+        .into_iter()
+        .filter(|d| d.rows().is_some_and(|h| h.counter_table))
+        .map(|d| d.name)
+        .find(|s| {
+            ms.iter()
+                .any(|m| m.telemetry.iter().any(|t| t.source == *s))
+        })?;
     let metric = choose_metric(run, ms, None)
         .map(|c| c.name)
         .unwrap_or_default();

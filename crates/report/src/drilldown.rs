@@ -11,12 +11,12 @@ use perflab_stats::{fmt_p, Buckets};
 use crate::compare::{ComparisonTable, Row, TableKind};
 use crate::distribution::distribution;
 use crate::error::ReportError;
-use crate::fmt;
 use crate::sections::{
-    failed_note, idle_section, irq_section, known_pairs, kv_lines, median_ci_text, pair_cpus,
+    failed_note, known_pairs, kv_lines, median_ci_text, pair_cpus, per_cpu_sections,
     summary_file_name, unit_or_count, unit_suffix, write_file,
 };
 use crate::table_text::{better_text, unavailable_text};
+use crate::{fmt, hints};
 
 /// The drill-down text of CPU pair `a`,`b` (`perflab show RUN --pair A,B`).
 pub fn render_pair(
@@ -56,12 +56,11 @@ pub fn render_row(
     let at = |v: &str| -> Vec<&MeasurementRecord> {
         here(v).into_iter().filter(|m| m.is_result()).collect()
     };
-    for v in [base, other] {
-        out.push_str(&irq_section(run, &at(v), v, &cpus));
-    }
-    for v in [base, other] {
-        out.push_str(&idle_section(run, &at(v), v, &cpus));
-    }
+    out.push_str(&per_cpu_sections(
+        run,
+        &[(base, at(base)), (other, at(other))],
+        &cpus,
+    ));
     let ineffective = crate::coverage::ineffective_lines(here(base).into_iter().chain(here(other)));
     if !ineffective.is_empty() {
         out.push_str(
@@ -118,8 +117,8 @@ fn metric_section(
     other: &str,
 ) -> String {
     let c = &row.cmp;
-    let title = if run.workload == "ctxsw" {
-        "Context Switch Information".to_string()
+    let title = if let Some(t) = hints::result_title(&run.workload) {
+        t.to_string()
     } else {
         format!("{} Information", t.metric)
     };

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo};
-use perflab_core::{HistogramData, ParamValue, Params};
+use perflab_core::{HistogramData, LatencyTableHints, ParamValue, Params};
 use perflab_stats::StatsConfig;
 use serde::Serialize;
 
@@ -196,16 +196,17 @@ fn median(v: Vec<f64>) -> Option<f64> {
     perflab_stats::median(v)
 }
 
-fn softirq_rate(m: &MeasurementRecord, key: &str) -> Option<f64> {
+fn softirq_rate(m: &MeasurementRecord, source: &str, key: &str) -> Option<f64> {
     let total = m
         .telemetry
         .iter()
-        .find(|t| t.source == "softirqs" && t.key == key && t.cpu.is_none())?;
+        .find(|t| t.source == source && t.key == key && t.cpu.is_none())?;
     (m.elapsed_s > 0.0).then(|| total.value / m.elapsed_s)
 }
 
 /// Pools the rtt histograms of one row's successful repetitions (ns in, µs out).
 fn pool(row: &mut LatencyRow, hs: &[&HistogramData]) {
+    let name = hs.first().map_or("", |h| h.name.as_str());
     let us = |ns: f64| ns / 1000.0;
     let decoded: Option<Vec<Histogram<u64>>> = hs.iter().map(|h| decode(h)).collect();
     if let Some(mut list) = decoded.filter(|l| !l.is_empty()) {
@@ -215,7 +216,7 @@ fn pool(row: &mut LatencyRow, hs: &[&HistogramData]) {
             ok &= sum.add(h).is_ok();
         }
         if ok {
-            let d = HistogramData::from_hdr("rtt", perflab_core::Unit::Nanoseconds, &sum);
+            let d = HistogramData::from_hdr(name, perflab_core::Unit::Nanoseconds, &sum);
             row.count = d.count;
             (row.min, row.avg, row.max, row.stddev) =
                 (us(d.min), us(d.mean), us(d.max), us(d.stddev));
@@ -251,6 +252,8 @@ fn pool(row: &mut LatencyRow, hs: &[&HistogramData]) {
 
 /// Builds the table of one run of `netrr`.
 pub fn latency_table(run: &RunInfo, ms: &[MeasurementRecord]) -> LatencyTable {
+    // Which histogram and which softirq monitor, as the workload's hints say.
+    let sources = crate::hints::results(&run.workload).and_then(|r| r.latency_table.as_ref());
     let (vary, fixed) = varying(ms);
     let order = variant_order(run, ms);
     // Sections in the order their first measurement was planned.
@@ -285,7 +288,7 @@ pub fn latency_table(run: &RunInfo, ms: &[MeasurementRecord]) -> LatencyTable {
                     .copied()
                     .filter(|m| &m.variant == v && load_name(&m.params).1 == load)
                     .collect();
-                rows.push(row(v, streams, &load, &reps));
+                rows.push(row(sources, v, streams, &load, &reps));
             }
         }
         sections.push(LatencySection { title: t, rows });
@@ -307,7 +310,15 @@ pub fn latency_table(run: &RunInfo, ms: &[MeasurementRecord]) -> LatencyTable {
     }
 }
 
-fn row(path: &str, streams: i64, load: &str, reps: &[&MeasurementRecord]) -> LatencyRow {
+fn row(
+    sources: Option<&LatencyTableHints>,
+    path: &str,
+    streams: i64,
+    load: &str,
+    reps: &[&MeasurementRecord],
+) -> LatencyRow {
+    let histogram = sources.map(|s| s.histogram);
+    let softirqs = sources.map_or("", |s| s.softirqs);
     let ok: Vec<&MeasurementRecord> = reps.iter().copied().filter(|m| m.is_result()).collect();
     let reps: Vec<&MeasurementRecord> = reps.iter().copied().filter(|m| m.is_headline()).collect();
     let mut r = LatencyRow {
@@ -337,7 +348,12 @@ fn row(path: &str, streams: i64, load: &str, reps: &[&MeasurementRecord]) -> Lat
     };
     let hs: Vec<&HistogramData> = ok
         .iter()
-        .filter_map(|m| m.output.histograms.iter().find(|h| h.name == "rtt"))
+        .filter_map(|m| {
+            m.output
+                .histograms
+                .iter()
+                .find(|h| Some(h.name.as_str()) == histogram)
+        })
         .collect();
     if !hs.is_empty() {
         pool(&mut r, &hs);
@@ -351,12 +367,12 @@ fn row(path: &str, streams: i64, load: &str, reps: &[&MeasurementRecord]) -> Lat
     r.load_mib_s = median(metric("load_mib_s"));
     r.net_rx_per_s = median(
         ok.iter()
-            .filter_map(|m| softirq_rate(m, "NET_RX"))
+            .filter_map(|m| softirq_rate(m, softirqs, "NET_RX"))
             .collect(),
     );
     r.net_tx_per_s = median(
         ok.iter()
-            .filter_map(|m| softirq_rate(m, "NET_TX"))
+            .filter_map(|m| softirq_rate(m, softirqs, "NET_TX"))
             .collect(),
     );
     r

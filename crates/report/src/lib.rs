@@ -21,6 +21,7 @@ pub mod error;
 mod family;
 pub mod fmt;
 pub mod full;
+pub mod hints;
 pub mod latency_percentiles;
 pub mod latency_table;
 pub mod lock_wait;
@@ -42,6 +43,8 @@ mod summary_text;
 pub mod table_text;
 pub mod telemetry;
 pub mod trace_rows;
+#[cfg(test)]
+mod unknown_monitor_tests;
 
 pub use changed::{changes_for_table, involved_cpus, what_changed, RowChanges, TelemetryChange};
 pub use compare::{

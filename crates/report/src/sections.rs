@@ -7,10 +7,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use perflab_core::record::{MeasurementRecord, RunInfo};
+use perflab_core::PerCpuLayout;
 use perflab_stats::Summary;
 
 use crate::error::ReportError;
 use crate::fmt;
+use crate::hints;
 use crate::telemetry::{median_total, medians, MedianRow};
 
 /// The CPUs a point's telemetry is shown for: both of a pair, one when they coincide.
@@ -159,54 +161,74 @@ fn cpu_section(
     out
 }
 
-pub(crate) fn irq_section(
+/// The per-CPU sections of a drill-down's summary file: for each monitor whose hints ask
+/// for one, in registry order, a section per variant (`recs` are the variant's
+/// repetitions).
+pub(crate) fn per_cpu_sections(
     run: &RunInfo,
-    recs: &[&MeasurementRecord],
-    variant: &str,
+    variants: &[(&str, Vec<&MeasurementRecord>)],
     cpus: &[u32],
 ) -> String {
-    let title = format!("IRQ Information : {variant}");
-    let note = |n: String| n.replace(')', "; Total is the median of per-repetition totals)");
-    cpu_section(
-        run,
-        recs,
-        ("interrupts", title),
-        cpus,
-        note,
-        |out, cpu, rows| {
-            for r in rows
-                .iter()
-                .filter(|r| r.cpu == Some(cpu) && r.median != 0.0)
-            {
-                let label = if r.label.is_empty() {
-                    String::new()
-                } else {
-                    format!(" [{}]", r.label)
-                };
-                let _ = writeln!(
-                    out,
-                    "CPU {cpu}: {}{label} = {} times",
-                    r.key,
-                    fmt::count(r.median)
-                );
-            }
-            let total = median_total(recs, "interrupts", cpu);
-            let _ = writeln!(out, "CPU {cpu}: Total IRQs = {}", fmt::count(total));
-        },
-    )
+    let mut out = String::new();
+    for d in hints::monitors() {
+        let Some(table) = d.rows().and_then(|h| h.per_cpu_table.as_ref()) else {
+            continue;
+        };
+        for (variant, recs) in variants {
+            let title = format!("{} : {variant}", table.title);
+            out.push_str(&match table.layout {
+                PerCpuLayout::Counts { total } => {
+                    counts_section(run, recs, (d.name, title), cpus, total)
+                }
+                PerCpuLayout::States => states_section(run, recs, (d.name, title), cpus),
+            });
+        }
+    }
+    out
 }
 
-pub(crate) fn idle_section(
+/// `CPU n: KEY [label] = N times` per non-zero row, then the CPU's total.
+fn counts_section(
     run: &RunInfo,
     recs: &[&MeasurementRecord],
-    variant: &str,
+    (source, title): (&str, String),
+    cpus: &[u32],
+    total: &str,
+) -> String {
+    let note = |n: String| n.replace(')', "; Total is the median of per-repetition totals)");
+    cpu_section(run, recs, (source, title), cpus, note, |out, cpu, rows| {
+        for r in rows
+            .iter()
+            .filter(|r| r.cpu == Some(cpu) && r.median != 0.0)
+        {
+            let label = if r.label.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", r.label)
+            };
+            let _ = writeln!(
+                out,
+                "CPU {cpu}: {}{label} = {} times",
+                r.key,
+                fmt::count(r.median)
+            );
+        }
+        let sum = median_total(recs, source, cpu);
+        let _ = writeln!(out, "CPU {cpu}: {total} = {}", fmt::count(sum));
+    })
+}
+
+/// One line per state of rows keyed `{state}:usage`, `{state}:time`, `{state}:disabled`.
+fn states_section(
+    run: &RunInfo,
+    recs: &[&MeasurementRecord],
+    (source, title): (&str, String),
     cpus: &[u32],
 ) -> String {
-    let title = format!("Idle State information : {variant}");
     cpu_section(
         run,
         recs,
-        ("cpuidle", title),
+        (source, title),
         cpus,
         |n| n,
         |out, cpu, rows| {

@@ -13,14 +13,14 @@ use perflab_stats::StatsConfig;
 
 use crate::compare::no_such_variant;
 use crate::error::ReportError;
-use crate::fmt;
 use crate::sections::{
-    failed_note, idle_section, irq_section, known_pairs, kv_lines, median_ci_text, pair_cpus,
+    failed_note, known_pairs, kv_lines, median_ci_text, pair_cpus, per_cpu_sections,
     summary_file_name, unit_or_count, unit_suffix, write_file,
 };
 use crate::summary::{summarize_where, SummaryRow, SummaryTable};
 use crate::summary_text::summary_body;
 use crate::table_text::better_text;
+use crate::{fmt, hints};
 
 /// The subdirectory of the per-pair files: not a bucket, since nothing was compared.
 pub const UNPAIRED_DIR: &str = "unpaired";
@@ -156,8 +156,11 @@ fn pair_text(
         .filter(|m| m.point == row.point && m.variant == row.variant)
         .collect();
     let cpus = pair_cpus(row.pair);
-    out.push_str(&irq_section(run, &recs, &row.variant, &cpus));
-    out.push_str(&idle_section(run, &recs, &row.variant, &cpus));
+    out.push_str(&per_cpu_sections(
+        run,
+        &[(row.variant.as_str(), recs)],
+        &cpus,
+    ));
     out
 }
 
@@ -168,8 +171,8 @@ fn metric_section(
     missing: &[UnavailableVariant],
 ) -> String {
     let name = table.metric.as_ref().map_or("", |m| m.name.as_str());
-    let title = if run.workload == "ctxsw" {
-        "Context Switch Information".to_string()
+    let title = if let Some(t) = hints::result_title(&run.workload) {
+        t.to_string()
     } else if name.is_empty() {
         "Information".to_string()
     } else {

@@ -2,6 +2,7 @@
 //! the repetitions, so that one disturbed repetition does not paint the picture.
 
 use perflab_core::record::MeasurementRecord;
+use perflab_core::KeyMatch;
 
 use crate::select::telemetry_records;
 
@@ -59,12 +60,23 @@ pub fn medians(records: &[&MeasurementRecord], source: &str) -> (Vec<MedianRow>,
 
 /// Median over the repetitions of the per-repetition sum of `source` rows on `cpu`.
 pub fn median_total(records: &[&MeasurementRecord], source: &str, cpu: u32) -> f64 {
+    median_total_where(records, source, cpu, KeyMatch::Any)
+}
+
+/// Like [`median_total`], over the rows whose key matches `keys` (`{state}:time` of idle
+/// states).
+pub fn median_total_where(
+    records: &[&MeasurementRecord],
+    source: &str,
+    cpu: u32,
+    keys: KeyMatch,
+) -> f64 {
     let totals: Vec<f64> = telemetry_records(records, source)
         .into_iter()
         .map(|m| {
             m.telemetry
                 .iter()
-                .filter(|t| t.source == source && t.cpu == Some(cpu))
+                .filter(|t| t.source == source && t.cpu == Some(cpu) && keys.matches(&t.key))
                 .map(|t| t.value)
                 .sum()
         })

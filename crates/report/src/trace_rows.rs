@@ -8,8 +8,14 @@ use perflab_core::record::{MeasurementRecord, MeasurementStatus};
 
 use crate::select::telemetry_records;
 
-/// The monitor's source name.
-pub const SOURCE: &str = "trace";
+/// The source name of the monitor whose rows are spans (its hints say so): the first in
+/// registry order; empty where none is registered.
+pub fn source() -> &'static str {
+    crate::hints::monitors()
+        .into_iter()
+        .find(|d| d.rows().is_some_and(|h| h.spans))
+        .map_or("", |d| d.name)
+}
 /// Statistics of a span's distribution, in ns.
 pub const PERCENTILES: [&str; 3] = ["p50", "p90", "p99"];
 
@@ -37,15 +43,15 @@ pub fn split_key(key: &str) -> Option<(&str, &str)> {
 
 /// Whether any successful measurement carries span rows.
 pub fn has_spans(ms: &[MeasurementRecord]) -> bool {
-    ms.iter().any(|m| {
-        m.status == MeasurementStatus::Ok && m.telemetry.iter().any(|t| t.source == SOURCE)
-    })
+    let src = source();
+    ms.iter()
+        .any(|m| m.status == MeasurementStatus::Ok && m.telemetry.iter().any(|t| t.source == src))
 }
 
 /// The measurements of `group` whose span rows describe it: the telemetry repetitions
 /// that ran the monitor (or headline ones, should a run ever carry it there).
 pub fn span_records<'a>(group: &[&'a MeasurementRecord]) -> Vec<&'a MeasurementRecord> {
-    telemetry_records(group, SOURCE)
+    telemetry_records(group, source())
 }
 
 /// The spans of `records` in declaration order: the order their rows first appear,
@@ -54,8 +60,9 @@ pub fn span_ids(records: &[&MeasurementRecord]) -> Vec<SpanId> {
     let mut sorted: Vec<&MeasurementRecord> = records.to_vec();
     sorted.sort_by_key(|m| m.seq);
     let mut out: Vec<SpanId> = Vec::new();
+    let src = source();
     for m in sorted {
-        for t in m.telemetry.iter().filter(|t| t.source == SOURCE) {
+        for t in m.telemetry.iter().filter(|t| t.source == src) {
             let Some((span, _)) = split_key(&t.key) else {
                 continue;
             };
@@ -82,10 +89,10 @@ pub fn span_ids(records: &[&MeasurementRecord]) -> Vec<SpanId> {
 /// The value of `{span}:{stat}` in one measurement; `None` when the row is absent or not
 /// finite.
 pub fn value(m: &MeasurementRecord, span: &str, stat: &str) -> Option<f64> {
-    let key = format!("{span}:{stat}");
+    let (src, key) = (source(), format!("{span}:{stat}"));
     m.telemetry
         .iter()
-        .find(|t| t.source == SOURCE && t.key == key)
+        .find(|t| t.source == src && t.key == key)
         .map(|t| t.value)
         .filter(|v| v.is_finite())
 }
@@ -113,7 +120,7 @@ pub fn stat_us(records: &[&MeasurementRecord], span: &str, stat: &str) -> Vec<f6
 /// each. Notes that differ only in their numbers (`dropped 1200 events` in every
 /// repetition) are one line: the first, and how many more there were like it.
 pub fn notes(ms: &[MeasurementRecord]) -> Vec<String> {
-    let prefix = format!("{SOURCE}:");
+    let prefix = format!("{}:", source());
     let mut out: Vec<(String, String, usize)> = Vec::new();
     for n in ms.iter().flat_map(|m| m.output.notes.iter()) {
         if !n.starts_with(&prefix) {

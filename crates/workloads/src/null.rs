@@ -10,9 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use perflab_core::{
-    Better, HistogramData, MeasureCtx, Metric, ParamError, ParamKind, ParamSpec, Params, Unit,
-    Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
+    Better, HistogramData, MeasureCtx, Metric, Needs, ParamError, ParamKind, ParamSpec, Params,
+    Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
+use perflab_core::{Kind, ReportHints, WorkloadHints};
 
 /// The null workload. Each instance counts its own calls, so tests that need a known
 /// sequence make a fresh one with [`NullWorkload::new`].
@@ -61,11 +62,17 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 static INFO: WorkloadInfo = WorkloadInfo {
+    kind: Kind::Workload,
     name: "null",
     help: "Deterministic fake for tests: reports `value` with seeded pseudo-noise, \
            optionally sleeps, and fails every `fail_every`th call.",
     params: PARAMS,
-    primary_metric: "value",
+    needs: Needs::NONE,
+    report: ReportHints::Workload(WorkloadHints {
+        primary_metric: "value",
+        result_title: None,
+        latency_table: None,
+    }),
 };
 
 /// The sleep is cut into slices so a stop request ends it within one slice.

@@ -12,6 +12,7 @@
 //! in a private namespace, so a kernel without, say, ipvlan makes the variant unavailable
 //! with the reason instead of failing half built.
 
+use perflab_core::{Descriptor, Kind, Need, Needs, ParamKind, ParamSpec, ReportHints};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use perflab_core::Unavailable;
@@ -46,6 +47,29 @@ pub use netns::{in_netns, netns_path, NETNS_DIR};
 
 use build::Built;
 use topology::{Endpoints, Plan};
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Knob,
+    name: "netpath",
+    help: "a network path perflab builds in namespaces (root): loopback, veth, bridge, macvlan, ipvlan, tap, ovs",
+    params: &[ParamSpec {
+        name: "value",
+        help: "the path kind; vm-* paths end in a guest",
+        kind: ParamKind::Text { max_len: 64 },
+        default: None,
+    }],
+    // Every path needs namespaces and ip; ovs and the vm-* paths need more.
+    needs: Needs {
+        all: &[Need::Privileges, Need::NetNamespaces, Need::IpTool],
+        some: &[
+            Need::OpenVswitch,
+            Need::VmGuest,
+            Need::VmAccelerator,
+            Need::VhostNet,
+        ],
+    },
+    report: ReportHints::None,
+};
 
 /// The kinds of path perflab builds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -35,6 +35,7 @@ mod perf;
 mod rows;
 mod scale;
 
+use perflab_core::{Descriptor, KeyMatch, Need, Needs, NoCpu, ReportHints, RowHints, Wording};
 use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, ThreadEvent, Unavailable};
 use perflab_sys::{SysRoot, Topology};
 
@@ -47,6 +48,50 @@ pub use scale::{Reading, Scaled};
 
 const NAME: &str = "counters";
 const CPU_NAME: &str = "counters-cpu";
+
+/// Wording shared by both scopes: a counter is called by its perf event name.
+const COUNTER_WORDING: &[Wording] = &[Wording::new(KeyMatch::Any, "{key}")];
+/// A counter's multiplex share is perf's, not the machine's.
+const COUNTER_BOOKKEEPING: &[KeyMatch] = &[KeyMatch::Suffix(":running_pct")];
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: perflab_core::Kind::Monitor,
+    name: NAME,
+    help: "perf counters of the measurement's process (cycles, instructions, cache and \
+           branch misses, task-clock), with derived ipc and miss rates",
+    params: &[],
+    // Without a PMU only the software events (task-clock) are counted.
+    needs: Needs {
+        all: &[Need::PerfSoftware],
+        some: &[Need::PerfHardware],
+    },
+    report: ReportHints::Rows(RowHints {
+        wording: COUNTER_WORDING,
+        // Per-process counters have no CPU by nature.
+        no_cpu: NoCpu::Unattached,
+        bookkeeping: COUNTER_BOOKKEEPING,
+        counter_table: true,
+        ..RowHints::PLAIN
+    }),
+};
+
+pub static CPU_DESCRIPTOR: Descriptor = Descriptor {
+    kind: perflab_core::Kind::Monitor,
+    name: CPU_NAME,
+    help: "perf counters of the measurement's CPUs (every task on them) and their total; \
+           needs privileges",
+    params: &[],
+    needs: Needs {
+        all: &[Need::Privileges, Need::PerfSoftware],
+        some: &[Need::PerfHardware],
+    },
+    report: ReportHints::Rows(RowHints {
+        wording: COUNTER_WORDING,
+        bookkeeping: COUNTER_BOOKKEEPING,
+        counter_table: true,
+        ..RowHints::PLAIN
+    }),
+};
 const PARANOID: &str = "proc/sys/kernel/perf_event_paranoid";
 
 /// True for the `source` of rows these monitors produce.

@@ -18,6 +18,9 @@ pub mod rows;
 pub mod spans;
 pub mod tracefs;
 
+use perflab_core::{
+    Descriptor, KeyMatch, Kind, Need, Needs, NoCpu, ReportHints, RowHints, Wording,
+};
 use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unavailable};
 use perflab_sys::SysRoot;
 
@@ -27,6 +30,35 @@ use spans::{Span, SpanSet};
 use tracefs::{Instance, Tracefs};
 
 const NAME: &str = "trace";
+
+pub static DESCRIPTOR: Descriptor = Descriptor {
+    kind: Kind::Monitor,
+    name: NAME,
+    help: "latency spans between kernel trace events (trace: the workload's set, \
+           trace:SET a built-in set, trace:FILE.toml your own); disturbs the workload, so it \
+           runs in telemetry repetitions only",
+    params: &[],
+    needs: Needs::all(&[Need::Privileges, Need::Tracefs]),
+    report: ReportHints::Rows(RowHints {
+        wording: &[
+            Wording::new(KeyMatch::RSplit(':'), "span {head} {tail}"),
+            Wording::new(KeyMatch::Any, "span {key}"),
+        ],
+        // A span follows a packet or a wake-up across CPUs.
+        no_cpu: NoCpu::Unattached,
+        cpu_free: true,
+        // A span's p50, p90 or p99 is what a span change is: its count follows the number
+        // of round trips, its mean repeats the p50, its max is one event, and unmatched
+        // starts are the matcher's bookkeeping.
+        changes: Some(&[
+            KeyMatch::Suffix(":p50"),
+            KeyMatch::Suffix(":p90"),
+            KeyMatch::Suffix(":p99"),
+        ]),
+        spans: true,
+        ..RowHints::PLAIN
+    }),
+};
 
 /// Which span set a `trace` monitor uses.
 #[derive(Clone, Debug)]

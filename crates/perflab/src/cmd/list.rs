@@ -1,4 +1,7 @@
-//! `perflab list`: the plug-ins and studies this perflab knows.
+//! `perflab list`: the plug-ins and studies this perflab knows, read from the registries'
+//! descriptors.
+
+use perflab_core::Descriptor;
 
 pub fn run() -> anyhow::Result<i32> {
     println!("Studies (perflab run STUDY):");
@@ -11,11 +14,7 @@ pub fn run() -> anyhow::Result<i32> {
     println!("\nWorkloads (perflab run --workload NAME -p param=value):");
     for w in perflab_workloads::registry() {
         let info = w.info();
-        println!(
-            "  {:<12} {}",
-            info.name,
-            info.help.lines().next().unwrap_or("")
-        );
+        line(info);
         for p in info.params {
             let default = p
                 .default
@@ -30,12 +29,12 @@ pub fn run() -> anyhow::Result<i32> {
         }
     }
     println!("\nMonitors (--monitors a,b):");
-    for m in perflab_monitors::names() {
-        println!("  {m}");
+    for m in perflab_monitors::registry() {
+        line(m.descriptor);
     }
     println!("\nParsers (exec -p parser=NAME, perflab import --parser NAME):");
     for p in perflab_parsers::registry() {
-        println!("  {:<12} {}", p.name, p.help.lines().next().unwrap_or(""));
+        line(p.descriptor);
     }
     println!(
         "  {:<12} a `perflab export --format json` document (import only: the run comes \
@@ -43,8 +42,13 @@ pub fn run() -> anyhow::Result<i32> {
         super::import_json::NAME
     );
     println!("\nKnobs (--variant NAME:knob=value):");
-    for (k, help) in perflab_knobs::knob_names() {
-        println!("  {k:<12} {help}");
+    for k in perflab_knobs::registry() {
+        line(k.descriptor);
     }
     Ok(0)
+}
+
+/// `  NAME         first line of its help`.
+fn line(d: &Descriptor) {
+    println!("  {:<12} {}", d.name, d.summary());
 }

@@ -5,7 +5,6 @@ mod compare;
 mod completions;
 mod crosscheck;
 mod doctor;
-mod doctor_vm;
 mod drilldown_dir;
 mod export;
 mod fleet;

@@ -123,7 +123,7 @@ pub fn document(
             }
         }
     }
-    if info.workload == "netrr" {
+    if report::hints::has_latency_table(&info.workload) {
         doc.latency = Some(serde_json::to_value(report::latency_table(&info, &ms))?);
     }
     if let Some(t) = report::parallel_table(&info, &ms) {

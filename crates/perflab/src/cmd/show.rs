@@ -93,7 +93,7 @@ fn print_spans(info: &RunInfo, ms: &[MeasurementRecord]) {
 
 /// The seed-001 table (one row per path and load) for runs of netrr.
 fn print_latency(info: &RunInfo, ms: &[MeasurementRecord]) {
-    if info.workload == "netrr" {
+    if report::hints::has_latency_table(&info.workload) {
         println!();
         print!("{}", report::latency_table(info, ms).render_text());
     }

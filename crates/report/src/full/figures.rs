@@ -16,7 +16,7 @@ use crate::plot::{
 use crate::scan::ScanReport;
 use crate::select::is_ok;
 use crate::summary::SummaryTable;
-use crate::telemetry::median_total;
+use crate::telemetry::median_total_where;
 
 /// More categories than this make a bar chart unreadable; the table has them all.
 const MAX_BARS: usize = 64;
@@ -253,8 +253,9 @@ pub(crate) fn sides<'a>(
     }
 }
 
-/// Interrupts and idle residency per CPU on each side: medians over each side's
-/// measurements of the per-measurement delta.
+/// Per-CPU bar charts of each side, for every monitor whose hints ask for one (interrupts,
+/// idle residency): medians over each side's measurements of the per-measurement sum of
+/// the monitor's matching rows on each CPU.
 pub(crate) fn telemetry_per_cpu(
     t: &ComparisonTable,
     ms_a: &[MeasurementRecord],
@@ -262,25 +263,16 @@ pub(crate) fn telemetry_per_cpu(
 ) -> Vec<String> {
     let (a, b) = sides(t, ms_a, ms_b);
     let mut out = Vec::new();
-    for (source, what, y_label, scale) in [
-        (
-            "interrupts",
-            "Interrupts",
-            "interrupts per measurement",
-            1.0,
-        ),
-        (
-            "cpuidle",
-            "Idle residency",
-            "idle residency per measurement (ms)",
-            1e-3,
-        ),
-    ] {
+    for d in crate::hints::monitors() {
+        let Some(fig) = d.rows().and_then(|h| h.figure.as_ref()) else {
+            continue;
+        };
+        let source = d.name;
         let cpus: BTreeSet<u32> = a
             .iter()
             .chain(&b)
             .flat_map(|m| m.telemetry.iter())
-            .filter(|r| r.source == source && (source != "cpuidle" || r.key.ends_with(":time")))
+            .filter(|r| r.source == source && fig.keys.matches(&r.key))
             .filter_map(|r| r.cpu)
             .collect();
         if cpus.is_empty() {
@@ -291,45 +283,22 @@ pub(crate) fn telemetry_per_cpu(
             name: name.to_string(),
             values: cpus
                 .iter()
-                .map(|&c| {
-                    let v = if source == "cpuidle" {
-                        idle_time(recs, c)
-                    } else {
-                        median_total(recs, source, c)
-                    };
-                    Some(v * scale)
-                })
+                .map(|&c| Some(median_total_where(recs, source, c, fig.keys) * fig.scale))
                 .collect(),
             errors: vec![None; cpus.len()],
         };
         out.push(bar_chart(&BarChart {
             title: format!(
-                "{what} per CPU: {} vs {} (medians over each side's measurements)",
-                t.b_label, t.a_label
+                "{} per CPU: {} vs {} (medians over each side's measurements)",
+                fig.what, t.b_label, t.a_label
             ),
             x_label: "CPU".into(),
-            y_label: y_label.into(),
+            y_label: fig.y_label.into(),
             categories: cpus.iter().map(|c| format!("CPU{c}")).collect(),
             series: vec![series(&t.a_label, &a), series(&t.b_label, &b)],
         }));
     }
     out
-}
-
-/// Median over the records of the residency in all idle states of `cpu` (µs).
-fn idle_time(recs: &[&MeasurementRecord], cpu: u32) -> f64 {
-    let totals: Vec<f64> = recs
-        .iter()
-        .filter(|m| m.telemetry.iter().any(|t| t.source == "cpuidle"))
-        .map(|m| {
-            m.telemetry
-                .iter()
-                .filter(|t| t.source == "cpuidle" && t.cpu == Some(cpu) && t.key.ends_with(":time"))
-                .map(|t| t.value)
-                .sum()
-        })
-        .collect();
-    perflab_stats::median(totals).unwrap_or(0.0)
 }
 
 /// A single variant's medians: a curve over size when the points are a size scan, else

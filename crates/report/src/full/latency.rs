@@ -32,7 +32,10 @@ pub(crate) fn section(runs: &[RunData], opts: &ReportOptions, blocks: &mut Vec<B
             blocks.push(Block::heading(2, "Latency distributions"));
         }
     };
-    for r in runs.iter().filter(|r| r.info.workload == "netrr") {
+    for r in runs
+        .iter()
+        .filter(|r| crate::hints::has_latency_table(&r.info.workload))
+    {
         head(blocks);
         let t = latency_table(&r.info, &r.ms);
         blocks.extend(t.to_blocks());

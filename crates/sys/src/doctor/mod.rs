@@ -1,5 +1,7 @@
-//! `perflab doctor`: one line per capability perflab can use, saying whether this machine
-//! (or fixture tree) has it, and how to enable it when it does not.
+//! The machine readers of `perflab doctor`: one line per capability perflab can use,
+//! saying whether this machine (or fixture tree) has it, and how to enable it when it does
+//! not. Which plug-ins need a capability is not known here: `crates/doctor` runs these
+//! readers and matches each line to the needs the registered plug-ins declare.
 //!
 //! Checks that need the live machine (effective uid, perf_event_open, namespaces) run
 //! only when the root is the host; on a fixture tree they say "not checked: fixture tree".
@@ -80,7 +82,7 @@ impl Check {
 pub(crate) const NOT_CHECKED: &str = "not checked: fixture tree";
 pub(crate) const RUN_ON_HOST: &str = "run `perflab doctor` on the machine itself";
 
-/// Runs every probe, in a fixed order.
+/// Runs every reader, in a fixed order (`perflab_core::Need::check` names these lines).
 pub fn probe(sys: &SysRoot) -> Vec<Check> {
     vec![
         privileges::privileges(sys),

@@ -39,9 +39,10 @@ mod sides;
 mod supervise;
 
 use perflab_core::{
-    Better, HistogramData, MeasureCtx, Metric, ParamError, ParamKind, ParamSpec, Params, Unit,
-    Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
+    Better, HistogramData, MeasureCtx, Metric, Needs, ParamError, ParamKind, ParamSpec, Params,
+    Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
+use perflab_core::{Kind, ReportHints, WorkloadHints};
 
 pub use channel::Mechanism;
 use channel::{Endpoint, Pair};
@@ -108,13 +109,19 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 static INFO: WorkloadInfo = WorkloadInfo {
+    kind: Kind::Workload,
     name: "ctxsw",
     help: "Two tasks pinned to cpu_a and cpu_b ping-pong through a pipe, futex or eventfd \
            (context_switch2, perf bench sched pipe). Reports round_trips_per_s; \
            switches_per_s is twice that, the figure context_switch2 prints; rtt is the \
            round-trip latency histogram in ns.",
     params: PARAMS,
-    primary_metric: "round_trips_per_s",
+    needs: Needs::NONE,
+    report: ReportHints::Workload(WorkloadHints {
+        primary_metric: "round_trips_per_s",
+        result_title: Some("Context Switch Information"),
+        latency_table: None,
+    }),
 };
 
 impl Workload for Ctxsw {

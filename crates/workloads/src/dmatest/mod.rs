@@ -17,9 +17,10 @@ pub mod driver;
 use std::time::Duration;
 
 use perflab_core::{
-    format_size, Better, MeasureCtx, Metric, ParamError, ParamKind, ParamSpec, Params,
+    format_size, Better, MeasureCtx, Metric, Needs, ParamError, ParamKind, ParamSpec, Params,
     ThreadRecord, Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
+use perflab_core::{Kind, Need, ReportHints, WorkloadHints};
 
 use crate::parallel::{self, Criteria};
 use driver::Settings;
@@ -124,6 +125,7 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 static INFO: WorkloadInfo = WorkloadInfo {
+    kind: Kind::Workload,
     name: "dmatest",
     help: "The kernel's DMA engine test (dmatest module, seed 000): sets its parameters, runs \
            it, reads each thread's summary from the kernel log as a thread record, and says \
@@ -131,7 +133,12 @@ static INFO: WorkloadInfo = WorkloadInfo {
            overlap, parallelism, sum_valid). bandwidth_mib_s is the aggregate. Needs a DMA \
            engine and the dmatest module.",
     params: PARAMS,
-    primary_metric: "bandwidth_mib_s",
+    needs: Needs::all(&[Need::Privileges, Need::Dmatest]),
+    report: ReportHints::Workload(WorkloadHints {
+        primary_metric: "bandwidth_mib_s",
+        result_title: None,
+        latency_table: None,
+    }),
 };
 
 fn yn(b: bool) -> String {

@@ -22,9 +22,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use perflab_core::{
-    format_size, Better, MeasureCtx, Metric, ParamError, ParamKind, ParamSpec, Params, Unit,
+    format_size, Better, MeasureCtx, Metric, Needs, ParamError, ParamKind, ParamSpec, Params, Unit,
     Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
+use perflab_core::{Kind, ReportHints, WorkloadHints};
 
 use capture::Captured;
 use child::{Ending, Finished, Launch};
@@ -171,6 +172,7 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 static INFO: WorkloadInfo = WorkloadInfo {
+    kind: Kind::Workload,
     name: "exec",
     help: "Any benchmark command run through /bin/sh -c, its number taken with regex, json \
            or parser.\n\
@@ -182,7 +184,12 @@ static INFO: WorkloadInfo = WorkloadInfo {
            with the end of the command's output in the error. Each repetition also \
            reports wall_s, user_s, sys_s and exit_code.",
     params: PARAMS,
-    primary_metric: "value",
+    needs: Needs::NONE,
+    report: ReportHints::Workload(WorkloadHints {
+        primary_metric: "value",
+        result_title: None,
+        latency_table: None,
+    }),
 };
 
 fn failed(msg: impl Into<String>) -> WorkloadError {

@@ -52,9 +52,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use perflab_core::{
-    Better, HistogramData, MeasureCtx, Metric, ParamError, ParamKind, ParamSpec, Params,
+    Better, HistogramData, MeasureCtx, Metric, Needs, ParamError, ParamKind, ParamSpec, Params,
     SecretValue, Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
+use perflab_core::{Kind, LatencyTableHints, ReportHints, WorkloadHints};
 
 pub use client::DEAD_AFTER;
 pub use remote::{parse_peer, DEFAULT_PORT};
@@ -169,6 +170,7 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 static INFO: WorkloadInfo = WorkloadInfo {
+    kind: Kind::Workload,
     name: "netrr",
     help: "Request/response ping-pong over UDP or TCP on host loopback, a path a netpath \
            knob built, or to a remote `perflab serve` (peer=); closed loop or open loop at \
@@ -176,7 +178,15 @@ static INFO: WorkloadInfo = WorkloadInfo {
            p99_9,p99_99}_us, transactions_per_s and lost; load_streams and hogs add \
            background load.",
     params: PARAMS,
-    primary_metric: "rtt_p50_us",
+    needs: Needs::NONE,
+    report: ReportHints::Workload(WorkloadHints {
+        primary_metric: "rtt_p50_us",
+        result_title: None,
+        latency_table: Some(LatencyTableHints {
+            histogram: "rtt",
+            softirqs: "softirqs",
+        }),
+    }),
 };
 
 /// `client_cpu` or `server_cpu`: `None` for -1 (not pinned).

@@ -37,9 +37,10 @@ mod threaded;
 pub mod timing;
 
 use perflab_core::{
-    format_size, Better, HistogramData, MeasureCtx, Metric, ParamError, ParamKind, ParamSpec,
-    Params, SysRoot, Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
+    format_size, Better, HistogramData, MeasureCtx, Metric, Needs, ParamError, ParamKind,
+    ParamSpec, Params, SysRoot, Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
+use perflab_core::{Kind, Need, ReportHints, WorkloadHints};
 
 pub use buffer::Backing;
 use buffer::{mapped_len, MapError, MapStep};
@@ -188,6 +189,7 @@ const PARAMS: &[ParamSpec] = &[
 ];
 
 static INFO: WorkloadInfo = WorkloadInfo {
+    kind: Kind::Workload,
     name: "xfer",
     help: "Transfer bandwidth of memcpy, process_vm_readv/writev (pvm) or memset (fill) by \
            buffer size, page backing (4k, thp, 2m, 1g) and buffer state (pinned, unpinned). \
@@ -199,7 +201,16 @@ static INFO: WorkloadInfo = WorkloadInfo {
            verdict (summed_mib_s, overlap, parallelism, sum_valid), per-thread records \
            and the lock_wait_ns histogram.",
     params: PARAMS,
-    primary_metric: "bandwidth_mib_s",
+    // Only the 2m and 1g page backings need the hugetlb pool.
+    needs: Needs {
+        all: &[],
+        some: &[Need::HugePages],
+    },
+    report: ReportHints::Workload(WorkloadHints {
+        primary_metric: "bandwidth_mib_s",
+        result_title: None,
+        latency_table: None,
+    }),
 };
 
 fn failed(msg: String) -> WorkloadError {

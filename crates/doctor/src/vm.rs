@@ -1,16 +1,21 @@
 //! The doctor's lines for the network paths that end in a guest (`netpath=vm-*`): whether
-//! a guest can be booted here, and with which accelerator. They live above `sys` because
-//! the checks are the knob's own (the guest parts, the KVM probe).
+//! a guest can be booted here, and with which accelerator. They are the knob's own checks
+//! (the guest parts, the KVM probe), so they live here rather than in `sys`.
 
 use perflab_knobs::guest::{accel, kernel, qemu};
 use perflab_knobs::netpath::find_tool;
 use perflab_sys::doctor::Check;
 use perflab_sys::SysRoot;
 
-/// `vm guest`, `vm accelerator` and `vhost-net`.
+const GUEST: &str = "vm guest";
+const ACCEL: &str = "vm accelerator";
+const VHOST: &str = "vhost-net";
+/// The lines `checks` gives on the host.
+pub const NAMES: &[&str] = &[GUEST, ACCEL, VHOST];
+
+/// `vm guest`, `vm accelerator` and `vhost-net`; nothing on a fixture tree (a guest boots
+/// on the machine itself).
 pub fn checks(sys: &SysRoot) -> Vec<Check> {
-    const GUEST: &str = "vm guest";
-    const ACCEL: &str = "vm accelerator";
     if !sys.is_host() {
         return Vec::new();
     }
@@ -70,12 +75,12 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
     }
     if sys.exists("dev/vhost-net") {
         out.push(Check::ok(
-            "vhost-net",
+            VHOST,
             "/dev/vhost-net: netpath=vm-tap can use it",
         ));
     } else {
         out.push(Check::missing(
-            "vhost-net",
+            VHOST,
             "no /dev/vhost-net: netpath=vm-tap is unavailable (vm-tap-novhost is not)",
             "modprobe vhost_net, or a kernel with CONFIG_VHOST_NET",
         ));
