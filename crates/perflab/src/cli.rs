@@ -232,6 +232,10 @@ pub struct ShowArgs {
     pub threads: Option<u32>,
     #[arg(long)]
     pub json: bool,
+    /// Print only these sections (summary, threads, lock-wait, counters, latency,
+    /// percentiles, spans)
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub section: Vec<String>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,6 +12,7 @@ use crate::compare::{ComparisonTable, Row, TableKind};
 use crate::distribution::distribution;
 use crate::error::ReportError;
 use crate::fmt;
+use crate::section::{Format, Section};
 use crate::sections::{
     failed_note, idle_section, irq_section, known_pairs, kv_lines, median_ci_text, pair_cpus,
     summary_file_name, unit_or_count, unit_suffix, write_file,
@@ -98,7 +99,7 @@ pub fn write_drilldown(
         let text = render_row(run, ms, table, row)?;
         write_file(dir.join(sub).join(name), &text, &mut written)?;
     }
-    let dist = distribution(table, buckets).render_text();
+    let dist = distribution(table, buckets).render(Format::Text);
     write_file(dir.join("distribution.txt"), &dist, &mut written)?;
     Ok(written)
 }

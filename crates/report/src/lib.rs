@@ -24,12 +24,12 @@ pub mod full;
 pub mod latency_percentiles;
 pub mod latency_table;
 pub mod lock_wait;
-mod markdown;
 pub mod parallel;
 mod parallel_legacy;
 pub mod plot;
 pub mod scan;
 mod scan_render;
+pub mod section;
 mod sections;
 pub mod select;
 pub mod single;
@@ -39,10 +39,11 @@ pub mod spans_seed;
 mod spans_text;
 pub mod summary;
 mod summary_text;
-pub mod table_text;
+mod table_text;
 pub mod telemetry;
 pub mod trace_rows;
 
+pub use blocks::Changes;
 pub use changed::{changes_for_table, involved_cpus, what_changed, RowChanges, TelemetryChange};
 pub use compare::{
     compare_runs, compare_variants, run_label, ComparisonTable, Row, TableKind, UnavailableNote,
@@ -62,17 +63,10 @@ pub use parallel::{parallel_table, render_threads, ParallelRow, ParallelTable};
 pub use scan::{
     scan_tables, Crossing, Direction, Parting, ScanPoint, ScanReport, ScanSection, ScanSummary,
 };
+pub use section::{Format, Section};
 pub use select::{baseline_variant, measured_variants};
 pub use single::{render_single_pair, write_single_drilldown};
 pub use spans::{span_table, SpanFigure, SpanGroup, SpanRow, SpanTable};
 pub use spans_ab::{span_comparisons, SpanCmpRow, SpanComparison};
 pub use spans_seed::{seed_span_table, SeedSpanTable};
 pub use summary::{summarize_run, SummaryRow, SummaryTable};
-pub use table_text::render_table;
-
-impl ComparisonTable {
-    /// The aligned plain-text table.
-    pub fn render_text(&self) -> String {
-        render_table(self)
-    }
-}

@@ -10,10 +10,14 @@ pub const MAIL_WIDTH: usize = 72;
 /// Renders `blocks` as plain text; with `width`, no line is wider than it.
 pub fn render(blocks: &[Block], width: Option<usize>) -> String {
     let mut out = String::new();
+    let mut tight = false;
     for b in blocks {
         let part = match b {
             Block::Heading { level, text } => heading(*level, text, width),
-            Block::Para(text) => lines(text, width, "", ""),
+            Block::Para(text) | Block::Caption(text) | Block::Note(text) => {
+                lines(text, width, "", "")
+            }
+            Block::Pre(text) => lines(text, width, "", "  "),
             Block::Table(t) => fit_table(t, width),
             Block::List { title, items } => {
                 if items.is_empty() {
@@ -27,9 +31,10 @@ pub fn render(blocks: &[Block], width: Option<usize>) -> String {
             }
             Block::Figure(_) => continue,
         };
-        if !out.is_empty() {
+        if !out.is_empty() && !tight && !matches!(b, Block::Note(_)) {
             out.push('\n');
         }
+        tight = matches!(b, Block::Caption(_));
         out.push_str(&part);
     }
     out
