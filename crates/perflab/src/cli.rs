@@ -297,6 +297,10 @@ pub struct ReportArgs {
     /// Telemetry rows named under each significant difference ("what changed with it")
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub changes: usize,
+    /// Print only these parts (environment, runs, comparison, quality, latency, spans,
+    /// threads, lock-wait, counters, how-to-read); JSON keeps them all
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub section: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -38,19 +38,31 @@ pub trait Section {
     }
 }
 
-/// The ids of the sections a report may hold, in the order they are printed.
-pub const IDS: &[&str] = &[
+/// The ids of the sections `perflab show` prints, in its order.
+pub const SHOW: &[&str] = &[
     "summary",
-    "comparison",
-    "scan",
-    "distribution",
-    "changed",
     "threads",
     "lock-wait",
     "counters",
     "latency",
     "percentiles",
     "spans",
+];
+
+/// The ids of the parts of `perflab report`, in its order. A part groups sections: the
+/// `comparison` part holds each comparison's table or scan, distribution and what changed
+/// with it; `latency` the seed-001 table and the percentiles.
+pub const REPORT: &[&str] = &[
+    "environment",
+    "runs",
+    "comparison",
+    "quality",
+    "latency",
+    "spans",
+    "threads",
+    "lock-wait",
+    "counters",
+    "how-to-read",
 ];
 
 /// `sections` one after the other, a blank line between them, in `format`; the HTML page
@@ -70,25 +82,26 @@ pub fn render(sections: &[&dyn Section], format: Format) -> String {
     }
 }
 
-/// Keeps the sections whose id is in `wanted` (all when it is empty); an id that names no
-/// section kind is an error that lists the known ones.
+/// Keeps the sections whose id is in `wanted` (all when it is empty); an id not in
+/// `known` (the ids the command can print) is an error that lists them.
 pub fn select<'a>(
     sections: Vec<&'a dyn Section>,
     wanted: &[String],
+    known: &[&str],
 ) -> Result<Vec<&'a dyn Section>, String> {
-    check_ids(wanted)?;
+    check_ids(wanted, known)?;
     Ok(sections
         .into_iter()
         .filter(|s| wanted.is_empty() || wanted.iter().any(|w| w == s.id()))
         .collect())
 }
 
-/// An error naming the first unknown id in `wanted` and the known ones.
-pub fn check_ids(wanted: &[String]) -> Result<(), String> {
-    match wanted.iter().find(|w| !IDS.contains(&w.as_str())) {
+/// An error naming the first id in `wanted` not in `known`, and the known ones.
+pub fn check_ids(wanted: &[String], known: &[&str]) -> Result<(), String> {
+    match wanted.iter().find(|w| !known.contains(&w.as_str())) {
         Some(w) => Err(format!(
             "--section {w}: no such section (known: {})",
-            IDS.join(", ")
+            known.join(", ")
         )),
         None => Ok(()),
     }
@@ -137,9 +150,15 @@ mod tests {
 
     #[test]
     fn unknown_sections_are_named_with_the_known_ones() {
-        let err = check_ids(&["summary".into(), "nope".into()]).unwrap_err();
-        assert!(err.contains("nope") && err.contains("lock-wait"), "{err}");
-        let kept = select(vec![&Two], &["counters".into()]).unwrap();
+        let err = check_ids(&["summary".into(), "nope".into()], SHOW).unwrap_err();
+        assert_eq!(
+            err,
+            "--section nope: no such section (known: summary, threads, lock-wait, counters, \
+             latency, percentiles, spans)"
+        );
+        assert!(check_ids(&["summary".into()], REPORT).is_err());
+        let kept = select(vec![&Two], &["counters".into()], SHOW).unwrap();
         assert!(kept.is_empty());
+        assert_eq!(select(vec![&Two], &[], SHOW).unwrap().len(), 1);
     }
 }

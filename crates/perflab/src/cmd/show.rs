@@ -13,6 +13,7 @@ use crate::cmd::common;
 use crate::exit::input;
 
 pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
+    report::section::check_ids(&a.section, report::section::SHOW).map_err(input)?;
     let store = common::read_store(g)?;
     let info = store.run(a.run)?;
     let ms = store.measurements(a.run)?;
@@ -67,7 +68,7 @@ pub fn select<'a>(
     wanted: &[String],
 ) -> anyhow::Result<Vec<&'a dyn Section>> {
     let all: Vec<&dyn Section> = sections.iter().map(|s| s.as_ref()).collect();
-    report::section::select(all, wanted).map_err(input)
+    report::section::select(all, wanted, report::section::SHOW).map_err(input)
 }
 
 /// What a run shows beside its summary or comparison, in this order: the threads'

@@ -17,7 +17,11 @@ pub fn render(blocks: &[Block], width: Option<usize>) -> String {
             Block::Para(text) | Block::Caption(text) | Block::Note(text) => {
                 lines(text, width, "", "")
             }
-            Block::Pre(text) => lines(text, width, "", "  "),
+            // Each line on its own: only the continuation of a wrapped one is indented.
+            Block::Pre(text) => text
+                .split('\n')
+                .map(|l| lines(l, width, "", "  "))
+                .collect(),
             Block::Table(t) => fit_table(t, width),
             Block::List { title, items } => {
                 if items.is_empty() {
