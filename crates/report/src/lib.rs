@@ -1,8 +1,9 @@
 //! Reports over stored measurements: comparison tables (variant vs variant, run vs run),
 //! size scans of them (`scan_tables`), the regression distribution of the seed study,
 //! per-pair drill-downs, and for a run with one measurable variant its summary and
-//! single-variant drill-down. Comparisons, scans and distributions render as text and
-//! as GitHub-flavoured Markdown.
+//! single-variant drill-down. Every table is a [`Section`] described once as blocks
+//! (`blocks`, [`doc`]); `show`, `compare` and `report` render lists of sections through
+//! [`section::render`] as text, 72-column mail, Markdown or HTML.
 //!
 //! Inputs are `perflab_core::record` types, so this crate never touches the database.
 //! Only successful measurements are numbers; failed ones are counted and named.
