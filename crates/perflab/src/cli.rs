@@ -322,6 +322,10 @@ pub struct CompareArgs {
     /// Also write the per-pair drill-down directory here
     #[arg(long, value_name = "DIR")]
     pub drilldown: Option<PathBuf>,
+    /// Print only these sections (comparison, scan, distribution, percentiles); JSON keeps
+    /// them all
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub section: Vec<String>,
 }
 
 #[derive(Args, Debug)]

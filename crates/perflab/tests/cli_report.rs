@@ -169,4 +169,17 @@ fn sections_are_picked_by_name_and_shared() {
     let (report, _) = text(&o);
     let first = table.lines().nth(1).unwrap();
     assert!(report.contains(first), "{first:?} not in\n{report}");
+    let o = lab.run(&["compare", &a, "--section", "comparison"]);
+    let (only, _) = text(&o);
+    assert!(table.starts_with(&only), "{only}");
+    assert!(!only.contains("Latency percentiles"), "{only}");
+    let o = lab.run(&["compare", &a, "--section", "percentiles"]);
+    let (only, _) = text(&o);
+    assert!(only.starts_with("Latency percentiles in µs"), "{only}");
+    assert!(table.ends_with(&only), "{only}");
+    let o = lab.run(&["compare", &a, "--section", "summary"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o)
+        .1
+        .contains("(known: comparison, scan, distribution, percentiles)"));
 }

@@ -49,6 +49,10 @@ pub const SHOW: &[&str] = &[
     "spans",
 ];
 
+/// The ids of the sections `perflab compare` prints: the comparison table, or the scan
+/// in its place when the size varies.
+pub const COMPARE: &[&str] = &["comparison", "scan", "distribution", "percentiles"];
+
 /// The ids of the parts of `perflab report`, in its order. A part groups sections: the
 /// `comparison` part holds each comparison's table or scan, distribution and what changed
 /// with it; `latency` the seed-001 table and the percentiles.

@@ -12,6 +12,7 @@ use crate::exit::input;
 
 pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
     let (cfg, buckets) = common::verdict_settings(&a.verdict)?;
+    report::section::check_ids(&a.section, report::section::COMPARE).map_err(input)?;
     let store = common::read_store(g)?;
     let info = store.run(a.runs[0])?;
     let ms = store.measurements(a.runs[0])?;
@@ -104,6 +105,8 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
                 TextFormat::Markdown => Format::Markdown,
                 _ => Format::Text,
             };
+            let sections = report::section::select(sections, &a.section, report::section::COMPARE)
+                .map_err(input)?;
             print!("{}", report::section::render(&sections, format));
         }
     }

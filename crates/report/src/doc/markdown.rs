@@ -156,4 +156,17 @@ mod tests {
             "## Scan\n\n4K\\* differs <5% p < 0.05 &lt;b>\n\n**Notes:**\n\n- a\n\n| p   |   v |\n| :-- | --: |\n| a   |   1 |\n"
         );
     }
+
+    #[test]
+    fn listings_are_fenced_and_captions_bold() {
+        let out = render(&[
+            Block::pre("> 100 : 4-0*"),
+            Block::caption("variant=4k"),
+            Block::note("n: a legend"),
+        ]);
+        assert_eq!(
+            out,
+            "```text\n> 100 : 4-0*\n```\n\n**variant=4k**\n\nn: a legend\n"
+        );
+    }
 }

@@ -102,6 +102,26 @@ mod tests {
     }
 
     #[test]
+    fn a_listing_keeps_its_lines_and_indents_only_what_mail_wraps() {
+        let listing = Block::pre(format!("> 100 : 0\n{}", "x ".repeat(40)));
+        assert_eq!(
+            render(std::slice::from_ref(&listing), None),
+            format!("> 100 : 0\n{}\n", "x ".repeat(40))
+        );
+        let mail = render(&[listing], Some(MAIL_WIDTH));
+        let lines: Vec<&str> = mail.lines().collect();
+        assert_eq!(lines[0], "> 100 : 0");
+        assert!(
+            lines[1].starts_with("x x") && lines[2].starts_with("  x"),
+            "{mail}"
+        );
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= MAIL_WIDTH),
+            "{mail}"
+        );
+    }
+
+    #[test]
     fn mail_wraps_prose_and_lists() {
         let long = "word ".repeat(40);
         let out = render(
