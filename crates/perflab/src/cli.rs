@@ -232,6 +232,10 @@ pub struct ShowArgs {
     pub threads: Option<u32>,
     #[arg(long)]
     pub json: bool,
+    /// Print only these sections (summary, threads, lock-wait, counters, latency,
+    /// percentiles, spans)
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub section: Vec<String>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -293,6 +297,10 @@ pub struct ReportArgs {
     /// Telemetry rows named under each significant difference ("what changed with it")
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub changes: usize,
+    /// Print only these parts (environment, runs, comparison, quality, latency, spans,
+    /// threads, lock-wait, counters, how-to-read); JSON keeps them all
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub section: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -314,6 +322,10 @@ pub struct CompareArgs {
     /// Also write the per-pair drill-down directory here
     #[arg(long, value_name = "DIR")]
     pub drilldown: Option<PathBuf>,
+    /// Print only these sections (comparison, scan, distribution, percentiles); JSON keeps
+    /// them all
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub section: Vec<String>,
 }
 
 #[derive(Args, Debug)]

@@ -80,6 +80,10 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             vec!["report", &a, "--metric", "nope", "--html", page],
             "nope",
         ),
+        (
+            vec!["report", &a, "--section", "runs,nope", "--html", page],
+            "--section nope: no such section (known: environment, runs, comparison",
+        ),
     ] {
         let o = lab.run(&args);
         let (_, err) = text(&o);
@@ -124,4 +128,58 @@ fn html_dash_writes_the_page_and_only_the_page_to_stdout() {
     assert!(out.is_empty(), "{out}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("--html -"), "{err}");
+}
+
+/// `show`, `compare` and `report` print the same sections: `--section` picks them, and
+/// the table `show` prints is the one `report` prints under its heading.
+#[test]
+fn sections_are_picked_by_name_and_shared() {
+    let lab = Lab::new();
+    let a = null_run(&lab, "picked");
+    let o = lab.run(&["report", &a, "--section", "runs,how-to-read"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("How to read this report"), "{out}");
+    assert!(out.contains("Runs\n----"), "{out}");
+    assert!(!out.contains("A = "), "no comparison was asked for: {out}");
+
+    let o = lab.run(&["show", &a, "--section", "summary"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("CI of the median by percentile bootstrap"),
+        "{out}"
+    );
+
+    let o = lab.run(&["show", &a, "--section", "comparison"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}");
+    assert!(out.is_empty(), "bad input prints nothing: {out}");
+    assert_eq!(
+        err.trim(),
+        "perflab: --section comparison: no such section (known: summary, threads, lock-wait, \
+         counters, latency, percentiles, spans)"
+    );
+
+    // The comparison `compare` prints is, word for word, the one in the report.
+    let o = lab.run(&["compare", &a]);
+    let (table, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let o = lab.run(&["report", &a, "--section", "comparison"]);
+    let (report, _) = text(&o);
+    let first = table.lines().nth(1).unwrap();
+    assert!(report.contains(first), "{first:?} not in\n{report}");
+    let o = lab.run(&["compare", &a, "--section", "comparison"]);
+    let (only, _) = text(&o);
+    assert!(table.starts_with(&only), "{only}");
+    assert!(!only.contains("Latency percentiles"), "{only}");
+    let o = lab.run(&["compare", &a, "--section", "percentiles"]);
+    let (only, _) = text(&o);
+    assert!(only.starts_with("Latency percentiles in µs"), "{only}");
+    assert!(table.ends_with(&only), "{only}");
+    let o = lab.run(&["compare", &a, "--section", "summary"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o)
+        .1
+        .contains("(known: comparison, scan, distribution, percentiles)"));
 }

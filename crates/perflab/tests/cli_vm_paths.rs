@@ -132,7 +132,8 @@ fn a_tap_path_to_a_tcg_guest_answers_and_leaves_nothing_needs_root_qemu_and_a_gu
         }
     }
     assert!(
-        out.contains("note: the guest runs under") || !out.contains("TCG"),
+        out.contains(&format!("Path notes:\n  {path}: the guest runs under"))
+            || !out.contains("TCG"),
         "{out}"
     );
 }

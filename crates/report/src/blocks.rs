@@ -2,15 +2,22 @@
 //! them for the terminal, Markdown, mail and HTML from one description. The words and
 //! figures are those of each table's own text rendering.
 
+use crate::changed::RowChanges;
 use crate::compare::ComparisonTable;
 use crate::counters::CounterTable;
-use crate::distribution::Distribution;
+use crate::distribution::{BucketCount, Distribution};
 use crate::doc::{Block, Table};
 use crate::fmt;
+use crate::latency_percentiles::PercentileTable;
 use crate::latency_table::LatencyTable;
+use crate::lock_wait::LockWaitTable;
 use crate::parallel::{ParallelTable, TITLE, UNITS, WHY};
 use crate::scan::ScanReport;
 use crate::scan_render;
+use crate::section::Section;
+use crate::spans::SpanTable;
+use crate::spans_ab::SpanComparison;
+use crate::spans_seed::SeedSpanTable;
 use crate::summary::SummaryTable;
 use crate::summary_text;
 use crate::table_text::{
@@ -46,7 +53,7 @@ impl ComparisonTable {
         let mut out = vec![para_lines(&header_lines(self)), table(lines, left)];
         let notes = footnotes(self);
         if !notes.is_empty() {
-            out.push(para_lines(&notes));
+            out.push(Block::note(notes.join("\n")));
         }
         out.push(Block::list("Not compared", unmatched_items(self)));
         out.push(Block::list(
@@ -65,7 +72,7 @@ impl ScanReport {
     pub fn to_blocks(&self) -> Vec<Block> {
         let mut out = vec![para_lines(&scan_render::header(self))];
         for s in &self.sections {
-            out.push(Block::heading(3, s.title.clone()));
+            out.push(Block::caption(s.title.clone()));
             let (head, units, rows) = scan_render::cells(self, s);
             out.push(Block::Table(Table {
                 head,
@@ -73,7 +80,7 @@ impl ScanReport {
                 rows,
                 left: vec![scan_render::LEFT],
             }));
-            out.push(Block::para(scan_render::summary_line(self, &s.summary)));
+            out.push(Block::note(scan_render::summary_line(self, &s.summary)));
             out.push(Block::list("Not compared", scan_render::not_compared(s)));
             out.push(Block::list("Notes", &s.notes));
         }
@@ -88,17 +95,42 @@ impl ScanReport {
 }
 
 impl Distribution {
+    /// The seed's `<= 1 pct difference : 35 instances` lines, then improvements, then
+    /// the rows of each non-empty bucket (`*` marks adjusted p < alpha).
     pub fn to_blocks(&self) -> Vec<Block> {
-        let mut out = vec![Block::para(format!(
-            "{}; * = significant, adjusted p < {}",
-            self.headline(),
-            self.alpha
-        ))];
-        let rows = self.bucket_rows();
-        let head = ["regression %", "instances", "significant", "rows"]
-            .map(String::from)
-            .to_vec();
-        out.push(Block::Table(Table::new(head, rows, vec![0, 3])));
+        let line = |c: &BucketCount| {
+            format!(
+                "{} pct difference : {} instances ({} significant)",
+                c.bucket.range_text(),
+                c.count,
+                c.significant
+            )
+        };
+        let mut counts = vec![self.headline()];
+        counts.extend(self.regressions.iter().map(line));
+        if self.improvements.iter().all(|c| c.count == 0) {
+            counts.push("improved : 0 instances".into());
+        } else {
+            counts.extend(self.improvements.iter().map(line));
+        }
+        let mut out = vec![Block::pre(counts.join("\n"))];
+        let mut rows: Vec<String> = self
+            .regressions
+            .iter()
+            .chain(&self.improvements)
+            .filter(|c| c.count > 0)
+            .map(|c| format!("{} [{}] : {}", c.bucket.range_text(), c.dir, self.marked(c)))
+            .collect();
+        if !rows.is_empty() {
+            rows.insert(
+                0,
+                format!(
+                    "Instances per bucket (* = significant, adjusted p < {}):",
+                    self.alpha
+                ),
+            );
+            out.push(Block::pre(rows.join("\n")));
+        }
         if !self.unclassified.is_empty() {
             out.push(Block::para(format!(
                 "Not classified (baseline median 0, change in percent undefined): {}",
@@ -123,7 +155,7 @@ impl SummaryTable {
             table(lines, left),
         ];
         if let Some(legend) = summary_text::spread_legend(self) {
-            out.push(Block::para(legend));
+            out.push(Block::note(legend));
         }
         out.push(Block::list(
             "Per row",
@@ -143,7 +175,7 @@ impl ParallelTable {
         vec![
             Block::para(TITLE),
             table(self.cells(), vec![0, 1, 9]),
-            Block::para(UNITS),
+            Block::note(UNITS),
             Block::list(WHY, self.reasons()),
         ]
     }
@@ -151,11 +183,15 @@ impl ParallelTable {
 
 impl CounterTable {
     pub fn to_blocks(&self) -> Vec<Block> {
-        vec![
-            Block::para(self.title()),
+        let mut out = vec![
+            Block::caption(self.title()),
             table(self.cells(), vec![0, 1]),
-            Block::list("Notes", &self.notes),
-        ]
+        ];
+        if !self.notes.is_empty() {
+            let notes: Vec<String> = self.notes.iter().map(|n| format!("  {n}")).collect();
+            out.push(Block::note(notes.join("\n")));
+        }
+        out
     }
 }
 
@@ -172,16 +208,21 @@ impl LatencyTable {
             if !s.title.is_empty() {
                 out.push(Block::heading(3, s.title.clone()));
             }
+            // The seed's columns, in its order.
             let head = [
                 "path",
                 "load",
+                "min",
+                "avg",
+                "max",
+                "stddev",
                 "p50",
                 "p99",
                 "p99.9",
-                "max",
                 "reps",
                 "lost",
                 "NET_RX/s",
+                "NET_TX/s",
                 "load MiB/s",
             ]
             .map(String::from)
@@ -205,13 +246,17 @@ impl LatencyTable {
                 rows.push(vec![
                     r.path.clone(),
                     r.load.clone(),
+                    fmt::value(r.min),
+                    fmt::value(r.avg),
+                    fmt::value(r.max),
+                    fmt::value(r.stddev),
                     format!("{}{mark}", fmt::value(r.p50)),
                     format!("{}{mark}", fmt::value(r.p99)),
                     format!("{}{mark}", fmt::value(r.p999)),
-                    fmt::value(r.max),
                     format!("{}/{}", r.reps, r.reps + r.failed),
                     fmt::count(r.lost),
                     opt(r.net_rx_per_s, 0),
+                    opt(r.net_tx_per_s, 0),
                     opt(r.load_mib_s, 1),
                 ]);
             }
@@ -234,5 +279,148 @@ impl LatencyTable {
             self.path_notes.iter().map(|(v, n)| format!("{v}: {n}")),
         ));
         out
+    }
+}
+
+/// What changed with each significant row of a comparison: the telemetry on the CPUs
+/// involved that moved most between A and B.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Changes(pub Vec<RowChanges>);
+
+impl Changes {
+    pub fn to_blocks(&self) -> Vec<Block> {
+        if self.0.is_empty() {
+            return Vec::new();
+        }
+        let items = self.0.iter().map(|c| {
+            let what: Vec<String> = c
+                .changes
+                .iter()
+                .map(|x| format!("{} (p={})", x.text, perflab_stats::fmt_p(x.p_value)))
+                .collect();
+            let what = if what.is_empty() {
+                "no telemetry row on these CPUs changed consistently".to_string()
+            } else {
+                what.join("; ")
+            };
+            let change = c
+                .change_pct
+                .map_or(String::new(), |x| format!("{} ", fmt::pct(x)));
+            format!("{} ({change}{}): {what}", c.name(), c.verdict)
+        });
+        vec![
+            Block::heading(3, "What changed with it"),
+            Block::para(
+                "For each significant difference, the telemetry on the CPUs involved that \
+                 changed most between A and B (medians over the repetitions):",
+            ),
+            Block::list("Significant rows", items),
+        ]
+    }
+}
+
+/// A table as a section: its id, its title, and its blocks and JSON as they are.
+macro_rules! section {
+    ($t:ty, $id:literal, |$s:ident| $title:expr, |$b:ident| $blocks:expr) => {
+        impl Section for $t {
+            fn id(&self) -> &'static str {
+                $id
+            }
+            fn title(&self) -> String {
+                let $s = self;
+                $title
+            }
+            fn blocks(&self) -> Vec<Block> {
+                let $b = self;
+                $blocks
+            }
+            fn json(&self) -> Option<serde_json::Value> {
+                serde_json::to_value(self).ok()
+            }
+        }
+    };
+}
+
+section!(SummaryTable, "summary", |t| format!("Run {}", t.run), |t| t
+    .to_blocks(true));
+section!(
+    ComparisonTable,
+    "comparison",
+    |t| format!("{}: {} vs {}", t.metric, t.b_label, t.a_label),
+    |t| t.to_blocks()
+);
+section!(
+    ScanReport,
+    "scan",
+    |t| format!("{} by {}: {} vs {}", t.metric, t.axis, t.b_label, t.a_label),
+    |t| t.to_blocks()
+);
+section!(
+    Distribution,
+    "distribution",
+    |t| format!("Regression of {}", t.metric),
+    |t| t.to_blocks()
+);
+section!(
+    ParallelTable,
+    "threads",
+    |_t| "Threads: may the bandwidths be summed?".into(),
+    |t| t.to_blocks()
+);
+section!(
+    LockWaitTable,
+    "lock-wait",
+    |_t| "Descriptor-lock waits".into(),
+    |t| t.to_blocks()
+);
+section!(
+    CounterTable,
+    "counters",
+    |t| format!("Counters ({})", t.source),
+    |t| t.to_blocks()
+);
+section!(
+    LatencyTable,
+    "latency",
+    |t| format!("Round trips of run {}", t.run),
+    |t| t.to_blocks()
+);
+section!(
+    PercentileTable,
+    "percentiles",
+    |_t| "Latency percentiles".into(),
+    |t| t.to_blocks()
+);
+section!(
+    SpanTable,
+    "spans",
+    |t| format!("Trace spans of run {}", t.run),
+    |t| t.to_blocks()
+);
+section!(
+    SeedSpanTable,
+    "spans",
+    |t| format!("Where the time goes (run {})", t.run),
+    |t| t.to_blocks()
+);
+section!(
+    SpanComparison,
+    "spans",
+    |t| format!("Spans: {}", t.title),
+    |t| t.to_blocks()
+);
+
+impl Section for Changes {
+    fn id(&self) -> &'static str {
+        "changed"
+    }
+    fn title(&self) -> String {
+        "What changed with it".into()
+    }
+    fn blocks(&self) -> Vec<Block> {
+        self.to_blocks()
+    }
+    fn json(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(&self.0).ok()
     }
 }

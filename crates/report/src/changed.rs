@@ -493,33 +493,6 @@ fn sides<'m>(
     }
 }
 
-/// Plain text for a report or a mail: one block per significant row, its changes
-/// indented under it. Empty when no row has any change to show.
-pub fn render_text(rows: &[RowChanges]) -> String {
-    let mut out = String::new();
-    for r in rows.iter().filter(|r| !r.changes.is_empty()) {
-        let change = r
-            .change_pct
-            .map(|p| format!(" {}%", signed(p)))
-            .unwrap_or_default();
-        out.push_str(&format!("{}: {}{change}\n", r.name(), r.verdict));
-        for c in &r.changes {
-            out.push_str(&format!(
-                "  {} (p={})\n",
-                c.text,
-                perflab_stats::fmt_p(c.p_value)
-            ));
-        }
-    }
-    if !out.is_empty() {
-        out.insert_str(
-            0,
-            "What changed with it (telemetry medians on the CPUs involved, B against A):\n",
-        );
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

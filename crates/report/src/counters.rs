@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use crate::fmt;
 use crate::select::{choose_metric, telemetry_records};
-use crate::table_text::align;
 use crate::telemetry::medians;
 
 /// Counter keys in the order a reader wants them: the work done, then what the caches and
@@ -185,16 +184,6 @@ fn compress_unsupported(notes: Vec<String>) -> Vec<String> {
 }
 
 impl CounterTable {
-    /// The aligned plain-text table with its notes.
-    pub fn render_text(&self) -> String {
-        let mut out = format!("{}\n", self.title());
-        out.push_str(&align(&self.cells(), &[0, 1]));
-        for n in &self.notes {
-            out.push_str(&format!("  {n}\n"));
-        }
-        out
-    }
-
     /// What the table holds and over what window.
     pub(crate) fn title(&self) -> String {
         format!(

@@ -2,15 +2,12 @@
 //! regression percent (positive = worse), how many of those are significant (adjusted
 //! p < alpha, the p of the comparison's verdicts), and which rows they are.
 
-use std::fmt::Write as _;
-
 use perflab_stats::{Bucket, Buckets};
 use serde::Serialize;
 
 use crate::compare::{ComparisonTable, UnavailableNote};
 use crate::design::Design;
 use crate::error::ReportError;
-use crate::table_text::{titled_list, unavailable_text};
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BucketCount {
@@ -134,65 +131,6 @@ impl Distribution {
         )
     }
 
-    /// The seed's `<= 1 pct difference : 35 instances` lines, then improvements, then the
-    /// rows of each non-empty bucket (`*` marks adjusted p < alpha).
-    pub fn render_text(&self) -> String {
-        let mut out = String::new();
-        let _ = writeln!(out, "{}", self.headline());
-        let line = |out: &mut String, c: &BucketCount| {
-            let _ = writeln!(
-                out,
-                "{} pct difference : {} instances ({} significant)",
-                c.bucket.range_text(),
-                c.count,
-                c.significant
-            );
-        };
-        for c in &self.regressions {
-            line(&mut out, c);
-        }
-        let improved: usize = self.improvements.iter().map(|c| c.count).sum();
-        if improved == 0 {
-            let _ = writeln!(out, "improved : 0 instances");
-        } else {
-            for c in &self.improvements {
-                line(&mut out, c);
-            }
-        }
-        let nonempty: Vec<&BucketCount> = self
-            .regressions
-            .iter()
-            .chain(&self.improvements)
-            .filter(|c| c.count > 0)
-            .collect();
-        if !nonempty.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nInstances per bucket (* = significant, adjusted p < {}):",
-                self.alpha
-            );
-            for c in nonempty {
-                let _ = writeln!(
-                    out,
-                    "{} [{}] : {}",
-                    c.bucket.range_text(),
-                    c.dir,
-                    self.marked(c)
-                );
-            }
-        }
-        if !self.unclassified.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nNot classified (baseline median 0, change in percent undefined): {}",
-                self.unclassified.join(" ")
-            );
-        }
-        out.push_str(&titled_list("Not compared", &self.unmatched));
-        out.push_str(&unavailable_text(&self.unavailable));
-        out
-    }
-
     /// The buckets a table or histogram shows: every regression bucket, and the
     /// improvement buckets that hold rows.
     pub(crate) fn shown_buckets(&self) -> impl Iterator<Item = &BucketCount> + '_ {
@@ -200,20 +138,6 @@ impl Distribution {
             .iter()
             .chain(&self.improvements)
             .filter(|c| c.count > 0 || self.regressions.iter().any(|r| r.bucket == c.bucket))
-    }
-
-    /// One row of cells per shown bucket: range, instances, significant, marked rows.
-    pub(crate) fn bucket_rows(&self) -> Vec<Vec<String>> {
-        self.shown_buckets()
-            .map(|c| {
-                vec![
-                    c.bucket.range_text(),
-                    c.count.to_string(),
-                    c.significant.to_string(),
-                    self.marked(c),
-                ]
-            })
-            .collect()
     }
 
     /// The rows of a bucket, `*` after the significant ones.

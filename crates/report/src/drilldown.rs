@@ -11,6 +11,7 @@ use perflab_stats::{fmt_p, Buckets};
 use crate::compare::{ComparisonTable, Row, TableKind};
 use crate::distribution::distribution;
 use crate::error::ReportError;
+use crate::section::{Format, Section};
 use crate::sections::{
     failed_note, known_pairs, kv_lines, median_ci_text, pair_cpus, per_cpu_sections,
     summary_file_name, unit_or_count, unit_suffix, write_file,
@@ -97,7 +98,7 @@ pub fn write_drilldown(
         let text = render_row(run, ms, table, row)?;
         write_file(dir.join(sub).join(name), &text, &mut written)?;
     }
-    let dist = distribution(table, buckets).render_text();
+    let dist = distribution(table, buckets).render(Format::Text);
     write_file(dir.join("distribution.txt"), &dist, &mut written)?;
     Ok(written)
 }

@@ -16,7 +16,7 @@ use perflab_core::record::{MeasurementRecord, RunInfo};
 use perflab_core::{HistogramData, Unit};
 use serde::Serialize;
 
-use crate::doc::{self, Block, Table};
+use crate::doc::{Block, Table};
 use crate::latency_table::{decode, variant_order};
 use crate::select::Labeler;
 
@@ -314,19 +314,6 @@ impl PercentileTable {
             Table::new(head, rows, left),
             self.rows.iter().any(|r| r.approximate),
         )
-    }
-
-    pub fn render_text(&self) -> String {
-        doc::text::render(&self.to_blocks(), None)
-    }
-
-    pub fn render_markdown(&self) -> String {
-        doc::markdown::render(&self.to_blocks())
-    }
-
-    /// Plain text no wider than 72 columns.
-    pub fn render_mail(&self) -> String {
-        doc::text::render(&self.to_blocks(), Some(doc::text::MAIL_WIDTH))
     }
 }
 

@@ -27,7 +27,6 @@ use serde::Serialize;
 
 use crate::compare::{compare_runs, ComparisonTable};
 use crate::error::ReportError;
-use crate::fmt;
 
 /// The parameter that sets the background load.
 const LOAD: &str = "load_streams";
@@ -378,100 +377,6 @@ fn row(
     r
 }
 
-fn opt(x: Option<f64>, digits: usize) -> String {
-    x.map(|v| format!("{v:.digits$}"))
-        .unwrap_or_else(|| "-".into())
-}
-
-impl LatencyTable {
-    /// Aligned text in the seed's shape.
-    pub fn render_text(&self) -> String {
-        let mut out = String::new();
-        out.push_str(&format!("round trips in µs (run {}", self.run));
-        if !self.fixed.is_empty() {
-            out.push_str(&format!(", {}", self.fixed));
-        }
-        out.push_str(")\n");
-        let pw = self
-            .sections
-            .iter()
-            .flat_map(|s| s.rows.iter().map(|r| r.path.chars().count()))
-            .chain(self.unavailable.iter().map(|u| u.0.chars().count()))
-            .chain(std::iter::once(4))
-            .max()
-            .unwrap_or(4);
-        let lw = self
-            .sections
-            .iter()
-            .flat_map(|s| s.rows.iter().map(|r| r.load.chars().count()))
-            .chain(std::iter::once(4))
-            .max()
-            .unwrap_or(4);
-        for s in &self.sections {
-            out.push('\n');
-            if !s.title.is_empty() {
-                out.push_str(&s.title);
-                out.push('\n');
-            }
-            out.push_str(&format!(
-                "{:pw$}  {:lw$}  {:>9} {:>9} {:>9} {:>8}  {:>9} {:>9} {:>9}  {:>5} {:>9}  {:>9} {:>9}  {}\n",
-                "path", "load", "min", "avg", "max", "stddev", "p50", "p99", "p99.9", "reps",
-                "lost", "NET_RX/s", "NET_TX/s", "load MiB/s"
-            ));
-            let mut last = "";
-            for r in &s.rows {
-                let name = if r.path == last { "" } else { r.path.as_str() };
-                last = &r.path;
-                if r.reps == 0 {
-                    let why = r.error.as_deref().unwrap_or("no measurement");
-                    let why: String = why.chars().take(100).collect();
-                    out.push_str(&format!(
-                        "{name:pw$}  {:lw$}  failed ({}): {why}\n",
-                        r.load, r.failed
-                    ));
-                    continue;
-                }
-                let mark = if r.approximate { "*" } else { "" };
-                let reps = if r.failed > 0 {
-                    format!("{}/{}", r.reps, r.reps + r.failed)
-                } else {
-                    r.reps.to_string()
-                };
-                out.push_str(&format!(
-                    "{name:pw$}  {:lw$}  {:>9} {:>9} {:>9} {:>8}  {:>9} {:>9} {:>9}  {reps:>5} {:>9}  {:>9} {:>9}  {}\n",
-                    r.load,
-                    fmt::value(r.min),
-                    fmt::value(r.avg),
-                    fmt::value(r.max),
-                    fmt::value(r.stddev),
-                    format!("{}{mark}", fmt::value(r.p50)),
-                    format!("{}{mark}", fmt::value(r.p99)),
-                    format!("{}{mark}", fmt::value(r.p999)),
-                    fmt::count(r.lost),
-                    opt(r.net_rx_per_s, 0),
-                    opt(r.net_tx_per_s, 0),
-                    opt(r.load_mib_s, 1),
-                ));
-            }
-        }
-        if self
-            .sections
-            .iter()
-            .flat_map(|s| &s.rows)
-            .any(|r| r.approximate)
-        {
-            out.push_str("\n* no histogram to pool: median of the repetitions' percentiles\n");
-        }
-        for (v, why) in &self.unavailable {
-            out.push_str(&format!("{v:pw$}  unavailable: {why}\n"));
-        }
-        for (v, note) in &self.path_notes {
-            out.push_str(&format!("{v:pw$}  note: {note}\n"));
-        }
-        out
-    }
-}
-
 /// Run `b` against run `a` for the latency columns a person compares (p50, p99,
 /// p99.9), through the comparison tables: each path and load matched by parameters and
 /// variant, the per-repetition values tested.
@@ -491,6 +396,7 @@ pub fn compare_latency_runs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::section::{Format, Section};
     use perflab_core::record::{RunStatus, UnavailableVariant};
     use perflab_core::{Better, Metric, TelemetryRow, Unit, WorkloadOutput};
 
@@ -654,14 +560,14 @@ mod tests {
             (lo.min - 9.0).abs() < 0.01 && (lo.max - 80.0).abs() < 0.1,
             "{lo:?}"
         );
-        assert!(t.render_text().contains("* no histogram to pool"));
+        assert!(t.render(Format::Text).contains("* no histogram to pool"));
     }
 
     #[test]
     fn table_text() {
         insta::assert_snapshot!(
             "latency_table",
-            latency_table(&run(), &records()).render_text()
+            latency_table(&run(), &records()).render(Format::Text)
         );
     }
 

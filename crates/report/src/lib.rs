@@ -1,8 +1,9 @@
 //! Reports over stored measurements: comparison tables (variant vs variant, run vs run),
 //! size scans of them (`scan_tables`), the regression distribution of the seed study,
 //! per-pair drill-downs, and for a run with one measurable variant its summary and
-//! single-variant drill-down. Comparisons, scans and distributions render as text and
-//! as GitHub-flavoured Markdown.
+//! single-variant drill-down. Every table is a [`Section`] described once as blocks
+//! (`blocks`, [`doc`]); `show`, `compare` and `report` render lists of sections through
+//! [`section::render`] as text, 72-column mail, Markdown or HTML.
 //!
 //! Inputs are `perflab_core::record` types, so this crate never touches the database.
 //! Only successful measurements are numbers; failed ones are counted and named.
@@ -25,12 +26,12 @@ pub mod hints;
 pub mod latency_percentiles;
 pub mod latency_table;
 pub mod lock_wait;
-mod markdown;
 pub mod parallel;
 mod parallel_legacy;
 pub mod plot;
 pub mod scan;
 mod scan_render;
+pub mod section;
 mod sections;
 pub mod select;
 pub mod single;
@@ -40,12 +41,13 @@ pub mod spans_seed;
 mod spans_text;
 pub mod summary;
 mod summary_text;
-pub mod table_text;
+mod table_text;
 pub mod telemetry;
 pub mod trace_rows;
 #[cfg(test)]
 mod unknown_monitor_tests;
 
+pub use blocks::Changes;
 pub use changed::{changes_for_table, involved_cpus, what_changed, RowChanges, TelemetryChange};
 pub use compare::{
     compare_runs, compare_variants, run_label, ComparisonTable, Row, TableKind, UnavailableNote,
@@ -65,17 +67,10 @@ pub use parallel::{parallel_table, render_threads, ParallelRow, ParallelTable};
 pub use scan::{
     scan_tables, Crossing, Direction, Parting, ScanPoint, ScanReport, ScanSection, ScanSummary,
 };
+pub use section::{Format, Section};
 pub use select::{baseline_variant, measured_variants};
 pub use single::{render_single_pair, write_single_drilldown};
 pub use spans::{span_table, SpanFigure, SpanGroup, SpanRow, SpanTable};
 pub use spans_ab::{span_comparisons, SpanCmpRow, SpanComparison};
 pub use spans_seed::{seed_span_table, SeedSpanTable};
 pub use summary::{summarize_run, SummaryRow, SummaryTable};
-pub use table_text::render_table;
-
-impl ComparisonTable {
-    /// The aligned plain-text table.
-    pub fn render_text(&self) -> String {
-        render_table(self)
-    }
-}

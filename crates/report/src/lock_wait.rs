@@ -12,7 +12,7 @@ use perflab_core::record::{MeasurementRecord, RunInfo};
 use perflab_core::HistogramData;
 use serde::Serialize;
 
-use crate::doc::{self, Block, Table};
+use crate::doc::{Block, Table};
 use crate::latency_percentiles::{pool, pooled_blocks, result_groups};
 
 /// The histogram the channel model records lock waits into.
@@ -150,18 +150,5 @@ impl LockWaitTable {
             Table::new(head, rows, left),
             self.rows.iter().any(|r| r.approximate),
         )
-    }
-
-    pub fn render_text(&self) -> String {
-        doc::text::render(&self.to_blocks(), None)
-    }
-
-    pub fn render_markdown(&self) -> String {
-        doc::markdown::render(&self.to_blocks())
-    }
-
-    /// Plain text no wider than 72 columns.
-    pub fn render_mail(&self) -> String {
-        doc::text::render(&self.to_blocks(), Some(doc::text::MAIL_WIDTH))
     }
 }

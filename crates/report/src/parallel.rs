@@ -15,9 +15,9 @@ use perflab_core::ThreadRecord;
 use perflab_stats::parallel::{judge_stored, spans_from_records, Criteria};
 use serde::Serialize;
 
+use crate::doc::align;
 use crate::fmt;
 use crate::select::{is_ok, measured_variants, Labeler};
-use crate::table_text::align;
 
 /// The metric that marks a measurement as carrying the verdict.
 pub const MARKER: &str = "sum_valid";
@@ -159,23 +159,6 @@ pub(crate) const UNITS: &str =
 pub(crate) const WHY: &str = "Why not (first reason of the first repetition that failed)";
 
 impl ParallelTable {
-    /// The aligned plain-text table, reasons listed under it.
-    pub fn render_text(&self) -> String {
-        let mut out = format!("{TITLE}\n\n");
-        out.push_str(&align(&self.cells(), &[0, 1, 9]));
-        out.push_str(UNITS);
-        out.push('\n');
-        let why: Vec<String> = self.reasons().iter().map(|w| format!("  {w}")).collect();
-        if !why.is_empty() {
-            out.push_str(&format!("\n{WHY}:\n"));
-            for w in why {
-                out.push_str(&w);
-                out.push('\n');
-            }
-        }
-        out
-    }
-
     /// The header row and one row per point and variant.
     pub(crate) fn cells(&self) -> Vec<Vec<String>> {
         let mut lines = vec![[
@@ -311,6 +294,7 @@ pub fn render_threads(m: &MeasurementRecord) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::section::{Format, Section};
     use perflab_core::record::MeasurementStatus;
     use perflab_core::{Better, Metric, ParamValue, Params, Unit, WorkloadOutput};
 
@@ -405,7 +389,7 @@ mod tests {
         assert_eq!(t.rows[0].verdict(), "valid");
         assert_eq!(t.rows[1].verdict(), "valid 1/2");
         assert_eq!(t.rows[1].summed_mib_s, Some(251.0));
-        let text = t.render_text();
+        let text = t.render(Format::Text);
         assert!(text.contains("threads_per_channel=2  spread"), "{text}");
         assert!(text.contains("2.51×"), "{text}");
         assert!(

@@ -180,7 +180,7 @@ impl ScanReport {
         Ok(serde_json::to_string_pretty(self)?)
     }
 
-    // `render_text` and `render_markdown` are in `scan_render`, which reads these types.
+    // The blocks are in `blocks`, from the cells of `scan_render`.
 }
 
 /// The scans of `table` along parameter `axis`; `None` when fewer than two distinct sizes

@@ -1,77 +1,12 @@
-//! Size scans as aligned text and as Markdown pipe tables.
-
-use std::fmt::Write as _;
+//! The cells and words of a size scan, which its blocks are made of.
 
 use perflab_core::record::RunId;
 
 use crate::compare::TableKind;
 use crate::fmt;
-use crate::markdown::{lines_paragraph, list, pipe_table, unavailable_list};
 use crate::scan::{kib, Parting, ScanPoint, ScanReport, ScanSection, ScanSummary};
-use crate::table_text::{align, better_text, titled_list, unavailable_text, verdict_rule};
+use crate::table_text::{better_text, verdict_rule};
 use perflab_stats::fmt_p;
-
-impl ScanReport {
-    /// Aligned plain text, a header line over the seed's two-line column heads.
-    pub fn render_text(&self) -> String {
-        text(self)
-    }
-
-    /// GitHub-flavoured Markdown: pipe tables with right-aligned numbers, padded so the
-    /// raw text reads as well in a mail as rendered in a pull request.
-    pub fn render_markdown(&self) -> String {
-        markdown(self)
-    }
-}
-
-pub(crate) fn text(r: &ScanReport) -> String {
-    let mut out = String::new();
-    for line in header(r) {
-        let _ = writeln!(out, "{line}");
-    }
-    for s in &r.sections {
-        let _ = writeln!(out, "\n{}", s.title);
-        let (head, units, rows) = cells(r, s);
-        let mut lines = vec![head, units];
-        lines.extend(rows);
-        out.push_str(&align(&lines, &[LEFT]));
-        let _ = writeln!(out, "{}", summary_line(r, &s.summary));
-        out.push_str(&titled_list("Not compared", not_compared(s)));
-        out.push_str(&titled_list("Notes", &s.notes));
-    }
-    out.push_str(&titled_list("Not in the scan", &r.outside));
-    out.push_str(&titled_list("Notes", &r.notes));
-    out.push_str(&unavailable_text(&r.unavailable));
-    out
-}
-
-pub(crate) fn markdown(r: &ScanReport) -> String {
-    let mut out = lines_paragraph(&header(r));
-    for s in &r.sections {
-        let _ = writeln!(out, "\n**{}**\n", s.title.replace('*', "\\*"));
-        let (head, units, rows) = cells(r, s);
-        // GFM has one header row, so the units join the names.
-        let head: Vec<String> = head
-            .iter()
-            .zip(&units)
-            .map(|(h, u)| {
-                if u.is_empty() {
-                    h.clone()
-                } else {
-                    format!("{h} {u}")
-                }
-            })
-            .collect();
-        out.push_str(&pipe_table(&head, &rows, &[LEFT]));
-        let _ = writeln!(out, "\n{}", summary_line(r, &s.summary));
-        out.push_str(&list("Not compared", not_compared(s)));
-        out.push_str(&list("Notes", &s.notes));
-    }
-    out.push_str(&list("Not in the scan", &r.outside));
-    out.push_str(&list("Notes", &r.notes));
-    out.push_str(&unavailable_list(&r.unavailable));
-    out
-}
 
 /// The verdict column, the only one of words.
 pub(crate) const LEFT: usize = 7;

@@ -11,14 +11,15 @@ use perflab_core::record::{MeasurementRecord, RunInfo, UnavailableVariant};
 use perflab_core::Better;
 use perflab_stats::StatsConfig;
 
+use crate::blocks::UNAVAILABLE;
 use crate::compare::no_such_variant;
+use crate::doc::Block;
 use crate::error::ReportError;
 use crate::sections::{
     failed_note, known_pairs, kv_lines, median_ci_text, pair_cpus, per_cpu_sections,
     summary_file_name, unit_or_count, unit_suffix, write_file,
 };
 use crate::summary::{summarize_where, SummaryRow, SummaryTable};
-use crate::summary_text::summary_body;
 use crate::table_text::better_text;
 use crate::{fmt, hints};
 
@@ -131,7 +132,10 @@ fn no_distribution_text(
     let pairs = table.rows.iter().all(|r| r.pair.is_some());
     let what = if pairs { "Pairs" } else { "Points" };
     let _ = writeln!(out, "\n{what} measured with {variant}:");
-    out.push_str(&summary_body(table, false));
+    // The summary without its list of variants not measured, which this file gives above.
+    let mut blocks = table.to_blocks(false);
+    blocks.retain(|b| !matches!(b, Block::List { title, .. } if title == UNAVAILABLE));
+    out.push_str(&crate::doc::text::render(&blocks, None));
     let file = if pairs {
         "CPUS-A-B-summary"
     } else {

@@ -14,7 +14,7 @@
 use perflab_core::record::{MeasurementRecord, RunInfo};
 use serde::Serialize;
 
-use crate::doc::{self, Block, Table};
+use crate::doc::{Block, Table};
 use crate::fmt;
 use crate::latency_table::{load_name, title, variant_order, varying};
 use crate::spans_text::provenance;
@@ -199,9 +199,5 @@ impl SeedSpanTable {
             out.push(Block::Table(Table::new(head, rows, vec![0])));
         }
         out
-    }
-
-    pub fn render_text(&self) -> String {
-        doc::text::render(&self.to_blocks(), None)
     }
 }

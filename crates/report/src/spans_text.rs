@@ -1,6 +1,6 @@
-//! The span breakdown as blocks (terminal, Markdown, mail, HTML) and as plain text.
+//! The span breakdown as blocks (terminal, Markdown, mail, HTML).
 
-use crate::doc::{self, Block, Table};
+use crate::doc::{Block, Table};
 use crate::fmt;
 use crate::spans::{SpanFigure, SpanRow, SpanTable};
 use crate::spans_ab::SpanComparison;
@@ -71,11 +71,6 @@ impl SpanTable {
         out.push(Block::list("Notes", &self.notes));
         out
     }
-
-    /// The aligned plain text, as `perflab show` prints it.
-    pub fn render_text(&self) -> String {
-        doc::text::render(&self.to_blocks(), None)
-    }
 }
 
 impl SpanComparison {
@@ -132,12 +127,7 @@ impl SpanComparison {
     }
 }
 
-impl SpanComparison {
-    /// The aligned plain text, as `perflab show` prints it.
-    pub fn render_text(&self) -> String {
-        doc::text::render(&self.to_blocks(), None)
-    }
-}
+impl SpanComparison {}
 
 /// A difference with its sign: `+1.25`, `-0.0400`.
 fn signed_value(x: f64) -> String {

@@ -66,7 +66,7 @@ impl SummaryTable {
         Ok(serde_json::to_string_pretty(self)?)
     }
 
-    // `render_text` is in `summary_text`, which reads these types.
+    // The blocks are in `blocks`, from the cells of `summary_text`.
 
     /// The row of CPU pair `a`-`b` measured with `variant`.
     pub fn pair_row(&self, a: u32, b: u32, variant: &str) -> Option<&SummaryRow> {

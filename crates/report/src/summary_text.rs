@@ -1,38 +1,13 @@
-//! The single-run summary as aligned plain text.
+//! The cells and words of the single-run summary, which its blocks are made of.
 
 use std::fmt::Write as _;
 
 use crate::fmt;
 use crate::summary::{SummaryRow, SummaryTable};
-use crate::table_text::{align, better_text, titled_list, unavailable_text};
-
-impl SummaryTable {
-    /// The aligned plain-text table.
-    pub fn render_text(&self) -> String {
-        render_summary(self)
-    }
-}
+use crate::table_text::better_text;
 
 /// Outlier repetitions are named up to this many; more are only counted.
 const NAMED_OUTLIERS: usize = 3;
-
-pub(crate) fn render_summary(t: &SummaryTable) -> String {
-    let mut out = summary_body(t, true);
-    out.push_str(&unavailable_text(&t.unavailable));
-    out
-}
-
-/// The summary without its unavailable variants: header, the rows table, per-row words
-/// and the table's notes. `show_variant` adds the variant column, which a table of one
-/// variant does without.
-pub(crate) fn summary_body(t: &SummaryTable, show_variant: bool) -> String {
-    let mut out = header(t);
-    out.push('\n');
-    out.push_str(&rows_table(t, show_variant));
-    out.push_str(&row_notes(t, show_variant));
-    out.push_str(&titled_list("Notes", &t.notes));
-    out
-}
 
 /// What the figures are and how they were computed.
 pub(crate) fn header(t: &SummaryTable) -> String {
@@ -63,17 +38,6 @@ pub(crate) fn header(t: &SummaryTable) -> String {
          outliers by Tukey's fences (marked, not removed)",
         t.config.confidence_label()
     );
-    out
-}
-
-/// The rows as an aligned table, with the legend of its marks.
-fn rows_table(t: &SummaryTable, show_variant: bool) -> String {
-    let (lines, left) = rows_cells(t, show_variant);
-    let mut out = align(&lines, &left);
-    if let Some(legend) = spread_legend(t) {
-        out.push_str(legend);
-        out.push('\n');
-    }
     out
 }
 
@@ -143,18 +107,6 @@ fn outliers_cell(r: &SummaryRow) -> String {
         }
         n => n.to_string(),
     }
-}
-
-/// One line per row that needs a word: a spread warning, or no value at all.
-fn row_notes(t: &SummaryTable, show_variant: bool) -> String {
-    let lines: Vec<String> = row_note_items(t, show_variant)
-        .into_iter()
-        .map(|l| format!("  {l}"))
-        .collect();
-    if lines.is_empty() {
-        return String::new();
-    }
-    format!("\nPer row:\n{}\n", lines.join("\n"))
 }
 
 /// The per-row words, unindented.

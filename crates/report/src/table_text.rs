@@ -1,4 +1,5 @@
-//! The comparison table as aligned plain text for a terminal or a mail.
+//! The cells and words of the comparison table, which its blocks (`crate::blocks`) are
+//! made of, and the titled lists of the drill-down files.
 
 use std::fmt::Write as _;
 
@@ -7,25 +8,6 @@ use perflab_stats::fmt_p;
 
 use crate::compare::{ComparisonTable, TableKind, UnavailableNote};
 use crate::fmt;
-
-/// Renders the table with a header saying what is compared and how to read it, then
-/// unmatched points, notes and unavailable variants.
-pub fn render_table(t: &ComparisonTable) -> String {
-    let mut out = String::new();
-    for line in header_lines(t) {
-        let _ = writeln!(out, "{line}");
-    }
-    out.push('\n');
-    let (lines, left) = cells(t);
-    out.push_str(&align(&lines, &left));
-    for line in footnotes(t) {
-        let _ = writeln!(out, "{line}");
-    }
-    out.push_str(&titled_list("Not compared", unmatched_items(t)));
-    out.push_str(&titled_list("Notes", t.notes.iter().chain(&row_notes(t))));
-    out.push_str(&unavailable_text(&t.unavailable));
-    out
-}
 
 /// What is compared, how A and B are named, what the comparison rests on (its design and,
 /// for separate runs, the drift guard), and how to read the figures.
@@ -192,27 +174,17 @@ pub(crate) fn unavailable_text(unavailable: &[UnavailableNote]) -> String {
 }
 
 /// A titled, indented list after a blank line (`\nNotes:\n  …`), or nothing when there
-/// are no items.
+/// are no items; for the drill-down files.
 pub(crate) fn titled_list<T: std::fmt::Display>(
     title: &str,
-    items: impl IntoIterator<Item = T>,
-) -> String {
-    headed_list(&format!("\n{title}:"), "  ", items)
-}
-
-/// `heading` on its own line, then one line per item after `bullet`; nothing when there are
-/// no items. The text and Markdown lists differ only in these two.
-pub(crate) fn headed_list<T: std::fmt::Display>(
-    heading: &str,
-    bullet: &str,
     items: impl IntoIterator<Item = T>,
 ) -> String {
     let mut out = String::new();
     for item in items {
         if out.is_empty() {
-            let _ = writeln!(out, "{heading}");
+            let _ = writeln!(out, "\n{title}:");
         }
-        let _ = writeln!(out, "{bullet}{item}");
+        let _ = writeln!(out, "  {item}");
     }
     out
 }
@@ -224,42 +196,4 @@ pub(crate) fn unavailable_items(
     unavailable
         .iter()
         .map(|u| format!("{} (run {}): {}", u.variant, u.run, u.reason))
-}
-
-/// Aligns cells into columns: the columns in `left` left-aligned (names), the rest
-/// right-aligned (numbers).
-pub(crate) fn align(lines: &[Vec<String>], left: &[usize]) -> String {
-    align_with(lines, left, "  ")
-}
-
-/// [`align`] with `gap` between columns.
-pub(crate) fn align_with(lines: &[Vec<String>], left: &[usize], gap: &str) -> String {
-    let cols = lines.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|i| {
-            lines
-                .iter()
-                .filter_map(|l| l.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for l in lines {
-        let cells: Vec<String> = l
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if left.contains(&i) {
-                    format!("{c:<w$}", w = widths[i])
-                } else {
-                    fmt::right(c, widths[i])
-                }
-            })
-            .collect();
-        out.push_str(cells.join(gap).trim_end());
-        out.push('\n');
-    }
-    out
 }

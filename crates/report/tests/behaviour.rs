@@ -7,6 +7,7 @@ use perflab_report::{
     compare_runs, compare_variants, distribution, render_pair, write_drilldown, ReportError,
     TableKind,
 };
+use perflab_report::{Format, Section};
 use perflab_stats::{Buckets, StatsConfig, Verdict};
 
 fn setup() -> (RunInfo, Vec<perflab_core::record::MeasurementRecord>) {
@@ -115,7 +116,7 @@ fn distribution_counts_and_marks_significance() {
     assert_eq!(count("(3-5]").significant, 1);
     assert_eq!(count("improved <=1").count, 1);
     assert_eq!(d.unmatched.len(), 1);
-    let text = d.render_text();
+    let text = d.render(Format::Text);
     assert!(
         text.contains("(3 - 5] pct difference : 1 instances (1 significant)"),
         "{text}"
@@ -133,7 +134,7 @@ fn three_repetitions_get_one_grouped_caveat() {
     ms.retain(|m| m.rep < 3 && m.params.int("cpu_b").unwrap() != 28);
     let t = compare_variants(&run, &ms, "poll-only", "all", None, &cfg).unwrap();
     assert!(t.rows.iter().all(|r| r.cmp.verdict == Verdict::NoChange));
-    let text = t.render_text();
+    let text = t.render(Format::Text);
     assert_eq!(
         text.matches("smallest possible p-value is 0.100").count(),
         1,
@@ -148,7 +149,7 @@ fn three_repetitions_get_one_grouped_caveat() {
     ms.retain(|m| m.params.int("cpu_b").unwrap() != 16);
     let text = compare_variants(&run, &ms, "poll-only", "all", None, &cfg)
         .unwrap()
-        .render_text();
+        .render(Format::Text);
     assert!(text.contains("all rows: with 3 vs 3 repetitions"), "{text}");
 }
 

@@ -4,8 +4,8 @@ mod common;
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};
 use perflab_core::{ParamValue, Params, TelemetryRow, ThreadRecord, Unit, WorkloadOutput};
-use perflab_report::changed::render_text;
 use perflab_report::{changes_for_table, compare_variants, involved_cpus, what_changed};
+use perflab_report::{Changes, Format, Section};
 use perflab_stats::StatsConfig;
 use proptest::prelude::*;
 
@@ -281,10 +281,10 @@ fn seed_pair_shows_its_idle_states_and_doorbells() {
         "{:#?}",
         pair.changes
     );
-    let text = render_text(&rows);
+    let text = Changes(rows.clone()).render(Format::Text);
     assert!(text.starts_with("What changed with it"), "{text}");
     assert!(
-        text.contains("4-24: WORSE -4.4%\n  stop2 residency on CPU 4: +40 ms (p=0.008)"),
+        text.contains("  4-24 (-4.35% WORSE): stop2 residency on CPU 4: +40 ms (p=0.008); "),
         "{text}"
     );
 }

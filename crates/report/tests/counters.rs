@@ -8,6 +8,7 @@ use common::xfer;
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};
 use perflab_core::{Better, Metric, TelemetryRow, Unit, WorkloadOutput};
 use perflab_report::counter_table;
+use perflab_report::{Format, Section};
 
 const NO_PMU: &str = "No such file or directory (os error 2): no PMU, or the PMU lacks this \
                       event (a VM without a virtual PMU?)";
@@ -81,7 +82,7 @@ fn records(pmu: bool) -> Vec<MeasurementRecord> {
 #[test]
 fn with_a_pmu_the_cache_columns_sit_beside_the_bandwidth() {
     let t = counter_table(&xfer::run(1, "irq-fill"), &records(true)).expect("counters recorded");
-    let text = t.render_text();
+    let text = t.render(Format::Text);
     insta::assert_snapshot!("counters_pmu", text);
     let keys: Vec<&str> = t.columns.iter().map(|(k, _)| k.as_str()).collect();
     assert!(
@@ -100,7 +101,7 @@ fn with_a_pmu_the_cache_columns_sit_beside_the_bandwidth() {
 #[test]
 fn without_a_pmu_the_hardware_events_are_named_once_not_zeroed() {
     let t = counter_table(&xfer::run(1, "irq-fill"), &records(false)).expect("counters recorded");
-    let text = t.render_text();
+    let text = t.render(Format::Text);
     insta::assert_snapshot!("counters_no_pmu", text);
     assert!(!t.columns.iter().any(|(k, _)| k == "cycles" || k == "ipc"));
     assert_eq!(t.notes.len(), 1, "{:?}", t.notes);

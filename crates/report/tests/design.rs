@@ -8,6 +8,7 @@ use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo};
 use perflab_core::{Better, Metric, ParamValue, Params, Unit, WorkloadOutput};
 use perflab_report::full::{build_report, ReportOptions, RunData};
 use perflab_report::{compare_runs, compare_variants, distribution, Design};
+use perflab_report::{Format, Section};
 use perflab_stats::{Buckets, StatsConfig, Verdict};
 
 fn probe(ns_per_op: f64) -> serde_json::Value {
@@ -41,7 +42,7 @@ fn every_table_names_its_design() {
     let j = json(&t);
     assert_eq!(j["design"], "interleaved_within_one_run");
     assert!(j["drift"].is_null());
-    for text in [t.render_text(), t.render_markdown()] {
+    for text in [t.render(Format::Text), t.render(Format::Markdown)] {
         assert!(
             text.contains("design: interleaved within one run (A B A B at every point)"),
             "{text}"
@@ -49,9 +50,11 @@ fn every_table_names_its_design() {
     }
     let d = distribution(&t, &Buckets::default());
     assert_eq!(json(&d)["design"], "interleaved_within_one_run");
-    assert!(d.render_text().contains("(interleaved within one run; "));
     assert!(d
-        .render_markdown()
+        .render(Format::Text)
+        .contains("(interleaved within one run; "));
+    assert!(d
+        .render(Format::Markdown)
         .contains("(interleaved within one run; "));
 
     let b = common::run_info(8);
@@ -59,7 +62,7 @@ fn every_table_names_its_design() {
     let t = compare_runs(&run, &ms, &b, &b_ms, None, &cfg).unwrap();
     assert_eq!(t.design, Design::SeparateRuns);
     assert_eq!(json(&t)["design"], "separate_runs");
-    for text in [t.render_text(), t.render_markdown()] {
+    for text in [t.render(Format::Text), t.render(Format::Markdown)] {
         assert!(
             text.contains(
                 "design: separate runs, not interleaved: any drift of the machine between \
@@ -80,9 +83,9 @@ fn every_table_names_its_design() {
     }
     let d = distribution(&t, &Buckets::default());
     assert!(
-        d.render_text().contains("(separate runs; "),
+        d.render(Format::Text).contains("(separate runs; "),
         "{}",
-        d.render_text()
+        d.render(Format::Text)
     );
 }
 
@@ -94,8 +97,12 @@ fn a_probe_that_moved_is_a_warning_in_every_format() {
     let want = "WARNING: timing probe \"integer loop\" moved between the runs: 1.00 ns/op in \
                 run 7, 1.10 ns/op in run 8 (ratio 1.100, slower in run 8), beyond the 1% \
                 noise threshold";
-    assert!(t.render_text().contains(want), "{}", t.render_text());
-    assert!(t.render_markdown().contains(want));
+    assert!(
+        t.render(Format::Text).contains(want),
+        "{}",
+        t.render(Format::Text)
+    );
+    assert!(t.render(Format::Markdown).contains(want));
     let j = json(&t);
     let probes = j["drift"]["probes"].as_array().unwrap();
     assert_eq!(probes[0]["name"], "integer loop");
@@ -126,12 +133,12 @@ fn a_probe_that_moved_is_a_warning_in_every_format() {
     let scan = perflab_report::scan_tables(&st, "size").unwrap();
     assert_eq!(json(&scan)["design"], "separate_runs");
     assert!(
-        scan.render_text()
+        scan.render(Format::Text)
             .contains("WARNING: timing probe \"integer loop\" moved"),
         "{}",
-        scan.render_text()
+        scan.render(Format::Text)
     );
-    assert!(scan.render_markdown().contains("faster in run 12"));
+    assert!(scan.render(Format::Markdown).contains("faster in run 12"));
 
     // The whole report, in each of its forms.
     let runs = [RunData { info: a, ms: a_ms }, RunData { info: b, ms: b_ms }];
@@ -166,7 +173,7 @@ fn probes_within_the_threshold_say_so() {
     let (a, b) = (probed_run(7, 1.0), probed_run(8, 1.004));
     let ms = common::records(1.0, None);
     let t = compare_runs(&a, &ms, &b, &ms, None, &StatsConfig::default()).unwrap();
-    let text = t.render_text();
+    let text = t.render(Format::Text);
     assert!(!text.contains("WARNING"), "{text}");
     assert!(
         text.contains(
@@ -181,7 +188,9 @@ fn probes_within_the_threshold_say_so() {
         ..StatsConfig::default()
     };
     let t = compare_runs(&a, &ms, &b, &ms, None, &strict).unwrap();
-    assert!(t.render_text().contains("beyond the 0.2% noise threshold"));
+    assert!(t
+        .render(Format::Text)
+        .contains("beyond the 0.2% noise threshold"));
 }
 
 /// `rows` CPU pairs measured 5 vs 5; pair 1 alone differs (+2.9%, p = 0.032 read alone),
@@ -248,7 +257,7 @@ fn verdicts_rest_on_p_adjusted_for_the_rows_of_the_table() {
     );
     assert_eq!(r.verdict, Verdict::NoChange);
     assert_eq!((t.p_adjustment.rows, t.p_adjustment.lost), (10, 1));
-    let text = t.render_text();
+    let text = t.render(Format::Text);
     assert!(text.contains("p  p adj  verdict"), "{text}");
     assert!(text.contains("0.032  0.317  ~"), "{text}");
     assert!(

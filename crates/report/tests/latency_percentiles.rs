@@ -8,6 +8,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use perflab_report::full::{build_report, ReportOptions, RunData};
 use perflab_report::latency_percentiles;
+use perflab_report::{Format, Section};
 
 /// Equal but for the last bits of a unit conversion.
 fn close(a: Option<f64>, b: Option<f64>) -> bool {
@@ -21,9 +22,9 @@ fn close(a: Option<f64>, b: Option<f64>) -> bool {
 fn ctxsw_percentiles_in_every_format() {
     let (info, ms) = ctxsw_run(5);
     let t = latency_percentiles(&[(&info, &ms)]).expect("a table");
-    insta::assert_snapshot!("ctxsw_percentiles_text", t.render_text());
-    insta::assert_snapshot!("ctxsw_percentiles_markdown", t.render_markdown());
-    let mail = t.render_mail();
+    insta::assert_snapshot!("ctxsw_percentiles_text", t.render(Format::Text));
+    insta::assert_snapshot!("ctxsw_percentiles_markdown", t.render(Format::Markdown));
+    let mail = t.render(Format::Mail);
     assert!(mail.lines().all(|l| l.chars().count() <= 72), "{mail}");
     insta::assert_snapshot!("ctxsw_percentiles_mail", mail);
     insta::assert_snapshot!(
@@ -38,7 +39,7 @@ fn netrr_percentiles_of_two_runs_name_the_run() {
     let (b, ms_b) = latency_run(22);
     let t = latency_percentiles(&[(&a, &ms_a), (&b, &ms_b)]).expect("a table");
     assert_eq!(t.rows.len(), 8);
-    insta::assert_snapshot!("netrr_percentiles_two_runs_text", t.render_text());
+    insta::assert_snapshot!("netrr_percentiles_two_runs_text", t.render(Format::Text));
 }
 
 #[test]
@@ -80,7 +81,7 @@ fn without_encoded_histograms_the_row_is_marked_approximate() {
     }
     let t = latency_percentiles(&[(&info, &ms)]).unwrap();
     assert!(t.rows.iter().all(|r| r.approximate));
-    let text = t.render_text();
+    let text = t.render(Format::Text);
     assert!(
         text.contains("pipe ~") && text.contains("medians over the"),
         "{text}"

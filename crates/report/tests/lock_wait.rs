@@ -5,14 +5,15 @@ mod common;
 
 use common::more::{latency_run, threads_run};
 use perflab_report::lock_wait_table;
+use perflab_report::{Format, Section};
 
 #[test]
 fn lock_waits_in_every_format() {
     let (info, ms) = threads_run(31);
     let t = lock_wait_table(&[(&info, &ms)]).expect("a table");
-    insta::assert_snapshot!("lock_waits_text", t.render_text());
-    insta::assert_snapshot!("lock_waits_markdown", t.render_markdown());
-    let mail = t.render_mail();
+    insta::assert_snapshot!("lock_waits_text", t.render(Format::Text));
+    insta::assert_snapshot!("lock_waits_markdown", t.render(Format::Markdown));
+    let mail = t.render(Format::Mail);
     assert!(mail.lines().all(|l| l.chars().count() <= 72), "{mail}");
     insta::assert_snapshot!("lock_waits_mail", mail);
     insta::assert_snapshot!("lock_waits_json", serde_json::to_string_pretty(&t).unwrap());

@@ -4,6 +4,7 @@
 mod common;
 
 use perflab_report::{compare_runs, compare_variants, distribution, ComparisonTable};
+use perflab_report::{Format, Section};
 use perflab_stats::{Buckets, StatsConfig};
 
 fn table() -> ComparisonTable {
@@ -20,7 +21,7 @@ fn pipe_lines(md: &str) -> Vec<&str> {
 
 #[test]
 fn variant_table_markdown() {
-    let md = table().render_markdown();
+    let md = table().render(Format::Markdown);
     let lines = pipe_lines(&md);
     assert_eq!(lines.len(), 2 + 5, "{md}");
     let cols = lines[0].matches(" |").count();
@@ -39,11 +40,16 @@ fn variant_table_markdown() {
 
 #[test]
 fn distribution_markdown() {
-    let md = distribution(&table(), &Buckets::default()).render_markdown();
+    let md = distribution(&table(), &Buckets::default()).render(Format::Markdown);
     assert!(
-        md.contains("| (3 - 5]       |         1 |           1 | 4-24*"),
+        md.contains("(3 - 5] pct difference : 1 instances (1 significant)\n"),
         "{md}"
     );
+    assert!(
+        md.contains("```text\nInstances per bucket (* = significant, adjusted p < 0.05):\n"),
+        "{md}"
+    );
+    assert!(md.contains("(3 - 5] [5] : 4-24*\n"), "{md}");
     insta::assert_snapshot!("distribution_markdown", md);
 }
 
@@ -65,7 +71,7 @@ fn run_labels_name_the_sides() {
         .unmatched
         .iter()
         .any(|u| u.reason == "not measured in kernel 6.6"));
-    let md = t.render_markdown();
+    let md = t.render(Format::Markdown);
     assert!(md.contains("A = kernel 6.1, B = kernel 6.6"), "{md}");
     // The same label twice would leave two columns of one name.
     b.label = a.label.clone();

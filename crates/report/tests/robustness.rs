@@ -7,6 +7,7 @@ use perflab_report::{
     compare_runs, compare_variants, distribution, measured_variants, render_pair, render_row,
     render_single_pair, summarize_run,
 };
+use perflab_report::{Format, Section};
 use perflab_stats::{Buckets, StatsConfig};
 use proptest::prelude::*;
 
@@ -91,17 +92,17 @@ proptest! {
         let (ra, rb) = (run(1), run(2));
         let (ma, mb) = (records(&a), records(&b));
         if let Ok(t) = compare_variants(&ra, &ma, "a", "b", None, &cfg) {
-            let _ = t.render_text();
+            let _ = t.render(Format::Text);
             let _ = t.to_json().unwrap();
             let d = distribution(&t, &Buckets::default());
-            let _ = d.render_text();
+            let _ = d.render(Format::Text);
             for row in &t.rows {
                 let _ = render_row(&ra, &ma, &t, row).unwrap();
             }
             let _ = render_pair(&ra, &ma, &t, 1, 0);
         }
         let summary = summarize_run(&ra, &ma, None, &cfg).unwrap();
-        let _ = summary.render_text();
+        let _ = summary.render(Format::Text);
         let _ = summary.to_json().unwrap();
         let counted: usize = summary.rows.iter().map(|r| r.n_ok + (r.failed + r.missing) as usize).sum();
         prop_assert_eq!(counted, ma.len());
@@ -111,7 +112,7 @@ proptest! {
             }
         }
         if let Ok(t) = compare_runs(&ra, &ma, &rb, &mb, Some("m"), &cfg) {
-            let _ = t.render_text();
+            let _ = t.render(Format::Text);
             let rows_and_unmatched = t.rows.len() + t.unmatched.len();
             prop_assert!(rows_and_unmatched > 0);
         }

@@ -8,6 +8,7 @@ use perflab_core::record::MeasurementRecord;
 use perflab_report::{
     compare_runs, compare_variants, scan_tables, ComparisonTable, Direction, Parting, ScanReport,
 };
+use perflab_report::{Format, Section};
 use perflab_stats::{StatsConfig, Verdict};
 
 fn never(_: &str, _: &str, _: u64, _: u32) -> bool {
@@ -29,12 +30,15 @@ fn scan(t: &ComparisonTable) -> ScanReport {
 
 #[test]
 fn seed_scan_text() {
-    insta::assert_snapshot!("seed_scan_text", scan(&runs(never)).render_text());
+    insta::assert_snapshot!("seed_scan_text", scan(&runs(never)).render(Format::Text));
 }
 
 #[test]
 fn seed_scan_markdown() {
-    insta::assert_snapshot!("seed_scan_markdown", scan(&runs(never)).render_markdown());
+    insta::assert_snapshot!(
+        "seed_scan_markdown",
+        scan(&runs(never)).render(Format::Markdown)
+    );
 }
 
 #[test]
@@ -106,7 +110,7 @@ fn variants_of_one_run_scan_per_engine() {
     let titles: Vec<&str> = r.sections.iter().map(|s| s.title.as_str()).collect();
     assert_eq!(titles, ["engine=memcpy", "engine=pvm"]);
     assert_eq!((r.a_label.as_str(), r.b_label.as_str()), ("4k", "2m"));
-    let text = r.render_text();
+    let text = r.render(Format::Text);
     assert!(
         text.starts_with("run 12: 2m vs 4k: median bandwidth_mib_s [MiB/s] by size"),
         "{text}"
@@ -164,7 +168,7 @@ fn crossing_curves() {
             (131072, 262144, Direction::Up)
         ]
     );
-    let text = r.render_text();
+    let text = r.render(Format::Text);
     assert!(
         text.contains(
             "12 of 16 sizes differ; they cross 2 times, last between 131072 and 262144 KiB, and do not part: \
@@ -172,7 +176,7 @@ fn crossing_curves() {
         ),
         "{text}"
     );
-    insta::assert_snapshot!("crossing_scan_markdown", r.render_markdown());
+    insta::assert_snapshot!("crossing_scan_markdown", r.render(Format::Markdown));
 }
 
 /// A size whose every repetition failed on one side stays in its table, marked, and
@@ -198,7 +202,7 @@ fn failed_points_are_listed() {
     );
     assert_eq!(small.summary.not_compared, 1);
     assert_eq!(small.summary.compared, 15);
-    let text = r.render_text();
+    let text = r.render(Format::Text);
     for want in [
         "4096     1487.00         -      -               -      -      -  not compared",
         "4096 KiB: no successful value in v1_64_96 (5 failed)",
@@ -293,8 +297,8 @@ mod random {
     fn check(t: &ComparisonTable) -> Result<(), TestCaseError> {
         for axis in ["size", "engine", "nope"] {
             if let Some(r) = scan_tables(t, axis) {
-                let _ = r.render_text();
-                let _ = r.render_markdown();
+                let _ = r.render(Format::Text);
+                let _ = r.render(Format::Markdown);
                 let _ = r.to_json().unwrap();
                 // Every row and unmatched point is in a table or listed outside.
                 let placed: usize = r.sections.iter().map(|s| s.points.len()).sum();
@@ -305,7 +309,7 @@ mod random {
                 }
             }
         }
-        let _ = t.render_markdown();
+        let _ = t.render(Format::Markdown);
         Ok(())
     }
 

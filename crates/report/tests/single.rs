@@ -7,6 +7,7 @@ use common::kvm;
 use perflab_report::{
     measured_variants, render_single_pair, summarize_run, write_single_drilldown, ReportError,
 };
+use perflab_report::{Format, Section};
 use perflab_stats::StatsConfig;
 
 #[test]
@@ -18,7 +19,7 @@ fn kvm_summary_text() {
         &StatsConfig::default(),
     )
     .unwrap();
-    insta::assert_snapshot!("kvm_summary", t.render_text());
+    insta::assert_snapshot!("kvm_summary", t.render(Format::Text));
 }
 
 #[test]
@@ -30,7 +31,7 @@ fn two_variant_run_summary_text() {
         &StatsConfig::default(),
     )
     .unwrap();
-    insta::assert_snapshot!("seed_summary", t.render_text());
+    insta::assert_snapshot!("seed_summary", t.render(Format::Text));
 }
 
 #[test]
@@ -152,12 +153,14 @@ fn summary_of_failed_or_empty_runs_says_why() {
     let t = summarize_run(&run, &ms, None, &cfg).unwrap();
     assert!(t.metric.is_none());
     assert_eq!(t.rows.iter().map(|r| r.failed).sum::<u32>(), 10);
-    let text = t.render_text();
+    let text = t.render(Format::Text);
     assert!(text.contains("no successful measurement"), "{text}");
     assert!(text.contains("first: seq 0: ctxsw: boom"), "{text}");
     let t = summarize_run(&run, &[], None, &cfg).unwrap();
     assert!(t.rows.is_empty());
-    assert!(t.render_text().contains("no measurement has finished yet"));
+    assert!(t
+        .render(Format::Text)
+        .contains("no measurement has finished yet"));
     let e = summarize_run(&run, &kvm::records(), Some("bogus"), &cfg).unwrap_err();
     assert!(matches!(e, ReportError::NoSuchMetric { .. }), "{e}");
 }
@@ -182,7 +185,7 @@ fn single_repetitions_are_flagged_and_few_repetitions_noted() {
         "{:?}",
         t.notes
     );
-    let text = t.render_text();
+    let text = t.render(Format::Text);
     assert!(text.contains("n/a"), "{text}");
 }
 

@@ -3,6 +3,7 @@
 mod common;
 
 use perflab_report::{compare_runs, compare_variants, distribution, render_pair};
+use perflab_report::{Format, Section};
 use perflab_stats::{Buckets, StatsConfig};
 
 fn table() -> perflab_report::ComparisonTable {
@@ -13,7 +14,7 @@ fn table() -> perflab_report::ComparisonTable {
 
 #[test]
 fn variant_table_text() {
-    insta::assert_snapshot!("variant_table", table().render_text());
+    insta::assert_snapshot!("variant_table", table().render(Format::Text));
 }
 
 #[test]
@@ -23,13 +24,13 @@ fn run_table_text() {
     let a_ms = common::records(1.0, Some(&[0, 8, 24, 28]));
     let b_ms = common::records(0.97, Some(&[0, 8, 12]));
     let t = compare_runs(&a, &a_ms, &b, &b_ms, None, &StatsConfig::default()).unwrap();
-    insta::assert_snapshot!("run_table", t.render_text());
+    insta::assert_snapshot!("run_table", t.render(Format::Text));
 }
 
 #[test]
 fn distribution_text() {
     let d = distribution(&table(), &Buckets::default());
-    insta::assert_snapshot!("distribution", d.render_text());
+    insta::assert_snapshot!("distribution", d.render(Format::Text));
 }
 
 #[test]

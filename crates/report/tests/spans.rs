@@ -8,6 +8,7 @@ mod common;
 use common::spans::{records, run_info};
 use perflab_report::full::{build_report, ReportOptions, RunData};
 use perflab_report::{seed_span_table, span_comparisons, span_table};
+use perflab_report::{Format, Section};
 use perflab_stats::{StatsConfig, Verdict};
 
 fn report(traced: bool, figures: bool) -> perflab_report::full::FullReport {
@@ -44,7 +45,7 @@ fn span_table_text() {
     assert!(p50.ci.0 <= p50.median && p50.median <= p50.ci.1);
     assert!(!g.rows[2].matched());
     assert_eq!(g.rows[2].matches, 0.0);
-    let text = t.render_text();
+    let text = t.render(Format::Text);
     assert!(text.contains("no events matched"), "{text}");
     assert!(text.contains("never a result"), "{text}");
     insta::assert_snapshot!("span_table_text", text);
@@ -61,7 +62,7 @@ fn seed_layout_text() {
     // tracing, never the headline figure.
     let lat = p.latency[0].expect("latency");
     assert!((lat - (1.53 + 3.03 + 4.03 + 11.5)).abs() < 1e-9, "{lat}");
-    insta::assert_snapshot!("span_seed_text", t.render_text());
+    insta::assert_snapshot!("span_seed_text", t.render(Format::Text));
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! drift guard of their timing probes); the JSON carries both as data.
 
 use perflab_report as report;
+use perflab_report::{Format, Section};
 
 use crate::cli::{CompareArgs, Global, TextFormat};
 use crate::cmd::{common, show};
@@ -11,6 +12,7 @@ use crate::exit::input;
 
 pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
     let (cfg, buckets) = common::verdict_settings(&a.verdict)?;
+    report::section::check_ids(&a.section, report::section::COMPARE).map_err(input)?;
     let store = common::read_store(g)?;
     let info = store.run(a.runs[0])?;
     let ms = store.measurements(a.runs[0])?;
@@ -86,35 +88,26 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
             }
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
-        TextFormat::Markdown => {
+        TextFormat::Markdown | TextFormat::Text => {
             print_setup_differences(&setup_differences);
+            let mut sections: Vec<&dyn Section> = Vec::new();
             match &scan {
-                Some(s) => print!("{}", s.render_markdown()),
-                None => print!("{}", table.render_markdown()),
+                Some(s) => sections.push(s),
+                None => sections.push(&table),
             }
             if let Some(d) = &dist {
-                println!();
-                print!("{}", d.render_markdown());
+                sections.push(d);
             }
             if let Some(p) = &percentiles {
-                println!();
-                print!("{}", p.render_markdown());
+                sections.push(p);
             }
-        }
-        TextFormat::Text => {
-            print_setup_differences(&setup_differences);
-            match &scan {
-                Some(s) => print!("{}", s.render_text()),
-                None => print!("{}", table.render_text()),
-            }
-            if let Some(d) = &dist {
-                println!();
-                print!("{}", d.render_text());
-            }
-            if let Some(p) = &percentiles {
-                println!();
-                print!("{}", p.render_text());
-            }
+            let format = match a.format {
+                TextFormat::Markdown => Format::Markdown,
+                _ => Format::Text,
+            };
+            let sections = report::section::select(sections, &a.section, report::section::COMPARE)
+                .map_err(input)?;
+            print!("{}", report::section::render(&sections, format));
         }
     }
     if let Some(dir) = &a.drilldown {

@@ -213,7 +213,7 @@ fn drive(
             print!("{}", summary(st));
             if !runs.is_empty() {
                 println!();
-                report::emit(&runs, &opts, None, None)?;
+                report::emit(&runs, &opts, None, None, &[])?;
             }
         }
         FleetFormat::Json => {
@@ -340,7 +340,7 @@ fn fleet_report(g: &Global, a: FleetReportArgs) -> anyhow::Result<i32> {
         changes: 3,
         figures: a.html.is_some(),
     };
-    report::emit(&runs, &opts, a.html.as_deref(), a.format)?;
+    report::emit(&runs, &opts, a.html.as_deref(), a.format, &[])?;
     Ok(0)
 }
 

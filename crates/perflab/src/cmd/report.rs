@@ -2,6 +2,7 @@
 //! or a self-contained HTML page with the plots.
 
 use perflab_report::full::{build_report, ReportOptions, RunData};
+use perflab_report::Format;
 
 use crate::cli::{Global, ReportArgs, ReportFormat};
 use crate::cmd::common;
@@ -34,7 +35,7 @@ pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
         changes: a.changes,
         figures: a.html.is_some(),
     };
-    emit(&runs, &opts, a.html.as_deref(), a.format)?;
+    emit(&runs, &opts, a.html.as_deref(), a.format, &a.section)?;
     Ok(0)
 }
 
@@ -46,7 +47,9 @@ pub fn emit(
     opts: &ReportOptions,
     html: Option<&std::path::Path>,
     format: Option<ReportFormat>,
+    sections: &[String],
 ) -> anyhow::Result<()> {
+    perflab_report::section::check_ids(sections, perflab_report::section::REPORT).map_err(input)?;
     let to_stdout = html.is_some_and(is_stdout);
     if to_stdout {
         // One stream cannot carry a page and a table that a reader could split again.
@@ -61,7 +64,7 @@ pub fn emit(
     }
     let report = build_report(runs, opts)?;
     if let Some(path) = html {
-        let page = report.html();
+        let page = report.render_parts(Format::Html, sections).map_err(input)?;
         if to_stdout {
             let mut out = std::io::stdout().lock();
             std::io::Write::write_all(&mut out, page.as_bytes())?;
@@ -86,15 +89,16 @@ pub fn emit(
             if figures == 1 { "" } else { "s" }
         );
     }
+    let text = |f: Format| report.render_parts(f, sections).map_err(input);
     let format = match (format, html) {
         (Some(f), _) => Some(f),
         (None, None) => Some(ReportFormat::Text),
         (None, Some(_)) => None,
     };
     match format {
-        Some(ReportFormat::Text) => print!("{}", report.text()),
-        Some(ReportFormat::Markdown) => print!("{}", report.markdown()),
-        Some(ReportFormat::Mail) => print!("{}", report.mail()),
+        Some(ReportFormat::Text) => print!("{}", text(Format::Text)?),
+        Some(ReportFormat::Markdown) => print!("{}", text(Format::Markdown)?),
+        Some(ReportFormat::Mail) => print!("{}", text(Format::Mail)?),
         Some(ReportFormat::Json) => println!("{}", serde_json::to_string_pretty(&report.json)?),
         None => {}
     }

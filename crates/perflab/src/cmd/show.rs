@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use perflab_report as report;
+use perflab_report::{Format, Section};
 use perflab_stats::{Buckets, StatsConfig};
 use perflab_store::{MeasurementRecord, RunInfo, Store};
 
@@ -12,6 +13,7 @@ use crate::cmd::common;
 use crate::exit::input;
 
 pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
+    report::section::check_ids(&a.section, report::section::SHOW).map_err(input)?;
     let store = common::read_store(g)?;
     let info = store.run(a.run)?;
     let ms = store.measurements(a.run)?;
@@ -46,76 +48,99 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     }
     print_header(&info);
     println!();
-    print!("{}", summary.render_text());
-    print_parallel(&info, &ms);
-    print_counters(&info, &ms);
-    print_latency(&info, &ms);
-    print_percentiles(&info, &ms);
-    print_spans(&info, &ms);
+    let mut sections: Vec<Box<dyn Section>> = vec![Box::new(summary)];
+    sections.extend(run_sections(&info, &ms));
+    let spans = span_sections(&info, &ms);
+    let more = spans.more;
+    sections.extend(spans.sections);
+    let sections = select(&sections, &a.section)?;
+    print!("{}", report::section::render(&sections, Format::Text));
+    if let Some(more) = more.filter(|_| sections.iter().any(|s| s.id() == "spans")) {
+        println!("\n{more}");
+    }
     Ok(0)
 }
 
-/// p50, p90, p99 and p99.9 of the round trips of each point and variant (ctxsw, netrr).
-fn print_percentiles(info: &RunInfo, ms: &[MeasurementRecord]) {
+/// The sections whose id `wanted` names (all when it is empty); an unknown id is bad
+/// input, named with the known ones.
+pub fn select<'a>(
+    sections: &'a [Box<dyn Section>],
+    wanted: &[String],
+) -> anyhow::Result<Vec<&'a dyn Section>> {
+    let all: Vec<&dyn Section> = sections.iter().map(|s| s.as_ref()).collect();
+    report::section::select(all, wanted, report::section::SHOW).map_err(input)
+}
+
+/// What a run shows beside its summary or comparison, in this order: the threads'
+/// aggregate against summed bandwidth and the lock waits of threaded transfers, the
+/// counters, netrr's seed-001 table, and the latency percentiles of ctxsw and netrr.
+fn run_sections(info: &RunInfo, ms: &[MeasurementRecord]) -> Vec<Box<dyn Section>> {
+    let mut out: Vec<Box<dyn Section>> = Vec::new();
+    out.extend(threads_sections(info, ms));
+    if let Some(t) = report::counter_table(info, ms) {
+        out.push(Box::new(t));
+    }
+    out.extend(latency_section(info, ms));
     if let Some(t) = report::latency_percentiles(&[(info, ms)]) {
-        println!();
-        print!("{}", t.render_text());
+        out.push(Box::new(t));
     }
-}
-
-/// Where the time goes, when telemetry repetitions traced spans: the breakdown per point
-/// and variant, seed 001's layout for round-trip runs, and the A/B comparisons.
-fn print_spans(info: &RunInfo, ms: &[MeasurementRecord]) {
-    let cfg = StatsConfig::default();
-    let Some(t) = report::span_table(info, ms, &cfg) else {
-        return;
-    };
-    println!();
-    print!("{}", t.render_text());
-    if let Some(seed) = report::seed_span_table(info, ms) {
-        println!();
-        print!("{}", seed.render_text());
-    }
-    let (comparisons, total) =
-        report::span_comparisons(info, ms, &cfg, report::spans_ab::MAX_COMPARISONS);
-    for c in &comparisons {
-        println!();
-        print!("{}", c.render_text());
-    }
-    if total > comparisons.len() {
-        println!(
-            "\n{} more span comparisons: `perflab show {} --json` has them all",
-            total - comparisons.len(),
-            info.id
-        );
-    }
-}
-
-/// The seed-001 table (one row per path and load) for runs of netrr.
-fn print_latency(info: &RunInfo, ms: &[MeasurementRecord]) {
-    if report::hints::has_latency_table(&info.workload) {
-        println!();
-        print!("{}", report::latency_table(info, ms).render_text());
-    }
+    out
 }
 
 /// The aggregate-against-summed table, when the run's measurements carry the verdict of
-/// threaded transfers (xfer's channel model, dmatest).
-fn print_parallel(info: &RunInfo, ms: &[MeasurementRecord]) {
+/// threaded transfers (xfer's channel model, dmatest), and the lock-wait percentiles and
+/// per-thread totals (seed 000's spintime).
+fn threads_sections(info: &RunInfo, ms: &[MeasurementRecord]) -> Vec<Box<dyn Section>> {
+    let mut out: Vec<Box<dyn Section>> = Vec::new();
     if let Some(t) = report::parallel_table(info, ms) {
-        println!();
-        print!("{}", t.render_text());
+        out.push(Box::new(t));
     }
-    print_lock_waits(info, ms);
+    if let Some(t) = report::lock_wait_table(&[(info, ms)]) {
+        out.push(Box::new(t));
+    }
+    out
 }
 
-/// The lock-wait percentiles and per-thread totals (seed 000's spintime) of threaded
-/// transfers.
-fn print_lock_waits(info: &RunInfo, ms: &[MeasurementRecord]) {
-    if let Some(t) = report::lock_wait_table(&[(info, ms)]) {
-        println!();
-        print!("{}", t.render_text());
+/// The seed-001 table (one row per path and load) for runs of netrr.
+fn latency_section(info: &RunInfo, ms: &[MeasurementRecord]) -> Option<Box<dyn Section>> {
+    report::hints::has_latency_table(&info.workload)
+        .then(|| Box::new(report::latency_table(info, ms)) as _)
+}
+
+/// Where the time goes, when telemetry repetitions traced spans: the breakdown per point
+/// and variant, seed 001's layout for round-trip runs, and the A/B comparisons; `more`
+/// says how many comparisons were left out.
+struct Spans {
+    sections: Vec<Box<dyn Section>>,
+    more: Option<String>,
+}
+
+fn span_sections(info: &RunInfo, ms: &[MeasurementRecord]) -> Spans {
+    let cfg = StatsConfig::default();
+    let mut out = Spans {
+        sections: Vec::new(),
+        more: None,
+    };
+    let Some(t) = report::span_table(info, ms, &cfg) else {
+        return out;
+    };
+    out.sections.push(Box::new(t));
+    if let Some(seed) = report::seed_span_table(info, ms) {
+        out.sections.push(Box::new(seed));
     }
+    let (comparisons, total) =
+        report::span_comparisons(info, ms, &cfg, report::spans_ab::MAX_COMPARISONS);
+    if total > comparisons.len() {
+        out.more = Some(format!(
+            "{} more span comparisons: `perflab show {} --json` has them all",
+            total - comparisons.len(),
+            info.id
+        ));
+    }
+    for c in comparisons {
+        out.sections.push(Box::new(c));
+    }
+    out
 }
 
 /// The drill-down of one pair: against the baseline where two variants were measured,
@@ -191,14 +216,6 @@ fn print_header(info: &RunInfo) {
     }
 }
 
-/// The counters beside the result, when the run recorded any.
-fn print_counters(info: &RunInfo, ms: &[MeasurementRecord]) {
-    if let Some(t) = report::counter_table(info, ms) {
-        println!();
-        print!("{}", t.render_text());
-    }
-}
-
 /// What the end of a run works from, for its text (`after_run`) and its JSON.
 pub struct AfterRun {
     /// The variants measured, in the order first measured.
@@ -251,7 +268,11 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
         wants_drilldown,
         dir,
     } = AfterRun::of(&info, &ms, out, store.path())?;
-    print_latency(&info, &ms);
+    let text = |sections: &[&dyn Section]| report::section::render(sections, Format::Text);
+    if let Some(t) = latency_section(&info, &ms) {
+        println!();
+        print!("{}", text(&[t.as_ref()]));
+    }
     println!();
     match baseline_and_other(&info, &measured) {
         Some((base, _)) => {
@@ -263,12 +284,12 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
                     table.unavailable.clear();
                 }
                 match report::scan_tables(&table, "size") {
-                    Some(scan) => print!("{}", scan.render_text()),
-                    None => print!("{}", table.render_text()),
+                    Some(scan) => print!("{}", text(&[&scan])),
+                    None => print!("{}", text(&[&table])),
                 }
                 if pairs && wants_drilldown {
                     println!();
-                    print!("{}", report::distribution(&table, &buckets).render_text());
+                    print!("{}", text(&[&report::distribution(&table, &buckets)]));
                 }
                 if wants_drilldown && pairs && *other == measured[1] {
                     report::write_drilldown(&dir, &info, &ms, &table, &buckets)?;
@@ -278,7 +299,7 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
         }
         None => {
             let summary = report::summarize_run(&info, &ms, None, &cfg)?;
-            print!("{}", summary.render_text());
+            print!("{}", text(&[&summary]));
             if wants_drilldown && pairs {
                 if let Some(v) = measured.first() {
                     report::write_single_drilldown(&dir, &info, &ms, v, &info.unavailable)?;
@@ -287,8 +308,17 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
             }
         }
     }
-    print_parallel(&info, &ms);
-    print_counters(&info, &ms);
-    print_spans(&info, &ms);
+    // As before the latency table came first: threads, counters, then the spans.
+    let mut rest: Vec<Box<dyn Section>> = threads_sections(&info, &ms);
+    rest.extend(report::counter_table(&info, &ms).map(|t| Box::new(t) as _));
+    let spans = span_sections(&info, &ms);
+    rest.extend(spans.sections);
+    for s in &rest {
+        println!();
+        print!("{}", text(&[s.as_ref()]));
+    }
+    if let Some(more) = spans.more {
+        println!("\n{more}");
+    }
     Ok(())
 }

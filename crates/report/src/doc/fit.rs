@@ -12,7 +12,7 @@
 
 use crate::doc::wrap::wrap;
 use crate::doc::Table;
-use crate::table_text::align_with;
+use crate::fmt;
 
 /// A first column narrower than this is not worth a line of its own.
 const NAME_ON_ITS_OWN_LINE: usize = 12;
@@ -182,6 +182,44 @@ fn push_wrapped(out: &mut String, text: &str, width: usize, lead: &str) {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+}
+
+/// Aligns cells into columns: the columns in `left` left-aligned (names), the rest
+/// right-aligned (numbers).
+pub fn align(lines: &[Vec<String>], left: &[usize]) -> String {
+    align_with(lines, left, "  ")
+}
+
+/// [`align`] with `gap` between columns.
+pub fn align_with(lines: &[Vec<String>], left: &[usize], gap: &str) -> String {
+    let cols = lines.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|i| {
+            lines
+                .iter()
+                .filter_map(|l| l.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for l in lines {
+        let cells: Vec<String> = l
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if left.contains(&i) {
+                    format!("{c:<w$}", w = widths[i])
+                } else {
+                    fmt::right(c, widths[i])
+                }
+            })
+            .collect();
+        out.push_str(cells.join(gap).trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

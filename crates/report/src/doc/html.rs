@@ -49,7 +49,13 @@ pub fn render(title: &str, blocks: &[Block]) -> String {
                 let l = (*level).clamp(1, 6);
                 let _ = writeln!(out, "<h{l}>{}</h{l}>", escape(text));
             }
-            Block::Para(text) => {
+            Block::Pre(text) => {
+                let _ = writeln!(out, "<pre>{}</pre>", escape(text));
+            }
+            Block::Caption(text) => {
+                let _ = writeln!(out, "<p><strong>{}</strong></p>", escape(text));
+            }
+            Block::Para(text) | Block::Note(text) => {
                 for p in text.split('\n') {
                     let _ = writeln!(out, "<p>{}</p>", escape(p));
                 }

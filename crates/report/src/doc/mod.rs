@@ -8,7 +8,7 @@ pub mod markdown;
 pub mod text;
 mod wrap;
 
-pub use fit::fit_table;
+pub use fit::{align, fit_table};
 pub use wrap::wrap;
 
 /// One piece of a report.
@@ -21,6 +21,15 @@ pub enum Block {
     },
     /// Prose: re-wrapped to the width of a mail, one paragraph in Markdown and HTML.
     Para(String),
+    /// A line said of the next block, a table's name: plain text puts that block right
+    /// under it, with no blank line; Markdown sets it in bold.
+    Caption(String),
+    /// Lines laid out as they are, a seed's own listing: plain text prints them as
+    /// written (a mail wraps the long ones), Markdown fences them, HTML sets them in `<pre>`.
+    Pre(String),
+    /// Lines said of the block above, a table's legend: plain text puts them right under
+    /// it, with no blank line; elsewhere they are a paragraph.
+    Note(String),
     Table(Table),
     /// A titled list; nothing is rendered when it has no items.
     List {
@@ -77,6 +86,18 @@ impl Block {
 
     pub fn para(text: impl Into<String>) -> Self {
         Block::Para(text.into())
+    }
+
+    pub fn caption(text: impl Into<String>) -> Self {
+        Block::Caption(text.into())
+    }
+
+    pub fn pre(text: impl Into<String>) -> Self {
+        Block::Pre(text.into())
+    }
+
+    pub fn note(text: impl Into<String>) -> Self {
+        Block::Note(text.into())
     }
 
     pub fn list<T: ToString>(title: impl Into<String>, items: impl IntoIterator<Item = T>) -> Self {

@@ -10,10 +10,18 @@ pub const MAIL_WIDTH: usize = 72;
 /// Renders `blocks` as plain text; with `width`, no line is wider than it.
 pub fn render(blocks: &[Block], width: Option<usize>) -> String {
     let mut out = String::new();
+    let mut tight = false;
     for b in blocks {
         let part = match b {
             Block::Heading { level, text } => heading(*level, text, width),
-            Block::Para(text) => lines(text, width, "", ""),
+            Block::Para(text) | Block::Caption(text) | Block::Note(text) => {
+                lines(text, width, "", "")
+            }
+            // Each line on its own: only the continuation of a wrapped one is indented.
+            Block::Pre(text) => text
+                .split('\n')
+                .map(|l| lines(l, width, "", "  "))
+                .collect(),
             Block::Table(t) => fit_table(t, width),
             Block::List { title, items } => {
                 if items.is_empty() {
@@ -27,9 +35,10 @@ pub fn render(blocks: &[Block], width: Option<usize>) -> String {
             }
             Block::Figure(_) => continue,
         };
-        if !out.is_empty() {
+        if !out.is_empty() && !tight && !matches!(b, Block::Note(_)) {
             out.push('\n');
         }
+        tight = matches!(b, Block::Caption(_));
         out.push_str(&part);
     }
     out
@@ -89,6 +98,26 @@ mod tests {
         assert_eq!(
             render(&blocks, None),
             "==============\nperflab report\n==============\n\ntwo runs\n\nNotes:\n  a\n\nx\n1\n"
+        );
+    }
+
+    #[test]
+    fn a_listing_keeps_its_lines_and_indents_only_what_mail_wraps() {
+        let listing = Block::pre(format!("> 100 : 0\n{}", "x ".repeat(40)));
+        assert_eq!(
+            render(std::slice::from_ref(&listing), None),
+            format!("> 100 : 0\n{}\n", "x ".repeat(40))
+        );
+        let mail = render(&[listing], Some(MAIL_WIDTH));
+        let lines: Vec<&str> = mail.lines().collect();
+        assert_eq!(lines[0], "> 100 : 0");
+        assert!(
+            lines[1].starts_with("x x") && lines[2].starts_with("  x"),
+            "{mail}"
+        );
+        assert!(
+            lines.iter().all(|l| l.chars().count() <= MAIL_WIDTH),
+            "{mail}"
         );
     }
 

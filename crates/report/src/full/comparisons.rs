@@ -5,6 +5,7 @@
 use perflab_core::record::MeasurementRecord;
 use serde_json::{json, Value};
 
+use crate::blocks::Changes;
 use crate::blocks::UNAVAILABLE;
 use crate::compare::ComparisonTable;
 use crate::design::Design;
@@ -118,26 +119,7 @@ fn one_comparison(
         blocks.extend(d.to_blocks().into_iter().filter(once));
     }
     let changes = changed::changes_for_table(t, p.ms_a, p.ms_b, opts.changes);
-    if !changes.is_empty() {
-        blocks.push(Block::heading(3, "What changed with it"));
-        blocks.push(Block::para(
-            "For each significant difference, the telemetry on the CPUs involved that \
-             changed most between A and B (medians over the repetitions):",
-        ));
-        let items = changes.iter().map(|c| {
-            let what: Vec<&str> = c.changes.iter().map(|x| x.text.as_str()).collect();
-            let what = if what.is_empty() {
-                "no telemetry row on these CPUs changed consistently".to_string()
-            } else {
-                what.join("; ")
-            };
-            let change = c
-                .change_pct
-                .map_or(String::new(), |x| format!("{} ", crate::fmt::pct(x)));
-            format!("{} ({change}{}): {what}", c.name(), c.verdict)
-        });
-        blocks.push(Block::list("Significant rows", items));
-    }
+    blocks.extend(Changes(changes.clone()).to_blocks());
     if opts.figures {
         blocks.extend(
             figures::telemetry_per_cpu(t, p.ms_a, p.ms_b)

@@ -3,9 +3,9 @@
 //! distributions behind the tables, the telemetry that moved with each significant
 //! difference, and the setups the runs came from.
 //!
-//! The report is built once as blocks ([`crate::doc`]) and rendered as terminal text,
-//! Markdown, 72-column mail or a self-contained HTML page; the same content goes out as
-//! JSON for scripts.
+//! The report is built once as parts, each a [`Section`] of blocks ([`crate::doc`]) that
+//! `--section` can pick, and rendered as terminal text, Markdown, 72-column mail or a
+//! self-contained HTML page; the same content goes out as JSON for scripts.
 
 mod comparisons;
 mod env;
@@ -22,8 +22,9 @@ use perflab_stats::{Buckets, StatsConfig};
 use serde_json::{json, Value};
 
 use crate::design::Design;
-use crate::doc::{self, Block};
+use crate::doc::Block;
 use crate::error::ReportError;
+use crate::section::{self, Format, Section};
 
 pub use env::{environment_differences, EnvDifference};
 
@@ -59,30 +60,103 @@ impl Default for ReportOptions {
     }
 }
 
-/// The assembled report.
+/// The assembled report: its title heading, then its parts, each a [`Section`].
 #[derive(Clone, Debug)]
 pub struct FullReport {
     pub title: String,
-    pub blocks: Vec<Block>,
+    pub parts: Vec<Part>,
     pub json: Value,
 }
 
+/// One part of the report (`comparison`, `latency`, …) as a section.
+#[derive(Clone, Debug)]
+pub struct Part {
+    pub id: &'static str,
+    pub title: String,
+    pub blocks: Vec<Block>,
+}
+
+impl Section for Part {
+    fn id(&self) -> &'static str {
+        self.id
+    }
+    fn title(&self) -> String {
+        self.title.clone()
+    }
+    fn blocks(&self) -> Vec<Block> {
+        self.blocks.clone()
+    }
+}
+
+/// The report's title over its parts, as one section.
+struct Titled<'a>(&'a FullReport, Vec<&'a dyn Section>);
+
+impl Section for Titled<'_> {
+    fn id(&self) -> &'static str {
+        "report"
+    }
+    fn title(&self) -> String {
+        self.0.title.clone()
+    }
+    fn blocks(&self) -> Vec<Block> {
+        let mut out = vec![Block::heading(1, self.0.title.clone())];
+        out.extend(self.1.iter().flat_map(|s| s.blocks()));
+        out
+    }
+}
+
 impl FullReport {
+    fn all(&self) -> Vec<&dyn Section> {
+        self.parts.iter().map(|p| p as &dyn Section).collect()
+    }
+
+    /// The parts whose id `wanted` names (all when it is empty) under the title, in
+    /// `format`; an unknown id is an error that lists the known ones.
+    pub fn render_parts(&self, format: Format, wanted: &[String]) -> Result<String, String> {
+        let parts = section::select(self.all(), wanted, section::REPORT)?;
+        Ok(Titled(self, parts).render(format))
+    }
+
+    pub fn render(&self, format: Format) -> String {
+        Titled(self, self.all()).render(format)
+    }
+
+    /// All the blocks, title first.
+    pub fn blocks(&self) -> Vec<Block> {
+        Titled(self, self.all()).blocks()
+    }
+
     pub fn text(&self) -> String {
-        doc::text::render(&self.blocks, None)
+        self.render(Format::Text)
     }
 
     /// Plain text no wider than 72 columns, for a mailing-list reply.
     pub fn mail(&self) -> String {
-        doc::text::render(&self.blocks, Some(doc::text::MAIL_WIDTH))
+        self.render(Format::Mail)
     }
 
     pub fn markdown(&self) -> String {
-        doc::markdown::render(&self.blocks)
+        self.render(Format::Markdown)
     }
 
     pub fn html(&self) -> String {
-        doc::html::render(&self.title, &self.blocks)
+        self.render(Format::Html)
+    }
+}
+
+/// Gathers the report's blocks part by part.
+struct Parts(Vec<Part>);
+
+impl Parts {
+    /// Blocks added to `blocks` since the last cut become the part `id`.
+    fn cut(&mut self, id: &'static str, title: &str, blocks: &mut Vec<Block>) {
+        if !blocks.is_empty() {
+            self.0.push(Part {
+                id,
+                title: title.into(),
+                blocks: std::mem::take(blocks),
+            });
+        }
     }
 }
 
@@ -93,21 +167,30 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
         return Err(ReportError::NoRuns);
     }
     let title = runs::title(runs);
-    let mut blocks = vec![Block::heading(1, title.clone())];
+    let mut blocks = Vec::new();
+    let mut parts = Parts(Vec::new());
     let mut json = json!({ "title": title });
 
     let diffs = env::section(runs, &mut blocks);
     json["environment"] = serde_json::to_value(&diffs)?;
+    parts.cut("environment", "Environment", &mut blocks);
     runs::section(runs, &mut blocks);
     json["runs"] = serde_json::to_value(runs.iter().map(|r| &r.info).collect::<Vec<_>>())?;
+    parts.cut("runs", "Runs", &mut blocks);
 
     let (compared, designs) = comparisons::section(runs, opts, &mut blocks)?;
     json["comparisons"] = compared;
+    parts.cut("comparison", "Comparisons", &mut blocks);
     json["quality"] = quality::section(runs, opts, &mut blocks)?;
+    parts.cut("quality", "Repetitions and spread", &mut blocks);
     json["latency"] = latency::section(runs, opts, &mut blocks);
+    parts.cut("latency", "Latency distributions", &mut blocks);
     json["spans"] = spans::section(runs, opts, &mut blocks);
+    parts.cut("spans", "Where the time goes", &mut blocks);
     json["parallel"] = threads::section(runs, opts, &mut blocks);
+    parts.cut("threads", "Threads", &mut blocks);
     json["lock_waits"] = lock_wait::section(runs, &mut blocks);
+    parts.cut("lock-wait", "Lock waits", &mut blocks);
     let mut counters = Vec::new();
     for r in runs {
         if let Some(t) = crate::counter_table(&r.info, &r.ms) {
@@ -120,11 +203,13 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
         }
     }
     json["counters"] = Value::Array(counters);
+    parts.cut("counters", "Counters", &mut blocks);
     blocks.push(Block::heading(2, "How to read this report"));
     blocks.push(Block::para(how_to_read(&opts.stats, &designs)));
+    parts.cut("how-to-read", "How to read this report", &mut blocks);
     Ok(FullReport {
         title,
-        blocks,
+        parts: parts.0,
         json,
     })
 }
