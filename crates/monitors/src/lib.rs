@@ -37,6 +37,7 @@ pub mod placement;
 mod snapshot;
 pub mod softirqs;
 pub mod trace;
+pub mod vmstat;
 
 use std::sync::LazyLock;
 
@@ -74,6 +75,7 @@ static REGISTRY: &[Entry] = &[
     Entry { descriptor: &counters::DESCRIPTOR, make: || Box::new(CountersMonitor::per_process()), default: true },
     Entry { descriptor: &counters::CPU_DESCRIPTOR, make: || Box::new(CountersMonitor::per_cpu()), default: false },
     Entry { descriptor: &trace::DESCRIPTOR, make: || Box::new(TraceMonitor::new(trace::Choice::Auto)), default: false },
+    Entry { descriptor: &vmstat::DESCRIPTOR, make: || Box::new(vmstat::VmstatMonitor::default()), default: false },
     Entry { descriptor: &fake::DESCRIPTOR, make: || Box::new(FakeMonitor::default()), default: false },
 ];
 
@@ -177,6 +179,6 @@ mod tests {
             descriptor("counters-cpu").map(|d| d.name),
             Some("counters-cpu")
         );
-        assert!(descriptor("vmstat").is_none());
+        assert!(descriptor("no-such-monitor").is_none());
     }
 }
