@@ -14,16 +14,19 @@ use crate::error::KnobError;
 use crate::journal::{EntryId, Journal};
 use crate::knob::{Knob, KnobGuard};
 
+/// The value of both hooks: one shell command.
+const COMMAND: &[ParamSpec] = &[ParamSpec {
+    name: "value",
+    help: "a shell command",
+    kind: ParamKind::Text { max_len: 4096 },
+    default: None,
+}];
+
 pub static BEFORE_DESCRIPTOR: Descriptor = Descriptor {
     kind: Kind::Knob,
     name: "before",
     help: "a shell command run when the variant is applied (a module parameter, a sysfs switch)",
-    params: &[ParamSpec {
-        name: "value",
-        help: "a shell command",
-        kind: ParamKind::Text { max_len: 4096 },
-        default: None,
-    }],
+    params: COMMAND,
     needs: Needs::NONE,
     report: ReportHints::None,
 };
@@ -32,12 +35,7 @@ pub static AFTER_DESCRIPTOR: Descriptor = Descriptor {
     kind: Kind::Knob,
     name: "after",
     help: "a shell command run when the variant is restored, on every exit path",
-    params: &[ParamSpec {
-        name: "value",
-        help: "a shell command",
-        kind: ParamKind::Text { max_len: 4096 },
-        default: None,
-    }],
+    params: COMMAND,
     needs: Needs::NONE,
     report: ReportHints::None,
 };
