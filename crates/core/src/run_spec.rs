@@ -119,11 +119,6 @@ impl RunSpec {
         Ok(Grid { cells })
     }
 
-    /// The index of the variant named `name`.
-    pub fn variant_index(&self, name: &str) -> Option<usize> {
-        self.variants.iter().position(|v| v.name == name)
-    }
-
     /// The parameters whose value differs between the points, in name order.
     pub fn varying_params(&self) -> Vec<String> {
         let Some(first) = self.points.first() else {

@@ -139,6 +139,61 @@ pub(crate) fn pooled_blocks(caption: String, table: Table, approximate: bool) ->
     blocks
 }
 
+/// The columns every pooled-histogram table starts with: the run where rows come from
+/// several, then point, variant (`~` where its histograms could not be pooled) and reps.
+pub(crate) struct Lead<'a> {
+    pub run: i64,
+    pub point: &'a str,
+    pub variant: &'a str,
+    pub approximate: bool,
+    pub reps: u32,
+}
+
+/// The table of `rows`: the leading columns of each row's `lead`, then `head` and the
+/// cells `rest` gives.
+pub(crate) fn pooled_table<R>(
+    rows: &[R],
+    lead: impl Fn(&R) -> Lead<'_>,
+    head: &[&str],
+    rest: impl Fn(&R) -> Vec<String>,
+) -> Table {
+    let several = rows
+        .iter()
+        .any(|r| lead(r).run != rows.first().map_or(0, |f| lead(f).run));
+    let mut names: Vec<String> = Vec::new();
+    if several {
+        names.push("run".into());
+    }
+    names.extend(["point", "variant", "reps"].map(String::from));
+    names.extend(head.iter().map(|h| h.to_string()));
+    let left = if several { vec![0, 1, 2] } else { vec![0, 1] };
+    let cells = rows
+        .iter()
+        .map(|r| {
+            let l = lead(r);
+            let mut row = Vec::new();
+            if several {
+                row.push(l.run.to_string());
+            }
+            row.push(l.point.to_string());
+            row.push(if l.approximate {
+                format!("{} ~", l.variant)
+            } else {
+                l.variant.to_string()
+            });
+            row.push(l.reps.to_string());
+            row.extend(rest(r));
+            row
+        })
+        .collect();
+    Table::new(names, cells, left)
+}
+
+/// A latency as every table prints a value; `-` where the count is too small.
+pub(crate) fn cell(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), crate::fmt::value)
+}
+
 /// The latency histogram of a result, if it has one in a unit of time.
 fn latency_histogram(m: &MeasurementRecord) -> Option<&HistogramData> {
     m.output
@@ -266,44 +321,32 @@ pub(crate) fn variant_params<'a>(
     out
 }
 
-/// A latency as every table prints a value; `-` where the count is too small.
-fn cell(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), crate::fmt::value)
+impl PercentileRow {
+    fn lead(&self) -> Lead<'_> {
+        Lead {
+            run: self.run,
+            point: &self.point,
+            variant: &self.variant,
+            approximate: self.approximate,
+            reps: self.reps,
+        }
+    }
 }
 
 impl PercentileTable {
     /// A caption and the table, for the text, Markdown, mail and HTML renderers.
     pub fn to_blocks(&self) -> Vec<Block> {
-        let several = self.rows.iter().any(|r| r.run != self.rows[0].run);
-        let mut head: Vec<String> = Vec::new();
-        if several {
-            head.push("run".into());
-        }
-        head.extend(["point", "variant", "reps", "round trips"].map(String::from));
-        head.extend(QUANTILES.iter().map(|(_, n)| n.to_string()));
-        head.push("max".into());
-        let left = if several { vec![0, 1, 2] } else { vec![0, 1] };
-        let rows = self
-            .rows
-            .iter()
-            .map(|r| {
-                let mut row = Vec::new();
-                if several {
-                    row.push(r.run.to_string());
-                }
-                row.push(r.point.clone());
-                row.push(if r.approximate {
-                    format!("{} ~", r.variant)
-                } else {
-                    r.variant.clone()
-                });
-                row.push(r.reps.to_string());
-                row.push(r.count.to_string());
-                row.extend([r.p50, r.p90, r.p99, r.p999].map(cell));
-                row.push(cell(Some(r.max)));
-                row
-            })
+        let head: Vec<&str> = ["round trips"]
+            .into_iter()
+            .chain(QUANTILES.iter().map(|(_, n)| *n))
+            .chain(["max"])
             .collect();
+        let table = pooled_table(&self.rows, PercentileRow::lead, &head, |r| {
+            let mut row = vec![r.count.to_string()];
+            row.extend([r.p50, r.p90, r.p99, r.p999].map(cell));
+            row.push(cell(Some(r.max)));
+            row
+        });
         pooled_blocks(
             format!(
                 "Latency percentiles in {}: each row pools the round trips of all its \
@@ -311,7 +354,7 @@ impl PercentileTable {
                  1,000).",
                 self.unit
             ),
-            Table::new(head, rows, left),
+            table,
             self.rows.iter().any(|r| r.approximate),
         )
     }

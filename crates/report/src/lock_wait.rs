@@ -12,8 +12,8 @@ use perflab_core::record::{MeasurementRecord, RunInfo};
 use perflab_core::HistogramData;
 use serde::Serialize;
 
-use crate::doc::{Block, Table};
-use crate::latency_percentiles::{pool, pooled_blocks, result_groups};
+use crate::doc::Block;
+use crate::latency_percentiles::{cell, pool, pooled_blocks, pooled_table, result_groups, Lead};
 
 /// The histogram the channel model records lock waits into.
 pub const LOCK_WAIT: &str = "lock_wait_ns";
@@ -88,56 +88,37 @@ pub fn lock_wait_table(runs: &[(&RunInfo, &[MeasurementRecord])]) -> Option<Lock
     (!rows.is_empty()).then_some(LockWaitTable { unit: "µs", rows })
 }
 
-fn cell(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), crate::fmt::value)
+impl LockWaitRow {
+    fn lead(&self) -> Lead<'_> {
+        Lead {
+            run: self.run,
+            point: &self.point,
+            variant: &self.variant,
+            approximate: self.approximate,
+            reps: self.reps,
+        }
+    }
 }
 
 impl LockWaitTable {
     /// A caption and the table, for the text, Markdown, mail and HTML renderers.
     pub fn to_blocks(&self) -> Vec<Block> {
-        let several = self.rows.iter().any(|r| r.run != self.rows[0].run);
-        let mut head: Vec<String> = Vec::new();
-        if several {
-            head.push("run".into());
-        }
-        head.extend(
-            [
-                "point",
-                "variant",
-                "reps",
-                "acquisitions",
-                "p50",
-                "p90",
-                "p99",
-                "max",
-                "per thread",
-                "max thread",
-            ]
-            .map(String::from),
-        );
-        let left = if several { vec![0, 1, 2] } else { vec![0, 1] };
-        let rows = self
-            .rows
-            .iter()
-            .map(|r| {
-                let mut row = Vec::new();
-                if several {
-                    row.push(r.run.to_string());
-                }
-                row.push(r.point.clone());
-                row.push(if r.approximate {
-                    format!("{} ~", r.variant)
-                } else {
-                    r.variant.clone()
-                });
-                row.push(r.reps.to_string());
-                row.push(r.acquisitions.to_string());
-                row.extend([r.p50, r.p90, r.p99, Some(r.max)].map(cell));
-                row.push(cell(r.per_thread_ms));
-                row.push(cell(r.thread_max_ms));
-                row
-            })
-            .collect();
+        let head = [
+            "acquisitions",
+            "p50",
+            "p90",
+            "p99",
+            "max",
+            "per thread",
+            "max thread",
+        ];
+        let table = pooled_table(&self.rows, LockWaitRow::lead, &head, |r| {
+            let mut row = vec![r.acquisitions.to_string()];
+            row.extend([r.p50, r.p90, r.p99, Some(r.max)].map(cell));
+            row.push(cell(r.per_thread_ms));
+            row.push(cell(r.thread_max_ms));
+            row
+        });
         pooled_blocks(
             format!(
                 "Descriptor-lock waits (seed 000's spintime): the wait to acquire a \
@@ -147,7 +128,7 @@ impl LockWaitTable {
                  any one thread.",
                 self.unit
             ),
-            Table::new(head, rows, left),
+            table,
             self.rows.iter().any(|r| r.approximate),
         )
     }

@@ -157,6 +157,19 @@ pub fn read_input(path: &std::path::Path) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Why `dir` cannot take a file perflab writes there, or `None` when it is a directory.
+/// perflab never creates it: a typo in a path is an input error that leaves nothing
+/// behind.
+pub fn missing_dir(dir: &std::path::Path) -> Option<&'static str> {
+    if dir.is_dir() {
+        None
+    } else if dir.exists() {
+        Some("is not a directory")
+    } else {
+        Some("does not exist")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

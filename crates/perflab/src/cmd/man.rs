@@ -29,13 +29,8 @@ pub fn run(a: ManArgs) -> anyhow::Result<i32> {
 /// As `report --html`, the directory must exist: a typo is an input error, not a tree of
 /// new directories.
 fn check_dir(dir: &Path) -> anyhow::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
+    match super::common::missing_dir(dir) {
+        None => Ok(()),
+        Some(why) => Err(input(format!("--out {}: {why}", dir.display()))),
     }
-    let why = if dir.exists() {
-        "is not a directory"
-    } else {
-        "does not exist"
-    };
-    Err(input(format!("--out {}: {why}", dir.display())))
 }

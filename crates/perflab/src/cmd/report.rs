@@ -126,13 +126,8 @@ fn html_dir_exists(path: &std::path::Path) -> anyhow::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => return Ok(()),
     };
-    if dir.is_dir() {
+    let Some(why) = super::common::missing_dir(dir) else {
         return Ok(());
-    }
-    let why = if dir.exists() {
-        "is not a directory"
-    } else {
-        "does not exist"
     };
     Err(input(format!(
         "--html {}: cannot create: {} {why}",
