@@ -52,10 +52,7 @@ fn db_unreachable(stderr: &str) -> Check {
     };
     Check::partial(
         "openvswitch",
-        format!(
-            "installed, but {}: netpath=ovs is unavailable",
-            why.reason()
-        ),
+        format!("installed; {}: netpath=ovs is unavailable", why.reason()),
         remedy,
     )
 }
