@@ -11,6 +11,7 @@
 //! other's temporary values for originals.
 
 pub mod child;
+pub mod compaction;
 pub mod cpuidle;
 pub mod effect;
 pub mod error;
