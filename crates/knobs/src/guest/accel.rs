@@ -117,9 +117,20 @@ pub fn probe_vcpu() -> Result<(), String> {
     }
     // SAFETY: the page is mapped writable and one byte long is within it.
     unsafe { *(page as *mut u8) = 0xF4 }; // hlt
-                                          // SAFETY: fork has no preconditions; the child calls only async-signal-safe functions.
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: fork has no preconditions; the child calls only async-signal-safe functions.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
+        // A vCPU hung in KVM_RUN under a nested KVM never returns: the child must die with
+        // perflab (SIGKILL included) rather than spin under init.
+        // SAFETY: prctl and getppid are system calls; _exit runs no destructors.
+        unsafe {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
+                || libc::getppid() != parent
+            {
+                libc::_exit(30);
+            }
+        }
         // SAFETY: in the child, only system calls on memory mapped before fork.
         let code = unsafe { kvm_child(page) };
         // SAFETY: _exit never returns and runs no destructors.
