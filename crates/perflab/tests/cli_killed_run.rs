@@ -82,6 +82,12 @@ fn a_killed_run_is_listed_interrupted_with_the_resume_hint_and_resumes() {
         shown.lines().next().unwrap_or("").contains(" interrupted "),
         "{shown}"
     );
+    assert!(
+        shown.contains(&format!(
+            "\ninterrupted: resume with: perflab run --resume {id}\n"
+        )),
+        "{shown}"
+    );
     assert_eq!(lab.export(&id)["run"]["status"], "interrupted");
 
     let o = lab.run(&["run", "--resume", &id]);
