@@ -88,6 +88,14 @@ pub trait Workload: Send + Sync {
         Ok(())
     }
 
+    /// Whether this machine can run the workload at all (the device or kernel module it
+    /// drives is there), checked before a run is created: a workload that would fail every
+    /// measurement for the machine's sake is refused with the reason, never stored as a
+    /// run of nothing but failures.
+    fn available(&self, _sys: &SysRoot) -> Result<(), crate::error::Unavailable> {
+        Ok(())
+    }
+
     /// Runs one measurement. Long runs poll `ctx.stopping()` and end early with
     /// `WorkloadError::Interrupted`.
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError>;

@@ -91,14 +91,24 @@ pub fn connect(
     });
     let mut out = BufReader::new(child.stdout.take().expect("piped"));
     let mut ended = None;
+    // While the host measures, this process claims the fleet's copy of its run, so that
+    // readers of the fleet's store see it running; a run stored as running that nobody
+    // claims reads as interrupted (see `Store::run`).
+    let mut claim: Option<perflab_store::Claim> = None;
     loop {
         match read_event(&mut out) {
             Ok(None) => break,
             Ok(Some(ev)) => {
-                let stored = matches!(ev, Event::Run { .. } | Event::Measurement { .. });
+                let is_run = matches!(ev, Event::Run { .. });
+                let stored = is_run || matches!(ev, Event::Measurement { .. });
                 if let Some(e) = apply(host, ev, entry, store, watch, connected) {
                     ended = Some(e);
                     break;
+                }
+                if is_run && claim.is_none() {
+                    let id = entry.lock().unwrap_or_else(|p| p.into_inner()).local_run;
+                    let s = store.lock().unwrap_or_else(|p| p.into_inner());
+                    claim = id.and_then(|id| s.claim(id).ok());
                 }
                 if stored {
                     save();

@@ -51,16 +51,16 @@ pub enum KnobError {
     /// The kernel found fewer free huge pages than asked for (memory too fragmented for
     /// pages that size, or taken meanwhile).
     #[error(
-        "{path}: the kernel allocated {got} of the {asked} {page} huge pages asked for (free \
-         memory is too fragmented); compact it (echo 1 > /proc/sys/vm/compact_memory) and \
-         retry, or reserve them at boot (hugepagesz={page} hugepages=N on the kernel command \
-         line)"
+        "{path}: the kernel allocated {got} of the {asked} {page} huge pages asked for{}",
+        short_advice(*.compactions, page)
     )]
     ShortAllocation {
         path: PathBuf,
         page: String,
         got: u64,
         asked: u64,
+        /// Times perflab compacted memory and asked again before giving up.
+        compactions: u32,
     },
 
     #[error(
@@ -131,5 +131,21 @@ impl KnobError {
     /// True when the error only says the machine lacks what the knob needs.
     pub fn is_unavailable(&self) -> bool {
         matches!(self, KnobError::Unavailable { .. })
+    }
+}
+
+/// The rest of a short allocation's message: what was tried, and what is left to try.
+fn short_advice(compactions: u32, page: &str) -> String {
+    let boot =
+        format!("reserve them at boot (hugepagesz={page} hugepages=N on the kernel command line)");
+    match compactions {
+        0 => format!(
+            " (free memory is too fragmented); compact it (echo 1 > /proc/sys/vm/compact_memory) \
+             and retry, or {boot}"
+        ),
+        n => format!(
+            ", even after compacting memory {n} times (free memory is too fragmented, or \
+             held by the page cache or other processes); {boot}"
+        ),
     }
 }

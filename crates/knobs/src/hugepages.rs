@@ -7,6 +7,7 @@ use perflab_core::{Descriptor, Kind, Need, ParamKind, ParamSpec, ReportHints};
 use perflab_sys::hugepages::{pools, HugePool};
 use perflab_sys::{meminfo, SysError, SysRoot};
 
+use crate::compaction::grow_pool;
 use crate::effect::{ReadBack, Verified};
 use crate::error::KnobError;
 use crate::files::{FileGuard, Form};
@@ -146,17 +147,18 @@ impl HugePagesKnob {
             return Err(forget_then(journal, saved.id, bad));
         };
         guard.track(saved, Form::Plain);
-        let outcome = sys
-            .write(&rel, target.to_string().as_bytes())
-            .and_then(|()| observe(sys, &rel))
+        // Fragmented free memory yields fewer pages than asked: compact and ask again
+        // before giving up (see crate::compaction).
+        let outcome = grow_pool(sys, &rel, target, observe)
             .map_err(KnobError::from)
-            .and_then(|now| {
-                short_allocation(original, self.count, now).map_or(Ok(()), |got| {
+            .and_then(|grown| {
+                short_allocation(original, self.count, grown.now).map_or(Ok(()), |got| {
                     Err(KnobError::ShortAllocation {
                         path: sys.path(&rel),
                         page: self.page(),
                         got,
                         asked: self.count,
+                        compactions: grown.compactions,
                     })
                 })
             });
@@ -345,6 +347,11 @@ mod tests {
             msg.contains("allocated 100 of the 512 2M huge pages"),
             "{msg}"
         );
+        // This tree has no compact_memory trigger: the message says to compact by hand.
+        assert!(
+            msg.contains("echo 1 > /proc/sys/vm/compact_memory"),
+            "{msg}"
+        );
         assert!(msg.contains("hugepages-2048kB/nr_hugepages"), "{msg}");
         assert!(!msg.contains('\n'), "{msg}");
         assert_eq!(
@@ -352,6 +359,40 @@ mod tests {
             b"6\n",
             "the pool is back to its original size"
         );
+        assert!(journal.entries().unwrap().is_empty());
+    }
+
+    /// A fragmented machine: the kernel finds 3 of the 4 pages until memory is compacted
+    /// through the tree's compact_memory; the knob then holds all 4, journaled as usual.
+    #[test]
+    fn a_short_pool_is_compacted_and_retried_before_the_knob_gives_up() {
+        let (dir, sys, journal) = pool_tree("6\n");
+        fs::create_dir_all(dir.path().join("root/proc/sys/vm")).unwrap();
+        fs::write(sys.path(crate::compaction::COMPACT_MEMORY), "").unwrap();
+        let knob = HugePagesKnob::parse("2M:4").unwrap();
+        let compacted =
+            |sys: &SysRoot| fs::read(sys.path(crate::compaction::COMPACT_MEMORY)).unwrap() == b"1";
+        let guard = knob
+            .apply_observing(&sys, &journal, |sys, _| {
+                Ok(if compacted(sys) { 10 } else { 9 })
+            })
+            .unwrap();
+        assert_eq!(fs::read(sys.path(&knob.nr_path())).unwrap(), b"10");
+        assert_eq!(journal.entries().unwrap().len(), 1);
+        drop(guard);
+        assert_eq!(fs::read(sys.path(&knob.nr_path())).unwrap(), b"6\n");
+
+        // Where compaction never helps, the error says how many pages it got and that
+        // memory was compacted, and the pool is given back.
+        let err = knob
+            .apply_observing(&sys, &journal, |_, _| Ok(9))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("allocated 3 of the 4 2M huge pages asked for, even after compacting memory 3 times"),
+            "{err}"
+        );
+        assert_eq!(fs::read(sys.path(&knob.nr_path())).unwrap(), b"6\n");
         assert!(journal.entries().unwrap().is_empty());
     }
 

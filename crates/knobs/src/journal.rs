@@ -106,11 +106,15 @@ pub enum Created {
     Link { netns: Option<String>, name: String },
     /// An Open vSwitch bridge, kept in ovsdb until deleted.
     OvsBridge { name: String },
-    /// A process perflab started and stops again (a guest's QEMU). The start time tells
-    /// it from a later process that got its pid: only the one started is stopped.
+    /// A process perflab started and stops again (a guest's QEMU, the KVM probe's). The
+    /// start time and command name tell it from a later process that got its pid: only
+    /// the one started is stopped.
     Process {
         pid: u32,
         start_ticks: u64,
+        /// `/proc/<pid>/comm` when it started; absent in journals of older perflabs.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        comm: Option<String>,
         what: String,
     },
     /// A directory of perflab's own files (a guest's initramfs and console log).
@@ -742,6 +746,13 @@ mod tests {
             Created::Process {
                 pid: 42,
                 start_ticks: 7,
+                comm: Some("qemu-system-x86".into()),
+                what: "QEMU guest".into(),
+            },
+            Created::Process {
+                pid: 43,
+                start_ticks: 8,
+                comm: None,
                 what: "QEMU guest".into(),
             },
             Created::Dir {

@@ -10,6 +10,8 @@
 //! ([`target_lock`]), so two perflab processes with different journals never take each
 //! other's temporary values for originals.
 
+pub mod child;
+pub mod compaction;
 pub mod cpuidle;
 pub mod effect;
 pub mod error;

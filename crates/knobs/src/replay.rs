@@ -146,6 +146,8 @@ pub fn restore_pending(path: &Path) -> Result<RestoreReport, KnobError> {
             clear_left(&target, &owner);
         }
     }
+    // The files of targets the dead only claimed (nothing journaled) are no entry's.
+    crate::target_lock::sweep_left();
     Ok(report)
 }
 

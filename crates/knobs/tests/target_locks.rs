@@ -95,6 +95,57 @@ fn a_second_journal_is_refused_what_the_first_holds_until_it_is_dropped() {
     );
 }
 
+/// A holder that finishes while the second asks is still a holder: the second is refused
+/// at once. It used to wait up to 2 s and, the first gone by then, go ahead (with a
+/// fingerprint that had read the first's temporary value).
+#[test]
+fn a_holder_about_to_finish_is_refused_at_once_not_waited_for() {
+    let tree = thp_tree();
+    let first = Journal::open(tree.dir.path().join("first.json")).unwrap();
+    let second = Journal::open(tree.dir.path().join("second.json")).unwrap();
+    let guard = applied(&tree.sys, "thp=never", &first);
+    let sys = tree.sys.clone();
+    let asking = std::thread::spawn(move || {
+        parse_setting("thp=always")
+            .unwrap()
+            .apply(&sys, &second)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    });
+    // The first finishes well within the 2 s the second used to wait.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    drop((guard, first));
+    let answer = asking.join().unwrap();
+    assert!(
+        answer
+            .as_ref()
+            .is_err_and(|e| e.contains("in use by perflab pid")),
+        "the second went ahead after the first finished: {answer:?}"
+    );
+    assert_eq!(thp_mode(&tree.sys), "madvise");
+}
+
+/// While a holder has THP at `never`, a reader describing the machine gets `madvise`,
+/// the value the holder journaled; once the holder restored it, the file's own.
+#[test]
+fn the_machine_value_of_a_held_target_is_its_journaled_original() {
+    use perflab_knobs::target_lock::{journaled_original, machine_value};
+    let tree = thp_tree();
+    let first = Journal::open(tree.dir.path().join("first.json")).unwrap();
+    assert_eq!(journaled_original(&tree.sys, THP), None);
+    let guard = applied(&tree.sys, "thp=never", &first);
+    assert_eq!(thp_mode(&tree.sys), "never");
+    assert_eq!(
+        journaled_original(&tree.sys, THP).as_deref(),
+        Some(&b"madvise"[..])
+    );
+    assert_eq!(machine_value(&tree.sys, THP), "madvise");
+    drop((guard, first));
+    assert_eq!(journaled_original(&tree.sys, THP), None);
+    // A test tree keeps what was written back: the choice's written form.
+    assert_eq!(machine_value(&tree.sys, THP), "madvise");
+}
+
 #[test]
 fn a_target_already_at_the_value_is_claimed_too() {
     // The first run writes nothing (THP is madvise already) but measures relying on it.

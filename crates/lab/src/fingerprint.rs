@@ -39,9 +39,12 @@ pub struct Fingerprint {
 
 /// Reads the fingerprint. Missing sources become "unknown"/"none" with no error: a
 /// fingerprint describes, it does not gate.
+///
+/// A setting another perflab holds changed is recorded as it was before that perflab
+/// changed it (its journaled original), never as that perflab's temporary value.
 pub fn fingerprint(sys: &SysRoot, topo: &Topology) -> Fingerprint {
     let (hostname, kernel, machine) = uname();
-    let read = |p: &str| sys.read_trimmed(p).unwrap_or_default();
+    let read = |p: &str| perflab_knobs::target_lock::machine_value(sys, p);
     Fingerprint {
         hostname,
         kernel,
@@ -62,7 +65,7 @@ pub fn fingerprint(sys: &SysRoot, topo: &Topology) -> Fingerprint {
             "none",
         ),
         isolated_cpus: non_empty(read("sys/devices/system/cpu/isolated"), "none"),
-        thp: bracketed(&read("sys/kernel/mm/transparent_hugepage/enabled"))
+        thp: choice(&read("sys/kernel/mm/transparent_hugepage/enabled"))
             .unwrap_or_else(|| "unknown".into()),
         perflab_version: perflab_core::VERSION.to_string(),
         sysroot: (!sys.is_host()).then(|| sys.root().display().to_string()),
@@ -76,6 +79,15 @@ fn non_empty(s: String, default: &str) -> String {
     } else {
         s
     }
+}
+
+/// The selected word of a choice list as the kernel shows it (`always [madvise] never`)
+/// or as a journal keeps it (`madvise`, the form written back).
+fn choice(text: &str) -> Option<String> {
+    bracketed(text).or_else(|| {
+        let word = text.trim();
+        (!word.is_empty() && !word.contains(char::is_whitespace)).then(|| word.to_string())
+    })
 }
 
 /// The selected word of a sysfs choice list such as `always [madvise] never`.

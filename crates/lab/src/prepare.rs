@@ -57,6 +57,15 @@ pub fn parse_variant(v: &VariantSpec) -> Result<Variant> {
 /// Expands and checks `spec` against the machine behind `sys`.
 pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
     let workload = find_workload(&spec.workload)?;
+    // Before anything is expanded or stored: a run of nothing but failures is no run.
+    workload.available(sys).map_err(|u| {
+        LabError::Input(format!(
+            "workload {} cannot run on this machine: {}{}",
+            workload.info().name,
+            u.reason,
+            u.hint.map(|h| format!("; {h}")).unwrap_or_default()
+        ))
+    })?;
     let topo = Topology::read(sys)?;
     let mut expanded = expand(spec, workload, &topo, perflab_monitors::default_names())?;
     let info = workload.info();

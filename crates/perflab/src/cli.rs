@@ -22,8 +22,9 @@ pub use crate::cli_report::{ReportFormat, VerdictArgs};
     after_help = "Exit codes: 0 success; 1 failure while running, or a run none of whose \
                   measurements succeeded; 2 bad input (nothing changed); 3 a run that completed \
                   with some measurements failed (its last line says how many); 4 a crosscheck \
-                  ratio or cost outside its stated tolerance; 130 stopped by a signal \
-                  (measurements so far are kept)."
+                  ratio or cost outside its stated tolerance; 5 a run that completed but \
+                  could not compare as planned (a variant was unavailable; its last line \
+                  says which); 130 stopped by a signal (measurements so far are kept)."
 )]
 pub struct Cli {
     #[command(flatten)]

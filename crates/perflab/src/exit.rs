@@ -11,6 +11,10 @@ pub const SOME_FAILED: i32 = 3;
 /// A cross-check whose ratio or target is outside its stated tolerance: it ran, and its
 /// numbers are printed, but they do not hold.
 pub const OUTSIDE_TOLERANCE: i32 = 4;
+/// A run that compares variants completed, but a variant it compares was unavailable on
+/// this machine (a knob needs root, a device is missing): what it measured is stored, but
+/// the comparison with that variant never happened, and the last line says which.
+pub const NOT_COMPARED: i32 = 5;
 pub const INTERRUPTED: i32 = 130;
 
 /// A user input error raised by the binary itself.

@@ -3,7 +3,8 @@
 //! `main` only parses, dispatches and turns errors into messages and exit codes:
 //! 0 success, 1 a failure while running (or a run with no successful measurement), 2 bad
 //! input (nothing was changed), 3 a run completed with some measurements failed, 4 a
-//! cross-check outside its tolerance, 130 stopped by a signal (everything measured so far
+//! cross-check outside its tolerance, 5 a run that could not compare as planned (a variant
+//! was unavailable), 130 stopped by a signal (everything measured so far
 //! is kept). See `exit.rs`.
 
 mod cli;

@@ -51,6 +51,50 @@ fn a_run_with_some_failures_exits_3_and_says_so_in_its_last_line() {
     assert!(out.contains("value"), "{out}");
 }
 
+/// A run that compares variants, one of which cannot be had here (the fake knob is not on
+/// this machine's /sys), measured only the other: complete, but no comparison happened,
+/// and a script must tell that from success.
+#[test]
+fn a_run_whose_compared_variant_was_unavailable_exits_5_and_says_so_last() {
+    let lab = Lab::new();
+    let o = null_run(
+        &lab,
+        &["--variant", "a:", "--variant", "x:fake=1", "--reps", "2"],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(5), "stdout: {out}\nstderr: {err}");
+    let id = run_id(&err);
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.starts_with(&format!(
+            "run {id}: complete, but not compared as planned: variant x ("
+        )) && last.ends_with(&format!(
+            ") unavailable on this machine (see perflab show {id})"
+        )),
+        "{err}"
+    );
+    // The same in the JSON document a script reads.
+    let o = null_run(
+        &lab,
+        &[
+            "--variant",
+            "a:",
+            "--variant",
+            "x:fake=1",
+            "--reps",
+            "2",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(5), "{:?}", text(&o));
+    let doc = json_stdout(&o);
+    assert_eq!(doc["exit_code"], 5, "{doc}");
+    // One variant compares nothing: its being the only one is no missing comparison.
+    let o = null_run(&lab, &["--variant", "a:", "--reps", "2"]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+}
+
 #[test]
 fn a_clean_run_exits_0_without_a_failure_line() {
     let lab = Lab::new();
@@ -272,6 +316,7 @@ fn help_lists_every_exit_code() {
         "2 bad input",
         "3 a run that completed with some measurements failed",
         "4 a crosscheck ratio or cost outside its stated tolerance",
+        "5 a run that completed but could not compare as planned",
         "130 stopped by a signal",
     ] {
         assert!(out.contains(needle), "{needle:?} not in {out}");

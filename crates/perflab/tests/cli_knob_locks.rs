@@ -82,3 +82,98 @@ fn after_a_sigkill_the_next_run_is_told_to_restore_first() {
     assert!(second_run(&lab, &run.root).status.success());
     assert_eq!(common::snapshot(&run.root), run.before);
 }
+
+const THP: &str = "sys/kernel/mm/transparent_hugepage/enabled";
+
+/// A long null run on a copy of the kvm fixture tree (THP `madvise`) whose one variant is
+/// `variant`; returns once `ready` holds of the tree.
+fn long_run_on_tree(
+    lab: &Lab,
+    variant: &str,
+    ready: impl Fn(&std::path::Path) -> bool,
+) -> (std::path::PathBuf, std::process::Child) {
+    let root = lab.fixture_copy("kvm-2vcpu");
+    let child = lab
+        .cmd()
+        .args([
+            "--sysroot",
+            root.to_str().unwrap(),
+            "run",
+            "--workload",
+            "null",
+        ])
+        .args(["-p", "sleep=100ms", "--reps", "100", "--variant", variant])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !ready(&root) {
+        assert!(std::time::Instant::now() < deadline, "{variant} never held");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (root, child)
+}
+
+/// The lock file of THP in the fixture copy at `root`.
+fn thp_lock(root: &std::path::Path) -> std::path::PathBuf {
+    let sys = perflab_sys::SysRoot::at(root);
+    perflab_knobs::target_lock::lock_file(&perflab_knobs::target_lock::target_key(&sys, THP))
+        .unwrap()
+}
+
+/// A run killed while it held a target it only relied on (THP was `madvise` already, so
+/// nothing was journaled) left its lock file for good: `perflab restore` said "nothing to
+/// restore" and removed nothing. It removes it now.
+#[test]
+fn restore_removes_the_lock_files_a_killed_run_left() {
+    let lab = Lab::new();
+    let (root, mut child) =
+        long_run_on_tree(&lab, "on:thp=madvise", |root| thp_lock(root).exists());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        thp_lock(&root).exists(),
+        "the kill left no lock file to test with"
+    );
+    let o = lab.run(&["restore"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(!thp_lock(&root).exists(), "{out}{err}");
+}
+
+/// While another perflab holds THP at `never`, a second run (another journal, a variant
+/// that does not touch THP) records the machine's setting, `madvise`, in its fingerprint:
+/// the value found before any perflab changed it, never the holder's temporary one.
+#[test]
+fn the_fingerprint_records_the_value_before_another_perflab_changed_it() {
+    let lab = Lab::new();
+    let (root, child) = long_run_on_tree(&lab, "on:thp=never", |root| {
+        std::fs::read_to_string(root.join(THP)).is_ok_and(|t| t.trim() == "never")
+    });
+    let other = lab.dir.path().join("other-journal.json");
+    let o = lab.run(&[
+        "--sysroot",
+        root.to_str().unwrap(),
+        "--journal",
+        other.to_str().unwrap(),
+        "run",
+        "--workload",
+        "null",
+        "--variant",
+        "plain:",
+        "--reps",
+        "2",
+    ]);
+    let (out, err) = text(&o);
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let _ = child.wait_with_output();
+    assert!(o.status.success(), "{out}{err}");
+    let doc = lab.export(&common::run_id(&err));
+    assert_eq!(
+        doc["run"]["fingerprint"]["thp"], "madvise",
+        "{}",
+        doc["run"]["fingerprint"]
+    );
+}

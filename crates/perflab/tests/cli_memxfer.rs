@@ -70,9 +70,26 @@ fn memxfer_quick_scan_is_stored_compared_and_leaves_the_pool_as_it_was() {
     let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
     assert_eq!(reaped, pid);
     let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    // The hugepages knob compacts memory and asks again before it gives up; only a pool
+    // that cannot be had even then is this machine's state, not a failure of the test.
+    if let Some(line) = stderr
+        .lines()
+        .find(|l| l.contains("even after compacting memory"))
+    {
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        watcher.join().unwrap();
+        assert_eq!(nr_hugepages(), pool_before, "the pool was not given back");
+        perflab_testkit::skip(
+            "unfragmented-memory",
+            format!("the 2M pool cannot be had here even after compaction: {line}"),
+        );
+        return;
+    }
+    // 5: a variant (2m) was unavailable here, so the scan was not compared; checked below.
     assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{stdout}\n{stderr}"
+        code == Some(0) || code == Some(5),
+        "exit {code:?}\n{stdout}\n{stderr}"
     );
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     let others = watcher.join().unwrap();
@@ -119,6 +136,7 @@ fn memxfer_quick_scan_is_stored_compared_and_leaves_the_pool_as_it_was() {
     }
     // 7 sizes x 2 engines x 2 states, 4 repetitions, for each variant that could run.
     let unavailable = doc["run"]["unavailable"].as_array().unwrap().len();
+    assert_eq!(code == Some(5), unavailable > 0, "{stderr}");
     let headline = ms.iter().filter(|m| m["role"] == "headline").count();
     assert_eq!(headline, 7 * 2 * 2 * 4 * (2 - unavailable));
     // The default counters monitor: one telemetry repetition per point and variant, or

@@ -187,8 +187,9 @@ fn sigkill_while_the_guest_runs_then_restore_leaves_nothing_needs_root_qemu_and_
     std::thread::sleep(Duration::from_millis(500));
     child.kill().expect("SIGKILL");
     child.wait().unwrap();
+    // The guest dies with perflab (PR_SET_PDEATHSIG); its namespaces and files wait for
+    // `perflab restore`, which also finds the guest journaled.
     let left = leftovers(pid);
-    assert!(left.iter().any(|l| l.starts_with("process")), "{left:?}");
     assert!(left.iter().any(|l| l.starts_with("netns")), "{left:?}");
 
     let o = lab.run(&["restore"]);

@@ -473,10 +473,11 @@ impl<'c> Builder<'c> {
             self.cfg,
         );
         let (fa, fb) = self.failed.count;
-        notes.extend(
-            self.failed
-                .note("", "measurements failed and are not counted", &labels),
-        );
+        notes.extend(self.failed.note(
+            "",
+            "headline measurements failed and are not counted",
+            &labels,
+        ));
         if self.missing > 0 {
             notes.push(format!(
                 "{} successful measurements had no finite value of {} and are not counted",

@@ -267,7 +267,7 @@ fn table_notes(
             .map(|e| format!("; first: {e}"))
             .unwrap_or_default();
         notes.push(format!(
-            "{failed} measurements failed and are not counted{first}"
+            "{failed} headline measurements failed and are not counted{first}"
         ));
     }
     let missing: u32 = rows.iter().map(|r| r.missing).sum();

@@ -60,6 +60,9 @@ pub trait Backend: Send {
     /// the same run in the same database (from any process) is refused with
     /// [`StoreError::Claimed`]. The claim goes when the process does, however it exits.
     fn claim(&self, run: RunId) -> Result<Claim, StoreError>;
+
+    /// Whether some process holds the claim on `run` now; nothing is taken.
+    fn is_claimed(&self, run: RunId) -> Result<bool, StoreError>;
 }
 
 /// A held claim on a run; dropping it releases the claim.

@@ -104,14 +104,35 @@ impl Store {
         self.location().path()
     }
 
-    /// All runs, newest first.
+    /// All runs, newest first. A run stored as running whose claim nobody holds is
+    /// shown interrupted (see [`Store::run`]).
     pub fn runs(&self) -> Result<Vec<RunInfo>, StoreError> {
-        self.backend.runs()
+        let mut runs = self.backend.runs()?;
+        for info in &mut runs {
+            self.settle(info);
+        }
+        Ok(runs)
     }
 
     /// One run; an error naming the id and the database when there is none.
+    ///
+    /// A run is stored as running while it is measured; a process killed with SIGKILL
+    /// never gets to mark it otherwise. Its claim, though, goes with the process, so a
+    /// run stored as running that nobody claims is interrupted, and is shown so.
     pub fn run(&self, id: RunId) -> Result<RunInfo, StoreError> {
-        self.backend.run(id)
+        let mut info = self.backend.run(id)?;
+        self.settle(&mut info);
+        Ok(info)
+    }
+
+    /// Running without a claim is interrupted. Where the claim cannot be looked at, the
+    /// stored status stands: "running" is then the best this reader knows.
+    fn settle(&self, info: &mut RunInfo) {
+        if info.status == RunStatus::Running
+            && matches!(self.backend.is_claimed(info.id), Ok(false))
+        {
+            info.status = RunStatus::Interrupted;
+        }
     }
 
     /// The run with this uid, if this database has it.
@@ -185,6 +206,11 @@ impl Store {
     /// [`StoreError::Claimed`] until the returned [`Claim`] is dropped or its process ends.
     pub fn claim(&self, run: RunId) -> Result<Claim, StoreError> {
         self.backend.claim(run)
+    }
+
+    /// Whether some process holds the claim on `run` now; nothing is taken.
+    pub fn is_claimed(&self, run: RunId) -> Result<bool, StoreError> {
+        self.backend.is_claimed(run)
     }
 }
 

@@ -5,7 +5,7 @@ mod common;
 use std::sync::mpsc;
 use std::thread;
 
-use perflab_store::Store;
+use perflab_store::{RunStatus, Store};
 
 use common::backends::TestDb;
 use common::{new_run, record};
@@ -92,7 +92,27 @@ fn a_run_is_claimed_by_one_holder_at_a_time(db: TestDb) {
     drop((on_b, again));
 }
 
+/// A run stored as running is shown so only while its claim is held: a killed perflab
+/// never marks its run interrupted, but its claim goes with it.
+fn a_running_run_nobody_claims_reads_as_interrupted(db: TestDb) {
+    let mut store = db.store();
+    let a = store.create_run(&new_run(2), 1.0).unwrap();
+    store.set_status(a, RunStatus::Running).unwrap();
+    let reader = db.existing();
+    let claim = store.claim(a).unwrap();
+    assert!(reader.is_claimed(a).unwrap());
+    assert_eq!(reader.run(a).unwrap().status, RunStatus::Running);
+    assert_eq!(reader.runs().unwrap()[0].status, RunStatus::Running);
+    drop(claim);
+    assert!(!reader.is_claimed(a).unwrap());
+    assert_eq!(reader.run(a).unwrap().status, RunStatus::Interrupted);
+    assert_eq!(reader.runs().unwrap()[0].status, RunStatus::Interrupted);
+    // Looking did not take the claim.
+    drop(store.claim(a).unwrap());
+}
+
 both_backends!(
     a_reader_sees_consistent_snapshots_while_the_writer_writes,
     a_run_is_claimed_by_one_holder_at_a_time,
+    a_running_run_nobody_claims_reads_as_interrupted,
 );

@@ -12,7 +12,11 @@ fn a_run_round_trips(db: TestDb) {
     let mut store = db.store();
     let run = new_run(12);
     let id = store.create_run(&run, 1_718_000_000.5).unwrap();
+    // Stored as running; it reads so while a process claims it (see
+    // concurrent::a_running_run_nobody_claims_reads_as_interrupted).
+    let claim = store.claim(id).unwrap();
     let info = store.run(id).unwrap();
+    drop(claim);
     assert_eq!(info.id, id);
     assert_eq!(info.created_at, 1_718_000_000.5);
     assert_eq!(info.study, run.study);

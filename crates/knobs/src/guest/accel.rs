@@ -7,11 +7,12 @@
 //! that is killed when it does not report back within [`PROBE_TIME`].
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use perflab_sys::SysRoot;
+
+pub use super::qemu_probe::probe_qemu;
 
 /// How long the vCPU probe may take; a working KVM answers in milliseconds.
 pub const PROBE_TIME: Duration = Duration::from_secs(3);
@@ -95,66 +96,6 @@ fn decide(sys: &SysRoot, boot: Option<(&Path, &Path)>) -> Accel {
     }
 }
 
-/// Starts QEMU under KVM on `kernel` with no disk and no initramfs and waits for the
-/// kernel proper to print its banner (`Linux version`). The first output is not enough:
-/// under a nested KVM that cannot run it, the kernel's real-mode setup code prints
-/// "Probing EDD" and then the switch to long mode hangs.
-pub fn probe_qemu(qemu: &Path, kernel: &Path) -> Result<(), String> {
-    let dir = std::env::temp_dir().join(format!("perflab-kvm-probe-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let console = dir.join("console");
-    let _ = std::fs::remove_file(&console);
-    let child = Command::new(qemu)
-        .args([
-            "-accel",
-            "kvm",
-            "-m",
-            "256",
-            "-nodefaults",
-            "-no-user-config",
-        ])
-        .args(["-display", "none", "-no-reboot", "-serial"])
-        .arg(format!("file:{}", console.display()))
-        .arg("-kernel")
-        .arg(kernel)
-        .args(["-append", "console=ttyS0 earlyprintk=ttyS0 panic=-1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&dir);
-            return Err(format!("cannot start {}: {e}", qemu.display()));
-        }
-    };
-    let started = Instant::now();
-    let mut printed = false;
-    while started.elapsed() < PROBE_TIME * 2 {
-        if std::fs::read(&console).is_ok_and(|c| contains(&c, b"Linux version")) {
-            printed = true;
-            break;
-        }
-        if let Ok(Some(_)) = child.try_wait() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&dir);
-    if printed {
-        Ok(())
-    } else {
-        Err(format!(
-            "QEMU under KVM did not get the guest kernel to print within {} s (it hangs in \
-             its firmware or set-up code: nested virtualisation without working nested KVM)",
-            (PROBE_TIME * 2).as_secs()
-        ))
-    }
-}
-
 /// Runs the one-instruction guest in a child; Ok when it halted.
 #[cfg(target_arch = "x86_64")]
 pub fn probe_vcpu() -> Result<(), String> {
@@ -176,9 +117,20 @@ pub fn probe_vcpu() -> Result<(), String> {
     }
     // SAFETY: the page is mapped writable and one byte long is within it.
     unsafe { *(page as *mut u8) = 0xF4 }; // hlt
-                                          // SAFETY: fork has no preconditions; the child calls only async-signal-safe functions.
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: fork has no preconditions; the child calls only async-signal-safe functions.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
+        // A vCPU hung in KVM_RUN under a nested KVM never returns: the child must die with
+        // perflab (SIGKILL included) rather than spin under init.
+        // SAFETY: prctl and getppid are system calls; _exit runs no destructors.
+        unsafe {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0
+                || libc::getppid() != parent
+            {
+                libc::_exit(30);
+            }
+        }
         // SAFETY: in the child, only system calls on memory mapped before fork.
         let code = unsafe { kvm_child(page) };
         // SAFETY: _exit never returns and runs no destructors.
@@ -358,36 +310,5 @@ mod tests {
         if let Err(why) = verdict {
             assert!(!why.is_empty());
         }
-    }
-}
-
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
-}
-
-#[cfg(test)]
-mod qemu_tests {
-    use super::*;
-
-    /// Where both QEMU and a kernel are installed, the probe answers within its limit,
-    /// and this machine's verdict is printed for the person reading the test output.
-    #[test]
-    fn the_qemu_probe_answers_within_its_time_limit() {
-        let Some(qemu) = crate::netpath::find_tool("qemu-system-x86_64") else {
-            perflab_testkit::skip("qemu kvm probe", "qemu-system-x86 is not installed");
-            return;
-        };
-        if !Path::new("/dev/kvm").exists() {
-            perflab_testkit::skip("qemu kvm probe", "no /dev/kvm on this machine");
-            return;
-        }
-        let Ok(k) = crate::guest::kernel::find(&SysRoot::host(), None) else {
-            perflab_testkit::skip("qemu kvm probe", "no guest kernel (linux-image-amd64)");
-            return;
-        };
-        let started = Instant::now();
-        let verdict = probe_qemu(&qemu, &k.path);
-        eprintln!("qemu kvm probe: {verdict:?}");
-        assert!(started.elapsed() < PROBE_TIME * 2 + Duration::from_secs(5));
     }
 }

@@ -11,3 +11,4 @@ pub mod ldd;
 pub mod modules;
 pub mod process;
 pub mod qemu;
+pub mod qemu_probe;

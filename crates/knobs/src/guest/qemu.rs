@@ -110,6 +110,8 @@ impl QemuPlan {
                     .map(Stdio::from)
                     .unwrap_or_else(|_| Stdio::null()),
             );
+        // A kill of perflab between spawn and journaling must not leave a guest behind.
+        crate::child::tie_to_perflab(&mut cmd);
         cmd
     }
 

@@ -12,8 +12,11 @@ use crate::journal::Created;
 pub fn remove(object: &Created) -> Result<(), String> {
     match object {
         Created::Process {
-            pid, start_ticks, ..
-        } => crate::guest::process::stop(*pid, *start_ticks),
+            pid,
+            start_ticks,
+            comm,
+            ..
+        } => crate::guest::process::stop(*pid, *start_ticks, comm.as_deref()),
         Created::Dir { path } => match std::fs::remove_dir_all(path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

@@ -11,7 +11,8 @@
 //! peer (`net.peer`, `net.peer_token`) from the client namespace. QEMU and the guest's
 //! files are journaled like the namespaces and links: removed on every exit path and by
 //! `perflab restore` after a kill. QEMU is journaled just after it starts (its pid is not
-//! known before); a kill in that instant leaves a guest `perflab restore` cannot name.
+//! known before); a kill in that instant is covered by QEMU dying with perflab
+//! ([`crate::child::tie_to_perflab`]).
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
@@ -153,6 +154,7 @@ pub(crate) fn build(
     b.record(Created::Process {
         pid,
         start_ticks: ticks,
+        comm: process::comm(pid),
         what: format!("QEMU guest {}", plan.base),
     })?;
     drop(nic.fd);

@@ -142,14 +142,23 @@ fn left_changed(target: &Path, left: &Holder) -> Result<(), KnobError> {
     )))
 }
 
-/// Takes the lock, waiting out the moment another perflab's [`sweep`] or [`clear_left`]
-/// holds it to look at the record (a start of any perflab sweeps every lock file); false
-/// when it stays held for two seconds: a holder keeps it for a whole run.
+/// Takes the lock, waiting out only the moment another perflab's [`sweep`] or
+/// [`clear_left`] holds it to look at a record its owner left (a start of any perflab
+/// sweeps every lock file). False at once when the record names a live holder: waiting
+/// for it to finish would let this run go on with the settings it found changed, and
+/// record the holder's temporary value as the machine's (its fingerprint said `thp:
+/// never` while the setting was `madvise`). False too when the lock stays held for two
+/// seconds without a live holder's record.
 fn lock_past_sweepers(file: &File) -> std::io::Result<bool> {
     let deadline = std::time::Instant::now() + Duration::from_secs(2);
     loop {
         if try_lock(file)? {
             return Ok(true);
+        }
+        // A sweeper locks only files no live holder has: a live holder's record here means
+        // the holder itself has the lock (it writes the record just after locking).
+        if read_record(file).is_some_and(|h| h.owner().is_alive()) {
+            return Ok(false);
         }
         if std::time::Instant::now() >= deadline {
             return Ok(false);
@@ -183,7 +192,7 @@ fn is_at(file: &File, path: &Path) -> bool {
     }
 }
 
-fn read_record(file: &File) -> Option<Holder> {
+pub(super) fn read_record(file: &File) -> Option<Holder> {
     let mut bytes = Vec::new();
     let mut reader = file;
     reader.seek(SeekFrom::Start(0)).ok()?;
@@ -204,13 +213,25 @@ fn write_record(file: &File, me: &Holder) -> std::io::Result<()> {
 /// file behind for good.
 fn sweep_once(dir: &Path) {
     static SWEPT: Once = Once::new();
-    SWEPT.call_once(|| sweep(dir));
+    SWEPT.call_once(|| {
+        sweep(dir);
+    });
 }
 
-fn sweep(dir: &Path) {
+/// Removes every lock file whose holder is gone and whose journal holds nothing of its
+/// target any more (what [`sweep_once`] does at a perflab's first claim), and returns
+/// how many. `perflab restore` runs it after replaying the journal: a killed run leaves a
+/// file for each target it claimed, including those it only relied on (nothing
+/// journaled), which no journal entry leads restore to.
+pub fn sweep_left() -> usize {
+    lock_dir().map_or(0, |dir| sweep(&dir))
+}
+
+fn sweep(dir: &Path) -> usize {
     let Ok(list) = fs::read_dir(dir) else {
-        return;
+        return 0;
     };
+    let mut removed = 0;
     for entry in list.flatten() {
         let path = entry.path();
         if path.extension() != Some(std::ffi::OsStr::new("lock")) {
@@ -227,10 +248,11 @@ fn sweep(dir: &Path) {
             // Nobody's record: a holder killed between creating and writing it.
             None => true,
         };
-        if obsolete {
-            let _ = fs::remove_file(&path);
+        if obsolete && fs::remove_file(&path).is_ok() {
+            removed += 1;
         }
     }
+    removed
 }
 
 /// After `perflab restore` put back an entry of a holder that did not finish, removes the

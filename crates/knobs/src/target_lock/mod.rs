@@ -8,7 +8,12 @@
 //! whatever the journal: an flock on a file named after the target's canonical path in
 //! one fixed directory ([`lock_dir`]). A perflab that needs a target another live one
 //! holds is refused at once with [`KnobError::Held`], naming the holder and the target.
-//! It does not wait: its measurements would then run under the other's settings.
+//! It does not wait, not even briefly for a holder about to finish: its measurements would
+//! then run under the other's settings, or its fingerprint record the other's temporary
+//! value. Only a sweeper's moment on a lock whose holder is gone is waited out.
+//!
+//! Readers that describe the machine (the fingerprint) take a held target's value from
+//! its holder's journal ([`machine_value`]): the value found before any perflab changed it.
 //!
 //! A journal handle (and its clones) keeps every target it claimed until the last clone is
 //! dropped, so a run owns what it changed until it ends and nobody changes it between
@@ -27,6 +32,7 @@
 
 mod holder;
 mod lock;
+mod original;
 mod targets;
 
 use std::fs;
@@ -41,6 +47,8 @@ use crate::error::KnobError;
 pub(crate) use holder::command_line;
 pub use holder::Holder;
 pub(crate) use lock::clear_left;
+pub use lock::sweep_left;
+pub use original::{journaled_original, machine_value};
 pub(crate) use targets::Targets;
 
 /// Where root's lock files live: a tmpfs that a reboot empties, as it resets what the

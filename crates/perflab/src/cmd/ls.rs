@@ -1,7 +1,8 @@
 //! `perflab ls`: the stored runs, newest first.
 
 use crate::cli::{Global, LsArgs};
-use crate::cmd::common;
+use crate::cmd::{common, hint};
+use perflab_store::RunStatus;
 
 pub fn run(g: &Global, a: LsArgs) -> anyhow::Result<i32> {
     let store = common::read_store(g)?;
@@ -18,7 +19,11 @@ pub fn run(g: &Global, a: LsArgs) -> anyhow::Result<i32> {
         "{:>4}  {:<19}  {:<12}  {:<11}  {:>9}  {:<20}  label",
         "run", "created (UTC)", "study", "status", "done/plan", "host"
     );
+    let mut interrupted = Vec::new();
     for r in runs {
+        if r.status == RunStatus::Interrupted {
+            interrupted.push(r.id);
+        }
         let host = r.fingerprint["hostname"]
             .as_str()
             .unwrap_or("?")
@@ -32,6 +37,14 @@ pub fn run(g: &Global, a: LsArgs) -> anyhow::Result<i32> {
             format!("{}/{}", r.done, r.planned),
             host,
             r.label.unwrap_or_default()
+        );
+    }
+    // Oldest first, as a person would pick them up again; a killed run is among these
+    // (its claim went with its process).
+    for id in interrupted.iter().rev() {
+        println!(
+            "run {id} interrupted: resume with: perflab run --resume {id}{}",
+            hint::db_flag(g)
         );
     }
     Ok(0)

@@ -23,6 +23,16 @@ pub fn run(g: &Global, a: RestoreArgs) -> anyhow::Result<i32> {
     }
     let pending = perflab_knobs::pending(&path)?;
     if pending.is_empty() {
+        // A killed run leaves a lock file on every target it claimed, journaled or not;
+        // those whose holder is gone and whose original is back go now.
+        if !a.dry_run {
+            let removed = perflab_knobs::target_lock::sweep_left();
+            if removed > 0 {
+                println!(
+                    "removed {removed} lock file(s) left by perflab processes that did not finish"
+                );
+            }
+        }
         println!(
             "nothing to restore ({} has no pending settings)",
             path.display()

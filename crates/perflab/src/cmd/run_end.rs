@@ -5,7 +5,7 @@
 use perflab_store::{RunInfo, RunStatus};
 use serde::Serialize;
 
-use crate::exit::{FAILURE, INTERRUPTED, SOME_FAILED};
+use crate::exit::{FAILURE, INTERRUPTED, NOT_COMPARED, SOME_FAILED};
 
 /// The run's totals over all its sessions (a resumed run counts what earlier sessions
 /// measured too), as stored.
@@ -23,6 +23,9 @@ pub struct RunEnd {
     /// Of `measured`, those that ran while a knob of their variant did not hold: kept, but
     /// not their variant's numbers.
     pub ineffective: u32,
+    /// Variants the run compares that were unavailable on the machine (`variant: reason`):
+    /// the comparisons with them never happened.
+    pub unavailable: Vec<String>,
     pub exit_code: i32,
 }
 
@@ -37,12 +40,14 @@ impl RunEnd {
             failed: info.failed,
             left: info.planned.saturating_sub(attempted),
             ineffective: info.ineffective,
+            unavailable: not_compared(info),
             exit_code: 0,
         };
         end.exit_code = match info.status {
             RunStatus::Interrupted | RunStatus::Running => INTERRUPTED,
             RunStatus::Complete if info.failed > 0 && info.done == 0 => FAILURE,
             RunStatus::Complete if info.failed > 0 => SOME_FAILED,
+            RunStatus::Complete if !end.unavailable.is_empty() => NOT_COMPARED,
             RunStatus::Complete => 0,
         };
         end
@@ -63,6 +68,19 @@ impl RunEnd {
                 "run {}: {}, {} of {attempted} measurements failed (see perflab show {}{db_flag})",
                 self.run, self.status, self.failed, self.run
             )),
+            // Measured what it could, but a script must not read a comparison into it.
+            NOT_COMPARED => Some(format!(
+                "run {}: {}, but not compared as planned: {} unavailable on this machine \
+                 (see perflab show {}{db_flag})",
+                self.run,
+                self.status,
+                self.unavailable
+                    .iter()
+                    .map(|u| format!("variant {u}"))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                self.run
+            )),
             // A knob that did not hold is not a failure of the run, but a reader of the
             // last line must know some numbers are missing for it.
             _ if self.ineffective > 0 && self.status == "complete" => Some(format!(
@@ -73,6 +91,19 @@ impl RunEnd {
             _ => None,
         }
     }
+}
+
+/// The run's unavailable variants, when it compares variants: with two or more planned,
+/// each one missing is a comparison that never happened. A run of one variant compares
+/// nothing, so none of its variants is needed for a comparison.
+fn not_compared(info: &RunInfo) -> Vec<String> {
+    if info.spec.variants.len() < 2 {
+        return Vec::new();
+    }
+    info.unavailable
+        .iter()
+        .map(|u| format!("{} ({})", u.variant, u.reason))
+        .collect()
 }
 
 #[cfg(test)]
@@ -126,6 +157,27 @@ mod tests {
         let stopped = RunEnd::of(&info(RunStatus::Interrupted, 40, 10, 2));
         assert_eq!((stopped.exit_code, stopped.left), (INTERRUPTED, 28));
         assert_eq!(stopped.last_line(""), None);
+
+        // A compared variant that was unavailable: exit 5, named last; with failures the
+        // failures speak first. One planned variant compares nothing.
+        let mut lone = info(RunStatus::Complete, 4, 4, 0);
+        lone.unavailable = vec![perflab_store::UnavailableVariant {
+            variant: "poll-only".into(),
+            reason: "needs root".into(),
+        }];
+        assert_eq!(RunEnd::of(&lone).exit_code, 0);
+        lone.spec.variants = ["all", "poll-only"]
+            .map(|n| serde_json::from_value(serde_json::json!({ "name": n })).unwrap())
+            .to_vec();
+        let lone_end = RunEnd::of(&lone);
+        assert_eq!(lone_end.exit_code, NOT_COMPARED);
+        assert_eq!(
+            lone_end.last_line("").unwrap(),
+            "run 7: complete, but not compared as planned: variant poll-only (needs root) \
+             unavailable on this machine (see perflab show 7)"
+        );
+        lone.failed = 1;
+        assert_eq!(RunEnd::of(&lone).exit_code, SOME_FAILED);
 
         // Ineffective measurements are no failure (exit 0) but the last line says so.
         let mut slipped = info(RunStatus::Complete, 40, 40, 0);

@@ -47,6 +47,14 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     print_header(&info);
+    if info.status == perflab_store::RunStatus::Interrupted {
+        // A killed run too: its claim went with its process (see `Store::run`).
+        println!(
+            "interrupted: resume with: perflab run --resume {}{}",
+            info.id,
+            crate::cmd::hint::db_flag(g)
+        );
+    }
     println!();
     let mut sections: Vec<Box<dyn Section>> = vec![Box::new(summary)];
     sections.extend(run_sections(&info, &ms));

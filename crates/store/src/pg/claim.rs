@@ -32,3 +32,21 @@ pub(crate) fn take(config: &Config, db: &Location, run: RunId) -> Result<Claim, 
         })
     }
 }
+
+/// Whether some session holds the claim on `run` in this database now, without taking it.
+pub(crate) fn held(config: &Config, db: &Location, run: RunId) -> Result<bool, StoreError> {
+    let mut client = connect(db, config)?;
+    let key = run as i32;
+    // The two-int form of an advisory lock shows as classid, objid and objsubid = 2.
+    let held: bool = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' \
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+             AND classid::text::bigint = $1 AND objid::text::bigint = $2 AND objsubid = 2 \
+             AND granted)",
+            &[&i64::from(CLAIM_SPACE), &i64::from(key)],
+        )
+        .at(db)?
+        .get(0);
+    Ok(held)
+}

@@ -130,6 +130,9 @@ impl Backend for PgBackend {
     fn claim(&self, run: RunId) -> Result<Claim, StoreError> {
         claim::take(&self.config, &self.location, run)
     }
+    fn is_claimed(&self, run: RunId) -> Result<bool, StoreError> {
+        claim::held(&self.config, &self.location, run)
+    }
 }
 
 /// Column values to and from the BIGINT columns.

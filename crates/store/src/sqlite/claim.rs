@@ -59,6 +59,41 @@ pub(crate) fn take(db: &Path, run: RunId) -> Result<Claim, StoreError> {
     }
 }
 
+/// Whether some process holds the claim on `run` now, without taking it (a reader may
+/// not even be able to write the claims file). No claims file means no claim was ever
+/// taken here, so none is held.
+pub(crate) fn held(db: &Path, run: RunId) -> Result<bool, StoreError> {
+    let path = claims_path(db);
+    let file = match OpenOptions::new().read(true).open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => {
+            return Err(StoreError::Claim {
+                db: db.into(),
+                run,
+                reason: format!("{}: {e}", path.display()),
+            })
+        }
+    };
+    // SAFETY: an all-zero `flock` is a valid value of this plain C struct.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    lock.l_start = run.max(0) as libc::off_t;
+    lock.l_len = 1;
+    // SAFETY: the descriptor is open for the call and `lock` outlives it. F_OFD_GETLK
+    // only reports: it takes nothing.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_OFD_GETLK, &mut lock) };
+    if rc != 0 {
+        return Err(StoreError::Claim {
+            db: db.into(),
+            run,
+            reason: format!("{}: {}", path.display(), std::io::Error::last_os_error()),
+        });
+    }
+    Ok(lock.l_type != libc::F_UNLCK as libc::c_short)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +113,19 @@ mod tests {
         let again = take(&db, 3).unwrap();
         drop((other, again));
         assert!(claims_path(&db).exists());
+    }
+
+    #[test]
+    fn held_says_whether_a_claim_is_held_without_taking_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("results.db");
+        assert!(!held(&db, 3).unwrap(), "no claims file, no claim");
+        let claim = take(&db, 3).unwrap();
+        assert!(held(&db, 3).unwrap());
+        assert!(held(&db, 3).unwrap(), "asking must not take it");
+        assert!(!held(&db, 4).unwrap());
+        drop(claim);
+        assert!(!held(&db, 3).unwrap());
+        take(&db, 3).unwrap();
     }
 }

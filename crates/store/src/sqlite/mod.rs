@@ -78,4 +78,7 @@ impl Backend for SqliteBackend {
     fn claim(&self, run: RunId) -> Result<Claim, StoreError> {
         claim::take(&self.path, run)
     }
+    fn is_claimed(&self, run: RunId) -> Result<bool, StoreError> {
+        claim::held(&self.path, run)
+    }
 }

@@ -208,6 +208,11 @@ impl Workload for Dmatest {
         Ok(())
     }
 
+    /// No DMA channel or no dmatest module: every measurement would fail, so no run.
+    fn available(&self, sys: &perflab_sys::SysRoot) -> Result<(), perflab_core::Unavailable> {
+        driver::check(sys).map(drop)
+    }
+
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {
         let s = settings(params)?;
         let buf_size = params.int("test_buf_size")?;

@@ -78,6 +78,9 @@ pub(super) fn run(l: &Launch, ctx: &MeasureCtx) -> Result<Finished, String> {
         .stderr(Stdio::piped())
         .process_group(0)
         .envs(l.env.iter().map(|(k, v)| (k, v)));
+    // A perflab killed mid-measurement must not leave the command running on the machine
+    // it measures (the signal follows an exec, so a plain `sh -c CMD` passes it on).
+    perflab_knobs::child::tie_to_perflab(&mut cmd);
     if let Some(dir) = &l.cwd {
         cmd.current_dir(dir);
     }
