@@ -432,6 +432,10 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
             "variants": names,
             "unavailable": p.unavailable,
             "measurements": plan.len(),
+            "telemetry_measurements": plan
+                .iter()
+                .filter(|m| m.role == perflab_core::record::Role::Telemetry)
+                .count(),
             "timed_seconds": timed,
             "plan": plan,
         });
@@ -440,11 +444,13 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
     }
     println!("{}", serde_json::to_string_pretty(&p.spec)?);
     println!(
-        "{} points x {} variants x {} repetitions = {} measurements",
-        p.spec.points.len(),
-        names.len(),
-        p.spec.repetitions,
-        plan.len()
+        "{}",
+        plan_arithmetic(
+            p.spec.points.len(),
+            names.len(),
+            p.spec.repetitions,
+            &plan
+        )
     );
     if let Some(a) = &p.spec.adaptive {
         println!(
@@ -458,8 +464,13 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
         println!("at least {timed:.0} s of timed measurement, plus warm-ups and set-up");
     }
     for m in plan.iter().take(20) {
+        // Telemetry repetitions are numbered apart (from 0), so say which kind a line is.
+        let kind = match m.role {
+            perflab_core::record::Role::Headline => "",
+            perflab_core::record::Role::Telemetry => " telemetry",
+        };
         println!(
-            "  #{:<4} [{}] rep {}  {}",
+            "  #{:<4} [{}] rep {}{kind}  {}",
             m.seq,
             m.variant,
             m.rep,
@@ -470,6 +481,31 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
         println!("  … {} more", plan.len() - 20);
     }
     Ok(())
+}
+
+/// The plan's header: the product of its axes, and the telemetry repetitions (which carry
+/// the monitors that would disturb a headline figure) added as their own term, so the
+/// arithmetic a person reads adds up to the number of measurements.
+fn plan_arithmetic(
+    points: usize,
+    variants: usize,
+    reps: u32,
+    plan: &[perflab_store::PlannedMeasurement],
+) -> String {
+    let telemetry = plan
+        .iter()
+        .filter(|m| m.role == perflab_core::record::Role::Telemetry)
+        .count();
+    let headline = plan.len() - telemetry;
+    let product = format!("{points} points x {variants} variants x {reps} repetitions");
+    if telemetry == 0 {
+        return format!("{product} = {headline} measurements");
+    }
+    format!(
+        "{product} = {headline} measurements + {telemetry} telemetry (repetitions for the monitors \
+         that would disturb a headline figure) = {} in all",
+        plan.len()
+    )
 }
 
 #[cfg(test)]
