@@ -275,8 +275,9 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
     if let Some(t) = a.telemetry_reps {
         spec.telemetry_reps = Some(t);
     }
-    if !a.variants.is_empty() {
-        spec.variants = select_variants(&spec, &a.variants)?;
+    let given = with_paths(&spec, &a.variants, &a.paths)?;
+    if !given.is_empty() {
+        spec.variants = select_variants(&spec, &given)?;
         if let Some(b) = &spec.compare.baseline {
             if !spec.variants.iter().any(|v| &v.name == b) {
                 spec.compare.baseline = spec.variants.first().map(|v| v.name.clone());
@@ -287,6 +288,45 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
     spec.check()
         .map_err(|e| input(format!("{}: {e}", spec.name)))?;
     Ok(spec)
+}
+
+/// `--paths a,b` is `--variant a --variant b` for a study whose variants are network paths
+/// (each sets the `netpath` knob): a plain way to pick paths, refused elsewhere so that it
+/// never quietly means something else.
+fn with_paths(
+    spec: &ExperimentSpec,
+    variants: &[String],
+    paths: &[String],
+) -> anyhow::Result<Vec<String>> {
+    let paths: Vec<String> = paths
+        .iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect();
+    if paths.is_empty() {
+        return Ok(variants.to_vec());
+    }
+    let path_names: Vec<&str> = spec
+        .variants
+        .iter()
+        .filter(|v| v.knobs.get("netpath").is_some())
+        .map(|v| v.name.as_str())
+        .collect();
+    if path_names.is_empty() {
+        return Err(input(format!(
+            "--paths: study {:?} has no network-path variants (it is for `netpaths`); \
+             use --variant NAME to pick variants",
+            spec.name
+        )));
+    }
+    if let Some(p) = paths.iter().find(|p| !path_names.contains(&p.as_str())) {
+        return Err(input(format!(
+            "--paths: {p:?} is not a path of {} (paths: {})",
+            spec.name,
+            path_names.join(", ")
+        )));
+    }
+    Ok(variants.iter().cloned().chain(paths).collect())
 }
 
 /// `--target-ci` and `--max-reps` over the study's `target_ci` and `max_reps`, checked
@@ -445,12 +485,7 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
     println!("{}", serde_json::to_string_pretty(&p.spec)?);
     println!(
         "{}",
-        plan_arithmetic(
-            p.spec.points.len(),
-            names.len(),
-            p.spec.repetitions,
-            &plan
-        )
+        plan_arithmetic(p.spec.points.len(), names.len(), p.spec.repetitions, &plan)
     );
     if let Some(a) = &p.spec.adaptive {
         println!(
