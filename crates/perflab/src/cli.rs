@@ -237,7 +237,7 @@ pub struct ShowArgs {
     pub threads: Option<u32>,
     #[arg(long)]
     pub json: bool,
-    /// Print only these sections (summary, threads, lock-wait, counters, latency,
+    /// Print only these sections (summary, threads, lock-wait, interrupts, counters, latency,
     /// percentiles, spans)
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub section: Vec<String>,

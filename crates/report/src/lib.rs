@@ -23,6 +23,7 @@ mod family;
 pub mod fmt;
 pub mod full;
 pub mod hints;
+pub mod irq_cpu;
 pub mod latency_percentiles;
 pub mod latency_table;
 pub mod lock_wait;
@@ -58,6 +59,7 @@ pub use design::{Design, DriftGuard};
 pub use distribution::{distribution, BucketCount, BucketRow, Distribution};
 pub use drilldown::{render_pair, render_row, write_drilldown};
 pub use error::ReportError;
+pub use irq_cpu::{irq_cpu_table, IrqCpuRow, IrqCpuTable};
 pub use latency_percentiles::{latency_percentiles, PercentileRow, PercentileTable};
 pub use latency_table::{
     compare_latency_runs, latency_table, LatencyRow, LatencySection, LatencyTable,

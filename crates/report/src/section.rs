@@ -43,6 +43,7 @@ pub const SHOW: &[&str] = &[
     "summary",
     "threads",
     "lock-wait",
+    "interrupts",
     "counters",
     "latency",
     "percentiles",
