@@ -31,6 +31,7 @@ pub mod parallel;
 mod parallel_legacy;
 pub mod plot;
 pub mod scan;
+mod scan_exec;
 mod scan_render;
 pub mod section;
 mod sections;
