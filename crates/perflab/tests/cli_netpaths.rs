@@ -156,7 +156,7 @@ fn sigkill_mid_run_then_restore_leaves_nothing_needs_root() {
     let t0 = Instant::now();
     while !ours() {
         assert!(
-            t0.elapsed() < Duration::from_secs(60),
+            t0.elapsed() < Duration::from_secs(90),
             "no namespace appeared"
         );
         std::thread::sleep(Duration::from_millis(50));
@@ -262,10 +262,10 @@ fn a_peer_that_does_not_answer_fails_the_repetition_in_bounded_time() {
         "0",
     ]);
     let (_, err) = text(&o);
-    // Bounded (about 2 s of control timeout), not hung; the bound leaves room for a
-    // loaded machine.
+    // Bounded (the control time limit, 15 s, per repetition), not hung; the bound leaves
+    // room for a loaded machine.
     assert!(
-        t0.elapsed() < Duration::from_secs(60),
+        t0.elapsed() < Duration::from_secs(90),
         "took {:?}",
         t0.elapsed()
     );
