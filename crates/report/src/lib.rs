@@ -40,6 +40,7 @@ pub mod single;
 pub mod spans;
 pub mod spans_ab;
 pub mod spans_seed;
+pub mod spans_seen;
 mod spans_text;
 pub mod summary;
 mod summary_text;
