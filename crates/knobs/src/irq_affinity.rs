@@ -17,6 +17,7 @@ use perflab_sys::{format_cpu_list, interrupts, parse_cpu_list, SysRoot};
 use crate::effect::{ReadBack, Verified};
 use crate::error::KnobError;
 use crate::files::write_files;
+use crate::irq_devices::affinity_path;
 use crate::journal::Journal;
 use crate::knob::{EffectProbe, Knob, KnobGuard};
 
@@ -108,10 +109,6 @@ impl IrqAffinityKnob {
         }
         Ok(found)
     }
-}
-
-pub(crate) fn affinity_path(irq: u32) -> String {
-    format!("proc/irq/{irq}/smp_affinity_list")
 }
 
 /// True when `token` is `name`, or continues it after a separator (`virtio2` matches

@@ -11,9 +11,13 @@ use perflab_sys::SysRoot;
 
 use crate::error::KnobError;
 use crate::files::{write_files, FileGuard};
-use crate::irq_affinity::affinity_path;
 use crate::journal::Journal;
 use crate::knob::KnobGuard;
+
+/// An IRQ's affinity file, relative to the root (shared with `irq_affinity`).
+pub(crate) fn affinity_path(irq: u32) -> String {
+    format!("proc/irq/{irq}/smp_affinity_list")
+}
 
 /// The guards of the interrupts moved, restored newest first.
 pub struct DevicesGuard {
