@@ -98,7 +98,7 @@ pub fn irq_cpu_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<IrqCpuTa
                 .collect(),
         });
     }
-    (!rows.is_empty()).then(|| IrqCpuTable {
+    (!rows.is_empty()).then_some(IrqCpuTable {
         run: run.id,
         cpu,
         variants,
