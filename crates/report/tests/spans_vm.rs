@@ -5,8 +5,8 @@
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, Role, RunInfo, RunStatus};
 use perflab_core::{Better, Metric, ParamValue, Params, TelemetryRow, Unit, WorkloadOutput};
-use perflab_report::seed_span_table;
 use perflab_report::spans_seed::SeedCell;
+use perflab_report::{seed_span_table, span_table};
 use perflab_report::{Format, Section};
 
 /// (key, label, matched events, p50 in ns) per telemetry repetition.
@@ -129,4 +129,13 @@ fn spans_with_too_few_events_or_none_say_so_and_why() {
     let text = t.render(Format::Text);
     assert!(!text.contains("22.02"), "{text}");
     insta::assert_snapshot!(text);
+
+    // The breakdown above it says the same of its p50 column.
+    let cfg = perflab_stats::StatsConfig::default();
+    let b = span_table(&run_info(), &records(), &cfg).expect("spans recorded");
+    let text = b.render(Format::Text);
+    assert!(
+        text.contains("not measured (10 events for 2600 round trips)") && !text.contains("22.02"),
+        "{text}"
+    );
 }
