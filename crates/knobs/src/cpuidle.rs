@@ -187,6 +187,32 @@ impl Knob for CpuidleKnob {
         Ok(())
     }
 
+    fn forecast(&self, sys: &SysRoot) -> Option<String> {
+        let driver = cpuidle::driver(sys)?;
+        let first = Topology::read(sys).ok()?.online.first().copied()?;
+        let disabled: Vec<IdleState> = cpuidle::states(sys, first)
+            .ok()?
+            .into_iter()
+            .filter(|s| !self.enabled(s))
+            .collect();
+        if disabled.is_empty() {
+            return None;
+        }
+        let names = state_names(disabled.iter());
+        match cpuidle::disable_effect(&driver) {
+            cpuidle::DisableEffect::Ignored => Some(format!(
+                "the {driver} driver ignores `disable`: {names} will still be entered, so \
+                 this variant's measurements will be recorded ineffective (see perflab doctor)"
+            )),
+            cpuidle::DisableEffect::Unknown => Some(format!(
+                "whether the {driver} driver honours `disable` is not known: each \
+                 measurement checks that {names} was not entered, and is recorded \
+                 ineffective if it was"
+            )),
+            cpuidle::DisableEffect::Honoured => None,
+        }
+    }
+
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
         let writes = self
             .plan(sys)

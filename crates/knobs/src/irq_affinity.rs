@@ -17,13 +17,14 @@ use perflab_sys::{format_cpu_list, interrupts, parse_cpu_list, SysRoot};
 use crate::effect::{ReadBack, Verified};
 use crate::error::KnobError;
 use crate::files::write_files;
+use crate::irq_devices::affinity_path;
 use crate::journal::Journal;
 use crate::knob::{EffectProbe, Knob, KnobGuard};
 
 pub static DESCRIPTOR: Descriptor = Descriptor {
     kind: Kind::Knob,
     name: "irqaffinity",
-    help: "steer a device's or queue's interrupts to CPUs: DEV:CPULIST, e.g. eth0:1, virtio2-input.0:0, 36,38:1",
+    help: "steer a device's or queue's interrupts to CPUs: DEV:CPULIST, e.g. eth0:1, virtio2-input.0:0, 36,38:1, devices:1 (every device interrupt the kernel lets move)",
     params: &[ParamSpec {
         name: "value",
         help: "DEV:CPULIST",
@@ -34,15 +35,22 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     report: ReportHints::None,
 };
 
-const VALID: &str = "DEV:CPULIST, e.g. eth0:2, virtio2-input.0:1, 36,38:0-1 (DEV a device or \
-                     queue name from /proc/interrupts, or IRQ numbers)";
+const VALID: &str = "DEV:CPULIST, e.g. eth0:2, virtio2-input.0:1, 36,38:0-1, devices:1 (DEV a \
+                     device or queue name from /proc/interrupts, IRQ numbers, or `devices` \
+                     for every device interrupt)";
 
 /// Which interrupts the knob steers.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IrqTarget {
     Numbers(Vec<u32>),
     Name(String),
+    /// `devices`: every device interrupt (the numbered rows of /proc/interrupts) that
+    /// the kernel lets be steered; managed ones, which it places itself, stay.
+    Devices,
 }
+
+/// The DEV that names every device interrupt.
+pub const DEVICES: &str = "devices";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IrqAffinityKnob {
@@ -72,6 +80,7 @@ impl IrqAffinityKnob {
         let numbers: Option<Vec<u32>> = dev.split(',').map(|n| n.trim().parse().ok()).collect();
         let target = match numbers {
             Some(n) => IrqTarget::Numbers(n),
+            None if dev == DEVICES => IrqTarget::Devices,
             None => IrqTarget::Name(dev.to_string()),
         };
         Ok(Self { target, cpus })
@@ -81,6 +90,7 @@ impl IrqAffinityKnob {
         match &self.target {
             IrqTarget::Numbers(n) => n.iter().map(u32::to_string).collect::<Vec<_>>().join(","),
             IrqTarget::Name(name) => name.clone(),
+            IrqTarget::Devices => DEVICES.to_string(),
         }
     }
 
@@ -89,6 +99,7 @@ impl IrqAffinityKnob {
         let found = match &self.target {
             IrqTarget::Numbers(n) => n.clone(),
             IrqTarget::Name(name) => by_name(sys, name)?,
+            IrqTarget::Devices => device_irqs(sys)?,
         };
         if let Some(n) = found.iter().find(|n| !sys.exists(&affinity_path(**n))) {
             return Err(format!(
@@ -98,10 +109,6 @@ impl IrqAffinityKnob {
         }
         Ok(found)
     }
-}
-
-fn affinity_path(irq: u32) -> String {
-    format!("proc/irq/{irq}/smp_affinity_list")
 }
 
 /// True when `token` is `name`, or continues it after a separator (`virtio2` matches
@@ -151,6 +158,24 @@ fn by_name(sys: &SysRoot, name: &str) -> Result<Vec<u32>, String> {
     }
     irqs.sort_unstable();
     irqs.dedup();
+    Ok(irqs)
+}
+
+/// Every numbered interrupt of /proc/interrupts that has an affinity file.
+fn device_irqs(sys: &SysRoot) -> Result<Vec<u32>, String> {
+    let table = interrupts::read(sys).map_err(|e| e.to_string())?;
+    let irqs: Vec<u32> = table
+        .rows
+        .iter()
+        .filter_map(|r| r.name.parse::<u32>().ok())
+        .filter(|n| sys.exists(&affinity_path(*n)))
+        .collect();
+    if irqs.is_empty() {
+        return Err(format!(
+            "no device interrupt in {} has an smp_affinity_list",
+            sys.path("proc/interrupts").display()
+        ));
+    }
     Ok(irqs)
 }
 
@@ -209,6 +234,15 @@ impl Knob for IrqAffinityKnob {
             .map_err(|why| KnobError::unavailable(self.name(), Unavailable::new(why)))?;
         // Written in the kernel's own form, so the read-back compares equal.
         let list = format_cpu_list(&self.cpus).into_bytes();
+        if self.target == IrqTarget::Devices {
+            let (guard, moved) =
+                crate::irq_devices::steer_each(sys, journal, &self.name(), &irqs, &list)?;
+            let cpus = self.cpus.clone();
+            return Ok(Box::new(Verified::new(Box::new(guard), move |sys| {
+                crate::irq_devices::Delivered::take(sys, &moved, &cpus)
+                    .map(|p| Box::new(p) as Box<dyn EffectProbe>)
+            })));
+        }
         let writes: Vec<(String, Vec<u8>)> = irqs
             .iter()
             .map(|n| (affinity_path(*n), list.clone()))

@@ -15,6 +15,14 @@ pub trait Knob: Send + Sync {
     /// Whether this machine can take the setting, and exactly why not. Changes nothing.
     fn check(&self, sys: &SysRoot) -> Result<(), Unavailable>;
 
+    /// What is known before measuring that would keep the setting from taking effect on
+    /// this machine although `check` passes (a driver that accepts the write and ignores
+    /// it), said in the plan so that no one learns it from the results. The variant still
+    /// runs; each measurement's effect probe decides. Changes nothing.
+    fn forecast(&self, _sys: &SysRoot) -> Option<String> {
+        None
+    }
+
     /// Journals the originals, then changes the machine. On error nothing stays changed.
     /// Does not repeat every test of `check` (writability): [`Settings::apply`] calls both.
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError>;

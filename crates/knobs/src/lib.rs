@@ -21,6 +21,7 @@ pub mod guest;
 pub mod hooks;
 pub mod hugepages;
 pub mod irq_affinity;
+mod irq_devices;
 pub mod journal;
 pub mod knob;
 pub mod netpath;

@@ -71,6 +71,22 @@ fn a_disabled_idle_state_that_is_entered_is_named_with_its_count() {
 }
 
 #[test]
+fn an_idle_driver_known_to_ignore_disable_is_forecast_before_measuring() {
+    let tree = |name: &str| SysRoot::at(perflab_testkit::fixture(name));
+    let forecast = |sys: &SysRoot, setting: &str| parse_setting(setting).unwrap().forecast(sys);
+    let haltpoll = tree("kvm-haltpoll");
+    let why = forecast(&haltpoll, "cpuidle=poll-only").expect("haltpoll is known");
+    assert!(
+        why.contains("the haltpoll driver ignores `disable`: haltpoll will still be entered"),
+        "{why}"
+    );
+    // Nothing to disable, nothing to forecast; a driver that honours it neither.
+    assert_eq!(forecast(&haltpoll, "cpuidle=all"), None);
+    assert_eq!(forecast(&tree("x86-intel-idle"), "cpuidle=poll-only"), None);
+    assert_eq!(forecast(&tree("power-smt4"), "cpuidle=poll-only"), None);
+}
+
+#[test]
 fn all_states_enabled_has_nothing_to_watch() {
     let t = Tree::new();
     let guard = applied(&t.sys, "cpuidle=all", &t.journal());

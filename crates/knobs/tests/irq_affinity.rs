@@ -46,6 +46,28 @@ fn a_device_name_steers_all_its_queues_and_restore_puts_them_back() {
 }
 
 #[test]
+fn devices_steers_every_device_interrupt_and_restore_puts_them_back() {
+    let t = tree();
+    let before = snapshot(&t.sys);
+    let guard = applied(&t.sys, "irqaffinity=devices:1", &t.journal);
+    let numbered: Vec<u32> = fs::read_dir(t.sys.path("proc/irq"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|n| t.sys.exists(&format!("proc/irq/{n}/smp_affinity_list")))
+        .collect();
+    assert!(numbered.len() > 3, "{numbered:?}");
+    for irq in &numbered {
+        assert_eq!(affinity(&t.sys, *irq), "1", "irq {irq}");
+    }
+    // One journal entry per interrupt: each is restored alone if its neighbour is refused.
+    assert!(t.journal.entries().unwrap().len() >= numbered.len().min(3));
+    guard.restore().unwrap();
+    assert_eq!(snapshot(&t.sys), before);
+    assert!(t.journal.entries().unwrap().is_empty());
+}
+
+#[test]
 fn a_queue_name_or_irq_numbers_pick_exactly_those() {
     let t = tree();
     let guard = applied(&t.sys, "irqaffinity=virtio2-input.0:0", &t.journal);

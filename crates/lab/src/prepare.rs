@@ -102,6 +102,14 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
     )?);
     crate::fit::resolve_auto_pools(&mut expanded, &grid, workload)?;
     let (available, unavailable) = check_variants(&expanded.variants, sys)?;
+    // A setting known not to take effect here is said before the plan is measured.
+    for v in &available {
+        for k in &v.knobs {
+            if let Some(why) = k.forecast(sys) {
+                notes.push(format!("variant {}: {}: {why}", v.spec.name, k.name()));
+            }
+        }
+    }
     if available.is_empty() {
         let why: Vec<String> = unavailable
             .iter()

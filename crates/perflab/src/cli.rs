@@ -128,6 +128,11 @@ pub struct RunArgs {
     /// command's own). With a study, NAME alone keeps only the named variants.
     #[arg(long = "variant", value_name = "SPEC")]
     pub variants: Vec<String>,
+    /// With `netpaths` (or a study whose variants are network paths): measure only these
+    /// paths, e.g. `--paths loopback,veth,vm-tap-novhost`; the same as one `--variant
+    /// NAME` per path. `perflab run netpaths --dry-run` lists them all.
+    #[arg(long, value_name = "PATH,PATH", value_delimiter = ',')]
+    pub paths: Vec<String>,
     /// Repetitions per point and variant
     #[arg(long, value_name = "N")]
     pub reps: Option<u32>,
@@ -233,7 +238,7 @@ pub struct ShowArgs {
     pub threads: Option<u32>,
     #[arg(long)]
     pub json: bool,
-    /// Print only these sections (summary, threads, lock-wait, counters, latency,
+    /// Print only these sections (summary, threads, lock-wait, interrupts, counters, latency,
     /// percentiles, spans)
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub section: Vec<String>,

@@ -89,6 +89,40 @@ fn bash_completion_offers_every_subcommand_and_parses() {
     assert_eq!(out.trim(), "report", "{err}");
 }
 
+/// What bash offers for the words after `perflab` (the last one being completed).
+fn bash_completes(lab: &Lab, words: &[&str]) -> Vec<String> {
+    let o = lab.run(&["completions", "bash"]);
+    let file = lab.dir.path().join("perflab.bash");
+    std::fs::write(&file, &o.stdout).unwrap();
+    let line: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source '{}'; COMP_WORDS=(perflab {}); COMP_CWORD={}; \
+             _perflab perflab '{}' '{}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            file.display(),
+            line.join(" "),
+            words.len(),
+            words[words.len() - 1],
+            words.get(words.len().wrapping_sub(2)).unwrap_or(&"perflab"),
+        ))
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    out.lines().map(str::to_string).collect()
+}
+
+#[test]
+fn bash_completes_study_names_after_run() {
+    let lab = Lab::new();
+    assert_eq!(bash_completes(&lab, &["run", "netp"]), ["netpaths"]);
+    let all = bash_completes(&lab, &["run", ""]);
+    for study in ["idle-ipi", "irq-fill", "memxfer", "netpaths", "quick"] {
+        assert!(all.contains(&study.to_string()), "{study} not in {all:?}");
+    }
+}
+
 #[test]
 fn every_shell_gets_a_script_and_the_installed_shells_parse_it() {
     let lab = Lab::new();

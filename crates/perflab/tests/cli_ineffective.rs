@@ -154,6 +154,109 @@ fn only_the_measurements_whose_knob_slipped_are_left_out() {
     assert!(text.contains("entered 1416 times"), "{text}");
 }
 
+/// Until `stop`, enters the haltpoll state of the tree at `root` (bumps its usage) while
+/// it is disabled, as the real haltpoll driver does behind a poll-only setting.
+fn haltpoll_driver(root: &Path, stop: &std::sync::atomic::AtomicBool) {
+    use std::sync::atomic::Ordering;
+    let dir = root.join(STATE1);
+    while !stop.load(Ordering::Relaxed) {
+        let disabled = std::fs::read_to_string(dir.join("disable")).unwrap_or_default();
+        if disabled.trim() == "1" {
+            let usage: u64 = std::fs::read_to_string(dir.join("usage"))
+                .ok()
+                .and_then(|u| u.trim().parse().ok())
+                .unwrap_or(0);
+            let _ = std::fs::write(dir.join("usage"), format!("{}\n", usage + 1));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn idle_ipi_on_haltpoll_says_so_before_measuring_and_still_drills_down_the_pair() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        perflab_testkit::skip("2-cpus", "the workload runs on CPUs 0 and 1");
+        return;
+    }
+    let lab = Lab::new();
+    let root = lab.fixture_copy("kvm-haltpoll");
+    let sysroot = root.to_str().unwrap();
+
+    // The plan says it before anything is measured.
+    let o = lab.run(&[
+        "--sysroot",
+        sysroot,
+        "run",
+        "idle-ipi",
+        "--quick",
+        "--dry-run",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("variant poll-only: cpuidle=poll-only: the haltpoll driver ignores `disable`"),
+        "{err}"
+    );
+
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let drill = lab.dir.path().join("drill");
+    let o = std::thread::scope(|s| {
+        s.spawn(|| haltpoll_driver(&root, &stop));
+        let o = lab.run(&[
+            "--sysroot",
+            sysroot,
+            "run",
+            "idle-ipi",
+            "--quick",
+            "--reps",
+            "2",
+            "--partners",
+            "1",
+            "--out",
+            drill.to_str().unwrap(),
+        ]);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        o
+    });
+    let (out, err) = text(&o);
+    assert!(
+        err.contains("the haltpoll driver ignores `disable`"),
+        "{err}"
+    );
+    let id = run_id(&err);
+    let doc = lab.export(&id);
+    let poll: Vec<_> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["variant"] == "poll-only" && m["role"] == "headline")
+        .collect();
+    assert!(
+        poll.iter().all(|m| m["status"]["status"] == "ineffective"),
+        "{out}{err}"
+    );
+
+    // The pair has its summary of what was measured, with the reason for the rest.
+    let files = walk(&drill);
+    let summary = files
+        .iter()
+        .find(|f| f.ends_with("CPUS-0-1-summary"))
+        .unwrap_or_else(|| panic!("no summary of pair 0-1 in {files:?}\n{out}{err}"));
+    let text_of = std::fs::read_to_string(summary).unwrap();
+    assert!(
+        text_of.contains("With all") && text_of.contains("Idle State information : all"),
+        "{text_of}"
+    );
+    assert!(
+        text_of.contains("poll-only") && text_of.contains("ineffective"),
+        "{text_of}"
+    );
+    let o = lab.run(&["show", &id, "--pair", "0,1"]);
+    let (shown, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(shown.trim_end(), text_of.trim_end());
+}
+
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).unwrap().flatten() {

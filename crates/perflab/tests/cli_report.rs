@@ -158,7 +158,7 @@ fn sections_are_picked_by_name_and_shared() {
     assert_eq!(
         err.trim(),
         "perflab: --section comparison: no such section (known: summary, threads, lock-wait, \
-         counters, latency, percentiles, spans)"
+         interrupts, counters, latency, percentiles, spans)"
     );
 
     // The comparison `compare` prints is, word for word, the one in the report.

@@ -156,6 +156,36 @@ fn the_example_runs_each_version_with_its_own_command_interleaved() {
 }
 
 #[test]
+fn two_versions_through_exec_get_the_seeds_scan_table_per_page_size() {
+    // Seed 002's table: size rows x version columns, one table per page size; never rows
+    // named `args=kb=32 env=HUGE=0`. The fake versions print fixed numbers.
+    let lab = Lab::new();
+    let root = lab.dir.path();
+    fake_version(root, "veos-1.2.2", 1000);
+    fake_version(root, "veos-v1_64_96", 5000);
+    let file = root.join("versions.toml");
+    let text_of_example = std::fs::read_to_string(example()).unwrap();
+    std::fs::write(
+        &file,
+        text_of_example.replace("\"/opt/", &format!("\"{}/opt/", root.display())),
+    )
+    .unwrap();
+    let o = lab.run(&["run", file.to_str().unwrap(), "--quick"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "stdout: {out}\nstderr: {err}");
+    let id = run_id(&err);
+    // The end of the run prints the scan, as `compare` does.
+    let o = lab.run(&["compare", &id, "--section", "scan"]);
+    let (scan, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(out.contains(&scan), "run's end:\n{out}\ncompare:\n{scan}");
+    assert!(!scan.contains("args=kb"), "{scan}");
+    // The notes name the monitors this machine has: not part of the table.
+    let tables = scan.split("\nNotes:").next().unwrap();
+    insta::assert_snapshot!(tables);
+}
+
+#[test]
 fn variants_from_the_command_line_set_a_parameter_or_a_knob() {
     let lab = Lab::new();
     let root = lab.dir.path();

@@ -8,6 +8,7 @@ use crate::counters::CounterTable;
 use crate::distribution::{BucketCount, Distribution};
 use crate::doc::{Block, Table};
 use crate::fmt;
+use crate::irq_cpu::IrqCpuTable;
 use crate::latency_percentiles::PercentileTable;
 use crate::latency_table::LatencyTable;
 use crate::lock_wait::LockWaitTable;
@@ -371,6 +372,12 @@ section!(
     LockWaitTable,
     "lock-wait",
     |_t| "Descriptor-lock waits".into(),
+    |t| t.to_blocks()
+);
+section!(
+    IrqCpuTable,
+    "interrupts",
+    |t| format!("Interrupts on CPU {}", t.cpu),
     |t| t.to_blocks()
 );
 section!(

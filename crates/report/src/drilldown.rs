@@ -8,7 +8,7 @@ use perflab_core::record::{MeasurementRecord, RunInfo};
 use perflab_core::Better;
 use perflab_stats::{fmt_p, Buckets};
 
-use crate::compare::{ComparisonTable, Row, TableKind};
+use crate::compare::{ComparisonTable, Row, TableKind, Unmatched};
 use crate::distribution::distribution;
 use crate::error::ReportError;
 use crate::section::{Format, Section};
@@ -16,8 +16,14 @@ use crate::sections::{
     failed_note, known_pairs, kv_lines, median_ci_text, pair_cpus, per_cpu_sections,
     summary_file_name, unit_or_count, unit_suffix, write_file,
 };
+use crate::select::cpu_pair;
+use crate::single::{render_pair_without, Absent};
 use crate::table_text::{better_text, unavailable_text};
 use crate::{fmt, hints};
+
+/// The subdirectory of the summaries of pairs that were not compared (one variant had no
+/// effective result there): not a bucket, since there is no regression to classify.
+pub const NOT_COMPARED_DIR: &str = "not-compared";
 
 /// The drill-down text of CPU pair `a`,`b` (`perflab show RUN --pair A,B`).
 pub fn render_pair(
@@ -28,14 +34,77 @@ pub fn render_pair(
     b: u32,
 ) -> Result<String, ReportError> {
     variants_of(table)?;
-    let row = table
-        .pair_row(a, b)
-        .ok_or_else(|| ReportError::NoSuchPair {
-            a,
-            b,
-            known: known_pairs(table.rows.iter().map(|r| r.pair)),
-        })?;
-    render_row(run, ms, table, row)
+    if let Some(row) = table.pair_row(a, b) {
+        return render_row(run, ms, table, row);
+    }
+    if let Some(text) = unmatched_pair(table, a, b)
+        .map(|u| render_unmatched(run, ms, table, u))
+        .transpose()?
+        .flatten()
+    {
+        return Ok(text);
+    }
+    let compared = table.rows.iter().map(|r| r.pair);
+    let not_compared = table.unmatched.iter().map(|u| cpu_pair(&u.params));
+    Err(ReportError::NoSuchPair {
+        a,
+        b,
+        known: known_pairs(compared.chain(not_compared)),
+    })
+}
+
+/// The pair `a`,`b` among the points that could not be compared.
+fn unmatched_pair(table: &ComparisonTable, a: u32, b: u32) -> Option<&Unmatched> {
+    table
+        .unmatched
+        .iter()
+        .find(|u| cpu_pair(&u.params) == Some((a, b)))
+}
+
+/// The summary of a pair that was not compared because one variant has no effective
+/// result there (every measurement failed or was ineffective, as poll-only on a haltpoll
+/// guest): what the other variant measured, the first in the place of its figures with
+/// the reason, and the ineffective measurements. `None` when neither side has a result.
+fn render_unmatched(
+    run: &RunInfo,
+    ms: &[MeasurementRecord],
+    table: &ComparisonTable,
+    u: &Unmatched,
+) -> Result<Option<String>, ReportError> {
+    let (base, other) = variants_of(table)?;
+    let Some((a, b)) = cpu_pair(&u.params) else {
+        return Ok(None);
+    };
+    let (measured, absent) = match (u.median_a, u.median_b) {
+        (Some(_), None) => (base, other),
+        (None, Some(_)) => (other, base),
+        _ => return Ok(None),
+    };
+    let why = Absent {
+        variant: absent.to_string(),
+        why: format!("not compared: {}", u.reason),
+    };
+    let mut out = render_pair_without(run, ms, measured, a, b, &[why])?;
+    let here = ms.iter().filter(|m| {
+        (m.variant == base || m.variant == other) && cpu_pair(&m.params) == Some((a, b))
+    });
+    let ineffective = crate::coverage::ineffective_lines(here);
+    push_ineffective(&mut out, ineffective);
+    out.push_str(&unavailable_text(&table.unavailable));
+    Ok(Some(out))
+}
+
+fn push_ineffective(out: &mut String, lines: Vec<String>) {
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str(
+        "\nINEFFECTIVE (a knob did not hold; not counted as the variant, no verdict \
+         uses them):\n",
+    );
+    for l in lines {
+        out.push_str(&format!("  {l}\n"));
+    }
 }
 
 /// The drill-down text of one row of a variant comparison.
@@ -63,15 +132,7 @@ pub fn render_row(
         &cpus,
     ));
     let ineffective = crate::coverage::ineffective_lines(here(base).into_iter().chain(here(other)));
-    if !ineffective.is_empty() {
-        out.push_str(
-            "\nINEFFECTIVE (a knob did not hold; not counted as the variant, no verdict \
-             uses them):\n",
-        );
-        for l in ineffective {
-            out.push_str(&format!("  {l}\n"));
-        }
-    }
+    push_ineffective(&mut out, ineffective);
     out.push_str(&unavailable_text(&table.unavailable));
     Ok(out)
 }
@@ -97,6 +158,14 @@ pub fn write_drilldown(
         let name = summary_file_name(row.pair, &row.label);
         let text = render_row(run, ms, table, row)?;
         write_file(dir.join(sub).join(name), &text, &mut written)?;
+    }
+    // A pair one variant has no result at is in no bucket, but what was measured there
+    // still gets its summary.
+    for u in &table.unmatched {
+        if let Some(text) = render_unmatched(run, ms, table, u)? {
+            let name = summary_file_name(cpu_pair(&u.params), &u.label);
+            write_file(dir.join(NOT_COMPARED_DIR).join(name), &text, &mut written)?;
+        }
     }
     let dist = distribution(table, buckets).render(Format::Text);
     write_file(dir.join("distribution.txt"), &dist, &mut written)?;

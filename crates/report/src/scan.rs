@@ -13,7 +13,8 @@
 //!   differs in the same direction as the largest; the curves part at the smallest size
 //!   of that run. From the parting size on, every larger compared size differs in one
 //!   direction. When the largest compared size does not differ, the curves **do not
-//!   part**.
+//!   part**; where smaller sizes differed, the line names them and says the curves meet
+//!   again at the largest size.
 //! - **crossings**: going up the scan and skipping sizes that do not differ, each change
 //!   from upward to downward (or back) between two neighbouring differing sizes is a
 //!   crossing; the line names the last one. A scan can cross and still part above the
@@ -173,6 +174,14 @@ pub struct ScanSummary {
     pub not_compared: usize,
     pub parting: Parting,
     pub crossings: Vec<Crossing>,
+    /// The smallest and the largest size that differ, and B's direction at the largest;
+    /// with [`Parting::DoNotPart`] they say where the curves did differ, so the line
+    /// under a scan never reads "do not part" over a table of differing sizes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub differing_span: Option<(u64, u64, Direction)>,
+    /// The largest compared size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest_bytes: Option<u64>,
 }
 
 impl ScanReport {
@@ -186,6 +195,14 @@ impl ScanReport {
 /// The scans of `table` along parameter `axis`; `None` when fewer than two distinct sizes
 /// of `axis` occur among its points.
 pub fn scan_tables(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
+    // exec's sizes are placeholders in `args` (`kb=32`): read them as the axis.
+    if let Some(spread) = crate::scan_exec::spread(table, axis) {
+        return scan_of(&spread, axis);
+    }
+    scan_of(table, axis)
+}
+
+fn scan_of(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
     let entries: Vec<Entry> = table
         .rows
         .iter()
@@ -202,8 +219,11 @@ pub fn scan_tables(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
         return None;
     }
     let (mut fixed, varying) = split_params(&entries, axis);
-    // What the variants set differently names the columns, not the scan.
-    fixed.0.retain(|k, _| !table.variant_params.contains(k));
+    // What the variants set differently names the columns, not the scan; a parameter
+    // left empty (exec's unused `cwd=`, `json=`) says nothing.
+    fixed.0.retain(|k, v| {
+        !table.variant_params.contains(k) && !matches!(v, ParamValue::Str(s) if s.is_empty())
+    });
     let mut sections: Vec<(Key, Vec<ScanPoint>)> = Vec::new();
     let mut outside = Vec::new();
     for e in &entries {
@@ -521,6 +541,18 @@ pub fn summarize(points: &[ScanPoint]) -> ScanSummary {
         not_compared: points.len() - compared.len(),
         parting,
         crossings,
+        differing_span: {
+            let differing: Vec<(u64, Direction)> = compared
+                .iter()
+                .zip(&dirs)
+                .filter_map(|(p, d)| d.map(|d| (p.size_bytes, d)))
+                .collect();
+            match (differing.first(), differing.last()) {
+                (Some(first), Some(last)) => Some((first.0, last.0, last.1)),
+                _ => None,
+            }
+        },
+        largest_bytes: compared.last().map(|p| p.size_bytes),
     }
 }
 

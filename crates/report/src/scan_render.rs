@@ -164,7 +164,26 @@ pub(crate) fn summary_line(r: &ScanReport, s: &ScanSummary) -> String {
             direction.word()
         ),
         Parting::DoNotPart if s.compared == 0 => format!("{subject}do not part: no size compared"),
-        Parting::DoNotPart => format!("{subject}do not part: the largest size does not differ"),
+        // Sizes differed, but not the largest: say where, so the line agrees with a table
+        // of mostly differing rows.
+        Parting::DoNotPart => match (s.differing_span, s.largest_bytes) {
+            (Some((first, last, dir)), Some(largest)) if cross.is_empty() => format!(
+                "{b} is {} from {} to {} KiB, but the curves meet again at the largest size, \
+                 {} KiB, which does not differ",
+                dir.word(),
+                kib(first),
+                kib(last),
+                kib(largest)
+            ),
+            (Some((_, last, dir)), Some(largest)) => format!(
+                "{b} is {} up to {} KiB, but the curves meet again at the largest size, {} \
+                 KiB, which does not differ",
+                dir.word(),
+                kib(last),
+                kib(largest)
+            ),
+            _ => format!("{subject}do not part: the largest size does not differ"),
+        },
     };
     let skipped = match s.not_compared {
         0 => String::new(),

@@ -43,6 +43,7 @@ pub const SHOW: &[&str] = &[
     "summary",
     "threads",
     "lock-wait",
+    "interrupts",
     "counters",
     "latency",
     "percentiles",
@@ -157,8 +158,8 @@ mod tests {
         let err = check_ids(&["summary".into(), "nope".into()], SHOW).unwrap_err();
         assert_eq!(
             err,
-            "--section nope: no such section (known: summary, threads, lock-wait, counters, \
-             latency, percentiles, spans)"
+            "--section nope: no such section (known: summary, threads, lock-wait, interrupts, \
+             counters, latency, percentiles, spans)"
         );
         assert!(check_ids(&["summary".into()], REPORT).is_err());
         let kept = select(vec![&Two], &["counters".into()], SHOW).unwrap();

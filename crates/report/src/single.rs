@@ -35,6 +35,38 @@ pub fn render_single_pair(
     a: u32,
     b: u32,
 ) -> Result<String, ReportError> {
+    let absent: Vec<Absent> = run.unavailable.iter().map(Absent::unavailable).collect();
+    render_pair_without(run, ms, variant, a, b, &absent)
+}
+
+/// A variant without figures at a pair, and what the summary says in their place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Absent {
+    pub variant: String,
+    /// `unavailable on this machine: …`, `not compared: every measurement ineffective …`.
+    pub why: String,
+}
+
+impl Absent {
+    pub fn unavailable(u: &UnavailableVariant) -> Self {
+        Self {
+            variant: u.variant.clone(),
+            why: format!("unavailable on this machine: {}", u.reason),
+        }
+    }
+}
+
+/// The drill-down text of CPU pair `a`,`b` with `variant`'s figures alone, and the
+/// `absent` variants named with the reason they have none there (unavailable on the
+/// machine, or measured but with no effective result at this pair).
+pub fn render_pair_without(
+    run: &RunInfo,
+    ms: &[MeasurementRecord],
+    variant: &str,
+    a: u32,
+    b: u32,
+    absent: &[Absent],
+) -> Result<String, ReportError> {
     let table = summary_of(run, ms, variant)?;
     let row = table
         .pair_row(a, b, variant)
@@ -43,7 +75,7 @@ pub fn render_single_pair(
             b,
             known: known_pairs(table.rows.iter().map(|r| r.pair)),
         })?;
-    Ok(pair_text(run, ms, &table, row, &run.unavailable))
+    Ok(pair_text(run, ms, &table, row, absent))
 }
 
 /// Writes `<dir>/unpaired/CPUS-A-B-summary` for every point measured with
@@ -67,7 +99,8 @@ pub fn write_single_drilldown(
             name = format!("{}-point{}", name, row.point);
         }
         names.push(name.clone());
-        let text = pair_text(run, ms, &table, row, missing);
+        let absent: Vec<Absent> = missing.iter().map(Absent::unavailable).collect();
+        let text = pair_text(run, ms, &table, row, &absent);
         write_file(dir.join(UNPAIRED_DIR).join(name), &text, &mut written)?;
     }
     let text = no_distribution_text(&table, measured_variant, missing);
@@ -152,7 +185,7 @@ fn pair_text(
     ms: &[MeasurementRecord],
     table: &SummaryTable,
     row: &SummaryRow,
-    missing: &[UnavailableVariant],
+    missing: &[Absent],
 ) -> String {
     let mut out = metric_section(run, table, row, missing);
     let recs: Vec<&MeasurementRecord> = ms
@@ -172,7 +205,7 @@ fn metric_section(
     run: &RunInfo,
     table: &SummaryTable,
     row: &SummaryRow,
-    missing: &[UnavailableVariant],
+    missing: &[Absent],
 ) -> String {
     let name = table.metric.as_ref().map_or("", |m| m.name.as_str());
     let title = if let Some(t) = hints::result_title(&run.workload) {
@@ -202,12 +235,7 @@ fn metric_section(
     );
     let missing_lines: Vec<(String, String)> = missing
         .iter()
-        .map(|m| {
-            (
-                format!("With {}", m.variant),
-                format!("unavailable on this machine: {}", m.reason),
-            )
-        })
+        .map(|m| (format!("With {}", m.variant), m.why.clone()))
         .collect();
     // The seed lists the baseline first; keep that order when the baseline is missing.
     let baseline = run.spec.compare.baseline.as_deref();

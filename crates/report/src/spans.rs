@@ -53,6 +53,10 @@ pub struct SpanRow {
     pub matches: f64,
     /// Median over the repetitions of the start events left without an end.
     pub unmatched: Option<f64>,
+    /// (matches, round trips) where the span matched too few events per round trip to be
+    /// the benchmark's packets ([`crate::spans_seen`]): its percentiles are not shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub too_few: Option<(f64, f64)>,
 }
 
 impl SpanRow {
@@ -151,6 +155,7 @@ fn span_row(recs: &[&MeasurementRecord], id: SpanId, cfg: &StatsConfig) -> SpanR
         .filter_map(|m| trace_rows::value(m, &id.key, "unmatched"))
         .collect();
     SpanRow {
+        too_few: crate::spans_seen::too_few(recs, &id.key),
         reps: counts.len(),
         matched_reps: counts.iter().filter(|c| **c > 0.0).count(),
         percentiles,

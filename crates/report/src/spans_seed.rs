@@ -17,6 +17,7 @@ use serde::Serialize;
 use crate::doc::{Block, Table};
 use crate::fmt;
 use crate::latency_table::{load_name, title, variant_order, varying};
+use crate::spans_seen;
 use crate::spans_text::provenance;
 use crate::trace_rows::{self, SpanId};
 
@@ -29,8 +30,18 @@ pub const LATENCY_METRIC: &str = "rtt_p50_us";
 pub enum SeedCell {
     /// Median over the repetitions in which the span matched, in µs.
     Value(f64),
+    /// Matched too few events per round trip to be the benchmark's packets
+    /// ([`crate::spans_seen::MIN_EVENTS_PER_ROUND_TRIP`]): medians over the repetitions.
+    TooFew {
+        events: f64,
+        round_trips: f64,
+        /// What the path lacks that the span needs, where known.
+        why: Option<&'static str>,
+    },
     /// Recorded, but the span matched no event.
     NoMatch,
+    /// Matched no event, and the path lacks what the span needs (no vhost-net, TCG).
+    Absent(&'static str),
     /// Not recorded in this load case.
     Missing,
 }
@@ -100,7 +111,15 @@ pub fn seed_span_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<SeedSp
             if mine.is_empty() {
                 continue;
             }
-            paths.push(path(&v, &section, &mine));
+            let netpath = run
+                .spec
+                .variants
+                .iter()
+                .find(|x| x.name == v)
+                .and_then(|x| x.knobs.get("netpath"))
+                .unwrap_or(&v)
+                .to_string();
+            paths.push(path(&v, &netpath, &section, &mine));
         }
     }
     Some(SeedSpanTable {
@@ -110,7 +129,7 @@ pub fn seed_span_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<SeedSp
     })
 }
 
-fn path(variant: &str, section: &str, mine: &[&MeasurementRecord]) -> SeedPath {
+fn path(variant: &str, netpath: &str, section: &str, mine: &[&MeasurementRecord]) -> SeedPath {
     let mut loads: Vec<(i64, String)> = mine.iter().map(|m| load_name(&m.params)).collect();
     loads.sort();
     loads.dedup();
@@ -127,7 +146,10 @@ fn path(variant: &str, section: &str, mine: &[&MeasurementRecord]) -> SeedPath {
     let spans = ids
         .into_iter()
         .map(|id| SeedSpan {
-            cells: per_load.iter().map(|recs| cell(recs, &id.key)).collect(),
+            cells: per_load
+                .iter()
+                .map(|recs| cell(recs, &id.key, netpath))
+                .collect(),
             key: id.key,
             label: id.label,
         })
@@ -150,13 +172,21 @@ fn path(variant: &str, section: &str, mine: &[&MeasurementRecord]) -> SeedPath {
     }
 }
 
-fn cell(recs: &[&MeasurementRecord], span: &str) -> SeedCell {
+fn cell(recs: &[&MeasurementRecord], span: &str, netpath: &str) -> SeedCell {
     if trace_rows::counts(recs, span).is_empty() {
         return SeedCell::Missing;
     }
+    let why = spans_seen::why_absent(span, netpath, spans_seen::under_tcg(recs));
     match perflab_stats::median(trace_rows::stat_us(recs, span, "p50")) {
-        Some(v) => SeedCell::Value(v),
-        None => SeedCell::NoMatch,
+        Some(v) => match spans_seen::too_few(recs, span) {
+            Some((events, round_trips)) => SeedCell::TooFew {
+                events,
+                round_trips,
+                why,
+            },
+            None => SeedCell::Value(v),
+        },
+        None => why.map_or(SeedCell::NoMatch, SeedCell::Absent),
     }
 }
 
@@ -165,10 +195,14 @@ impl SeedSpanTable {
         let mut out = vec![Block::para(format!(
             "Where the time goes, in seed 001's layout (run {}): each span's p50 in usec, \
              the median over the repetitions that traced; latency = those same \
-             repetitions' {LATENCY_METRIC}, tracing on. All {}. none = the span matched no \
-             event; - = not recorded; reps = the repetitions that traced.",
+             repetitions' {LATENCY_METRIC}, tracing on. All {}. (a)-(d) are seed 001's \
+             spans. not measured = fewer than {} matched events per round trip, too few \
+             to be the benchmark's packets; none = the span matched no event (with what \
+             the path lacks, where known); - = not recorded; reps = the repetitions that \
+             traced.",
             self.run,
-            provenance(self.from_telemetry)
+            provenance(self.from_telemetry),
+            spans_seen::MIN_EVENTS_PER_ROUND_TRIP
         ))];
         for p in &self.paths {
             let title = if p.section.is_empty() {
@@ -188,7 +222,18 @@ impl SeedSpanTable {
                 let mut r = vec![s.label.clone()];
                 r.extend(s.cells.iter().map(|c| match c {
                     SeedCell::Value(v) => fmt::value(*v),
+                    SeedCell::TooFew {
+                        events,
+                        round_trips,
+                        why,
+                    } => format!(
+                        "not measured ({} events for {} round trips{})",
+                        fmt::count(*events),
+                        fmt::count(*round_trips),
+                        why.map(|w| format!("; {w}")).unwrap_or_default()
+                    ),
                     SeedCell::NoMatch => "none".to_string(),
+                    SeedCell::Absent(why) => format!("none: {why}"),
                     SeedCell::Missing => "-".to_string(),
                 }));
                 rows.push(r);

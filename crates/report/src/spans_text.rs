@@ -27,7 +27,17 @@ pub(crate) fn figure_cell(f: &SpanFigure) -> String {
 
 fn row_cells(r: &SpanRow) -> Vec<String> {
     let mut cells = vec![r.label.clone(), format!("{}/{}", r.matched_reps, r.reps)];
-    if r.matched() {
+    if let Some((events, trips)) = r.too_few {
+        cells.extend([
+            format!(
+                "not measured ({} events for {} round trips)",
+                fmt::count(events),
+                fmt::count(trips)
+            ),
+            "-".into(),
+            "-".into(),
+        ]);
+    } else if r.matched() {
         cells.extend(
             r.percentiles
                 .iter()

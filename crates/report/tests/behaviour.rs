@@ -154,12 +154,32 @@ fn three_repetitions_get_one_grouped_caveat() {
 }
 
 #[test]
+fn a_pair_one_variant_has_no_result_at_still_gets_its_summary() {
+    // 4-28: every repetition of `all` failed. It is in no bucket, yet what poll-only
+    // measured there is summarised, with the reason in the place of `all`'s figures; and
+    // `show --pair 4,28` prints the same rather than "no such pair".
+    let (run, ms) = setup();
+    let t = compare_variants(&run, &ms, "poll-only", "all", None, &StatsConfig::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    write_drilldown(dir.path(), &run, &ms, &t, &Buckets::default()).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("not-compared/CPUS-4-28-summary")).unwrap();
+    assert_eq!(
+        perflab_report::render_pair(&run, &ms, &t, 4, 28).unwrap(),
+        text
+    );
+    insta::assert_snapshot!(text);
+    let err = perflab_report::render_pair(&run, &ms, &t, 4, 99).unwrap_err();
+    assert!(err.to_string().contains("4,28"), "{err}");
+}
+
+#[test]
 fn drilldown_files_land_in_bucket_directories() {
     let (run, ms) = setup();
     let t = compare_variants(&run, &ms, "poll-only", "all", None, &StatsConfig::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let written = write_drilldown(dir.path(), &run, &ms, &t, &Buckets::default()).unwrap();
-    assert_eq!(written.len(), 6);
+    // Five compared pairs, 4-28 (every `all` failed) not compared, and distribution.txt.
+    assert_eq!(written.len(), 7);
     let text = std::fs::read_to_string(dir.path().join("5/CPUS-4-24-summary")).unwrap();
     assert!(
         text.contains("CPU 24: DBL [Doorbell interrupts] = 866 times"),

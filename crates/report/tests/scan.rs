@@ -171,12 +171,38 @@ fn crossing_curves() {
     let text = r.render(Format::Text);
     assert!(
         text.contains(
-            "12 of 16 sizes differ; they cross 2 times, last between 131072 and 262144 KiB, and do not part: \
-             the largest size does not differ"
+            "12 of 16 sizes differ; they cross 2 times, last between 131072 and 262144 KiB, and \
+             kernel 6.6 is higher up to 262144 KiB, but the curves meet again at the largest \
+             size, 1048576 KiB, which does not differ"
         ),
         "{text}"
     );
     insta::assert_snapshot!("crossing_scan_markdown", r.render(Format::Markdown));
+}
+
+/// Most sizes differ, the largest does not: the line says where they differed rather
+/// than only "do not part" (memxfer printed that over 9 differing sizes of 11).
+#[test]
+fn differing_sizes_below_a_level_top_are_named() {
+    let a_vals: [f64; 16] = [100.0; 16];
+    let mut b_vals = [120.0; 16];
+    b_vals[15] = 100.2;
+    let a = xfer::run(1, "kernel 6.1");
+    let b = xfer::run(2, "kernel 6.6");
+    let a_ms = xfer::scan(&["memcpy"], &[("4k", &a_vals)], 0, never);
+    let b_ms = xfer::scan(&["memcpy"], &[("4k", &b_vals)], 3, never);
+    let t = compare_runs(&a, &a_ms, &b, &b_ms, None, &StatsConfig::default()).unwrap();
+    let r = scan(&t);
+    assert_eq!(r.sections[0].summary.parting, Parting::DoNotPart);
+    let text = r.render(Format::Text);
+    assert!(
+        text.contains(
+            "15 of 16 sizes differ; kernel 6.6 is higher from 32 to 524288 KiB, but the curves \
+             meet again at the largest size, 1048576 KiB, which does not differ"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("do not part"), "{text}");
 }
 
 /// A size whose every repetition failed on one side stays in its table, marked, and

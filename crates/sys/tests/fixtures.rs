@@ -255,6 +255,37 @@ fn doctor_on_every_tree() {
 }
 
 #[test]
+fn doctor_says_before_any_run_that_haltpoll_ignores_disable() {
+    // The kvm-haltpoll tree's `disable` files are writable (it was captured as root), yet
+    // the haltpoll driver goes on entering a disabled state: writable is not "ok".
+    let checks = doctor::probe(&tree("kvm-haltpoll"));
+    let idle = check(&checks, "cpuidle");
+    assert_eq!(idle.status, Status::Partial, "{}", idle.detail);
+    assert!(
+        idle.detail
+            .contains("the haltpoll driver ignores `disable` (a disabled state is still entered)")
+            && idle.detail.contains("cpuidle=poll-only"),
+        "{}",
+        idle.detail
+    );
+    assert!(idle.hint.as_deref().unwrap().contains("intel_idle"));
+
+    // Drivers seen honouring it say so; one not known says how it is checked instead.
+    let intel = doctor::probe(&tree("x86-intel-idle"));
+    assert!(check(&intel, "cpuidle")
+        .detail
+        .contains("intel_idle honours it"));
+    assert_eq!(
+        cpuidle::disable_effect("intel_idle"),
+        cpuidle::DisableEffect::Honoured
+    );
+    assert_eq!(
+        cpuidle::disable_effect("some_new_idle"),
+        cpuidle::DisableEffect::Unknown
+    );
+}
+
+#[test]
 fn isolation_partial_names_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();

@@ -51,7 +51,10 @@ use topology::{Endpoints, Plan};
 pub static DESCRIPTOR: Descriptor = Descriptor {
     kind: Kind::Knob,
     name: "netpath",
-    help: "a network path perflab builds in namespaces (root): loopback, veth, bridge, macvlan, ipvlan, tap, ovs",
+    // A static string (descriptors are data); a test below keeps it naming every PathKind.
+    help: "a network path perflab builds in namespaces (root): loopback, veth, bridge, macvlan, \
+           ipvlan, tap, ovs; or to a QEMU guest it boots: vm-tap, vm-tap-novhost, vm-macvtap, \
+           vm-ovs, vm-vfio",
     params: &[ParamSpec {
         name: "value",
         help: "the path kind; vm-* paths end in a guest",
@@ -337,6 +340,17 @@ impl Drop for NetPathGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_knob_help_names_every_path_the_knob_takes() {
+        for kind in PathKind::ALL {
+            let listed = DESCRIPTOR
+                .help
+                .split([':', ',', ';'])
+                .any(|w| w.split_whitespace().last() == Some(kind.name()));
+            assert!(listed, "{} missing from: {}", kind.name(), DESCRIPTOR.help);
+        }
+    }
 
     #[test]
     fn names_round_trip_and_unknown_ones_list_the_valid() {

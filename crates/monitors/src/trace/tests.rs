@@ -299,3 +299,35 @@ fn a_built_in_set_skips_what_the_kernel_lacks_with_a_note() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn the_letters_a_to_d_are_seed_001s_four_spans_once_each() {
+    // Seed 001: (a) interrupt arrival → handler, (b) handler → vhost woken, (c) vhost
+    // processing → KVM woken, (d) KVM → guest. No other span may carry a letter.
+    let set = crate::trace::spans::parse_set(
+        crate::trace::spans::BUILT_IN
+            .iter()
+            .find(|(n, _)| *n == "netrx")
+            .unwrap()
+            .1,
+        "netrx",
+    )
+    .unwrap();
+    let lettered: Vec<(&str, &str)> = set
+        .spans
+        .iter()
+        .filter_map(|s| {
+            let letter = s.label.strip_prefix('(')?.split_once(')')?.0;
+            Some((letter, s.name.as_str()))
+        })
+        .collect();
+    assert_eq!(
+        lettered,
+        [
+            ("a", "raise"),
+            ("b", "vhost_wake"),
+            ("c", "vhost_irq"),
+            ("d", "guest_entry")
+        ]
+    );
+}

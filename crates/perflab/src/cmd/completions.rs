@@ -1,6 +1,7 @@
 //! `perflab completions SHELL`: the shell's completion script, generated from the same
 //! clap definitions that parse the command line, so it never lists a flag that is gone,
-//! with the names of the registered workloads, monitors and parsers offered as values.
+//! with the names of the registered workloads, monitors and parsers offered as values, and
+//! the built-in studies after `run`.
 
 use clap::builder::PossibleValuesParser;
 use clap::{Command, CommandFactory};
@@ -22,8 +23,14 @@ fn with_plugin_names(cmd: Command) -> Command {
     let monitors: Vec<&str> = perflab_monitors::names().to_vec();
     let mut parsers = perflab_parsers::names();
     parsers.push(super::import_json::NAME);
+    // A path to a TOML file is a study too: the bash script registers `-o default`, so
+    // where no study name matches, the shell completes file names as before.
+    let studies = perflab_lab::presets::names();
     cmd.mut_subcommand("run", |c| {
-        c.mut_arg("workload", |a| {
+        c.mut_arg("study", |a| {
+            a.value_parser(PossibleValuesParser::new(studies))
+        })
+        .mut_arg("workload", |a| {
             a.value_parser(PossibleValuesParser::new(workloads))
         })
         .mut_arg("monitors", |a| {
@@ -53,6 +60,7 @@ mod tests {
                 .collect()
         };
         assert_eq!(values(run, "workload"), perflab_workloads::names());
+        assert_eq!(values(run, "study"), perflab_lab::presets::names());
         assert!(values(run, "monitors").contains(&"cpuidle".to_string()));
         let import = cmd.find_subcommand("import").unwrap();
         assert!(values(import, "parser").contains(&"fio".to_string()));

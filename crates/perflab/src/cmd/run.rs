@@ -276,8 +276,9 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
     if let Some(t) = a.telemetry_reps {
         spec.telemetry_reps = Some(t);
     }
-    if !a.variants.is_empty() {
-        spec.variants = select_variants(&spec, &a.variants)?;
+    let given = with_paths(&spec, &a.variants, &a.paths)?;
+    if !given.is_empty() {
+        spec.variants = select_variants(&spec, &given)?;
         if let Some(b) = &spec.compare.baseline {
             if !spec.variants.iter().any(|v| &v.name == b) {
                 spec.compare.baseline = spec.variants.first().map(|v| v.name.clone());
@@ -288,6 +289,45 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
     spec.check()
         .map_err(|e| input(format!("{}: {e}", spec.name)))?;
     Ok(spec)
+}
+
+/// `--paths a,b` is `--variant a --variant b` for a study whose variants are network paths
+/// (each sets the `netpath` knob): a plain way to pick paths, refused elsewhere so that it
+/// never quietly means something else.
+fn with_paths(
+    spec: &ExperimentSpec,
+    variants: &[String],
+    paths: &[String],
+) -> anyhow::Result<Vec<String>> {
+    let paths: Vec<String> = paths
+        .iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect();
+    if paths.is_empty() {
+        return Ok(variants.to_vec());
+    }
+    let path_names: Vec<&str> = spec
+        .variants
+        .iter()
+        .filter(|v| v.knobs.get("netpath").is_some())
+        .map(|v| v.name.as_str())
+        .collect();
+    if path_names.is_empty() {
+        return Err(input(format!(
+            "--paths: study {:?} has no network-path variants (it is for `netpaths`); \
+             use --variant NAME to pick variants",
+            spec.name
+        )));
+    }
+    if let Some(p) = paths.iter().find(|p| !path_names.contains(&p.as_str())) {
+        return Err(input(format!(
+            "--paths: {p:?} is not a path of {} (paths: {})",
+            spec.name,
+            path_names.join(", ")
+        )));
+    }
+    Ok(variants.iter().cloned().chain(paths).collect())
 }
 
 /// `--target-ci` and `--max-reps` over the study's `target_ci` and `max_reps`, checked
@@ -433,6 +473,10 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
             "variants": names,
             "unavailable": p.unavailable,
             "measurements": plan.len(),
+            "telemetry_measurements": plan
+                .iter()
+                .filter(|m| m.role == perflab_core::record::Role::Telemetry)
+                .count(),
             "timed_seconds": timed,
             "plan": plan,
         });
@@ -441,11 +485,8 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
     }
     println!("{}", serde_json::to_string_pretty(&p.spec)?);
     println!(
-        "{} points x {} variants x {} repetitions = {} measurements",
-        p.spec.points.len(),
-        names.len(),
-        p.spec.repetitions,
-        plan.len()
+        "{}",
+        plan_arithmetic(p.spec.points.len(), names.len(), p.spec.repetitions, &plan)
     );
     if let Some(a) = &p.spec.adaptive {
         println!(
@@ -459,8 +500,13 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
         println!("at least {timed:.0} s of timed measurement, plus warm-ups and set-up");
     }
     for m in plan.iter().take(20) {
+        // Telemetry repetitions are numbered apart (from 0), so say which kind a line is.
+        let kind = match m.role {
+            perflab_core::record::Role::Headline => "",
+            perflab_core::record::Role::Telemetry => " telemetry",
+        };
         println!(
-            "  #{:<4} [{}] rep {}  {}",
+            "  #{:<4} [{}] rep {}{kind}  {}",
             m.seq,
             m.variant,
             m.rep,
@@ -471,6 +517,31 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
         println!("  … {} more", plan.len() - 20);
     }
     Ok(())
+}
+
+/// The plan's header: the product of its axes, and the telemetry repetitions (which carry
+/// the monitors that would disturb a headline figure) added as their own term, so the
+/// arithmetic a person reads adds up to the number of measurements.
+fn plan_arithmetic(
+    points: usize,
+    variants: usize,
+    reps: u32,
+    plan: &[perflab_store::PlannedMeasurement],
+) -> String {
+    let telemetry = plan
+        .iter()
+        .filter(|m| m.role == perflab_core::record::Role::Telemetry)
+        .count();
+    let headline = plan.len() - telemetry;
+    let product = format!("{points} points x {variants} variants x {reps} repetitions");
+    if telemetry == 0 {
+        return format!("{product} = {headline} measurements");
+    }
+    format!(
+        "{product} = {headline} measurements + {telemetry} telemetry (repetitions for the monitors \
+         that would disturb a headline figure) = {} in all",
+        plan.len()
+    )
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
             "run": info,
             "summary": serde_json::from_str::<serde_json::Value>(&summary.to_json()?)?,
             "counters": report::counter_table(&info, &ms),
+            "interrupts": report::irq_cpu_table(&info, &ms),
             "spans": report::span_table(&info, &ms, &cfg),
             "span_comparisons": report::span_comparisons(&info, &ms, &cfg, usize::MAX).0,
             "adaptive": perflab_lab::adaptive::report(&info.spec, &ms),
@@ -85,6 +86,9 @@ pub fn select<'a>(
 fn run_sections(info: &RunInfo, ms: &[MeasurementRecord]) -> Vec<Box<dyn Section>> {
     let mut out: Vec<Box<dyn Section>> = Vec::new();
     out.extend(threads_sections(info, ms));
+    if let Some(t) = report::irq_cpu_table(info, ms) {
+        out.push(Box::new(t));
+    }
     if let Some(t) = report::counter_table(info, ms) {
         out.push(Box::new(t));
     }
@@ -318,6 +322,7 @@ pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<(
     }
     // As before the latency table came first: threads, counters, then the spans.
     let mut rest: Vec<Box<dyn Section>> = threads_sections(&info, &ms);
+    rest.extend(report::irq_cpu_table(&info, &ms).map(|t| Box::new(t) as _));
     rest.extend(report::counter_table(&info, &ms).map(|t| Box::new(t) as _));
     let spans = span_sections(&info, &ms);
     rest.extend(spans.sections);

@@ -57,9 +57,38 @@ pub(super) fn cpuidle(sys: &SysRoot) -> Check {
         states.len(),
         names.join(", ")
     );
+    // Writable is not the same as honoured: say which before a study relies on it.
+    let ignored = format!(
+        "the {driver} driver ignores `disable` (a disabled state is still entered), so \
+         cpuidle=poll-only and cpuidle=states:… cannot take effect here"
+    );
+    let hint_ignored = "measure idle states where the driver honours `disable` (bare metal: \
+                        intel_idle, acpi_idle, powernv_idle, pseries_idle); here such \
+                        measurements are recorded ineffective";
     let writable = states
         .iter()
         .all(|s| sys.writable(&format!("{}/disable", state_dir(first, s.index))));
+    match cpuidle::disable_effect(&driver) {
+        cpuidle::DisableEffect::Ignored => {
+            let how = if writable { "writable" } else { "not writable" };
+            return Check::partial(
+                NAME,
+                format!("{detail}; disable is {how}, but {ignored}"),
+                hint_ignored,
+            );
+        }
+        cpuidle::DisableEffect::Unknown if writable => {
+            return Check::ok(
+                NAME,
+                format!(
+                    "{detail}; disable is writable; whether the {driver} driver honours it \
+                     is not known: every measurement of a cpuidle variant checks that no \
+                     disabled state was entered"
+                ),
+            );
+        }
+        _ => {}
+    }
     if !writable {
         return Check::partial(
             NAME,
@@ -67,7 +96,10 @@ pub(super) fn cpuidle(sys: &SysRoot) -> Check {
             "run as root to switch idle states on and off",
         );
     }
-    Check::ok(NAME, format!("{detail}; disable is writable"))
+    Check::ok(
+        NAME,
+        format!("{detail}; disable is writable and {driver} honours it"),
+    )
 }
 
 pub(super) fn pm_qos(sys: &SysRoot) -> Check {

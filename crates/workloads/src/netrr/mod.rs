@@ -521,7 +521,7 @@ fn open_session(
     std::thread::scope(|s| {
         s.spawn(|| {
             ns::enter_netns(netns)?;
-            RemoteSession::open(peer, token, req, timeout.max(Duration::from_secs(2)))
+            RemoteSession::open(peer, token, req, timeout)
         })
         .join()
         .unwrap_or_else(|_| Err("the session thread panicked".into()))

@@ -108,6 +108,22 @@ fn authenticate(
     }
 }
 
+/// The least time a control message may take. A control exchange (hello, proof, open,
+/// close) happens a few times per measurement, so waiting long costs nothing when the
+/// peer is well; the limit only bites when the peer is slow. One was: a guest under TCG
+/// (an emulated vCPU) still draining the previous repetition's three bulk streams through
+/// its emulated NIC, with host tracing on for the telemetry repetition, answered the next
+/// repetition's hello after more than the 2 s this used to be, and the repetition failed
+/// with "no message within the time limit". A peer that never answers still fails the
+/// repetition, after this long.
+pub const CONTROL_TIME_LIMIT: Duration = Duration::from_secs(15);
+
+/// The control connection's read and write limit for a reply `timeout` (the data
+/// exchange's, often a fraction of a second): never below [`CONTROL_TIME_LIMIT`].
+pub fn control_time_limit(timeout: Duration) -> Duration {
+    timeout.max(CONTROL_TIME_LIMIT)
+}
+
 impl RemoteSession {
     /// Connects, authenticates with `token`, and asks the peer to answer `req`.
     pub fn open(
@@ -116,14 +132,15 @@ impl RemoteSession {
         req: OpenRequest,
         timeout: Duration,
     ) -> Result<Self, String> {
-        let mut ctrl = TcpStream::connect_timeout(&peer, timeout).map_err(|e| {
+        let limit = control_time_limit(timeout);
+        let mut ctrl = TcpStream::connect_timeout(&peer, limit).map_err(|e| {
             reply_error(
                 peer,
                 "cannot connect",
                 format!("{e} (is `perflab serve` running there, on this port?)"),
             )
         })?;
-        let t = Some(timeout.max(Duration::from_secs(2)));
+        let t = Some(limit);
         ctrl.set_read_timeout(t)
             .and_then(|()| ctrl.set_write_timeout(t))
             .map_err(|e| reply_error(peer, "control connection", e))?;
@@ -192,6 +209,21 @@ impl Drop for RemoteSession {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_control_limit_outlasts_a_slow_emulated_guest_not_the_reply_timeout() {
+        // netpaths waits 0.1 s for a reply; a control message from a TCG guest under load
+        // took longer than 2 s.
+        assert_eq!(
+            control_time_limit(Duration::from_millis(100)),
+            CONTROL_TIME_LIMIT
+        );
+        assert!(CONTROL_TIME_LIMIT >= Duration::from_secs(10));
+        assert_eq!(
+            control_time_limit(Duration::from_secs(60)),
+            Duration::from_secs(60)
+        );
+    }
 
     #[test]
     fn peers_parse_in_the_forms_users_write() {

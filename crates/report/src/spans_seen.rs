@@ -1,0 +1,70 @@
+//! Whether a span was measured at all on a path: a span that matched a handful of events
+//! over thousands of round trips (10, 1 and 1 events for about 2,600 round trips on
+//! `vm-tap-novhost`) describes some other wake-up of the machine, not the benchmark's
+//! packets, and its p50 must not sit in a table as if it were one. And a span that cannot
+//! match on a path says why, rather than a bare "none".
+
+use perflab_core::record::MeasurementRecord;
+
+use crate::trace_rows;
+
+/// The fewest matched events per round trip (medians over the repetitions) for a span's
+/// figures to be shown: every round trip receives at least one packet on this host, so a
+/// span on the packet's way matches about once per round trip or more; one in ten leaves
+/// room for events the tracer dropped under load.
+pub const MIN_EVENTS_PER_ROUND_TRIP: f64 = 0.1;
+
+/// The netrr metric that counts round trips in a measurement.
+pub const ROUND_TRIPS: &str = "exchanges";
+
+/// Too few matches: (events, round trips), medians over the repetitions.
+pub fn too_few(recs: &[&MeasurementRecord], span: &str) -> Option<(f64, f64)> {
+    let events = perflab_stats::median(trace_rows::counts(recs, span))?;
+    let trips = perflab_stats::median(
+        recs.iter()
+            .filter_map(|m| m.output.metric(ROUND_TRIPS).map(|x| x.value)),
+    )?;
+    (trips > 0.0 && events < MIN_EVENTS_PER_ROUND_TRIP * trips).then_some((events, trips))
+}
+
+/// What a path lacks that a span needs, for the netrx set's VM spans (the set's comment
+/// says which need vhost-net and which KVM): `path` is the netpath (`vm-tap-novhost`),
+/// `tcg` whether the guest was emulated.
+pub fn why_absent(span: &str, path: &str, tcg: bool) -> Option<&'static str> {
+    let name = span.rsplit('.').next().unwrap_or(span);
+    let novhost = path.ends_with("novhost");
+    match name {
+        "vhost_wake" | "vhost_run" if novhost => Some("no vhost-net on this path"),
+        "vhost_wake" | "vhost_run" => Some("no vhost worker woke: vhost-net not in use?"),
+        "vhost_irq" if tcg => Some("TCG has no KVM interrupt injection"),
+        "vhost_irq" if novhost => Some("no vhost-net on this path"),
+        "guest_entry" if tcg => Some("TCG has no KVM exits or entries"),
+        _ => None,
+    }
+}
+
+/// Whether the guest of these measurements ran under TCG: netrr passes on the netpath
+/// knob's note ("the guest runs under TCG …").
+pub fn under_tcg(recs: &[&MeasurementRecord]) -> bool {
+    recs.iter()
+        .any(|m| m.output.notes.iter().any(|n| n.contains("under TCG")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vm_spans_say_what_the_path_lacks() {
+        assert_eq!(
+            why_absent("netrx.vhost_wake", "vm-tap-novhost", true),
+            Some("no vhost-net on this path")
+        );
+        assert_eq!(
+            why_absent("netrx.guest_entry", "vm-tap", true),
+            Some("TCG has no KVM exits or entries")
+        );
+        assert_eq!(why_absent("netrx.guest_entry", "vm-tap", false), None);
+        assert_eq!(why_absent("netrx.raise", "vm-tap-novhost", true), None);
+    }
+}
