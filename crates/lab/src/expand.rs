@@ -44,6 +44,8 @@ pub fn expand(
         };
         axes.push((name.clone(), values));
     }
+    // Counted before crossing: a refused grid must cost nothing to refuse.
+    crate::grid_size::check(&axes)?;
     let mut points: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
     for (name, values) in &axes {
         let mut next = Vec::with_capacity(points.len() * values.len());
@@ -55,12 +57,6 @@ pub fn expand(
             }
         }
         points = next;
-    }
-    if points.len() > 100_000 {
-        return Err(LabError::Input(format!(
-            "the parameter grid has {} points; at most 100000 are allowed",
-            points.len()
-        )));
     }
     for v in &spec.effective_variants() {
         for name in v.params.keys() {
