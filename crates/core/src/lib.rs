@@ -10,6 +10,7 @@ pub mod knob_settings;
 pub mod metric_names;
 pub mod output;
 pub mod params;
+pub mod plausible;
 pub mod record;
 pub mod run_spec;
 pub mod secret;
