@@ -7,6 +7,7 @@ pub mod cpu_path;
 pub mod descriptor;
 pub mod error;
 pub mod knob_settings;
+pub mod limits;
 pub mod metric_names;
 pub mod output;
 pub mod params;

@@ -32,11 +32,7 @@ impl fmt::Display for Impossible {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = self.value;
         // -1e308 written out is 309 digits; a person reads the exponent.
-        let shown = if v.abs() >= 1e12 || (v != 0.0 && v.abs() < 1e-4) {
-            format!("{v:e}")
-        } else {
-            v.to_string()
-        };
+        let shown = crate::limits::number(v);
         if v.is_nan() {
             write!(f, "field {}: not a number", self.field)
         } else if v.is_infinite() {

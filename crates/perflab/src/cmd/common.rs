@@ -134,8 +134,21 @@ pub fn verdict_settings(
         noise_pct: v.noise,
         ..perflab_stats::StatsConfig::default()
     };
-    cfg.validate()
-        .map_err(|e| crate::exit::input(e.to_string()))?;
+    cfg.validate().map_err(|e| {
+        crate::exit::input(match e {
+            // In the words of the flag the person typed, not the setting's field name.
+            perflab_stats::StatsError::Config {
+                name,
+                value,
+                reason,
+            } => format!(
+                "--{} {}: {reason}",
+                if name == "noise_pct" { "noise" } else { name },
+                perflab_core::limits::number(value)
+            ),
+            e => e.to_string(),
+        })
+    })?;
     Ok((cfg, buckets))
 }
 
