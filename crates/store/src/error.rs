@@ -24,6 +24,13 @@ pub enum StoreError {
     NotPerflab { db: Location, reason: String },
 
     #[error(
+        "results database {} is damaged ({reason}); nothing was written to it: use a \
+         backup or another --db (`sqlite3 FILE .recover` may save what it holds)",
+        path.display()
+    )]
+    Damaged { path: PathBuf, reason: String },
+
+    #[error(
         "{db} uses results schema version {found}, but this perflab understands only up to \
          version {supported}; upgrade perflab to use it (the database was left untouched)"
     )]
@@ -136,6 +143,7 @@ impl StoreError {
                 | StoreError::CreateDir { .. }
                 | StoreError::NotPerflab { .. }
                 | StoreError::NewerSchema { .. }
+                | StoreError::Damaged { .. }
                 | StoreError::NoRun { .. }
                 | StoreError::ReadOnly { .. }
                 | StoreError::ReadOnlyOld { .. }

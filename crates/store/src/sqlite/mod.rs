@@ -1,6 +1,7 @@
 //! The SQLite backend: one file holds every run (the embedded default).
 
 mod claim;
+mod health;
 
 pub use claim::claims_path;
 pub(crate) mod migrate;

@@ -33,7 +33,7 @@ impl SqliteBackend {
                 path: path.to_path_buf(),
             });
         }
-        open_with(path, OpenFlags::SQLITE_OPEN_CREATE)
+        open_with(path, OpenFlags::SQLITE_OPEN_CREATE, Purpose::Write)
     }
 
     /// Opens a database that must already exist, for commands that only look at results.
@@ -49,7 +49,7 @@ impl SqliteBackend {
         if !writable(path) {
             return open_read_only(path);
         }
-        match open_with(path, OpenFlags::empty()) {
+        match open_with(path, OpenFlags::empty(), Purpose::Read) {
             // A file the permission check let through can still refuse writes (a
             // directory where the -wal and -shm files cannot be created).
             Err(StoreError::Sql { source, .. }) if is_read_only_error(&source) => {
@@ -136,7 +136,15 @@ fn immutable_uri(path: &Path) -> String {
     uri
 }
 
-fn open_with(path: &Path, extra: OpenFlags) -> Result<SqliteBackend, StoreError> {
+/// What a read-write connection is opened for: only a command that records is refused a
+/// damaged file; one that reads may still get out of it what can be read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Write,
+    Read,
+}
+
+fn open_with(path: &Path, extra: OpenFlags, purpose: Purpose) -> Result<SqliteBackend, StoreError> {
     // No SQLITE_OPEN_URI: a file named "file:..." is a file, not a URI.
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra;
     let mut conn = Connection::open_with_flags(path, flags).at(path)?;
@@ -153,6 +161,9 @@ fn open_with(path: &Path, extra: OpenFlags) -> Result<SqliteBackend, StoreError>
                 found: version,
                 supported: target,
             });
+        }
+        if purpose == Purpose::Write {
+            super::health::check(&conn, path)?;
         }
     }
     // WAL lets readers run beside the writer; with synchronous=NORMAL a commit appends to
