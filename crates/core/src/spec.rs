@@ -143,6 +143,28 @@ pub struct ExperimentSpec {
     pub telemetry_reps: Option<u32>,
 }
 
+/// The monitors a spec names, as a run keeps them: `none` alone (or an empty list, or
+/// only empty names, as `--monitors ''` gives) is no monitor at all; `none` beside a
+/// monitor is a contradiction.
+pub fn monitor_names(given: &[String]) -> Result<Vec<String>, String> {
+    let names: Vec<String> = given
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect();
+    if names.iter().any(|n| n == "none") {
+        if names.len() > 1 {
+            return Err(format!(
+                "monitors {}: \"none\" means no monitor, so it cannot be given with others",
+                names.join(",")
+            ));
+        }
+        return Ok(Vec::new());
+    }
+    Ok(names)
+}
+
 fn default_reps() -> u32 {
     3
 }
@@ -289,6 +311,21 @@ mod tests {
             let e = ExperimentSpec::from_toml("x.toml", &format!("{base}{bad}")).unwrap_err();
             assert!(e.to_string().contains(needle), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn none_or_nothing_is_no_monitor() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(monitor_names(&v(&["none"])), Ok(vec![]));
+        assert_eq!(monitor_names(&v(&[""])), Ok(vec![]));
+        assert_eq!(monitor_names(&v(&[])), Ok(vec![]));
+        assert_eq!(
+            monitor_names(&v(&[" interrupts", ""])),
+            Ok(v(&["interrupts"]))
+        );
+        assert!(monitor_names(&v(&["none", "cpuidle"]))
+            .unwrap_err()
+            .contains("cannot be given with others"));
     }
 
     #[test]

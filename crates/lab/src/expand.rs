@@ -73,7 +73,7 @@ pub fn expand(
         }
     }
     let monitors = match &spec.monitors {
-        Some(m) => m.clone(),
+        Some(m) => perflab_core::spec::monitor_names(m).map_err(LabError::Input)?,
         None => default_monitors.iter().map(|s| s.to_string()).collect(),
     };
     let expanded = RunSpec {

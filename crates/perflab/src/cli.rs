@@ -152,7 +152,8 @@ pub struct RunArgs {
     /// Partner CPUs of a CPU-pair study: per-core (default), all, or a list like 1,4-7
     #[arg(long, value_name = "per-core|all|LIST")]
     pub partners: Option<String>,
-    /// Monitors to attach (comma list; default: all available). Monitors that disturb
+    /// Monitors to attach (comma list; default: all available; `none` or an empty list:
+    /// none). Monitors that disturb
     /// what they observe (perf counters) run only in telemetry repetitions
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub monitors: Option<Vec<String>>,

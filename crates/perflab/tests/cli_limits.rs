@@ -143,3 +143,57 @@ fn every_numeric_flag_is_refused_outside_its_documented_range() {
     }
     assert!(std::fs::read(lab.db()).unwrap() == before, "the database changed");
 }
+
+#[test]
+fn monitors_none_or_an_empty_list_runs_without_monitors() {
+    let lab = Lab::new();
+    for given in ["--monitors=none", "--monitors=", "--monitors= , "] {
+        let o = lab.run(&["run", "--workload", "null", "--reps", "1", given]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{given}\n{out}\n{err}");
+        let doc = lab.export(&common::run_id(&err));
+        assert_eq!(doc["run"]["spec"]["monitors"], serde_json::json!([]), "{given}");
+        for m in doc["measurements"].as_array().unwrap() {
+            assert_eq!(m["monitors"], serde_json::json!([]), "{given}");
+            assert_eq!(m["telemetry"], serde_json::json!([]), "{given}");
+        }
+    }
+    let o = lab.run(&["run", "--workload", "null", "--monitors", "none,interrupts"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("\"none\" means no monitor"), "{err}");
+}
+
+#[test]
+fn a_db_that_is_a_directory_or_another_database_is_refused_in_one_line() {
+    let lab = Lab::new();
+    let dir = lab.dir.path().join("results-dir");
+    std::fs::create_dir(&dir).unwrap();
+    let dir = dir.to_str().unwrap().to_string();
+    let url = "mysql://alice:s3cret@db.lab/perf";
+    let pipe = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../parsers/tests/data/perf-bench/sched_pipe.txt");
+    let pipe = pipe.to_str().unwrap();
+    for (db, needle) in [
+        (dir.as_str(), "is a directory; give a file in it"),
+        (url, "mysql:// is not a supported database"),
+    ] {
+        for args in [
+            &["run", "--workload", "null", "--reps", "1"][..],
+            &["ls"][..],
+            &["import", "--parser", "perf-bench", pipe][..],
+        ] {
+            let o = lab.cmd().arg("--db").arg(db).args(args).output().unwrap();
+            let (_, err) = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{db} {args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{db} {args:?}: {err}");
+            assert!(err.contains(needle), "{db} {args:?}: {err}");
+            assert!(!err.contains("s3cret"), "{err}");
+        }
+    }
+    assert!(
+        !lab.dir.path().join("mysql:").exists(),
+        "the URL was taken for a path"
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "files in the directory");
+}

@@ -4,6 +4,7 @@ mod claim;
 mod health;
 
 pub use claim::claims_path;
+pub use open::check_file_path;
 pub(crate) mod migrate;
 mod open;
 mod read;

@@ -20,6 +20,7 @@ impl SqliteBackend {
     /// migrating an older schema. A file that is not a perflab database, or one from a newer
     /// perflab, is refused and left untouched.
     pub(crate) fn open(path: &Path) -> Result<SqliteBackend, StoreError> {
+        check_file_path(path)?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|source| StoreError::CreateDir {
                 path: parent.to_path_buf(),
@@ -41,6 +42,7 @@ impl SqliteBackend {
     /// opened read-only: nothing is written to it, not even a pragma, and it is not
     /// migrated — an older schema is refused with [`StoreError::ReadOnlyOld`].
     pub(crate) fn open_existing(path: &Path) -> Result<SqliteBackend, StoreError> {
+        check_file_path(path)?;
         if !path.exists() {
             return Err(StoreError::Missing {
                 path: path.to_path_buf(),
@@ -58,6 +60,30 @@ impl SqliteBackend {
             other => other,
         }
     }
+}
+
+/// Refuses what cannot be an SQLite file before SQLite is asked: a directory (SQLite
+/// answers "disk I/O error"), or a URL of a database perflab does not speak (`mysql://…`
+/// would otherwise become directories `mysql:/…` and a file).
+pub fn check_file_path(path: &Path) -> Result<(), StoreError> {
+    if path.is_dir() {
+        return Err(StoreError::IsDirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    let text = path.to_string_lossy();
+    if let Some((scheme, _)) = text.split_once("://") {
+        let is_scheme = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));
+        if is_scheme {
+            return Err(StoreError::UnsupportedScheme {
+                scheme: scheme.to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Whether this process may write the file: `access(2)` answers for root too where it
