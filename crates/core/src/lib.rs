@@ -3,6 +3,7 @@
 //! journal they need; registries live beside their plug-ins.
 
 pub mod adaptive_target;
+pub mod censored;
 pub mod cpu_path;
 pub mod descriptor;
 pub mod error;
@@ -22,6 +23,7 @@ pub mod threads;
 pub mod units;
 pub mod workload;
 
+pub use censored::{AboveRange, Quantile};
 pub use cpu_path::{CpuPath, Stay};
 pub use descriptor::{
     Descriptor, KeyMatch, Kind, LatencyTableHints, Need, Needs, NoCpu, PerCpuFigure, PerCpuLayout,

@@ -72,6 +72,12 @@ pub fn check_metric(m: &Metric, nan: Nan) -> Result<(), Impossible> {
 /// Every summary figure of a histogram is a value of its unit (the standard deviation too:
 /// it is never negative, whatever the unit).
 pub fn check_histogram(h: &HistogramData, nan: Nan) -> Result<(), Impossible> {
+    // A histogram with overflowed samples states its censored figures as NaN: not known,
+    // by design, whatever the source.
+    let nan = if h.above.is_some() { Nan::Undefined } else { nan };
+    if let Some(a) = h.above {
+        check_value(&format!("histogram {} range", h.name), a.limit, h.unit, Nan::Refused)?;
+    }
     let figures = [
         ("min", h.min),
         ("mean", h.mean),

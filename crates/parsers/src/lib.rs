@@ -57,6 +57,9 @@ pub struct ParsedRow {
     /// A column label when the table has one column per side (e.g. a software version).
     pub series: Option<String>,
     pub metrics: Vec<Metric>,
+    /// Histograms of this row alone (a cyclictest thread's latencies), stored with its
+    /// measurement; [`Parsed::histograms`] holds those of single-result output.
+    pub histograms: Vec<HistogramData>,
 }
 
 impl ParsedRow {

@@ -21,6 +21,9 @@ pub(crate) fn check(tool: &'static str, parsed: &Parsed) -> Result<(), ParseErro
         for m in &row.metrics {
             check_metric(m, Nan::Refused).map_err(|e| refuse(row_place(i, row), e))?;
         }
+        for h in &row.histograms {
+            check_histogram(h, Nan::Refused).map_err(|e| refuse(row_place(i, row), e))?;
+        }
     }
     for h in &parsed.histograms {
         check_histogram(h, Nan::Refused).map_err(|e| refuse("histogram".into(), e))?;

@@ -124,3 +124,41 @@ fn perflab_json_with_impossible_figures_is_refused_whole() {
     let o = lab.run(&["import", "--parser", "perflab-json", file.to_str().unwrap()]);
     assert!(o.status.success(), "{:?}", text(&o));
 }
+
+/// Issue 21: a cyclictest histogram with 952 of 957 samples past its 50 µs range. What a
+/// person reads states only what is known: the percentiles among the overflows are
+/// `≥50`, the maximum is cyclictest's own; the export says the same in numbers.
+#[test]
+fn an_overflowed_cyclictest_histogram_reads_as_censored() {
+    let lab = Lab::new();
+    let file = lab.dir.path().join("cyc-h50.txt");
+    std::fs::write(&file, data("cyclictest", "histogram_h50_overflowed.txt")).unwrap();
+    let o = lab.run(&["import", "--parser", "cyclictest", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = lab.run(&["show", "1", "--section", "percentiles"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let table: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("point")).collect();
+    assert_eq!(
+        table,
+        [
+            "point  variant  reps  round trips     p50     p90     p99  p99.9       max",
+            "all    default     1          957  ≥50.00  ≥50.00  ≥50.00      -  14055.00",
+        ],
+        "{out}"
+    );
+    assert!(out.contains("`≥N` where the percentile falls among samples past"), "{out}");
+    let doc = lab.export("1");
+    let h = &doc["measurements"][0]["output"]["histograms"][0];
+    assert_eq!(h["count"], 957);
+    assert_eq!(h["p50"], serde_json::Value::Null);
+    assert_eq!(h["mean"], 120.0);
+    assert_eq!(h["above"], serde_json::json!({"limit": 50.0, "count": 952}));
+    // The export comes back whole: its censored figures are "not known", not impossible.
+    let other = Lab::new();
+    let exported = other.dir.path().join("run.json");
+    std::fs::write(&exported, serde_json::to_string(&doc).unwrap()).unwrap();
+    let o = other.run(&["import", "--parser", "perflab-json", exported.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert_eq!(other.export("1")["measurements"], doc["measurements"]);
+}
