@@ -74,9 +74,18 @@ pub fn check_metric(m: &Metric, nan: Nan) -> Result<(), Impossible> {
 pub fn check_histogram(h: &HistogramData, nan: Nan) -> Result<(), Impossible> {
     // A histogram with overflowed samples states its censored figures as NaN: not known,
     // by design, whatever the source.
-    let nan = if h.above.is_some() { Nan::Undefined } else { nan };
+    let nan = if h.above.is_some() {
+        Nan::Undefined
+    } else {
+        nan
+    };
     if let Some(a) = h.above {
-        check_value(&format!("histogram {} range", h.name), a.limit, h.unit, Nan::Refused)?;
+        check_value(
+            &format!("histogram {} range", h.name),
+            a.limit,
+            h.unit,
+            Nan::Refused,
+        )?;
     }
     let figures = [
         ("min", h.min),

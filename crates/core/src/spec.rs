@@ -302,7 +302,10 @@ mod tests {
             ("target_ci=0", "target_ci"),
             ("target_ci=-1", "target_ci"),
             ("target_ci=inf", "target_ci"),
-            ("target_ci=1e308", "target_ci = 1e308: must be a percentage above 0 and at most 100"),
+            (
+                "target_ci=1e308",
+                "target_ci = 1e308: must be a percentage above 0 and at most 100",
+            ),
             ("target_ci=9223372036854775807", "target_ci"),
             ("target_ci=nan", "target_ci"),
             ("max_reps=10", "max_reps needs target_ci"),
@@ -333,11 +336,20 @@ mod tests {
         let base = "name='a'\nworkload='null'\n";
         for (bad, needle) in [
             ("repetitions=0", "repetitions = 0: must be 1 to 10000"),
-            ("repetitions=10001", "repetitions = 10001: must be 1 to 10000"),
+            (
+                "repetitions=10001",
+                "repetitions = 10001: must be 1 to 10000",
+            ),
             ("warmup=1001", "warmup = 1001: must be 0 to 1000"),
-            ("telemetry_reps=101", "telemetry_reps = 101: must be 0 to 100"),
+            (
+                "telemetry_reps=101",
+                "telemetry_reps = 101: must be 0 to 100",
+            ),
             ("[quick]\nrepetitions=0", "quick.repetitions = 0"),
-            ("[compare]\nbuckets=[1, 1e308]", "compare.buckets: edge 1e308"),
+            (
+                "[compare]\nbuckets=[1, 1e308]",
+                "compare.buckets: edge 1e308",
+            ),
             ("[compare]\nbuckets=[0]", "compare.buckets: edge 0"),
             (
                 "[params]\ncpu_b={partners_of='cpu_a', limit=5000}",
@@ -347,7 +359,12 @@ mod tests {
             let e = ExperimentSpec::from_toml("x.toml", &format!("{base}{bad}")).unwrap_err();
             assert!(e.to_string().contains(needle), "{bad}: {e}");
         }
-        for fine in ["repetitions=10000", "warmup=1000", "telemetry_reps=0", "target_ci=100"] {
+        for fine in [
+            "repetitions=10000",
+            "warmup=1000",
+            "telemetry_reps=0",
+            "target_ci=100",
+        ] {
             assert!(ExperimentSpec::from_toml("x.toml", &format!("{base}{fine}")).is_ok());
         }
     }

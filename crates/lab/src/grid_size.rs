@@ -43,7 +43,7 @@ pub fn check(axes: &[(String, Vec<String>)]) -> Result<()> {
 fn describe(n: u64) -> String {
     let mut m = n;
     let mut exp = 0;
-    while m >= 10 && m % 10 == 0 {
+    while m >= 10 && m.is_multiple_of(10) {
         m /= 10;
         exp += 1;
     }
@@ -86,6 +86,9 @@ mod tests {
         assert!(!e.contains("a1 "), "{e}");
         assert!(e.contains("at most 100000"), "{e}");
         let huge = check(&axes(&[10; 20])).unwrap_err().to_string();
-        assert!(huge.contains("more than 18446744073709551615 points"), "{huge}");
+        assert!(
+            huge.contains("more than 18446744073709551615 points"),
+            "{huge}"
+        );
     }
 }

@@ -28,7 +28,10 @@ pub fn message(err: &anyhow::Error) -> String {
         let s = cause.to_string();
         // A cause that repeats its context and says more ("results database X is
         // damaged" under "results database X") stands alone.
-        if parts.last().is_some_and(|last| s.starts_with(last.as_str())) {
+        if parts
+            .last()
+            .is_some_and(|last| s.starts_with(last.as_str()))
+        {
             parts.pop();
         }
         if !parts.iter().any(|p| p.contains(&s)) {

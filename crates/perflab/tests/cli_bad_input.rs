@@ -117,7 +117,15 @@ fn database_of_a_newer_schema_is_refused_untouched() {
 #[test]
 fn a_damaged_database_is_refused_for_writing_untouched() {
     let lab = Lab::new();
-    let o = lab.run(&["run", "--workload", "null", "--reps", "1", "--monitors", "interrupts"]);
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "--reps",
+        "1",
+        "--monitors",
+        "interrupts",
+    ]);
     assert!(o.status.success(), "{:?}", text(&o));
     let good = std::fs::read(lab.db()).unwrap();
     let bad_text = {
@@ -141,8 +149,21 @@ fn a_damaged_database_is_refused_for_writing_untouched() {
     for (what, bytes) in [("text", bad_text), ("page", bad_page)] {
         std::fs::write(lab.db(), &bytes).unwrap();
         for args in [
-            &["run", "--workload", "null", "--reps", "1", "--monitors", "interrupts"][..],
-            &["import", "--parser", "perflab-json", export.to_str().unwrap()][..],
+            &[
+                "run",
+                "--workload",
+                "null",
+                "--reps",
+                "1",
+                "--monitors",
+                "interrupts",
+            ][..],
+            &[
+                "import",
+                "--parser",
+                "perflab-json",
+                export.to_str().unwrap(),
+            ][..],
         ] {
             let o = lab.run(args);
             let (_, err) = text(&o);

@@ -19,7 +19,15 @@ fn data(tool: &str, file: &str) -> String {
 /// A database holding one run, so "nothing stored" is a byte comparison with a real file.
 fn lab_with_a_run() -> Lab {
     let lab = Lab::new();
-    let o = lab.run(&["run", "--workload", "null", "--reps", "1", "--monitors", "interrupts"]);
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "--reps",
+        "1",
+        "--monitors",
+        "interrupts",
+    ]);
     assert!(o.status.success(), "{:?}", text(&o));
     lab
 }
@@ -116,7 +124,13 @@ fn perflab_json_with_impossible_figures_is_refused_whole() {
         ),
     ];
     for (name, content, needle) in cases {
-        assert_refused(&lab, "perflab-json", name, &content, &["measurements[0] (seq 0)", needle]);
+        assert_refused(
+            &lab,
+            "perflab-json",
+            name,
+            &content,
+            &["measurements[0] (seq 0)", needle],
+        );
     }
     // The same document unedited imports: the check refuses only what cannot be.
     let file = lab.dir.path().join("fine.json");
@@ -138,7 +152,10 @@ fn an_overflowed_cyclictest_histogram_reads_as_censored() {
     let o = lab.run(&["show", "1", "--section", "percentiles"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    let table: Vec<&str> = out.lines().skip_while(|l| !l.starts_with("point")).collect();
+    let table: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("point"))
+        .collect();
     assert_eq!(
         table,
         [
@@ -147,7 +164,10 @@ fn an_overflowed_cyclictest_histogram_reads_as_censored() {
         ],
         "{out}"
     );
-    assert!(out.contains("`≥N` where the percentile falls among samples past"), "{out}");
+    assert!(
+        out.contains("`≥N` where the percentile falls among samples past"),
+        "{out}"
+    );
     let doc = lab.export("1");
     let h = &doc["measurements"][0]["output"]["histograms"][0];
     assert_eq!(h["count"], 957);
@@ -158,7 +178,12 @@ fn an_overflowed_cyclictest_histogram_reads_as_censored() {
     let other = Lab::new();
     let exported = other.dir.path().join("run.json");
     std::fs::write(&exported, serde_json::to_string(&doc).unwrap()).unwrap();
-    let o = other.run(&["import", "--parser", "perflab-json", exported.to_str().unwrap()]);
+    let o = other.run(&[
+        "import",
+        "--parser",
+        "perflab-json",
+        exported.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{:?}", text(&o));
     assert_eq!(other.export("1")["measurements"], doc["measurements"]);
 }

@@ -72,14 +72,42 @@ fn a_billion_point_grid_is_refused_from_its_axes_before_it_is_built() {
 /// Every numeric flag: the command before it, the flag, values outside its range, and the
 /// range as its `--help` states it. A value outside is exit 2 with one line naming the flag.
 const NUMERIC_FLAGS: &[(&[&str], &str, &[&str], &str)] = &[
-    (&["run", "--workload", "null"], "--reps", &["0", "10001", "99999999999"], "(1 to 10000)"),
-    (&["run", "--workload", "null"], "--warmup", &["1001"], "(0 to 1000)"),
-    (&["run", "--workload", "null"], "--telemetry-reps", &["101"], "(0 to 100)"),
-    (&["run", "--workload", "ctxsw"], "--anchor", &["4096", "-1"], "0 to 4095"),
+    (
+        &["run", "--workload", "null"],
+        "--reps",
+        &["0", "10001", "99999999999"],
+        "(1 to 10000)",
+    ),
+    (
+        &["run", "--workload", "null"],
+        "--warmup",
+        &["1001"],
+        "(0 to 1000)",
+    ),
+    (
+        &["run", "--workload", "null"],
+        "--telemetry-reps",
+        &["101"],
+        "(0 to 100)",
+    ),
+    (
+        &["run", "--workload", "ctxsw"],
+        "--anchor",
+        &["4096", "-1"],
+        "0 to 4095",
+    ),
     (
         &["run", "--workload", "null"],
         "--target-ci",
-        &["0", "-1", "101", "1e308", "9223372036854775807", "inf", "nan"],
+        &[
+            "0",
+            "-1",
+            "101",
+            "1e308",
+            "9223372036854775807",
+            "inf",
+            "nan",
+        ],
         "above 0, at most 100",
     ),
     (
@@ -89,27 +117,95 @@ const NUMERIC_FLAGS: &[(&[&str], &str, &[&str], &str)] = &[
         "(the planned repetitions to 10000)",
     ),
     (&["report", "1"], "--changes", &["101"], "0 to 100)"),
-    (&["report", "1"], "--alpha", &["0", "1", "1e308"], "(above 0, below 1)"),
-    (&["report", "1"], "--noise", &["-1", "101", "1e308"], "0 to 100)"),
-    (&["report", "1"], "--buckets", &["1,1e308", "0,1"], "each above 0 and at most 10000"),
+    (
+        &["report", "1"],
+        "--alpha",
+        &["0", "1", "1e308"],
+        "(above 0, below 1)",
+    ),
+    (
+        &["report", "1"],
+        "--noise",
+        &["-1", "101", "1e308"],
+        "0 to 100)",
+    ),
+    (
+        &["report", "1"],
+        "--buckets",
+        &["1,1e308", "0,1"],
+        "each above 0 and at most 10000",
+    ),
     (&["compare", "1"], "--noise", &["1e308"], "0 to 100)"),
-    (&["crosscheck", "ctxsw"], "--rounds", &["0", "1001"], "(1 to 1000)"),
-    (&["crosscheck", "monitors"], "--monitor-pairs", &["1", "10001"], "(2 to 10000)"),
-    (&["crosscheck", "monitors"], "--max-pairs", &["10001"], "(2 to 10000)"),
-    (&["crosscheck", "ctxsw"], "--tolerance", &["-1", "101", "1e308"], "0 to 100"),
-    (&["crosscheck", "ctxsw"], "--duration", &["0s", "1e300s"], "above 0, at most a day"),
-    (&["crosscheck", "monitors"], "--measure", &["1e300s"], "above 0, at most a day"),
+    (
+        &["crosscheck", "ctxsw"],
+        "--rounds",
+        &["0", "1001"],
+        "(1 to 1000)",
+    ),
+    (
+        &["crosscheck", "monitors"],
+        "--monitor-pairs",
+        &["1", "10001"],
+        "(2 to 10000)",
+    ),
+    (
+        &["crosscheck", "monitors"],
+        "--max-pairs",
+        &["10001"],
+        "(2 to 10000)",
+    ),
+    (
+        &["crosscheck", "ctxsw"],
+        "--tolerance",
+        &["-1", "101", "1e308"],
+        "0 to 100",
+    ),
+    (
+        &["crosscheck", "ctxsw"],
+        "--duration",
+        &["0s", "1e300s"],
+        "above 0, at most a day",
+    ),
+    (
+        &["crosscheck", "monitors"],
+        "--measure",
+        &["1e300s"],
+        "above 0, at most a day",
+    ),
     (&["serve"], "--port", &["65536"], "(0 to 65535"),
     (&["serve"], "--max-sessions", &["0", "1025"], "(1 to 1024)"),
-    (&["serve"], "--session-time", &["0s", "1e300s"], "above 0, at most a day"),
-    (&["serve"], "--handshake-time", &["1e300s"], "above 0, at most a day"),
-    (&["fleet", "doctor", "--hosts", "h"], "--connect-timeout", &["1e300s"], "above 0, at most a day"),
+    (
+        &["serve"],
+        "--session-time",
+        &["0s", "1e300s"],
+        "above 0, at most a day",
+    ),
+    (
+        &["serve"],
+        "--handshake-time",
+        &["1e300s"],
+        "above 0, at most a day",
+    ),
+    (
+        &["fleet", "doctor", "--hosts", "h"],
+        "--connect-timeout",
+        &["1e300s"],
+        "above 0, at most a day",
+    ),
 ];
 
 #[test]
 fn every_numeric_flag_is_refused_outside_its_documented_range() {
     let lab = Lab::new();
-    let o = lab.run(&["run", "--workload", "null", "--reps", "1", "--monitors", "interrupts"]);
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "--reps",
+        "1",
+        "--monitors",
+        "interrupts",
+    ]);
     assert!(o.status.success(), "{:?}", text(&o));
     let before = std::fs::read(lab.db()).unwrap();
     for (cmd, flag, bad, range) in NUMERIC_FLAGS {
@@ -121,7 +217,10 @@ fn every_numeric_flag_is_refused_outside_its_documented_range() {
             let (out, err) = text(&o);
             assert_eq!(o.status.code(), Some(2), "{args:?}\n{out}\n{err}");
             assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-            assert!(err.starts_with("perflab: ") && err.contains(flag), "{args:?}: {err}");
+            assert!(
+                err.starts_with("perflab: ") && err.contains(flag),
+                "{args:?}: {err}"
+            );
         }
         let help_cmd: Vec<&str> = cmd
             .iter()
@@ -141,7 +240,10 @@ fn every_numeric_flag_is_refused_outside_its_documented_range() {
             "{help_cmd:?}: {flag}'s help does not state {range:?}: {entry}"
         );
     }
-    assert!(std::fs::read(lab.db()).unwrap() == before, "the database changed");
+    assert!(
+        std::fs::read(lab.db()).unwrap() == before,
+        "the database changed"
+    );
 }
 
 #[test]
@@ -152,7 +254,11 @@ fn monitors_none_or_an_empty_list_runs_without_monitors() {
         let (out, err) = text(&o);
         assert!(o.status.success(), "{given}\n{out}\n{err}");
         let doc = lab.export(&common::run_id(&err));
-        assert_eq!(doc["run"]["spec"]["monitors"], serde_json::json!([]), "{given}");
+        assert_eq!(
+            doc["run"]["spec"]["monitors"],
+            serde_json::json!([]),
+            "{given}"
+        );
         for m in doc["measurements"].as_array().unwrap() {
             assert_eq!(m["monitors"], serde_json::json!([]), "{given}");
             assert_eq!(m["telemetry"], serde_json::json!([]), "{given}");
@@ -195,5 +301,9 @@ fn a_db_that_is_a_directory_or_another_database_is_refused_in_one_line() {
         !lab.dir.path().join("mysql:").exists(),
         "the URL was taken for a path"
     );
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "files in the directory");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "files in the directory"
+    );
 }

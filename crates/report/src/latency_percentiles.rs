@@ -12,8 +12,8 @@
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
-use perflab_core::record::{MeasurementRecord, RunInfo};
 use perflab_core::censored::{in_range_quantile, is_censored};
+use perflab_core::record::{MeasurementRecord, RunInfo};
 use perflab_core::{AboveRange, HistogramData, Quantile, Unit};
 use serde::Serialize;
 
@@ -393,7 +393,12 @@ impl PercentileTable {
         let table = pooled_table(&self.rows, PercentileRow::lead, &head, |r| {
             let mut row = vec![r.count.to_string()];
             let values = [r.p50, r.p90, r.p99, r.p999];
-            row.extend(QUANTILES.iter().zip(values).map(|((q, _), v)| r.cell(*q, v)));
+            row.extend(
+                QUANTILES
+                    .iter()
+                    .zip(values)
+                    .map(|((q, _), v)| r.cell(*q, v)),
+            );
             row.push(cell(Some(r.max)));
             row
         });

@@ -138,7 +138,11 @@ fn percentiles_past_a_histogram_range_read_as_at_least_its_end() {
         in_range.record_n(20_000, 900).unwrap();
         in_range.record_n(40_000, 50).unwrap();
         // Two tails: one a few samples past the range, one mostly past it.
-        let over = if m.variant == info.spec.variants[0].name { 20 } else { 900 };
+        let over = if m.variant == info.spec.variants[0].name {
+            20
+        } else {
+            900
+        };
         let max = 100_000.0 + 1_000.0 * i as f64;
         m.output.histograms[0] = perflab_core::HistogramData::censored(
             "rtt",

@@ -75,7 +75,10 @@ fn measurements_round_trip_exactly(db: TestDb) {
         assert_eq!(a, b, "seq {}", b.seq);
     }
     assert!(!back[0].output.histograms[0].encoded.is_empty());
-    assert_eq!(back[5].output.histograms[0].above.map(|a| a.count), Some(952));
+    assert_eq!(
+        back[5].output.histograms[0].above.map(|a| a.count),
+        Some(952)
+    );
     assert_eq!(back[0].output.histograms[0].above, None);
     let info = store.run(id).unwrap();
     assert_eq!((info.planned, info.done, info.failed), (6, 5, 1));

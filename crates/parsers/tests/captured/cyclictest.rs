@@ -42,7 +42,10 @@ fn histogram_gives_percentiles_and_overflows() {
     assert_eq!(value(&p.metrics, "cycles"), 2000.0);
     assert_eq!(p.histograms.len(), 1);
     let h = &p.histograms[0];
-    assert_eq!((h.name.as_str(), h.count, h.unit), ("latency", 2000, Unit::Microseconds));
+    assert_eq!(
+        (h.name.as_str(), h.count, h.unit),
+        ("latency", 2000, Unit::Microseconds)
+    );
     assert_eq!(h.max, 104.0);
     assert!(h.p50 >= 10.0 && h.p50 <= 14.0, "{}", h.p50);
     // 9 of 2000 past the range: p99.9 (rank 1998) is among them, p99 is not.
@@ -71,10 +74,7 @@ fn overflowed_samples_censor_the_percentiles_they_hold() {
     for v in [h.p50, h.p90, h.p99, h.p999, h.p9999, h.stddev] {
         assert!(v.is_nan(), "{h:?}");
     }
-    assert_eq!(
-        h.quantile(0.5, h.p50).text(|v| v.to_string()),
-        "≥50"
-    );
+    assert_eq!(h.quantile(0.5, h.p50).text(|v| v.to_string()), "≥50");
     // The check of impossible figures accepts the censored NaNs.
     by_name("cyclictest")
         .unwrap()

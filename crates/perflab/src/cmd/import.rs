@@ -26,7 +26,8 @@ pub fn run(g: &Global, a: ImportArgs) -> anyhow::Result<i32> {
     })?;
     let text = common::read_input(&a.file)?;
     let parsed = parser
-        .read(&text).map_err(|e| input(format!("{}: {e}", a.file.display())))?;
+        .read(&text)
+        .map_err(|e| input(format!("{}: {e}", a.file.display())))?;
     let records = to_records(&parsed);
     if records.is_empty() {
         return Err(input(format!("{}: no results found", a.file.display())));

@@ -108,9 +108,8 @@ fn check(plan: &[PlannedMeasurement], ms: &[MeasurementRecord]) -> Result<(), St
     let mut seen = HashSet::new();
     for (i, m) in ms.iter().enumerate() {
         // `null` is how the export writes an undefined figure, so NaN passes here.
-        check_record(m, Nan::Undefined).map_err(|e| {
-            format!("measurements[{i}] (seq {}), {e}", m.seq)
-        })?;
+        check_record(m, Nan::Undefined)
+            .map_err(|e| format!("measurements[{i}] (seq {}), {e}", m.seq))?;
         if !seen.insert(m.seq) {
             return Err(format!("measurement {} appears twice", m.seq));
         }

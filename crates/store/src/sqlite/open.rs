@@ -73,7 +73,10 @@ pub fn check_file_path(path: &Path) -> Result<(), StoreError> {
     }
     let text = path.to_string_lossy();
     if let Some((scheme, _)) = text.split_once("://") {
-        let is_scheme = scheme.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        let is_scheme = scheme
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
             && scheme
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));

@@ -185,7 +185,8 @@ pub(super) fn by_parser(
         )
     })?;
     let parsed = info
-        .read(text).map_err(|e| format!("parser {name} on {stream}: {e}"))?;
+        .read(text)
+        .map_err(|e| format!("parser {name} on {stream}: {e}"))?;
     let mut metrics = parsed.metrics;
     if metrics.is_empty() {
         return Err(format!(
