@@ -20,6 +20,12 @@ fn null_run_is_stored_listed_shown_and_exported() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
     let id = run_id(&err);
+    // A first-time user must learn where the numbers went without reading the docs.
+    let db = std::fs::canonicalize(lab.db()).unwrap();
+    assert!(
+        err.contains(&format!("results stored in {}", db.display())),
+        "{err}"
+    );
 
     let o = lab.run(&["ls"]);
     let (out, _) = text(&o);

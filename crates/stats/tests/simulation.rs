@@ -402,7 +402,7 @@ fn many_identical_rows_give_few_false_verdicts_after_adjustment() {
 /// The table in docs/METHODOLOGY.md: `cargo test -p perflab-stats --test simulation --
 /// --ignored --nocapture` (about two minutes in a debug build).
 #[test]
-#[ignore]
+#[ignore = "slow (minutes): prints docs/METHODOLOGY.md's false-discovery table; run with --ignored --nocapture"]
 fn false_discovery_table() {
     for (noise, seed) in MODELS.iter().copied().zip(91..) {
         for (what, cfg) in [("1% threshold", verdict_cfg()), ("no threshold", p_only())] {
@@ -500,7 +500,7 @@ fn bootstrap_median_interval_covers_the_true_median() {
 /// The table in docs/METHODOLOGY.md: `cargo test -p perflab-stats --test simulation --
 /// --ignored --nocapture` (about a minute in a debug build).
 #[test]
-#[ignore]
+#[ignore = "slow (a minute): prints docs/METHODOLOGY.md's interval-coverage table; run with --ignored --nocapture"]
 fn bootstrap_coverage_table() {
     let cfg = StatsConfig::default();
     for (noise, seed) in MODELS.iter().copied().zip(71..) {

@@ -13,6 +13,7 @@ pub mod isolation;
 pub mod kconfig;
 pub mod lines;
 pub mod meminfo;
+pub mod ovs_db;
 mod percpu_table;
 pub mod perf_event;
 pub mod procstat;

@@ -8,6 +8,7 @@
 //! two differ in latency by much more than the paths being compared.
 
 use perflab_core::Unavailable;
+use perflab_sys::ovs_db::OvsDbFailure;
 use perflab_sys::SysRoot;
 
 use super::build::Built;
@@ -30,10 +31,14 @@ pub fn check() -> Result<(), Unavailable> {
     }
     let db = cmd::run_status("ovs-vsctl", &["--timeout=3", "show"]);
     if !db.as_ref().is_ok_and(|o| o.ok) {
-        return Err(
-            Unavailable::new("ovsdb-server is not running (`ovs-vsctl show` fails)")
-                .with_hint(HOW_TO_START),
-        );
+        let stderr = db.as_ref().map(|o| o.stderr.as_str()).unwrap_or("");
+        let why = OvsDbFailure::from_stderr(stderr);
+        let hint = if why.needs_start() {
+            HOW_TO_START
+        } else {
+            "run perflab as root (sudo) for netpath=ovs"
+        };
+        return Err(Unavailable::new(why.reason()).with_hint(hint));
     }
     let switchd = cmd::run_status(
         "ovs-appctl",

@@ -78,12 +78,13 @@ fn execute(
     let mut reporter = Reporter::new(&info.spec.primary_metric, info.spec.varying_params());
     let outcome = perflab_lab::execute(store, id, &opts, &mut reporter)?;
     eprintln!(
-        "run {}: {} ({} measured this session, {} failed, {} left)",
+        "run {}: {} ({} measured this session, {} failed, {} left); results stored in {}",
         outcome.run,
         outcome.status.as_str(),
         outcome.recorded,
         outcome.failed,
-        outcome.remaining
+        outcome.remaining,
+        run_json::database_location(store)
     );
     // The run's totals, not this session's: a resume that retried the failures is judged
     // by what the run holds now.

@@ -66,14 +66,7 @@ pub fn document(
     let mut doc = RunDoc {
         end: end.clone(),
         message: end.last_line(db_flag),
-        // Absolute, so a script can open it from anywhere.
-        database: match store.path() {
-            Some(p) => std::fs::canonicalize(p)
-                .unwrap_or_else(|_| p.into())
-                .display()
-                .to_string(),
-            None => store.location().to_string(),
-        },
+        database: database_location(store),
         study: info.study.clone(),
         workload: info.workload.clone(),
         label: info.label.clone(),
@@ -143,4 +136,16 @@ pub fn document(
         doc.adaptive = Some(serde_json::to_value(&a)?);
     }
     Ok(doc)
+}
+
+/// Where the run's results are: the database file, absolute so a script (or a person
+/// reading the end of a run) can open it from anywhere, or the server's location.
+pub fn database_location(store: &Store) -> String {
+    match store.path() {
+        Some(p) => std::fs::canonicalize(p)
+            .unwrap_or_else(|_| p.into())
+            .display()
+            .to_string(),
+        None => store.location().to_string(),
+    }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use super::{Check, NOT_CHECKED, RUN_ON_HOST};
+use crate::ovs_db::OvsDbFailure;
 use crate::root::SysRoot;
 
 const OVS_START: &str = "systemctl start openvswitch-switch (without systemd: \
@@ -22,13 +23,38 @@ fn find_tool(name: &str) -> Option<PathBuf> {
         })
 }
 
-/// The tool's stdout when it exits 0. Every call passes the tool's own timeout option, so
-/// none can hang on a dead daemon.
+/// The tool's stdout when it exits 0, else its stderr. Every call passes the tool's own
+/// timeout option, so none can hang on a dead daemon.
+fn run(tool: &PathBuf, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(tool)
+        .args(args)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
 fn run_ok(tool: &PathBuf, args: &[&str]) -> Option<String> {
-    let out = Command::new(tool).args(args).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    run(tool, args).ok()
+}
+
+/// The openvswitch row when `ovs-vsctl` cannot reach the database: a user who may not
+/// open the socket is told so (run as root), not to start a daemon that runs already.
+fn db_unreachable(stderr: &str) -> Check {
+    let why = OvsDbFailure::from_stderr(stderr);
+    let remedy = if why.needs_start() {
+        OVS_START.to_string()
+    } else {
+        "run perflab as root (sudo) for netpath=ovs".to_string()
+    };
+    Check::partial(
+        "openvswitch",
+        format!("installed; {}: netpath=ovs is unavailable", why.reason()),
+        remedy,
+    )
 }
 
 pub(super) fn ip_tool(sys: &SysRoot) -> Check {
@@ -59,15 +85,12 @@ pub(super) fn openvswitch(sys: &SysRoot) -> Check {
             format!("apt-get install openvswitch-switch, then {OVS_START}"),
         );
     };
-    let Some(version) = run_ok(
+    let version = match run(
         &vsctl,
         &["--timeout=2", "get", "Open_vSwitch", ".", "ovs_version"],
-    ) else {
-        return Check::partial(
-            NAME,
-            "installed, but ovsdb-server is not running: netpath=ovs is unavailable",
-            OVS_START,
-        );
+    ) {
+        Ok(version) => version,
+        Err(stderr) => return db_unreachable(&stderr),
     };
     let switchd = find_tool("ovs-appctl")
         .and_then(|appctl| run_ok(&appctl, &["--timeout=2", "-t", "ovs-vswitchd", "version"]));
@@ -91,6 +114,24 @@ pub(super) fn openvswitch(sys: &SysRoot) -> Check {
 mod tests {
     use super::*;
     use crate::doctor::Status;
+
+    #[test]
+    fn a_user_who_may_not_open_the_socket_is_told_so_not_to_start_ovs() {
+        let check = db_unreachable(
+            "ovs-vsctl: unix:/var/run/openvswitch/db.sock: database connection failed (Permission denied)",
+        );
+        assert_eq!(check.status, Status::Partial);
+        assert!(
+            check.detail.contains("permission denied"),
+            "{}",
+            check.detail
+        );
+        assert!(!check.detail.contains("not running"), "{}", check.detail);
+        let stopped = db_unreachable(
+            "ovs-vsctl: unix:/var/run/openvswitch/db.sock: database connection failed (No such file or directory)",
+        );
+        assert!(stopped.detail.contains("not running"), "{}", stopped.detail);
+    }
 
     #[test]
     fn a_fixture_tree_is_not_checked_and_says_where_to_run() {
