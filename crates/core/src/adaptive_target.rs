@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::limits::TARGET_CI_MAX_PCT;
+
 /// The precision an adaptive run aims for, as its stored spec keeps it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AdaptiveTarget {
@@ -18,7 +20,7 @@ pub struct AdaptiveTarget {
 pub const DEFAULT_MAX_REPS: u32 = 30;
 
 /// The most repetitions a cap may allow, as for `repetitions`.
-pub const MAX_REPS_LIMIT: u32 = 10_000;
+pub const MAX_REPS_LIMIT: u32 = *crate::limits::REPETITIONS.end();
 
 /// What is wrong with adaptive settings; worded for a TOML file or for flags.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,7 +44,9 @@ impl SettingError {
     fn say(&self, target: &str, cap: &str, reps: &str) -> String {
         match self {
             SettingError::Target(t) => format!(
-                "{target} = {t}: must be a percentage above 0, e.g. 1 for ±1% of the median"
+                "{target} = {}: must be a percentage above 0 and at most {TARGET_CI_MAX_PCT}, \
+                 e.g. 1 for ±1% of the median",
+                crate::limits::number(*t)
             ),
             SettingError::CapWithoutTarget(c) => {
                 format!("{cap} = {c}: {cap} needs {target} (the cap of adaptive repetitions)")
@@ -64,7 +68,7 @@ pub fn check_settings(
     match (target, cap) {
         (None, None) => Ok(()),
         (None, Some(c)) => Err(SettingError::CapWithoutTarget(c)),
-        (Some(t), _) if !(t.is_finite() && t > 0.0) => Err(SettingError::Target(t)),
+        (Some(t), _) if !(t > 0.0 && t <= TARGET_CI_MAX_PCT) => Err(SettingError::Target(t)),
         (Some(_), c) => {
             let c = c.unwrap_or(DEFAULT_MAX_REPS.max(reps));
             if c < reps || c > MAX_REPS_LIMIT {

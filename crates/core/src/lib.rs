@@ -3,13 +3,16 @@
 //! journal they need; registries live beside their plug-ins.
 
 pub mod adaptive_target;
+pub mod censored;
 pub mod cpu_path;
 pub mod descriptor;
 pub mod error;
 pub mod knob_settings;
+pub mod limits;
 pub mod metric_names;
 pub mod output;
 pub mod params;
+pub mod plausible;
 pub mod record;
 pub mod run_spec;
 pub mod secret;
@@ -20,6 +23,7 @@ pub mod threads;
 pub mod units;
 pub mod workload;
 
+pub use censored::{AboveRange, Quantile};
 pub use cpu_path::{CpuPath, Stay};
 pub use descriptor::{
     Descriptor, KeyMatch, Kind, LatencyTableHints, Need, Needs, NoCpu, PerCpuFigure, PerCpuLayout,

@@ -53,6 +53,10 @@ pub struct HistogramData {
     pub p9999: f64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub encoded: Vec<u8>,
+    /// Samples past the range of a tool's fixed buckets (cyclictest's overflows): counted
+    /// in `count`, absent from `encoded`, each at least `limit`; see `crate::censored`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub above: Option<crate::censored::AboveRange>,
 }
 
 impl HistogramData {
@@ -86,6 +90,7 @@ impl HistogramData {
             p999: q(0.999),
             p9999: q(0.9999),
             encoded,
+            above: None,
         }
     }
 }

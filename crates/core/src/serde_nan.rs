@@ -47,6 +47,7 @@ mod tests {
             p999: f64::NAN,
             p9999: f64::NAN,
             encoded: Vec::new(),
+            above: None,
         };
         let back: crate::output::HistogramData =
             serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();

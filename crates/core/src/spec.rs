@@ -143,6 +143,28 @@ pub struct ExperimentSpec {
     pub telemetry_reps: Option<u32>,
 }
 
+/// The monitors a spec names, as a run keeps them: `none` alone (or an empty list, or
+/// only empty names, as `--monitors ''` gives) is no monitor at all; `none` beside a
+/// monitor is a contradiction.
+pub fn monitor_names(given: &[String]) -> Result<Vec<String>, String> {
+    let names: Vec<String> = given
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect();
+    if names.iter().any(|n| n == "none") {
+        if names.len() > 1 {
+            return Err(format!(
+                "monitors {}: \"none\" means no monitor, so it cannot be given with others",
+                names.join(",")
+            ));
+        }
+        return Ok(Vec::new());
+    }
+    Ok(names)
+}
+
 fn default_reps() -> u32 {
     3
 }
@@ -163,22 +185,25 @@ impl ExperimentSpec {
 
     /// Checks what serde cannot: counts and names.
     pub fn check(&self) -> std::result::Result<(), String> {
-        if self.repetitions == 0 || self.repetitions > 10_000 {
-            return Err(format!(
-                "repetitions = {} (must be 1 to 10000)",
-                self.repetitions
-            ));
+        use crate::limits::{check_in, PARTNERS_LIMIT, REPETITIONS, TELEMETRY_REPS, WARMUP};
+        check_in("repetitions", self.repetitions, &REPETITIONS)?;
+        if let Some(r) = self.quick.as_ref().and_then(|q| q.repetitions) {
+            check_in("quick.repetitions", r, &REPETITIONS)?;
         }
-        if self.warmup > 1000 {
-            return Err(format!("warmup = {} (must be at most 1000)", self.warmup));
-        }
+        check_in("warmup", self.warmup, &WARMUP)?;
         check_settings(self.target_ci, self.max_reps, self.repetitions)
             .map_err(|e| e.for_file())?;
-        if self.telemetry_reps.is_some_and(|t| t > 100) {
-            return Err(format!(
-                "telemetry_reps = {} (must be 0 to 100)",
-                self.telemetry_reps.unwrap_or_default()
-            ));
+        if let Some(t) = self.telemetry_reps {
+            check_in("telemetry_reps", t, &TELEMETRY_REPS)?;
+        }
+        if let Some(b) = &self.compare.buckets {
+            crate::limits::check_bucket_edges("compare.buckets", b)?;
+        }
+        let quick_params = self.quick.iter().flat_map(|q| q.params.iter());
+        for (name, p) in self.params.iter().chain(quick_params) {
+            if let ParamInput::Partners(PartnersSpec { limit: Some(l), .. }) = p {
+                check_in(&format!("{name}.limit"), *l, &PARTNERS_LIMIT)?;
+            }
         }
         let mut seen = std::collections::BTreeSet::new();
         for v in &self.variants {
@@ -277,12 +302,70 @@ mod tests {
             ("target_ci=0", "target_ci"),
             ("target_ci=-1", "target_ci"),
             ("target_ci=inf", "target_ci"),
+            (
+                "target_ci=1e308",
+                "target_ci = 1e308: must be a percentage above 0 and at most 100",
+            ),
+            ("target_ci=9223372036854775807", "target_ci"),
             ("target_ci=nan", "target_ci"),
             ("max_reps=10", "max_reps needs target_ci"),
             ("target_ci=1\nmax_reps=4", "max_reps = 4"),
         ] {
             let e = ExperimentSpec::from_toml("x.toml", &format!("{base}{bad}")).unwrap_err();
             assert!(e.to_string().contains(needle), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn none_or_nothing_is_no_monitor() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(monitor_names(&v(&["none"])), Ok(vec![]));
+        assert_eq!(monitor_names(&v(&[""])), Ok(vec![]));
+        assert_eq!(monitor_names(&v(&[])), Ok(vec![]));
+        assert_eq!(
+            monitor_names(&v(&[" interrupts", ""])),
+            Ok(v(&["interrupts"]))
+        );
+        assert!(monitor_names(&v(&["none", "cpuidle"]))
+            .unwrap_err()
+            .contains("cannot be given with others"));
+    }
+
+    #[test]
+    fn every_numeric_key_is_held_to_its_range() {
+        let base = "name='a'\nworkload='null'\n";
+        for (bad, needle) in [
+            ("repetitions=0", "repetitions = 0: must be 1 to 10000"),
+            (
+                "repetitions=10001",
+                "repetitions = 10001: must be 1 to 10000",
+            ),
+            ("warmup=1001", "warmup = 1001: must be 0 to 1000"),
+            (
+                "telemetry_reps=101",
+                "telemetry_reps = 101: must be 0 to 100",
+            ),
+            ("[quick]\nrepetitions=0", "quick.repetitions = 0"),
+            (
+                "[compare]\nbuckets=[1, 1e308]",
+                "compare.buckets: edge 1e308",
+            ),
+            ("[compare]\nbuckets=[0]", "compare.buckets: edge 0"),
+            (
+                "[params]\ncpu_b={partners_of='cpu_a', limit=5000}",
+                "cpu_b.limit = 5000: must be 0 to 4096",
+            ),
+        ] {
+            let e = ExperimentSpec::from_toml("x.toml", &format!("{base}{bad}")).unwrap_err();
+            assert!(e.to_string().contains(needle), "{bad}: {e}");
+        }
+        for fine in [
+            "repetitions=10000",
+            "warmup=1000",
+            "telemetry_reps=0",
+            "target_ci=100",
+        ] {
+            assert!(ExperimentSpec::from_toml("x.toml", &format!("{base}{fine}")).is_ok());
         }
     }
 }

@@ -34,6 +34,28 @@ impl Unit {
             Unit::Ratio => "x",
         }
     }
+
+    /// Whether a value of this unit may be below zero. Counts, rates, durations, sizes and
+    /// bandwidths cannot; a percentage or a ratio may be a change or a difference. Checked
+    /// where figures come in from outside (`crate::plausible`).
+    pub fn may_be_negative(self) -> bool {
+        matches!(self, Unit::Percent | Unit::Ratio)
+    }
+
+    /// What a value of this unit is, for a sentence: "a rate cannot be negative".
+    pub fn noun(self) -> &'static str {
+        match self {
+            Unit::Count => "a count",
+            Unit::PerSecond => "a rate",
+            Unit::Nanoseconds | Unit::Microseconds | Unit::Milliseconds | Unit::Seconds => {
+                "a duration"
+            }
+            Unit::Bytes => "a size",
+            Unit::BytesPerSecond | Unit::MibPerSecond => "a bandwidth",
+            Unit::Percent => "a percentage",
+            Unit::Ratio => "a ratio",
+        }
+    }
 }
 
 /// Which direction of change is an improvement.

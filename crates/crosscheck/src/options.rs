@@ -34,9 +34,11 @@ pub struct Options {
 pub(crate) fn tolerance(a: &Options, stated: f64) -> Result<f64> {
     match a.tolerance {
         None => Ok(stated),
-        Some(t) if t.is_finite() && t >= 0.0 => Ok(t),
+        // A ratio more than 100% from 1 holds nothing to anything.
+        Some(t) if (0.0..=100.0).contains(&t) => Ok(t),
         Some(t) => Err(input(format!(
-            "--tolerance {t}: expected a percentage of 0 or more, e.g. 3 for ±3%"
+            "--tolerance {}: expected a percentage from 0 to 100, e.g. 3 for ±3%",
+            perflab_core::limits::number(t)
         ))),
     }
 }

@@ -44,6 +44,8 @@ pub fn expand(
         };
         axes.push((name.clone(), values));
     }
+    // Counted before crossing: a refused grid must cost nothing to refuse.
+    crate::grid_size::check(&axes)?;
     let mut points: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
     for (name, values) in &axes {
         let mut next = Vec::with_capacity(points.len() * values.len());
@@ -55,12 +57,6 @@ pub fn expand(
             }
         }
         points = next;
-    }
-    if points.len() > 100_000 {
-        return Err(LabError::Input(format!(
-            "the parameter grid has {} points; at most 100000 are allowed",
-            points.len()
-        )));
     }
     for v in &spec.effective_variants() {
         for name in v.params.keys() {
@@ -77,7 +73,7 @@ pub fn expand(
         }
     }
     let monitors = match &spec.monitors {
-        Some(m) => m.clone(),
+        Some(m) => perflab_core::spec::monitor_names(m).map_err(LabError::Input)?,
         None => default_monitors.iter().map(|s| s.to_string()).collect(),
     };
     let expanded = RunSpec {

@@ -6,6 +6,7 @@ pub mod error;
 pub mod expand;
 pub mod fingerprint;
 pub mod fit;
+pub mod grid_size;
 pub mod plan;
 pub mod prepare;
 pub mod presets;

@@ -10,7 +10,7 @@
 //! unless cyclictest ran with -N, which the output does not say.
 
 use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
-use perflab_core::{Better, Metric, Unit};
+use perflab_core::{Better, HistogramData, Metric, Unit};
 
 use crate::cyclictest_histogram::read_histogram;
 use crate::cyclictest_thread::{Thread, TOOL};
@@ -93,8 +93,14 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
                 t.overflows = ht.overflows;
             }
         }
-        out.histograms = h.histograms.clone();
     }
+    let histogram_of = |id: &str| -> Vec<HistogramData> {
+        hist.iter()
+            .flat_map(|h| &h.histograms)
+            .filter(|(t, _)| t == id)
+            .map(|(_, h)| h.clone())
+            .collect()
+    };
     let (ran, idle): (Vec<Thread>, Vec<Thread>) = threads.into_iter().partition(|t| t.cycles > 0.0);
     if !idle.is_empty() {
         let ids: Vec<&str> = idle.iter().map(|t| t.id.as_str()).collect();
@@ -112,6 +118,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
     }
     if ran.len() == 1 {
         out.metrics = ran[0].metrics();
+        out.histograms = histogram_of(&ran[0].id);
         return Ok(out);
     }
     let cycles: f64 = ran.iter().map(|t| t.cycles).sum();
@@ -134,6 +141,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
     out.rows = ran
         .iter()
         .map(|t| ParsedRow {
+            histograms: histogram_of(&t.id),
             params: vec![("thread".to_string(), t.id.clone())],
             series: None,
             metrics: t.metrics(),

@@ -12,19 +12,23 @@
 //! # Histogram Overflows: 00043 00042
 //! ```
 //!
-//! `# Total` counts only the samples inside the buckets; overflows are the rest.
+//! `# Total` counts only the samples inside the buckets; overflows are the rest, at or
+//! above the end of the buckets' range (`-h 50`: 50 µs). Their values are unknown, so a
+//! percentile that falls among them is censored (`perflab_core::censored`), never placed
+//! at the maximum.
 
-use perflab_core::{HistogramData, Unit};
+use perflab_core::{AboveRange, HistogramData, Unit};
 
 use crate::cyclictest_thread::{Thread, TOOL};
 use crate::text::{bad, num, shown};
 use crate::ParseError;
 
-/// What the histogram output holds.
+/// What the histogram output holds: each thread's figures, and its latency histogram
+/// (named `latency`; a thread whose buckets and overflows are all empty has none).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Histogram {
     pub threads: Vec<Thread>,
-    pub histograms: Vec<HistogramData>,
+    pub histograms: Vec<(String, HistogramData)>,
 }
 
 pub(crate) fn read_histogram(text: &str) -> Result<Option<Histogram>, ParseError> {
@@ -103,6 +107,8 @@ pub(crate) fn read_histogram(text: &str) -> Result<Option<Histogram>, ParseError
     }
     let total = get("Total");
     let overflows = get("Histogram Overflows");
+    // cyclictest prints every bucket of its range, 0 to N-1: an overflow is at least N.
+    let limit = buckets.iter().map(|(b, _)| b + 1).max().unwrap_or(0) as f64;
     let mut out = Histogram::default();
     for t in 0..n {
         let in_buckets = total.map_or(0.0, |x| x.2[t]);
@@ -115,26 +121,32 @@ pub(crate) fn read_histogram(text: &str) -> Result<Option<Histogram>, ParseError
             max: max.2[t],
             overflows: over,
         });
-        if let Some(h) = hdr(&buckets, t, over.unwrap_or(0.0), max.2[t]) {
-            out.histograms.push(HistogramData::from_hdr(
-                &format!("latency_thread{t}"),
-                Unit::Microseconds,
-                &h,
-            ));
+        let Some(in_range) = hdr(&buckets, t) else {
+            continue;
+        };
+        // A negative or fractional count is not cyclictest's; such a file was refused
+        // above only if unreadable, so it is clamped here rather than trusted.
+        let above = AboveRange {
+            limit,
+            count: over.unwrap_or(0.0).max(0.0) as u64,
+        };
+        if in_range.is_empty() && above.count == 0 {
+            continue;
         }
+        let h = HistogramData::censored(
+            "latency",
+            Unit::Microseconds,
+            &in_range,
+            above,
+            (min.2[t], avg.2[t], max.2[t]),
+        );
+        out.histograms.push((t.to_string(), h));
     }
     Ok(Some(out))
 }
 
-/// The thread's buckets as an HDR histogram. Samples past the last bucket are recorded at
-/// the thread's maximum latency: their exact values are lost, but high percentiles then
-/// show that they were at least past the histogram instead of pretending they did not exist.
-fn hdr(
-    buckets: &[(u64, Vec<u64>)],
-    t: usize,
-    overflows: f64,
-    max: f64,
-) -> Option<hdrhistogram::Histogram<u64>> {
+/// The thread's buckets (its samples within the range) as an HDR histogram.
+fn hdr(buckets: &[(u64, Vec<u64>)], t: usize) -> Option<hdrhistogram::Histogram<u64>> {
     let mut h = hdrhistogram::Histogram::<u64>::new(3).ok()?;
     for (value, counts) in buckets {
         let c = *counts.get(t)?;
@@ -142,8 +154,5 @@ fn hdr(
             h.record_n(*value, c).ok()?;
         }
     }
-    if overflows >= 1.0 && max >= 0.0 {
-        h.record_n(max as u64, overflows as u64).ok()?;
-    }
-    (!h.is_empty()).then_some(h)
+    Some(h)
 }

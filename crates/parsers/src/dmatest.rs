@@ -111,6 +111,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         .summaries
         .iter()
         .map(|s| ParsedRow {
+            histograms: Vec::new(),
             params: vec![("thread".to_string(), s.thread.clone())],
             series: None,
             metrics: metrics(s),

@@ -75,6 +75,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
             params.push(("instance".to_string(), k.to_string()));
         }
         rows.push(ParsedRow {
+            histograms: Vec::new(),
             params,
             series: None,
             metrics: metrics.clone(),

@@ -79,6 +79,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         }
         match times {
             Some(times) => out.rows.extend(times.into_iter().map(|t| ParsedRow {
+                histograms: Vec::new(),
                 params: params.clone(),
                 series: None,
                 metrics: vec![metric(
@@ -95,6 +96,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
                      measurement"
                 ));
                 out.rows.push(ParsedRow {
+                    histograms: Vec::new(),
                     params,
                     series: None,
                     metrics: summary.clone(),

@@ -122,6 +122,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
             out.rows = streams
                 .into_iter()
                 .map(|(socket, metrics)| ParsedRow {
+                    histograms: Vec::new(),
                     params: vec![("stream".to_string(), socket)],
                     series: None,
                     metrics,

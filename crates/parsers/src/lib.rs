@@ -25,6 +25,7 @@ mod perf_stat;
 mod perf_stat_csv;
 mod perf_stat_line;
 mod perf_stat_text;
+mod plausible;
 mod seed_scan;
 mod sockperf;
 mod text;
@@ -56,6 +57,9 @@ pub struct ParsedRow {
     /// A column label when the table has one column per side (e.g. a software version).
     pub series: Option<String>,
     pub metrics: Vec<Metric>,
+    /// Histograms of this row alone (a cyclictest thread's latencies), stored with its
+    /// measurement; [`Parsed::histograms`] holds those of single-result output.
+    pub histograms: Vec<HistogramData>,
 }
 
 impl ParsedRow {
@@ -83,6 +87,13 @@ pub enum ParseError {
         line: usize,
         why: String,
     },
+    /// The output reads, but holds a figure that cannot be (a negative rate, a `nan`).
+    #[error("{place}, {why}")]
+    Impossible {
+        tool: &'static str,
+        place: String,
+        why: String,
+    },
 }
 
 /// A parser in the registry: its descriptor (declared in its own file) and the function.
@@ -90,6 +101,16 @@ pub enum ParseError {
 pub struct ParserInfo {
     pub descriptor: &'static Descriptor,
     pub parse: fn(&str) -> Result<Parsed, ParseError>,
+}
+
+impl ParserInfo {
+    /// Parses `text` and refuses a result holding a figure its unit says cannot be: the
+    /// way every caller that keeps the figures (import, exec) reads a tool's output.
+    pub fn read(&self, text: &str) -> Result<Parsed, ParseError> {
+        let parsed = (self.parse)(text)?;
+        plausible::check(self.descriptor.name, &parsed)?;
+        Ok(parsed)
+    }
 }
 
 impl std::ops::Deref for ParserInfo {

@@ -150,6 +150,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         out.rows = ran
             .into_iter()
             .map(|(f, metrics)| ParsedRow {
+                histograms: Vec::new(),
                 params: vec![("function".to_string(), f)],
                 series: None,
                 metrics,

@@ -232,6 +232,7 @@ fn read_table(
                 params.push(("table".to_string(), t.to_string()));
             }
             out.rows.push(ParsedRow {
+                histograms: Vec::new(),
                 params,
                 series: Some(c.label.clone()),
                 metrics: vec![metric(

@@ -173,6 +173,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
             out.rows = sections
                 .into_iter()
                 .map(|s| ParsedRow {
+                    histograms: Vec::new(),
                     params: vec![("server".to_string(), s.server)],
                     series: None,
                     metrics: s.metrics,

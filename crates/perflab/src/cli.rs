@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
+use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use perflab_core::limits;
 
 // Shared with `cli_fleet`, which this file's `Command` names: kept apart so the two do not
 // import each other.
@@ -133,11 +135,11 @@ pub struct RunArgs {
     /// NAME` per path. `perflab run netpaths --dry-run` lists them all.
     #[arg(long, value_name = "PATH,PATH", value_delimiter = ',')]
     pub paths: Vec<String>,
-    /// Repetitions per point and variant
-    #[arg(long, value_name = "N")]
+    /// Repetitions per point and variant (1 to 10000)
+    #[arg(long, value_name = "N", value_parser = within::<u32, u32>(limits::REPETITIONS))]
     pub reps: Option<u32>,
-    /// Unrecorded warm-up measurements at the start
-    #[arg(long, value_name = "N")]
+    /// Unrecorded warm-up measurements at the start (0 to 1000)
+    #[arg(long, value_name = "N", value_parser = within::<u32, u32>(limits::WARMUP))]
     pub warmup: Option<u32>,
     /// Duration of each measurement (sets the workload's `duration`), e.g. 10s, 500ms
     #[arg(long, value_name = "TIME")]
@@ -150,20 +152,21 @@ pub struct RunArgs {
     /// list 4K,64K,2M, or one size
     #[arg(long, value_name = "SIZES")]
     pub size: Option<String>,
-    /// The fixed CPU of a CPU-pair study (sets `cpu_a`)
-    #[arg(long, value_name = "CPU")]
+    /// The fixed CPU of a CPU-pair study (sets `cpu_a`; 0 to 4095, and online)
+    #[arg(long, value_name = "CPU", value_parser = within::<u32, u32>(limits::CPU))]
     pub anchor: Option<u32>,
     /// Partner CPUs of a CPU-pair study: per-core (default), all, or a list like 1,4-7
     #[arg(long, value_name = "per-core|all|LIST")]
     pub partners: Option<String>,
-    /// Monitors to attach (comma list; default: all available). Monitors that disturb
+    /// Monitors to attach (comma list; default: all available; `none` or an empty list:
+    /// none). Monitors that disturb
     /// what they observe (perf counters) run only in telemetry repetitions
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub monitors: Option<Vec<String>>,
     /// Telemetry repetitions per point and variant for the monitors that disturb the
     /// workload (perf counters); their figures are kept but never used as results
-    /// [default: 1 when such a monitor is selected; 0 leaves them out]
-    #[arg(long, value_name = "N")]
+    /// (0 to 100) [default: 1 when such a monitor is selected; 0 leaves them out]
+    #[arg(long, value_name = "N", value_parser = within::<u32, u32>(limits::TELEMETRY_REPS))]
     pub telemetry_reps: Option<u32>,
     /// Kernel image for the guests of the vm-* network paths [default:
     /// $PERFLAB_GUEST_KERNEL, else the host's /boot/vmlinuz-$(uname -r), else the newest
@@ -186,11 +189,13 @@ pub struct RunArgs {
     #[arg(long, hide = true, value_name = "HEX")]
     pub uid: Option<String>,
     /// Adaptive repetitions: after the planned ones, repeat each point until the
-    /// median's 95% interval is within ±PCT% of the median (e.g. 1 or 0.5), or the cap
+    /// median's 95% interval is within ±PCT% of the median (e.g. 1 or 0.5; above 0, at
+    /// most 100), or the cap
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub target_ci: Option<String>,
     /// The cap of --target-ci: at most N repetitions per point and variant, failed ones
-    /// included [default: 30, or the planned repetitions if more]
+    /// included (the planned repetitions to 10000) [default: 30, or the planned repetitions
+    /// if more]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_reps: Option<String>,
     /// What standard output carries: the tables (text), or exactly one JSON document at
@@ -300,8 +305,9 @@ pub struct ReportArgs {
     pub metric: Option<String>,
     #[command(flatten)]
     pub verdict: VerdictArgs,
-    /// Telemetry rows named under each significant difference ("what changed with it")
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    /// Telemetry rows named under each significant difference ("what changed with it"; 0
+    /// to 100)
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = within::<usize, u64>(0..=100))]
     pub changes: usize,
     /// Print only these parts (environment, runs, comparison, quality, latency, spans,
     /// threads, lock-wait, counters, how-to-read); JSON keeps them all
@@ -352,11 +358,11 @@ pub struct CrosscheckArgs {
     /// Buffer sizes for the memcpy check [default: 64K,1M,16M,256M]
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
-    /// Seconds per measurement of each tool
+    /// Time per measurement of each tool (above 0, at most a day)
     #[arg(long, default_value = "5s")]
     pub duration: String,
-    /// Rounds of alternating measurements per pair
-    #[arg(long, default_value_t = 3)]
+    /// Rounds of alternating measurements per pair (1 to 1000)
+    #[arg(long, default_value_t = 3, value_parser = within::<u32, u32>(1..=1000u32))]
     pub rounds: u32,
     /// monitors: the monitor sets to check, separated by spaces, monitors of a set by
     /// commas; `default` is what a run uses when none is named; `trace` (span tracing)
@@ -371,17 +377,19 @@ pub struct CrosscheckArgs {
     #[arg(long, value_name = "LIST", default_value = "ctxsw,xfer,netrr")]
     pub workloads: String,
     /// monitors: the fewest pairs of measurements (one off, one on) per workload and set
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    /// (2 to 10000)
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = within::<u32, u32>(2..=10_000u32))]
     pub monitor_pairs: u32,
     /// monitors: the most pairs per workload and set; pairs are added until the median
-    /// ratio's 95% CI is within a quarter of --tolerance
-    #[arg(long, value_name = "N", default_value_t = 120)]
+    /// ratio's 95% CI is within a quarter of --tolerance (2 to 10000)
+    #[arg(long, value_name = "N", default_value_t = 120, value_parser = within::<u32, u32>(2..=10_000u32))]
     pub max_pairs: u32,
-    /// monitors: length of each measurement [default: 0.3s]
+    /// monitors: length of each measurement (above 0, at most a day) [default: 0.3s]
     #[arg(long, value_name = "TIME")]
     pub measure: Option<String>,
     /// Hold the ratios to within ±PCT% of 1 instead of the check's stated tolerance (ctxsw
-    /// and memcpy 3, netrr's p50 5, monitors 1); runner and report have fixed cost targets
+    /// and memcpy 3, netrr's p50 5, monitors 1; 0 to 100, above 0 for monitors); runner and
+    /// report have fixed cost targets
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub tolerance: Option<f64>,
 }
@@ -391,7 +399,7 @@ pub struct ServeArgs {
     /// Address to listen on; measurement traffic is answered on the same address
     #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
     pub listen: String,
-    /// Control port
+    /// Control port (0 to 65535; 0: any free port, printed at start)
     #[arg(long, default_value_t = 7700)]
     pub port: u16,
     /// Shared token clients must prove they hold (it never crosses the wire). Prefer
@@ -404,14 +412,15 @@ pub struct ServeArgs {
     /// token that no other user of this host can see
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    /// Sessions served at once; more are refused with "busy"
-    #[arg(long, default_value_t = 4, value_name = "N")]
+    /// Sessions served at once; more are refused with "busy" (1 to 1024)
+    #[arg(long, default_value_t = 4, value_name = "N", value_parser = within::<usize, u64>(1..=1024))]
     pub max_sessions: usize,
     /// Longest a session may last; its measurement traffic is no longer answered after
+    /// (above 0, at most a day)
     #[arg(long, default_value = "10m", value_name = "TIME")]
     pub session_time: String,
     /// Time from a connection's accept to its authenticated open; a client that takes
-    /// longer is cut off without ever holding a session slot
+    /// longer is cut off without ever holding a session slot (above 0, at most a day)
     #[arg(long, default_value = "5s", value_name = "TIME")]
     pub handshake_time: String,
 }
@@ -444,4 +453,15 @@ pub struct ImportArgs {
     /// The study name the run is filed under [default: import-<parser>]
     #[arg(long)]
     pub study: Option<String>,
+}
+
+/// A clap parser of an unsigned number held to `range`: out of it is exit 2 with one line
+/// naming the flag and the range (see `main`).
+pub fn within<T, R>(range: std::ops::RangeInclusive<R>) -> RangedU64ValueParser<T>
+where
+    T: TryFrom<u64> + Send + Sync + Clone + 'static,
+    <T as TryFrom<u64>>::Error: std::error::Error + Send + Sync + 'static,
+    R: Into<u64> + Copy,
+{
+    RangedU64ValueParser::<T>::new().range((*range.start()).into()..=(*range.end()).into())
 }

@@ -48,7 +48,7 @@ pub struct HostArgs {
     /// An ssh option (ssh -o), repeatable: -o Port=2222
     #[arg(short = 'o', long = "ssh-option", value_name = "OPTION")]
     pub ssh_options: Vec<String>,
-    /// How long one ssh connection attempt may take
+    /// How long one ssh connection attempt may take (above 0, at most a day)
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub connect_timeout: String,
     /// Which perflab to run on the hosts: auto (a cached copy of this build, else a perflab
@@ -65,7 +65,8 @@ pub struct FleetRunArgs {
     #[command(flatten)]
     pub hosts: HostArgs,
     /// How long a host may stay unreachable before it is given up for this invocation
-    /// (`fleet resume` tries again later); the host's run goes on meanwhile
+    /// (`fleet resume` tries again later); the host's run goes on meanwhile (above 0, at
+    /// most a day)
     #[arg(long, value_name = "DURATION", default_value = "2m")]
     pub reconnect_for: String,
     /// The database on each host [default: ~/.local/share/perflab/fleet/<run uid>.db]

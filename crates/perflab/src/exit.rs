@@ -30,11 +30,50 @@ pub fn message(err: &anyhow::Error) -> String {
     let mut parts: Vec<String> = Vec::new();
     for cause in err.chain() {
         let s = cause.to_string();
+        // A cause that repeats its context and says more ("results database X is
+        // damaged" under "results database X") stands alone.
+        if parts
+            .last()
+            .is_some_and(|last| s.starts_with(last.as_str()))
+        {
+            parts.pop();
+        }
         if !parts.iter().any(|p| p.contains(&s)) {
             parts.push(s);
         }
     }
     parts.join(": ").replace('\n', " ")
+}
+
+/// Ends perflab on a command line clap refused: help and version print as clap prints
+/// them; a bad flag or value is one line and exit 2 like every other input error (clap's
+/// usage block and "For more information" tip would make it five).
+pub fn clap_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind::*;
+    if matches!(
+        e.kind(),
+        DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    eprintln!("perflab: {}", one_line(&e.render().to_string()));
+    std::process::exit(INPUT);
+}
+
+/// clap's message without its usage block and closing tip, on one line.
+fn one_line(rendered: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    let mut in_usage = false;
+    for line in rendered.lines().map(str::trim) {
+        if line.is_empty() {
+            in_usage = false;
+        } else if line.starts_with("Usage:") {
+            in_usage = true;
+        } else if !in_usage && !line.starts_with("For more information") {
+            parts.push(line.strip_prefix("error: ").unwrap_or(line));
+        }
+    }
+    parts.join(" ")
 }
 
 pub fn code(err: &anyhow::Error) -> i32 {
@@ -75,3 +114,23 @@ impl std::fmt::Display for InputError {
 }
 
 impl std::error::Error for InputError {}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clap_messages_become_one_line() {
+        let rendered = "error: the following required arguments were not provided:\n  \
+                        --parser <PARSER>\n\nUsage: perflab import --parser <PARSER> <FILE>\n\n\
+                        For more information, try '--help'.\n";
+        assert_eq!(
+            super::one_line(rendered),
+            "the following required arguments were not provided: --parser <PARSER>"
+        );
+        let tip = "error: unexpected argument '-1' found\n\n  tip: to pass '-1' as a value, \
+                   use '-- -1'\n\nUsage: perflab run\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            super::one_line(tip),
+            "unexpected argument '-1' found tip: to pass '-1' as a value, use '-- -1'"
+        );
+    }
+}

@@ -21,7 +21,10 @@ fn main() {
     // does any Unix filter, instead of panicking on a failed print.
     // SAFETY: setting a signal disposition before any thread starts.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => exit::clap_error(e),
+    };
     let code = match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(err) => {

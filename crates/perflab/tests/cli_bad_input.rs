@@ -110,6 +110,77 @@ fn database_of_a_newer_schema_is_refused_untouched() {
     assert_eq!(std::fs::read(lab.db()).unwrap(), before);
 }
 
+/// A copy of a database damaged two ways: a flipped byte in a run's stored text (SQLite
+/// does not check text, so the file still opens and every later read of the run fails),
+/// and a page whose b-tree header is overwritten. Commands that record refuse either with
+/// one line, exit 2, and leave the file byte-identical (issue 21).
+#[test]
+fn a_damaged_database_is_refused_for_writing_untouched() {
+    let lab = Lab::new();
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "--reps",
+        "1",
+        "--monitors",
+        "interrupts",
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let good = std::fs::read(lab.db()).unwrap();
+    let bad_text = {
+        let mut b = good.clone();
+        let at = b
+            .windows(17)
+            .position(|w| w == b"\"workload\":\"null\"")
+            .expect("the run's spec in the main database file");
+        b[at + 13] = 0xff;
+        b
+    };
+    let bad_page = {
+        let mut b = good.clone();
+        let page = u16::from_be_bytes([b[16], b[17]]) as usize;
+        b[2 * page..2 * page + 40].fill(0x5a);
+        b
+    };
+    let export = lab.dir.path().join("export.json");
+    let o = lab.run(&["export", "1", "-o", export.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    for (what, bytes) in [("text", bad_text), ("page", bad_page)] {
+        std::fs::write(lab.db(), &bytes).unwrap();
+        for args in [
+            &[
+                "run",
+                "--workload",
+                "null",
+                "--reps",
+                "1",
+                "--monitors",
+                "interrupts",
+            ][..],
+            &[
+                "import",
+                "--parser",
+                "perflab-json",
+                export.to_str().unwrap(),
+            ][..],
+        ] {
+            let o = lab.run(args);
+            let (_, err) = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{what} {args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{what} {args:?}: {err}");
+            assert!(
+                err.starts_with("perflab: results database ") && err.contains("is damaged"),
+                "{what} {args:?}: {err}"
+            );
+            assert!(
+                std::fs::read(lab.db()).unwrap() == bytes,
+                "{what} {args:?}: the damaged file was written"
+            );
+        }
+    }
+}
+
 #[test]
 fn reading_commands_without_a_database() {
     let lab = Lab::new();

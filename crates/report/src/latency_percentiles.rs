@@ -12,8 +12,9 @@
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
+use perflab_core::censored::{in_range_quantile, is_censored};
 use perflab_core::record::{MeasurementRecord, RunInfo};
-use perflab_core::{HistogramData, Unit};
+use perflab_core::{AboveRange, HistogramData, Quantile, Unit};
 use serde::Serialize;
 
 use crate::doc::{Block, Table};
@@ -47,6 +48,11 @@ pub struct PercentileRow {
     pub max: f64,
     /// Percentiles are medians over repetitions, not read from pooled histograms.
     pub approximate: bool,
+    /// Samples past the range of the tool's buckets (cyclictest's overflows), pooled: at
+    /// least `limit` (the lowest of the repetitions'). A percentile among them is `None`
+    /// here and printed `≥limit`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub above: Option<AboveRange>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -239,28 +245,43 @@ pub(crate) fn pool(
         p999: None,
         max: 0.0,
         approximate: false,
+        above: pooled_above(hs),
     };
+    let over = row.above.map_or(0, |a| a.count);
     // Histograms of one row share their unit; a row of mixed units is read from summaries.
     let same_unit = hs.iter().all(|h| h.unit == hs[0].unit);
     let unit = hs[0].unit;
     if let Some(sum) = same_unit.then(|| pooled(hs)).flatten() {
-        let n = sum.len();
+        // The pooled buckets hold the samples in range; the overflows are above them all.
+        let n = sum.len() + over;
         row.count = n;
         let at = |q: f64| {
-            supported(n, q)
-                .then(|| us(sum.value_at_quantile(q) as f64, unit))
+            (supported(n, q) && !is_censored(q, n, over))
+                .then(|| {
+                    us(
+                        sum.value_at_quantile(in_range_quantile(q, n, over)) as f64,
+                        unit,
+                    )
+                })
                 .flatten()
         };
         row.p50 = at(0.5);
         row.p90 = at(0.9);
         row.p99 = at(0.99);
         row.p999 = at(0.999);
-        row.max = us(sum.max() as f64, unit).unwrap_or(0.0);
+        row.max = if over > 0 {
+            // The tool's own maximum: the buckets stop at the range.
+            hs.iter()
+                .filter_map(|h| us(h.max, h.unit))
+                .fold(0.0, f64::max)
+        } else {
+            us(sum.max() as f64, unit).unwrap_or(0.0)
+        };
         return row;
     }
     row.approximate = true;
     let med = |f: fn(&HistogramData) -> f64, q: f64| {
-        supported(row.count, q)
+        (supported(row.count, q) && !is_censored(q, row.count, over))
             .then(|| {
                 perflab_stats::median(
                     hs.iter()
@@ -279,6 +300,23 @@ pub(crate) fn pool(
         .filter_map(|h| us(h.max, h.unit))
         .fold(0.0, f64::max);
     row
+}
+
+/// The overflowed samples of `hs` together, in µs as the rows are: at least the lowest of
+/// their limits.
+fn pooled_above(hs: &[&HistogramData]) -> Option<AboveRange> {
+    let mut above = hs.iter().filter_map(|h| {
+        let a = h.above?;
+        Some(AboveRange {
+            limit: us(a.limit, h.unit)?,
+            count: a.count,
+        })
+    });
+    let first = above.next()?;
+    Some(above.fold(first, |a, b| AboveRange {
+        limit: a.limit.min(b.limit),
+        count: a.count + b.count,
+    }))
 }
 
 /// The sum of the decoded histograms; `None` when one cannot be decoded or added.
@@ -322,6 +360,17 @@ pub(crate) fn variant_params<'a>(
 }
 
 impl PercentileRow {
+    /// Quantile `q`'s cell: its value, `≥limit` where it falls among overflowed samples,
+    /// `-` where there are too few values for it.
+    fn cell(&self, q: f64, v: Option<f64>) -> String {
+        match self.above {
+            Some(a) if supported(self.count, q) && is_censored(q, self.count, a.count) => {
+                Quantile::AtLeast(a.limit).text(crate::fmt::value)
+            }
+            _ => cell(v),
+        }
+    }
+
     fn lead(&self) -> Lead<'_> {
         Lead {
             run: self.run,
@@ -343,15 +392,27 @@ impl PercentileTable {
             .collect();
         let table = pooled_table(&self.rows, PercentileRow::lead, &head, |r| {
             let mut row = vec![r.count.to_string()];
-            row.extend([r.p50, r.p90, r.p99, r.p999].map(cell));
+            let values = [r.p50, r.p90, r.p99, r.p999];
+            row.extend(
+                QUANTILES
+                    .iter()
+                    .zip(values)
+                    .map(|((q, _), v)| r.cell(*q, v)),
+            );
             row.push(cell(Some(r.max)));
             row
         });
+        let censored = if self.rows.iter().any(|r| r.above.is_some()) {
+            " `≥N` where the percentile falls among samples past the tool's histogram \
+             range (N, its end): their values are not known."
+        } else {
+            ""
+        };
         pooled_blocks(
             format!(
                 "Latency percentiles in {}: each row pools the round trips of all its \
                  repetitions; `-` where there are too few for the percentile (p99.9 needs \
-                 1,000).",
+                 1,000).{censored}",
                 self.unit
             ),
             table,

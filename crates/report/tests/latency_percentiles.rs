@@ -126,3 +126,38 @@ fn the_full_report_carries_the_table_in_text_markdown_mail_and_json() {
     assert_eq!(rows.len(), 4);
     assert!(rows[0]["p90"].is_f64(), "{}", rows[0]);
 }
+
+/// Histograms cut off at a fixed range (cyclictest's `-h 50`): percentiles among the
+/// overflowed samples read `≥50.00`, never a value made up for them, and the maximum is
+/// the tool's own (issue 21).
+#[test]
+fn percentiles_past_a_histogram_range_read_as_at_least_its_end() {
+    let (info, mut ms) = ctxsw_run(5);
+    for (i, m) in ms.iter_mut().enumerate() {
+        let mut in_range = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+        in_range.record_n(20_000, 900).unwrap();
+        in_range.record_n(40_000, 50).unwrap();
+        // Two tails: one a few samples past the range, one mostly past it.
+        let over = if m.variant == info.spec.variants[0].name {
+            20
+        } else {
+            900
+        };
+        let max = 100_000.0 + 1_000.0 * i as f64;
+        m.output.histograms[0] = perflab_core::HistogramData::censored(
+            "rtt",
+            perflab_core::Unit::Nanoseconds,
+            &in_range,
+            perflab_core::AboveRange {
+                limit: 50_000.0,
+                count: over,
+            },
+            (20_000.0, 30_000.0, max),
+        );
+    }
+    let t = latency_percentiles(&[(&info, &ms)]).expect("a table");
+    insta::assert_snapshot!("censored_percentiles_text", t.render(Format::Text));
+    for r in &t.rows {
+        assert!(r.above.is_some() && r.max >= 100.0, "{r:?}");
+    }
+}

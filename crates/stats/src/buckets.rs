@@ -114,20 +114,10 @@ impl FromStr for Buckets {
     }
 }
 
+/// The rule of `compare.buckets` in an experiment file, so `--buckets` says the same.
 fn check_edges(edges: &[f64]) -> Result<(), String> {
-    if edges.is_empty() {
-        return Err("no edges given".to_string());
-    }
-    if let Some(e) = edges.iter().find(|e| !(e.is_finite() && **e > 0.0)) {
-        return Err(format!("{e} is not a positive number"));
-    }
-    if let Some(w) = edges.windows(2).find(|w| w[1] <= w[0]) {
-        return Err(format!(
-            "{} does not come after {}: edges must increase",
-            w[1], w[0]
-        ));
-    }
-    Ok(())
+    perflab_core::limits::check_bucket_edges("edges", edges)
+        .map_err(|e| e.trim_start_matches("edges: ").to_string())
 }
 
 impl Bucket {

@@ -44,11 +44,12 @@ impl StatsConfig {
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return bad("alpha", self.alpha, "must be between 0 and 1, e.g. 0.05");
         }
-        if !(self.noise_pct.is_finite() && self.noise_pct >= 0.0) {
+        // A noise band wider than ±100% would call a halving "the same".
+        if !(0.0..=100.0).contains(&self.noise_pct) {
             return bad(
                 "noise_pct",
                 self.noise_pct,
-                "must be a percentage >= 0, e.g. 1",
+                "must be a percentage from 0 to 100, e.g. 1",
             );
         }
         if !(self.confidence > 0.0 && self.confidence < 1.0) {

@@ -71,6 +71,8 @@ pub(crate) struct RawHistogram {
     pub(crate) count: i64,
     pub(crate) stats: [Option<f64>; 9],
     pub(crate) encoded: Vec<u8>,
+    /// `above` and `above_count`; NULL (both) for a histogram without a fixed range.
+    pub(crate) above: (Option<f64>, Option<i64>),
 }
 
 /// A `telemetry` row.
@@ -209,6 +211,13 @@ impl<'a> Assembler<'a> {
             p999,
             p9999,
             encoded: raw.encoded,
+            above: match raw.above {
+                (Some(limit), Some(count)) => Some(perflab_core::AboveRange {
+                    limit,
+                    count: u64_from_sql(count),
+                }),
+                _ => None,
+            },
         };
         self.slot(raw.seq)?.output.histograms.push(h);
         Ok(())

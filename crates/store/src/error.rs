@@ -24,6 +24,27 @@ pub enum StoreError {
     NotPerflab { db: Location, reason: String },
 
     #[error(
+        "results database {} is a directory; give a file in it, e.g. {}",
+        path.display(),
+        path.join("results.db").display()
+    )]
+    IsDirectory { path: PathBuf },
+
+    /// Only the scheme is kept: the rest of a URL may hold a password.
+    #[error(
+        "results database {scheme}://…: {scheme}:// is not a supported database (use an \
+         SQLite file path or a postgres:// URL)"
+    )]
+    UnsupportedScheme { scheme: String },
+
+    #[error(
+        "results database {} is damaged ({reason}); nothing was written to it: use a \
+         backup or another --db (`sqlite3 FILE .recover` may save what it holds)",
+        path.display()
+    )]
+    Damaged { path: PathBuf, reason: String },
+
+    #[error(
         "{db} uses results schema version {found}, but this perflab understands only up to \
          version {supported}; upgrade perflab to use it (the database was left untouched)"
     )]
@@ -136,6 +157,9 @@ impl StoreError {
                 | StoreError::CreateDir { .. }
                 | StoreError::NotPerflab { .. }
                 | StoreError::NewerSchema { .. }
+                | StoreError::Damaged { .. }
+                | StoreError::IsDirectory { .. }
+                | StoreError::UnsupportedScheme { .. }
                 | StoreError::NoRun { .. }
                 | StoreError::ReadOnly { .. }
                 | StoreError::ReadOnlyOld { .. }

@@ -34,7 +34,7 @@ pub use error::StoreError;
 pub use location::Location;
 pub use path::{default_path, default_path_from, sudo_user_from, PasswdEntry, SudoUser};
 pub use perflab_core::record::*;
-pub use sqlite::claims_path;
+pub use sqlite::{check_file_path, claims_path};
 pub use uid::new_uid;
 
 /// An open results database: a thin handle over a [`Backend`].

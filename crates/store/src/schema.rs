@@ -18,7 +18,7 @@
 pub const APPLICATION: &str = "perflab";
 
 /// The schema version this build writes and understands.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// One step up the schema versions.
 #[derive(Clone, Copy, Debug)]
@@ -38,7 +38,14 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration { to: 3, sql: V3 },
     Migration { to: 4, sql: V4 },
     Migration { to: 5, sql: V5 },
+    Migration { to: 6, sql: V6 },
 ];
+
+/// `histograms.above`, `histograms.above_count`: samples past the range of a tool's fixed
+/// buckets (cyclictest's overflows), each at least `above`; NULL where the histogram has no
+/// such range (every one recorded before version 6).
+pub(crate) const V6: &str = "ALTER TABLE histograms ADD COLUMN above REAL;
+ALTER TABLE histograms ADD COLUMN above_count INTEGER;";
 
 /// `runs.uid`: the run's identity across databases (32 hex digits of random bits), kept
 /// when a run is pushed or imported elsewhere. Runs made before version 5 get one here.

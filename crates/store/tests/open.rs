@@ -199,11 +199,19 @@ fn an_older_schema_is_migrated_on_open() {
     assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
 }
 
-/// What version 5 added (run uids), taken away again.
-const UNDO_V5: &str = "DROP INDEX runs_uid; ALTER TABLE runs DROP COLUMN uid;";
+/// What version 6 added (histogram ranges), taken away again.
+const UNDO_V6: &str = "ALTER TABLE histograms DROP COLUMN above;
+     ALTER TABLE histograms DROP COLUMN above_count;";
+
+/// What version 5 added (run uids), taken away again, with what came later.
+const UNDO_V5: &str = "ALTER TABLE histograms DROP COLUMN above;
+     ALTER TABLE histograms DROP COLUMN above_count;
+     DROP INDEX runs_uid; ALTER TABLE runs DROP COLUMN uid;";
 
 /// What version 4 added (roles, ineffective marks, monitor lists), taken away again.
-const UNDO_V4: &str = "DROP INDEX runs_uid; ALTER TABLE runs DROP COLUMN uid;
+const UNDO_V4: &str = "ALTER TABLE histograms DROP COLUMN above;
+     ALTER TABLE histograms DROP COLUMN above_count;
+     DROP INDEX runs_uid; ALTER TABLE runs DROP COLUMN uid;
      ALTER TABLE plan DROP COLUMN role;
      ALTER TABLE measurements DROP COLUMN ineffective;
      ALTER TABLE measurements DROP COLUMN monitors;";
@@ -357,4 +365,24 @@ fn a_spec_that_does_not_read_back_names_the_run() {
     let info = Store::open(&path).unwrap().run(id).unwrap();
     assert_eq!(info.spec.primary_metric, "bw");
     assert!(info.spec.points.is_empty() && info.spec.adaptive.is_none());
+}
+
+/// A version-5 database (histograms without a fixed range): opening adds the columns, and
+/// its histograms read back as they were, with no range.
+#[test]
+fn a_version_5_database_gains_histogram_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v5.db");
+    let run = new_run(1);
+    let rec = record(&run.plan[0], 1);
+    older_database(
+        &path,
+        &run,
+        &rec,
+        &format!("{UNDO_V6} UPDATE meta SET value = '5' WHERE key = 'schema_version';"),
+    );
+    let store = Store::open(&path).unwrap();
+    assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
+    let back = store.measurements(1).unwrap().remove(0);
+    assert_eq!(back.output.histograms, rec.output.histograms);
 }

@@ -64,6 +64,11 @@ fn measurements_round_trip_exactly(db: TestDb) {
     recs[2].output = Default::default();
     recs[2].telemetry.clear();
     recs[3].status = MeasurementStatus::Failed("wakee never woke: timeout after 10 s — ✗".into());
+    // Samples past a fixed range (cyclictest's overflows) come back with their range.
+    recs[5].output.histograms[0].above = Some(perflab_core::AboveRange {
+        limit: 50.0,
+        count: 952,
+    });
     // Recorded out of order: reading back is by seq.
     for i in [3, 0, 5, 1, 4, 2] {
         store.record(id, &recs[i]).unwrap();
@@ -74,6 +79,11 @@ fn measurements_round_trip_exactly(db: TestDb) {
         assert_eq!(a, b, "seq {}", b.seq);
     }
     assert!(!back[0].output.histograms[0].encoded.is_empty());
+    assert_eq!(
+        back[5].output.histograms[0].above.map(|a| a.count),
+        Some(952)
+    );
+    assert_eq!(back[0].output.histograms[0].above, None);
     let info = store.run(id).unwrap();
     assert_eq!((info.planned, info.done, info.failed), (6, 5, 1));
 }

@@ -4,7 +4,26 @@ use proptest::prelude::*;
 fn all(text: &str) {
     for p in perflab_parsers::registry() {
         let _ = (p.parse)(text);
+        let _ = p.read(text);
     }
+}
+
+/// The check of impossible figures refuses nothing real tools printed: every captured
+/// output that parses also reads.
+#[test]
+fn every_captured_output_passes_the_plausibility_check() {
+    let mut checked = 0;
+    for (tool, rel) in samples() {
+        let Some(p) = perflab_parsers::by_name(&tool) else {
+            continue;
+        };
+        if (p.parse)(&data(&rel)).is_ok() {
+            p.read(&data(&rel))
+                .unwrap_or_else(|e| panic!("{tool} on {rel}: {e}"));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} samples checked");
 }
 
 proptest! {

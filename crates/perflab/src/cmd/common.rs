@@ -56,6 +56,8 @@ pub fn open_store(g: &Global) -> anyhow::Result<Store> {
     let Location::Sqlite(path) = &loc else {
         return Ok(Store::open_location(&loc)?);
     };
+    // Before the context below names the path: a `mysql://` URL may hold a password.
+    perflab_store::check_file_path(path)?;
     let created = sudo_db::missing_dirs(path);
     let store =
         Store::open(path).with_context(|| format!("results database {}", path.display()))?;
@@ -68,6 +70,15 @@ pub fn open_store(g: &Global) -> anyhow::Result<Store> {
         give_to(user, path, &created);
     }
     Ok(store)
+}
+
+/// Refuses a `--db` that cannot be a database (a directory, a `mysql://` URL) before a
+/// command does anything else, so the refusal is its only line.
+pub fn check_db(g: &Global) -> anyhow::Result<()> {
+    if let (_, Location::Sqlite(path)) = resolve_db(g) {
+        perflab_store::check_file_path(&path)?;
+    }
+    Ok(())
 }
 
 /// Opens an existing database, for commands that only read (and `run --resume`). Under
@@ -134,8 +145,21 @@ pub fn verdict_settings(
         noise_pct: v.noise,
         ..perflab_stats::StatsConfig::default()
     };
-    cfg.validate()
-        .map_err(|e| crate::exit::input(e.to_string()))?;
+    cfg.validate().map_err(|e| {
+        crate::exit::input(match e {
+            // In the words of the flag the person typed, not the setting's field name.
+            perflab_stats::StatsError::Config {
+                name,
+                value,
+                reason,
+            } => format!(
+                "--{} {}: {reason}",
+                if name == "noise_pct" { "noise" } else { name },
+                perflab_core::limits::number(value)
+            ),
+            e => e.to_string(),
+        })
+    })?;
     Ok((cfg, buckets))
 }
 

@@ -5,8 +5,14 @@
 use crate::cli::{CrosscheckArgs, Global};
 use crate::cmd::common;
 use crate::exit::{input, OUTSIDE_TOLERANCE};
+use perflab_core::limits::flag_seconds;
 
 pub fn run(g: &Global, a: CrosscheckArgs) -> anyhow::Result<i32> {
+    // Checked here, before any check starts, against the ranges --help states.
+    flag_seconds("--duration", &a.duration).map_err(input)?;
+    if let Some(m) = &a.measure {
+        flag_seconds("--measure", m).map_err(input)?;
+    }
     let options = perflab_crosscheck::Options {
         sys: common::sysroot(g)?,
         pairs: a

@@ -60,11 +60,8 @@ pub fn reach_of(h: &HostArgs) -> ReachArgs {
     }
 }
 
-/// A positive duration flag, e.g. `--connect-timeout 5s`.
+/// A duration flag, e.g. `--connect-timeout 5s`: above 0 and at most a day.
 pub fn duration(flag: &str, text: &str) -> anyhow::Result<Duration> {
-    let s = perflab_core::parse_duration(text).map_err(|e| input(format!("{flag}: {e}")))?;
-    if s <= 0.0 {
-        return Err(input(format!("{flag} must be above 0")));
-    }
+    let s = perflab_core::limits::flag_seconds(flag, text).map_err(input)?;
     Ok(Duration::from_secs_f64(s))
 }

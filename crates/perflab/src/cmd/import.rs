@@ -25,7 +25,9 @@ pub fn run(g: &Global, a: ImportArgs) -> anyhow::Result<i32> {
         ))
     })?;
     let text = common::read_input(&a.file)?;
-    let parsed = (parser.parse)(&text).map_err(|e| input(format!("{}: {e}", a.file.display())))?;
+    let parsed = parser
+        .read(&text)
+        .map_err(|e| input(format!("{}: {e}", a.file.display())))?;
     let records = to_records(&parsed);
     if records.is_empty() {
         return Err(input(format!("{}: no results found", a.file.display())));
@@ -64,11 +66,22 @@ fn param_value(text: &str) -> ParamValue {
 /// One measurement per parsed row (or one for single-result output), numbered as a plan
 /// would: points by first appearance, repetitions counted per point and variant.
 fn to_records(parsed: &perflab_parsers::Parsed) -> Vec<MeasurementRecord> {
-    let rows: Vec<(Params, String, Vec<perflab_core::Metric>)> = if parsed.rows.is_empty() {
+    type Row = (
+        Params,
+        String,
+        Vec<perflab_core::Metric>,
+        Vec<perflab_core::HistogramData>,
+    );
+    let rows: Vec<Row> = if parsed.rows.is_empty() {
         if parsed.metrics.is_empty() {
             return Vec::new();
         }
-        vec![(Params::default(), "default".into(), parsed.metrics.clone())]
+        vec![(
+            Params::default(),
+            "default".into(),
+            parsed.metrics.clone(),
+            Vec::new(),
+        )]
     } else {
         parsed
             .rows
@@ -81,14 +94,14 @@ fn to_records(parsed: &perflab_parsers::Parsed) -> Vec<MeasurementRecord> {
                         .collect(),
                 );
                 let variant = r.series.clone().unwrap_or_else(|| "default".into());
-                (params, variant, r.metrics.clone())
+                (params, variant, r.metrics.clone(), r.histograms.clone())
             })
             .collect()
     };
     let mut points: Vec<Params> = Vec::new();
     let mut reps: BTreeMap<(usize, String), u32> = BTreeMap::new();
     let mut out = Vec::new();
-    for (seq, (params, variant, metrics)) in rows.into_iter().enumerate() {
+    for (seq, (params, variant, metrics, mut histograms)) in rows.into_iter().enumerate() {
         let point = match points.iter().position(|p| *p == params) {
             Some(i) => i,
             None => {
@@ -108,10 +121,13 @@ fn to_records(parsed: &perflab_parsers::Parsed) -> Vec<MeasurementRecord> {
             elapsed_s: 0.0,
             output: WorkloadOutput {
                 metrics,
+                // A row's own histograms (a cyclictest thread's) go with it; those of the
+                // whole output with the first measurement.
                 histograms: if seq == 0 {
-                    parsed.histograms.clone()
+                    histograms.splice(0..0, parsed.histograms.iter().cloned());
+                    histograms
                 } else {
-                    Vec::new()
+                    histograms
                 },
                 threads: Vec::new(),
                 notes: Vec::new(),

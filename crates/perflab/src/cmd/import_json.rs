@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use perflab_core::plausible::{check_record, Nan};
 use perflab_store::{copy_parts, MeasurementRecord, PlannedMeasurement, RunInfo};
 use serde::Deserialize;
 
@@ -105,7 +106,10 @@ fn check(plan: &[PlannedMeasurement], ms: &[MeasurementRecord]) -> Result<(), St
         }
     }
     let mut seen = HashSet::new();
-    for m in ms {
+    for (i, m) in ms.iter().enumerate() {
+        // `null` is how the export writes an undefined figure, so NaN passes here.
+        check_record(m, Nan::Undefined)
+            .map_err(|e| format!("measurements[{i}] (seq {}), {e}", m.seq))?;
         if !seen.insert(m.seq) {
             return Err(format!("measurement {} appears twice", m.seq));
         }
@@ -154,6 +158,13 @@ mod tests {
         assert!(check(&plan, &twice).unwrap_err().contains("twice"));
         let other = vec![rec(0, "b")];
         assert!(check(&plan, &other).unwrap_err().contains("does not match"));
+        let mut negative = vec![rec(0, "a")];
+        negative[0].elapsed_s = -1e308;
+        assert_eq!(
+            check(&plan, &negative).unwrap_err(),
+            "measurements[0] (seq 0), field elapsed_s: -1e308 is negative, and a duration \
+             cannot be"
+        );
         let dup_plan = vec![plan[0].clone(), plan[0].clone()];
         assert!(check(&dup_plan, &[]).unwrap_err().contains("seq 0 twice"));
     }

@@ -28,6 +28,9 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
         let mut store = common::read_store(g)?;
         return execute(g, &mut store, id, &sys, &a);
     }
+    if !a.dry_run {
+        common::check_db(g)?;
+    }
     let spec = build_spec(&a)?;
     let prepared = perflab_lab::prepare(&spec, &sys)?;
     for n in &prepared.notes {

@@ -9,6 +9,7 @@ use perflab_workloads::netrr::serve::{Log, ServeConfig, Server};
 
 use crate::cli::{Global, ServeArgs};
 use crate::exit::input;
+use perflab_core::limits::flag_seconds;
 
 pub fn run(_g: &Global, a: ServeArgs) -> anyhow::Result<i32> {
     let ip: IpAddr = a.listen.parse().map_err(|_| {
@@ -17,17 +18,11 @@ pub fn run(_g: &Global, a: ServeArgs) -> anyhow::Result<i32> {
             a.listen
         ))
     })?;
-    let session_time = perflab_core::parse_duration(&a.session_time).map_err(input)?;
-    if session_time <= 0.0 {
-        return Err(input("--session-time must be above 0"));
-    }
+    let session_time = flag_seconds("--session-time", &a.session_time).map_err(input)?;
     if a.max_sessions == 0 {
         return Err(input("--max-sessions must be at least 1"));
     }
-    let handshake_time = perflab_core::parse_duration(&a.handshake_time).map_err(input)?;
-    if handshake_time <= 0.0 {
-        return Err(input("--handshake-time must be above 0"));
-    }
+    let handshake_time = flag_seconds("--handshake-time", &a.handshake_time).map_err(input)?;
     let (token, generated) = match token_given(&a)? {
         Some(t) => (t, false),
         None => (random_token()?, true),

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use hdrhistogram::Histogram;
+use perflab_core::censored::{in_range_quantile, is_censored};
 use perflab_core::{HistogramData, Unit};
 use serde_json::{json, Value};
 
@@ -108,7 +109,24 @@ struct Pooled {
     name: String,
     curve: String,
     unit: Unit,
+    /// The samples in range (all of them for a histogram without a fixed range).
     hist: Histogram<u64>,
+    /// Samples past a tool's histogram range: counted, values unknown, so curves stop
+    /// where they begin.
+    above: u64,
+}
+
+impl Pooled {
+    fn total(&self) -> u64 {
+        self.hist.len() + self.above
+    }
+
+    fn name(&self) -> String {
+        match self.above {
+            0 => format!("{} (n={})", self.curve, self.total()),
+            k => format!("{} (n={}, {k} past the range)", self.curve, self.total()),
+        }
+    }
 }
 
 /// Pooled histograms grouped by point label, for the first `limit` points (in the order
@@ -168,13 +186,16 @@ fn pooled(runs: &[RunData], limit: usize) -> (Vec<(String, Vec<Pooled>)>, usize)
                 Some(p) => {
                     // Histograms of one workload share their bounds; a failed add
                     // (values out of range) leaves the pool as it was.
-                    let _ = p.hist.add(&decoded);
+                    if p.hist.add(&decoded).is_ok() {
+                        p.above += h.above.map_or(0, |a| a.count);
+                    }
                 }
                 None => group.push(Pooled {
                     name: h.name.clone(),
                     curve,
                     unit: h.unit,
                     hist: decoded,
+                    above: h.above.map_or(0, |a| a.count),
                 }),
             }
         }
@@ -208,20 +229,22 @@ fn cdf(p: &Pooled) -> Curve {
     let s = scale(p.unit);
     let mut qs: Vec<f64> = (0..=99).map(|i| f64::from(i) / 100.0).collect();
     qs.extend([0.995, 0.999, 0.9995, 0.9999, 1.0]);
+    // The in-range samples are the lowest `share` of all; the curve ends there.
+    let share = p.hist.len() as f64 / p.total().max(1) as f64;
     let points = if p.hist.is_empty() {
         Vec::new()
     } else {
         qs.into_iter()
             .map(|q| CurvePoint {
                 x: p.hist.value_at_quantile(q) as f64 * s,
-                y: q,
+                y: q * share,
                 band: None,
                 flagged: false,
             })
             .collect()
     };
     Curve {
-        name: format!("{} (n={})", p.curve, p.hist.len()),
+        name: p.name(),
         points,
     }
 }
@@ -229,11 +252,16 @@ fn cdf(p: &Pooled) -> Curve {
 /// Percentiles the pooled count supports: 99.99% needs at least 10,000 values.
 fn percentiles(p: &Pooled) -> (String, Vec<(f64, f64)>) {
     let s = scale(p.unit);
-    let n = p.hist.len() as f64;
+    let total = p.total();
+    let n = total as f64;
     let points = PERCENTILES
         .iter()
         .filter(|&&q| !p.hist.is_empty() && n >= 1.0 / (1.0 - q))
-        .map(|&q| (q, p.hist.value_at_quantile(q) as f64 * s))
+        .filter(|&&q| !is_censored(q, total, p.above))
+        .map(|&q| {
+            let at = in_range_quantile(q, total, p.above);
+            (q, p.hist.value_at_quantile(at) as f64 * s)
+        })
         .collect();
-    (format!("{} (n={})", p.curve, p.hist.len()), points)
+    (p.name(), points)
 }

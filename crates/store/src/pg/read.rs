@@ -229,7 +229,8 @@ impl PgBackend {
         let st = self.stmt(
             &mut tx,
             "SELECT seq, name, unit, count, min, mean, max, stddev, p50, p90, p99, p999, \
-             p9999, encoded FROM histograms WHERE run_id = $1 ORDER BY seq, idx",
+             p9999, encoded, above, above_count FROM histograms WHERE run_id = $1 \
+             ORDER BY seq, idx",
         )?;
         for r in tx.query(&st, &[&id]).at(db)? {
             let mut stats = [None; 9];
@@ -243,6 +244,7 @@ impl PgBackend {
                 count: col(&r, 3, db)?,
                 stats,
                 encoded: col(&r, 13, db)?,
+                above: (col(&r, 14, db)?, col(&r, 15, db)?),
             })?;
         }
 

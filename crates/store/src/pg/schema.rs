@@ -12,7 +12,12 @@ use crate::schema::Migration;
 /// Created before any migration, as in SQLite.
 pub(crate) const META: &str = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration { to: 5, sql: V5 }];
+pub(crate) const MIGRATIONS: &[Migration] =
+    &[Migration { to: 5, sql: V5 }, Migration { to: 6, sql: V6 }];
+
+/// As SQLite's version 6 (`crate::schema`).
+const V6: &str = "ALTER TABLE histograms ADD COLUMN above DOUBLE PRECISION;
+ALTER TABLE histograms ADD COLUMN above_count BIGINT;";
 
 const V5: &str = r#"
 CREATE TABLE runs (

@@ -352,14 +352,19 @@ impl PgBackend {
                 .collect::<Result<Vec<_>, _>>()?;
             let counts: Vec<i64> = h.iter().map(|h| u64_to_sql(h.count)).collect();
             let encoded: Vec<&[u8]> = h.iter().map(|h| h.encoded.as_slice()).collect();
+            let above: Vec<Option<f64>> = h.iter().map(|h| h.above.map(|a| a.limit)).collect();
+            let above_count: Vec<Option<i64>> = h
+                .iter()
+                .map(|h| h.above.map(|a| u64_to_sql(a.count)))
+                .collect();
             let st = self.stmt(
                 tx,
                 "INSERT INTO histograms (run_id, seq, idx, name, unit, count, min, mean, max, \
-                 stddev, p50, p90, p99, p999, p9999, encoded) \
+                 stddev, p50, p90, p99, p999, p9999, encoded, above, above_count) \
                  SELECT $1, $2, * FROM unnest($3::bigint[], $4::text[], $5::text[], \
                  $6::bigint[], $7::float8[], $8::float8[], $9::float8[], $10::float8[], \
                  $11::float8[], $12::float8[], $13::float8[], $14::float8[], $15::float8[], \
-                 $16::bytea[])",
+                 $16::bytea[], $17::float8[], $18::bigint[])",
             )?;
             tx.execute(
                 &st,
@@ -380,6 +385,8 @@ impl PgBackend {
                     &f(|h| h.p999),
                     &f(|h| h.p9999),
                     &encoded,
+                    &above,
+                    &above_count,
                 ],
             )
             .at(db)?;

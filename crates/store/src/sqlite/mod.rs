@@ -1,8 +1,10 @@
 //! The SQLite backend: one file holds every run (the embedded default).
 
 mod claim;
+mod health;
 
 pub use claim::claims_path;
+pub use open::check_file_path;
 pub(crate) mod migrate;
 mod open;
 mod read;

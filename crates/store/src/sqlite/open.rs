@@ -20,6 +20,7 @@ impl SqliteBackend {
     /// migrating an older schema. A file that is not a perflab database, or one from a newer
     /// perflab, is refused and left untouched.
     pub(crate) fn open(path: &Path) -> Result<SqliteBackend, StoreError> {
+        check_file_path(path)?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|source| StoreError::CreateDir {
                 path: parent.to_path_buf(),
@@ -33,7 +34,7 @@ impl SqliteBackend {
                 path: path.to_path_buf(),
             });
         }
-        open_with(path, OpenFlags::SQLITE_OPEN_CREATE)
+        open_with(path, OpenFlags::SQLITE_OPEN_CREATE, Purpose::Write)
     }
 
     /// Opens a database that must already exist, for commands that only look at results.
@@ -41,6 +42,7 @@ impl SqliteBackend {
     /// opened read-only: nothing is written to it, not even a pragma, and it is not
     /// migrated — an older schema is refused with [`StoreError::ReadOnlyOld`].
     pub(crate) fn open_existing(path: &Path) -> Result<SqliteBackend, StoreError> {
+        check_file_path(path)?;
         if !path.exists() {
             return Err(StoreError::Missing {
                 path: path.to_path_buf(),
@@ -49,7 +51,7 @@ impl SqliteBackend {
         if !writable(path) {
             return open_read_only(path);
         }
-        match open_with(path, OpenFlags::empty()) {
+        match open_with(path, OpenFlags::empty(), Purpose::Read) {
             // A file the permission check let through can still refuse writes (a
             // directory where the -wal and -shm files cannot be created).
             Err(StoreError::Sql { source, .. }) if is_read_only_error(&source) => {
@@ -58,6 +60,33 @@ impl SqliteBackend {
             other => other,
         }
     }
+}
+
+/// Refuses what cannot be an SQLite file before SQLite is asked: a directory (SQLite
+/// answers "disk I/O error"), or a URL of a database perflab does not speak (`mysql://…`
+/// would otherwise become directories `mysql:/…` and a file).
+pub fn check_file_path(path: &Path) -> Result<(), StoreError> {
+    if path.is_dir() {
+        return Err(StoreError::IsDirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    let text = path.to_string_lossy();
+    if let Some((scheme, _)) = text.split_once("://") {
+        let is_scheme = scheme
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));
+        if is_scheme {
+            return Err(StoreError::UnsupportedScheme {
+                scheme: scheme.to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Whether this process may write the file: `access(2)` answers for root too where it
@@ -136,7 +165,15 @@ fn immutable_uri(path: &Path) -> String {
     uri
 }
 
-fn open_with(path: &Path, extra: OpenFlags) -> Result<SqliteBackend, StoreError> {
+/// What a read-write connection is opened for: only a command that records is refused a
+/// damaged file; one that reads may still get out of it what can be read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    Write,
+    Read,
+}
+
+fn open_with(path: &Path, extra: OpenFlags, purpose: Purpose) -> Result<SqliteBackend, StoreError> {
     // No SQLITE_OPEN_URI: a file named "file:..." is a file, not a URI.
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra;
     let mut conn = Connection::open_with_flags(path, flags).at(path)?;
@@ -153,6 +190,9 @@ fn open_with(path: &Path, extra: OpenFlags) -> Result<SqliteBackend, StoreError>
                 found: version,
                 supported: target,
             });
+        }
+        if purpose == Purpose::Write {
+            super::health::check(&conn, path)?;
         }
     }
     // WAL lets readers run beside the writer; with synchronous=NORMAL a commit appends to

@@ -224,7 +224,8 @@ impl SqliteBackend {
         let mut stmt = tx
             .prepare_cached(
                 "SELECT seq, name, unit, count, min, mean, max, stddev, p50, p90, p99, p999, \
-                 p9999, encoded FROM histograms WHERE run_id = ?1 ORDER BY seq, idx",
+                 p9999, encoded, above, above_count FROM histograms WHERE run_id = ?1 \
+                 ORDER BY seq, idx",
             )
             .at(path)?;
         let mut rows = stmt.query([id]).at(path)?;
@@ -240,6 +241,7 @@ impl SqliteBackend {
                 count: r.get(3).at(path)?,
                 stats,
                 encoded: r.get(13).at(path)?,
+                above: (r.get(14).at(path)?, r.get(15).at(path)?),
             })?;
         }
 

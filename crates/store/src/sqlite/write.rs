@@ -313,8 +313,9 @@ fn insert_children(
     let mut ins = tx
         .prepare_cached(
             "INSERT INTO histograms (run_id, seq, idx, name, unit, count, min, mean, max, \
-             stddev, p50, p90, p99, p999, p9999, encoded) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+             stddev, p50, p90, p99, p999, p9999, encoded, above, above_count) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
+             ?17, ?18)",
         )
         .at(path)?;
     for (idx, h) in out.histograms.iter().enumerate() {
@@ -334,7 +335,9 @@ fn insert_children(
             h.p99,
             h.p999,
             h.p9999,
-            h.encoded
+            h.encoded,
+            h.above.map(|a| a.limit),
+            h.above.map(|a| u64_to_sql(a.count))
         ])
         .at(path)?;
     }

@@ -184,7 +184,9 @@ pub(super) fn by_parser(
             }
         )
     })?;
-    let parsed = (info.parse)(text).map_err(|e| format!("parser {name} on {stream}: {e}"))?;
+    let parsed = info
+        .read(text)
+        .map_err(|e| format!("parser {name} on {stream}: {e}"))?;
     let mut metrics = parsed.metrics;
     if metrics.is_empty() {
         return Err(format!(

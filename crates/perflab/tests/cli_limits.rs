@@ -1,0 +1,309 @@
+//! Resource limits and bounds (issue 21): a grid too large to expand is refused from its
+//! axes' lengths alone, numeric options outside their documented ranges are refused, and
+//! odd `--monitors` and `--db` values get one plain line. Each refusal is exit 2 with one
+//! line, and no database is created.
+
+mod common;
+
+use common::{text, Lab};
+
+/// The billion-point grid of the issue: nine axes of ten values on `xfer`.
+fn billion_point_grid() -> Vec<&'static str> {
+    vec![
+        "run",
+        "--workload",
+        "xfer",
+        "-p",
+        "size=1K,2K,3K,4K,5K,6K,7K,8K,9K,10K",
+        "-p",
+        "channels=1,2,3,4,5,6,7,8,9,10",
+        "-p",
+        "threads_per_channel=1,2,3,4,5,6,7,8,9,10",
+        "-p",
+        "buffers_per_thread=1,2,3,4,5,6,7,8,9,10",
+        "-p",
+        "total_buffers=1,2,3,4,5,6,7,8,9,10",
+        "-p",
+        "irq_period=1us,2us,3us,4us,5us,6us,7us,8us,9us,10us",
+        "-p",
+        "transfers_per_thread=1,2,3,4,5,6,7,8,9,10",
+        "-p",
+        "duration=1s,2s,3s,4s,5s,6s,7s,8s,9s,10s",
+        "-p",
+        "cpu=-1,0,1,2,3,4,5,6,7,8",
+    ]
+}
+
+/// Runs perflab under a 1 GiB address-space limit: expanding the grid before counting it
+/// needs tens of gigabytes, so the old behaviour dies of allocation failure here instead of
+/// taking the machine's memory. Time is not measured: the memory bound says the same.
+fn run_limited(lab: &Lab, args: &[&str]) -> std::process::Output {
+    let mut c = std::process::Command::new("sh");
+    c.arg("-c")
+        .arg("ulimit -v 1048576 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_perflab"))
+        .args(args)
+        .env("PERFLAB_DB", lab.db())
+        .env("PERFLAB_JOURNAL", lab.journal())
+        .current_dir(lab.dir.path());
+    c.output().unwrap()
+}
+
+#[test]
+fn a_billion_point_grid_is_refused_from_its_axes_before_it_is_built() {
+    let lab = Lab::new();
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let mut args = billion_point_grid();
+        args.extend_from_slice(extra);
+        let o = run_limited(&lab, &args);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}\n{out}\n{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("the parameter grid has 1000000000 (10^9) points (buffers_per_thread 10 × channels 10 × cpu 10 × duration 10 × ")
+                && err.contains("at most 100000"),
+            "{err}"
+        );
+        assert!(out.is_empty(), "{out}");
+        assert!(!lab.db().exists());
+    }
+}
+
+/// Every numeric flag: the command before it, the flag, values outside its range, and the
+/// range as its `--help` states it. A value outside is exit 2 with one line naming the flag.
+const NUMERIC_FLAGS: &[(&[&str], &str, &[&str], &str)] = &[
+    (
+        &["run", "--workload", "null"],
+        "--reps",
+        &["0", "10001", "99999999999"],
+        "(1 to 10000)",
+    ),
+    (
+        &["run", "--workload", "null"],
+        "--warmup",
+        &["1001"],
+        "(0 to 1000)",
+    ),
+    (
+        &["run", "--workload", "null"],
+        "--telemetry-reps",
+        &["101"],
+        "(0 to 100)",
+    ),
+    (
+        &["run", "--workload", "ctxsw"],
+        "--anchor",
+        &["4096", "-1"],
+        "0 to 4095",
+    ),
+    (
+        &["run", "--workload", "null"],
+        "--target-ci",
+        &[
+            "0",
+            "-1",
+            "101",
+            "1e308",
+            "9223372036854775807",
+            "inf",
+            "nan",
+        ],
+        "above 0, at most 100",
+    ),
+    (
+        &["run", "--workload", "null", "--target-ci", "1"],
+        "--max-reps",
+        &["10001", "2"],
+        "(the planned repetitions to 10000)",
+    ),
+    (&["report", "1"], "--changes", &["101"], "0 to 100)"),
+    (
+        &["report", "1"],
+        "--alpha",
+        &["0", "1", "1e308"],
+        "(above 0, below 1)",
+    ),
+    (
+        &["report", "1"],
+        "--noise",
+        &["-1", "101", "1e308"],
+        "0 to 100)",
+    ),
+    (
+        &["report", "1"],
+        "--buckets",
+        &["1,1e308", "0,1"],
+        "each above 0 and at most 10000",
+    ),
+    (&["compare", "1"], "--noise", &["1e308"], "0 to 100)"),
+    (
+        &["crosscheck", "ctxsw"],
+        "--rounds",
+        &["0", "1001"],
+        "(1 to 1000)",
+    ),
+    (
+        &["crosscheck", "monitors"],
+        "--monitor-pairs",
+        &["1", "10001"],
+        "(2 to 10000)",
+    ),
+    (
+        &["crosscheck", "monitors"],
+        "--max-pairs",
+        &["10001"],
+        "(2 to 10000)",
+    ),
+    (
+        &["crosscheck", "ctxsw"],
+        "--tolerance",
+        &["-1", "101", "1e308"],
+        "0 to 100",
+    ),
+    (
+        &["crosscheck", "ctxsw"],
+        "--duration",
+        &["0s", "1e300s"],
+        "above 0, at most a day",
+    ),
+    (
+        &["crosscheck", "monitors"],
+        "--measure",
+        &["1e300s"],
+        "above 0, at most a day",
+    ),
+    (&["serve"], "--port", &["65536"], "(0 to 65535"),
+    (&["serve"], "--max-sessions", &["0", "1025"], "(1 to 1024)"),
+    (
+        &["serve"],
+        "--session-time",
+        &["0s", "1e300s"],
+        "above 0, at most a day",
+    ),
+    (
+        &["serve"],
+        "--handshake-time",
+        &["1e300s"],
+        "above 0, at most a day",
+    ),
+    (
+        &["fleet", "doctor", "--hosts", "h"],
+        "--connect-timeout",
+        &["1e300s"],
+        "above 0, at most a day",
+    ),
+];
+
+#[test]
+fn every_numeric_flag_is_refused_outside_its_documented_range() {
+    let lab = Lab::new();
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "--reps",
+        "1",
+        "--monitors",
+        "interrupts",
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let before = std::fs::read(lab.db()).unwrap();
+    for (cmd, flag, bad, range) in NUMERIC_FLAGS {
+        for v in *bad {
+            let mut args = cmd.to_vec();
+            let given = format!("{flag}={v}");
+            args.push(&given);
+            let o = lab.run(&args);
+            let (out, err) = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{args:?}\n{out}\n{err}");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(
+                err.starts_with("perflab: ") && err.contains(flag),
+                "{args:?}: {err}"
+            );
+        }
+        let help_cmd: Vec<&str> = cmd
+            .iter()
+            .take_while(|a| !a.starts_with('-') && a.parse::<i64>().is_err())
+            .copied()
+            .chain(["--help"])
+            .collect();
+        let (help, _) = text(&lab.run(&help_cmd));
+        let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        let at = help
+            .find(&format!("{flag} "))
+            .unwrap_or_else(|| panic!("{help_cmd:?} does not document {flag}"));
+        // The flag's own entry: the next ones start further than this.
+        let entry: String = help[at..].chars().take(300).collect();
+        assert!(
+            entry.contains(range),
+            "{help_cmd:?}: {flag}'s help does not state {range:?}: {entry}"
+        );
+    }
+    assert!(
+        std::fs::read(lab.db()).unwrap() == before,
+        "the database changed"
+    );
+}
+
+#[test]
+fn monitors_none_or_an_empty_list_runs_without_monitors() {
+    let lab = Lab::new();
+    for given in ["--monitors=none", "--monitors=", "--monitors= , "] {
+        let o = lab.run(&["run", "--workload", "null", "--reps", "1", given]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{given}\n{out}\n{err}");
+        let doc = lab.export(&common::run_id(&err));
+        assert_eq!(
+            doc["run"]["spec"]["monitors"],
+            serde_json::json!([]),
+            "{given}"
+        );
+        for m in doc["measurements"].as_array().unwrap() {
+            assert_eq!(m["monitors"], serde_json::json!([]), "{given}");
+            assert_eq!(m["telemetry"], serde_json::json!([]), "{given}");
+        }
+    }
+    let o = lab.run(&["run", "--workload", "null", "--monitors", "none,interrupts"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("\"none\" means no monitor"), "{err}");
+}
+
+#[test]
+fn a_db_that_is_a_directory_or_another_database_is_refused_in_one_line() {
+    let lab = Lab::new();
+    let dir = lab.dir.path().join("results-dir");
+    std::fs::create_dir(&dir).unwrap();
+    let dir = dir.to_str().unwrap().to_string();
+    let url = "mysql://alice:s3cret@db.lab/perf";
+    let pipe = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../parsers/tests/data/perf-bench/sched_pipe.txt");
+    let pipe = pipe.to_str().unwrap();
+    for (db, needle) in [
+        (dir.as_str(), "is a directory; give a file in it"),
+        (url, "mysql:// is not a supported database"),
+    ] {
+        for args in [
+            &["run", "--workload", "null", "--reps", "1"][..],
+            &["ls"][..],
+            &["import", "--parser", "perf-bench", pipe][..],
+        ] {
+            let o = lab.cmd().arg("--db").arg(db).args(args).output().unwrap();
+            let (_, err) = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{db} {args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{db} {args:?}: {err}");
+            assert!(err.contains(needle), "{db} {args:?}: {err}");
+            assert!(!err.contains("s3cret"), "{err}");
+        }
+    }
+    assert!(
+        !lab.dir.path().join("mysql:").exists(),
+        "the URL was taken for a path"
+    );
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "files in the directory"
+    );
+}
