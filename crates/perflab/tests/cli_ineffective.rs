@@ -166,7 +166,12 @@ fn haltpoll_driver(root: &Path, stop: &std::sync::atomic::AtomicBool) {
                 .ok()
                 .and_then(|u| u.trim().parse().ok())
                 .unwrap_or(0);
-            let _ = std::fs::write(dir.join("usage"), format!("{}\n", usage + 1));
+            // Written aside and renamed into place: a plain write truncates first, and the
+            // cpuidle monitor reading in between would see an empty file.
+            let next = dir.join("usage.next");
+            if std::fs::write(&next, format!("{}\n", usage + 1)).is_ok() {
+                let _ = std::fs::rename(&next, dir.join("usage"));
+            }
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
