@@ -10,7 +10,9 @@
 
 use perflab_core::record::{MeasurementRecord, RunId, RunInfo};
 use perflab_core::{Better, Params, Unit};
-use perflab_stats::{adjust_family, compare, Comparison, FamilyAdjustment, Sample, StatsConfig};
+use perflab_stats::{
+    adjust_family, compare_paired, Comparison, FamilyAdjustment, Sample, StatsConfig,
+};
 use serde::Serialize;
 
 use crate::design::{Design, DriftGuard};
@@ -146,6 +148,9 @@ pub fn compare_variants(
     let params: Vec<Params> = points.iter().map(|&p| point_params(p)).collect();
     let labeler = Labeler::new(params.iter());
     let mut b = Builder::new(cfg, chosen.better);
+    // The variants of one run were interleaved (A1 B1, A2 B2, ...): repetition r of A and
+    // of B ran side by side, so they pair.
+    b.paired = true;
     for (&point, params) in points.iter().zip(params) {
         let side = |v: &str| {
             SideValues::gather(
@@ -340,6 +345,8 @@ struct Builder<'c> {
     failed: LeftOut,
     missing: u32,
     ineffective: LeftOut,
+    /// Pair the sides' repetitions by number (variants of one interleaved run).
+    paired: bool,
 }
 
 /// Measurements of each side a table leaves out for one reason, and the first message.
@@ -387,6 +394,7 @@ impl<'c> Builder<'c> {
             failed: LeftOut::default(),
             missing: 0,
             ineffective: LeftOut::default(),
+            paired: false,
         }
     }
 
@@ -407,6 +415,11 @@ impl<'c> Builder<'c> {
             (a.ineffective, &a.first_ineffective),
             (b.ineffective, &b.first_ineffective),
         );
+        let pairs = if self.paired {
+            pair_by_rep(&a.reps, &b.reps)
+        } else {
+            Vec::new()
+        };
         let samples = (Sample::new(a.values.clone()), Sample::new(b.values.clone()));
         match samples {
             (Ok(sa), Ok(sb)) => self.rows.push(Row {
@@ -418,7 +431,7 @@ impl<'c> Builder<'c> {
                 point_b: points.1,
                 failed_a: a.failed,
                 failed_b: b.failed,
-                cmp: compare(&sa, &sb, self.better, self.cfg),
+                cmp: compare_paired(&sa, &sb, &pairs, self.better, self.cfg),
             }),
             _ => {
                 let mut why = Vec::new();
@@ -469,8 +482,7 @@ impl<'c> Builder<'c> {
         let p_adjustment = adjust_family(self.rows.iter_mut().map(|r| &mut r.cmp), self.cfg);
         let mut notes = crate::family::notes(
             &p_adjustment,
-            self.rows.iter().map(|r| (&r.cmp.a, &r.cmp.b)),
-            self.cfg,
+            self.rows.iter().map(|r| (r.label.clone(), &r.cmp)),
         );
         let (fa, fb) = self.failed.count;
         notes.extend(
@@ -512,4 +524,12 @@ impl<'c> Builder<'c> {
             variant_params: Vec::new(),
         }
     }
+}
+
+/// The indices of repetitions with the same number on both sides: A_r with B_r.
+fn pair_by_rep(a: &[u32], b: &[u32]) -> Vec<(usize, usize)> {
+    a.iter()
+        .enumerate()
+        .filter_map(|(i, r)| b.iter().position(|x| x == r).map(|j| (i, j)))
+        .collect()
 }
