@@ -151,6 +151,11 @@ pub fn compare_variants(
     // The variants of one run were interleaved (A1 B1, A2 B2, ...): repetition r of A and
     // of B ran side by side, so they pair.
     b.paired = true;
+    // A run measured until decided spent alpha over its looks: each row is decided with
+    // the share of the look its pairs reached, as the runner judged it.
+    b.schedule = run.spec.until_decided.map(|u| {
+        perflab_stats::decide::sequential::Schedule::new(u.planned as usize, u.cap as usize)
+    });
     for (&point, params) in points.iter().zip(params) {
         let side = |v: &str| {
             SideValues::gather(
@@ -347,6 +352,8 @@ struct Builder<'c> {
     ineffective: LeftOut,
     /// Pair the sides' repetitions by number (variants of one interleaved run).
     paired: bool,
+    /// The looks of a run measured until decided.
+    schedule: Option<perflab_stats::decide::sequential::Schedule>,
 }
 
 /// Measurements of each side a table leaves out for one reason, and the first message.
@@ -395,6 +402,7 @@ impl<'c> Builder<'c> {
             missing: 0,
             ineffective: LeftOut::default(),
             paired: false,
+            schedule: None,
         }
     }
 
@@ -431,7 +439,13 @@ impl<'c> Builder<'c> {
                 point_b: points.1,
                 failed_a: a.failed,
                 failed_b: b.failed,
-                cmp: compare_paired(&sa, &sb, &pairs, self.better, self.cfg),
+                cmp: {
+                    let mut c = compare_paired(&sa, &sb, &pairs, self.better, self.cfg);
+                    if let Some(s) = self.schedule {
+                        c.decision.weight = s.weight(pairs.len().max(sa.len().min(sb.len())));
+                    }
+                    c
+                },
             }),
             _ => {
                 let mut why = Vec::new();

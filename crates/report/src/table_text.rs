@@ -51,7 +51,7 @@ pub(crate) fn cells(t: &ComparisonTable) -> (Vec<Vec<String>>, Vec<usize>) {
     if by_run {
         header.push("variant".into());
     }
-    let ci_head = format!("{} CI", level_label(t.p_adjustment.level));
+    let ci_head = format!("{} CI", level_label(shown_level(t)));
     for h in [
         "n A", "n B", "median A", "median B", "change", &ci_head, "p", "p adj", "verdict",
     ] {
@@ -100,9 +100,13 @@ pub(crate) fn footnotes(t: &ComparisonTable) -> Vec<&'static str> {
     }
     if t.rows
         .iter()
-        .any(|r| r.cmp.decision.level < t.p_adjustment.level - 1e-12)
+        .any(|r| (r.cmp.decision.level - shown_level(t)).abs() > 1e-12)
     {
-        out.push("`same` rows and rows measured until decided: CI at their own level (JSON: decision.level)");
+        out.push(
+            "CI: rows at another level than the column's (`same` rows: two one-sided tests; \
+             rows measured until decided: their look's share) are at their own (JSON: \
+             decision.level)",
+        );
     }
     out
 }
@@ -195,4 +199,28 @@ pub(crate) fn unavailable_items(
     unavailable
         .iter()
         .map(|u| format!("{} (run {}): {}", u.variant, u.run, u.reason))
+}
+
+/// The level the CI column is headed with: the one most rows that are not `same` share
+/// (the family's 1 - R*alpha/m, or a look's share of it in a run measured until decided).
+fn shown_level(t: &ComparisonTable) -> f64 {
+    let moved: Vec<f64> = t
+        .rows
+        .iter()
+        .filter(|r| r.cmp.verdict != perflab_stats::Verdict::Same)
+        .map(|r| r.cmp.decision.level)
+        .collect();
+    let levels: Vec<f64> = if moved.is_empty() {
+        t.rows.iter().map(|r| r.cmp.decision.level).collect()
+    } else {
+        moved
+    };
+    let mut best = (t.p_adjustment.level, 0);
+    for &l in &levels {
+        let n = levels.iter().filter(|&&x| (x - l).abs() < 1e-12).count();
+        if n > best.1 {
+            best = (l, n);
+        }
+    }
+    best.0
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::config::StatsConfig;
 use crate::decide::{decide_family, Decision, Evidence};
 use crate::hodges_lehmann::{hodges_lehmann, Shift};
-use crate::mann_whitney::{mann_whitney, MannWhitney};
+use crate::mann_whitney::{mann_whitney, MannWhitney, MwMethod};
 use crate::sample::Sample;
 use crate::summary::Summary;
 use crate::verdict::Verdict;
@@ -71,6 +71,32 @@ pub fn compare_paired(
     better: Better,
     cfg: &StatsConfig,
 ) -> Comparison {
+    let mut c = build(a, b, pairs, better, cfg, true);
+    decide_family(&mut [&mut c], cfg);
+    c
+}
+
+/// A row not yet decided and without the descriptive Mann-Whitney test and shift (their
+/// exact distributions cost more than the verdict): for the seeded simulations, which
+/// decide whole families and read only the verdicts.
+pub(crate) fn undescribed(
+    a: &Sample,
+    b: &Sample,
+    pairs: &[(usize, usize)],
+    better: Better,
+    cfg: &StatsConfig,
+) -> Comparison {
+    build(a, b, pairs, better, cfg, false)
+}
+
+fn build(
+    a: &Sample,
+    b: &Sample,
+    pairs: &[(usize, usize)],
+    better: Better,
+    cfg: &StatsConfig,
+    describe: bool,
+) -> Comparison {
     let evidence = Evidence::new(a, b, pairs);
     let notes = if evidence.is_none() {
         vec![
@@ -79,7 +105,26 @@ pub fn compare_paired(
     } else {
         Vec::new()
     };
-    let mut c = Comparison {
+    let (test, shift) = if describe {
+        (mann_whitney(a, b), hodges_lehmann(a, b, cfg.confidence))
+    } else {
+        (
+            MannWhitney {
+                u_a: f64::NAN,
+                u_b: f64::NAN,
+                p_value: f64::NAN,
+                method: MwMethod::Normal,
+                ties: false,
+            },
+            Shift {
+                estimate: f64::NAN,
+                ci: (f64::NAN, f64::NAN),
+                confidence: f64::NAN,
+                widened: false,
+            },
+        )
+    };
+    Comparison {
         a: Summary::new(a, cfg),
         b: Summary::new(b, cfg),
         better,
@@ -88,14 +133,12 @@ pub fn compare_paired(
         regression_pct: None,
         p_value: 1.0,
         p_adjusted: 1.0,
-        test: mann_whitney(a, b),
-        shift: hodges_lehmann(a, b, cfg.confidence),
+        test,
+        shift,
         verdict: Verdict::Undecided,
         decision: Decision::pending(cfg.noise_pct, evidence),
         notes,
-    };
-    decide_family(&mut [&mut c], cfg);
-    c
+    }
 }
 
 /// A p-value for people: three decimals, `<0.001` below that.

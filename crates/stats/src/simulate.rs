@@ -12,7 +12,7 @@ use perflab_core::Better;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
-use crate::compare::{compare_paired, Comparison};
+use crate::compare::Comparison;
 use crate::config::StatsConfig;
 use crate::decide::decide_family;
 use crate::decide::sequential::Schedule;
@@ -78,16 +78,20 @@ pub fn pairs(g: &mut Gen, n: usize, cv: f64, factor: f64, disturbed: bool) -> (V
         .unzip()
 }
 
-/// A row compared from its pairs (the first `n` of them), weighted for the look it is at.
+/// A row compared from its pairs, weighted for the look it is at, and decided alone.
 pub fn row(a: &[f64], b: &[f64], weight: f64, cfg: &StatsConfig) -> Comparison {
+    let mut c = undecided_row(a, b, weight, cfg);
+    decide_family(&mut [&mut c], cfg);
+    c
+}
+
+/// A row from its pairs, not yet decided (its family decides it).
+fn undecided_row(a: &[f64], b: &[f64], weight: f64, cfg: &StatsConfig) -> Comparison {
     let idx: Vec<(usize, usize)> = (0..a.len()).map(|i| (i, i)).collect();
     let sa = Sample::new(a.to_vec()).expect("finite");
     let sb = Sample::new(b.to_vec()).expect("finite");
-    let mut c = compare_paired(&sa, &sb, &idx, Better::Higher, cfg);
-    if weight != 1.0 {
-        c.decision.weight = weight;
-        decide_family(&mut [&mut c], cfg);
-    }
+    let mut c = crate::compare::undescribed(&sa, &sb, &idx, Better::Higher, cfg);
+    c.decision.weight = weight;
     c
 }
 
@@ -97,7 +101,7 @@ pub fn family(g: &mut Gen, shape: Shape, factors: &[f64], cfg: &StatsConfig) -> 
         .iter()
         .map(|&f| {
             let (a, b) = pairs(g, shape.reps, shape.cv, f, shape.disturbed);
-            row(&a, &b, 1.0, cfg)
+            undecided_row(&a, &b, 1.0, cfg)
         })
         .collect();
     let mut refs: Vec<&mut Comparison> = rows.iter_mut().collect();
@@ -136,11 +140,7 @@ pub fn until_decided(
     loop {
         let mut family: Vec<Comparison> = data
             .iter()
-            .map(|(a, b)| {
-                let mut c = row(a, b, 1.0, cfg);
-                c.decision.weight = schedule.weight(a.len());
-                c
-            })
+            .map(|(a, b)| undecided_row(a, b, schedule.weight(a.len()), cfg))
             .collect();
         let mut refs: Vec<&mut Comparison> = family.iter_mut().collect();
         decide_family(&mut refs, cfg);
@@ -187,12 +187,24 @@ pub struct Target {
 }
 
 impl Target {
+    /// True unless the figure is beyond its bound by more than its sampling error: a
+    /// one-sided binomial test at 1 % against the bound (z = 2.33, over `trials`
+    /// families). A rate whose truth sits exactly on its bound (the false-verdict rate
+    /// of a procedure that spends all its alpha) lands above it half the time by chance;
+    /// that is no failure, and a rate clearly above it is.
     pub fn holds(&self) -> bool {
+        let margin = |b: f64| 2.33 * (b * (1.0 - b) / f64::from(self.trials.max(1))).sqrt();
         match self.bound {
-            Bound::AtMost(b) => self.value <= b,
-            Bound::AtLeast(b) => self.value >= b,
+            Bound::AtMost(b) => self.value <= b + margin(b),
+            Bound::AtLeast(b) => self.value >= b - margin(b),
             Bound::Shown => true,
         }
+    }
+
+    /// The binomial standard error of the figure, as a rate over `trials`.
+    pub fn std_error(&self) -> f64 {
+        let p = self.value.clamp(0.0, 1.0);
+        (p * (1.0 - p) / f64::from(self.trials.max(1))).sqrt()
     }
 
     /// A false-verdict rate (an error bound), as opposed to a power or a cost target.
