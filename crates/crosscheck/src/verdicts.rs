@@ -103,7 +103,7 @@ fn line(t: &Target, width: usize) -> String {
         "{:<width$}  {:>7}  {:>6}  {:>9}  {mark}{detail}",
         t.what,
         pct(t.value),
-        pct(t.std_error()),
+        t.std_error().map_or("-".to_string(), pct),
         bound
     )
 }

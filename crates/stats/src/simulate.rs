@@ -193,7 +193,13 @@ impl Target {
     /// of a procedure that spends all its alpha) lands above it half the time by chance;
     /// that is no failure, and a rate clearly above it is.
     pub fn holds(&self) -> bool {
-        let margin = |b: f64| 2.33 * (b * (1.0 - b) / f64::from(self.trials.max(1))).sqrt();
+        let margin = |b: f64| {
+            if self.is_share() {
+                2.33 * (b * (1.0 - b) / f64::from(self.trials.max(1))).sqrt()
+            } else {
+                0.0
+            }
+        };
         match self.bound {
             Bound::AtMost(b) => self.value <= b + margin(b),
             Bound::AtLeast(b) => self.value >= b - margin(b),
@@ -201,10 +207,17 @@ impl Target {
         }
     }
 
-    /// The binomial standard error of the figure, as a rate over `trials`.
-    pub fn std_error(&self) -> f64 {
+    /// The binomial standard error of the figure, as a share of `trials` families;
+    /// `None` for a figure that is not such a share (a ratio of measurements spent).
+    pub fn std_error(&self) -> Option<f64> {
         let p = self.value.clamp(0.0, 1.0);
-        (p * (1.0 - p) / f64::from(self.trials.max(1))).sqrt()
+        self.is_share()
+            .then(|| (p * (1.0 - p) / f64::from(self.trials.max(1))).sqrt())
+    }
+
+    /// A share of families (or of rows) with some outcome, rather than a ratio.
+    fn is_share(&self) -> bool {
+        !self.what.contains(" / ")
     }
 
     /// A false-verdict rate (an error bound), as opposed to a power or a cost target.
