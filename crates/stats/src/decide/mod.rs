@@ -180,7 +180,7 @@ pub fn decide_family(family: &mut [&mut Comparison], cfg: &StatsConfig) -> Famil
         } else {
             1.0 - share
         };
-        apply(c, p, q < cfg.alpha, row_level, cfg);
+        apply(c, p, row_level, cfg);
         lost += usize::from(c.p_value < cfg.alpha && q >= cfg.alpha);
     }
     FamilyAdjustment {
@@ -350,7 +350,7 @@ fn t_quantile(p: f64, df: f64) -> f64 {
 }
 
 /// Sets the row's interval at `level`, its verdict and the figures shown from them.
-fn apply(c: &mut Comparison, p: Plan, selected: bool, level: f64, cfg: &StatsConfig) {
+fn apply(c: &mut Comparison, p: Plan, level: f64, cfg: &StatsConfig) {
     let d = &mut c.decision;
     d.method = p.method;
     d.level = level;
@@ -364,6 +364,7 @@ fn apply(c: &mut Comparison, p: Plan, selected: bool, level: f64, cfg: &StatsCon
     };
     let tau = e.threshold(cfg.noise_pct);
     let tail = (1.0 - level) / 2.0;
+    let mut t_half = None;
     let (estimate, interval) = match p.method {
         Method::T | Method::ModeratedT => {
             let half = if p.se > 0.0 {
@@ -373,10 +374,7 @@ fn apply(c: &mut Comparison, p: Plan, selected: bool, level: f64, cfg: &StatsCon
             } else {
                 f64::INFINITY
             };
-            if !selected && half.is_finite() {
-                let distance = (e.estimate.abs() - tau).abs();
-                d.reps_to_decide = reps_for_half_width(e.n, half, distance);
-            }
+            t_half = Some(half);
             (e.estimate, (e.estimate - half, e.estimate + half))
         }
         Method::SignedRank => {
@@ -414,15 +412,18 @@ fn apply(c: &mut Comparison, p: Plan, selected: bool, level: f64, cfg: &StatsCon
         .change_pct
         .map(|x| crate::verdict::regression_pct(x, c.better));
     // Read from the interval alone, so the two cannot disagree. For a t row the interval
-    // avoids both thresholds exactly when the row was selected; a rank row's interval
-    // inverts its own test and can differ from `selected` only by the test's
-    // discreteness, and then the interval (the stricter of the two) is what is shown.
-    let _ = selected;
+    // avoids both thresholds exactly when BH selected the row; a rank row's interval
+    // inverts its own test and can differ from the selection only by the test's
+    // discreteness, and then the interval is what is shown and what decides.
     c.verdict = if d.widened {
         Verdict::Undecided
     } else {
         Verdict::from_interval(interval, tau, c.better)
     };
+    if let (Verdict::Undecided, Some(half)) = (c.verdict, t_half.filter(|h| h.is_finite())) {
+        let distance = (e.estimate.abs() - tau).abs();
+        c.decision.reps_to_decide = reps_for_half_width(e.n, half, distance);
+    }
 }
 
 #[cfg(test)]
