@@ -22,6 +22,9 @@ pub(crate) fn level_label(level: f64) -> String {
 /// The sentence under a table on how its intervals and verdicts are read.
 pub(crate) fn verdict_rule(cfg: &StatsConfig, adj: &FamilyAdjustment, design: Design) -> String {
     let rows = adj.rows;
+    if rows == 0 {
+        return "no row could be compared, so there is no verdict (see Not compared)".into();
+    }
     let s = if rows == 1 { "" } else { "s" };
     let borrowed = match &adj.prior {
         Some(p) if p.df.is_finite() => format!(
