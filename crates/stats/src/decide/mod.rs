@@ -152,7 +152,7 @@ pub fn decide_family(family: &mut [&mut Comparison], cfg: &StatsConfig) -> Famil
         .filter(|e| e.scale == Scale::Log)
         .map(|e| (e.var, e.df))
         .collect();
-    let prior = moderate::estimate(&log_rows);
+    let prior = moderate::estimate_robust(&log_rows);
     let plans: Vec<Plan> = family
         .iter()
         .map(|c| {

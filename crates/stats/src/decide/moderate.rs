@@ -15,6 +15,7 @@
 //! when they scatter widely, d₀ is small and each row keeps mostly its own.
 
 use serde::Serialize;
+use statrs::distribution::{ChiSquared, ContinuousCDF};
 use statrs::function::gamma::digamma;
 
 /// Rows below this many do not moderate: two or fewer variances say nothing about their
@@ -87,6 +88,38 @@ pub fn estimate(rows: &[(f64, f64)]) -> Option<Prior> {
         rows: g,
         pooled_df,
     })
+}
+
+/// The prior of the rows whose variance is not far out: a robust first pass (in the
+/// spirit of limma's `robust = TRUE`, Phipson et al. 2016) takes the median of the rows'
+/// variances, each scaled by its χ² median, as the family's variance and sets aside the
+/// rows above the χ²_d/d quantile 1 − 0.01/G of it; the moments are then taken over the
+/// rest. Without it, a few rows with one disturbed repetition each inflate the spread of
+/// ln s², the prior becomes worth almost nothing, and the disturbed rows are not seen as
+/// out of the family (so never read with ranks).
+pub fn estimate_robust(rows: &[(f64, f64)]) -> Option<Prior> {
+    let used: Vec<(f64, f64)> = rows
+        .iter()
+        .copied()
+        .filter(|(v, d)| *v > 0.0 && v.is_finite() && *d > 0.0)
+        .collect();
+    if used.len() < MIN_ROWS {
+        return None;
+    }
+    let chi = |d: f64| ChiSquared::new(d).ok();
+    let mut scaled: Vec<f64> = used
+        .iter()
+        .filter_map(|&(v, d)| chi(d).map(|c| v / (c.inverse_cdf(0.5) / d)))
+        .collect();
+    scaled.sort_by(f64::total_cmp);
+    let typical = scaled[scaled.len() / 2];
+    let g = used.len() as f64;
+    let kept: Vec<(f64, f64)> = used
+        .iter()
+        .copied()
+        .filter(|&(v, d)| chi(d).is_none_or(|c| v / typical <= c.inverse_cdf(1.0 - 0.01 / g) / d))
+        .collect();
+    estimate(if kept.len() >= MIN_ROWS { &kept } else { &used })
 }
 
 /// ψ'(x), the trigamma function: the recurrence ψ'(x) = ψ'(x+1) + 1/x² up to x ≥ 10,
