@@ -87,3 +87,23 @@ pub fn target_of(target: Option<f64>, cap: Option<u32>, reps: u32) -> Option<Ada
         max_reps: cap.unwrap_or(DEFAULT_MAX_REPS.max(reps)),
     })
 }
+
+/// Repetitions until decided (`--until-decided`): after the planned repetitions, the
+/// comparison rows still undecided get more, in the looks of an alpha-spending schedule
+/// (perflab-stats `decide::sequential`), up to the cap. Stored with the run so a resume
+/// continues and a report decides with the same schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UntilDecided {
+    /// The planned repetitions: the schedule's first look.
+    pub planned: u32,
+    /// The most repetitions per point and variant, failed ones included.
+    pub cap: u32,
+}
+
+/// The until-decided settings of a spec, the cap filled in as for `--target-ci`.
+pub fn until_decided_of(on: bool, cap: Option<u32>, reps: u32) -> Option<UntilDecided> {
+    on.then(|| UntilDecided {
+        planned: reps,
+        cap: cap.unwrap_or(DEFAULT_MAX_REPS.max(reps)),
+    })
+}

@@ -37,6 +37,9 @@ pub struct RunSpec {
     /// repetitions only. Kept here so a resume continues them and a report can tell.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<AdaptiveTarget>,
+    /// Repetitions until decided (`--until-decided`); `None`: not asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until_decided: Option<crate::adaptive_target::UntilDecided>,
     /// Telemetry repetitions per point and variant, planned after the headline ones at
     /// each point, for the monitors that disturb what they observe (0: none selected, or
     /// none wanted). Their figures are never results.

@@ -136,6 +136,10 @@ pub struct ExperimentSpec {
     /// (default [`crate::adaptive_target::DEFAULT_MAX_REPS`]); only with `target_ci`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_reps: Option<u32>,
+    /// After the planned repetitions, add repetitions to the comparison rows still
+    /// undecided, until each is decided or `max_reps` is reached (`--until-decided`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub until_decided: bool,
     /// Telemetry repetitions per point and variant for the monitors that would disturb a
     /// headline figure (perf counters); default 1 when such a monitor is selected, 0 to
     /// not take them at all.
@@ -191,8 +195,9 @@ impl ExperimentSpec {
             check_in("quick.repetitions", r, &REPETITIONS)?;
         }
         check_in("warmup", self.warmup, &WARMUP)?;
-        check_settings(self.target_ci, self.max_reps, self.repetitions)
-            .map_err(|e| e.for_file())?;
+        // `max_reps` caps until-decided repetitions too, so it needs no `target_ci` then.
+        let target = self.target_ci.or(self.until_decided.then_some(1.0));
+        check_settings(target, self.max_reps, self.repetitions).map_err(|e| e.for_file())?;
         if let Some(t) = self.telemetry_reps {
             check_in("telemetry_reps", t, &TELEMETRY_REPS)?;
         }
@@ -288,6 +293,27 @@ mod tests {
         assert!(e.to_string().contains("repetitions"), "{e}");
         let two = "name='a'\nworkload='null'\n[[variants]]\nname='v'\n[[variants]]\nname='v'";
         assert!(ExperimentSpec::from_toml("x.toml", two).is_err());
+    }
+
+    #[test]
+    fn until_decided_is_read_and_takes_max_reps_as_its_cap() {
+        let base = "name='a'\nworkload='null'\nrepetitions=5\n";
+        let s =
+            ExperimentSpec::from_toml("x.toml", &format!("{base}until_decided=true\nmax_reps=20"))
+                .unwrap();
+        assert!(s.until_decided);
+        let u = crate::adaptive_target::until_decided_of(s.until_decided, s.max_reps, 5).unwrap();
+        assert_eq!((u.planned, u.cap), (5, 20));
+        assert!(
+            !ExperimentSpec::from_toml("x.toml", base)
+                .unwrap()
+                .until_decided
+        );
+        // The cap is still checked against the planned repetitions.
+        let e =
+            ExperimentSpec::from_toml("x.toml", &format!("{base}until_decided=true\nmax_reps=2"))
+                .unwrap_err();
+        assert!(e.to_string().contains("max_reps"), "{e}");
     }
 
     #[test]

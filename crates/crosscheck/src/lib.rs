@@ -9,7 +9,8 @@
 //! - [`net`]: netrr UDP against `sockperf ping-pong` on 127.0.0.1, same pinning;
 //! - [`monitors`]: each workload with its monitors on against none, interleaved;
 //! - [`checks`]: the runner's own cost per measurement, and the ratio checks' tables;
-//! - [`report_cost`]: the time and memory `perflab report` needs over a large run.
+//! - [`report_cost`]: the time and memory `perflab report` needs over a large run;
+//! - [`verdicts`]: the seeded simulation of the verdicts' error rates and power.
 //!
 //! Each number is held to the tolerance it states in one [`tolerance::Verdicts`], from
 //! which the binary takes its exit code. These are benchmarks: no unit test asserts
@@ -30,6 +31,7 @@ pub mod options;
 pub mod peer_tool;
 pub mod report_cost;
 pub mod tolerance;
+pub mod verdicts;
 
 pub use checks::run;
 pub use error::Error;

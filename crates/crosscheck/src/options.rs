@@ -27,6 +27,10 @@ pub struct Options {
     pub measure: Option<String>,
     /// The `perflab` executable the report check times as a child process.
     pub perflab_exe: PathBuf,
+    /// verdicts: families simulated per line of the table.
+    pub families: u32,
+    /// verdicts: the simulation's seed.
+    pub seed: u64,
 }
 
 /// The ratio tolerance in percent: `--tolerance`, else the check's stated one (a new

@@ -14,6 +14,8 @@ pub enum Bound {
     Ratio { pct: f64 },
     /// A cost below `limit`, in `unit` (e.g. "ms", "MB", "s").
     Below { limit: f64, unit: &'static str },
+    /// A rate (a share, 0.05 = 5 %) at most `limit`: a false-verdict rate.
+    Rate { limit: f64 },
 }
 
 /// One number and whether it held.
@@ -40,6 +42,12 @@ impl Check {
                 self.what,
                 self.value,
                 fmt_num(limit)
+            ),
+            Bound::Rate { limit } => format!(
+                "{} {}% (bound <= {}%)",
+                self.what,
+                fmt_num(self.value * 100.0),
+                fmt_num(limit * 100.0)
             ),
         }
     }
@@ -73,6 +81,12 @@ impl Verdicts {
     ) -> bool {
         let within = value.is_finite() && value < limit;
         self.push(what.into(), value, Bound::Below { limit, unit }, within)
+    }
+
+    /// Holds a rate (a share) to at most `limit`; returns whether it is.
+    pub fn rate(&mut self, what: impl Into<String>, value: f64, limit: f64) -> bool {
+        let within = value.is_finite() && value <= limit + 1e-12;
+        self.push(what.into(), value, Bound::Rate { limit }, within)
     }
 
     fn push(&mut self, what: String, value: f64, bound: Bound, within: bool) -> bool {
@@ -160,6 +174,19 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "OUTSIDE TOLERANCE: 1 of 2 checked: overhead per measurement 5.000 ms (target < 5 \
              ms)\n"
+        );
+    }
+
+    #[test]
+    fn a_false_verdict_rate_above_its_bound_fails_the_check() {
+        let mut v = Verdicts::new();
+        assert!(v.rate("false better/worse, null", 0.05, 0.05));
+        assert!(!v.rate("false better/worse, null 2", 0.061, 0.05));
+        let mut out = Vec::new();
+        assert!(!v.finish(&mut out));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "OUTSIDE TOLERANCE: 1 of 2 checked: false better/worse, null 2 6.1% (bound <= 5%)\n"
         );
     }
 

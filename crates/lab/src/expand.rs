@@ -90,6 +90,11 @@ pub fn expand(
         unavailable_monitors: BTreeMap::new(),
         skipped: Vec::new(),
         adaptive: target_of(spec.target_ci, spec.max_reps, spec.repetitions),
+        until_decided: perflab_core::adaptive_target::until_decided_of(
+            spec.until_decided,
+            spec.max_reps,
+            spec.repetitions,
+        ),
         // Settled by `prepare`, which knows which monitors disturb and which are here.
         telemetry_reps: 0,
         source: Some(spec.clone()),

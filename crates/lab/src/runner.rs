@@ -17,10 +17,11 @@ use perflab_store::{
 };
 use perflab_sys::SysRoot;
 
-use crate::adaptive::{fmt_pct, judged_metric, next_round, AdaptiveTarget};
+use crate::adaptive::{decided, fmt_pct, judged_metric, next_round, AdaptiveTarget};
 use crate::error::{LabError, Result};
 use crate::plan::plan;
 use crate::prepare::{check_variants, find_workload, Prepared, Variant};
+use perflab_core::adaptive_target::UntilDecided;
 use perflab_core::RunSpec;
 
 /// Where and how a run executes.
@@ -144,7 +145,31 @@ pub fn execute(
                 fresh: false,
                 ..session
             };
-            result = again.adapt(store, run, target, &mut monitors, progress, &mut counts);
+            result = again.adapt(
+                store,
+                run,
+                Rounds::Precision(target),
+                &mut monitors,
+                progress,
+                &mut counts,
+            );
+        }
+    }
+    if let (Ok(()), Some(until)) = (&result, &spec.until_decided) {
+        // After the planned phase (and any --target-ci rounds), as they are done.
+        if counts.remaining == 0 {
+            let again = Session {
+                fresh: false,
+                ..session
+            };
+            result = again.adapt(
+                store,
+                run,
+                Rounds::UntilDecided(until),
+                &mut monitors,
+                progress,
+                &mut counts,
+            );
         }
     }
     if let Err(e) = result {
@@ -170,6 +195,15 @@ pub fn execute(
         failed: counts.failed,
         remaining: counts.remaining,
     })
+}
+
+/// What the rounds after the planned phase aim for.
+#[derive(Clone, Copy)]
+enum Rounds<'a> {
+    /// `--target-ci`: each median's interval narrow enough.
+    Precision(&'a AdaptiveTarget),
+    /// `--until-decided`: each comparison row decided.
+    UntilDecided(&'a UntilDecided),
 }
 
 /// Measurements of this session, over the planned phase and every adaptive round.
@@ -294,11 +328,12 @@ impl Session<'_> {
         &self,
         store: &mut Store,
         run: RunId,
-        target: &AdaptiveTarget,
+        rounds: Rounds,
         monitors: &mut [Slot],
         progress: &mut dyn Progress,
         counts: &mut Counts,
     ) -> Result<()> {
+        let stats = perflab_stats::StatsConfig::default();
         let mut plan = store.plan(run)?;
         // Loaded once, then kept up to date with what each round records: a round judges
         // only the judged metric, so reloading telemetry every round would be waste.
@@ -310,7 +345,18 @@ impl Session<'_> {
         let primary = Some(self.spec.primary_metric.as_str()).filter(|p| !p.is_empty());
         for round_no in 1.. {
             let metric = judged_metric(primary, &ms);
-            let round = next_round(target, metric.as_deref(), &plan, &ms);
+            let round = match rounds {
+                Rounds::Precision(target) => next_round(target, metric.as_deref(), &plan, &ms),
+                Rounds::UntilDecided(until) => decided::next_round(
+                    until,
+                    self.spec.compare.baseline.as_deref(),
+                    better_of(metric.as_deref(), &ms),
+                    metric.as_deref(),
+                    &plan,
+                    &ms,
+                    &stats,
+                ),
+            };
             if round.is_empty() {
                 break;
             }
@@ -335,13 +381,23 @@ impl Session<'_> {
                 break;
             }
             progress.end();
-            progress.note(&format!(
-                "adaptive round {round_no}: {} of {} points above ±{}% (cap {})",
-                points.len(),
-                total_points.len(),
-                fmt_pct(target.target_ci_pct),
-                target.max_reps
-            ));
+            progress.note(&match rounds {
+                Rounds::Precision(target) => format!(
+                    "adaptive round {round_no}: {} of {} points above ±{}% (cap {})",
+                    points.len(),
+                    total_points.len(),
+                    fmt_pct(target.target_ci_pct),
+                    target.max_reps
+                ),
+                Rounds::UntilDecided(until) => format!(
+                    "until-decided round {round_no}: {} of {} points undecided, {} more \
+                     measurements (cap {})",
+                    points.len(),
+                    total_points.len(),
+                    round.len(),
+                    until.cap
+                ),
+            });
             let done = store.run(run)?.done;
             progress.begin(run, u64::from(planned), u64::from(done));
             let (recorded, failed) =
@@ -353,6 +409,13 @@ impl Session<'_> {
         }
         Ok(())
     }
+}
+
+/// The better direction of the judged metric, as its measurements report it.
+pub(crate) fn better_of(metric: Option<&str>, ms: &[MeasurementRecord]) -> perflab_core::Better {
+    metric
+        .and_then(|name| ms.iter().find_map(|m| m.output.metric(name)))
+        .map_or(perflab_core::Better::Neither, |m| m.better)
 }
 
 /// A record without what adaptive rounds never look at.

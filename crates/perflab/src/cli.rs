@@ -198,6 +198,12 @@ pub struct RunArgs {
     /// if more]
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub max_reps: Option<String>,
+    /// After the planned repetitions, add repetitions in interleaved rounds to the
+    /// comparison rows still undecided, until each reads better, worse or same, or the cap
+    /// (--max-reps) is reached; error rates stay valid (alpha spent over a fixed schedule
+    /// of looks, docs/METHODOLOGY.md). The file's `until_decided = true`
+    #[arg(long)]
+    pub until_decided: bool,
     /// What standard output carries: the tables (text), or exactly one JSON document at
     /// the end (json: run id, status, exit code, counts, the comparisons with their
     /// verdicts, the database path); progress and notes go to standard error either way
@@ -349,7 +355,9 @@ pub struct CrosscheckArgs {
     /// null measurements), report (`perflab report`'s time and memory over a run of 10,000
     /// measurements) or monitors (each workload with each monitor set on against none,
     /// interleaved, as a ratio; exits 1 when a set that runs around headline figures moves
-    /// them by more than --tolerance)
+    /// them by more than --tolerance), or verdicts (a seeded simulation of the verdicts'
+    /// false-verdict rates, power and `same` rate, and what --until-decided spends; exits 4
+    /// when a false-verdict rate exceeds its bound; no root, a few seconds)
     #[arg(default_value = "ctxsw")]
     pub workload: String,
     /// CPU pairs A,B separated by spaces [default: 0,0 and 0,<first CPU of another core>]
@@ -392,6 +400,13 @@ pub struct CrosscheckArgs {
     /// report have fixed cost targets
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub tolerance: Option<f64>,
+    /// verdicts: families simulated per line of the table (1 to 100000)
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub families: u32,
+    /// verdicts: the seed of the simulation (the documented table uses 2026)
+    #[arg(long, value_name = "N", default_value_t = 2026)]
+    pub seed: u64,
 }
 
 #[derive(Args, Debug)]

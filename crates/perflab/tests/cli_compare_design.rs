@@ -42,7 +42,7 @@ fn compare_and_report_name_the_design_and_the_drift_guard() {
         out.contains("design: separate runs, not interleaved"),
         "{out}"
     );
-    assert!(out.contains("p  p adj  verdict"), "{out}");
+    assert!(out.contains("p adj  verdict"), "{out}");
     assert_guarded(&out, &a, &b);
 
     let o = lab.run(&["compare", &a, &b, "--format", "markdown"]);

@@ -97,14 +97,16 @@ impl ScanReport {
 
 impl Distribution {
     /// The seed's `<= 1 pct difference : 35 instances` lines, then improvements, then
-    /// the rows of each non-empty bucket (`*` marks adjusted p < alpha).
+    /// the rows of each non-empty bucket (`*` better/worse, `=` same, `?` undecided).
     pub fn to_blocks(&self) -> Vec<Block> {
         let line = |c: &BucketCount| {
             format!(
-                "{} pct difference : {} instances ({} significant)",
+                "{} pct difference : {} instances ({} moved, {} same, {} undecided)",
                 c.bucket.range_text(),
                 c.count,
-                c.significant
+                c.significant,
+                c.same,
+                c.undecided
             )
         };
         let mut counts = vec![self.headline()];
@@ -125,10 +127,7 @@ impl Distribution {
         if !rows.is_empty() {
             rows.insert(
                 0,
-                format!(
-                    "Instances per bucket (* = significant, adjusted p < {}):",
-                    self.alpha
-                ),
+                "Instances per bucket (* = better/worse, = same, ? undecided):".to_string(),
             );
             out.push(Block::pre(rows.join("\n")));
         }

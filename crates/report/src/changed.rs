@@ -448,7 +448,7 @@ pub fn changes_for_table(
     table
         .rows
         .iter()
-        .filter(|r| r.cmp.verdict != perflab_stats::Verdict::NoChange)
+        .filter(|r| r.cmp.verdict.moved())
         .map(|row| {
             let (a, b) = sides(&table.kind, row, ms_a, ms_b);
             let both: Vec<&MeasurementRecord> = a.iter().chain(&b).copied().collect();

@@ -10,7 +10,9 @@
 
 use perflab_core::record::{MeasurementRecord, RunId, RunInfo};
 use perflab_core::{Better, Params, Unit};
-use perflab_stats::{adjust_family, compare, Comparison, FamilyAdjustment, Sample, StatsConfig};
+use perflab_stats::{
+    adjust_family, compare_paired, Comparison, FamilyAdjustment, Sample, StatsConfig,
+};
 use serde::Serialize;
 
 use crate::design::{Design, DriftGuard};
@@ -146,6 +148,14 @@ pub fn compare_variants(
     let params: Vec<Params> = points.iter().map(|&p| point_params(p)).collect();
     let labeler = Labeler::new(params.iter());
     let mut b = Builder::new(cfg, chosen.better);
+    // The variants of one run were interleaved (A1 B1, A2 B2, ...): repetition r of A and
+    // of B ran side by side, so they pair.
+    b.paired = true;
+    // A run measured until decided spent alpha over its looks: each row is decided with
+    // the share of the look its pairs reached, as the runner judged it.
+    b.schedule = run.spec.until_decided.map(|u| {
+        perflab_stats::decide::sequential::Schedule::new(u.planned as usize, u.cap as usize)
+    });
     for (&point, params) in points.iter().zip(params) {
         let side = |v: &str| {
             SideValues::gather(
@@ -340,6 +350,10 @@ struct Builder<'c> {
     failed: LeftOut,
     missing: u32,
     ineffective: LeftOut,
+    /// Pair the sides' repetitions by number (variants of one interleaved run).
+    paired: bool,
+    /// The looks of a run measured until decided.
+    schedule: Option<perflab_stats::decide::sequential::Schedule>,
 }
 
 /// Measurements of each side a table leaves out for one reason, and the first message.
@@ -387,6 +401,8 @@ impl<'c> Builder<'c> {
             failed: LeftOut::default(),
             missing: 0,
             ineffective: LeftOut::default(),
+            paired: false,
+            schedule: None,
         }
     }
 
@@ -407,6 +423,11 @@ impl<'c> Builder<'c> {
             (a.ineffective, &a.first_ineffective),
             (b.ineffective, &b.first_ineffective),
         );
+        let pairs = if self.paired {
+            pair_by_rep(&a.reps, &b.reps)
+        } else {
+            Vec::new()
+        };
         let samples = (Sample::new(a.values.clone()), Sample::new(b.values.clone()));
         match samples {
             (Ok(sa), Ok(sb)) => self.rows.push(Row {
@@ -418,7 +439,13 @@ impl<'c> Builder<'c> {
                 point_b: points.1,
                 failed_a: a.failed,
                 failed_b: b.failed,
-                cmp: compare(&sa, &sb, self.better, self.cfg),
+                cmp: {
+                    let mut c = compare_paired(&sa, &sb, &pairs, self.better, self.cfg);
+                    if let Some(s) = self.schedule {
+                        c.decision.weight = s.weight(pairs.len().max(sa.len().min(sb.len())));
+                    }
+                    c
+                },
             }),
             _ => {
                 let mut why = Vec::new();
@@ -469,8 +496,7 @@ impl<'c> Builder<'c> {
         let p_adjustment = adjust_family(self.rows.iter_mut().map(|r| &mut r.cmp), self.cfg);
         let mut notes = crate::family::notes(
             &p_adjustment,
-            self.rows.iter().map(|r| (&r.cmp.a, &r.cmp.b)),
-            self.cfg,
+            self.rows.iter().map(|r| (r.label.clone(), &r.cmp)),
         );
         let (fa, fb) = self.failed.count;
         notes.extend(self.failed.note(
@@ -513,4 +539,12 @@ impl<'c> Builder<'c> {
             variant_params: Vec::new(),
         }
     }
+}
+
+/// The indices of repetitions with the same number on both sides: A_r with B_r.
+fn pair_by_rep(a: &[u32], b: &[u32]) -> Vec<(usize, usize)> {
+    a.iter()
+        .enumerate()
+        .filter_map(|(i, r)| b.iter().position(|x| x == r).map(|j| (i, j)))
+        .collect()
 }

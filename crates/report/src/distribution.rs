@@ -1,8 +1,8 @@
 //! The regression distribution of the seed study: how many rows fall in each bucket of
-//! regression percent (positive = worse), how many of those are significant (adjusted
-//! p < alpha, the p of the comparison's verdicts), and which rows they are.
+//! regression percent (positive = worse), how many of those moved (better, worse or
+//! changed), read the same or are undecided, and which rows they are.
 
-use perflab_stats::{Bucket, Buckets};
+use perflab_stats::{Bucket, Buckets, Verdict};
 use serde::Serialize;
 
 use crate::compare::{ComparisonTable, UnavailableNote};
@@ -15,8 +15,12 @@ pub struct BucketCount {
     pub label: String,
     pub dir: String,
     pub count: usize,
-    /// Rows in this bucket whose adjusted p is below alpha.
+    /// Rows in this bucket whose verdict is better, worse or changed.
     pub significant: usize,
+    /// Rows in this bucket read `same` (inside ±threshold).
+    pub same: usize,
+    /// Rows in this bucket still undecided.
+    pub undecided: usize,
     pub rows: Vec<BucketRow>,
 }
 
@@ -28,8 +32,9 @@ pub struct BucketRow {
     pub p_value: f64,
     /// Adjusted for the other rows of the comparison (Benjamini-Hochberg).
     pub p_adjusted: f64,
-    /// `p_adjusted` < alpha.
+    /// The verdict moved (better, worse or changed).
     pub significant: bool,
+    pub verdict: Verdict,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -62,6 +67,8 @@ pub fn distribution(table: &ComparisonTable, buckets: &Buckets) -> Distribution 
             dir: b.dir_name(),
             count: 0,
             significant: 0,
+            same: 0,
+            undecided: 0,
             rows: Vec::new(),
         })
         .collect();
@@ -75,14 +82,17 @@ pub fn distribution(table: &ComparisonTable, buckets: &Buckets) -> Distribution 
         let b = buckets.classify(reg);
         if let Some(c) = counts.iter_mut().find(|c| c.bucket == b) {
             c.count += 1;
-            let significant = r.cmp.p_adjusted < table.config.alpha;
+            let significant = r.cmp.verdict.moved();
             c.significant += usize::from(significant);
+            c.same += usize::from(r.cmp.verdict == Verdict::Same);
+            c.undecided += usize::from(r.cmp.verdict == Verdict::Undecided);
             c.rows.push(BucketRow {
                 label: row_name(r),
                 regression_pct: reg,
                 p_value: r.cmp.p_value,
                 p_adjusted: r.cmp.p_adjusted,
                 significant,
+                verdict: r.cmp.verdict,
             });
             total += 1;
         }
@@ -140,12 +150,18 @@ impl Distribution {
             .filter(|c| c.count > 0 || self.regressions.iter().any(|r| r.bucket == c.bucket))
     }
 
-    /// The rows of a bucket, `*` after the significant ones.
+    /// The rows of a bucket, `*` after the ones that moved, `=` after the same ones and
+    /// `?` after the undecided ones.
     pub(crate) fn marked(&self, c: &BucketCount) -> String {
+        let mark = |v: Verdict| match v {
+            Verdict::Same => "=",
+            Verdict::Undecided => "?",
+            _ => "*",
+        };
         let names: Vec<String> = c
             .rows
             .iter()
-            .map(|r| format!("{}{}", r.label, if r.significant { "*" } else { "" }))
+            .map(|r| format!("{}{}", r.label, mark(r.verdict)))
             .collect();
         names.join(" ")
     }

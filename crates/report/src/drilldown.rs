@@ -218,11 +218,13 @@ fn metric_section(
             ),
         ));
     }
-    let widened = if c.shift.widened {
+    let widened = if c.decision.widened {
         " (widened: too few repetitions)"
     } else {
         ""
     };
+    // The interval the verdict used, at its own level (1 - R*alpha/m in a family).
+    let conf = crate::verdict_text::level_label(c.decision.level);
     // Regression runs opposite to the change when higher is better; a metric with no
     // better direction shows the signed change instead.
     let (reg_name, reg) = match (c.change_pct, c.change_ci_pct, t.better) {
@@ -248,8 +250,12 @@ fn metric_section(
     };
     lines.push((reg_name.into(), reg));
     lines.push((
-        "p-value (Mann-Whitney U)".into(),
-        format!("{} ({})", fmt_p(c.p_value), c.test.method.as_str()),
+        "p-value (decision)".into(),
+        format!(
+            "{} ({}; how far the change is from the nearer threshold)",
+            fmt_p(c.p_value),
+            c.decision.method.as_str()
+        ),
     ));
     let rows = t.p_adjustment.rows;
     lines.push((
@@ -263,10 +269,13 @@ fn metric_section(
     lines.push((
         "Verdict".into(),
         format!(
-            "{} (needs adjusted p < {} and |change| > {}%)",
+            "{} (better/WORSE: CI beyond +/-{}%; same: inside; undecided: across){}",
             c.symbol(),
-            t.config.alpha,
-            t.config.noise_pct
+            t.config.noise_pct,
+            c.decision
+                .reps_to_decide
+                .map(|n| format!("; about {n} repetitions per side would decide it"))
+                .unwrap_or_default()
         ),
     ));
     lines.push(("Design".into(), t.design.description()));

@@ -1,49 +1,89 @@
-//! What a reader must know about the rows of one comparison adjusted together
-//! (Benjamini-Hochberg): rows that were significant only when read alone, and when the
-//! repetitions are too few for a single changed row to show among so many.
+//! What a reader must know about the rows of one comparison decided together: how many
+//! rows read each verdict, which are undecided and about how many repetitions would
+//! decide them, and which fell back to a rank test because their spread did not fit.
 
-use perflab_stats::{
-    min_p_value, reps_needed, rows_needed_together, FamilyAdjustment, StatsConfig, Summary,
-};
+use perflab_stats::{Comparison, FamilyAdjustment, Method, Verdict};
 
-/// The table-wide notes on the adjustment of `rows` (each row's two summaries).
+/// Undecided rows named in the note before the rest are counted.
+const NAMED: usize = 8;
+
+/// The table-wide notes on the rows of one family, each row with its label.
 pub(crate) fn notes<'a>(
     adj: &FamilyAdjustment,
-    sides: impl Iterator<Item = (&'a Summary, &'a Summary)>,
-    cfg: &StatsConfig,
+    rows: impl Iterator<Item = (String, &'a Comparison)>,
 ) -> Vec<String> {
+    let rows: Vec<(String, &Comparison)> = rows.collect();
     let mut out = Vec::new();
-    if adj.lost > 0 {
-        let one = adj.lost == 1;
+    if rows.len() > 1 {
+        let count = |v: Verdict| rows.iter().filter(|(_, c)| c.verdict == v).count();
         out.push(format!(
-            "{} of {} rows {} p < {} read alone but not once adjusted for the rows of this \
-             comparison (Benjamini-Hochberg), so no verdict is drawn from {}",
-            adj.lost,
+            "{} rows decided together: {} WORSE, {} better, {} same, {} undecided{}",
             adj.rows,
-            if one { "has" } else { "have" },
-            cfg.alpha,
-            if one { "it" } else { "them" }
+            count(Verdict::Regressed),
+            count(Verdict::Improved),
+            count(Verdict::Same),
+            count(Verdict::Undecided),
+            match count(Verdict::Changed) {
+                0 => String::new(),
+                n => format!(", {n} changed"),
+            }
         ));
     }
-    // The row whose repetitions allow the smallest p: if even it cannot show alone, none can.
-    let best = sides
-        .map(|(a, b)| (min_p_value(a.n, b.n), a.n, b.n))
-        .min_by(|x, y| x.0.total_cmp(&y.0));
-    if let Some((floor, m, n)) = best {
-        let together = rows_needed_together(floor, adj.rows, cfg.alpha);
-        // A floor at or above alpha is a per-row note already (no change can be
-        // significant at all); this one is about the family.
-        if together > 1 && floor < cfg.alpha {
-            out.push(format!(
-                "with {m} vs {n} repetitions the smallest possible p is {}, and adjusted for \
-                 the {} rows of this comparison a change must reach it in at least {together} \
-                 rows at once to be significant: a change in one row alone cannot be; use {} \
-                 repetitions per side for a single row to be able to show",
-                perflab_stats::fmt_p(floor),
-                adj.rows,
-                reps_needed(cfg.alpha / adj.rows as f64)
-            ));
-        }
+    let undecided: Vec<String> = rows
+        .iter()
+        .filter(|(_, c)| c.verdict == Verdict::Undecided && c.decision.evidence.is_some())
+        .map(|(l, c)| match c.decision.reps_to_decide {
+            Some(n) => format!("{l} (about {n})"),
+            None => format!("{l} (not soon)"),
+        })
+        .collect();
+    if !undecided.is_empty() {
+        let more = undecided.len().saturating_sub(NAMED);
+        let tail = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "undecided, with about how many repetitions per side would decide each if its \
+             change and spread stay as they are (--until-decided adds them): {}{tail}",
+            undecided[..undecided.len().min(NAMED)].join(", ")
+        ));
+    }
+    let odd = |rank: bool| -> Vec<String> {
+        rows.iter()
+            .filter(|(_, c)| {
+                matches!(c.decision.method, Method::SignedRank | Method::RankSum) == rank
+            })
+            .filter_map(|(l, c)| {
+                c.decision
+                    .fallback
+                    .as_ref()
+                    .map(|why| format!("{l} ({why})"))
+            })
+            .collect()
+    };
+    let ranked = odd(true);
+    if !ranked.is_empty() {
+        out.push(format!(
+            "read with a rank test instead of the t, as their repetitions do not look like \
+             one bell: {}",
+            ranked.join(", ")
+        ));
+    }
+    let own = odd(false);
+    if !own.is_empty() {
+        out.push(format!(
+            "read with their own variance only: {}",
+            own.join(", ")
+        ));
+    }
+    if adj.lost > 0 {
+        out.push(format!(
+            "{} of {} rows would be decided read alone but not among the rows of this \
+             comparison",
+            adj.lost, adj.rows
+        ));
     }
     out
 }

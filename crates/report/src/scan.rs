@@ -106,10 +106,10 @@ pub struct ScanPoint {
 }
 
 impl ScanPoint {
-    /// Up or down when the size differs (verdict not `~`), else `None`.
+    /// Up or down when the size differs (better, worse or changed), else `None`.
     pub fn differs(&self) -> Option<Direction> {
         match (self.verdict, self.median_a, self.median_b) {
-            (Some(v), Some(a), Some(b)) if v != Verdict::NoChange => Some(if b > a {
+            (Some(v), Some(a), Some(b)) if v.moved() => Some(if b > a {
                 Direction::Up
             } else {
                 Direction::Down
@@ -318,12 +318,13 @@ impl Entry<'_> {
                     size_bytes,
                     median_a: Some(c.a.median),
                     median_b: Some(c.b.median),
-                    ratio: defined.then(|| c.b.median / c.a.median),
+                    // The estimate the verdict used, so it lies inside its interval.
+                    ratio: c.change_pct.filter(|_| defined).map(|x| 1.0 + x / 100.0),
                     ratio_ci: c
                         .change_ci_pct
                         .filter(|_| defined)
                         .map(|(lo, hi)| (1.0 + lo / 100.0, 1.0 + hi / 100.0)),
-                    ci_widened: c.shift.widened,
+                    ci_widened: c.decision.widened,
                     p_value: Some(c.p_value),
                     p_adjusted: Some(c.p_adjusted),
                     verdict: Some(c.verdict),
@@ -592,7 +593,7 @@ mod tests {
 
     const UP: Option<Verdict> = Some(Verdict::Improved);
     const DOWN: Option<Verdict> = Some(Verdict::Regressed);
-    const SAME: Option<Verdict> = Some(Verdict::NoChange);
+    const SAME: Option<Verdict> = Some(Verdict::Same);
 
     #[test]
     fn parting_is_the_start_of_the_last_same_direction_run() {

@@ -39,11 +39,10 @@ pub(crate) fn header(r: &ScanReport) -> Vec<String> {
     ];
     lines.extend(r.drift.iter().flat_map(|d| d.lines()));
     lines.push(format!(
-        "B/A = median {} / median {}, with the {} CI of the Hodges-Lehmann shift; {}",
+        "B/A: {} against {}; {}",
         r.b_label,
         r.a_label,
-        r.config.confidence_label(),
-        verdict_rule(&r.config, r.p_adjustment.rows)
+        verdict_rule(&r.config, &r.p_adjustment, r.design)
     ));
     if !r.fixed.0.is_empty() {
         lines.push(format!("fixed: {}", r.fixed.describe()));
@@ -72,7 +71,10 @@ pub(crate) fn cells(
         r.a_label.clone(),
         r.b_label.clone(),
         "B/A".to_string(),
-        format!("{} CI", r.config.confidence_label()),
+        format!(
+            "{} CI",
+            crate::verdict_text::level_label(r.p_adjustment.level)
+        ),
         "p".to_string(),
         "p adj".to_string(),
         "verdict".to_string(),

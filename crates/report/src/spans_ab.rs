@@ -217,8 +217,8 @@ fn one(ms: &[MeasurementRecord], p: PairSpec, cfg: &StatsConfig) -> SpanComparis
     let p_adjustment = adjust_family(rows.iter_mut().map(|r| &mut r.cmp), cfg);
     let mut notes = crate::family::notes(
         &p_adjustment,
-        rows.iter().map(|r| (&r.cmp.a, &r.cmp.b)),
-        cfg,
+        rows.iter()
+            .map(|r| (format!("{} {}", r.label, r.stat), &r.cmp)),
     );
     // A caveat every row shares (too few repetitions for any p) is said once.
     for r in &rows {

@@ -89,16 +89,16 @@ impl SpanComparison {
             Block::heading(3, format!("Spans: {}", self.title)),
             Block::para(format!(
                 "A = {}, B = {}; per span the median over the repetitions of A and of B, \
-                 B - A with the {} interval of the Hodges-Lehmann shift, p from \
-                 Mann-Whitney U, p adj for the {} rows of this comparison \
-                 (Benjamini-Hochberg); verdict needs p adj < {} and |change| > {}%, else ~. \
-                 All in µs; lower is better.",
+                 B - A with the {} interval of the Hodges-Lehmann shift (a description); \
+                 the verdict: better/WORSE when the interval of the change (log scale, at \
+                 {}) lies beyond +/-{}%, same inside, undecided across, decided for the {} \
+                 rows together (p adj: Benjamini-Hochberg). All in µs; lower is better.",
                 self.a_label,
                 self.b_label,
                 self.confidence,
-                self.p_adjustment.rows,
-                self.alpha,
-                self.noise_pct
+                crate::verdict_text::level_label(self.p_adjustment.level),
+                self.noise_pct,
+                self.p_adjustment.rows
             )),
         ];
         let head = [

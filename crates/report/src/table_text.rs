@@ -8,6 +8,8 @@ use perflab_stats::fmt_p;
 
 use crate::compare::{ComparisonTable, TableKind, UnavailableNote};
 use crate::fmt;
+pub(crate) use crate::verdict_text::verdict_rule;
+use crate::verdict_text::{level_label, wide, wide_note};
 
 /// What is compared, how A and B are named, what the comparison rests on (its design and,
 /// for separate runs, the drift guard), and how to read the figures.
@@ -28,27 +30,12 @@ pub(crate) fn header_lines(t: &ComparisonTable) -> Vec<String> {
             t.metric,
             better_text(t.better)
         ),
-        format!("A = {}, B = {}; change = (B - A) / A", t.a_label, t.b_label),
+        format!("A = {}, B = {}", t.a_label, t.b_label),
         t.design.line(),
     ];
     lines.extend(t.drift.iter().flat_map(|d| d.lines()));
-    lines.push(format!(
-        "{} CI of the change from the Hodges-Lehmann shift; {}",
-        t.config.confidence_label(),
-        verdict_rule(&t.config, t.p_adjustment.rows)
-    ));
+    lines.push(verdict_rule(&t.config, &t.p_adjustment, t.design));
     lines
-}
-
-/// How p and the verdict are read, for a table of `rows` rows.
-pub(crate) fn verdict_rule(cfg: &perflab_stats::StatsConfig, rows: usize) -> String {
-    format!(
-        "p from Mann-Whitney U, p adj = p adjusted for the {rows} row{} of this comparison \
-         (Benjamini-Hochberg); verdict needs p adj < {} and |change| > {}%, else ~",
-        if rows == 1 { "" } else { "s" },
-        cfg.alpha,
-        cfg.noise_pct
-    )
 }
 
 /// The header row and one row of cells per compared point, with the indices of the
@@ -64,7 +51,7 @@ pub(crate) fn cells(t: &ComparisonTable) -> (Vec<Vec<String>>, Vec<usize>) {
     if by_run {
         header.push("variant".into());
     }
-    let ci_head = format!("{} CI", t.config.confidence_label());
+    let ci_head = format!("{} CI", level_label(shown_level(t)));
     for h in [
         "n A", "n B", "median A", "median B", "change", &ci_head, "p", "p adj", "verdict",
     ] {
@@ -83,7 +70,7 @@ pub(crate) fn cells(t: &ComparisonTable) -> (Vec<Vec<String>>, Vec<usize>) {
         cells.push(fmt::value(c.b.median));
         cells.push(c.change_pct.map_or("n/a".into(), fmt::pct));
         let ci = c.change_ci_pct.map_or("n/a".into(), fmt::pct_ci);
-        cells.push(if c.shift.widened {
+        cells.push(if wide(c, &t.config) {
             format!("{ci}!")
         } else {
             ci
@@ -108,8 +95,18 @@ pub(crate) fn footnotes(t: &ComparisonTable) -> Vec<&'static str> {
     if t.rows.iter().any(|r| r.failed_a + r.failed_b > 0) {
         out.push("n: successful measurements (+failed ones, not counted)");
     }
-    if t.rows.iter().any(|r| r.cmp.shift.widened) {
-        out.push("!: too few repetitions for the CI level; full range of differences shown");
+    if t.rows.iter().any(|r| wide(&r.cmp, &t.config)) {
+        out.push("!: the repetitions spread too widely to decide the row (see the notes)");
+    }
+    if t.rows
+        .iter()
+        .any(|r| (r.cmp.decision.level - shown_level(t)).abs() > 1e-12)
+    {
+        out.push(
+            "CI: rows at another level than the column's (`same` rows: two one-sided tests; \
+             rows measured until decided: their look's share) are at their own (JSON: \
+             decision.level)",
+        );
     }
     out
 }
@@ -144,6 +141,11 @@ pub(crate) fn better_text(b: Better) -> &'static str {
 /// Row notes, each said once with the rows it applies to (a 40-pair run with 3
 /// repetitions would otherwise repeat the same caveat 40 times).
 pub(crate) fn row_notes(t: &ComparisonTable) -> Vec<String> {
+    let wide_rows = t
+        .rows
+        .iter()
+        .filter(|r| wide(&r.cmp, &t.config))
+        .map(|r| wide_note(&r.label, &r.cmp, &t.config));
     let mut grouped: Vec<(String, Vec<String>)> = Vec::new();
     for r in &t.rows {
         for n in &r.cmp.notes {
@@ -163,6 +165,7 @@ pub(crate) fn row_notes(t: &ComparisonTable) -> Vec<String> {
             };
             format!("{who}: {text}")
         })
+        .chain(wide_rows)
         .collect()
 }
 
@@ -196,4 +199,28 @@ pub(crate) fn unavailable_items(
     unavailable
         .iter()
         .map(|u| format!("{} (run {}): {}", u.variant, u.run, u.reason))
+}
+
+/// The level the CI column is headed with: the one most rows that are not `same` share
+/// (the family's 1 - R*alpha/m, or a look's share of it in a run measured until decided).
+fn shown_level(t: &ComparisonTable) -> f64 {
+    let moved: Vec<f64> = t
+        .rows
+        .iter()
+        .filter(|r| r.cmp.verdict != perflab_stats::Verdict::Same)
+        .map(|r| r.cmp.decision.level)
+        .collect();
+    let levels: Vec<f64> = if moved.is_empty() {
+        t.rows.iter().map(|r| r.cmp.decision.level).collect()
+    } else {
+        moved
+    };
+    let mut best = (t.p_adjustment.level, 0);
+    for &l in &levels {
+        let n = levels.iter().filter(|&&x| (x - l).abs() < 1e-12).count();
+        if n > best.1 {
+            best = (l, n);
+        }
+    }
+    best.0
 }

@@ -27,7 +27,7 @@ fn rows_carry_verdicts_and_failures_are_counted() {
     // 0.3% is significant with this little noise but below the 1% threshold.
     let quiet = t.pair_row(4, 0).unwrap();
     assert!(quiet.cmp.p_value < 0.05);
-    assert_eq!(quiet.cmp.verdict, Verdict::NoChange);
+    assert_eq!(quiet.cmp.verdict, Verdict::Same);
     assert_eq!(t.pair_row(4, 16).unwrap().failed_b, 1);
     assert_eq!(t.pair_row(4, 16).unwrap().cmp.b.n, 4);
     assert_eq!((t.failed_a, t.failed_b), (0, common::REPS + 1));
@@ -38,10 +38,14 @@ fn rows_carry_verdicts_and_failures_are_counted() {
         "{}",
         t.unmatched[0].reason
     );
-    assert!(t.notes[0].contains("did not start"), "{:?}", t.notes);
+    assert!(
+        t.notes.iter().any(|n| n.contains("did not start")),
+        "{:?}",
+        t.notes
+    );
     let json: serde_json::Value = serde_json::from_str(&t.to_json().unwrap()).unwrap();
     assert_eq!(json["kind"], "variants");
-    assert_eq!(json["rows"][4]["cmp"]["verdict"], "regressed");
+    assert_eq!(json["rows"][4]["cmp"]["verdict"], "worse");
 }
 
 #[test]
@@ -118,7 +122,7 @@ fn distribution_counts_and_marks_significance() {
     assert_eq!(d.unmatched.len(), 1);
     let text = d.render(Format::Text);
     assert!(
-        text.contains("(3 - 5] pct difference : 1 instances (1 significant)"),
+        text.contains("(3 - 5] pct difference : 1 instances (1 moved, 0 same, 0 undecided)"),
         "{text}"
     );
     assert!(text.contains("pmqos-0"), "{text}");
@@ -127,30 +131,19 @@ fn distribution_counts_and_marks_significance() {
     assert_eq!(json["improvements"][0]["rows"][0]["label"], "4-12");
 }
 
+/// With 3 vs 3 repetitions Mann-Whitney could never go below p = 0.1, so every row read
+/// `~`. The paired t, its variance borrowed from the other rows, decides the 4.4 %
+/// regression with three pairs, and the table says how the rows were decided.
 #[test]
-fn three_repetitions_get_one_grouped_caveat() {
+fn three_repetitions_can_decide() {
     let (run, mut ms) = setup();
     let cfg = StatsConfig::default();
     ms.retain(|m| m.rep < 3 && m.params.int("cpu_b").unwrap() != 28);
     let t = compare_variants(&run, &ms, "poll-only", "all", None, &cfg).unwrap();
-    assert!(t.rows.iter().all(|r| r.cmp.verdict == Verdict::NoChange));
+    assert_eq!(t.pair_row(4, 24).unwrap().cmp.verdict, Verdict::Regressed);
     let text = t.render(Format::Text);
-    assert_eq!(
-        text.matches("smallest possible p-value is 0.100").count(),
-        1,
-        "{text}"
-    );
-    assert!(
-        text.contains("4-0, 4-8, 4-12, 4-24: with 3 vs 3 repetitions"),
-        "{text}"
-    );
-    // 4-16 lost a repetition of `all` to a failure: 3 vs 2 gets its own caveat.
-    assert!(text.contains("4-16: with 3 vs 2 repetitions"), "{text}");
-    ms.retain(|m| m.params.int("cpu_b").unwrap() != 16);
-    let text = compare_variants(&run, &ms, "poll-only", "all", None, &cfg)
-        .unwrap()
-        .render(Format::Text);
-    assert!(text.contains("all rows: with 3 vs 3 repetitions"), "{text}");
+    assert!(!text.contains("smallest possible p-value"), "{text}");
+    assert!(text.contains("5 rows decided together: 2 WORSE"), "{text}");
 }
 
 #[test]

@@ -284,7 +284,7 @@ fn seed_pair_shows_its_idle_states_and_doorbells() {
     let text = Changes(rows.clone()).render(Format::Text);
     assert!(text.starts_with("What changed with it"), "{text}");
     assert!(
-        text.contains("  4-24 (-4.35% WORSE): stop2 residency on CPU 4: +40 ms (p=0.008); "),
+        text.contains("  4-24 (-4.36% WORSE): stop2 residency on CPU 4: +40 ms (p=0.008); "),
         "{text}"
     );
 }

@@ -91,7 +91,7 @@ fn seed_scan_figures() {
     ));
     let json: serde_json::Value = serde_json::from_str(&r.to_json().unwrap()).unwrap();
     assert_eq!(json["sections"][0]["summary"]["parting"]["kind"], "part_at");
-    assert_eq!(json["sections"][0]["points"][0]["verdict"], "regressed");
+    assert_eq!(json["sections"][0]["points"][0]["verdict"], "worse");
     assert_eq!(json["compared"]["kind"], "runs");
 }
 
@@ -230,7 +230,7 @@ fn failed_points_are_listed() {
     assert_eq!(small.summary.compared, 15);
     let text = r.render(Format::Text);
     for want in [
-        "4096     1487.00         -      -               -      -      -  not compared",
+        "4096     1487.00         -      -               -       -       -  not compared",
         "4096 KiB: no successful value in v1_64_96 (5 failed)",
         "256 KiB: 1 failed repetition of v1_64_96 not counted",
         "(1 size not compared, skipped)",

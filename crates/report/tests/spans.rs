@@ -127,9 +127,14 @@ fn identical_sides_get_no_verdict() {
         .expect("compared");
     assert_eq!(same.rows.len(), 6);
     for r in &same.rows {
-        assert_eq!(r.cmp.verdict, Verdict::NoChange, "{} {}", r.key, r.stat);
+        assert!(
+            !r.cmp.verdict.moved(),
+            "{} {}: {:?}",
+            r.key,
+            r.stat,
+            r.cmp.verdict
+        );
         assert_eq!(r.cmp.b.median, r.cmp.a.median);
-        assert!(r.cmp.p_value > 0.5, "{}", r.cmp.p_value);
     }
 }
 

@@ -1,15 +1,21 @@
-//! Two-sample comparison of a baseline A with a candidate B: medians, change in percent
-//! with its interval, the Mann-Whitney p-value, the Hodges-Lehmann shift and a verdict.
+//! Two-sample comparison of a baseline A with a candidate B: medians, the change in
+//! percent with the interval its verdict used, and one of four verdicts.
+//!
+//! The verdict comes from [`crate::decide`] (paired log-ratios, variance moderated across
+//! the family, false-coverage-rate intervals); a comparison made alone is a family of one.
+//! The Mann-Whitney test and the Hodges-Lehmann shift of the raw values are kept as
+//! descriptions (`test`, `shift`) for drill-downs; no verdict rests on them.
 
 use perflab_core::Better;
 use serde::Serialize;
 
-use crate::config::{trim_float, StatsConfig};
+use crate::config::StatsConfig;
+use crate::decide::{decide_family, Decision, Evidence};
 use crate::hodges_lehmann::{hodges_lehmann, Shift};
-use crate::mann_whitney::{mann_whitney, min_p_value, reps_needed, MannWhitney};
+use crate::mann_whitney::{mann_whitney, MannWhitney, MwMethod};
 use crate::sample::Sample;
 use crate::summary::Summary;
-use crate::verdict::{regression_pct, Verdict};
+use crate::verdict::Verdict;
 
 /// Everything known about B relative to A.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -17,109 +23,122 @@ pub struct Comparison {
     pub a: Summary,
     pub b: Summary,
     pub better: Better,
-    /// (median B − median A) / median A × 100; `None` when median A is 0.
+    /// The change the verdict estimates, in percent: the geometric mean of the paired
+    /// ratios B/A minus 1 (the ratio of the geometric means, unpaired; the rank centre
+    /// when a rank test decided). `None` when median A is 0.
     pub change_pct: Option<f64>,
-    /// The Hodges-Lehmann shift interval divided by median A, in percent.
+    /// The interval the verdict used, in percent ([`Decision::level`] confidence).
+    /// Computed on the log scale, so it never reaches −100 %.
     pub change_ci_pct: Option<(f64, f64)>,
-    /// Positive = worse (see [`regression_pct`]); `None` when `change_pct` is.
+    /// Positive = worse (see [`crate::regression_pct`]); `None` when `change_pct` is.
     pub regression_pct: Option<f64>,
-    /// The Mann-Whitney p-value of this row read alone.
+    /// The decision p-value of this row read alone: "the change sits on the nearer
+    /// threshold" (see [`crate::decide`]); small when the row is clearly decided.
     pub p_value: f64,
-    /// `p_value` adjusted for the other rows of the same comparison (Benjamini-Hochberg,
-    /// see [`crate::fdr`]); equal to `p_value` until [`crate::adjust_family`] runs. The
-    /// verdict is drawn from this one.
+    /// `p_value` adjusted for the other rows of the same family (Benjamini-Hochberg).
     pub p_adjusted: f64,
+    /// Mann-Whitney on the raw values, a description only.
     pub test: MannWhitney,
+    /// Hodges-Lehmann shift of the raw values, a description only.
     pub shift: Shift,
     pub verdict: Verdict,
-    /// Caveats a reader must see: significance impossible at these sizes, an interval
-    /// widened for lack of data, a zero baseline.
+    /// How the verdict was reached: method, interval, level, repetitions to decide.
+    pub decision: Decision,
+    /// Caveats a reader must see: a zero baseline, an interval widened for lack of data.
     pub notes: Vec<String>,
 }
 
 impl Comparison {
-    /// The verdict's symbol, e.g. `~`.
+    /// The verdict's word, e.g. `same`.
     pub fn symbol(&self) -> &'static str {
         self.verdict.symbol()
     }
-
-    /// Draws the verdict from `p_adjusted` and the noise threshold (benchstat's rule).
-    pub(crate) fn redecide(&mut self, cfg: &StatsConfig) {
-        let (a, b) = (self.a.median, self.b.median);
-        let beyond_noise = match self.change_pct {
-            Some(c) => c.abs() > cfg.noise_pct,
-            None => b != a,
-        };
-        self.verdict = Verdict::decide(
-            self.p_adjusted < cfg.alpha,
-            beyond_noise,
-            b > a,
-            self.better,
-        );
-    }
 }
 
-/// Compares B against the baseline A for a metric whose better direction is `better`.
+/// Compares B against the baseline A, unpaired (e.g. two runs measured apart).
 pub fn compare(a: &Sample, b: &Sample, better: Better, cfg: &StatsConfig) -> Comparison {
-    let sa = Summary::new(a, cfg);
-    let sb = Summary::new(b, cfg);
-    let test = mann_whitney(a, b);
-    let shift = hodges_lehmann(a, b, cfg.confidence);
-    let mut notes = Vec::new();
+    compare_paired(a, b, &[], better, cfg)
+}
 
-    let base = sa.median;
-    let (change_pct, change_ci_pct) = if base != 0.0 {
-        let scale = 100.0 / base.abs();
-        (
-            Some((sb.median - base) * scale),
-            Some((shift.ci.0 * scale, shift.ci.1 * scale)),
-        )
+/// Compares B against A with the repetitions measured together listed in `pairs`
+/// (indices into `a` and `b`; A₁B₁, A₂B₂, … of an interleaved run). Fewer than two pairs
+/// compare unpaired. The verdict is the row's alone; [`crate::adjust_family`] decides the
+/// rows of a table together.
+pub fn compare_paired(
+    a: &Sample,
+    b: &Sample,
+    pairs: &[(usize, usize)],
+    better: Better,
+    cfg: &StatsConfig,
+) -> Comparison {
+    let mut c = build(a, b, pairs, better, cfg, true);
+    decide_family(&mut [&mut c], cfg);
+    c
+}
+
+/// A row not yet decided and without the descriptive Mann-Whitney test and shift (their
+/// exact distributions cost more than the verdict): for the seeded simulations, which
+/// decide whole families and read only the verdicts.
+pub(crate) fn undescribed(
+    a: &Sample,
+    b: &Sample,
+    pairs: &[(usize, usize)],
+    better: Better,
+    cfg: &StatsConfig,
+) -> Comparison {
+    build(a, b, pairs, better, cfg, false)
+}
+
+fn build(
+    a: &Sample,
+    b: &Sample,
+    pairs: &[(usize, usize)],
+    better: Better,
+    cfg: &StatsConfig,
+    describe: bool,
+) -> Comparison {
+    let evidence = Evidence::new(a, b, pairs);
+    let notes = if evidence.is_none() {
+        vec![
+            "the baseline median is 0, so there is no change in percent and no verdict".to_string(),
+        ]
     } else {
-        notes.push(
-            "the baseline median is 0, so the change in percent is undefined; \
-             the verdict rests on significance alone"
-                .to_string(),
-        );
-        (None, None)
+        Vec::new()
     };
-
-    let floor = min_p_value(a.len(), b.len());
-    if floor >= cfg.alpha {
-        notes.push(format!(
-            "with {} vs {} repetitions the smallest possible p-value is {}, not below \
-             alpha={}: no change can be significant; use at least {} repetitions per side",
-            a.len(),
-            b.len(),
-            fmt_p(floor),
-            trim_float(cfg.alpha),
-            reps_needed(cfg.alpha)
-        ));
-    }
-    if shift.widened {
-        notes.push(format!(
-            "too few repetitions for a {} interval of the change; the interval shown is the \
-             full range of pairwise differences (coverage {})",
-            cfg.confidence_label(),
-            fmt_pct_level(shift.confidence)
-        ));
-    }
-
-    let mut c = Comparison {
-        regression_pct: change_pct.map(|c| regression_pct(c, better)),
-        a: sa,
-        b: sb,
+    let (test, shift) = if describe {
+        (mann_whitney(a, b), hodges_lehmann(a, b, cfg.confidence))
+    } else {
+        (
+            MannWhitney {
+                u_a: f64::NAN,
+                u_b: f64::NAN,
+                p_value: f64::NAN,
+                method: MwMethod::Normal,
+                ties: false,
+            },
+            Shift {
+                estimate: f64::NAN,
+                ci: (f64::NAN, f64::NAN),
+                confidence: f64::NAN,
+                widened: false,
+            },
+        )
+    };
+    Comparison {
+        a: Summary::new(a, cfg),
+        b: Summary::new(b, cfg),
         better,
-        change_pct,
-        change_ci_pct,
-        p_value: test.p_value,
-        p_adjusted: test.p_value,
+        change_pct: None,
+        change_ci_pct: None,
+        regression_pct: None,
+        p_value: 1.0,
+        p_adjusted: 1.0,
         test,
         shift,
-        verdict: Verdict::NoChange,
+        verdict: Verdict::Undecided,
+        decision: Decision::pending(cfg.noise_pct, evidence),
         notes,
-    };
-    c.redecide(cfg);
-    c
+    }
 }
 
 /// A p-value for people: three decimals, `<0.001` below that.
@@ -129,10 +148,6 @@ pub fn fmt_p(p: f64) -> String {
     } else {
         format!("{:.3}", p)
     }
-}
-
-fn fmt_pct_level(x: f64) -> String {
-    format!("{}%", trim_float(x * 100.0))
 }
 
 /// The geometric mean of positive ratios (e.g. B/A per row); `None` when the slice is
@@ -153,17 +168,21 @@ mod tests {
         Sample::new(v.to_vec()).unwrap()
     }
 
+    fn pairs(n: usize) -> Vec<(usize, usize)> {
+        (0..n).map(|i| (i, i)).collect()
+    }
+
     #[test]
     fn seed_like_regression_is_detected() {
         let a = s(&[286_441.6, 286_300.2, 286_512.9, 286_390.4, 286_470.1]);
         let b = s(&[273_925.6, 274_010.3, 273_850.8, 273_990.0, 273_880.5]);
-        let c = compare(&a, &b, Better::Higher, &StatsConfig::default());
+        let c = compare_paired(&a, &b, &pairs(5), Better::Higher, &StatsConfig::default());
         assert_eq!(c.verdict, Verdict::Regressed);
-        assert!((c.p_value - 2.0 / 252.0).abs() < 1e-12);
         let reg = c.regression_pct.unwrap();
         assert!((reg - 4.37).abs() < 0.02, "{reg}");
         let (lo, hi) = c.change_ci_pct.unwrap();
         assert!(lo <= c.change_pct.unwrap() && c.change_pct.unwrap() <= hi);
+        assert!(hi < -1.0, "the interval shown lies beyond -1 %: {lo} {hi}");
         assert!(c.notes.is_empty(), "{:?}", c.notes);
         // The same data read as a latency (lower is better) is an improvement.
         let c = compare(&a, &b, Better::Lower, &StatsConfig::default());
@@ -171,36 +190,43 @@ mod tests {
     }
 
     #[test]
-    fn three_reps_cannot_be_significant_and_say_why() {
-        let c = compare(
-            &s(&[100.0, 101.0, 102.0]),
-            &s(&[200.0, 201.0, 202.0]),
-            Better::Higher,
-            &StatsConfig::default(),
+    fn a_change_within_the_threshold_reads_same_and_a_noisy_one_undecided() {
+        let a: Vec<f64> = (0..10).map(|i| 1000.0 + (i % 3) as f64 * 0.5).collect();
+        let b: Vec<f64> = a.iter().map(|x| x * 1.002).collect();
+        let cfg = StatsConfig::default();
+        let c = compare_paired(&s(&a), &s(&b), &pairs(10), Better::Higher, &cfg);
+        assert_eq!(c.verdict, Verdict::Same, "{:?}", c.change_ci_pct);
+        let (lo, hi) = c.change_ci_pct.unwrap();
+        assert!(lo > -1.0 && hi < 1.0);
+        let noisy = c_noisy();
+        assert_eq!(
+            noisy.verdict,
+            Verdict::Undecided,
+            "{:?}",
+            noisy.change_ci_pct
         );
-        assert_eq!(c.verdict, Verdict::NoChange);
-        assert!((c.p_value - 0.1).abs() < 1e-12);
-        let all = c.notes.join("\n");
-        assert!(all.contains("smallest possible p-value is 0.100"), "{all}");
-        assert!(all.contains("at least 4 repetitions per side"), "{all}");
-        assert!(all.contains("full range"), "{all}");
+        assert!(noisy.decision.reps_to_decide.is_some());
     }
 
+    fn c_noisy() -> Comparison {
+        let a = s(&[100.0, 104.0, 97.0, 101.0, 99.0]);
+        let b = s(&[101.5, 99.0, 104.0, 100.0, 103.0]);
+        compare_paired(&a, &b, &pairs(5), Better::Higher, &StatsConfig::default())
+    }
+
+    /// Issue 21 item 16: `run quick` printed −1.24 % [−178.01 %, +78.79 %] for a rate
+    /// whose repetitions ranged 4,266 to 74,591. On the log scale the interval of a
+    /// change stays above −100 %, and the ratio's above 0.
     #[test]
-    fn small_change_is_noise_even_when_significant() {
-        let a: Vec<f64> = (0..10).map(|i| 1000.0 + i as f64 * 0.01).collect();
-        let b: Vec<f64> = a.iter().map(|x| x * 1.005).collect();
-        let c = compare(&s(&a), &s(&b), Better::Higher, &StatsConfig::default());
-        assert!(c.p_value < 0.05, "{}", c.p_value);
-        assert_eq!(c.verdict, Verdict::NoChange);
-        let strict = StatsConfig {
-            noise_pct: 0.1,
-            ..Default::default()
-        };
-        assert_eq!(
-            compare(&s(&a), &s(&b), Better::Higher, &strict).verdict,
-            Verdict::Improved
-        );
+    fn ratio_intervals_stay_positive_for_widely_spread_rates() {
+        let a = s(&[4_266.0, 74_591.0, 52_000.0, 61_000.0, 9_000.0]);
+        let b = s(&[70_000.0, 5_100.0, 48_000.0, 8_800.0, 66_000.0]);
+        for p in [pairs(5), Vec::new()] {
+            let c = compare_paired(&a, &b, &p, Better::Higher, &StatsConfig::default());
+            let (lo, hi) = c.change_ci_pct.unwrap();
+            assert!(lo > -100.0 && lo < hi, "{lo} {hi}");
+            assert_eq!(c.verdict, Verdict::Undecided);
+        }
     }
 
     #[test]
@@ -213,7 +239,7 @@ mod tests {
         );
         assert_eq!(c.change_pct, None);
         assert_eq!(c.regression_pct, None);
-        assert_eq!(c.verdict, Verdict::Changed);
+        assert_eq!(c.verdict, Verdict::Undecided);
         assert!(c.notes[0].contains("baseline median is 0"));
     }
 

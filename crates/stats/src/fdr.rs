@@ -37,16 +37,20 @@ pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
     adjusted
 }
 
-/// How the p-values of one comparison's rows were adjusted, for the reader and for JSON.
+/// How the rows of one comparison were decided together, for the reader and for JSON.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FamilyAdjustment {
     /// Always `benjamini_hochberg`.
     pub method: &'static str,
     /// The rows adjusted together (m).
     pub rows: usize,
-    /// Rows with a raw p below alpha whose adjusted p is not: significant only when
-    /// read alone.
+    /// Rows with a raw p below alpha whose adjusted p is not: decided only when read
+    /// alone.
     pub lost: usize,
+    /// The variance the rows borrowed from each other (moderated t), when they could.
+    pub prior: Option<crate::decide::Prior>,
+    /// Confidence of every interval shown: 1 − R·alpha/m for R decided rows of m.
+    pub level: f64,
 }
 
 impl FamilyAdjustment {
@@ -56,30 +60,19 @@ impl FamilyAdjustment {
             method: "benjamini_hochberg",
             rows: 1,
             lost: 0,
+            prior: None,
+            level: 0.95,
         }
     }
 }
 
-/// Adjusts the p-values of `family` (the rows of one comparison) together and draws each
-/// row's verdict again from its adjusted p.
+/// Decides the rows of `family` (one comparison) together: see [`crate::decide`].
 pub fn adjust_family<'a>(
     family: impl IntoIterator<Item = &'a mut Comparison>,
     cfg: &StatsConfig,
 ) -> FamilyAdjustment {
     let mut rows: Vec<&mut Comparison> = family.into_iter().collect();
-    let raw: Vec<f64> = rows.iter().map(|c| c.p_value).collect();
-    let adjusted = benjamini_hochberg(&raw);
-    let mut lost = 0;
-    for (c, q) in rows.iter_mut().zip(adjusted) {
-        c.p_adjusted = q;
-        c.redecide(cfg);
-        lost += usize::from(c.p_value < cfg.alpha && q >= cfg.alpha);
-    }
-    FamilyAdjustment {
-        method: "benjamini_hochberg",
-        rows: rows.len(),
-        lost,
-    }
+    crate::decide::decide_family(&mut rows, cfg)
 }
 
 /// How many rows of a family of `rows` must reach p = `floor` (the smallest p-value their

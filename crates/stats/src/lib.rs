@@ -3,11 +3,12 @@
 //! - [`Sample`]: repetitions of one quantity, never empty, all finite.
 //! - [`Summary`]: median, mean, spread, a percentile-bootstrap interval of the median
 //!   (Efron 1979) and outliers marked by Tukey's fences (Tukey 1977).
-//! - [`compare`]: baseline A against candidate B with the Mann-Whitney U test
-//!   (Mann & Whitney 1947), the Hodges-Lehmann shift and its Moses interval
-//!   (Hodges & Lehmann 1963), and a three-way [`Verdict`] against a noise threshold.
-//! - [`adjust_family`]: the rows of one comparison adjusted together for the false
-//!   discovery rate (Benjamini & Hochberg 1995); verdicts rest on the adjusted p.
+//! - [`compare`]: baseline A against candidate B, with one of four [`Verdict`]s (better,
+//!   worse, same, undecided) from [`decide`]: paired log-ratios, a t whose variance is
+//!   moderated across the family (Smyth 2004) with a rank fallback, Benjamini-Hochberg
+//!   over the family and false-coverage-rate intervals (Benjamini & Yekutieli 2005).
+//!   Mann-Whitney (1947) and the Hodges-Lehmann shift (1963) describe the raw values.
+//! - [`adjust_family`]: the rows of one comparison decided together.
 //! - [`drift`]: the timing probe stored with each run, and whether it moved between two
 //!   runs compared with each other.
 //! - [`Buckets`]: the seed study's regression distribution buckets.
@@ -19,6 +20,7 @@
 pub mod buckets;
 pub mod compare;
 pub mod config;
+pub mod decide;
 pub mod drift;
 pub mod error;
 pub mod fdr;
@@ -27,12 +29,14 @@ pub mod mann_whitney;
 pub mod parallel;
 pub mod precision;
 pub mod sample;
+pub mod simulate;
 pub mod summary;
 pub mod verdict;
 
 pub use buckets::{Bucket, Buckets, DEFAULT_EDGES};
-pub use compare::{compare, fmt_p, geomean, Comparison};
+pub use compare::{compare, compare_paired, fmt_p, geomean, Comparison};
 pub use config::StatsConfig;
+pub use decide::{decide_family, Decision, Evidence, Method, Prior, Scale};
 pub use drift::{probe_drift, ProbeDrift, ProbeReading, TimingProbe};
 pub use error::StatsError;
 pub use fdr::{adjust_family, benjamini_hochberg, rows_needed_together, FamilyAdjustment};

@@ -1,44 +1,86 @@
-//! The three-way verdict (benchstat's rule): a change counts only when it is both
-//! statistically significant and larger than the noise threshold.
+//! The four verdicts of a comparison row: `better` / `worse` when the change lies beyond
+//! ±threshold, `same` when it lies inside, `undecided` when the interval the verdict used
+//! straddles a threshold (see [`crate::decide`] for how that interval is built).
 
 use perflab_core::Better;
 use serde::Serialize;
 
 /// What a comparison concluded about B relative to A.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
 pub enum Verdict {
+    /// The change lies beyond the threshold in the better direction.
+    #[serde(rename = "better")]
     Improved,
+    /// The change lies beyond the threshold in the worse direction.
+    #[serde(rename = "worse")]
     Regressed,
-    /// Not significant, or within the noise threshold: `~`.
-    NoChange,
-    /// Significant and above the threshold, for a metric with no better direction
-    /// (`Better::Neither`, e.g. a count of interrupts).
+    /// The change lies inside ±threshold: an equivalence verdict.
+    #[serde(rename = "same")]
+    Same,
+    /// The interval straddles a threshold: more repetitions would tell.
+    #[serde(rename = "undecided")]
+    Undecided,
+    /// Beyond the threshold, for a metric with no better direction (`Better::Neither`,
+    /// e.g. a count of interrupts).
+    #[serde(rename = "changed")]
     Changed,
 }
 
 impl Verdict {
-    /// The short word shown in tables. `~` is benchstat's "no significant change".
+    /// The word shown in tables; `WORSE` shouts because it is the one to act on.
     pub fn symbol(self) -> &'static str {
         match self {
             Verdict::Improved => "better",
             Verdict::Regressed => "WORSE",
-            Verdict::NoChange => "~",
+            Verdict::Same => "same",
+            Verdict::Undecided => "undecided",
             Verdict::Changed => "changed",
         }
     }
 
-    /// Applies the rule: `significant` (p < alpha) and `beyond_noise` (|change| above the
-    /// threshold) both hold, then `increased` (B above A) gives the direction.
-    pub fn decide(significant: bool, beyond_noise: bool, increased: bool, better: Better) -> Self {
-        if !(significant && beyond_noise) {
-            return Verdict::NoChange;
+    /// The name JSON carries: better, worse, same, undecided (or changed).
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Improved => "better",
+            Verdict::Regressed => "worse",
+            Verdict::Same => "same",
+            Verdict::Undecided => "undecided",
+            Verdict::Changed => "changed",
         }
-        match (better, increased) {
+    }
+
+    /// True for better, worse and changed: the rows where something moved.
+    pub fn moved(self) -> bool {
+        matches!(
+            self,
+            Verdict::Improved | Verdict::Regressed | Verdict::Changed
+        )
+    }
+
+    /// Where the interval `(lo, hi)` of the change (on a scale where `tau` is the
+    /// threshold and 0 no change) lies: wholly above +tau, wholly below −tau, wholly
+    /// inside, or across a threshold.
+    pub fn from_interval((lo, hi): (f64, f64), tau: f64, better: Better) -> Self {
+        let up = lo > tau;
+        let down = hi < -tau;
+        if !(up || down) {
+            return if lo > -tau && hi < tau {
+                Verdict::Same
+            } else {
+                Verdict::Undecided
+            };
+        }
+        match (better, up) {
             (Better::Higher, true) | (Better::Lower, false) => Verdict::Improved,
             (Better::Higher, false) | (Better::Lower, true) => Verdict::Regressed,
             (Better::Neither, _) => Verdict::Changed,
         }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.symbol())
     }
 }
 
@@ -57,18 +99,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn direction_follows_better() {
+    fn the_interval_decides_and_direction_follows_better() {
         use Verdict::*;
-        assert_eq!(Verdict::decide(true, true, true, Better::Higher), Improved);
+        let t = 0.01;
         assert_eq!(
-            Verdict::decide(true, true, false, Better::Higher),
+            Verdict::from_interval((0.02, 0.05), t, Better::Higher),
+            Improved
+        );
+        assert_eq!(
+            Verdict::from_interval((0.02, 0.05), t, Better::Lower),
             Regressed
         );
-        assert_eq!(Verdict::decide(true, true, true, Better::Lower), Regressed);
-        assert_eq!(Verdict::decide(true, true, false, Better::Lower), Improved);
-        assert_eq!(Verdict::decide(true, true, false, Better::Neither), Changed);
-        assert_eq!(Verdict::decide(false, true, true, Better::Higher), NoChange);
-        assert_eq!(Verdict::decide(true, false, true, Better::Higher), NoChange);
+        assert_eq!(
+            Verdict::from_interval((-0.05, -0.02), t, Better::Higher),
+            Regressed
+        );
+        assert_eq!(
+            Verdict::from_interval((-0.05, -0.02), t, Better::Lower),
+            Improved
+        );
+        assert_eq!(
+            Verdict::from_interval((0.02, 0.05), t, Better::Neither),
+            Changed
+        );
+        assert_eq!(
+            Verdict::from_interval((-0.005, 0.009), t, Better::Higher),
+            Same
+        );
+        assert_eq!(
+            Verdict::from_interval((0.005, 0.02), t, Better::Higher),
+            Undecided
+        );
+        assert_eq!(
+            Verdict::from_interval((-0.02, 0.02), t, Better::Higher),
+            Undecided
+        );
+        assert_eq!(serde_json::to_string(&Regressed).unwrap(), "\"worse\"");
+        assert_eq!(serde_json::to_string(&Same).unwrap(), "\"same\"");
     }
 
     #[test]

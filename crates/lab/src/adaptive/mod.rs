@@ -2,6 +2,7 @@
 //! points whose median is not yet known to the precision asked, one balanced round at a
 //! time, until every point is precise enough or has reached the cap.
 
+pub mod decided;
 mod round;
 mod status;
 

@@ -31,6 +31,8 @@ pub fn run(g: &Global, a: CrosscheckArgs) -> anyhow::Result<i32> {
         max_pairs: a.max_pairs,
         measure: a.measure,
         perflab_exe: std::env::current_exe()?,
+        families: a.families,
+        seed: a.seed,
     };
     let mut out = std::io::stdout();
     let verdicts = perflab_crosscheck::run(&options, &mut out).map_err(|e| {

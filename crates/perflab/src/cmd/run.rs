@@ -145,12 +145,17 @@ fn give_drilldown(g: &Global, store: &perflab_store::Store, id: i64) {
 /// The adaptive run's last word: which points reached the target and which the cap.
 fn print_adaptive(store: &perflab_store::Store, id: i64) -> anyhow::Result<()> {
     let info = store.run(id)?;
-    if info.spec.adaptive.is_none() {
+    if info.spec.adaptive.is_none() && info.spec.until_decided.is_none() {
         return Ok(());
     }
-    if let Some(r) = adaptive::report(&info.spec, &store.measurements(id)?) {
+    let ms = store.measurements(id)?;
+    if let Some(r) = adaptive::report(&info.spec, &ms) {
         println!();
         println!("{}", r.summary);
+    }
+    if let Some(line) = adaptive::decided::report_line(&info.spec, &store.plan(id)?, &ms) {
+        println!();
+        println!("{line}");
     }
     Ok(())
 }
@@ -188,6 +193,7 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
             quick: None,
             target_ci: None,
             max_reps: None,
+            until_decided: false,
             telemetry_reps: None,
         },
         (None, None) => {
@@ -352,8 +358,13 @@ fn adaptive_flags(a: &RunArgs, spec: &mut ExperimentSpec) -> anyhow::Result<()> 
         })?;
         spec.max_reps = Some(cap);
     }
+    if a.until_decided {
+        spec.until_decided = true;
+    }
     if a.target_ci.is_some() || a.max_reps.is_some() {
-        adaptive::check_settings(spec.target_ci, spec.max_reps, spec.repetitions)
+        // --max-reps caps --until-decided as well, which needs no --target-ci.
+        let target = spec.target_ci.or(spec.until_decided.then_some(1.0));
+        adaptive::check_settings(target, spec.max_reps, spec.repetitions)
             .map_err(|e| input(e.for_flags()))?;
     }
     Ok(())
@@ -491,6 +502,13 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
         "{}",
         plan_arithmetic(p.spec.points.len(), names.len(), p.spec.repetitions, &plan)
     );
+    if let Some(u) = &p.spec.until_decided {
+        println!(
+            "then until decided: undecided comparison rows get more repetitions, in looks \
+             of an alpha-spending schedule, up to {} per point and variant",
+            u.cap
+        );
+    }
     if let Some(a) = &p.spec.adaptive {
         println!(
             "then adaptive rounds: up to {} repetitions per point and variant, until the \

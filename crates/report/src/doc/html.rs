@@ -24,6 +24,8 @@ figcaption{font-size:.9em;color:#444;margin-bottom:.3em}
 p.note,li{font-size:.95em}
 .verdict-better{color:#06702b;font-weight:600}
 .verdict-worse{color:#b00020;font-weight:600}
+.verdict-same{color:#555}
+.verdict-undecided{color:#8a6d00;font-style:italic}
 ";
 
 /// Nothing outside the file may load, even if a name in the report looked like a URL:
@@ -117,6 +119,8 @@ fn cell_class(left: bool, cell: &str) -> &'static str {
     match cell {
         "better" => " class=\"verdict-better\"",
         "WORSE" => " class=\"verdict-worse\"",
+        "same" => " class=\"verdict-same\"",
+        "undecided" => " class=\"verdict-undecided\"",
         _ => class(left),
     }
 }

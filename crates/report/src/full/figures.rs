@@ -223,8 +223,18 @@ pub(crate) fn distribution_histogram(d: &Distribution) -> String {
                 errors: vec![None; buckets.len()],
             },
             BarSeries {
-                name: format!("significant (adjusted p < {})", d.alpha),
+                name: "better/worse".into(),
                 values: buckets.iter().map(|c| Some(c.significant as f64)).collect(),
+                errors: vec![None; buckets.len()],
+            },
+            BarSeries {
+                name: "same".into(),
+                values: buckets.iter().map(|c| Some(c.same as f64)).collect(),
+                errors: vec![None; buckets.len()],
+            },
+            BarSeries {
+                name: "undecided".into(),
+                values: buckets.iter().map(|c| Some(c.undecided as f64)).collect(),
                 errors: vec![None; buckets.len()],
             },
         ],

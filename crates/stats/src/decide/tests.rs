@@ -1,0 +1,76 @@
+use super::*;
+use perflab_core::Better;
+
+fn s(v: &[f64]) -> Sample {
+    Sample::new(v.to_vec()).unwrap()
+}
+
+/// A family of `rows` rows of 5 paired repetitions with ±1 % spread (fixed pattern),
+/// the first row shifted by `shift`.
+fn family(rows: usize, shift: f64) -> Vec<Comparison> {
+    let cfg = StatsConfig::default();
+    let wobble = [-1.0, 0.6, 0.2, -0.4, 0.9, -0.3, 0.5];
+    (0..rows)
+        .map(|r| {
+            let a: Vec<f64> = (0..5)
+                .map(|i| 1000.0 * (1.0 + 0.01 * wobble[(i + r) % 7]))
+                .collect();
+            let b: Vec<f64> = (0..5)
+                .map(|i| {
+                    let f = if r == 0 { 1.0 + shift } else { 1.0 };
+                    1000.0 * f * (1.0 + 0.01 * wobble[(i + 2 * r + 3) % 7])
+                })
+                .collect();
+            let pairs: Vec<(usize, usize)> = (0..5).map(|i| (i, i)).collect();
+            crate::compare_paired(&s(&a), &s(&b), &pairs, Better::Higher, &cfg)
+        })
+        .collect()
+}
+
+#[test]
+fn one_shifted_row_among_forty_is_flagged_with_its_interval_beyond_the_threshold() {
+    let mut rows = family(40, 0.05);
+    // Read alone, 5 pairs with 1 % noise leave +5 % decided too; the family must keep it.
+    let mut refs: Vec<&mut Comparison> = rows.iter_mut().collect();
+    let adj = decide_family(&mut refs, &StatsConfig::default());
+    assert!(adj.prior.is_some());
+    let first = &rows[0];
+    assert_eq!(
+        first.verdict,
+        Verdict::Improved,
+        "{:?}",
+        first.change_ci_pct
+    );
+    assert!(first.change_ci_pct.unwrap().0 > 1.0);
+    assert_eq!(first.decision.method, Method::ModeratedT);
+    assert!(rows[1..].iter().all(|c| !c.verdict.moved()));
+}
+
+#[test]
+fn a_disturbed_row_falls_back_to_ranks_and_stays_undecided() {
+    let mut rows = family(40, 0.0);
+    let cfg = StatsConfig::default();
+    // One repetition of B in row 5 ran 20 % slow: a timer, a migration.
+    let mut b: Vec<f64> = rows[5].b_values();
+    b[2] *= 0.8;
+    let a = rows[5].a_values();
+    let pairs: Vec<(usize, usize)> = (0..5).map(|i| (i, i)).collect();
+    rows[5] = crate::compare_paired(&s(&a), &s(&b), &pairs, Better::Higher, &cfg);
+    let mut refs: Vec<&mut Comparison> = rows.iter_mut().collect();
+    decide_family(&mut refs, &cfg);
+    let r = &rows[5];
+    assert_eq!(r.decision.method, Method::SignedRank, "{:?}", r.decision);
+    assert!(r.decision.fallback.is_some());
+    assert_eq!(r.verdict, Verdict::Undecided);
+}
+
+impl Comparison {
+    fn a_values(&self) -> Vec<f64> {
+        let e = self.decision.evidence.as_ref().unwrap();
+        e.sides.0.iter().map(|x| x.exp()).collect()
+    }
+    fn b_values(&self) -> Vec<f64> {
+        let e = self.decision.evidence.as_ref().unwrap();
+        e.sides.1.iter().map(|x| x.exp()).collect()
+    }
+}
