@@ -320,7 +320,11 @@ pub unsafe extern "C" fn cuEventSynchronize(event: *mut c_void) -> c_int {
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn cuEventElapsedTime(ms: *mut f32, start: *mut c_void, end: *mut c_void) -> c_int {
+pub unsafe extern "C" fn cuEventElapsedTime(
+    ms: *mut f32,
+    start: *mut c_void,
+    end: *mut c_void,
+) -> c_int {
     let st = enter!("cuEventElapsedTime");
     let (Some(a), Some(b)) = (
         st.events.get(&(start as usize)),
@@ -375,7 +379,14 @@ pub unsafe extern "C" fn cuMemcpyHtoDAsync_v2(
     len: usize,
     stream: *mut c_void,
 ) -> c_int {
-    copy("cuMemcpyHtoDAsync_v2", dst as usize, src as usize, len, &[(dst, len)], stream)
+    copy(
+        "cuMemcpyHtoDAsync_v2",
+        dst as usize,
+        src as usize,
+        len,
+        &[(dst, len)],
+        stream,
+    )
 }
 
 #[no_mangle]
@@ -385,7 +396,14 @@ pub unsafe extern "C" fn cuMemcpyDtoHAsync_v2(
     len: usize,
     stream: *mut c_void,
 ) -> c_int {
-    copy("cuMemcpyDtoHAsync_v2", dst as usize, src as usize, len, &[(src, len)], stream)
+    copy(
+        "cuMemcpyDtoHAsync_v2",
+        dst as usize,
+        src as usize,
+        len,
+        &[(src, len)],
+        stream,
+    )
 }
 
 #[no_mangle]

@@ -84,8 +84,7 @@ impl State {
 
     pub fn live(&self) -> u64 {
         self.retained
-            + (self.device.len() + self.host.len() + self.registered.len())
-                as u64
+            + (self.device.len() + self.host.len() + self.registered.len()) as u64
             + (self.streams.len() + self.events.len()) as u64
     }
 

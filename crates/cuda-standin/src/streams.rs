@@ -95,7 +95,11 @@ impl StreamHandle {
     }
 
     pub fn push(&self, op: Op) {
-        *self.backlog.queued.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        *self
+            .backlog
+            .queued
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) += 1;
         // The worker only ends on Stop, sent by `stop`, which consumes the handle.
         let _ = self.tx.send(op);
     }

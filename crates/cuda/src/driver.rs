@@ -61,11 +61,11 @@ impl Driver {
         // SAFETY: cuInit takes flags, which must be 0.
         let rc = unsafe { (driver.api.init)(0) };
         if rc == CUDA_ERROR_NO_DEVICE {
-            return Err(LoadError::NoDevice(
-                driver.error("cuInit", rc).to_string(),
-            ));
+            return Err(LoadError::NoDevice(driver.error("cuInit", rc).to_string()));
         }
-        driver.check("cuInit", rc).map_err(|e| unusable(e.to_string()))?;
+        driver
+            .check("cuInit", rc)
+            .map_err(|e| unusable(e.to_string()))?;
         let mut v = 0;
         // SAFETY: writes one int.
         let rc = unsafe { (driver.api.driver_get_version)(&mut v) };

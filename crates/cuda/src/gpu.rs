@@ -22,7 +22,9 @@ pub struct DeviceInfo {
 pub fn devices(d: &Driver) -> Result<Vec<DeviceInfo>, CudaError> {
     let mut n: c_int = 0;
     // SAFETY: writes one int.
-    d.check("cuDeviceGetCount", unsafe { (d.api.device_get_count)(&mut n) })?;
+    d.check("cuDeviceGetCount", unsafe {
+        (d.api.device_get_count)(&mut n)
+    })?;
     (0..n.max(0))
         .map(|i| {
             let dev = device(d, i)?;
@@ -33,9 +35,8 @@ pub fn devices(d: &Driver) -> Result<Vec<DeviceInfo>, CudaError> {
             })?;
             let mut bus = [0 as c_char; 64];
             // SAFETY: as above.
-            let rc = unsafe {
-                (d.api.device_get_pci_bus_id)(bus.as_mut_ptr(), bus.len() as c_int, dev)
-            };
+            let rc =
+                unsafe { (d.api.device_get_pci_bus_id)(bus.as_mut_ptr(), bus.len() as c_int, dev) };
             let pci_address = d
                 .check("cuDeviceGetPCIBusId", rc)
                 .ok()
@@ -58,7 +59,9 @@ pub fn devices(d: &Driver) -> Result<Vec<DeviceInfo>, CudaError> {
 fn device(d: &Driver, ordinal: c_int) -> Result<CuDevice, CudaError> {
     let mut dev: CuDevice = 0;
     // SAFETY: writes one device handle.
-    d.check("cuDeviceGet", unsafe { (d.api.device_get)(&mut dev, ordinal) })?;
+    d.check("cuDeviceGet", unsafe {
+        (d.api.device_get)(&mut dev, ordinal)
+    })?;
     Ok(dev)
 }
 

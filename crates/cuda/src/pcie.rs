@@ -50,7 +50,10 @@ impl Link {
             self.gts,
             self.gb_s()
         );
-        let (mg, mw) = (self.max_gts.unwrap_or(self.gts), self.max_width.unwrap_or(self.width));
+        let (mg, mw) = (
+            self.max_gts.unwrap_or(self.gts),
+            self.max_width.unwrap_or(self.width),
+        );
         if mg > self.gts || mw > self.width {
             out.push_str(&format!(
                 " (trained below its maximum {:.1} GT/s x{mw}; an idle GPU may lower its \
@@ -63,10 +66,17 @@ impl Link {
 }
 
 fn generation(gts: f64) -> Option<u32> {
-    [(2.5, 1), (5.0, 2), (8.0, 3), (16.0, 4), (32.0, 5), (64.0, 6)]
-        .iter()
-        .find(|(r, _)| (gts - r).abs() < 0.01)
-        .map(|&(_, g)| g)
+    [
+        (2.5, 1),
+        (5.0, 2),
+        (8.0, 3),
+        (16.0, 4),
+        (32.0, 5),
+        (64.0, 6),
+    ]
+    .iter()
+    .find(|(r, _)| (gts - r).abs() < 0.01)
+    .map(|&(_, g)| g)
 }
 
 /// `0000:01:00.0` from the driver's `cuDeviceGetPCIBusId` ("00000000:01:00.0" or
@@ -150,7 +160,10 @@ mod tests {
             normalize_address("00000000:1A:00.0").as_deref(),
             Some("0000:1a:00.0")
         );
-        assert_eq!(normalize_address("0000:01:00.0").as_deref(), Some("0000:01:00.0"));
+        assert_eq!(
+            normalize_address("0000:01:00.0").as_deref(),
+            Some("0000:01:00.0")
+        );
         assert_eq!(normalize_address("stand-in"), None);
     }
 }

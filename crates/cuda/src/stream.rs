@@ -65,7 +65,10 @@ impl<'g> Stream<'g> {
         src: &DeviceBuf<'_>,
         len: usize,
     ) -> Result<(), CudaError> {
-        assert!(len <= src.len() && len <= dst.len(), "copy longer than its buffers");
+        assert!(
+            len <= src.len() && len <= dst.len(),
+            "copy longer than its buffers"
+        );
         // SAFETY: both device buffers hold `len` bytes and live until the stream is
         // synchronized (they outlive the borrow of this call's caller).
         self.gpu.check("cuMemcpyDtoDAsync_v2", unsafe {
