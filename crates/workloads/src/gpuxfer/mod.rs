@@ -89,7 +89,7 @@ static INFO: WorkloadInfo = WorkloadInfo {
     params: PARAMS,
     // Only the 2m and 1g host memory kinds need the hugetlb pool.
     needs: Needs {
-        all: &[],
+        all: &[Need::Gpu],
         some: &[Need::HugePages],
     },
     report: ReportHints::Workload(WorkloadHints {
