@@ -6,7 +6,13 @@
 //! what `bandwidthTest` times around its loop, gaps between copies included (with
 //! pageable memory those gaps are the driver's staging work, which is the point).
 //! Batches of at most [`MAX_BATCH`] copies repeat until the timed GPU time reaches the
-//! duration. Between batches the host waits; that wait is no lane's, so the lanes'
+//! duration.
+//!
+//! Copies shorter than [`GROUP_NS`] are timed in groups: an event after every `group`
+//! copies, not after each. Queueing a copy and an event costs the host a few
+//! microseconds, more than a small pinned copy takes the engine, so an event per copy
+//! would halve the rate the stream is fed at and measure the host, not the link (and
+//! `bandwidthTest`, which records no events inside its loop, would disagree). Between batches the host waits; that wait is no lane's, so the lanes'
 //! spans are laid end to end on a clock that leaves it out.
 
 use hdrhistogram::Histogram;
@@ -16,6 +22,9 @@ use perflab_cuda::{CudaError, DeviceBuf, Event, Gpu, Stream};
 /// Most copies queued before the host waits: enough that queueing never starves a copy
 /// engine of small copies, few enough that events stay cheap.
 pub const MAX_BATCH: usize = 1024;
+
+/// Copies estimated shorter than this are timed in groups that last about this long.
+pub const GROUP_NS: f64 = 20_000.0;
 
 /// What one lane copies.
 pub enum Copy<'a, 'g> {
@@ -81,8 +90,10 @@ pub struct Timed {
     pub lanes: Vec<LaneTimed>,
     /// The lanes' union span, host waits between batches left out.
     pub window_ns: f64,
-    /// Every copy's interval, all lanes.
+    /// Every copy's interval, all lanes (each group's mean, once per copy in it).
     pub histogram: Histogram<u64>,
+    /// Copies per event interval (1: every copy timed alone).
+    pub group: usize,
 }
 
 fn cuda(e: CudaError) -> WorkloadError {
@@ -98,9 +109,11 @@ pub fn measure<'g>(
     duration_ns: u64,
     stopping: &dyn Fn() -> bool,
 ) -> Result<Timed, WorkloadError> {
-    let warm = batch(gpu, lanes, len, 1).map_err(cuda)?;
+    let warm = batch(gpu, lanes, len, 1, 1).map_err(cuda)?;
     let mut est_ns = warm.window_ns.max(1.0);
+    let group = ((GROUP_NS / est_ns).ceil() as usize).clamp(1, MAX_BATCH);
     let mut timed = Timed {
+        group,
         lanes: vec![LaneTimed::default(); lanes.len()],
         window_ns: 0.0,
         histogram: Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
@@ -112,7 +125,8 @@ pub fn measure<'g>(
         }
         let left = duration_ns as f64 - timed.window_ns;
         let k = ((left / est_ns).ceil() as usize).clamp(1, MAX_BATCH);
-        let b = batch(gpu, lanes, len, k).map_err(cuda)?;
+        let k = k.div_ceil(group) * group;
+        let b = batch(gpu, lanes, len, k, group).map_err(cuda)?;
         for (t, l) in timed.lanes.iter_mut().zip(&b.lanes) {
             if t.copies == 0 {
                 t.start_ns = timed.window_ns + l.start_ns;
@@ -122,8 +136,9 @@ pub fn measure<'g>(
             t.busy_ns += l.busy_ns;
         }
         for &ns in &b.intervals {
+            let per_copy = (ns / group as u64).clamp(1, 3_600_000_000_000);
             // Clamped into the bounds, so recording cannot fail.
-            let _ = timed.histogram.record(ns.clamp(1, 3_600_000_000_000));
+            let _ = timed.histogram.record_n(per_copy, group as u64);
         }
         timed.window_ns += b.window_ns;
         est_ns = (b.window_ns / k as f64).max(1.0);
@@ -137,41 +152,46 @@ struct Batch {
     intervals: Vec<u64>,
 }
 
-/// Queues `k` copies on every lane, interleaved so that all lanes are fed at once, and
-/// reads their event chains.
+/// Queues `k` copies on every lane, interleaved so that all lanes are fed at once, an
+/// event after every `group` of them (`k` is a multiple of `group`), and reads their
+/// event chains.
 fn batch<'g>(
     gpu: &'g Gpu,
     lanes: &mut [Lane<'_, 'g>],
     len: usize,
     k: usize,
+    group: usize,
 ) -> Result<Batch, CudaError> {
+    let n = k / group;
     for lane in lanes.iter_mut() {
-        while lane.events.len() < k + 1 {
+        while lane.events.len() < n + 1 {
             lane.events.push(Event::new(gpu)?);
         }
     }
     for lane in lanes.iter() {
         lane.stream.record(&lane.events[0])?;
     }
-    for i in 0..k {
+    for i in 0..n {
         for lane in lanes.iter() {
-            lane.enqueue(len)?;
+            for _ in 0..group {
+                lane.enqueue(len)?;
+            }
             lane.stream.record(&lane.events[i + 1])?;
         }
     }
     for lane in lanes.iter() {
-        lane.events[k].synchronize()?;
+        lane.events[n].synchronize()?;
     }
     let ms_ns = |ms: f32| f64::from(ms) * 1e6;
     let origin = &lanes[0].events[0];
     let mut out = Batch {
         lanes: Vec::with_capacity(lanes.len()),
         window_ns: 0.0,
-        intervals: Vec::with_capacity(k * lanes.len()),
+        intervals: Vec::with_capacity(n * lanes.len()),
     };
     for lane in lanes.iter() {
         let mut busy = 0.0;
-        for i in 0..k {
+        for i in 0..n {
             let ns = ms_ns(lane.events[i].elapsed_ms(&lane.events[i + 1])?).max(0.0);
             busy += ns;
             out.intervals.push(ns.round() as u64);
@@ -181,7 +201,7 @@ fn batch<'g>(
             busy_ns: busy,
             // Relative to lane 0's first event; another lane may start before it.
             start_ns: ms_ns(origin.elapsed_ms(&lane.events[0])?),
-            end_ns: ms_ns(origin.elapsed_ms(&lane.events[k])?),
+            end_ns: ms_ns(origin.elapsed_ms(&lane.events[n])?),
         });
     }
     let first = out

@@ -64,12 +64,13 @@ pub fn output(
         &t.histogram,
     ));
     out.notes.push(host_note(s));
-    if s.size < 256 << 10 {
-        out.notes.push(
-            "copies this small last a few microseconds: CUDA events resolve about 0.5 µs, \
-             so iteration_ns is coarse; the bandwidth uses the whole event chain"
-                .into(),
-        );
+    if t.group > 1 {
+        out.notes.push(format!(
+            "copies this short were timed in groups of {} (an event after each group, so \
+             queueing events does not starve the copy engine); iteration_ns holds each \
+             group's mean per copy",
+            t.group
+        ));
     }
     out
 }
