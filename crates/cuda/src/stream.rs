@@ -59,7 +59,11 @@ impl<'g> Stream<'g> {
     }
 
     /// Queues a device → device copy of `len` bytes.
-    pub fn copy_dtod(
+    ///
+    /// # Safety
+    /// Both buffers must outlive the copy: the stream must be synchronized (or dropped)
+    /// before either is freed.
+    pub unsafe fn copy_dtod(
         &self,
         dst: &DeviceBuf<'_>,
         src: &DeviceBuf<'_>,
@@ -69,8 +73,8 @@ impl<'g> Stream<'g> {
             len <= src.len() && len <= dst.len(),
             "copy longer than its buffers"
         );
-        // SAFETY: both device buffers hold `len` bytes and live until the stream is
-        // synchronized (they outlive the borrow of this call's caller).
+        // SAFETY: both device buffers hold `len` bytes and outlive the copy (the
+        // caller's contract).
         self.gpu.check("cuMemcpyDtoDAsync_v2", unsafe {
             (self.gpu.driver.api.memcpy_dtod_async)(dst.ptr, src.ptr, len, self.raw)
         })

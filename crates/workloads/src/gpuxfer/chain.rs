@@ -23,8 +23,10 @@ use perflab_cuda::{CudaError, DeviceBuf, Event, Gpu, Stream};
 /// engine of small copies, few enough that events stay cheap.
 pub const MAX_BATCH: usize = 1024;
 
-/// Copies estimated shorter than this are timed in groups that last about this long.
-pub const GROUP_NS: f64 = 20_000.0;
+/// Copies estimated shorter than this are timed in groups that last about this long: an
+/// event record costs the host about as much as queueing a copy, so one per 200 µs keeps
+/// its share of a host-bound stream of small copies under 1%.
+pub const GROUP_NS: f64 = 200_000.0;
 
 /// What one lane copies.
 pub enum Copy<'a, 'g> {
@@ -69,7 +71,8 @@ impl<'a, 'g> Lane<'a, 'g> {
             Copy::HtoD { dst, src } => unsafe { self.stream.copy_htod(dst, src, len) },
             // SAFETY: as above.
             Copy::DtoH { dst, src } => unsafe { self.stream.copy_dtoh(dst, src, len) },
-            Copy::DtoD { dst, src } => self.stream.copy_dtod(dst, src, len),
+            // SAFETY: as above; the device buffers are borrowed for 'a too.
+            Copy::DtoD { dst, src } => unsafe { self.stream.copy_dtod(dst, src, len) },
         }
     }
 }
@@ -110,7 +113,12 @@ pub fn measure<'g>(
     stopping: &dyn Fn() -> bool,
 ) -> Result<Timed, WorkloadError> {
     let warm = batch(gpu, lanes, len, 1, 1).map_err(cuda)?;
-    let mut est_ns = warm.window_ns.max(1.0);
+    // One copy alone carries the launch latency; a short run of back-to-back copies
+    // (as many as fill a few groups' time, at most 64) gives the rate that sizes the
+    // groups and batches.
+    let k = ((4.0 * GROUP_NS / warm.window_ns.max(1.0)).ceil() as usize).clamp(1, 64);
+    let calib = batch(gpu, lanes, len, k, k).map_err(cuda)?;
+    let mut est_ns = (calib.window_ns / k as f64).max(1.0);
     let group = ((GROUP_NS / est_ns).ceil() as usize).clamp(1, MAX_BATCH);
     let mut timed = Timed {
         group,

@@ -136,7 +136,7 @@ impl Workload for GpuXfer {
             return Err(WorkloadError::Interrupted);
         }
         let driver = Driver::load().map_err(|e| failed(format!("gpuxfer: {e}")))?;
-        measure(driver, &s, duration_ns, &|| ctx.stopping())
+        measure(driver, &s, duration_ns, ctx)
     }
 }
 
@@ -146,8 +146,9 @@ fn measure(
     driver: &'static Driver,
     s: &Setup,
     duration_ns: u64,
-    stopping: &dyn Fn() -> bool,
+    ctx: &MeasureCtx,
 ) -> Result<WorkloadOutput, WorkloadError> {
+    let stopping = &|| ctx.stopping();
     let gpu = Gpu::open(driver, s.device).map_err(cuda)?;
     let (free, _) = gpu.memory().map_err(cuda)?;
     if s.device_bytes() > free {
@@ -219,6 +220,7 @@ fn measure(
     .into_iter()
     .collect::<Result<Vec<_>, _>>()
     .map_err(cuda)?;
+    let started_ns = perflab_core::monotonic_ns();
     let timed = chain::measure(&gpu, &mut lanes, len, duration_ns, stopping)?;
     // Each direction alone, for what the copy engines give without the other: the
     // reference that says whether running both at once overlapped or took turns.
@@ -241,6 +243,8 @@ fn measure(
         &timed,
         solo.as_deref(),
         &fractions,
+        &ctx.threads,
+        started_ns,
     ))
 }
 
@@ -286,7 +290,8 @@ fn check_content(
     // SAFETY: `src` holds `n` bytes and lives past the synchronize in `run`.
     run(&|| unsafe { stream.copy_htod(&devs[0], src, n) })?;
     if s.direction == Direction::DtoD {
-        run(&|| stream.copy_dtod(&devs[1], &devs[0], n))?;
+        // SAFETY: `devs` outlive the synchronize in `run`.
+        run(&|| unsafe { stream.copy_dtod(&devs[1], &devs[0], n) })?;
     }
     // Out into the destination host buffer where the direction has one.
     let dst = match s.direction {
@@ -306,7 +311,8 @@ fn check_content(
     }
     if s.direction == Direction::Bidir {
         // The d2h lane reads devs[1]: give it the pattern too.
-        run(&|| stream.copy_dtod(&devs[1], &devs[0], n))?;
+        // SAFETY: `devs` outlive the synchronize in `run`.
+        run(&|| unsafe { stream.copy_dtod(&devs[1], &devs[0], n) })?;
     }
     let out = &mut hosts[dst];
     out.bytes(n).fill(0);

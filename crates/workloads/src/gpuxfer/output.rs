@@ -1,7 +1,9 @@
 //! A measurement's metrics and notes; for bidir, the parallelism verdict on the two copy
 //! engines.
 
-use perflab_core::{Better, HistogramData, Metric, Unit, WorkloadOutput};
+use perflab_core::{
+    Better, HistogramData, Metric, ThreadRecord, ThreadTracker, Unit, WorkloadOutput,
+};
 
 use super::chain::Timed;
 use super::host::HostKind;
@@ -18,18 +20,35 @@ fn mib_s(bytes: f64, ns: f64) -> f64 {
     }
 }
 
+/// The measurement's output. `started_ns` (CLOCK_MONOTONIC) is when the timed copies
+/// were first queued: bidir's per-direction records are stored as thread records on
+/// that clock, so reports judge the stored run by the same rules as threads.
 pub fn output(
     s: &Setup,
     names: &[&'static str],
     t: &Timed,
     solo: Option<&[Timed]>,
     fractions: &[f64],
+    threads: &ThreadTracker,
+    started_ns: u64,
 ) -> WorkloadOutput {
     let copies: u64 = t.lanes.iter().map(|l| l.copies).sum();
     let bytes = copies.saturating_mul(s.size);
     let mut out = WorkloadOutput::default();
     match solo {
-        Some(solo) => bidir(s, names, t, solo, &mut out),
+        Some(solo) => {
+            for span in bidir(s, names, t, solo, &mut out) {
+                threads.add(ThreadRecord {
+                    role: span.name,
+                    tid: perflab_core::current_tid(),
+                    // The event clock, anchored where the copies were first queued.
+                    start_ns: started_ns + span.start_ns,
+                    end_ns: started_ns + span.end_ns,
+                    bytes: Some(span.bytes),
+                    ..Default::default()
+                });
+            }
+        }
         None => out.metrics.extend([
             Metric::new(
                 "bandwidth_mib_s",
@@ -66,8 +85,8 @@ pub fn output(
     out.notes.push(host_note(s));
     if t.group > 1 {
         out.notes.push(format!(
-            "copies this short were timed in groups of {} (an event after each group, so \
-             queueing events does not starve the copy engine); iteration_ns holds each \
+            "copies this short were timed in groups of {} (an event after each group: one \
+             per copy would cost the host as much as the copies); iteration_ns holds each \
              group's mean per copy",
             t.group
         ));
@@ -100,7 +119,13 @@ fn host_note(s: &Setup) -> String {
 /// engine from a copy moving bytes; the solo reference can: if the engines overlapped,
 /// both directions' solo-equivalent times fit in the window together (parallelism near
 /// 2); if they took turns, they add up to it (parallelism near 1).
-fn bidir(s: &Setup, names: &[&'static str], t: &Timed, solo: &[Timed], out: &mut WorkloadOutput) {
+fn bidir(
+    s: &Setup,
+    names: &[&'static str],
+    t: &Timed,
+    solo: &[Timed],
+    out: &mut WorkloadOutput,
+) -> Vec<Span> {
     let spans: Vec<Span> = names
         .iter()
         .zip(&t.lanes)
@@ -145,4 +170,5 @@ fn bidir(s: &Setup, names: &[&'static str], t: &Timed, solo: &[Timed], out: &mut
             .into(),
     );
     out.notes.extend(parallel::notes(&v));
+    spans
 }
