@@ -110,13 +110,21 @@ fn every_direction_backing_and_size_copies_through_the_standin_and_frees_everyth
 #[test]
 fn bidir_reports_the_aggregate_per_direction_bandwidths_and_the_engine_verdict() {
     let _s = Standin::take();
-    let out = run(&[
-        ("direction", "bidir"),
-        ("backing", "pinned"),
-        ("size", "1M"),
-        ("duration", "20ms"),
-    ])
-    .unwrap();
+    let ctx = MeasureCtx::new(SysRoot::host(), Vec::new());
+    let out = GpuXfer
+        .run(
+            &params(&[
+                ("direction", "bidir"),
+                ("backing", "pinned"),
+                ("size", "1M"),
+                ("duration", "20ms"),
+            ]),
+            &ctx,
+        )
+        .unwrap();
+    // Each direction is stored as a thread record, so reports judge the stored run.
+    let roles: Vec<String> = ctx.threads.take().into_iter().map(|r| r.role).collect();
+    assert_eq!(roles, ["h2d", "d2h"]);
     for name in perflab_workloads::parallel::METRIC_NAMES {
         assert!(out.metric(name).is_some(), "{name}");
     }

@@ -104,7 +104,7 @@ fn cuda(e: CudaError) -> WorkloadError {
 }
 
 /// Times copies of `len` bytes on every lane at once for at least `duration_ns` of GPU
-/// time, after one untimed copy per lane that also sizes the batches.
+/// time, after an untimed warm-up copy and a short calibration run per lane.
 pub fn measure<'g>(
     gpu: &'g Gpu,
     lanes: &mut [Lane<'_, 'g>],

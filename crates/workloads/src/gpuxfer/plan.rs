@@ -121,6 +121,8 @@ pub fn too_big(s: &Setup, free: u64) -> String {
 /// Whether the driver loads, the device exists and the point's device buffers fit in its
 /// free memory. The free memory is read once per device and process: opening a context
 /// costs a real GPU a fraction of a second, and a study validates hundreds of points.
+/// (Free memory at plan time: what another process allocates later is not foreseen; the
+/// measurement then fails with the driver's out-of-memory error.)
 pub fn check_device(s: &Setup) -> Result<(), String> {
     static FREE: OnceLock<Mutex<HashMap<u32, Result<u64, String>>>> = OnceLock::new();
     let free = {
@@ -137,9 +139,15 @@ pub fn check_device(s: &Setup) -> Result<(), String> {
                     101 => format!("no CUDA device {} ({e})", s.device),
                     _ => e.to_string(),
                 })?;
-                gpu.memory()
+                let free = gpu
+                    .memory()
                     .map(|(free, _)| free)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| e.to_string());
+                // Kept retained for the life of the process: the primary context is
+                // destroyed when its last retain is released, and every measurement
+                // would then create it again (100 ms or more on a real GPU).
+                std::mem::forget(gpu);
+                free
             })
             .clone()?
     };
