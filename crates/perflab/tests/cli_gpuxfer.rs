@@ -48,10 +48,17 @@ fn a_bidir_scan_runs_on_the_standin_and_is_stored() {
     assert!(err.contains("8 of 8 measurements"), "{err}");
 }
 
+/// (environment, extra flags, the line perflab must print).
+type Case = (
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+    &'static str,
+);
+
 #[test]
 fn no_driver_no_gpu_and_too_big_are_one_line_and_exit_2() {
     let lab = Lab::new();
-    let cases: [(&[(&str, &str)], &[&str], &str); 3] = [
+    let cases: [Case; 3] = [
         (
             &[("PERFLAB_LIBCUDA", "/nonexistent/libcuda.so.1")],
             &[],
