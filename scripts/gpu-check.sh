@@ -2,7 +2,8 @@
 # The GPU check of issue 25, prepared to run once on a lent machine (one NVIDIA GPU,
 # root, the CUDA driver, no network, no cargo): doctor's gpu line, the gpu-xfer study in
 # its quick form, its comparisons, and the cross-check against a plain CUDA-events loop.
-# Every step runs under `timeout`; the whole script stays under 10 minutes.
+# Every step runs under `timeout`: at most 30 + 260 + 20 + 4 × 20 + 180 s, under 10
+# minutes.
 #
 #   scripts/gpu-check.sh PATH/TO/perflab [OUTDIR]
 #
@@ -48,7 +49,9 @@ step doctor 30 "$PERFLAB" doctor
 # The study reserves its own 2 MiB pages (knob hugepages=2M:auto) and gives them back.
 DB="$OUTDIR/gpu.db"
 rm -f "$DB"
-step gpu-xfer 270 "$PERFLAB" --db "$DB" run gpu-xfer --quick
+step gpu-xfer 260 "$PERFLAB" --db "$DB" run gpu-xfer --quick
+# Should the timeout have killed the run, the pool it grew is given back from the journal.
+step restore 20 "$PERFLAB" restore
 for v in pinned 2m thp; do
     step "compare-4k-$v" 20 "$PERFLAB" --db "$DB" compare 1 --variants "4k,$v"
 done
@@ -67,7 +70,7 @@ if [ -z "${PERFLAB_LIBCUDA:-}" ] && [ -n "$ORIG" ] && [ "$ORIG" -lt 160 ]; then
         say "could not grow the hugetlb pool; the 2m rows will say so"
     fi
 fi
-step crosscheck-gpu 200 "$PERFLAB" crosscheck gpu --duration 0.2s --sizes 64K,16M,256M
+step crosscheck-gpu 180 "$PERFLAB" crosscheck gpu --duration 0.2s --sizes 64K,16M,256M
 if [ "$GREW" = yes ]; then
     echo "$ORIG" > "$POOL" 2>/dev/null
     say "hugetlb pool back to $(cat "$POOL" 2>/dev/null) pages (was $ORIG)"
