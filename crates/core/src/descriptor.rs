@@ -149,11 +149,13 @@ pub enum Need {
     VmAccelerator,
     /// vhost-net for a guest's network.
     VhostNet,
+    /// An NVIDIA GPU and its CUDA driver (libcuda.so.1, loaded at run time).
+    Gpu,
 }
 
 impl Need {
     /// Every need, in the order `perflab doctor` checks them.
-    pub const ALL: [Need; 17] = [
+    pub const ALL: [Need; 18] = [
         Need::Privileges,
         Need::Isolation,
         Need::Cpuidle,
@@ -171,6 +173,7 @@ impl Need {
         Need::VmGuest,
         Need::VmAccelerator,
         Need::VhostNet,
+        Need::Gpu,
     ];
 
     /// The `perflab doctor` line that checks this need.
@@ -193,6 +196,7 @@ impl Need {
             Need::VmGuest => "vm guest",
             Need::VmAccelerator => "vm accelerator",
             Need::VhostNet => "vhost-net",
+            Need::Gpu => "gpu",
         }
     }
 }

@@ -37,10 +37,11 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<Verdicts> {
         }
         "monitors" => crate::monitors::run(o, out, &mut verdicts)?,
         "verdicts" => crate::verdicts::run(o, out, &mut verdicts)?,
+        "gpu" => crate::gpu::run(o, out, &mut verdicts)?,
         other => {
             return Err(input(format!(
-                "no cross-check for {other:?} (available: ctxsw, memcpy, monitors, netrr, \
-                 report, runner, verdicts)"
+                "no cross-check for {other:?} (available: ctxsw, gpu, memcpy, monitors, \
+                 netrr, report, runner, verdicts)"
             )))
         }
     }

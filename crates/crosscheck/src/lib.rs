@@ -6,6 +6,7 @@
 //!
 //! - [`ctxsw`]: ctxsw against `perf bench sched pipe -T` on the same CPUs;
 //! - [`mem`]: xfer's memcpy engine against `perf bench mem memcpy` at the same sizes;
+//! - [`gpu`]: gpuxfer against a plain CUDA-events loop, per direction, host memory, size;
 //! - [`net`]: netrr UDP against `sockperf ping-pong` on 127.0.0.1, same pinning;
 //! - [`monitors`]: each workload with its monitors on against none, interleaved;
 //! - [`checks`]: the runner's own cost per measurement, and the ratio checks' tables;
@@ -22,6 +23,8 @@
 pub mod checks;
 pub mod ctxsw;
 pub mod error;
+pub mod gpu;
+pub mod gpu_reference;
 pub mod lab_side;
 pub mod mem;
 pub mod monitors;

@@ -13,6 +13,7 @@ use perflab_sys::doctor::{Check, Status};
 use perflab_sys::SysRoot;
 use serde::Serialize;
 
+pub mod gpu;
 pub mod vm;
 
 /// One capability's verdict and the plug-ins that need it.
@@ -43,6 +44,7 @@ pub fn plugins() -> Vec<&'static Descriptor> {
 pub fn examine(sys: &SysRoot, plugins: &[&Descriptor]) -> Vec<Finding> {
     let mut checks = perflab_sys::doctor::probe(sys);
     checks.extend(vm::checks(sys));
+    checks.push(gpu::check(sys));
     checks
         .into_iter()
         .map(|check| {

@@ -8,6 +8,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("quick", include_str!("../../../presets/quick.toml")),
     ("idle-ipi", include_str!("../../../presets/idle-ipi.toml")),
     ("memxfer", include_str!("../../../presets/memxfer.toml")),
+    ("gpu-xfer", include_str!("../../../presets/gpu-xfer.toml")),
     ("irq-fill", include_str!("../../../presets/irq-fill.toml")),
     ("netpaths", include_str!("../../../presets/netpaths.toml")),
     ("parallel", include_str!("../../../presets/parallel.toml")),

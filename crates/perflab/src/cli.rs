@@ -353,9 +353,11 @@ pub struct CrosscheckArgs {
     /// (UDP round trips against `sockperf ping-pong` on 127.0.0.1; --pairs are client,server
     /// CPUs, --sizes message sizes [default: 64]), runner (perflab's own cost over 1,000
     /// null measurements), report (`perflab report`'s time and memory over a run of 10,000
-    /// measurements) or monitors (each workload with each monitor set on against none,
+    /// measurements), monitors (each workload with each monitor set on against none,
     /// interleaved, as a ratio; exits 1 when a set that runs around headline figures moves
-    /// them by more than --tolerance), or verdicts (a seeded simulation of the verdicts'
+    /// them by more than --tolerance), gpu (gpuxfer against a plain CUDA-events loop,
+    /// h2d and d2h, host memory 4k, thp, 2m, pinned, at --sizes; 3 pairs each, so give a
+    /// short --duration such as 0.2s), or verdicts (a seeded simulation of the verdicts'
     /// false-verdict rates, power and `same` rate, and what --until-decided spends; exits 4
     /// when a false-verdict rate exceeds its bound; no root, a few seconds)
     #[arg(default_value = "ctxsw")]
@@ -363,7 +365,7 @@ pub struct CrosscheckArgs {
     /// CPU pairs A,B separated by spaces [default: 0,0 and 0,<first CPU of another core>]
     #[arg(long, value_name = "A,B", num_args = 1..)]
     pub pairs: Vec<String>,
-    /// Buffer sizes for the memcpy check [default: 64K,1M,16M,256M]
+    /// Buffer sizes for the memcpy and gpu checks [default: 64K,1M,16M,256M]
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
     /// Time per measurement of each tool (above 0, at most a day)

@@ -3,6 +3,7 @@
 //! files the way the kernel or a knob would; and [`skip`], the one way a test says it
 //! cannot run here (see the `skip` module).
 
+pub mod cuda;
 mod pg;
 mod readonly;
 mod skip;

@@ -20,7 +20,8 @@
 //! events open); `pmu` / `no-pmu` (hardware counters open / do not); `2-cpus`;
 //! `proc-children` (CONFIG_PROC_CHILDREN); `postgres` (a PostgreSQL server the tests can
 //! use, see the `pg` module); `mount-namespace` (`unshare -m`, for read-only mounts as
-//! root); and a few that name one machine state each.
+//! root); `gpu` (a CUDA driver that sees a GPU); `hugepages` (free 2 MiB hugetlb pages);
+//! and a few that name one machine state each.
 
 use std::fmt::Display;
 use std::io::Write;

@@ -9,6 +9,7 @@ mod common_params;
 pub mod ctxsw;
 pub mod dmatest;
 pub mod exec;
+pub mod gpuxfer;
 pub mod netrr;
 pub mod null;
 pub mod parallel;
@@ -19,13 +20,15 @@ use perflab_core::Workload;
 pub use ctxsw::{Ctxsw, Mechanism};
 pub use dmatest::Dmatest;
 pub use exec::Exec;
+pub use gpuxfer::GpuXfer;
 pub use netrr::Netrr;
 pub use null::NullWorkload;
 pub use xfer::Xfer;
 
 /// The registry: one line per workload, in the order `perflab list` shows them. Each
 /// workload's descriptor (`info()`) is declared in its own file.
-static REGISTRY: &[&(dyn Workload + 'static)] = &[&Ctxsw, &Xfer, &Exec, &Netrr, &Dmatest, &NULL];
+static REGISTRY: &[&(dyn Workload + 'static)] =
+    &[&Ctxsw, &Xfer, &GpuXfer, &Exec, &Netrr, &Dmatest, &NULL];
 // The fake keeps a call counter (interior mutability), so it is a static of its own.
 static NULL: NullWorkload = NullWorkload::new();
 
@@ -68,7 +71,7 @@ mod tests {
     fn registry_lists_each_workload_once_by_name() {
         assert_eq!(
             names(),
-            vec!["ctxsw", "xfer", "exec", "netrr", "dmatest", "null"]
+            vec!["ctxsw", "xfer", "gpuxfer", "exec", "netrr", "dmatest", "null"]
         );
         assert_eq!(by_name("ctxsw").map(|w| w.info().name), Some("ctxsw"));
         let e = lookup("ctxswitch")
@@ -76,7 +79,8 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(
-            e.contains("ctxswitch") && e.contains("ctxsw, xfer, exec, netrr, dmatest, null"),
+            e.contains("ctxswitch")
+                && e.contains("ctxsw, xfer, gpuxfer, exec, netrr, dmatest, null"),
             "{e}"
         );
     }

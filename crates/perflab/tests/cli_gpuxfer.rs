@@ -1,0 +1,85 @@
+//! End-to-end: gpuxfer through `perflab run` on the stand-in CUDA driver library, and the
+//! one-line refusals (exit 2) for no driver, no GPU, and buffers larger than the device.
+
+mod common;
+
+use common::{text, Lab};
+use perflab_testkit::cuda::standin_library;
+
+fn gpu_run(lab: &Lab, env: &[(&str, &str)], extra: &[&str]) -> std::process::Output {
+    let mut c = lab.cmd();
+    c.env("PERFLAB_LIBCUDA", standin_library());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.args([
+        "run",
+        "--workload",
+        "gpuxfer",
+        "--monitors",
+        "cpu_time",
+        "--reps",
+        "1",
+    ])
+    .args(extra)
+    .output()
+    .expect("run perflab")
+}
+
+#[test]
+fn a_bidir_scan_runs_on_the_standin_and_is_stored() {
+    let lab = Lab::new();
+    let o = gpu_run(
+        &lab,
+        &[],
+        &[
+            "-p",
+            "size=64K,1M",
+            "-p",
+            "direction=h2d,bidir",
+            "-p",
+            "backing=pinned,4k",
+            "-p",
+            "duration=5ms",
+        ],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(err.contains("8 of 8 measurements"), "{err}");
+}
+
+/// (environment, extra flags, the line perflab must print).
+type Case = (
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+    &'static str,
+);
+
+#[test]
+fn no_driver_no_gpu_and_too_big_are_one_line_and_exit_2() {
+    let lab = Lab::new();
+    let cases: [Case; 3] = [
+        (
+            &[("PERFLAB_LIBCUDA", "/nonexistent/libcuda.so.1")],
+            &[],
+            "no CUDA driver: cannot load /nonexistent/libcuda.so.1",
+        ),
+        (
+            &[("CUDA_STANDIN_DEVICES", "0")],
+            &[],
+            "no GPU: cuInit failed: CUDA_ERROR_NO_DEVICE",
+        ),
+        (
+            &[],
+            &["-p", "size=3G", "-p", "direction=bidir"],
+            "bidir needs 2 device buffer(s) of 3G (6G), GPU 0 has 4G free",
+        ),
+    ];
+    for (env, args, want) in cases {
+        let o = gpu_run(&lab, env, args);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{want}: {out}\n{err}");
+        assert!(err.contains(want), "{want}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    }
+}
