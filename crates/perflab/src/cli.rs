@@ -357,7 +357,7 @@ pub struct CrosscheckArgs {
     /// interleaved, as a ratio; exits 1 when a set that runs around headline figures moves
     /// them by more than --tolerance), gpu (gpuxfer against a plain CUDA-events loop,
     /// h2d and d2h, host memory 4k, thp, 2m, pinned, at --sizes; 3 pairs each, so give a
-    /// short --duration such as 0.2s), or verdicts (a seeded simulation of the verdicts'
+    /// short duration, e.g. --duration=0.2s), or verdicts (a seeded simulation of the verdicts'
     /// false-verdict rates, power and `same` rate, and what --until-decided spends; exits 4
     /// when a false-verdict rate exceeds its bound; no root, a few seconds)
     #[arg(default_value = "ctxsw")]

@@ -60,7 +60,7 @@ fn perf_memcpy_study_by_size_and_page_size_needs_root_and_perf() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}{err}");
     assert!(
-        out.contains("A = 4k, B = thp") && out.contains("A = 4k, B = 2m"),
+        out.contains("run 1: thp vs 4k") && out.contains("run 1: 2m vs 4k"),
         "{out}"
     );
     assert!(out.contains("Counters (counters"), "{out}");

@@ -299,13 +299,16 @@ baseline = "low"
     let o = lab.run(&["compare", &first, &second]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    // Same workload, same values: every matched row is within noise.
+    // Same workload, same values: every matched row is the same within the threshold.
     let rows: Vec<&str> = out
         .lines()
         .filter(|l| l.starts_with("noise_pct="))
         .collect();
     assert_eq!(rows.len(), 4, "{out}");
-    assert!(rows.iter().all(|r| r.trim_end().ends_with('~')), "{out}");
+    assert!(
+        rows.iter().all(|r| r.trim_end().ends_with("same")),
+        "{out}"
+    );
 
     let o = lab.run(&[
         "compare",
