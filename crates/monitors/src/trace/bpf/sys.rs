@@ -273,6 +273,64 @@ impl Attached {
     }
 }
 
+#[repr(C)]
+struct GetId {
+    id: u32,
+    next_id: u32,
+    open_flags: u32,
+}
+
+#[repr(C)]
+struct InfoByFd {
+    bpf_fd: u32,
+    info_len: u32,
+    info: u64,
+}
+
+const BPF_PROG_GET_NEXT_ID: libc::c_long = 11;
+const BPF_PROG_GET_FD_BY_ID: libc::c_long = 13;
+const BPF_OBJ_GET_INFO_BY_FD: libc::c_long = 15;
+/// `name` of `struct bpf_prog_info`, after 64 bytes of other fields.
+const PROG_INFO_NAME: usize = 64;
+
+/// How many programs named `name` the kernel holds now, whoever loaded them: what a test
+/// asks after perflab ended or was killed (0: nothing was left attached or pinned).
+pub fn programs_named(name: &str) -> io::Result<usize> {
+    let want = name16(name);
+    let mut n = 0;
+    let mut id = 0;
+    loop {
+        let mut next = GetId {
+            id,
+            next_id: 0,
+            open_flags: 0,
+        };
+        match bpf(BPF_PROG_GET_NEXT_ID, &mut next) {
+            Ok(_) => id = next.next_id,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(n),
+            Err(e) => return Err(e),
+        }
+        let mut by_id = GetId {
+            id,
+            next_id: 0,
+            open_flags: 0,
+        };
+        // A program freed since it was listed is simply not counted.
+        let Ok(fd) = bpf(BPF_PROG_GET_FD_BY_ID, &mut by_id).map(owned) else {
+            continue;
+        };
+        let mut info = [0u8; PROG_INFO_NAME + 16];
+        let mut q = InfoByFd {
+            bpf_fd: fd.as_raw_fd() as u32,
+            info_len: info.len() as u32,
+            info: info.as_mut_ptr() as u64,
+        };
+        if bpf(BPF_OBJ_GET_INFO_BY_FD, &mut q).is_ok() && info[PROG_INFO_NAME..] == want {
+            n += 1;
+        }
+    }
+}
+
 /// CPUs the kernel may ever bring up: the length of a per-CPU map's value array.
 pub fn possible_cpus(text: &str) -> Option<usize> {
     let mut max = None;
