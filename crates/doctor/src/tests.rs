@@ -14,7 +14,9 @@ fn every_need_is_answered_by_a_check_line() {
     for need in Need::ALL {
         let name = need.check();
         assert!(
-            perflab_sys::doctor::CHECK_NAMES.contains(&name) || vm::NAMES.contains(&name),
+            perflab_sys::doctor::CHECK_NAMES.contains(&name)
+                || vm::NAMES.contains(&name)
+                || perflab_monitors::trace::doctor::NAMES.contains(&name),
             "{need:?} names no doctor line ({name})"
         );
     }

@@ -17,6 +17,7 @@
 //! a user's file.
 
 pub mod bpf;
+pub mod doctor;
 pub mod matcher;
 pub mod parse;
 pub mod reader;
