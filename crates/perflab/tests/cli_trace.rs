@@ -98,19 +98,22 @@ fn netrr_netrx_spans_fit_in_the_round_trip_needs_root() {
     let _one = one_at_a_time();
     let before = leftovers();
     let lab = Lab::new();
-    let o = text_backend(&lab, &[
-        "run",
-        "--workload",
-        "netrr",
-        "--duration",
-        "1s",
-        "--reps",
-        "1",
-        "--monitors",
-        "trace",
-        "--telemetry-reps",
-        "1",
-    ]);
+    let o = text_backend(
+        &lab,
+        &[
+            "run",
+            "--workload",
+            "netrr",
+            "--duration",
+            "1s",
+            "--reps",
+            "1",
+            "--monitors",
+            "trace",
+            "--telemetry-reps",
+            "1",
+        ],
+    );
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let run = lab.export(&run_id(&err));
@@ -221,9 +224,17 @@ fn bpf_backend_measures_netrr_and_ctxsw_in_ns_needs_root_and_bpf() {
                 sub_us |= value(&m, &key(q)).unwrap() % 1000.0 != 0.0;
             }
         }
-        assert!(sub_us, "{workload}: every percentile a whole µs: {}", m["telemetry"]);
+        assert!(
+            sub_us,
+            "{workload}: every percentile a whole µs: {}",
+            m["telemetry"]
+        );
     }
-    assert_eq!(perflab_programs(), before, "perflab left BPF programs loaded");
+    assert_eq!(
+        perflab_programs(),
+        before,
+        "perflab left BPF programs loaded"
+    );
 }
 
 #[test]
@@ -239,8 +250,17 @@ fn nothing_stays_loaded_after_sigkill_needs_root_and_bpf() {
         .cmd()
         .env(perflab_monitors::trace::BACKEND_VAR, "bpf")
         .args([
-            "run", "--workload", "ctxsw", "--duration", "3s", "--reps", "1",
-            "--monitors", "trace", "--telemetry-reps", "1",
+            "run",
+            "--workload",
+            "ctxsw",
+            "--duration",
+            "3s",
+            "--reps",
+            "1",
+            "--monitors",
+            "trace",
+            "--telemetry-reps",
+            "1",
         ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -250,7 +270,10 @@ fn nothing_stays_loaded_after_sigkill_needs_root_and_bpf() {
     while perflab_programs() == before && t0.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(perflab_programs() > before, "perflab never loaded its programs");
+    assert!(
+        perflab_programs() > before,
+        "perflab never loaded its programs"
+    );
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     // The kernel frees the programs once the fds are closed (after an RCU grace period).
@@ -258,7 +281,11 @@ fn nothing_stays_loaded_after_sigkill_needs_root_and_bpf() {
     while perflab_programs() != before && t0.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert_eq!(perflab_programs(), before, "programs outlived a killed perflab");
+    assert_eq!(
+        perflab_programs(),
+        before,
+        "programs outlived a killed perflab"
+    );
     // Nothing pinned either; restore sweeps what the text side (a private tracefs mount)
     // left.
     let o = lab.run(&["restore"]);

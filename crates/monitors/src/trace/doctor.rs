@@ -61,7 +61,9 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
         let what = format!("{name} ({} of {total} spans' tracepoints here)", here.len());
         let why = match &probe {
             Err(e) => Some(e.clone()),
-            Ok(()) => bpf::plan_spans(&fs.fs, sys, &here).err().map(|e| e.to_string()),
+            Ok(()) => bpf::plan_spans(&fs.fs, sys, &here)
+                .err()
+                .map(|e| e.to_string()),
         };
         match why {
             None => bpf_sets.push(what),
@@ -71,7 +73,10 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
     out.push(if text_sets.is_empty() {
         Check::ok(
             BACKEND,
-            format!("bpf, in the kernel (ns, nothing lost): {}", bpf_sets.join(", ")),
+            format!(
+                "bpf, in the kernel (ns, nothing lost): {}",
+                bpf_sets.join(", ")
+            ),
         )
     } else {
         Check::partial(

@@ -40,6 +40,8 @@ pub enum Slot {
 pub const COUNTERS: usize = 8;
 /// u64s per span in the `spans` map.
 pub const SLOTS: usize = hist::BUCKETS + COUNTERS;
+// The kernel caps a per-CPU map value at 32 KiB, and a load's offset is an i16.
+const _: () = assert!(SLOTS * 8 <= 32 * 1024 && SLOTS * 8 <= i16::MAX as usize);
 
 impl Slot {
     fn off(self) -> i16 {

@@ -82,7 +82,7 @@ pub fn parse<R: BufRead>(r: R) -> Result<Format, String> {
     })
 }
 
-/// `field:char comm[16];	offset:8;	size:16;	signed:0;`
+/// `field:char comm[16]; offset:8; size:16; signed:0;`
 fn field(line: &str) -> Option<Field> {
     let mut parts = line.split(';').map(str::trim);
     let decl = parts.next()?.strip_prefix("field:")?.trim();

@@ -86,7 +86,12 @@ mod tests {
         let mut next = 0;
         for i in 0..OVERFLOW {
             let (lo, hi) = bounds(i).unwrap();
-            assert_eq!(lo, next, "bucket {i} starts where {} ended", i.saturating_sub(1));
+            assert_eq!(
+                lo,
+                next,
+                "bucket {i} starts where {} ended",
+                i.saturating_sub(1)
+            );
             assert!(hi >= lo);
             next = hi + 1;
         }

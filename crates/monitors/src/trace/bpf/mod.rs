@@ -53,7 +53,13 @@ pub fn symbols(sys: &SysRoot) -> impl Fn(&str, bool) -> Vec<u64> + '_ {
         });
         let mut out: Vec<u64> = table
             .iter()
-            .filter(|(_, n)| if prefix { n.starts_with(name) } else { n == name })
+            .filter(|(_, n)| {
+                if prefix {
+                    n.starts_with(name)
+                } else {
+                    n == name
+                }
+            })
             .map(|(a, _)| *a)
             .collect();
         out.sort_unstable();
@@ -76,7 +82,11 @@ fn parse_kallsyms(text: &str) -> Vec<(u64, String)> {
 }
 
 /// The programs of a set on this kernel (tracefs at `fs`).
-pub fn plan_spans(fs: &SysRoot, sys: &SysRoot, spans: &[Span]) -> Result<Vec<EventPlan>, PlanError> {
+pub fn plan_spans(
+    fs: &SysRoot,
+    sys: &SysRoot,
+    spans: &[Span],
+) -> Result<Vec<EventPlan>, PlanError> {
     plan::plan(spans, &formats(fs), &symbols(sys))
 }
 
@@ -137,7 +147,10 @@ impl Loaded {
             let prog = Prog::load_tracepoint(PROG_NAME, &insns)
                 .map_err(|e| format!("{}:{}: {e}", p.system, p.event))?;
             attached.push(Attached::tracepoint(p.id, &prog).map_err(|e| {
-                format!("cannot attach to the tracepoint {}:{}: {e}", p.system, p.event)
+                format!(
+                    "cannot attach to the tracepoint {}:{}: {e}",
+                    p.system, p.event
+                )
             })?);
             progs.push(prog);
         }
@@ -146,15 +159,22 @@ impl Loaded {
             _progs: progs,
             _starts: starts,
             spans_map,
-            spans: spans.iter().map(|s| (s.name.clone(), s.label.clone())).collect(),
+            spans: spans
+                .iter()
+                .map(|s| (s.name.clone(), s.label.clone()))
+                .collect(),
             cpus,
         })
     }
 
     pub fn set_enabled(&self, on: bool) -> Result<(), String> {
         for a in &self.attached {
-            a.set_enabled(on)
-                .map_err(|e| format!("cannot {} a tracepoint: {e}", if on { "enable" } else { "disable" }))?;
+            a.set_enabled(on).map_err(|e| {
+                format!(
+                    "cannot {} a tracepoint: {e}",
+                    if on { "enable" } else { "disable" }
+                )
+            })?;
         }
         Ok(())
     }
@@ -189,7 +209,8 @@ pub fn result(name: &str, label: &str, per_cpu: &[u64]) -> SpanResult {
         max = max.max(cpu[hist::BUCKETS + Slot::Max as usize]);
     }
     let counter = |s: Slot| slots[hist::BUCKETS + s as usize];
-    let mut h = Histogram::new_with_bounds(1, MAX_NS, 3).expect("constant histogram bounds are valid");
+    let mut h =
+        Histogram::new_with_bounds(1, MAX_NS, 3).expect("constant histogram bounds are valid");
     for (i, &c) in slots[..hist::BUCKETS].iter().enumerate() {
         if c > 0 {
             let v = hist::representative(i as u32).unwrap_or(MAX_NS).min(MAX_NS);

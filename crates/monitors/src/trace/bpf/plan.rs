@@ -15,7 +15,11 @@ use crate::trace::spans::{Filter, Key, Side, Span};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
     /// A number field of the record: offset, bytes, sign-extended when `signed`.
-    Field { offset: u32, size: u32, signed: bool },
+    Field {
+        offset: u32,
+        size: u32,
+        signed: bool,
+    },
     /// The CPU the event fired on.
     Cpu,
     /// The task that logged it (`common_pid`, which the BPF context cannot read: the
@@ -128,11 +132,18 @@ pub fn plan(
                 ];
                 for (role, side) in sides {
                     let Some(side) = side else { continue };
-                    if !side.events.iter().any(|(s, e)| *s == plan.system && *e == plan.event) {
+                    if !side
+                        .events
+                        .iter()
+                        .any(|(s, e)| *s == plan.system && *e == plan.event)
+                    {
                         continue;
                     }
                     let at = |e: PlanError| {
-                        e.within(&format!("span {:?}, event {}:{}", span.name, plan.system, plan.event))
+                        e.within(&format!(
+                            "span {:?}, event {}:{}",
+                            span.name, plan.system, plan.event
+                        ))
                     };
                     plan.actions.push(Action {
                         span: i as u32,

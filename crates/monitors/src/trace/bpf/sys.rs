@@ -182,7 +182,11 @@ impl Prog {
                 log_level: u32::from(!log.is_empty()),
                 log_size: log.len() as u32,
                 // The kernel refuses a buffer without a size: no log, no pointer.
-                log_buf: if log.is_empty() { 0 } else { log.as_mut_ptr() as u64 },
+                log_buf: if log.is_empty() {
+                    0
+                } else {
+                    log.as_mut_ptr() as u64
+                },
                 prog_name: name16(name),
                 ..Default::default()
             };

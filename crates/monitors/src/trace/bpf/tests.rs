@@ -50,7 +50,13 @@ fn kallsyms_lines() {
              ffffffff82000000 D some_data\n0000 T\nzz T y\n";
     let s = parse_kallsyms(t);
     assert_eq!(s.len(), 2);
-    assert_eq!(s[0], (0xffff_ffff_8100_1000, "generic_smp_call_function_single_interrupt".into()));
+    assert_eq!(
+        s[0],
+        (
+            0xffff_ffff_8100_1000,
+            "generic_smp_call_function_single_interrupt".into()
+        )
+    );
 }
 
 /// Loads the wakeup set's programs on this kernel, switches between two threads, and
@@ -76,8 +82,8 @@ fn the_wakeup_set_loads_and_measures_here_needs_root_and_bpf() {
         .filter(|s| s.events().iter().all(|(a, b)| fs.has_event(a, b)))
         .collect();
     let plans = plan_spans(&fs.fs, &host, &spans).unwrap();
-    let cpus = sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap())
-        .unwrap();
+    let cpus =
+        sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap()).unwrap();
     let loaded = Loaded::load(&plans, &spans, cpus).unwrap();
     loaded.set_enabled(true).unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<u32>();
@@ -97,7 +103,10 @@ fn the_wakeup_set_loads_and_measures_here_needs_root_and_bpf() {
     let sched = &r[0];
     assert!(sched.count() > 100, "{} wake-ups", sched.count());
     let k = sched.kernel.unwrap();
-    assert!(k.starts >= sched.count() && k.ends >= sched.count(), "{k:?}");
+    assert!(
+        k.starts >= sched.count() && k.ends >= sched.count(),
+        "{k:?}"
+    );
     // Nanoseconds: durations that are not whole microseconds.
     let not_whole_us = sched
         .hist

@@ -92,8 +92,6 @@ proptest! {
 
 #[test]
 fn slots_fit_one_per_cpu_map_value() {
-    // The kernel caps a per-CPU value at 32 KiB, and a load's offset at i16.
-    assert!(SLOTS * 8 <= 32 * 1024);
     assert_eq!(Slot::EndEvents as usize, COUNTERS - 1);
 }
 
@@ -157,11 +155,11 @@ fn programs_of_the_built_in_sets_assemble() {
     assert!(fds.contains(&7) && fds.contains(&9));
     assert!(fds.iter().all(|f| *f == 7 || *f == 9));
     // The sign extension of next_pid, and the "x" exact match checks its NUL.
-    assert!(p.iter().any(|i| i.code == 0xc7 && i.dst == 1 && i.imm == 32));
     assert!(p
         .iter()
-        .any(|i| i.code == 0x71 && i.off == 41)); // byte after "x"
-    // Well under the kernel's limit, no loop: every jump goes forward.
+        .any(|i| i.code == 0xc7 && i.dst == 1 && i.imm == 32));
+    assert!(p.iter().any(|i| i.code == 0x71 && i.off == 41)); // byte after "x"
+                                                              // Well under the kernel's limit, no loop: every jump goes forward.
     assert!(p.len() < 4096);
     assert!(p
         .iter()

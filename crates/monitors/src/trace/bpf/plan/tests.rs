@@ -32,7 +32,11 @@ fn fake_format(system: &str, event: &str) -> Result<Format, String> {
 
 fn fake_symbols(name: &str, prefix: bool) -> Vec<u64> {
     let known = "generic_smp_call_function_single_interrupt";
-    let hit = if prefix { known.starts_with(name) } else { known == name };
+    let hit = if prefix {
+        known.starts_with(name)
+    } else {
+        known == name
+    };
     if hit {
         vec![CALL_FUNCTION]
     } else {
@@ -126,8 +130,14 @@ fn netrx_orders_end_cancel_start_and_chains_after() {
             .collect()
     };
     // sched_switch ends (c) `sched`, then starts (d) `syscall` only where it ended (c).
-    assert_eq!(on("sched_switch"), [(3, Role::End, None), (4, Role::Start, Some(3))]);
-    assert_eq!(on("softirq_raise"), [(0, Role::End, None), (1, Role::Start, None)]);
+    assert_eq!(
+        on("sched_switch"),
+        [(3, Role::End, None), (4, Role::Start, Some(3))]
+    );
+    assert_eq!(
+        on("softirq_raise"),
+        [(0, Role::End, None), (1, Role::Start, None)]
+    );
     assert_eq!(on("softirq_exit"), [(2, Role::Cancel, None)]);
     let entry = plans.iter().find(|p| p.event == "softirq_entry").unwrap();
     assert_eq!(
@@ -203,21 +213,42 @@ fn a_missing_event_or_field_is_the_users_mistake() {
         matches!(&e, PlanError::Bad(m) if m.contains("span \"s\", event sched:sched_switch: key: the event has no field \"nextpid\" (its fields: prev_comm, prev_state, next_comm, next_pid)")),
         "{e:?}"
     );
-    let e = plan_text(&ONE.replace("key = \"field:pid\"", "key = \"cpu\", where = { prio = \"1\" }"))
-        .unwrap_err();
-    assert!(matches!(&e, PlanError::Bad(m) if m.contains("where: the event has no field \"prio\"")), "{e:?}");
+    let e = plan_text(&ONE.replace(
+        "key = \"field:pid\"",
+        "key = \"cpu\", where = { prio = \"1\" }",
+    ))
+    .unwrap_err();
+    assert!(
+        matches!(&e, PlanError::Bad(m) if m.contains("where: the event has no field \"prio\"")),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn what_bpf_cannot_express_falls_back() {
     for (from, to, why) in [
         // A state printed as a letter by the print format.
-        ("key = \"field:next_pid\"", "key = \"field:next_pid\", where = { prev_state = \"S\" }", "compares number fields as numbers"),
-        ("key = \"field:next_pid\"", "key = \"field:next_comm\"", "not a number"),
-        ("key = \"field:pid\"", "key = \"field:pid\", where = { pid = \"1*\" }", "compares number fields as numbers"),
+        (
+            "key = \"field:next_pid\"",
+            "key = \"field:next_pid\", where = { prev_state = \"S\" }",
+            "compares number fields as numbers",
+        ),
+        (
+            "key = \"field:next_pid\"",
+            "key = \"field:next_comm\"",
+            "not a number",
+        ),
+        (
+            "key = \"field:pid\"",
+            "key = \"field:pid\", where = { pid = \"1*\" }",
+            "compares number fields as numbers",
+        ),
     ] {
         let e = plan_text(&ONE.replace(from, to)).unwrap_err();
-        assert!(matches!(&e, PlanError::Unsupported(m) if m.contains(why)), "{e:?}");
+        assert!(
+            matches!(&e, PlanError::Unsupported(m) if m.contains(why)),
+            "{e:?}"
+        );
     }
     let irq = r#"
 name = "t"
