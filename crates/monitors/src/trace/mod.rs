@@ -189,6 +189,9 @@ pub struct TraceMonitor {
     fs: Option<Tracefs>,
     running: Option<Running>,
     notes: Vec<String>,
+    /// The last programs planned, by the spans they were planned for: planning reads every
+    /// event's format (and /proc/kallsyms for a callback filter), once per span list.
+    plans: Option<(Vec<Span>, Vec<bpf::plan::EventPlan>)>,
 }
 
 impl std::fmt::Debug for TraceMonitor {
@@ -207,6 +210,7 @@ impl TraceMonitor {
             fs: None,
             running: None,
             notes: Vec::new(),
+            plans: None,
         }
     }
 
@@ -288,16 +292,27 @@ impl TraceMonitor {
 }
 
 /// Loads and enables the set's programs (any refusal is the reason to fall back).
-fn start_bpf(ctx: &MeasureCtx, tracefs: &SysRoot, spans: &[Span]) -> Result<bpf::Loaded, String> {
+fn start_bpf(
+    ctx: &MeasureCtx,
+    tracefs: &SysRoot,
+    spans: &[Span],
+    cache: &mut Option<(Vec<Span>, Vec<bpf::plan::EventPlan>)>,
+) -> Result<bpf::Loaded, String> {
     bpf::probe()?;
-    let plans = bpf::plan_spans(tracefs, &ctx.sys, spans).map_err(|e| e.to_string())?;
+    let plans = match cache {
+        Some((for_spans, plans)) if for_spans == spans => plans,
+        _ => {
+            let plans = bpf::plan_spans(tracefs, &ctx.sys, spans).map_err(|e| e.to_string())?;
+            &mut cache.insert((spans.to_vec(), plans)).1
+        }
+    };
     let cpus = ctx
         .sys
         .read_string("sys/devices/system/cpu/possible")
         .ok()
         .and_then(|t| bpf::sys::possible_cpus(&t))
         .ok_or("cannot read /sys/devices/system/cpu/possible")?;
-    let loaded = bpf::Loaded::load(&plans, spans, cpus)?;
+    let loaded = bpf::Loaded::load(plans, spans, cpus)?;
     loaded.set_enabled(true)?;
     Ok(loaded)
 }
@@ -353,7 +368,7 @@ impl Monitor for TraceMonitor {
         let (set, spans) = chosen?;
         let want = backend();
         if want != Backend::Text {
-            match start_bpf(ctx, &tracefs_root, &spans) {
+            match start_bpf(ctx, &tracefs_root, &spans, &mut self.plans) {
                 Ok(loaded) => {
                     self.note(NOTE_BPF.into());
                     self.running = Some(Running {
