@@ -35,9 +35,11 @@ pub enum Slot {
     StartEvents,
     /// End events that passed the filters.
     EndEvents,
+    /// A span keyed by CPU on every side: this CPU's open start (ns, 0 = none).
+    OpenStart,
 }
 
-pub const COUNTERS: usize = 8;
+pub const COUNTERS: usize = 9;
 /// u64s per span in the `spans` map.
 pub const SLOTS: usize = hist::BUCKETS + COUNTERS;
 // The kernel caps a per-CPU map value at 32 KiB, and a load's offset is an i16.
@@ -71,10 +73,13 @@ pub fn program(plan: &EventPlan, maps: Maps) -> Result<Vec<Insn>, String> {
     a.store(Size::DW, FP, NOW, R0);
     for act in &plan.actions {
         let done = a.label();
-        match act.role {
-            Role::End => end(&mut a, act, maps, done),
-            Role::Cancel => cancel(&mut a, act, maps, done),
-            Role::Start => start(&mut a, act, maps, done),
+        match (act.role, act.local) {
+            (Role::End, false) => end(&mut a, act, maps, done),
+            (Role::Cancel, false) => cancel(&mut a, act, maps, done),
+            (Role::Start, false) => start(&mut a, act, maps, done),
+            (Role::End, true) => end_local(&mut a, act, maps, done),
+            (Role::Cancel, true) => cancel_local(&mut a, act, maps, done),
+            (Role::Start, true) => start_local(&mut a, act, maps, done),
         }
         a.bind(done);
     }
@@ -218,6 +223,11 @@ fn end(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
 /// Adds the duration in r9 to the span's counters and histogram.
 fn record(a: &mut Asm, span: u32, maps: Maps, done: Label) {
     span_slots(a, span, maps, done);
+    record_at(a);
+}
+
+/// [`record`] with the span's slots already in r0.
+fn record_at(a: &mut Asm) {
     for (slot, op) in [(Slot::Count, None), (Slot::Sum, Some(R9))] {
         a.load(Size::DW, R1, R0, slot.off());
         match op {
@@ -275,6 +285,68 @@ pub(super) fn bucket_index(a: &mut Asm) {
     a.bind(inside);
 }
 
+/// `*(slot of r8) += 1`.
+fn add_one(a: &mut Asm, base: Reg, slot: Slot) {
+    a.load(Size::DW, R1, base, slot.off());
+    a.alu_imm(Alu::Add, R1, 1);
+    a.store(Size::DW, base, slot.off(), R1);
+}
+
+/// The after-check shared by both kinds of start.
+fn chained(a: &mut Asm, act: &Action, done: Label) {
+    if let Some(j) = act.after {
+        a.ld_imm64(R1, 1u64 << j);
+        a.alu_reg(Alu::And, R1, R7);
+        a.jmp_imm(Cond::Eq, R1, 0, done);
+    }
+}
+
+// A span keyed by CPU on every side keeps its open start in its own per-CPU slots: one
+// inlined array lookup instead of hash map operations under a bucket lock. Tracepoint
+// programs do not nest on a CPU, so nothing else writes the slot meanwhile.
+
+fn start_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
+    chained(a, act, done);
+    checks(a, &act.checks, done);
+    span_slots(a, act.span, maps, done);
+    a.mov(R8, R0);
+    add_one(a, R8, Slot::StartEvents);
+    let fresh = a.label();
+    a.load(Size::DW, R1, R8, Slot::OpenStart.off());
+    a.jmp_imm(Cond::Eq, R1, 0, fresh);
+    add_one(a, R8, Slot::LostStarts);
+    a.bind(fresh);
+    a.load(Size::DW, R1, FP, NOW);
+    a.store(Size::DW, R8, Slot::OpenStart.off(), R1);
+}
+
+fn end_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
+    let unmatched = a.label();
+    checks(a, &act.checks, done);
+    span_slots(a, act.span, maps, done);
+    a.mov(R8, R0);
+    add_one(a, R8, Slot::EndEvents);
+    a.load(Size::DW, R1, R8, Slot::OpenStart.off());
+    a.jmp_imm(Cond::Eq, R1, 0, unmatched);
+    a.load(Size::DW, R9, FP, NOW);
+    a.jmp_reg(Cond::Lt, R9, R1, unmatched);
+    a.alu_reg(Alu::Sub, R9, R1);
+    a.store_imm(Size::DW, R8, Slot::OpenStart.off(), 0);
+    a.ld_imm64(R1, 1u64 << act.span);
+    a.alu_reg(Alu::Or, R7, R1);
+    a.mov(R0, R8);
+    record_at(a);
+    a.ja(done);
+    a.bind(unmatched);
+    add_one(a, R8, Slot::Unmatched);
+}
+
+fn cancel_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
+    checks(a, &act.checks, done);
+    span_slots(a, act.span, maps, done);
+    a.store_imm(Size::DW, R0, Slot::OpenStart.off(), 0);
+}
+
 fn cancel(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
     checks(a, &act.checks, done);
     key(a, act);
@@ -282,11 +354,7 @@ fn cancel(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
 }
 
 fn start(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
-    if let Some(j) = act.after {
-        a.ld_imm64(R1, 1u64 << j);
-        a.alu_reg(Alu::And, R1, R7);
-        a.jmp_imm(Cond::Eq, R1, 0, done);
-    }
+    chained(a, act, done);
     checks(a, &act.checks, done);
     key(a, act);
     bump(a, act.span, Slot::StartEvents, maps);

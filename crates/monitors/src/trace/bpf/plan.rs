@@ -58,6 +58,9 @@ pub struct Action {
     pub key: Source,
     /// All must hold.
     pub checks: Vec<Check>,
+    /// Every side of the span is keyed by CPU: start and end happen on the same CPU, so
+    /// the open start lives in a per-CPU slot (no hash map, no lock).
+    pub local: bool,
 }
 
 /// One tracepoint and its program's actions.
@@ -153,6 +156,7 @@ pub fn plan(
                             _ => None,
                         },
                         key: key(side, &f).map_err(at)?,
+                        local: is_local(span),
                         checks: side
                             .filters
                             .iter()
@@ -165,6 +169,13 @@ pub fn plan(
         }
     }
     Ok(out)
+}
+
+fn is_local(span: &Span) -> bool {
+    [Some(&span.from), Some(&span.to), span.cancel.as_ref()]
+        .into_iter()
+        .flatten()
+        .all(|s| s.key == Key::Cpu)
 }
 
 impl PlanError {

@@ -92,7 +92,7 @@ proptest! {
 
 #[test]
 fn slots_fit_one_per_cpu_map_value() {
-    assert_eq!(Slot::EndEvents as usize, COUNTERS - 1);
+    assert_eq!(Slot::OpenStart as usize, COUNTERS - 1);
 }
 
 #[test]
@@ -117,6 +117,7 @@ fn programs_of_the_built_in_sets_assemble() {
                     size: 16,
                     any_of: vec![(b"vhost".to_vec(), true), (b"x".to_vec(), false)],
                 }],
+                local: false,
             },
             Action {
                 span: 1,
@@ -127,6 +128,7 @@ fn programs_of_the_built_in_sets_assemble() {
                     source: Source::Cpu,
                     any_of: vec![1, 3],
                 }],
+                local: false,
             },
             Action {
                 span: 2,
@@ -134,6 +136,23 @@ fn programs_of_the_built_in_sets_assemble() {
                 after: None,
                 key: Source::Cpu,
                 checks: vec![],
+                local: true,
+            },
+            Action {
+                span: 2,
+                role: Role::End,
+                after: None,
+                key: Source::Cpu,
+                checks: vec![],
+                local: true,
+            },
+            Action {
+                span: 2,
+                role: Role::Start,
+                after: Some(1),
+                key: Source::Cpu,
+                checks: vec![],
+                local: true,
             },
         ],
     };

@@ -6,11 +6,12 @@ use crate::trace::spans::{built_in, parse_set};
 
 /// `(system, event, format text)` as tracefs of kernel 6.18 gives them (common fields cut).
 const FORMATS: &[(&str, &str, &str)] = &[
-    ("sched", "sched_waking", "ID: 375\n\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"),
-    ("sched", "sched_switch", "ID: 372\n\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"),
+    ("sched", "sched_waking", "ID: 375\n\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n"),
+    ("sched", "sched_switch", "ID: 372\n\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"),
     ("ipi", "ipi_send_cpu", "ID: 354\n\tfield:unsigned int cpu;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:void * callback;\toffset:24;\tsize:8;\tsigned:0;\n"),
     ("irq_vectors", "reschedule_entry", "ID: 155\n\tfield:int vector;\toffset:8;\tsize:4;\tsigned:1;\n"),
     ("irq_vectors", "call_function_single_entry", "ID: 149\n\tfield:int vector;\toffset:8;\tsize:4;\tsigned:1;\n"),
+    ("power", "cpu_idle", "ID: 568\n\tfield:u32 state;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:u32 cpu_id;\toffset:12;\tsize:4;\tsigned:0;\n"),
     ("irq", "irq_handler_entry", "ID: 225\n\tfield:int irq;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:__data_loc char[] name;\toffset:12;\tsize:4;\tsigned:0;\n"),
     ("irq", "irq_handler_exit", "ID: 224\n\tfield:int irq;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:int ret;\toffset:12;\tsize:4;\tsigned:1;\n"),
     ("irq", "softirq_raise", "ID: 221\n\tfield:unsigned int vec;\toffset:8;\tsize:4;\tsigned:0;\n"),
@@ -67,17 +68,19 @@ fn the_wakeup_set_becomes_one_program_per_event() {
             ("sched_switch", 372),
             ("ipi_send_cpu", 354),
             ("reschedule_entry", 155),
-            ("call_function_single_entry", 149)
+            ("call_function_single_entry", 149),
+            ("cpu_idle", 568),
         ]
     );
     assert_eq!(
-        plans[0].actions,
+        plans[0].actions[..1],
         [Action {
             span: 0,
             role: Role::Start,
             after: None,
             key: pid_at(24),
-            checks: vec![]
+            checks: vec![],
+            local: false,
         }]
     );
     assert_eq!(plans[1].actions[0].role, Role::End);
@@ -85,7 +88,8 @@ fn the_wakeup_set_becomes_one_program_per_event() {
     // Both IPI spans start at ipi_send_cpu, keyed by the target CPU, told apart by the
     // callback: NULL for a reschedule, the function's address for a call.
     let ipi = &plans[2].actions;
-    assert_eq!(ipi.len(), 2);
+    // ipi_resched and ipi_call start there; (1) ends there, (2) starts there.
+    assert_eq!(ipi.len(), 4);
     let cpu = Source::Field {
         offset: 8,
         size: 4,
@@ -139,6 +143,12 @@ fn netrx_orders_end_cancel_start_and_chains_after() {
         [(0, Role::End, None), (1, Role::Start, None)]
     );
     assert_eq!(on("softirq_exit"), [(2, Role::Cancel, None)]);
+    // (a) and (b) begin and end on one CPU: per-CPU slots; (c) and (d) follow a task.
+    let local: Vec<(u32, bool)> = plans
+        .iter()
+        .flat_map(|p| p.actions.iter().map(|a| (a.span, a.local)))
+        .collect();
+    assert!(local.iter().all(|(s, l)| *l == (*s < 3)), "{local:?}");
     let entry = plans.iter().find(|p| p.event == "softirq_entry").unwrap();
     assert_eq!(
         entry.actions[0].checks,
@@ -210,7 +220,7 @@ fn a_missing_event_or_field_is_the_users_mistake() {
     );
     let e = plan_text(&ONE.replace("field:next_pid", "field:nextpid")).unwrap_err();
     assert!(
-        matches!(&e, PlanError::Bad(m) if m.contains("span \"s\", event sched:sched_switch: key: the event has no field \"nextpid\" (its fields: prev_comm, prev_state, next_comm, next_pid)")),
+        matches!(&e, PlanError::Bad(m) if m.contains("span \"s\", event sched:sched_switch: key: the event has no field \"nextpid\" (its fields: prev_comm, prev_pid, prev_state, next_comm, next_pid)")),
         "{e:?}"
     );
     let e = plan_text(&ONE.replace(
