@@ -12,8 +12,8 @@
 //! fallback where BPF cannot be used; a note of each measurement says which measured.
 //! `PERFLAB_TRACE_BACKEND=text` or `=bpf` insists on one.
 //!
-//! Names: `trace` picks the set of the workload (netrr → `netrx`, ctxsw/idle-ipi →
-//! `wakeup`, xfer/dmatest/parallel → `lock`), `trace:SET` a built-in set, `trace:FILE.toml`
+//! Names: `trace` picks the set of the workload (netrr → `netrx`, ctxsw → `wakeup`,
+//! idle-ipi → `idlewake`, xfer/dmatest/parallel → `lock`), `trace:SET` a built-in set, `trace:FILE.toml`
 //! a user's file.
 
 pub mod bpf;
@@ -238,7 +238,7 @@ impl TraceMonitor {
                             "workload {:?} has no built-in span set",
                             ctx.workload
                         ))
-                        .with_hint("name one: --monitors trace:netrx, trace:wakeup, trace:lock or trace:FILE.toml"),
+                        .with_hint("name one: --monitors trace:netrx, trace:wakeup, trace:idlewake, trace:lock or trace:FILE.toml"),
                     ));
                 };
                 (
@@ -438,7 +438,8 @@ impl Monitor for TraceMonitor {
                 let full: u64 = results.iter().map(|r| r.evicted).sum();
                 if full > 0 {
                     self.note(format!(
-                        "trace: {full} starts found the BPF start map full and were not counted"
+                        "trace: {full} starts could not be stored in the BPF start map (full, \
+                         or its bucket busy) and were not counted"
                     ));
                 }
                 results

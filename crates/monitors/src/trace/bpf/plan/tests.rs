@@ -69,7 +69,6 @@ fn the_wakeup_set_becomes_one_program_per_event() {
             ("ipi_send_cpu", 354),
             ("reschedule_entry", 155),
             ("call_function_single_entry", 149),
-            ("cpu_idle", 568),
         ]
     );
     assert_eq!(
@@ -88,8 +87,7 @@ fn the_wakeup_set_becomes_one_program_per_event() {
     // Both IPI spans start at ipi_send_cpu, keyed by the target CPU, told apart by the
     // callback: NULL for a reschedule, the function's address for a call.
     let ipi = &plans[2].actions;
-    // ipi_resched and ipi_call start there; (1) ends there, (2) starts there.
-    assert_eq!(ipi.len(), 4);
+    assert_eq!(ipi.len(), 2);
     let cpu = Source::Field {
         offset: 8,
         size: 4,
@@ -116,6 +114,37 @@ fn the_wakeup_set_becomes_one_program_per_event() {
         }]
     );
     assert_eq!(plans[3].actions[0].key, Source::Cpu);
+}
+
+#[test]
+fn idlewake_keeps_idle_spans_per_cpu_and_chains_each_state() {
+    let set = built_in("idlewake").unwrap();
+    let plans = plan_of(&set.spans).unwrap();
+    let idle = plans.iter().find(|p| p.event == "cpu_idle").unwrap();
+    let name = |i: u32| set.spans[i as usize].name.as_str();
+    // Every idle span is keyed by CPU alone; the IPI part follows the target CPU.
+    for a in &idle.actions {
+        let local = !matches!(name(a.span), "ipi_idle_exit");
+        assert_eq!(a.local, local, "{}", name(a.span));
+    }
+    // Leaving state 1 starts `state1_exit_run` only where it ended `in_state1`.
+    let exit_run = idle
+        .actions
+        .iter()
+        .find(|a| name(a.span) == "state1_exit_run" && a.role == Role::Start)
+        .unwrap();
+    assert_eq!(exit_run.after.map(name), Some("in_state1"));
+    assert_eq!(
+        exit_run.checks,
+        [Check::Num {
+            source: Source::Field {
+                offset: 8,
+                size: 4,
+                signed: false
+            },
+            any_of: vec![4_294_967_295]
+        }]
+    );
 }
 
 #[test]
