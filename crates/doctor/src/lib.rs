@@ -4,7 +4,8 @@
 //!
 //! The checks are readers of the machine: those of /proc and /sys live in
 //! `perflab_sys::doctor`, the guest's (QEMU, KVM, vhost-net) in [`vm`] because they are the
-//! netpath knob's own. This crate runs them and walks the registries: every workload,
+//! netpath knob's own, and `trace`'s (BPF, which backend) in the monitor's
+//! `trace::doctor`. This crate runs them and walks the registries: every workload,
 //! monitor, knob and parser declares its needs in its descriptor
 //! ([`perflab_core::Need`]), and no check here names a plug-in.
 
@@ -45,6 +46,7 @@ pub fn examine(sys: &SysRoot, plugins: &[&Descriptor]) -> Vec<Finding> {
     let mut checks = perflab_sys::doctor::probe(sys);
     checks.extend(vm::checks(sys));
     checks.push(gpu::check(sys));
+    checks.extend(perflab_monitors::trace::doctor::checks(sys));
     checks
         .into_iter()
         .map(|check| {

@@ -16,7 +16,8 @@ fn every_need_is_answered_by_a_check_line() {
         assert!(
             perflab_sys::doctor::CHECK_NAMES.contains(&name)
                 || vm::NAMES.contains(&name)
-                || name == gpu::NAME,
+                || name == gpu::NAME
+                || perflab_monitors::trace::doctor::NAMES.contains(&name),
             "{need:?} names no doctor line ({name})"
         );
     }

@@ -1,11 +1,44 @@
-//! The `trace` monitor end to end: netrr's receive path as spans on loopback (root and
-//! tracefs; skipped, saying why, elsewhere), bad span definitions, and the restore sweep
-//! of what a killed perflab's tracing left.
+//! The `trace` monitor end to end: netrr's receive path as spans on loopback with the
+//! tracefs text backend, netrr and ctxsw with the in-kernel BPF backend (root, tracefs,
+//! BPF; skipped, saying why, elsewhere), bad span definitions, the restore sweep of what a
+//! killed perflab's tracing left, and nothing left loaded after a SIGKILL.
 
 mod common;
 
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
 use common::{run_id, text, Lab};
+use perflab_monitors::trace::bpf;
 use perflab_testkit::skip;
+
+/// Tests that count what perflab left on the machine (instances, mounts, programs) run one
+/// at a time: another one's perflab, alive or just killed, would be counted too.
+static MACHINE_WIDE: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    MACHINE_WIDE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Root, tracefs and a kernel that lets this process load BPF; else the skip is said.
+fn can_bpf(why: &str) -> bool {
+    if !perflab_testkit::have_root(why) {
+        return false;
+    }
+    if let Err(e) = bpf::probe() {
+        skip("bpf", e);
+        return false;
+    }
+    if !std::path::Path::new("/sys/kernel/tracing").is_dir() {
+        skip("tracefs", "no /sys/kernel/tracing");
+        return false;
+    }
+    true
+}
+
+fn perflab_programs() -> usize {
+    bpf::sys::programs_named(bpf::PROG_NAME).expect("listing BPF programs as root")
+}
 
 /// perflab's ftrace instances and private tracefs mounts on this machine.
 fn leftovers() -> Vec<String> {
@@ -33,6 +66,15 @@ fn leftovers() -> Vec<String> {
     out
 }
 
+/// perflab with the tracefs text backend, whatever the kernel allows.
+fn text_backend(lab: &Lab, args: &[&str]) -> std::process::Output {
+    lab.cmd()
+        .env(perflab_monitors::trace::BACKEND_VAR, "text")
+        .args(args)
+        .output()
+        .expect("run perflab")
+}
+
 fn value(m: &serde_json::Value, key: &str) -> Option<f64> {
     m["telemetry"]
         .as_array()?
@@ -53,21 +95,25 @@ fn netrr_netrx_spans_fit_in_the_round_trip_needs_root() {
         );
         return;
     }
+    let _one = one_at_a_time();
     let before = leftovers();
     let lab = Lab::new();
-    let o = lab.run(&[
-        "run",
-        "--workload",
-        "netrr",
-        "--duration",
-        "1s",
-        "--reps",
-        "1",
-        "--monitors",
-        "trace",
-        "--telemetry-reps",
-        "1",
-    ]);
+    let o = text_backend(
+        &lab,
+        &[
+            "run",
+            "--workload",
+            "netrr",
+            "--duration",
+            "1s",
+            "--reps",
+            "1",
+            "--monitors",
+            "trace",
+            "--telemetry-reps",
+            "1",
+        ],
+    );
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let run = lab.export(&run_id(&err));
@@ -111,6 +157,140 @@ fn netrr_netrx_spans_fit_in_the_round_trip_needs_root() {
         }
     }
     assert_eq!(leftovers(), before, "perflab left tracing behind");
+}
+
+/// The one telemetry measurement of a run of `workload` with `--monitors trace` on the
+/// BPF backend (insisted on, so a fallback fails the test).
+fn bpf_run(workload: &str) -> serde_json::Value {
+    let lab = Lab::new();
+    let o = lab
+        .cmd()
+        .env(perflab_monitors::trace::BACKEND_VAR, "bpf")
+        .args([
+            "run",
+            "--workload",
+            workload,
+            "--duration",
+            "1s",
+            "--reps",
+            "1",
+            "--monitors",
+            "trace",
+            "--telemetry-reps",
+            "1",
+        ])
+        .output()
+        .expect("run perflab");
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let run = lab.export(&run_id(&err));
+    let m = run["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "telemetry")
+        .cloned()
+        .unwrap_or_else(|| panic!("no telemetry measurement: {err}"));
+    let notes = m["output"]["notes"].to_string();
+    assert!(
+        notes.contains("measured in the kernel (BPF backend)"),
+        "{notes}"
+    );
+    m
+}
+
+#[test]
+fn bpf_backend_measures_netrr_and_ctxsw_in_ns_needs_root_and_bpf() {
+    if !can_bpf("loading BPF programs") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let before = perflab_programs();
+    for (workload, set, stages) in [
+        ("netrr", "netrx", &["raise", "wake", "sched", "syscall"][..]),
+        ("ctxsw", "wakeup", &["sched"][..]),
+    ] {
+        let m = bpf_run(workload);
+        let mut sub_us = false;
+        for s in stages {
+            let key = |stat: &str| format!("{set}.{s}:{stat}");
+            let count = value(&m, &key("count")).unwrap_or(0.0);
+            assert!(count > 0.0, "{set}.{s} is empty: {}", m["telemetry"]);
+            // The kernel's own counts: every matched span had a start and an end event.
+            assert!(value(&m, &key("starts")).unwrap() >= count);
+            assert!(value(&m, &key("ends")).unwrap() >= count);
+            assert!(value(&m, &key("lost_starts")).is_some());
+            for q in ["p50", "p90", "p99"] {
+                sub_us |= value(&m, &key(q)).unwrap() % 1000.0 != 0.0;
+            }
+        }
+        assert!(
+            sub_us,
+            "{workload}: every percentile a whole µs: {}",
+            m["telemetry"]
+        );
+    }
+    assert_eq!(
+        perflab_programs(),
+        before,
+        "perflab left BPF programs loaded"
+    );
+}
+
+#[test]
+fn nothing_stays_loaded_after_sigkill_needs_root_and_bpf() {
+    if !can_bpf("loading BPF programs") {
+        return;
+    }
+    let _one = one_at_a_time();
+    let before = perflab_programs();
+    let left_before = leftovers();
+    let lab = Lab::new();
+    let mut child = lab
+        .cmd()
+        .env(perflab_monitors::trace::BACKEND_VAR, "bpf")
+        .args([
+            "run",
+            "--workload",
+            "ctxsw",
+            "--duration",
+            "3s",
+            "--reps",
+            "1",
+            "--monitors",
+            "trace",
+            "--telemetry-reps",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start perflab");
+    let t0 = Instant::now();
+    while perflab_programs() == before && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        perflab_programs() > before,
+        "perflab never loaded its programs"
+    );
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // The kernel frees the programs once the fds are closed (after an RCU grace period).
+    let t0 = Instant::now();
+    while perflab_programs() != before && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        perflab_programs(),
+        before,
+        "programs outlived a killed perflab"
+    );
+    // Nothing pinned either; restore sweeps what the text side (a private tracefs mount)
+    // left.
+    let o = lab.run(&["restore"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert_eq!(leftovers(), left_before, "restore left tracing behind");
 }
 
 #[test]
@@ -169,6 +349,20 @@ fn an_event_the_kernel_lacks_in_a_user_file_is_refused_needs_root() {
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("sched:no_such_event"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!lab.db().exists());
+    // A key the event does not carry: the same, before anything is loaded.
+    std::fs::write(
+        &f,
+        "name = \"x\"\n[[span]]\nname = \"s\"\nlabel = \"S\"\n\
+         from = { events = [\"sched:sched_waking\"], key = \"field:pid\" }\n\
+         to = { events = [\"sched:sched_switch\"], key = \"field:nextpid\" }\n",
+    )
+    .unwrap();
+    let o = lab.run(&["run", "--workload", "netrr", "--monitors", &spec]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("has no field \"nextpid\""), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(!lab.db().exists());
 }

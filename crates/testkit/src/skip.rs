@@ -19,9 +19,10 @@
 //! ovsdb that answers); `netns` (`ip netns add` works); `perf-events` (software perf
 //! events open); `pmu` / `no-pmu` (hardware counters open / do not); `2-cpus`;
 //! `proc-children` (CONFIG_PROC_CHILDREN); `postgres` (a PostgreSQL server the tests can
-//! use, see the `pg` module); `mount-namespace` (`unshare -m`, for read-only mounts as
-//! root); `gpu` (a CUDA driver that sees a GPU); `hugepages` (free 2 MiB hugetlb pages);
-//! and a few that name one machine state each.
+//! use, see the `pg` module); `bpf` (this process may load BPF programs); `tracefs`;
+//! `mount-namespace` (`unshare -m`, for read-only mounts as root); `gpu` (a CUDA driver
+//! that sees a GPU); `hugepages` (free 2 MiB hugetlb pages); and a few that name one
+//! machine state each.
 
 use std::fmt::Display;
 use std::io::Write;

@@ -21,7 +21,7 @@ use super::spans::{Key, Side, Span};
 /// Open starts kept per span before the oldest is dropped.
 pub const MAX_OPEN: usize = 16_384;
 /// Longest duration a histogram holds; longer ones are clamped to it (60 s).
-const MAX_NS: u64 = 60_000_000_000;
+pub const MAX_NS: u64 = 60_000_000_000;
 
 /// A key value: numbers compare as numbers (`target_cpu=001` is CPU 1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -67,6 +67,16 @@ pub struct SpanResult {
     pub unmatched: u64,
     /// Open starts dropped for the memory cap.
     pub evicted: u64,
+    /// What only the in-kernel backend counts: starts overwritten on their key before
+    /// their end came, and the start and end events that passed the span's filters.
+    pub kernel: Option<KernelCounts>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelCounts {
+    pub lost_starts: u64,
+    pub starts: u64,
+    pub ends: u64,
 }
 
 impl SpanResult {
@@ -110,6 +120,7 @@ impl Matcher {
                     max_ns: 0,
                     unmatched: 0,
                     evicted: 0,
+                    kernel: None,
                 },
                 span,
                 open: HashMap::new(),

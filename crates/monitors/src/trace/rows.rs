@@ -1,6 +1,7 @@
 //! The rows a span set leaves per measurement (the report reads exactly these):
 //! source `trace`, no CPU, key `{set}.{span}:{stat}` for `count`, `p50`, `p90`, `p99`,
-//! `mean`, `max` (ns) and `unmatched`, label = the span's label, in the set's order. A
+//! `mean`, `max` (ns) and `unmatched` (and, measured in the kernel, `lost_starts`,
+//! `starts`, `ends`), label = the span's label, in the set's order. A
 //! span with no match has only `count` (0) and `unmatched`, so a report can say it was
 //! empty rather than show zeros as durations.
 
@@ -36,6 +37,11 @@ pub fn rows(set: &str, spans: &[SpanResult]) -> Vec<TelemetryRow> {
             out.push(row("max", s.max_ns as f64, Unit::Nanoseconds));
         }
         out.push(row("unmatched", s.unmatched as f64, Unit::Count));
+        if let Some(k) = s.kernel {
+            out.push(row("lost_starts", k.lost_starts as f64, Unit::Count));
+            out.push(row("starts", k.starts as f64, Unit::Count));
+            out.push(row("ends", k.ends as f64, Unit::Count));
+        }
     }
     out
 }

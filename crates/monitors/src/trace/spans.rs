@@ -29,13 +29,15 @@ pub const BUILT_IN: &[(&str, &str)] = &[
     ("netrx", include_str!("sets/netrx.toml")),
     ("wakeup", include_str!("sets/wakeup.toml")),
     ("lock", include_str!("sets/lock.toml")),
+    ("idlewake", include_str!("sets/idlewake.toml")),
 ];
 
 /// The built-in set that fits a workload, if any.
 pub fn set_for_workload(workload: &str) -> Option<&'static str> {
     match workload {
         "netrr" => Some("netrx"),
-        "ctxsw" | "idle-ipi" => Some("wakeup"),
+        "ctxsw" => Some("wakeup"),
+        "idle-ipi" => Some("idlewake"),
         "xfer" | "dmatest" | "parallel" => Some("lock"),
         _ => None,
     }
@@ -308,7 +310,7 @@ mod tests {
         let names: Vec<&str> = netrx.spans.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(&names[..4], ["irq", "raise", "wake", "sched"]);
         assert_eq!(set_for_workload("netrr"), Some("netrx"));
-        assert_eq!(set_for_workload("idle-ipi"), Some("wakeup"));
+        assert_eq!(set_for_workload("idle-ipi"), Some("idlewake"));
         assert_eq!(set_for_workload("parallel"), Some("lock"));
         assert_eq!(set_for_workload("null"), None);
     }

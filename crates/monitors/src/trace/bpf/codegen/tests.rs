@@ -1,0 +1,187 @@
+//! The generated code: the bucket index computed by the emitted instructions equals
+//! [`hist::index`] (run on a tiny interpreter of the ALU and jump instructions), and the
+//! programs of the built-in sets assemble.
+
+use super::*;
+use crate::trace::bpf::insn::Insn;
+use proptest::prelude::*;
+
+/// Runs straight-line ALU64/JMP code (no memory, no calls) and returns r0 at `exit`.
+fn interpret(p: &[Insn], regs: &mut [u64; 11]) -> u64 {
+    let mut pc = 0usize;
+    for _ in 0..10_000 {
+        let i = p[pc];
+        let class = i.code & 0x07;
+        let src = if i.code & 0x08 != 0 {
+            regs[i.src as usize]
+        } else {
+            i.imm as i64 as u64
+        };
+        let d = i.dst as usize;
+        pc += 1;
+        match class {
+            0x07 => {
+                regs[d] = match i.code & 0xf0 {
+                    0x00 => regs[d].wrapping_add(src),
+                    0x10 => regs[d].wrapping_sub(src),
+                    0x40 => regs[d] | src,
+                    0x50 => regs[d] & src,
+                    0x60 => regs[d] << (src & 63),
+                    0x70 => regs[d] >> (src & 63),
+                    0xb0 => src,
+                    0xc0 => ((regs[d] as i64) >> (src & 63)) as u64,
+                    op => panic!("ALU op {op:#x} not interpreted"),
+                }
+            }
+            0x05 => {
+                let taken = match i.code & 0xf0 {
+                    0x00 => true,
+                    0x10 => regs[d] == src,
+                    0x20 => regs[d] > src,
+                    0x30 => regs[d] >= src,
+                    0x50 => regs[d] != src,
+                    0xa0 => regs[d] < src,
+                    0xb0 => regs[d] <= src,
+                    0x90 => return regs[0],
+                    op => panic!("JMP op {op:#x} not interpreted"),
+                };
+                if taken {
+                    pc = (pc as i64 + i64::from(i.off)) as usize;
+                }
+            }
+            c => panic!("class {c:#x} not interpreted"),
+        }
+    }
+    panic!("no exit")
+}
+
+fn bucket_program() -> Vec<Insn> {
+    let mut a = Asm::new();
+    bucket_index(&mut a);
+    a.mov(R0, R1);
+    a.exit();
+    a.finish().unwrap()
+}
+
+fn emitted_index(p: &[Insn], v: u64) -> u64 {
+    let mut regs = [0u64; 11];
+    regs[9] = v;
+    interpret(p, &mut regs)
+}
+
+#[test]
+fn emitted_bucket_index_matches_at_the_edges() {
+    let p = bucket_program();
+    let mut values = vec![0, 1, 127, 128, 129, 255, 256, 1000, u64::MAX, 1 << 34];
+    for e in 7..64 {
+        values.extend([(1u64 << e) - 1, 1u64 << e, (1u64 << e) + 1]);
+    }
+    for v in values {
+        assert_eq!(emitted_index(&p, v), u64::from(hist::index(v)), "v = {v}");
+    }
+}
+
+proptest! {
+    #[test]
+    fn emitted_bucket_index_matches_everywhere(v in any::<u64>(), small in 0u64..20_000_000_000) {
+        let p = bucket_program();
+        prop_assert_eq!(emitted_index(&p, v), u64::from(hist::index(v)));
+        prop_assert_eq!(emitted_index(&p, small), u64::from(hist::index(small)));
+    }
+}
+
+#[test]
+fn slots_fit_one_per_cpu_map_value() {
+    assert_eq!(Slot::OpenStart as usize, COUNTERS - 1);
+}
+
+#[test]
+fn programs_of_the_built_in_sets_assemble() {
+    use crate::trace::bpf::plan::{Action, Check, Source};
+    let plan = EventPlan {
+        system: "sched".into(),
+        event: "sched_switch".into(),
+        id: 372,
+        actions: vec![
+            Action {
+                span: 0,
+                role: Role::End,
+                after: None,
+                key: Source::Field {
+                    offset: 56,
+                    size: 4,
+                    signed: true,
+                },
+                checks: vec![Check::Text {
+                    offset: 40,
+                    size: 16,
+                    any_of: vec![(b"vhost".to_vec(), true), (b"x".to_vec(), false)],
+                }],
+                local: false,
+            },
+            Action {
+                span: 1,
+                role: Role::Start,
+                after: Some(0),
+                key: Source::Pid,
+                checks: vec![Check::Num {
+                    source: Source::Cpu,
+                    any_of: vec![1, 3],
+                }],
+                local: false,
+            },
+            Action {
+                span: 2,
+                role: Role::Cancel,
+                after: None,
+                key: Source::Cpu,
+                checks: vec![],
+                local: true,
+            },
+            Action {
+                span: 2,
+                role: Role::End,
+                after: None,
+                key: Source::Cpu,
+                checks: vec![],
+                local: true,
+            },
+            Action {
+                span: 2,
+                role: Role::Start,
+                after: Some(1),
+                key: Source::Cpu,
+                checks: vec![],
+                local: true,
+            },
+        ],
+    };
+    let maps = Maps {
+        starts: 7,
+        spans: 9,
+    };
+    let p = program(&plan, maps).unwrap();
+    // Starts with r6 = ctx and ends with `r0 = 0; exit`.
+    assert_eq!((p[0].code, p[0].dst, p[0].src), (0xbf, 6, 1));
+    assert_eq!(p[p.len() - 1].code, 0x95);
+    assert_eq!((p[p.len() - 2].code, p[p.len() - 2].imm), (0xb7, 0));
+    // Every map reference is one of the two fds, marked as a map fd.
+    let fds: Vec<i32> = p
+        .iter()
+        .filter(|i| i.code == 0x18 && i.src == 1)
+        .map(|i| i.imm)
+        .collect();
+    assert!(fds.contains(&7) && fds.contains(&9));
+    assert!(fds.iter().all(|f| *f == 7 || *f == 9));
+    // The sign extension of next_pid, and the "x" exact match checks its NUL.
+    assert!(p
+        .iter()
+        .any(|i| i.code == 0xc7 && i.dst == 1 && i.imm == 32));
+    assert!(p.iter().any(|i| i.code == 0x71 && i.off == 41)); // byte after "x"
+                                                              // Well under the kernel's limit, no loop: every jump goes forward.
+    assert!(p.len() < 4096);
+    assert!(p
+        .iter()
+        .filter(|i| i.code & 0x07 == 0x05 && i.code & 0xf0 != 0x80 && i.code & 0xf0 != 0x90)
+        .all(|i| i.off >= 0));
+}

@@ -1,0 +1,291 @@
+//! Span declarations → what each tracepoint's program does: per event, in the set's
+//! order, the span sides it takes part in (end, cancel, start — the order the text
+//! matcher applies them), each with its key and filters resolved to loads at the
+//! record's offsets ([`super::format`]).
+//!
+//! Two kinds of refusal: [`PlanError::Bad`] is the user's mistake (an event the kernel
+//! lacks, a field the event does not carry: one line, exit 2); [`PlanError::Unsupported`]
+//! is a declaration the BPF backend cannot express (a filter on a string stored out of
+//! line, a text value of a number field): the text backend measures it instead.
+
+use super::format::{Format, Kind};
+use crate::trace::spans::{Filter, Key, Side, Span};
+
+/// Where a value comes from when the program runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A number field of the record: offset, bytes, sign-extended when `signed`.
+    Field {
+        offset: u32,
+        size: u32,
+        signed: bool,
+    },
+    /// The CPU the event fired on.
+    Cpu,
+    /// The task that logged it (`common_pid`, which the BPF context cannot read: the
+    /// kernel overwrites the record's common fields with a register pointer).
+    Pid,
+    /// One key for everything.
+    Zero,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// The value is one of these numbers.
+    Num { source: Source, any_of: Vec<u64> },
+    /// A char array field holds one of these strings (`true`: as a prefix).
+    Text {
+        offset: u32,
+        size: u32,
+        any_of: Vec<(Vec<u8>, bool)>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    End,
+    Cancel,
+    Start,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Action {
+    /// The span's index in the set.
+    pub span: u32,
+    pub role: Role,
+    /// For a start: the span whose end, in this same event, it must follow.
+    pub after: Option<u32>,
+    pub key: Source,
+    /// All must hold.
+    pub checks: Vec<Check>,
+    /// Every side of the span is keyed by CPU: start and end happen on the same CPU, so
+    /// the open start lives in a per-CPU slot (no hash map, no lock).
+    pub local: bool,
+}
+
+/// One tracepoint and its program's actions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventPlan {
+    pub system: String,
+    pub event: String,
+    pub id: u64,
+    pub actions: Vec<Action>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanError {
+    Bad(String),
+    Unsupported(String),
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanError::Bad(s) | PlanError::Unsupported(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Spans a program tracks at once: the bitmask of spans ended by the current event is
+/// one register.
+pub const MAX_SPANS: usize = 64;
+/// Addresses a symbol prefix may stand for.
+const MAX_SYMBOLS: usize = 16;
+
+/// The addresses of the kernel symbols named `name` (`true`: whose names start with it).
+pub type Symbols<'a> = dyn Fn(&str, bool) -> Vec<u64> + 'a;
+
+/// The programs of a set. `format` gives an event's layout (an error when the kernel
+/// lacks it), `symbols` resolves `callback = "name*"` filters of pointer fields.
+pub fn plan(
+    spans: &[Span],
+    format: &dyn Fn(&str, &str) -> Result<Format, String>,
+    symbols: &Symbols<'_>,
+) -> Result<Vec<EventPlan>, PlanError> {
+    if spans.len() > MAX_SPANS {
+        return Err(PlanError::Unsupported(format!(
+            "{} spans; the BPF backend takes at most {MAX_SPANS}",
+            spans.len()
+        )));
+    }
+    let mut out: Vec<EventPlan> = Vec::new();
+    for s in spans {
+        for (system, event) in s.events() {
+            if out.iter().any(|p| p.system == system && p.event == event) {
+                continue;
+            }
+            let f = format(&system, &event).map_err(|e| {
+                PlanError::Bad(format!(
+                    "span {:?} names event {system}:{event}, which this kernel does not have ({e})",
+                    s.name
+                ))
+            })?;
+            out.push(EventPlan {
+                system,
+                event,
+                id: f.id,
+                actions: Vec::new(),
+            });
+            let plan = out.last_mut().expect("pushed above");
+            for (i, span) in spans.iter().enumerate() {
+                let sides = [
+                    (Role::End, Some(&span.to)),
+                    (Role::Cancel, span.cancel.as_ref()),
+                    (Role::Start, Some(&span.from)),
+                ];
+                for (role, side) in sides {
+                    let Some(side) = side else { continue };
+                    if !side
+                        .events
+                        .iter()
+                        .any(|(s, e)| *s == plan.system && *e == plan.event)
+                    {
+                        continue;
+                    }
+                    let at = |e: PlanError| {
+                        e.within(&format!(
+                            "span {:?}, event {}:{}",
+                            span.name, plan.system, plan.event
+                        ))
+                    };
+                    plan.actions.push(Action {
+                        span: i as u32,
+                        role,
+                        after: match role {
+                            Role::Start => span.after.map(|a| a as u32),
+                            _ => None,
+                        },
+                        key: key(side, &f).map_err(at)?,
+                        local: is_local(span),
+                        checks: side
+                            .filters
+                            .iter()
+                            .map(|flt| check(flt, &f, symbols))
+                            .collect::<Result<_, _>>()
+                            .map_err(at)?,
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn is_local(span: &Span) -> bool {
+    [Some(&span.from), Some(&span.to), span.cancel.as_ref()]
+        .into_iter()
+        .flatten()
+        .all(|s| s.key == Key::Cpu)
+}
+
+impl PlanError {
+    /// The same refusal, saying where (`span "x", event sched:sched_switch: …`).
+    fn within(self, at: &str) -> Self {
+        match self {
+            PlanError::Bad(s) => PlanError::Bad(format!("{at}: {s}")),
+            PlanError::Unsupported(s) => PlanError::Unsupported(format!("{at}: {s}")),
+        }
+    }
+
+    fn prefixed(self, p: &str) -> Self {
+        match self {
+            PlanError::Bad(s) => PlanError::Bad(format!("{p}{s}")),
+            PlanError::Unsupported(s) => PlanError::Unsupported(format!("{p}{s}")),
+        }
+    }
+}
+
+fn number_field(f: &Format, name: &str) -> Result<Source, PlanError> {
+    let field = f.field(name).ok_or_else(|| {
+        PlanError::Bad(format!(
+            "the event has no field {name:?} (its fields: {})",
+            f.own_fields().join(", ")
+        ))
+    })?;
+    match field.kind {
+        Kind::Int | Kind::Pointer if field.offset >= 8 && field.offset % field.size == 0 => {
+            Ok(Source::Field {
+                offset: field.offset,
+                size: field.size,
+                signed: field.signed,
+            })
+        }
+        Kind::Int | Kind::Pointer => Err(PlanError::Unsupported(format!(
+            "field {name:?} is a common field or not aligned, which a BPF program cannot read"
+        ))),
+        _ => Err(PlanError::Unsupported(format!(
+            "field {name:?} is not a number, which the BPF backend cannot use here"
+        ))),
+    }
+}
+
+fn key(side: &Side, f: &Format) -> Result<Source, PlanError> {
+    match &side.key {
+        Key::Cpu => Ok(Source::Cpu),
+        Key::Pid => Ok(Source::Pid),
+        Key::Global => Ok(Source::Zero),
+        Key::Field(name) => number_field(f, name).map_err(|e| e.prefixed("key: ")),
+    }
+}
+
+fn check(flt: &Filter, f: &Format, symbols: &Symbols<'_>) -> Result<Check, PlanError> {
+    let name = flt.field.as_str();
+    let field = f.field(name);
+    let source = match (name, field) {
+        ("cpu", None) => Source::Cpu,
+        ("common_pid", _) => Source::Pid,
+        (_, Some(field)) if field.kind == Kind::Chars => {
+            return Ok(Check::Text {
+                offset: field.offset,
+                size: field.size,
+                any_of: flt
+                    .patterns
+                    .iter()
+                    .map(|(p, prefix)| (p.as_bytes().to_vec(), *prefix))
+                    .collect(),
+            })
+        }
+        _ => number_field(f, name).map_err(|e| e.prefixed("where: "))?,
+    };
+    let pointer = field.is_some_and(|x| x.kind == Kind::Pointer);
+    let mut any_of = Vec::new();
+    for (p, prefix) in &flt.patterns {
+        match (number(p), prefix) {
+            (Some(n), false) => any_of.push(n),
+            _ if pointer => {
+                // `%pS` prints a callback as `name+0x0/0x30`: a pointer to the start of a
+                // function whose name is (or, with `*`, starts with) the pattern.
+                let found = symbols(p, *prefix);
+                if found.is_empty() || found.len() > MAX_SYMBOLS || found.contains(&0) {
+                    return Err(PlanError::Unsupported(format!(
+                        "where {name} = {p:?}: {} kernel symbols match with an address \
+                         (/proc/kallsyms)",
+                        found.len()
+                    )));
+                }
+                any_of.extend(found);
+            }
+            _ => {
+                return Err(PlanError::Unsupported(format!(
+                    "where {name} = {p:?}{}: the BPF backend compares number fields as numbers",
+                    if *prefix { "*" } else { "" }
+                )))
+            }
+        }
+    }
+    Ok(Check::Num { source, any_of })
+}
+
+/// `12`, `-1`, `0x1f`, as the 64-bit pattern a sign-extended load gives.
+fn number(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        return u64::from_str_radix(h, 16).ok();
+    }
+    s.parse::<u64>()
+        .ok()
+        .or_else(|| s.parse::<i64>().ok().map(|n| n as u64))
+}
+
+#[cfg(test)]
+mod tests;

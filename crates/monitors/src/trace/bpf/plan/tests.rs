@@ -1,0 +1,315 @@
+//! Span declarations → program actions, on event layouts of this project's guest kernel.
+
+use super::*;
+use crate::trace::bpf::format::parse;
+use crate::trace::spans::{built_in, parse_set};
+
+/// `(system, event, format text)` as tracefs of kernel 6.18 gives them (common fields cut).
+const FORMATS: &[(&str, &str, &str)] = &[
+    ("sched", "sched_waking", "ID: 375\n\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n"),
+    ("sched", "sched_switch", "ID: 372\n\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"),
+    ("ipi", "ipi_send_cpu", "ID: 354\n\tfield:unsigned int cpu;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:void * callback;\toffset:24;\tsize:8;\tsigned:0;\n"),
+    ("irq_vectors", "reschedule_entry", "ID: 155\n\tfield:int vector;\toffset:8;\tsize:4;\tsigned:1;\n"),
+    ("irq_vectors", "call_function_single_entry", "ID: 149\n\tfield:int vector;\toffset:8;\tsize:4;\tsigned:1;\n"),
+    ("power", "cpu_idle", "ID: 568\n\tfield:u32 state;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:u32 cpu_id;\toffset:12;\tsize:4;\tsigned:0;\n"),
+    ("irq", "irq_handler_entry", "ID: 225\n\tfield:int irq;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:__data_loc char[] name;\toffset:12;\tsize:4;\tsigned:0;\n"),
+    ("irq", "irq_handler_exit", "ID: 224\n\tfield:int irq;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:int ret;\toffset:12;\tsize:4;\tsigned:1;\n"),
+    ("irq", "softirq_raise", "ID: 221\n\tfield:unsigned int vec;\toffset:8;\tsize:4;\tsigned:0;\n"),
+    ("irq", "softirq_entry", "ID: 223\n\tfield:unsigned int vec;\toffset:8;\tsize:4;\tsigned:0;\n"),
+    ("irq", "softirq_exit", "ID: 222\n\tfield:unsigned int vec;\toffset:8;\tsize:4;\tsigned:0;\n"),
+    ("syscalls", "sys_exit_recvfrom", "ID: 2221\n\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n"),
+    ("syscalls", "sys_exit_recvmsg", "ID: 2209\n\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n"),
+];
+
+const CALL_FUNCTION: u64 = 0xffff_ffff_8100_1000;
+
+fn fake_format(system: &str, event: &str) -> Result<Format, String> {
+    FORMATS
+        .iter()
+        .find(|(s, e, _)| *s == system && *e == event)
+        .ok_or_else(|| "no such event".to_string())
+        .and_then(|(_, _, t)| parse(t.as_bytes()))
+}
+
+fn fake_symbols(name: &str, prefix: bool) -> Vec<u64> {
+    let known = "generic_smp_call_function_single_interrupt";
+    let hit = if prefix {
+        known.starts_with(name)
+    } else {
+        known == name
+    };
+    if hit {
+        vec![CALL_FUNCTION]
+    } else {
+        Vec::new()
+    }
+}
+
+fn plan_of(spans: &[Span]) -> Result<Vec<EventPlan>, PlanError> {
+    plan(spans, &fake_format, &fake_symbols)
+}
+
+fn pid_at(offset: u32) -> Source {
+    Source::Field {
+        offset,
+        size: 4,
+        signed: true,
+    }
+}
+
+#[test]
+fn the_wakeup_set_becomes_one_program_per_event() {
+    let plans = plan_of(&built_in("wakeup").unwrap().spans).unwrap();
+    let events: Vec<(&str, u64)> = plans.iter().map(|p| (p.event.as_str(), p.id)).collect();
+    assert_eq!(
+        events,
+        [
+            ("sched_waking", 375),
+            ("sched_switch", 372),
+            ("ipi_send_cpu", 354),
+            ("reschedule_entry", 155),
+            ("call_function_single_entry", 149),
+        ]
+    );
+    assert_eq!(
+        plans[0].actions[..1],
+        [Action {
+            span: 0,
+            role: Role::Start,
+            after: None,
+            key: pid_at(24),
+            checks: vec![],
+            local: false,
+        }]
+    );
+    assert_eq!(plans[1].actions[0].role, Role::End);
+    assert_eq!(plans[1].actions[0].key, pid_at(56));
+    // Both IPI spans start at ipi_send_cpu, keyed by the target CPU, told apart by the
+    // callback: NULL for a reschedule, the function's address for a call.
+    let ipi = &plans[2].actions;
+    assert_eq!(ipi.len(), 2);
+    let cpu = Source::Field {
+        offset: 8,
+        size: 4,
+        signed: false,
+    };
+    let callback = Source::Field {
+        offset: 24,
+        size: 8,
+        signed: false,
+    };
+    assert_eq!((ipi[0].span, ipi[0].key), (1, cpu));
+    assert_eq!(
+        ipi[0].checks,
+        [Check::Num {
+            source: callback,
+            any_of: vec![0]
+        }]
+    );
+    assert_eq!(
+        ipi[1].checks,
+        [Check::Num {
+            source: callback,
+            any_of: vec![CALL_FUNCTION]
+        }]
+    );
+    assert_eq!(plans[3].actions[0].key, Source::Cpu);
+}
+
+#[test]
+fn idlewake_keeps_idle_spans_per_cpu_and_chains_each_state() {
+    let set = built_in("idlewake").unwrap();
+    let plans = plan_of(&set.spans).unwrap();
+    let idle = plans.iter().find(|p| p.event == "cpu_idle").unwrap();
+    let name = |i: u32| set.spans[i as usize].name.as_str();
+    // Every idle span is keyed by CPU alone; the IPI part follows the target CPU.
+    for a in &idle.actions {
+        let local = !matches!(name(a.span), "ipi_idle_exit");
+        assert_eq!(a.local, local, "{}", name(a.span));
+    }
+    // Leaving state 1 starts `state1_exit_run` only where it ended `in_state1`.
+    let exit_run = idle
+        .actions
+        .iter()
+        .find(|a| name(a.span) == "state1_exit_run" && a.role == Role::Start)
+        .unwrap();
+    assert_eq!(exit_run.after.map(name), Some("in_state1"));
+    assert_eq!(
+        exit_run.checks,
+        [Check::Num {
+            source: Source::Field {
+                offset: 8,
+                size: 4,
+                signed: false
+            },
+            any_of: vec![4_294_967_295]
+        }]
+    );
+}
+
+#[test]
+fn netrx_orders_end_cancel_start_and_chains_after() {
+    let set = built_in("netrx").unwrap();
+    let host: Vec<Span> = set.spans.into_iter().take(5).collect();
+    let plans = plan_of(&host).unwrap();
+    let on = |ev: &str| -> Vec<(u32, Role, Option<u32>)> {
+        plans
+            .iter()
+            .find(|p| p.event == ev)
+            .unwrap()
+            .actions
+            .iter()
+            .map(|a| (a.span, a.role, a.after))
+            .collect()
+    };
+    // sched_switch ends (c) `sched`, then starts (d) `syscall` only where it ended (c).
+    assert_eq!(
+        on("sched_switch"),
+        [(3, Role::End, None), (4, Role::Start, Some(3))]
+    );
+    assert_eq!(
+        on("softirq_raise"),
+        [(0, Role::End, None), (1, Role::Start, None)]
+    );
+    assert_eq!(on("softirq_exit"), [(2, Role::Cancel, None)]);
+    // (a) and (b) begin and end on one CPU: per-CPU slots; (c) and (d) follow a task.
+    let local: Vec<(u32, bool)> = plans
+        .iter()
+        .flat_map(|p| p.actions.iter().map(|a| (a.span, a.local)))
+        .collect();
+    assert!(local.iter().all(|(s, l)| *l == (*s < 3)), "{local:?}");
+    let entry = plans.iter().find(|p| p.event == "softirq_entry").unwrap();
+    assert_eq!(
+        entry.actions[0].checks,
+        [Check::Num {
+            source: Source::Field {
+                offset: 8,
+                size: 4,
+                signed: false
+            },
+            any_of: vec![3]
+        }]
+    );
+}
+
+const ONE: &str = r#"
+name = "t"
+[[span]]
+name = "s"
+label = "S"
+from = { events = ["sched:sched_waking"], key = "field:pid" }
+to = { events = ["sched:sched_switch"], key = "field:next_pid" }
+"#;
+
+fn plan_text(text: &str) -> Result<Vec<EventPlan>, PlanError> {
+    plan_of(&parse_set(text, "f.toml").unwrap().spans)
+}
+
+#[test]
+fn char_filters_compare_bytes_numbers_compare_as_numbers() {
+    let p = plan_text(&ONE.replace(
+        "key = \"field:next_pid\"",
+        "key = \"field:next_pid\", where = { next_comm = \"vhost*|ksoftirqd/0\" }",
+    ))
+    .unwrap();
+    assert_eq!(
+        p[1].actions[0].checks,
+        [Check::Text {
+            offset: 40,
+            size: 16,
+            any_of: vec![(b"vhost".to_vec(), true), (b"ksoftirqd/0".to_vec(), false)]
+        }]
+    );
+    let p = plan_text(&ONE.replace(
+        "key = \"field:pid\"",
+        "key = \"field:pid\", where = { pid = \"0x10|-1\", cpu = \"1\" }",
+    ))
+    .unwrap();
+    assert_eq!(
+        p[0].actions[0].checks,
+        [
+            Check::Num {
+                source: Source::Cpu,
+                any_of: vec![1]
+            },
+            Check::Num {
+                source: pid_at(24),
+                any_of: vec![16, u64::MAX]
+            },
+        ]
+    );
+}
+
+#[test]
+fn a_missing_event_or_field_is_the_users_mistake() {
+    let e = plan_text(&ONE.replace("sched:sched_waking", "sched:sched_wakeup_new")).unwrap_err();
+    assert!(
+        matches!(&e, PlanError::Bad(m) if m.contains("sched:sched_wakeup_new, which this kernel does not have")),
+        "{e:?}"
+    );
+    let e = plan_text(&ONE.replace("field:next_pid", "field:nextpid")).unwrap_err();
+    assert!(
+        matches!(&e, PlanError::Bad(m) if m.contains("span \"s\", event sched:sched_switch: key: the event has no field \"nextpid\" (its fields: prev_comm, prev_pid, prev_state, next_comm, next_pid)")),
+        "{e:?}"
+    );
+    let e = plan_text(&ONE.replace(
+        "key = \"field:pid\"",
+        "key = \"cpu\", where = { prio = \"1\" }",
+    ))
+    .unwrap_err();
+    assert!(
+        matches!(&e, PlanError::Bad(m) if m.contains("where: the event has no field \"prio\"")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn what_bpf_cannot_express_falls_back() {
+    for (from, to, why) in [
+        // A state printed as a letter by the print format.
+        (
+            "key = \"field:next_pid\"",
+            "key = \"field:next_pid\", where = { prev_state = \"S\" }",
+            "compares number fields as numbers",
+        ),
+        (
+            "key = \"field:next_pid\"",
+            "key = \"field:next_comm\"",
+            "not a number",
+        ),
+        (
+            "key = \"field:pid\"",
+            "key = \"field:pid\", where = { pid = \"1*\" }",
+            "compares number fields as numbers",
+        ),
+    ] {
+        let e = plan_text(&ONE.replace(from, to)).unwrap_err();
+        assert!(
+            matches!(&e, PlanError::Unsupported(m) if m.contains(why)),
+            "{e:?}"
+        );
+    }
+    let irq = r#"
+name = "t"
+[[span]]
+name = "s"
+label = "S"
+from = { events = ["irq:irq_handler_entry"], key = "cpu", where = { name = "virtio*" } }
+to = { events = ["irq:irq_handler_exit"], key = "cpu" }
+"#;
+    assert!(matches!(plan_text(irq), Err(PlanError::Unsupported(m)) if m.contains("not a number")));
+    let sym = ONE.replace(
+        "key = \"field:pid\"",
+        "key = \"field:pid\", where = { comm = \"x\" }",
+    );
+    assert!(plan_text(&sym).is_ok());
+}
+
+#[test]
+fn numbers_parse_as_the_loads_give_them() {
+    assert_eq!(number("3"), Some(3));
+    assert_eq!(number("0x89"), Some(0x89));
+    assert_eq!(number("-1"), Some(u64::MAX));
+    assert_eq!(number("S"), None);
+    assert_eq!(number("0x"), None);
+}

@@ -1,0 +1,116 @@
+//! Reading the maps back into spans, and (as root, where the kernel allows BPF) loading
+//! the wakeup set on this kernel.
+
+use super::*;
+
+#[test]
+fn per_cpu_slots_sum_into_one_span() {
+    let mut cpu0 = vec![0u64; SLOTS];
+    let mut cpu1 = vec![0u64; SLOTS];
+    let c = |s: Slot| hist::BUCKETS + s as usize;
+    // 90 spans of ~1.5 µs on one CPU, 10 of ~40 µs on the other.
+    cpu0[hist::index(1_500) as usize] = 90;
+    cpu1[hist::index(40_000) as usize] = 10;
+    cpu0[c(Slot::Count)] = 90;
+    cpu1[c(Slot::Count)] = 10;
+    cpu0[c(Slot::Sum)] = 90 * 1_500;
+    cpu1[c(Slot::Sum)] = 10 * 40_000;
+    cpu0[c(Slot::Max)] = 1_510;
+    cpu1[c(Slot::Max)] = 40_100;
+    cpu0[c(Slot::LostStarts)] = 2;
+    cpu1[c(Slot::Unmatched)] = 5;
+    cpu1[c(Slot::StartEvents)] = 103;
+    cpu0[c(Slot::EndEvents)] = 105;
+    let both: Vec<u64> = cpu0.into_iter().chain(cpu1).collect();
+    let r = result("sched", "woken → running", &both);
+    assert_eq!(r.count(), 100);
+    let p50 = r.hist.value_at_quantile(0.5) as f64;
+    assert!((p50 - 1_500.0).abs() < 15.0, "{p50}");
+    let p99 = r.hist.value_at_quantile(0.99) as f64;
+    assert!((p99 - 40_000.0).abs() < 400.0, "{p99}");
+    assert_eq!(r.max_ns, 40_100);
+    assert_eq!(r.sum_ns, 90 * 1_500 + 10 * 40_000);
+    assert_eq!(r.unmatched, 5);
+    assert_eq!(
+        r.kernel,
+        Some(KernelCounts {
+            lost_starts: 2,
+            starts: 103,
+            ends: 105
+        })
+    );
+    // An empty span is empty, with its counters.
+    assert_eq!(result("x", "X", &vec![0; SLOTS * 4]).count(), 0);
+}
+
+#[test]
+fn kallsyms_lines() {
+    let t = "ffffffff81001000 T generic_smp_call_function_single_interrupt\n\
+             ffffffff81002000 t generic_smp_call_function_single_interrupt_x [mod]\n\
+             ffffffff82000000 D some_data\n0000 T\nzz T y\n";
+    let s = parse_kallsyms(t);
+    assert_eq!(s.len(), 2);
+    assert_eq!(
+        s[0],
+        (
+            0xffff_ffff_8100_1000,
+            "generic_smp_call_function_single_interrupt".into()
+        )
+    );
+}
+
+/// Loads the wakeup set's programs on this kernel, switches between two threads, and
+/// reads spans with nanosecond resolution back.
+#[test]
+fn the_wakeup_set_loads_and_measures_here_needs_root_and_bpf() {
+    if !perflab_testkit::have_root("loading BPF programs") {
+        return;
+    }
+    if let Err(e) = probe() {
+        perflab_testkit::skip("bpf", e);
+        return;
+    }
+    let host = SysRoot::host();
+    let Ok(fs) = crate::trace::tracefs::Tracefs::open(&host) else {
+        perflab_testkit::skip("tracefs", "tracefs cannot be mounted");
+        return;
+    };
+    let set = crate::trace::spans::built_in("wakeup").unwrap();
+    let spans: Vec<Span> = set
+        .spans
+        .into_iter()
+        .filter(|s| s.events().iter().all(|(a, b)| fs.has_event(a, b)))
+        .collect();
+    let plans = plan_spans(&fs.fs, &host, &spans).unwrap();
+    let cpus =
+        sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap()).unwrap();
+    let loaded = Loaded::load(&plans, &spans, cpus).unwrap();
+    loaded.set_enabled(true).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<u32>();
+    let (back, back_rx) = std::sync::mpsc::channel::<u32>();
+    let t = std::thread::spawn(move || {
+        while let Ok(x) = rx.recv() {
+            let _ = back.send(x);
+        }
+    });
+    for i in 0..2000 {
+        tx.send(i).unwrap();
+        back_rx.recv().unwrap();
+    }
+    drop(tx);
+    t.join().unwrap();
+    let r = loaded.finish().unwrap();
+    let sched = &r[0];
+    assert!(sched.count() > 100, "{} wake-ups", sched.count());
+    let k = sched.kernel.unwrap();
+    assert!(
+        k.starts >= sched.count() && k.ends >= sched.count(),
+        "{k:?}"
+    );
+    // Nanoseconds: durations that are not whole microseconds.
+    let not_whole_us = sched
+        .hist
+        .iter_recorded()
+        .any(|v| v.value_iterated_to() % 1000 != 0);
+    assert!(not_whole_us, "every duration a whole µs: text resolution?");
+}

@@ -1,0 +1,97 @@
+//! The doctor's lines for `trace`: whether BPF programs can be loaded here (and whether
+//! the kernel has BTF, which the generated programs do not need), and which backend
+//! `trace` will use for each built-in set, with how many of its spans' tracepoints this
+//! kernel has. Live checks, so nothing on a fixture tree.
+
+use perflab_sys::doctor::Check;
+use perflab_sys::SysRoot;
+
+use super::bpf;
+use super::spans::{self, Span};
+use super::tracefs::{self, Tracefs};
+
+const BPF: &str = "bpf";
+const BACKEND: &str = "trace backend";
+/// The lines `checks` gives on the host.
+pub const NAMES: &[&str] = &[BPF, BACKEND];
+
+pub fn checks(sys: &SysRoot) -> Vec<Check> {
+    if !sys.is_host() {
+        return Vec::new();
+    }
+    let btf = if sys.exists("sys/kernel/btf/vmlinux") {
+        "BTF at /sys/kernel/btf/vmlinux"
+    } else {
+        "no BTF"
+    };
+    let btf = format!("{btf} (not needed: the programs read the record layouts tracefs gives)");
+    let probe = bpf::probe();
+    let mut out = vec![match &probe {
+        Ok(()) => Check::ok(BPF, format!("programs can be loaded; {btf}")),
+        Err(e) => Check::missing(
+            BPF,
+            format!("{e}; {btf}"),
+            "run perflab as root on a kernel with CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS; \
+             without them `--monitors trace` measures from tracefs text",
+        ),
+    }];
+    let fs = match Tracefs::open(sys) {
+        Ok(fs) => fs,
+        Err(e) => {
+            out.push(Check::missing(
+                BACKEND,
+                format!("none: {e} (both backends read event ids and layouts there)"),
+                tracefs::HOW,
+            ));
+            return out;
+        }
+    };
+    let mut bpf_sets = Vec::new();
+    let mut text_sets = Vec::new();
+    for (name, _) in spans::BUILT_IN {
+        let Some(set) = spans::built_in(name) else {
+            continue;
+        };
+        let total = set.spans.len();
+        let here: Vec<Span> = set
+            .spans
+            .into_iter()
+            .filter(|s| s.events().iter().all(|(a, b)| fs.has_event(a, b)))
+            .collect();
+        let what = format!("{name} ({} of {total} spans' tracepoints here)", here.len());
+        let why = match &probe {
+            Err(e) => Some(e.clone()),
+            Ok(()) => bpf::plan_spans(&fs.fs, sys, &here)
+                .err()
+                .map(|e| e.to_string()),
+        };
+        match why {
+            None => bpf_sets.push(what),
+            Some(e) => text_sets.push(format!("{what}: {e}")),
+        }
+    }
+    out.push(if text_sets.is_empty() {
+        Check::ok(
+            BACKEND,
+            format!(
+                "bpf, in the kernel (ns, nothing lost): {}",
+                bpf_sets.join(", ")
+            ),
+        )
+    } else {
+        Check::partial(
+            BACKEND,
+            format!(
+                "tracefs text (whole µs; events can be lost) for {}{}",
+                text_sets.join("; "),
+                if bpf_sets.is_empty() {
+                    String::new()
+                } else {
+                    format!("; bpf for {}", bpf_sets.join(", "))
+                }
+            ),
+            "the BPF backend needs root and bpf() (see the bpf line)",
+        )
+    });
+    out
+}
