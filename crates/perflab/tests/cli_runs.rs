@@ -305,10 +305,7 @@ baseline = "low"
         .filter(|l| l.starts_with("noise_pct="))
         .collect();
     assert_eq!(rows.len(), 4, "{out}");
-    assert!(
-        rows.iter().all(|r| r.trim_end().ends_with("same")),
-        "{out}"
-    );
+    assert!(rows.iter().all(|r| r.trim_end().ends_with("same")), "{out}");
 
     let o = lab.run(&[
         "compare",
