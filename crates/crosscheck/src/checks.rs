@@ -119,13 +119,7 @@ fn ctxsw(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()
 fn memcpy(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()> {
     let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
     let tol = tolerance(a, 3.0)?;
-    let sizes: Vec<u64> = match &a.sizes {
-        Some(text) => text
-            .split(',')
-            .map(|s| perflab_core::parse_size(s).map_err(input))
-            .collect::<Result<_>>()?,
-        None => vec![64 << 10, 1 << 20, 16 << 20, 256 << 20],
-    };
+    let sizes = crate::options::copy_sizes(a)?;
     say!(
         out,
         "xfer memcpy (perflab, pinned, 4k) against `perf bench mem memcpy`, {duration} s per \

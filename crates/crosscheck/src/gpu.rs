@@ -22,13 +22,7 @@ const BACKINGS: &[&str] = &["4k", "thp", "2m", "pinned"];
 pub fn run(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()> {
     let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
     let tol = tolerance(a, 3.0)?;
-    let sizes: Vec<u64> = match &a.sizes {
-        Some(text) => text
-            .split(',')
-            .map(|s| perflab_core::parse_size(s).map_err(input))
-            .collect::<Result<_>>()?,
-        None => vec![64 << 10, 1 << 20, 16 << 20, 256 << 20],
-    };
+    let sizes = crate::options::copy_sizes(a)?;
     if let Err(e) = perflab_cuda::Driver::load() {
         return Err(input(format!("crosscheck gpu: {e}")));
     }

@@ -46,3 +46,14 @@ pub(crate) fn tolerance(a: &Options, stated: f64) -> Result<f64> {
         ))),
     }
 }
+
+/// The buffer sizes of a copy check: `--sizes`, else 64K, 1M, 16M and 256M.
+pub(crate) fn copy_sizes(a: &Options) -> Result<Vec<u64>> {
+    match &a.sizes {
+        Some(text) => text
+            .split(',')
+            .map(|s| perflab_core::parse_size(s).map_err(input))
+            .collect(),
+        None => Ok(vec![64 << 10, 1 << 20, 16 << 20, 256 << 20]),
+    }
+}

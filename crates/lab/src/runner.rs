@@ -137,39 +137,20 @@ pub fn execute(
     let mut result = session
         .measure_all(store, run, &pending, &mut monitors, progress, None)
         .map(|(r, f)| counts.add(pending.len(), r, f));
-    if let (Ok(()), Some(target)) = (&result, &spec.adaptive) {
-        // Whatever the planned phase left (an interruption) comes first, so the adaptive
-        // phase only ever judges finished points; a resume gets here again.
-        if counts.remaining == 0 {
+    // Extra rounds come after the planned phase, --target-ci's before --until-decided's.
+    // Whatever the planned phase left (an interruption) comes first, so an adaptive phase
+    // only ever judges finished points; a resume gets here again.
+    let phases = [
+        spec.adaptive.as_ref().map(Rounds::Precision),
+        spec.until_decided.as_ref().map(Rounds::UntilDecided),
+    ];
+    for rounds in phases.into_iter().flatten() {
+        if result.is_ok() && counts.remaining == 0 {
             let again = Session {
                 fresh: false,
                 ..session
             };
-            result = again.adapt(
-                store,
-                run,
-                Rounds::Precision(target),
-                &mut monitors,
-                progress,
-                &mut counts,
-            );
-        }
-    }
-    if let (Ok(()), Some(until)) = (&result, &spec.until_decided) {
-        // After the planned phase (and any --target-ci rounds), as they are done.
-        if counts.remaining == 0 {
-            let again = Session {
-                fresh: false,
-                ..session
-            };
-            result = again.adapt(
-                store,
-                run,
-                Rounds::UntilDecided(until),
-                &mut monitors,
-                progress,
-                &mut counts,
-            );
+            result = again.adapt(store, run, rounds, &mut monitors, progress, &mut counts);
         }
     }
     if let Err(e) = result {
