@@ -39,6 +39,11 @@ pub fn why_absent(span: &str, path: &str, tcg: bool) -> Option<&'static str> {
         "vhost_irq" if tcg => Some("TCG has no KVM interrupt injection"),
         "vhost_irq" if novhost => Some("no vhost-net on this path"),
         "guest_entry" if tcg => Some("TCG has no KVM exits or entries"),
+        // The receiving task of a VM path runs inside the guest, which the host's
+        // tracepoints do not see.
+        "wake" | "sched" | "syscall" if path.starts_with("vm-") => {
+            Some("the receiver runs in the guest, out of the host's sight")
+        }
         _ => None,
     }
 }
@@ -66,5 +71,10 @@ mod tests {
         );
         assert_eq!(why_absent("netrx.guest_entry", "vm-tap", false), None);
         assert_eq!(why_absent("netrx.raise", "vm-tap-novhost", true), None);
+        assert_eq!(
+            why_absent("netrx.sched", "vm-tap-novhost", true),
+            Some("the receiver runs in the guest, out of the host's sight")
+        );
+        assert_eq!(why_absent("netrx.sched", "veth", false), None);
     }
 }
