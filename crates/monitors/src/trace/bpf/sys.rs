@@ -337,12 +337,8 @@ pub fn programs_named(name: &str) -> io::Result<usize> {
 
 /// CPUs the kernel may ever bring up: the length of a per-CPU map's value array.
 pub fn possible_cpus(text: &str) -> Option<usize> {
-    let mut max = None;
-    for part in text.trim().split(',') {
-        let last = part.rsplit('-').next()?.trim().parse::<usize>().ok()?;
-        max = Some(max.map_or(last, |m: usize| m.max(last)));
-    }
-    max.map(|m| m + 1)
+    let last = perflab_sys::parse_cpu_list(text).ok()?.into_iter().max()?;
+    Some(last as usize + 1)
 }
 
 #[cfg(test)]
