@@ -149,7 +149,10 @@ fn bidir_reports_the_aggregate_per_direction_bandwidths_and_the_engine_verdict()
     assert!(
         out.notes
             .iter()
-            .any(|n| n.contains("summing per-thread bandwidths")),
+            .any(|n| n.contains("summing the two directions' bandwidths")
+                && n.contains("2 copy engines")
+                && !n.contains("thread")
+                && !n.contains("CPU")),
         "{:?}",
         out.notes
     );

@@ -237,7 +237,7 @@ fn measure(
     let names: Vec<&'static str> = lanes.iter().map(|l| l.name).collect();
     drop(lanes);
     let fractions: Vec<f64> = hosts.iter().filter_map(HostBuf::huge_fraction).collect();
-    Ok(output::output(
+    let mut out = output::output(
         s,
         &names,
         &timed,
@@ -245,7 +245,25 @@ fn measure(
         &fractions,
         &ctx.threads,
         started_ns,
-    ))
+    );
+    out.metrics
+        .extend(output::link_metric(link_mib_s(driver, s.device, &ctx.sys)));
+    Ok(out)
+}
+
+/// The theoretical bandwidth per direction of the PCIe link device `ordinal` sits on,
+/// MiB/s; `None` when the driver gives no PCI address or sysfs no link. Asked after the
+/// copies, and never an error: a report only draws it.
+fn link_mib_s(driver: &'static Driver, ordinal: u32, sys: &perflab_core::SysRoot) -> Option<f64> {
+    let address = perflab_cuda::devices(driver)
+        .ok()?
+        .into_iter()
+        .find(|d| d.ordinal == ordinal)?
+        .pci_address?;
+    let link = perflab_cuda::pcie::nvidia_links(sys)
+        .into_iter()
+        .find(|l| l.address == address)?;
+    Some(link.gb_s() * 1e9 / (1u64 << 20) as f64)
 }
 
 /// One copy of up to [`CHECK_BYTES`] through the device, checked byte for byte: into the

@@ -169,6 +169,54 @@ fn bidir(
          bandwidth_mib_s is the aggregate, which may always be quoted"
             .into(),
     );
-    out.notes.extend(parallel::notes(&v));
+    out.notes.push(engine_note(&v));
     spans
+}
+
+/// The verdict in copy-engine words. The judge speaks of threads and of time on a CPU,
+/// which a copy engine has no part of: here a "thread" is one direction's chain of
+/// copies on its stream, and its busy time the time its bytes take at its solo bandwidth.
+fn engine_note(v: &parallel::Verdict) -> String {
+    let head = format!(
+        "2 copy engines (h2d, d2h): aggregate {:.0} MiB/s, summed {:.0} MiB/s, overlap \
+         {:.0}%, parallelism {:.2} of 2",
+        v.aggregate_mib_s,
+        v.summed_mib_s,
+        v.overlap * 100.0,
+        v.parallelism
+    );
+    if v.sum_valid {
+        return format!("summing the two directions' bandwidths is valid: {head}");
+    }
+    let reasons: Vec<String> = v.reasons.iter().map(|r| engine_words(r, v)).collect();
+    format!(
+        "summing the two directions' bandwidths is NOT valid: {head}; {}",
+        reasons.join("; ")
+    )
+}
+
+/// One reason of the judge's in copy-engine words.
+fn engine_words(reason: &str, v: &parallel::Verdict) -> String {
+    if reason.starts_with("effective parallelism") {
+        return format!(
+            "effective parallelism {:.2} of 2 copy engines: at their solo bandwidths the \
+             two directions' bytes fill {:.0}% of the shared window each on average (the \
+             engines took turns, or shared the link or the staging)",
+            v.parallelism,
+            v.parallelism / 2.0 * 100.0
+        );
+    }
+    reason
+        .replace("thread ", "direction ")
+        .replace("all threads ran together", "both directions copied together")
+        .replace("threads", "directions")
+        .replace("per-thread", "per-direction")
+}
+
+/// The link's theoretical bandwidth per direction in MiB/s, for the line a plot draws
+/// (`link_mib_s`); nothing where the device's link cannot be read (the stand-in).
+pub fn link_metric(mib_s: Option<f64>) -> Option<Metric> {
+    mib_s.filter(|m| m.is_finite() && *m > 0.0).map(|m| {
+        Metric::new("link_mib_s", m, Unit::MibPerSecond, Better::Neither)
+    })
 }
