@@ -173,9 +173,17 @@ impl SummaryTable {
 impl ParallelTable {
     pub fn to_blocks(&self) -> Vec<Block> {
         vec![
-            Block::para(TITLE),
+            Block::para(if self.copy_engines {
+                crate::gpu_words::TITLE
+            } else {
+                TITLE
+            }),
             table(self.cells(), vec![0, 1, 9]),
-            Block::note(UNITS),
+            Block::note(if self.copy_engines {
+                crate::gpu_words::UNITS
+            } else {
+                UNITS
+            }),
             Block::list(WHY, self.reasons()),
         ]
     }

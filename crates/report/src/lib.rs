@@ -22,6 +22,9 @@ pub mod error;
 mod family;
 pub mod fmt;
 pub mod full;
+pub mod gpu_figure;
+pub mod gpu_table;
+mod gpu_words;
 pub mod hints;
 pub mod irq_cpu;
 pub mod latency_percentiles;
@@ -62,6 +65,7 @@ pub use design::{Design, DriftGuard};
 pub use distribution::{distribution, BucketCount, BucketRow, Distribution};
 pub use drilldown::{render_pair, render_row, write_drilldown};
 pub use error::ReportError;
+pub use gpu_table::{backing_table, BackingRow, BackingSection, BackingTable};
 pub use irq_cpu::{irq_cpu_table, IrqCpuRow, IrqCpuTable};
 pub use latency_percentiles::{latency_percentiles, PercentileRow, PercentileTable};
 pub use latency_table::{

@@ -43,6 +43,9 @@ pub struct ParallelRow {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ParallelTable {
     pub rows: Vec<ParallelRow>,
+    /// The "threads" are gpuxfer's two copy engines (`crate::gpu_words`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub copy_engines: bool,
 }
 
 /// True when some measurement of the run carries the verdict.
@@ -80,7 +83,8 @@ fn first_reason(m: &MeasurementRecord) -> Option<String> {
 }
 
 /// The summary table, or `None` when no measurement carries the verdict.
-pub fn parallel_table(_run: &RunInfo, ms: &[MeasurementRecord]) -> Option<ParallelTable> {
+pub fn parallel_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<ParallelTable> {
+    let copy_engines = run.workload == crate::gpu_words::WORKLOAD;
     if !has_verdict(ms) {
         return None;
     }
@@ -113,7 +117,13 @@ pub fn parallel_table(_run: &RunInfo, ms: &[MeasurementRecord]) -> Option<Parall
                 .iter()
                 .filter(|m| m.output.metric(MARKER).is_some_and(|x| x.value >= 0.5))
                 .count();
-            let reason = group.iter().find_map(|m| first_reason(m));
+            let reason = group
+                .iter()
+                .find_map(|m| first_reason(m))
+                .map(|r| match copy_engines {
+                    true => crate::gpu_words::engine_reason(&r),
+                    false => r,
+                });
             rows.push(ParallelRow {
                 point: labeler.label(&head.params),
                 variant: variant.clone(),
@@ -128,7 +138,7 @@ pub fn parallel_table(_run: &RunInfo, ms: &[MeasurementRecord]) -> Option<Parall
             });
         }
     }
-    Some(ParallelTable { rows })
+    Some(ParallelTable { rows, copy_engines })
 }
 
 fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -283,7 +293,7 @@ pub fn render_threads(m: &MeasurementRecord) -> String {
         .output
         .notes
         .iter()
-        .filter(|n| n.starts_with("summing per-thread"))
+        .filter(|n| n.starts_with("summing per-thread") || n.starts_with("summing the two"))
     {
         out.push_str(n);
         out.push('\n');

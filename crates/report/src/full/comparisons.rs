@@ -32,6 +32,11 @@ pub(crate) fn section(
     let mut pairs = Vec::new();
     match runs {
         [one] => {
+            // Seed 002's table of every variant side by side, before the pairs' scans.
+            if let Some(t) = crate::backing_table(&one.info, &one.ms, metric, cfg)? {
+                let link = crate::gpu_figure::link_mib_s(&one.ms);
+                blocks.extend(crate::gpu_figure::blocks(&t, link, opts.figures));
+            }
             let measured = measured_variants(&one.ms);
             match crate::baseline_variant(&one.info, &measured) {
                 Some(base) => {

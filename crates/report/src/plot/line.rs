@@ -3,7 +3,7 @@
 use super::axis::{Axis, Transform};
 use super::frame::{Frame, FrameSpec, Mapper};
 use super::legend::{self, Entry, Swatch};
-use super::{escape, numfmt, palette, Curve, LineChart, TickFormat};
+use super::{escape, numfmt, palette, Curve, LineChart, RefLine, TickFormat};
 
 /// Legend text for hollow markers.
 pub(crate) const FLAGGED: &str = "flagged point";
@@ -21,6 +21,12 @@ struct Drawable {
 /// Renders `c` as a `<figure>` with curves, their bands and markers, and a legend of every
 /// curve. Points the axes cannot show (non-finite, ≤ 0 on a log axis) are skipped.
 pub fn line_chart(c: &LineChart) -> String {
+    line_chart_with(c, &[])
+}
+
+/// [`line_chart`] with horizontal reference lines (a link's theoretical bandwidth) across
+/// the plot, each in the legend; the y axis reaches them.
+pub fn line_chart_with(c: &LineChart, refs: &[RefLine]) -> String {
     let xt = Transform::of(c.x_scale, c.x_format);
     let yt = Transform::of(c.y_scale, TickFormat::Plain);
     let curves: Vec<Vec<Drawable>> = c.curves.iter().map(|k| drawable(k, xt, yt)).collect();
@@ -30,11 +36,19 @@ pub fn line_chart(c: &LineChart) -> String {
         c.x_format,
         false,
     );
+    let refs: Vec<&RefLine> = refs
+        .iter()
+        .filter(|r| yt.apply(r.y).is_some())
+        .collect();
     let y_axis = Axis::fit(
-        curves.iter().flatten().flat_map(|p| {
-            let (lo, hi) = p.raw.2.unwrap_or((p.raw.1, p.raw.1));
-            [p.raw.1, lo, hi]
-        }),
+        curves
+            .iter()
+            .flatten()
+            .flat_map(|p| {
+                let (lo, hi) = p.raw.2.unwrap_or((p.raw.1, p.raw.1));
+                [p.raw.1, lo, hi]
+            })
+            .chain(refs.iter().map(|r| r.y)),
         c.y_scale,
         TickFormat::Plain,
         false,
@@ -51,6 +65,13 @@ pub fn line_chart(c: &LineChart) -> String {
             },
         })
         .collect();
+    entries.extend(refs.iter().map(|r| Entry {
+        label: r.name.clone(),
+        swatch: Swatch::Line {
+            colour: REF_COLOUR.to_string(),
+            dash: Some(REF_DASH),
+        },
+    }));
     if curves.iter().flatten().any(|p| p.flagged) {
         entries.push(Entry {
             label: FLAGGED.to_string(),
@@ -73,9 +94,30 @@ pub fn line_chart(c: &LineChart) -> String {
         marks.push_str(&line(points, &frame.map, i));
         marks.push_str(&markers(curve, points, &frame.map, i, c.x_format));
     }
+    for r in &refs {
+        marks.push_str(&reference(r, &frame.map, yt));
+    }
     marks.push_str(&legend::render(&entries, spec.plot_height));
     let empty = curves.iter().all(Vec::is_empty);
     frame.finish(&spec, empty, &marks)
+}
+
+const REF_COLOUR: &str = "#555555";
+const REF_DASH: &str = "8,4";
+
+/// A reference line across the plot area, with its value for hover.
+fn reference(r: &RefLine, map: &Mapper, yt: Transform) -> String {
+    let Some(y) = yt.apply(r.y) else {
+        return String::new();
+    };
+    let (left, _, right, _) = map.area();
+    let y = map.y(y);
+    format!(
+        "<line class=\"reference\" x1=\"{left:.1}\" y1=\"{y:.1}\" x2=\"{right:.1}\" y2=\"{y:.1}\" \
+         stroke=\"{REF_COLOUR}\" stroke-width=\"1.5\" stroke-dasharray=\"{REF_DASH}\">\
+         <title>{}</title></line>\n",
+        escape(&format!("{}: {}", r.name, numfmt::precise(r.y)))
+    )
 }
 
 fn drawable(curve: &Curve, xt: Transform, yt: Transform) -> Vec<Drawable> {

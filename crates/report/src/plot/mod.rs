@@ -34,7 +34,7 @@ mod timeline;
 pub use bars::bar_chart;
 pub use escape::escape;
 pub use heat::heat_map;
-pub use line::line_chart;
+pub use line::{line_chart, line_chart_with};
 pub use percentile::{percentile_chart, PERCENTILE_AXIS};
 pub use stacked::stacked_bars;
 pub use timeline::{timeline, THREAD_AXIS};
@@ -86,6 +86,14 @@ pub struct LineChart {
     /// How x tick labels are written.
     pub x_format: TickFormat,
     pub curves: Vec<Curve>,
+}
+
+/// A horizontal line across a chart at `y`, named in the legend: a limit the curves are
+/// read against, such as a PCIe link's theoretical bandwidth.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RefLine {
+    pub name: String,
+    pub y: f64,
 }
 
 /// Latency percentiles on a "nines" axis: x = −log10(1 − q), ticks 50%, 90%, 99%, 99.9% …
