@@ -24,6 +24,7 @@ pub mod checks;
 pub mod ctxsw;
 pub mod error;
 pub mod gpu;
+pub mod gpu_pairs;
 pub mod gpu_reference;
 pub mod lab_side;
 pub mod mem;

@@ -16,6 +16,8 @@ pub enum Bound {
     Below { limit: f64, unit: &'static str },
     /// A rate (a share, 0.05 = 5 %) at most `limit`: a false-verdict rate.
     Rate { limit: f64 },
+    /// A ratio's interval [`lo`, `hi`] inside 1 ± `pct` % (see [`crate::gpu_pairs`]).
+    Interval { pct: f64, lo: f64, hi: f64 },
 }
 
 /// One number and whether it held.
@@ -25,6 +27,9 @@ pub struct Check {
     pub value: f64,
     pub bound: Bound,
     pub within: bool,
+    /// The interval lies across an edge of the tolerance: not shown to hold nor to fail.
+    /// It does not fail the check; `finish` names it.
+    pub undecided: bool,
 }
 
 impl Check {
@@ -48,6 +53,12 @@ impl Check {
                 self.what,
                 fmt_num(self.value * 100.0),
                 fmt_num(limit * 100.0)
+            ),
+            Bound::Interval { pct, lo, hi } => format!(
+                "{} ratio {:.3} [{lo:.3}, {hi:.3}] (tolerance ±{}%)",
+                self.what,
+                self.value,
+                fmt_num(pct)
             ),
         }
     }
@@ -89,12 +100,36 @@ impl Verdicts {
         self.push(what.into(), value, Bound::Rate { limit }, within)
     }
 
+    /// Holds a ratio's interval to 1 ± `pct` %: within when inside, failing when wholly
+    /// outside, undecided (not failing, named by `finish`) when across an edge.
+    pub fn interval(
+        &mut self,
+        what: impl Into<String>,
+        ratio: f64,
+        (lo, hi): (f64, f64),
+        pct: f64,
+    ) -> crate::gpu_pairs::Judgement {
+        use crate::gpu_pairs::{judge, Judgement};
+        let j = if ratio.is_finite() && lo.is_finite() && hi.is_finite() {
+            judge((lo, hi), pct)
+        } else {
+            Judgement::Outside
+        };
+        let bound = Bound::Interval { pct, lo, hi };
+        self.push(what.into(), ratio, bound, j != Judgement::Outside);
+        if let Some(last) = self.checks.last_mut() {
+            last.undecided = j == Judgement::Undecided;
+        }
+        j
+    }
+
     fn push(&mut self, what: String, value: f64, bound: Bound, within: bool) -> bool {
         self.checks.push(Check {
             what,
             value,
             bound,
             within,
+            undecided: false,
         });
         within
     }
@@ -112,6 +147,21 @@ impl Verdicts {
     /// Writes, as the check's last line, which numbers are outside their tolerance (nothing
     /// when all held: the check's own lines say "within"), and returns whether all held.
     pub fn finish(self, out: &mut dyn Write) -> bool {
+        let undecided: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|c| c.undecided)
+            .map(Check::describe)
+            .collect();
+        if !undecided.is_empty() {
+            say!(
+                out,
+                "UNDECIDED (interval across the tolerance, not failing): {} of {} checked: {}",
+                undecided.len(),
+                self.checks.len(),
+                undecided.join("; ")
+            );
+        }
         let outside: Vec<String> = self.outside().map(Check::describe).collect();
         if !outside.is_empty() {
             say!(
@@ -188,6 +238,24 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "OUTSIDE TOLERANCE: 1 of 2 checked: false better/worse, null 2 6.1% (bound <= 5%)\n"
         );
+    }
+
+    #[test]
+    fn an_interval_across_the_tolerance_is_named_but_does_not_fail() {
+        let mut v = Verdicts::new();
+        use crate::gpu_pairs::Judgement;
+        assert_eq!(v.interval("h2d pinned 1M", 1.0, (0.99, 1.01), 3.0), Judgement::Within);
+        assert_eq!(v.interval("h2d 4k 16M", 1.02, (0.95, 1.08), 3.0), Judgement::Undecided);
+        let mut out = Vec::new();
+        assert!(v.finish(&mut out));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "UNDECIDED (interval across the tolerance, not failing): 1 of 2 checked: h2d 4k \
+             16M ratio 1.020 [0.950, 1.080] (tolerance ±3%)\n"
+        );
+        let mut v = Verdicts::new();
+        assert_eq!(v.interval("d2h 2m 16M", 1.08, (1.05, 1.1), 3.0), Judgement::Outside);
+        assert!(!v.all_within());
     }
 
     #[test]

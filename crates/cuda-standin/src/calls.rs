@@ -35,6 +35,12 @@ pub unsafe extern "C" fn cuInit(flags: c_uint) -> c_int {
     if !st.initialized {
         st.devices = env_u64("CUDA_STANDIN_DEVICES").unwrap_or(1) as i32;
         st.device_bytes = env_u64("CUDA_STANDIN_MEMORY").unwrap_or(4 << 30);
+        if let Some(model) = std::env::var("CUDA_STANDIN_MIB_S")
+            .ok()
+            .and_then(|s| crate::clock::parse(&s))
+        {
+            crate::clock::set(Some(model));
+        }
         if st.fail.is_none() {
             st.fail = std::env::var("CUDA_STANDIN_FAIL")
                 .ok()
@@ -433,6 +439,14 @@ pub unsafe extern "C" fn standin_fail(name: *const c_char, after: u64) {
     } else {
         Some((CStr::from_ptr(name).to_string_lossy().into_owned(), after))
     };
+}
+
+/// Stand-in control: events read a modelled clock on which copies move `mib_s` MiB/s,
+/// with a factor uniform in 1 ± `jitter_pct`/100 drawn from `seed` every modelled
+/// millisecond; `mib_s` <= 0 goes back to the wall clock.
+#[no_mangle]
+pub extern "C" fn standin_clock(mib_s: f64, jitter_pct: f64, seed: u64) {
+    crate::clock::set(crate::clock::parse(&format!("{mib_s}:{jitter_pct}:{seed}")));
 }
 
 /// Stand-in control: objects alive now (retained contexts, device and host allocations,

@@ -15,10 +15,14 @@
 //!   machine without a GPU does.
 //! - `CUDA_STANDIN_MEMORY=bytes`: the device's size (default 4 GiB), so a copy larger than
 //!   free memory fails as on a GPU.
+//! - `CUDA_STANDIN_MIB_S=RATE[:JITTER_PCT[:SEED]]` (or `standin_clock`): events read a
+//!   modelled clock on which copies move RATE MiB/s, with repeatable jitter, instead of
+//!   the wall clock (see `clock`), so a method can be tested on figures known in advance.
 //! - `standin_live()`: objects alive now (contexts retained, allocations, registrations,
 //!   streams, events), for tests that check nothing leaks.
 
 mod calls;
+mod clock;
 mod state;
 mod streams;
 

@@ -4,7 +4,7 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use crate::state::now_ns;
+use crate::clock;
 
 /// A queued operation. Addresses travel as integers; the caller promised (as with the
 /// real driver) that they stay valid until the stream is synchronized.
@@ -28,7 +28,7 @@ impl EventState {
 
     fn complete(&self) {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        *g = (Some(now_ns()), false);
+        *g = (Some(clock::event_ns()), false);
         self.done.notify_all();
     }
 
@@ -76,6 +76,7 @@ impl StreamHandle {
                         unsafe {
                             std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, len)
                         }
+                        clock::copied(len);
                     }
                     Op::Record(ev) => ev.complete(),
                     Op::Stop => break,

@@ -76,6 +76,7 @@ impl Standin {
             _serial: guard,
         };
         s.clear_failure();
+        s.clock(0.0, 0.0, 0);
         s
     }
 
@@ -105,6 +106,17 @@ impl Standin {
         unsafe { f(std::ptr::null(), 0) };
     }
 
+    /// Events read a modelled clock on which copies move `mib_s` MiB/s, with a factor
+    /// uniform in 1 ± `jitter_pct`/100 drawn from `seed` every modelled millisecond, so a
+    /// test knows the figures in advance; `mib_s` 0 goes back to the wall clock. Taking the
+    /// stand-in goes back to the wall clock too.
+    pub fn clock(&self, mib_s: f64, jitter_pct: f64, seed: u64) {
+        // SAFETY: the stand-in's `standin_clock(double, double, uint64_t)`.
+        let f: extern "C" fn(f64, f64, u64) =
+            unsafe { std::mem::transmute(self.sym("standin_clock")) };
+        f(mib_s, jitter_pct, seed);
+    }
+
     /// Objects alive in the stand-in: contexts retained, allocations, registrations,
     /// streams, events.
     pub fn live(&self) -> u64 {
@@ -117,5 +129,6 @@ impl Standin {
 impl Drop for Standin {
     fn drop(&mut self) {
         self.clear_failure();
+        self.clock(0.0, 0.0, 0);
     }
 }
