@@ -2,6 +2,12 @@
 //! `PERFLAB_LIBCUDA`), every direction × host memory kind × a few sizes, both directions
 //! at once, and driver calls that fail midway. No GPU needed; no test compares two
 //! measured times (the stand-in's bandwidths mean nothing).
+//!
+//! The 2m points need free 2 MiB hugetlb pages: as root the tests reserve them through the
+//! `hugepages` knob ([`hugepool`]) and give them back; elsewhere the 2m points are checked
+//! to fail with the pool named, and the skip says so.
+
+mod hugepool;
 
 use std::collections::BTreeMap;
 
@@ -23,24 +29,30 @@ fn run(pairs: &[(&str, &str)]) -> Result<WorkloadOutput, WorkloadError> {
     GpuXfer.run(&params(pairs), &ctx)
 }
 
+/// What a test lacking a pool needs: root to reserve one, or (as root) the memory.
+fn needs() -> &'static str {
+    if perflab_testkit::is_root() {
+        "hugepages"
+    } else {
+        "root"
+    }
+}
+
 fn metric(out: &WorkloadOutput, name: &str) -> f64 {
     out.metric(name)
         .unwrap_or_else(|| panic!("no {name} in {:?}", out.metrics))
         .value
 }
 
-/// Whether this machine's 2 MiB pool can hold `pages` more pages.
-fn pool_has(pages: u64) -> bool {
-    std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .is_some_and(|free| free >= pages)
-}
 
 #[test]
 fn every_direction_backing_and_size_copies_through_the_standin_and_frees_everything() {
     let s = Standin::take();
     let base = s.live();
+    // Two 3M buffers on 2 MiB pages: 4 pages for bidir. Reserved after taking the
+    // stand-in, whose lock keeps the tests that use the pool apart.
+    let pool = hugepool::reserve(4);
+    let pool_why = pool.as_ref().err().cloned();
     let mut skipped_2m = false;
     for direction in ["h2d", "d2h", "d2d", "bidir"] {
         for backing in ["4k", "thp", "2m", "pinned"] {
@@ -52,8 +64,7 @@ fn every_direction_backing_and_size_copies_through_the_standin_and_frees_everyth
                     ("duration", "3ms"),
                 ];
                 let what = format!("{direction} {backing} {size}");
-                // Two 3M buffers on 2 MiB pages: 4 pages for bidir.
-                if backing == "2m" && direction != "d2d" && !pool_has(4) {
+                if backing == "2m" && direction != "d2d" && pool.is_err() {
                     let e = run(&p).unwrap_err().to_string();
                     assert!(
                         e.contains("hugetlb") && e.contains("hugepages=2M:auto"),
@@ -98,11 +109,23 @@ fn every_direction_backing_and_size_copies_through_the_standin_and_frees_everyth
             }
         }
     }
-    if skipped_2m {
+    // The pool given back, an empty pool is checked to fail the 2m point by name here too.
+    let reserved = pool.is_ok();
+    drop(pool);
+    if reserved && hugepool::free_pages() == 0 {
+        let e = run(&[("backing", "2m"), ("size", "3M"), ("duration", "3ms")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("hugepages=2M:auto"), "{e}");
+        assert_eq!(s.live(), base, "leaked after the pool failure");
+    }
+    if let (true, Some(why)) = (skipped_2m, &pool_why) {
         perflab_testkit::skip(
-            "hugepages",
-            "no 2 MiB hugetlb pool with 4 free pages: the 2m points were checked to fail \
-             with the pool named, not to copy",
+            needs(),
+            format!(
+                "no 2 MiB hugetlb pool with 4 free pages ({why}): the 2m points were checked \
+                 to fail with the pool named, not to copy"
+            ),
         );
     }
 }
@@ -200,9 +223,10 @@ fn a_driver_call_failing_midway_fails_the_measurement_with_the_drivers_error_and
 #[test]
 fn a_hugetlb_registration_that_fails_unmaps_its_buffer_and_says_why() {
     let s = Standin::take();
-    if !pool_has(1) {
-        return perflab_testkit::skip("hugepages", "no free 2 MiB hugetlb page to register");
-    }
+    let _pool = match hugepool::reserve(1) {
+        Ok(p) => p,
+        Err(why) => return perflab_testkit::skip(needs(), format!("no free 2 MiB page: {why}")),
+    };
     let base = s.live();
     s.fail("cuMemHostRegister", 0);
     let e = run(&[("backing", "2m"), ("size", "64K"), ("duration", "5ms")])
