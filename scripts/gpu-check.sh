@@ -2,7 +2,7 @@
 # The GPU check of issue 25, prepared to run once on a lent machine (one NVIDIA GPU,
 # root, the CUDA driver, no network, no cargo): doctor's gpu line, the gpu-xfer study in
 # its quick form, its comparisons, and the cross-check against a plain CUDA-events loop.
-# Every step runs under `timeout`: at most 30 + 260 + 20 + 4 × 20 + 180 s, under 10
+# Every step runs under `timeout`: at most 30 + 260 + 20 + 5 × 20 + 240 s, under 11
 # minutes.
 #
 #   scripts/gpu-check.sh PATH/TO/perflab [OUTDIR]
@@ -56,6 +56,8 @@ for v in pinned 2m thp; do
     step "compare-4k-$v" 20 "$PERFLAB" --db "$DB" compare 1 --variants "4k,$v"
 done
 step compare-markdown 20 "$PERFLAB" --db "$DB" compare 1 --variants 4k,pinned --format markdown
+# The seed's table (one column per host memory kind) and, in the HTML, its plot.
+step report-mail 20 "$PERFLAB" --db "$DB" report 1 --section comparison --format mail
 
 # The cross-check's 2m rows need a pool of their own: 256 MiB on each side, one at a
 # time, so 160 pages; grown only for this step and put back as it was. Not with the
@@ -70,7 +72,8 @@ if [ -z "${PERFLAB_LIBCUDA:-}" ] && [ -n "$ORIG" ] && [ "$ORIG" -lt 160 ]; then
         say "could not grow the hugetlb pool; the 2m rows will say so"
     fi
 fi
-step crosscheck-gpu 180 "$PERFLAB" crosscheck gpu --duration 0.2s --sizes 64K,16M,256M
+# Interleaved pairs, 6-12 per pinned/2m row and 12-24 per pageable row: 0.1 s each.
+step crosscheck-gpu 240 "$PERFLAB" crosscheck gpu --duration 0.1s --sizes 64K,16M,256M
 if [ "$GREW" = yes ]; then
     echo "$ORIG" > "$POOL" 2>/dev/null
     say "hugetlb pool back to $(cat "$POOL" 2>/dev/null) pages (was $ORIG)"
