@@ -2,7 +2,7 @@
 # The GPU check of issue 25, prepared to run once on a lent machine (one NVIDIA GPU,
 # root, the CUDA driver, no network, no cargo): doctor's gpu line, the gpu-xfer study in
 # its quick form, its comparisons, and the cross-check against a plain CUDA-events loop.
-# Every step runs under `timeout`: at most 30 + 260 + 20 + 5 × 20 + 240 s, under 11
+# Every step runs under `timeout`: at most 30 + 260 + 20 + 6 × 20 + 240 s, under 12
 # minutes.
 #
 #   scripts/gpu-check.sh PATH/TO/perflab [OUTDIR]
@@ -58,6 +58,7 @@ done
 step compare-markdown 20 "$PERFLAB" --db "$DB" compare 1 --variants 4k,pinned --format markdown
 # The seed's table (one column per host memory kind) and, in the HTML, its plot.
 step report-mail 20 "$PERFLAB" --db "$DB" report 1 --section comparison --format mail
+step report-html 20 "$PERFLAB" --db "$DB" report 1 --html "$OUTDIR/gpu-xfer.html"
 
 # The cross-check's 2m rows need a pool of their own: 256 MiB on each side, one at a
 # time, so 160 pages; grown only for this step and put back as it was. Not with the
