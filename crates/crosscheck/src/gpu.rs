@@ -131,10 +131,9 @@ pub fn row(
     duration: f64,
     tol: f64,
 ) -> std::result::Result<Row, String> {
-    let (estimate, judgement, pairs) =
-        gpu_pairs::decide(gpu_pairs::plan(backing), tol, |k| {
-            pair(lab, (way, dir), backing, size, duration, k)
-        })?;
+    let (estimate, judgement, pairs) = gpu_pairs::decide(gpu_pairs::plan(backing), tol, |k| {
+        pair(lab, (way, dir), backing, size, duration, k)
+    })?;
     let median = |pick: fn(&(f64, f64)) -> f64| {
         perflab_stats::median(pairs.iter().map(pick)).unwrap_or(f64::NAN)
     };

@@ -192,7 +192,10 @@ mod tests {
             Ok((if k % 2 == 0 { 0.9 } else { 1.1 }, 1.0))
         })
         .unwrap();
-        assert_eq!((j, pairs.len(), calls, e.pairs), (Judgement::Undecided, 24, 24, 24));
+        assert_eq!(
+            (j, pairs.len(), calls, e.pairs),
+            (Judgement::Undecided, 24, 24, 24)
+        );
         // Steady ratios decide at the first look.
         let (e, j, pairs) = decide::<()>(DIRECT, 3.0, |_| Ok((101.0, 100.0))).unwrap();
         assert_eq!((j, pairs.len()), (Judgement::Within, 6));

@@ -244,8 +244,14 @@ mod tests {
     fn an_interval_across_the_tolerance_is_named_but_does_not_fail() {
         let mut v = Verdicts::new();
         use crate::gpu_pairs::Judgement;
-        assert_eq!(v.interval("h2d pinned 1M", 1.0, (0.99, 1.01), 3.0), Judgement::Within);
-        assert_eq!(v.interval("h2d 4k 16M", 1.02, (0.95, 1.08), 3.0), Judgement::Undecided);
+        assert_eq!(
+            v.interval("h2d pinned 1M", 1.0, (0.99, 1.01), 3.0),
+            Judgement::Within
+        );
+        assert_eq!(
+            v.interval("h2d 4k 16M", 1.02, (0.95, 1.08), 3.0),
+            Judgement::Undecided
+        );
         let mut out = Vec::new();
         assert!(v.finish(&mut out));
         assert_eq!(
@@ -254,7 +260,10 @@ mod tests {
              16M ratio 1.020 [0.950, 1.080] (tolerance ±3%)\n"
         );
         let mut v = Verdicts::new();
-        assert_eq!(v.interval("d2h 2m 16M", 1.08, (1.05, 1.1), 3.0), Judgement::Outside);
+        assert_eq!(
+            v.interval("d2h 2m 16M", 1.08, (1.05, 1.1), 3.0),
+            Judgement::Outside
+        );
         assert!(!v.all_within());
     }
 

@@ -19,7 +19,10 @@ fn steady_copies_agree_within_the_tolerance_at_the_first_look() {
             .unwrap_or_else(|e| panic!("{backing}: {e}"));
         let (lo, hi) = r.estimate.ci;
         assert_eq!(r.judgement, Judgement::Within, "{backing}: {r:?}");
-        assert!(hi - lo < 1e-3 && (r.estimate.median - 1.0).abs() < 1e-3, "{r:?}");
+        assert!(
+            hi - lo < 1e-3 && (r.estimate.median - 1.0).abs() < 1e-3,
+            "{r:?}"
+        );
         // Both sides see the modelled 8000 MiB/s.
         assert!((r.reference_mib_s - 8000.0).abs() < 1.0, "{r:?}");
         assert!((r.perflab_mib_s - 8000.0).abs() < 1.0, "{r:?}");

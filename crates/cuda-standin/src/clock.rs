@@ -112,7 +112,10 @@ mod tests {
                 seed: 1
             })
         );
-        assert_eq!(parse("500:20:7").map(|m| (m.jitter, m.seed)), Some((0.2, 7)));
+        assert_eq!(
+            parse("500:20:7").map(|m| (m.jitter, m.seed)),
+            Some((0.2, 7))
+        );
         assert_eq!(parse("0"), None);
         assert_eq!(parse("x"), None);
         assert_eq!(parse("10:150"), None);

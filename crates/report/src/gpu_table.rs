@@ -58,6 +58,7 @@ pub struct BackingRow {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Cell {
     pub median: Option<f64>,
+    /// The scan's ratio: the estimate its verdict used, inside `ratio_ci`.
     pub ratio: Option<f64>,
     pub ratio_ci: Option<(f64, f64)>,
     /// `None`: not compared (no value on one side, or the variant was not measured).
@@ -191,7 +192,11 @@ impl BackingTable {
             for r in &s.rows {
                 for (c, name) in r.cells.iter().zip(&self.others) {
                     if let Some(why) = &c.not_compared {
-                        out.push(format!("{} {} KiB {name}: {why}", s.title, kib(r.size_bytes)));
+                        out.push(format!(
+                            "{} {} KiB {name}: {why}",
+                            s.title,
+                            kib(r.size_bytes)
+                        ));
                     }
                 }
             }
@@ -211,13 +216,16 @@ impl Section for BackingTable {
     }
 
     fn title(&self) -> String {
-        format!("{} by size, every variant against {}", self.metric, self.baseline)
+        format!(
+            "{} by size, every variant against {}",
+            self.metric, self.baseline
+        )
     }
 
     fn blocks(&self) -> Vec<Block> {
         let mut lines = vec![format!(
-            "{} by size: median of each variant, and each against {} (ratio of medians; \
-             verdict from its {} interval, as in the scans of each pair below)",
+            "{} by size: median of each variant, and each against {} (ratio and verdict \
+             from the pair's scan below, where its {} interval is shown)",
             self.metric, self.baseline, self.confidence
         )];
         if !self.fixed.is_empty() {
@@ -235,8 +243,8 @@ impl Section for BackingTable {
             }));
         }
         out.push(Block::note(format!(
-            "/{b}: the variant's median over {b}'s; -: not measured or not compared at that \
-             size",
+            "/{b}: the variant against {b}, the estimate its verdict used (from the \
+             repetitions' ratios); -: not measured or not compared at that size",
             b = self.baseline
         )));
         out.push(Block::list("Not compared", self.not_compared()));

@@ -26,7 +26,10 @@ pub(crate) fn engine_reason(reason: &str) -> String {
         );
     }
     reason
-        .replace("all threads ran together", "both directions copied together")
+        .replace(
+            "all threads ran together",
+            "both directions copied together",
+        )
         .replace("per-thread", "per-direction")
         .replace("threads", "directions")
         .replace("thread ", "direction ")
@@ -42,10 +45,15 @@ mod tests {
             "effective parallelism 1.02 of 2 threads: on average each was on a CPU for 51% \
              of the window (off it the rest: preempted by other tasks, or waiting)",
         );
-        assert!(r.starts_with("effective parallelism 1.02 of 2 copy engines"), "{r}");
+        assert!(
+            r.starts_with("effective parallelism 1.02 of 2 copy engines"),
+            "{r}"
+        );
         assert!(!r.contains("CPU") && !r.contains("thread"), "{r}");
         assert_eq!(
-            engine_reason("thread d2h started 3 ms after thread h2d ended: they never ran together"),
+            engine_reason(
+                "thread d2h started 3 ms after thread h2d ended: they never ran together"
+            ),
             "direction d2h started 3 ms after direction h2d ended: they never ran together"
         );
     }

@@ -20,16 +20,37 @@ const LINK: f64 = 60_096.0;
 type Curve = [Option<f64>; 4];
 
 const H2D: [(&str, Curve); 4] = [
-    ("4k", [Some(2456.0), Some(13305.0), Some(14829.0), Some(9740.0)]),
-    ("thp", [Some(2396.0), Some(14088.0), Some(15989.0), Some(10000.0)]),
+    (
+        "4k",
+        [Some(2456.0), Some(13305.0), Some(14829.0), Some(9740.0)],
+    ),
+    (
+        "thp",
+        [Some(2396.0), Some(14088.0), Some(15989.0), Some(10000.0)],
+    ),
     ("2m", [Some(2414.0), None, Some(50367.0), Some(52500.0)]),
-    ("pinned", [Some(3014.0), Some(41437.0), Some(50781.0), Some(52770.0)]),
+    (
+        "pinned",
+        [Some(3014.0), Some(41437.0), Some(50781.0), Some(52770.0)],
+    ),
 ];
 const D2H: [(&str, Curve); 4] = [
-    ("4k", [Some(2301.0), Some(16012.0), Some(17433.0), Some(16507.0)]),
-    ("thp", [Some(2330.0), Some(16240.0), Some(17502.0), Some(16690.0)]),
-    ("2m", [Some(2398.0), Some(45120.0), Some(52035.0), Some(52702.0)]),
-    ("pinned", [Some(3120.0), Some(45507.0), Some(52311.0), Some(52730.0)]),
+    (
+        "4k",
+        [Some(2301.0), Some(16012.0), Some(17433.0), Some(16507.0)],
+    ),
+    (
+        "thp",
+        [Some(2330.0), Some(16240.0), Some(17502.0), Some(16690.0)],
+    ),
+    (
+        "2m",
+        [Some(2398.0), Some(45120.0), Some(52035.0), Some(52702.0)],
+    ),
+    (
+        "pinned",
+        [Some(3120.0), Some(45507.0), Some(52311.0), Some(52730.0)],
+    ),
 ];
 
 /// About ±1 % deterministic noise.
@@ -72,7 +93,14 @@ fn params(direction: &str, size: u64, extra: &[(&str, &str)]) -> Params {
     p
 }
 
-fn record(seq: usize, point: usize, p: Params, variant: &str, rep: u32, mib_s: Option<f64>) -> MeasurementRecord {
+fn record(
+    seq: usize,
+    point: usize,
+    p: Params,
+    variant: &str,
+    rep: u32,
+    mib_s: Option<f64>,
+) -> MeasurementRecord {
     let metrics = match mib_s {
         Some(v) => vec![
             Metric::new("bandwidth_mib_s", v, Unit::MibPerSecond, Better::Higher),
@@ -114,7 +142,14 @@ fn backings() -> Vec<MeasurementRecord> {
                     let shift = table.iter().position(|(n, _)| n == variant).unwrap_or(0);
                     let v = curve[i].map(|m| m * (1.0 + noise(i + shift, rep)));
                     let point = d * SIZES.len() + i;
-                    out.push(record(out.len(), point, params(direction, size, &[]), variant, rep, v));
+                    out.push(record(
+                        out.len(),
+                        point,
+                        params(direction, size, &[]),
+                        variant,
+                        rep,
+                        v,
+                    ));
                 }
             }
         }
@@ -154,7 +189,10 @@ fn pinned_is_better_than_pageable_where_the_issue_says_and_the_empty_cell_is_not
     let big = h2d.rows.last().unwrap();
     let ratio = big.cells[pinned].ratio.unwrap();
     assert!((ratio - 52770.0 / 9740.0).abs() < 0.2, "{ratio}");
-    assert_eq!(big.cells[pinned].verdict.map(|v| v.symbol()), Some("better"));
+    assert_eq!(
+        big.cells[pinned].verdict.map(|v| v.symbol()),
+        Some("better")
+    );
     let two_mib = &h2d.rows[1];
     assert_eq!(two_mib.cells[two_m].median, None);
     assert_eq!(two_mib.cells[two_m].verdict, None);
@@ -175,10 +213,16 @@ fn the_plot_draws_one_curve_per_backing_and_the_links_line() {
             "one series per backing"
         );
         for name in ["4k", "thp", "2m", "pinned"] {
-            assert!(svg.contains(&format!("<title>{name}: x ")), "no markers of {name}");
+            assert!(
+                svg.contains(&format!("<title>{name}: x ")),
+                "no markers of {name}"
+            );
         }
         assert_eq!(svg.matches("class=\"reference\"").count(), 1);
-        assert!(svg.contains("PCIe link, theoretical (60096 MiB/s)"), "{svg}");
+        assert!(
+            svg.contains("PCIe link, theoretical (60096 MiB/s)"),
+            "{svg}"
+        );
         assert!(svg.contains("data-x-axis"), "{svg}");
     }
     // Without a recorded link the plot says so and draws no line.
@@ -225,8 +269,15 @@ fn two_driver_versions_against_each_other_are_the_seeds_scan_per_backing() {
         }
     }
     let info = run(26);
-    let t = compare_variants(&info, &ms, "driver 570", "driver 580", None, &StatsConfig::default())
-        .unwrap();
+    let t = compare_variants(
+        &info,
+        &ms,
+        "driver 570",
+        "driver 580",
+        None,
+        &StatsConfig::default(),
+    )
+    .unwrap();
     let scan = scan_tables(&t, "size").unwrap();
     let titles: Vec<&str> = scan.sections.iter().map(|s| s.title.as_str()).collect();
     assert_eq!(titles, ["backing=4k", "backing=pinned"]);

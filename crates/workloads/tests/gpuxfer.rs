@@ -44,7 +44,6 @@ fn metric(out: &WorkloadOutput, name: &str) -> f64 {
         .value
 }
 
-
 #[test]
 fn every_direction_backing_and_size_copies_through_the_standin_and_frees_everything() {
     let s = Standin::take();

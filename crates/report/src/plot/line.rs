@@ -36,10 +36,7 @@ pub fn line_chart_with(c: &LineChart, refs: &[RefLine]) -> String {
         c.x_format,
         false,
     );
-    let refs: Vec<&RefLine> = refs
-        .iter()
-        .filter(|r| yt.apply(r.y).is_some())
-        .collect();
+    let refs: Vec<&RefLine> = refs.iter().filter(|r| yt.apply(r.y).is_some()).collect();
     let y_axis = Axis::fit(
         curves
             .iter()

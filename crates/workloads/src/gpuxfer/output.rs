@@ -208,7 +208,10 @@ fn engine_words(reason: &str, v: &parallel::Verdict) -> String {
     }
     reason
         .replace("thread ", "direction ")
-        .replace("all threads ran together", "both directions copied together")
+        .replace(
+            "all threads ran together",
+            "both directions copied together",
+        )
         .replace("threads", "directions")
         .replace("per-thread", "per-direction")
 }
@@ -216,7 +219,7 @@ fn engine_words(reason: &str, v: &parallel::Verdict) -> String {
 /// The link's theoretical bandwidth per direction in MiB/s, for the line a plot draws
 /// (`link_mib_s`); nothing where the device's link cannot be read (the stand-in).
 pub fn link_metric(mib_s: Option<f64>) -> Option<Metric> {
-    mib_s.filter(|m| m.is_finite() && *m > 0.0).map(|m| {
-        Metric::new("link_mib_s", m, Unit::MibPerSecond, Better::Neither)
-    })
+    mib_s
+        .filter(|m| m.is_finite() && *m > 0.0)
+        .map(|m| Metric::new("link_mib_s", m, Unit::MibPerSecond, Better::Neither))
 }
