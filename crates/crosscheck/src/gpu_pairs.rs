@@ -122,6 +122,9 @@ pub fn judge(ci: (f64, f64), pct: f64) -> Judgement {
     }
 }
 
+/// A decided row: its estimate, the judgement, and every (perflab, reference) pair.
+pub type Decided = (Estimate, Judgement, Vec<(f64, f64)>);
+
 /// Measures pairs with `pair(k)` (k counts from 0; the caller alternates the order by it)
 /// until the row is decided or the plan's most pairs are spent; returns the estimate and
 /// its judgement. `pair` gives (perflab, reference) MiB/s.
@@ -129,7 +132,7 @@ pub fn decide<E>(
     (first, most): (usize, usize),
     pct: f64,
     mut pair: impl FnMut(usize) -> Result<(f64, f64), E>,
-) -> Result<(Estimate, Judgement, Vec<(f64, f64)>), E> {
+) -> Result<Decided, E> {
     let mut got: Vec<(f64, f64)> = Vec::new();
     let mut want = first;
     loop {
