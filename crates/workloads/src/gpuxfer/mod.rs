@@ -82,7 +82,8 @@ static INFO: WorkloadInfo = WorkloadInfo {
     name: "gpuxfer",
     help: "Host ↔ GPU copy bandwidth by size, host memory (4k, thp, 2m, 1g, pinned) and \
            direction (h2d, d2h, d2d, bidir), timed by CUDA events. Reports \
-           bandwidth_mib_s, bytes, iterations, huge_fraction and the iteration_ns \
+           bandwidth_mib_s, bytes, iterations, huge_fraction, link_mib_s (the PCIe \
+           link's theoretical bandwidth, where sysfs shows it) and the iteration_ns \
            histogram (one copy each); bidir adds per-direction and solo bandwidths and \
            the parallelism verdict (overlap, parallelism, sum_valid) on the two copy \
            engines. Loads libcuda.so.1 (or PERFLAB_LIBCUDA) at run time.",
