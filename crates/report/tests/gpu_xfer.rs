@@ -287,3 +287,44 @@ fn two_driver_versions_against_each_other_are_the_seeds_scan_per_backing() {
         .unwrap()
         .is_none());
 }
+
+/// A bidir point whose copy engines took turns: the threads table speaks of copy engines,
+/// never of CPU time.
+#[test]
+fn the_threads_table_of_a_bidir_point_speaks_of_copy_engines() {
+    use perflab_core::ThreadRecord;
+    let metric = |name: &str, v: f64| Metric::new(name, v, Unit::Count, Better::Neither);
+    let mut m = record(
+        0,
+        0,
+        params("bidir", 1 << 20, &[]),
+        "pinned",
+        0,
+        Some(12000.0),
+    );
+    m.output.metrics.extend([
+        metric("aggregate_mib_s", 12000.0),
+        metric("summed_mib_s", 24000.0),
+        metric("overlap", 1.0),
+        metric("parallelism", 1.0),
+        metric("sum_valid", 0.0),
+        metric("threads", 2.0),
+        metric("busy_measured", 1.0),
+    ]);
+    m.output.threads = ["h2d", "d2h"]
+        .iter()
+        .map(|role| ThreadRecord {
+            role: role.to_string(),
+            start_ns: 1_000,
+            end_ns: 1_000_000,
+            bytes: Some(12 << 20),
+            ..Default::default()
+        })
+        .collect();
+    let t = perflab_report::parallel_table(&run(27), &[m]).expect("a verdict");
+    assert!(t.copy_engines);
+    let text = t.render(Format::Text);
+    assert!(text.contains("two copy engines"), "{text}");
+    assert!(text.contains("of 2 copy engines"), "{text}");
+    assert!(!text.contains("on a CPU"), "{text}");
+}
