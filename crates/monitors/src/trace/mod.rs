@@ -23,6 +23,7 @@ pub mod parse;
 pub mod reader;
 pub mod rows;
 pub mod spans;
+pub mod split;
 pub mod tracefs;
 
 use perflab_core::{
@@ -172,6 +173,8 @@ fn buffer_kb(cpus: usize) -> u64 {
 
 struct Running {
     set: String,
+    /// What was measured: a split span's values are named after them.
+    spans: Vec<Span>,
     how: Measuring,
 }
 
@@ -373,6 +376,7 @@ impl Monitor for TraceMonitor {
                     self.note(NOTE_BPF.into());
                     self.running = Some(Running {
                         set,
+                        spans,
                         how: Measuring::Kernel(loaded),
                     });
                     return Ok(());
@@ -404,22 +408,23 @@ impl Monitor for TraceMonitor {
             |e: String| MonitorError::Unavailable(Unavailable::new(e).with_hint(tracefs::HOW));
         let instance =
             Instance::create(&tracefs_root, &events, buffer_kb(cpus)).map_err(unavailable)?;
-        let reader = Reader::spawn(&instance.trace_pipe(), Matcher::new(spans))
+        let reader = Reader::spawn(&instance.trace_pipe(), Matcher::new(spans.clone()))
             .map_err(MonitorError::Failed)?;
         instance.set_tracing(true).map_err(MonitorError::Failed)?;
         self.running = Some(Running {
             set,
+            spans,
             how: Measuring::Text { reader, instance },
         });
         Ok(())
     }
 
-    fn finish(&mut self, _ctx: &MeasureCtx) -> Result<Vec<TelemetryRow>, MonitorError> {
+    fn finish(&mut self, ctx: &MeasureCtx) -> Result<Vec<TelemetryRow>, MonitorError> {
         let run = self
             .running
             .take()
             .ok_or_else(|| crate::counter::not_started(NAME))?;
-        let results = match run.how {
+        let mut results = match run.how {
             Measuring::Text { reader, instance } => {
                 let _ = instance.set_tracing(false);
                 let matcher = reader.finish().map_err(MonitorError::Failed)?;
@@ -445,6 +450,7 @@ impl Monitor for TraceMonitor {
                 results
             }
         };
+        split::name_values(&run.spans, &mut results, &split::cpuidle_names(&ctx.sys));
         Ok(rows::rows(&run.set, &results))
     }
 

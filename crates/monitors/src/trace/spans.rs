@@ -13,7 +13,19 @@
 //! cancel = { events = ["irq:irq_handler_exit"], key = "cpu" }  # drops an open start
 //! after = "other"   # start only at an event that ended span `other` (declared earlier)
 //! when = { fact = "net.path", prefix = "vm-" }                 # only on such variants
+//! split = { events = ["power:cpu_idle"], field = "state", key = "cpu",
+//!           where = { state = "0|1|2" }, names = "cpuidle" }
 //! ```
+//!
+//! `split` tags each duration with a value remembered at the span's key: the last `field`
+//! of the split's events (those its `where` passes) whose `key` equals the end's key, up
+//! to the end event itself (a split event that is also the end tags the *next* span). The
+//! span then leaves, besides its whole histogram, one per value, named `SPAN@VALUE`
+//! (`ipi_idle_exit@1`); a duration whose key has no value yet is in the whole one only.
+//! `after` constrains where a span starts; `split` says what the CPU or task was doing
+//! when it ended, e.g. which idle state a CPU left. Values must be numbers below
+//! [`MAX_SPLIT`] (the in-kernel backend keeps a histogram per value); `names = "cpuidle"`
+//! names them by the CPU's cpuidle states (`POLL`, `C1E`) where the machine has them.
 //!
 //! A side's `key` is `cpu`, `pid` (the task that logged the event), `field:NAME` (a field
 //! of the event, e.g. `field:skbaddr`) or `global` (one key for everything). A side may
@@ -61,6 +73,28 @@ pub struct Span {
     /// The start must be an event that ended this span (an index of the set, earlier).
     pub after: Option<usize>,
     pub when: Option<When>,
+    pub split: Option<Split>,
+}
+
+/// Values a split may take, 0 to `MAX_SPLIT - 1`: the kernel's CPUIDLE_STATE_MAX, so
+/// every idle state has its own.
+pub const MAX_SPLIT: u64 = 10;
+
+/// What tags a span's durations: the last value of `field` seen on `side`'s events, by key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Split {
+    pub side: Side,
+    pub field: String,
+    pub names: SplitNames,
+}
+
+/// How a split value is named in the rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitNames {
+    /// As the number it is (`3`).
+    Number,
+    /// By the cpuidle state of that index (`cpu0/cpuidle/stateN/name`).
+    Cpuidle,
 }
 
 /// One end of a span: which events, how they are keyed, which of them count.
@@ -120,7 +154,13 @@ impl Span {
     /// Every `(system, event)` the span needs, each once.
     pub fn events(&self) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
-        let sides = [Some(&self.from), Some(&self.to), self.cancel.as_ref()];
+        let split = self.split.as_ref().map(|s| &s.side);
+        let sides = [
+            Some(&self.from),
+            Some(&self.to),
+            self.cancel.as_ref(),
+            split,
+        ];
         for side in sides.into_iter().flatten() {
             for e in &side.events {
                 if !out.contains(e) {
@@ -152,6 +192,19 @@ struct RawSpan {
     cancel: Option<RawSide>,
     after: Option<String>,
     when: Option<When>,
+    split: Option<RawSplit>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSplit {
+    events: Vec<String>,
+    key: String,
+    field: String,
+    #[serde(default, rename = "where")]
+    filters: BTreeMap<String, String>,
+    #[serde(default)]
+    names: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -212,6 +265,7 @@ pub fn parse_set(text: &str, origin: &str) -> Result<SpanSet, String> {
             from: side(s.from, "from")?,
             to: side(s.to, "to")?,
             cancel: s.cancel.map(|c| side(c, "cancel")).transpose()?,
+            split: s.split.map(split).transpose().map_err(&at)?,
             name: s.name,
             label: s.label,
             after,
@@ -261,6 +315,37 @@ fn side(r: RawSide) -> Result<Side, String> {
         key,
         filters,
     })
+}
+
+fn split(r: RawSplit) -> Result<Split, String> {
+    if !is_event_ident(&r.field) {
+        return Err(format!("split: field {:?} is not a field name", r.field));
+    }
+    let names = match r.names.as_deref() {
+        None | Some("number") => SplitNames::Number,
+        Some("cpuidle") => SplitNames::Cpuidle,
+        Some(o) => {
+            return Err(format!(
+                "split: names = {o:?} is unknown (expected cpuidle or number)"
+            ))
+        }
+    };
+    let side = side(RawSide {
+        events: r.events,
+        key: r.key,
+        filters: r.filters,
+    })
+    .map_err(|e| format!("split: {e}"))?;
+    Ok(Split {
+        side,
+        field: r.field,
+        names,
+    })
+}
+
+/// The name of a split span's histogram for `value`: `ipi_idle_exit@1`.
+pub fn split_name(span: &str, value: u64) -> String {
+    format!("{span}@{value}")
 }
 
 fn parse_key(k: &str) -> Result<Key, String> {
@@ -313,6 +398,22 @@ mod tests {
         assert_eq!(set_for_workload("idle-ipi"), Some("idlewake"));
         assert_eq!(set_for_workload("parallel"), Some("lock"));
         assert_eq!(set_for_workload("null"), None);
+        // idlewake's idle-exit parts and residency are split by idle state, and the
+        // split's event is one the span needs.
+        let idle = built_in("idlewake").unwrap();
+        let split: Vec<&str> = idle
+            .spans
+            .iter()
+            .filter(|s| s.split.is_some())
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(split, ["ipi_idle_exit", "idle_exit_run", "residency"]);
+        let s = idle.spans[2].split.as_ref().unwrap();
+        assert_eq!((s.field.as_str(), s.names), ("state", SplitNames::Cpuidle));
+        assert_eq!(s.side.key, Key::Cpu);
+        assert!(idle.spans[2]
+            .events()
+            .contains(&("power".into(), "cpu_idle".into())));
     }
 
     const GOOD: &str = r#"
@@ -388,6 +489,18 @@ to = { events = ["sched:sched_switch"], key = "field:next_pid", where = { next_c
             (
                 &GOOD.replace("[\"sched:sched_waking\"]", "[]"),
                 "from: no events",
+            ),
+            (
+                &format!("{GOOD}split = {{ events = [\"power:cpu_idle\"], key = \"cpu\" }}\n"),
+                "missing field `field`",
+            ),
+            (
+                &format!("{GOOD}split = {{ events = [\"power:cpu_idle\"], key = \"cpu\", field = \"state\", names = \"acpi\" }}\n"),
+                "span \"s\": split: names = \"acpi\" is unknown",
+            ),
+            (
+                &format!("{GOOD}split = {{ events = [\"cpu_idle\"], key = \"cpu\", field = \"state\" }}\n"),
+                "span \"s\": split: event \"cpu_idle\" is not SYSTEM:EVENT",
             ),
         ];
         for (text, want) in cases {

@@ -336,3 +336,223 @@ fn the_letters_a_to_d_are_seed_001s_four_spans_once_each() {
         ]
     );
 }
+
+/// Seed 004's wake-up on CPU 1 from CPU 0, once out of idle state 1 (an IPI wakes it) and
+/// once out of state 0, polling (no IPI: the target sees the flag), as the kernel prints
+/// power:cpu_idle, ipi:ipi_send_cpu, sched_waking and sched_switch.
+fn idle_wakeups() -> Vec<String> {
+    let idle = |t: &str, state: &str| {
+        format!("<idle>-0 [001] d..1. {t}: cpu_idle: state={state} cpu_id=1")
+    };
+    let waking = |t: &str| {
+        format!("a-100 [000] d..2. {t}: sched_waking: comm=b pid=200 prio=120 target_cpu=001")
+    };
+    let to_b = |t: &str| {
+        format!(
+            "<idle>-0 [001] d..2. {t}: sched_switch: prev_comm=swapper/1 prev_pid=0 \
+             prev_prio=120 prev_state=R ==> next_comm=b next_pid=200 next_prio=120"
+        )
+    };
+    vec![
+        idle("10.000000", "1"),
+        waking("10.000100"),
+        "a-100 [000] d..2. 10.000102: ipi_send_cpu: cpu=1 \
+         callsite=ttwu_queue_wakelist+0x12d/0x170 callback=0x0"
+            .into(),
+        idle("10.000110", "4294967295"),
+        to_b("10.000113"),
+        idle("10.001000", "0"),
+        waking("10.001100"),
+        idle("10.001101", "4294967295"),
+        to_b("10.001103"),
+    ]
+}
+
+fn feed_set(set: &str, lines: &[String]) -> Vec<SpanResult> {
+    let mut m = Matcher::new(built_in(set).unwrap().spans);
+    for l in lines {
+        m.feed_line(parse_line(l));
+    }
+    m.results()
+}
+
+fn count_and_max(r: &[SpanResult], name: &str) -> (u64, u64) {
+    let s = by_name(r, name);
+    (s.count(), s.max_ns)
+}
+
+#[test]
+fn idlewake_splits_the_idle_exit_by_the_state_left() {
+    let r = feed_set("idlewake", &idle_wakeups());
+    let names: Vec<&str> = r.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "sched",
+            "waking_ipi",
+            "ipi_idle_exit",
+            "ipi_idle_exit@1",
+            "idle_exit_run",
+            "idle_exit_run@0",
+            "idle_exit_run@1",
+            "residency",
+            "residency@0",
+            "residency@1",
+        ]
+    );
+    assert_eq!(by_name(&r, "sched").count(), 2);
+    // The polling wake-up sends no IPI: its (1) is cancelled by the target's switch.
+    assert_eq!(count_and_max(&r, "waking_ipi"), (1, 2_000));
+    assert_eq!(count_and_max(&r, "ipi_idle_exit"), (1, 8_000));
+    assert_eq!(count_and_max(&r, "ipi_idle_exit@1"), (1, 8_000));
+    assert_eq!(count_and_max(&r, "idle_exit_run@1"), (1, 3_000));
+    assert_eq!(count_and_max(&r, "idle_exit_run@0"), (1, 2_000));
+    assert_eq!(count_and_max(&r, "idle_exit_run"), (2, 3_000));
+    assert_eq!(count_and_max(&r, "residency@1"), (1, 110_000));
+    assert_eq!(count_and_max(&r, "residency@0"), (1, 101_000));
+    // Split results carry the span's label; the monitor names the states.
+    assert_eq!(
+        by_name(&r, "residency@0").label,
+        by_name(&r, "residency").label
+    );
+}
+
+#[test]
+fn a_split_without_a_value_at_the_key_counts_in_the_whole_only() {
+    let mut lines = idle_wakeups();
+    // Lost events forget the state entered; the exit after them is not tagged.
+    lines.insert(1, "CPU:1 [LOST 3 EVENTS]".into());
+    let r = feed_set("idlewake", &lines);
+    assert!(r.iter().all(|s| s.name != "ipi_idle_exit@1"));
+    assert_eq!(by_name(&r, "ipi_idle_exit").count(), 1);
+    assert_eq!(by_name(&r, "idle_exit_run").count(), 2);
+    assert_eq!(by_name(&r, "idle_exit_run@0").count(), 1);
+    // A state beyond CPUIDLE_STATE_MAX is no value (the kernel backend keeps 0-9).
+    let set = r#"
+name = "t"
+[[span]]
+name = "s"
+label = "S"
+from = { events = ["power:cpu_idle"], key = "cpu", where = { state = "4294967295" } }
+to = { events = ["sched:sched_switch"], key = "cpu" }
+split = { events = ["power:cpu_idle"], key = "cpu", field = "state" }
+"#;
+    let mut m = Matcher::new(parse_set(set, "t").unwrap().spans);
+    for l in idle_wakeups() {
+        m.feed_line(parse_line(&l));
+    }
+    let r = m.results();
+    // Each exit (4294967295) is itself the last value before the switch: untagged.
+    let names: Vec<&str> = r.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["s"]);
+    assert_eq!(r[0].count(), 2);
+}
+
+/// Loads idlewake's programs on this kernel (the verifier accepts the split code), wakes a
+/// thread pinned to CPU 1 from CPU 0 after it has gone idle, and reads per-state spans.
+#[test]
+fn idlewake_splits_by_idle_state_in_the_kernel_needs_root_bpf_and_idle_states() {
+    if !perflab_testkit::have_root("loading BPF programs") {
+        return;
+    }
+    if let Err(e) = bpf::probe() {
+        perflab_testkit::skip("bpf", e);
+        return;
+    }
+    let host = SysRoot::host();
+    if split::cpuidle_names(&host).is_empty() {
+        perflab_testkit::skip("idle states", "this machine has no cpuidle states");
+        return;
+    }
+    let Ok(fs) = Tracefs::open(&host) else {
+        perflab_testkit::skip("tracefs", "tracefs cannot be mounted");
+        return;
+    };
+    let cpus =
+        bpf::sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap())
+            .unwrap();
+    if cpus < 2 {
+        perflab_testkit::skip("2 CPUs", "a cross-CPU wake-up needs two CPUs");
+        return;
+    }
+    let spans: Vec<Span> = built_in("idlewake")
+        .unwrap()
+        .spans
+        .into_iter()
+        .filter(|s| s.events().iter().all(|(a, b)| fs.has_event(a, b)))
+        .collect();
+    let plans = bpf::plan_spans(&fs.fs, &host, &spans).unwrap();
+    let loaded = bpf::Loaded::load(&plans, &spans, cpus).unwrap();
+    loaded.set_enabled(true).unwrap();
+    let entered = idle_entries(&host);
+    let pin = |cpu: usize| {
+        // SAFETY: a zeroed cpu_set_t is empty; CPU_SET stays inside it (cpu < 2).
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    };
+    let (tx, rx) = std::sync::mpsc::channel::<u32>();
+    let t = std::thread::spawn(move || {
+        pin(1);
+        while rx.recv().is_ok() {}
+    });
+    pin(0);
+    for i in 0..200u32 {
+        // Long enough for CPU 1 to go idle, in a deeper state now and then.
+        std::thread::sleep(std::time::Duration::from_micros(
+            200 + 20 * u64::from(i % 10),
+        ));
+        tx.send(i).unwrap();
+    }
+    drop(tx);
+    t.join().unwrap();
+    let mut r = loaded.finish().unwrap();
+    if idle_entries(&host) == entered {
+        // Loaded and run through the verifier all the same; there was nothing to split.
+        perflab_testkit::skip(
+            "idle CPUs",
+            "no CPU entered an idle state meanwhile (the machine is busy)",
+        );
+        return;
+    }
+    split::name_values(&spans, &mut r, &split::cpuidle_names(&host));
+    let per_state: Vec<(&str, u64)> = r
+        .iter()
+        .filter(|s| s.name.contains('@'))
+        .map(|s| (s.name.as_str(), s.count()))
+        .collect();
+    eprintln!("per idle state: {per_state:?}");
+    for s in &r {
+        eprintln!("{}: {} {:?}", s.name, s.count(), s.kernel);
+    }
+    assert!(
+        r.iter()
+            .any(|s| s.name.starts_with("residency@") && s.count() > 0),
+        "{per_state:?}"
+    );
+    assert!(
+        r.iter()
+            .any(|s| s.name.starts_with("idle_exit_run@") && s.count() > 0),
+        "{per_state:?}"
+    );
+    // Every value's durations are also in the whole span.
+    for s in r.iter().filter(|s| s.name.contains('@')) {
+        let base = by_name(&r, s.name.split_once('@').unwrap().0);
+        assert!(s.count() <= base.count(), "{}", s.name);
+    }
+}
+
+/// Idle state entries of CPUs 0 and 1 so far (cpuidle's usage counters).
+fn idle_entries(sys: &SysRoot) -> u64 {
+    (0..2)
+        .flat_map(|cpu| (0..10).map(move |st| (cpu, st)))
+        .filter_map(|(cpu, st)| {
+            sys.read_parsed::<u64>(&format!(
+                "sys/devices/system/cpu/cpu{cpu}/cpuidle/state{st}/usage"
+            ))
+            .ok()
+        })
+        .sum()
+}
