@@ -556,3 +556,52 @@ fn idle_entries(sys: &SysRoot) -> u64 {
         })
         .sum()
 }
+
+/// netrx's every span on a KVM + vhost-net host (tests/fixtures/trace/kvm-vhost-rx.txt,
+/// built from the kernel's event formats by make_kvm_vhost.py): four packets, the fourth
+/// finding the vhost worker running, with noise on other CPUs.
+#[test]
+fn netrx_on_a_kvm_vhost_host_measures_a_to_d() {
+    let set = built_in("netrx").unwrap();
+    let facts = BTreeMap::from([("net.path".to_string(), "vm-tap".to_string())]);
+    assert!(set
+        .spans
+        .iter()
+        .all(|s| s.when.as_ref().is_none_or(|w| w.holds(&facts))));
+    let (r, lost) = run(set.spans, fixture("kvm-vhost-rx.txt"));
+    assert_eq!(lost, 0);
+    let got = |name: &str| {
+        let s = by_name(&r, name);
+        (s.count(), s.max_ns, s.unmatched)
+    };
+    // (a) NET_RX raised → softirq runs: every packet, 3 µs; the TIMER/RCU/SCHED softirqs
+    // of other CPUs are filtered out.
+    assert_eq!(got("raise"), (4, 3_000, 0));
+    // The NIC's interrupt → NET_RX raised, the NVMe interrupt on CPU 0 cancelled by its exit.
+    assert_eq!(got("irq"), (4, 1_000, 0));
+    // (b) NET_RX → vhost worker woken: the three packets that found it asleep, 5 µs; the
+    // fourth is cancelled by the softirq's exit (a running worker is not woken).
+    assert_eq!(got("vhost_wake").0, 3);
+    assert_eq!(got("vhost_wake").1, 5_000);
+    // (Every other switch is an end without a start, as everywhere.)
+    assert_eq!(got("vhost_run").0, 3);
+    assert_eq!(got("vhost_run").1, 6_000);
+    // (c) vhost running → guest interrupt injected, through MSI (packets 1, 3) and INTx
+    // (packet 2); packet 4's injection follows no traced wake-up: unmatched.
+    assert_eq!(got("vhost_irq"), (3, 6_000, 1));
+    // (d) injected → vCPU enters the guest, 9 µs; vCPU 1's entries and packet 4's are
+    // unmatched (keyed globally: the set assumes one vCPU takes the interrupt).
+    assert_eq!(got("guest_entry"), (3, 9_000, 3));
+    for name in ["raise", "vhost_wake", "vhost_irq", "guest_entry"] {
+        let s = by_name(&r, name);
+        assert_eq!(
+            s.hist.value_at_quantile(0.0),
+            s.max_ns,
+            "{name}: one duration each"
+        );
+    }
+    // On the host the receiver is the vhost worker: the host-path spans see it woken and
+    // run, and no receive syscall (the guest's receiver is out of the host's sight).
+    assert_eq!(got("wake").0, 3);
+    assert_eq!(got("syscall").0, 0);
+}
