@@ -340,7 +340,7 @@ fn the_letters_a_to_d_are_seed_001s_four_spans_once_each() {
 /// Seed 004's wake-up on CPU 1 from CPU 0, once out of idle state 1 (an IPI wakes it) and
 /// once out of state 0, polling (no IPI: the target sees the flag), as the kernel prints
 /// power:cpu_idle, ipi:ipi_send_cpu, sched_waking and sched_switch.
-fn idle_wakeups() -> Vec<String> {
+pub(crate) fn idle_wakeups() -> Vec<String> {
     let idle = |t: &str, state: &str| {
         format!("<idle>-0 [001] d..1. {t}: cpu_idle: state={state} cpu_id=1")
     };

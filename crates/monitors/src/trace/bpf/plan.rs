@@ -334,4 +334,6 @@ fn number(s: &str) -> Option<u64> {
 }
 
 #[cfg(test)]
+mod model;
+#[cfg(test)]
 mod tests;

@@ -19,11 +19,15 @@ const FORMATS: &[(&str, &str, &str)] = &[
     ("irq", "softirq_exit", "ID: 222\n\tfield:unsigned int vec;\toffset:8;\tsize:4;\tsigned:0;\n"),
     ("syscalls", "sys_exit_recvfrom", "ID: 2221\n\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n"),
     ("syscalls", "sys_exit_recvmsg", "ID: 2209\n\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n"),
+    // x86 KVM's, as include/trace/events/kvm.h and arch/x86/kvm/trace.h declare them.
+    ("kvm", "kvm_set_irq", "ID: 1402\n\tfield:unsigned int gsi;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:int level;\toffset:12;\tsize:4;\tsigned:1;\n\tfield:int irq_source_id;\toffset:16;\tsize:4;\tsigned:1;\n"),
+    ("kvm", "kvm_msi_set_irq", "ID: 1440\n\tfield:__u64 address;\toffset:8;\tsize:8;\tsigned:0;\n\tfield:__u64 data;\toffset:16;\tsize:8;\tsigned:0;\n"),
+    ("kvm", "kvm_entry", "ID: 1463\n\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:unsigned long rip;\toffset:16;\tsize:8;\tsigned:0;\n\tfield:bool immediate_exit;\toffset:24;\tsize:1;\tsigned:0;\n"),
 ];
 
 const CALL_FUNCTION: u64 = 0xffff_ffff_8100_1000;
 
-fn fake_format(system: &str, event: &str) -> Result<Format, String> {
+pub(super) fn fake_format(system: &str, event: &str) -> Result<Format, String> {
     FORMATS
         .iter()
         .find(|(s, e, _)| *s == system && *e == event)
