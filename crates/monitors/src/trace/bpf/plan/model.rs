@@ -170,11 +170,11 @@ mod proofs {
     use crate::trace::matcher::Matcher;
     use crate::trace::spans::built_in;
 
-    /// The text matcher's (name, count, sum, max) and the model's, side by side.
-    fn both(
-        spans: Vec<Span>,
-        text: &str,
-    ) -> (Vec<(String, u64, u64, u64)>, Vec<(String, u64, u64, u64)>) {
+    /// A span's (name, count, sum, max).
+    type Row = (String, u64, u64, u64);
+
+    /// The text matcher's rows and the model's, side by side.
+    fn both(spans: Vec<Span>, text: &str) -> (Vec<Row>, Vec<Row>) {
         let names: Vec<String> = spans.iter().map(|s| s.name.clone()).collect();
         let mut m = Matcher::new(spans.clone());
         for l in text.lines() {
