@@ -12,8 +12,8 @@
 //! fallback where BPF cannot be used; a note of each measurement says which measured.
 //! `PERFLAB_TRACE_BACKEND=text` or `=bpf` insists on one.
 //!
-//! Names: `trace` picks the set of the workload (netrr → `netrx`, ctxsw → `wakeup`,
-//! idle-ipi → `idlewake`, xfer/dmatest/parallel → `lock`), `trace:SET` a built-in set, `trace:FILE.toml`
+//! Names: `trace` picks the set of the workload (netrr → `netrx`, ctxsw → `wakeup`, or
+//! `idlewake` under a variant that sets the idle states as idle-ipi's do, xfer/dmatest/parallel → `lock`), `trace:SET` a built-in set, `trace:FILE.toml`
 //! a user's file.
 
 pub mod bpf;
@@ -235,7 +235,7 @@ impl TraceMonitor {
     ) -> Result<(String, Vec<Span>), MonitorError> {
         let (set, user) = match &self.choice {
             Choice::Auto => {
-                let Some(name) = spans::set_for_workload(ctx.workload) else {
+                let Some(name) = spans::set_for(ctx.workload, &ctx.facts) else {
                     return Err(MonitorError::Unavailable(
                         Unavailable::new(format!(
                             "workload {:?} has no built-in span set",
@@ -323,7 +323,7 @@ fn start_bpf(
 /// The names of the set's spans in declaration order (for `after` indices).
 fn set_names(choice: &Choice, ctx: &MeasureCtx) -> Vec<String> {
     let set = match choice {
-        Choice::Auto => spans::set_for_workload(ctx.workload).and_then(spans::built_in),
+        Choice::Auto => spans::set_for(ctx.workload, &ctx.facts).and_then(spans::built_in),
         Choice::BuiltIn(s) | Choice::User(s) => Some(s.clone()),
     };
     set.map(|s| s.spans.into_iter().map(|s| s.name).collect())

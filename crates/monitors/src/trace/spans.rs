@@ -55,6 +55,22 @@ pub fn set_for_workload(workload: &str) -> Option<&'static str> {
     }
 }
 
+/// The built-in set for a measurement: [`set_for_workload`], except that ctxsw under a
+/// variant that sets the idle states (the cpuidle knob's `cpuidle.mode` fact: the
+/// idle-ipi study) gets `idlewake`, seed 004's wake-up in parts per idle state, rather
+/// than `wakeup`. Every variant of idle-ipi sets them (`all` too), so its variants are
+/// traced alike.
+pub fn set_for(workload: &str, facts: &BTreeMap<String, String>) -> Option<&'static str> {
+    match workload {
+        "ctxsw" if facts.contains_key(CPUIDLE_FACT) => Some("idlewake"),
+        _ => set_for_workload(workload),
+    }
+}
+
+/// The cpuidle knob's fact (`perflab_knobs::cpuidle::FACT`; monitors do not depend on
+/// knobs).
+pub const CPUIDLE_FACT: &str = "cpuidle.mode";
+
 /// A parsed, checked span set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpanSet {
@@ -398,6 +414,10 @@ mod tests {
         assert_eq!(set_for_workload("idle-ipi"), Some("idlewake"));
         assert_eq!(set_for_workload("parallel"), Some("lock"));
         assert_eq!(set_for_workload("null"), None);
+        let idle = BTreeMap::from([(CPUIDLE_FACT.to_string(), "all".to_string())]);
+        assert_eq!(set_for("ctxsw", &idle), Some("idlewake"));
+        assert_eq!(set_for("ctxsw", &BTreeMap::new()), Some("wakeup"));
+        assert_eq!(set_for("netrr", &idle), Some("netrx"));
         // idlewake's idle-exit parts and residency are split by idle state, and the
         // split's event is one the span needs.
         let idle = built_in("idlewake").unwrap();

@@ -297,6 +297,18 @@ fn a_built_in_set_skips_what_the_kernel_lacks_with_a_note() {
         "{notes:?}"
     );
     assert!(notes[0].contains("this kernel has no ipi:ipi_send_cpu, irq_vectors:reschedule_entry: span wakeup.ipi_resched is skipped"), "{notes:?}");
+    // ctxsw under a variant that sets idle states (idle-ipi) gets idlewake, else wakeup.
+    let mut auto = TraceMonitor::new(Choice::Auto);
+    let mut idle = MeasureCtx::new(SysRoot::at(t.path()), Vec::new());
+    idle.workload = "ctxsw";
+    assert_eq!(auto.spans_for(&idle, &fs).unwrap().0, "wakeup");
+    idle.facts
+        .insert(spans::CPUIDLE_FACT.into(), "poll-only".into());
+    let (set, spans) = auto.spans_for(&idle, &fs).unwrap();
+    assert_eq!(
+        (set.as_str(), spans[0].name.as_str()),
+        ("idlewake", "sched")
+    );
     // Without a set for the workload, the monitor is unavailable and says how to name one.
     let mut auto = TraceMonitor::new(Choice::Auto);
     match auto.spans_for(&ctx, &fs) {
