@@ -1,4 +1,5 @@
-//! End-to-end, as root: idle-ipi with `--monitors trace:idlewake` leaves per-idle-state
+//! End-to-end, as root: idle-ipi with `--monitors trace` (idlewake, picked because its
+//! variants set idle states) leaves per-idle-state
 //! spans (`idlewake.…@STATE`) in the store and seed 004's per-pair table in the report.
 //! Skipped, with the reason, without root, without cpuidle states, or where no CPU went
 //! idle during the run (a machine kept busy by other jobs has nothing to split).
@@ -32,7 +33,7 @@ fn idle_ipi_with_idlewake_stores_spans_per_idle_state_needs_root_and_idle_states
         "--partners",
         "1",
         "--monitors",
-        "trace:idlewake,cpuidle",
+        "trace,cpuidle",
         "--telemetry-reps",
         "1",
         "--out",
