@@ -40,6 +40,11 @@ pub enum WakeCell {
         us: f64,
         share_pct: Option<f64>,
         matches: f64,
+        /// For a part: its matches per wake-up (percent of the whole's matches). A part
+        /// that only a few wake-ups have (an IPI where the pair shares a CPU) has a
+        /// share of the whole that describes those few, and the table says so.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        of_wakeups_pct: Option<f64>,
     },
     /// Recorded, no event matched.
     None,
@@ -130,13 +135,24 @@ pub fn wake_table(ms: &[MeasurementRecord]) -> Option<WakeTable> {
                 *share_pct = None; // 100 %, saying nothing
             }
         }
+        let of_whole: Vec<Option<f64>> = w.cells.iter().map(WakeCell::matches).collect();
         rows.push(w);
         for part in PARTS {
             let key = format!("{SET}.{part}");
             if !ids.iter().any(|i| i.key == key) {
                 continue;
             }
-            let p = row(&key, label_of(&key), None);
+            let mut p = row(&key, label_of(&key), None);
+            for (c, total) in p.cells.iter_mut().zip(&of_whole) {
+                if let WakeCell::Value {
+                    matches,
+                    of_wakeups_pct,
+                    ..
+                } = c
+                {
+                    *of_wakeups_pct = total.filter(|t| *t > 0.0).map(|t| 100.0 * *matches / t);
+                }
+            }
             let of_part: Vec<Option<f64>> = p.cells.iter().map(WakeCell::matches).collect();
             rows.push(p);
             for id in states_of(&ids, &key) {
@@ -202,6 +218,7 @@ fn cell(recs: &[&MeasurementRecord], key: &str, whole: Option<f64>) -> WakeCell 
             us,
             share_pct: whole.filter(|w| *w > 0.0).map(|w| 100.0 * us / w),
             matches: perflab_stats::median(counts).unwrap_or(0.0),
+            of_wakeups_pct: None,
         },
         None => WakeCell::None,
     }
@@ -216,24 +233,47 @@ impl WakeCell {
     }
 }
 
-/// `8.10 (65%)` for a part, `9.80 (1200 = 79%)` for a state: how often it was left.
+/// Parts in fewer wake-ups than this (percent) say in how many.
+const FEW_PCT: f64 = 50.0;
+
+/// `8.10 (65%)` for a part, `4.85 (147%; in 0.1% of wake-ups)` for one most wake-ups do
+/// not have, `9.80 (1200 = 79%)` for a state: how often it was left.
 fn cell_text(c: &WakeCell, state: bool) -> String {
     match c {
         WakeCell::Value {
             us,
             share_pct,
             matches,
+            of_wakeups_pct,
         } => {
             let share = share_pct.map(|s| format!("{s:.0}%"));
+            let few = of_wakeups_pct
+                .filter(|p| *p < FEW_PCT)
+                .map(|p| format!("in {} of wake-ups", small_pct(p)));
             match (state, share) {
                 (true, Some(s)) => format!("{} ({} = {s})", fmt::value(*us), fmt::count(*matches)),
                 (true, None) => format!("{} ({})", fmt::value(*us), fmt::count(*matches)),
-                (false, Some(s)) => format!("{} ({s})", fmt::value(*us)),
-                (false, None) => fmt::value(*us),
+                (false, s) => {
+                    let inner: Vec<String> = s.into_iter().chain(few).collect();
+                    if inner.is_empty() {
+                        fmt::value(*us)
+                    } else {
+                        format!("{} ({})", fmt::value(*us), inner.join("; "))
+                    }
+                }
             }
         }
         WakeCell::None => "none".into(),
         WakeCell::Missing => "-".into(),
+    }
+}
+
+/// `0.1%`, `12%`: a decimal where a whole percent would read 0.
+fn small_pct(p: f64) -> String {
+    if p < 10.0 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.0}%")
     }
 }
 
@@ -246,10 +286,11 @@ impl WakeTable {
                  A part's (share) is of the whole wake-up's p50 in the same column; shares \
                  need not add up to 100%: medians of the parts are not parts of the median, \
                  and (1) and (2) exist only for wake-ups that sent an IPI (a target polling \
-                 in idle sees the flag itself, so none there is expected). left STATE: the \
-                 part for the wake-ups whose target CPU left that idle state, (n = share) \
-                 how many per measurement and their share of the part's. none = the span \
-                 matched no event; - = not recorded.",
+                 in idle sees the flag itself, so none there is expected); a part that \
+                 fewer than half the wake-ups have says in how many (its share then \
+                 describes those few). left STATE: the part for the wake-ups whose target \
+                 CPU left that idle state, (n = share) how many per measurement and their \
+                 share of the part's. none = the span matched no event; - = not recorded.",
             ),
         ];
         for p in &self.pairs {

@@ -24,8 +24,15 @@ fn parts_per_pair_and_variant_with_shares_and_states() {
     let w = wake_table(&records()).expect("idlewake traced");
     assert_eq!(w.variants, ["poll-only", "all"]);
     let labels: Vec<&str> = w.pairs.iter().map(|p| p.label.as_str()).collect();
-    assert_eq!(labels, ["0-1", "0-2"]);
-    let far = &w.pairs[1];
+    assert_eq!(labels, ["0-0", "0-1", "0-2"]);
+    // On one CPU (1) is in 22 of 29000 wake-ups: its share of the whole says so.
+    match w.pairs[0].rows[1].cells[1] {
+        WakeCell::Value { of_wakeups_pct, .. } => {
+            assert!((of_wakeups_pct.unwrap() - 100.0 * 22.0 / 29_000.0).abs() < 1e-9)
+        }
+        c => panic!("{c:?}"),
+    }
+    let far = &w.pairs[2];
     let keys: Vec<&str> = far.rows.iter().map(|r| r.key.as_str()).collect();
     assert_eq!(
         keys,
@@ -53,6 +60,7 @@ fn parts_per_pair_and_variant_with_shares_and_states() {
             us,
             share_pct,
             matches,
+            ..
         } => (us, share_pct.unwrap(), matches),
         c => panic!("{c:?}"),
     };
@@ -67,7 +75,7 @@ fn parts_per_pair_and_variant_with_shares_and_states() {
     );
     assert_eq!(n, 20_000.0);
     // The sibling pair never reached C6: no row for it.
-    assert!(w.pairs[0].rows.iter().all(|r| !r.key.ends_with("@C6")));
+    assert!(w.pairs[1].rows.iter().all(|r| !r.key.ends_with("@C6")));
     // Without idlewake rows (another set, or no trace) there is no table.
     let other = common::spans::records(true);
     assert!(wake_table(&other).is_none());
@@ -81,6 +89,8 @@ fn wake_table_text() {
         text.contains("The wake-up in parts, per CPU pair"),
         "{text}"
     );
+    // On one CPU (1) is in 22 of 29000 wake-ups: its share of the whole says so.
+    assert!(text.contains("4.91 (148%; in 0.1% of wake-ups)"), "{text}");
     insta::assert_snapshot!("wake_table_text", text);
 }
 
@@ -100,6 +110,6 @@ fn wake_table_markdown_mail_and_html() {
         r.json["spans"][0]["table"]["wake"]["pairs"]
             .as_array()
             .map(Vec::len),
-        Some(2)
+        Some(3)
     );
 }

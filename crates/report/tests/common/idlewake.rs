@@ -1,5 +1,6 @@
 //! An idle-ipi run with the `trace:idlewake` spans as the monitor writes them: CPU pairs
-//! 0-1 (SMT siblings: the target's core stays busy) and 0-2, `poll-only` against `all`
+//! 0-0 (one CPU: no IPI but a stray one), 0-1 (SMT siblings: the target's core stays
+//! busy) and 0-2, `poll-only` against `all`
 //! on a machine with POLL, C1 and C6; 3 headline repetitions (no tracing) and 3
 //! telemetry repetitions per pair and variant. Polling targets get no IPI, so (1) and (2)
 //! never match under `poll-only`; under `all` the target left C1 or C6, C6 far slower.
@@ -64,6 +65,15 @@ fn spans(cpu_b: i64, variant: &str, rep: u32) -> Vec<(String, String, f64, f64)>
             n,
         )
     };
+    if cpu_b == 0 {
+        // Both threads on CPU 0: wake-ups need no IPI; the few (1) are other tasks'.
+        return vec![
+            s("sched", WHOLE, 3_300.0, 29_000.0),
+            s("waking_ipi", WAKING, 4_900.0, 22.0),
+            s("ipi_idle_exit", EXIT, 0.0, 0.0),
+            s("idle_exit_run", RUN, 0.0, 0.0),
+        ];
+    }
     if variant == "poll-only" {
         return vec![
             s("sched", WHOLE, 3_100.0 + 400.0 * far, 50_000.0),
@@ -123,7 +133,7 @@ fn rows(cpu_b: i64, variant: &str, rep: u32) -> Vec<TelemetryRow> {
 
 pub fn records() -> Vec<MeasurementRecord> {
     let mut ms = Vec::new();
-    for (point, cpu_b) in [1i64, 2].into_iter().enumerate() {
+    for (point, cpu_b) in [0i64, 1, 2].into_iter().enumerate() {
         for rep in 0..REPS {
             for variant in ["poll-only", "all"] {
                 for role in [Role::Headline, Role::Telemetry] {
