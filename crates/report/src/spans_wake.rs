@@ -40,11 +40,12 @@ pub enum WakeCell {
         us: f64,
         share_pct: Option<f64>,
         matches: f64,
-        /// For a part: its matches per wake-up (percent of the whole's matches). A part
-        /// that only a few wake-ups have (an IPI where the pair shares a CPU) has a
-        /// share of the whole that describes those few, and the table says so.
+        /// For a part: the whole wake-up's matches in the same column (median per
+        /// measurement). A part that only a few wake-ups have (an IPI where the pair
+        /// shares a CPU, an idle exit where the target rarely idles) has a share of the
+        /// whole that describes those few, and the table says so.
         #[serde(skip_serializing_if = "Option::is_none")]
-        of_wakeups_pct: Option<f64>,
+        of_wakeups: Option<f64>,
     },
     /// Recorded, no event matched.
     None,
@@ -144,13 +145,8 @@ pub fn wake_table(ms: &[MeasurementRecord]) -> Option<WakeTable> {
             }
             let mut p = row(&key, label_of(&key), None);
             for (c, total) in p.cells.iter_mut().zip(&of_whole) {
-                if let WakeCell::Value {
-                    matches,
-                    of_wakeups_pct,
-                    ..
-                } = c
-                {
-                    *of_wakeups_pct = total.filter(|t| *t > 0.0).map(|t| 100.0 * *matches / t);
+                if let WakeCell::Value { of_wakeups, .. } = c {
+                    *of_wakeups = *total;
                 }
             }
             let of_part: Vec<Option<f64>> = p.cells.iter().map(WakeCell::matches).collect();
@@ -218,7 +214,7 @@ fn cell(recs: &[&MeasurementRecord], key: &str, whole: Option<f64>) -> WakeCell 
             us,
             share_pct: whole.filter(|w| *w > 0.0).map(|w| 100.0 * us / w),
             matches: perflab_stats::median(counts).unwrap_or(0.0),
-            of_wakeups_pct: None,
+            of_wakeups: None,
         },
         None => WakeCell::None,
     }
@@ -236,20 +232,20 @@ impl WakeCell {
 /// Parts in fewer wake-ups than this (percent) say in how many.
 const FEW_PCT: f64 = 50.0;
 
-/// `8.10 (65%)` for a part, `4.85 (147%; in 0.1% of wake-ups)` for one most wake-ups do
-/// not have, `9.80 (1200 = 79%)` for a state: how often it was left.
+/// `8.10 (65%)` for a part, `40.58 (854%; in 6 of 88035 wake-ups)` for one most wake-ups
+/// do not have, `9.80 (1200 = 79%)` for a state: how often it was left.
 fn cell_text(c: &WakeCell, state: bool) -> String {
     match c {
         WakeCell::Value {
             us,
             share_pct,
             matches,
-            of_wakeups_pct,
+            of_wakeups,
         } => {
             let share = share_pct.map(|s| format!("{s:.0}%"));
-            let few = of_wakeups_pct
-                .filter(|p| *p < FEW_PCT)
-                .map(|p| format!("in {} of wake-ups", small_pct(p)));
+            let few = of_wakeups
+                .filter(|w| *w > 0.0 && 100.0 * matches / w < FEW_PCT)
+                .map(|w| format!("in {} of {} wake-ups", fmt::count(*matches), fmt::count(w)));
             match (state, share) {
                 (true, Some(s)) => format!("{} ({} = {s})", fmt::value(*us), fmt::count(*matches)),
                 (true, None) => format!("{} ({})", fmt::value(*us), fmt::count(*matches)),
@@ -268,15 +264,6 @@ fn cell_text(c: &WakeCell, state: bool) -> String {
     }
 }
 
-/// `0.1%`, `12%`: a decimal where a whole percent would read 0.
-fn small_pct(p: f64) -> String {
-    if p < 10.0 {
-        format!("{p:.1}%")
-    } else {
-        format!("{p:.0}%")
-    }
-}
-
 impl WakeTable {
     pub fn to_blocks(&self) -> Vec<Block> {
         let mut out = vec![
@@ -287,8 +274,8 @@ impl WakeTable {
                  need not add up to 100%: medians of the parts are not parts of the median, \
                  and (1) and (2) exist only for wake-ups that sent an IPI (a target polling \
                  in idle sees the flag itself, so none there is expected); a part that \
-                 fewer than half the wake-ups have says in how many (its share then \
-                 describes those few). left STATE: the part for the wake-ups whose target \
+                 fewer than half the wake-ups have says in how many, per measurement (its \
+                 share then describes those few). left STATE: the part for the wake-ups whose target \
                  CPU left that idle state, (n = share) how many per measurement and their \
                  share of the part's. none = the span matched no event; - = not recorded.",
             ),
