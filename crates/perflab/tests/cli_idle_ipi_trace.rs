@@ -77,8 +77,10 @@ fn idle_ipi_with_idlewake_stores_spans_per_idle_state_needs_root_and_idle_states
         .collect();
     eprintln!("per-state rows: {per_state:?}");
     assert!(!per_state.is_empty(), "{keys:?}");
+    // The table is there; its `left STATE` rows need wake-ups out of idle in measurements
+    // that count (a poll-only one whose disabled state was entered does not).
     assert!(
-        stdout.contains("The wake-up in parts, per CPU pair") && stdout.contains("left "),
+        stdout.contains("The wake-up in parts, per CPU pair"),
         "{stdout}"
     );
 }

@@ -520,12 +520,17 @@ fn idlewake_splits_by_idle_state_in_the_kernel_needs_root_bpf_and_idle_states() 
     }
     drop(tx);
     t.join().unwrap();
+    // cpuidle counts a stay when it ends: one that began before the programs were
+    // enabled (one per CPU) is counted but has no traced entry.
+    let stays = idle_entries(&host) - entered;
     let mut r = loaded.finish().unwrap();
-    if idle_entries(&host) == entered {
+    if stays <= 2 {
         // Loaded and run through the verifier all the same; there was nothing to split.
         perflab_testkit::skip(
             "idle CPUs",
-            "no CPU entered an idle state meanwhile (the machine is busy)",
+            format!(
+                "CPUs 0 and 1 left an idle state {stays} times meanwhile (the machine is busy)"
+            ),
         );
         return;
     }
@@ -536,23 +541,23 @@ fn idlewake_splits_by_idle_state_in_the_kernel_needs_root_bpf_and_idle_states() 
         .map(|s| (s.name.as_str(), s.count()))
         .collect();
     eprintln!("per idle state: {per_state:?}");
-    for s in &r {
-        eprintln!("{}: {} {:?}", s.name, s.count(), s.kernel);
-    }
-    assert!(
-        r.iter()
-            .any(|s| s.name.starts_with("residency@") && s.count() > 0),
-        "{per_state:?}"
-    );
-    assert!(
-        r.iter()
-            .any(|s| s.name.starts_with("idle_exit_run@") && s.count() > 0),
-        "{per_state:?}"
-    );
-    // Every value's durations are also in the whole span.
-    for s in r.iter().filter(|s| s.name.contains('@')) {
-        let base = by_name(&r, s.name.split_once('@').unwrap().0);
-        assert!(s.count() <= base.count(), "{}", s.name);
+    // Every residency starts at an idle entry, which is also its split value: the states'
+    // residencies are all of it. (2) and (3) depend on what woke the CPU (a timer, another
+    // job's task on a busy machine): their states are checked against the whole only.
+    let residency: u64 = r
+        .iter()
+        .filter(|s| s.name.starts_with("residency@"))
+        .map(|s| s.count())
+        .sum();
+    assert!(residency > 0, "{per_state:?}");
+    assert_eq!(residency, by_name(&r, "residency").count(), "{per_state:?}");
+    for base in ["ipi_idle_exit", "idle_exit_run"] {
+        let states: u64 = r
+            .iter()
+            .filter(|s| s.name.starts_with(&format!("{base}@")))
+            .map(|s| s.count())
+            .sum();
+        assert!(states <= by_name(&r, base).count(), "{base}: {per_state:?}");
     }
 }
 
