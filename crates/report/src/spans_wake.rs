@@ -46,6 +46,10 @@ pub enum WakeCell {
         /// whole that describes those few, and the table says so.
         #[serde(skip_serializing_if = "Option::is_none")]
         of_wakeups: Option<f64>,
+        /// Repetitions in which it matched, of those that recorded it: the p50 is over the
+        /// former, the matches over all (a rare state left in one repetition of three).
+        matched_reps: usize,
+        reps: usize,
     },
     /// Recorded, no event matched.
     None,
@@ -205,16 +209,23 @@ fn p50(recs: &[&MeasurementRecord], key: &str) -> Option<f64> {
 }
 
 fn cell(recs: &[&MeasurementRecord], key: &str, whole: Option<f64>) -> WakeCell {
-    let counts = trace_rows::counts(recs, key);
-    if counts.is_empty() {
+    if trace_rows::counts(recs, key).is_empty() {
         return WakeCell::Missing;
     }
+    // A state's rows exist only in repetitions where it was left: elsewhere it was left
+    // 0 times, which the medians must count.
+    let counts: Vec<f64> = recs
+        .iter()
+        .map(|m| trace_rows::value(m, key, "count").unwrap_or(0.0))
+        .collect();
     match p50(recs, key) {
         Some(us) => WakeCell::Value {
             us,
             share_pct: whole.filter(|w| *w > 0.0).map(|w| 100.0 * us / w),
-            matches: perflab_stats::median(counts).unwrap_or(0.0),
+            matches: perflab_stats::median(counts.iter().copied()).unwrap_or(0.0),
             of_wakeups: None,
+            matched_reps: counts.iter().filter(|c| **c > 0.0).count(),
+            reps: counts.len(),
         },
         None => WakeCell::None,
     }
@@ -241,16 +252,25 @@ fn cell_text(c: &WakeCell, state: bool) -> String {
             share_pct,
             matches,
             of_wakeups,
+            matched_reps,
+            reps,
         } => {
             let share = share_pct.map(|s| format!("{s:.0}%"));
+            let some_reps = (matched_reps < reps).then(|| format!("{matched_reps}/{reps} reps"));
             let few = of_wakeups
                 .filter(|w| *w > 0.0 && 100.0 * matches / w < FEW_PCT)
                 .map(|w| format!("in {} of {} wake-ups", fmt::count(*matches), fmt::count(w)));
             match (state, share) {
-                (true, Some(s)) => format!("{} ({} = {s})", fmt::value(*us), fmt::count(*matches)),
-                (true, None) => format!("{} ({})", fmt::value(*us), fmt::count(*matches)),
+                (true, share) => {
+                    let n = match share {
+                        Some(s) => format!("{} = {s}", fmt::count(*matches)),
+                        None => fmt::count(*matches),
+                    };
+                    let inner: Vec<String> = std::iter::once(n).chain(some_reps).collect();
+                    format!("{} ({})", fmt::value(*us), inner.join("; "))
+                }
                 (false, s) => {
-                    let inner: Vec<String> = s.into_iter().chain(few).collect();
+                    let inner: Vec<String> = s.into_iter().chain(few).chain(some_reps).collect();
                     if inner.is_empty() {
                         fmt::value(*us)
                     } else {
@@ -277,7 +297,9 @@ impl WakeTable {
                  fewer than half the wake-ups have says in how many, per measurement (its \
                  share then describes those few). left STATE: the part for the wake-ups whose target \
                  CPU left that idle state, (n = share) how many per measurement and their \
-                 share of the part's. none = the span matched no event; - = not recorded.",
+                 share of the part's. k/n reps: the p50 is of the k repetitions (of n) in \
+                 which the span matched, the counts medians over all n. none = the span \
+                 matched no event; - = not recorded.",
             ),
         ];
         for p in &self.pairs {

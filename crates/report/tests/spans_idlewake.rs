@@ -43,6 +43,7 @@ fn parts_per_pair_and_variant_with_shares_and_states() {
             "idlewake.waking_ipi",
             "idlewake.ipi_idle_exit",
             "idlewake.ipi_idle_exit@C1",
+            "idlewake.ipi_idle_exit@C1E",
             "idlewake.ipi_idle_exit@C6",
             "idlewake.idle_exit_run",
             "idlewake.idle_exit_run@POLL",
@@ -50,11 +51,22 @@ fn parts_per_pair_and_variant_with_shares_and_states() {
             "idlewake.idle_exit_run@C6",
         ]
     );
-    assert_eq!(far.rows[4].state.as_deref(), Some("C6"));
+    assert_eq!(far.rows[5].state.as_deref(), Some("C6"));
+    // C1E, left once in one repetition of three: its p50 is that one's, its count the
+    // median over all three (0), and the cell says so.
+    match far.rows[4].cells[1] {
+        WakeCell::Value {
+            matches,
+            matched_reps,
+            reps,
+            ..
+        } => assert_eq!((matches, matched_reps, reps), (0.0, 1, 3)),
+        c => panic!("{c:?}"),
+    }
     // Polling targets get no IPI: (1) and (2) are recorded and never match.
     assert_eq!(far.rows[1].cells[0], WakeCell::None);
     // A state never left under poll-only was not recorded there at all.
-    assert_eq!(far.rows[4].cells[0], WakeCell::Missing);
+    assert_eq!(far.rows[5].cells[0], WakeCell::Missing);
     // (2) at 0-2 under `all`: p50 over reps 19000, 19010, 19020 ns → 19.01 µs, of a
     // whole wake-up of 24.01 µs; out of C6 20.01 µs, 20000 of the 29000 exits.
     let value = |r: usize| match far.rows[r].cells[1] {
@@ -69,7 +81,7 @@ fn parts_per_pair_and_variant_with_shares_and_states() {
     let (us, share, _) = value(2);
     assert!((us - 19.01).abs() < 1e-9, "{us}");
     assert!((share - 100.0 * 19.01 / 24.01).abs() < 1e-9, "{share}");
-    let (us, share, n) = value(4);
+    let (us, share, n) = value(5);
     assert!((us - 20.01).abs() < 1e-9, "{us}");
     assert!(
         (share - 100.0 * 20_000.0 / 29_000.0).abs() < 1e-9,
