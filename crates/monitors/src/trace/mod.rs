@@ -252,6 +252,7 @@ impl TraceMonitor {
             Choice::BuiltIn(s) => (s.clone(), false),
             Choice::User(s) => (s.clone(), true),
         };
+        let on_cpus = set.workload_cpus;
         let mut keep = Vec::new();
         for span in set.spans {
             if span.when.as_ref().is_some_and(|w| !w.holds(&ctx.facts)) {
@@ -284,6 +285,11 @@ impl TraceMonitor {
         }
         // A span chained after a skipped one is renumbered or dropped with it.
         let keep = renumber_after(keep, &set_names(&self.choice, ctx));
+        let keep = if on_cpus {
+            spans::on_cpus(keep, &ctx.cpus)
+        } else {
+            keep
+        };
         if keep.is_empty() {
             return Err(MonitorError::Unavailable(Unavailable::new(format!(
                 "no span of set {} can be traced here",

@@ -3,6 +3,7 @@
 //! ```toml
 //! name = "wakeup"
 //! description = "scheduler wake-up latency"
+//! cpus = "workload"   # optional: only events on the CPUs the workload runs on
 //!
 //! [[span]]
 //! name = "sched"                       # [a-z0-9_]+, unique in the set
@@ -77,6 +78,10 @@ pub struct SpanSet {
     pub name: String,
     pub description: String,
     pub spans: Vec<Span>,
+    /// `cpus = "workload"`: every side also needs `cpu` (the event's field of that name,
+    /// else the CPU that logged it) to be one the workload runs on, e.g. idle-ipi's CPU
+    /// pair, so a wake-up elsewhere on the machine is not one of the pair's.
+    pub workload_cpus: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -195,6 +200,8 @@ struct RawSet {
     #[serde(default)]
     description: String,
     #[serde(default)]
+    cpus: Option<String>,
+    #[serde(default)]
     span: Vec<RawSpan>,
 }
 
@@ -288,10 +295,20 @@ pub fn parse_set(text: &str, origin: &str) -> Result<SpanSet, String> {
             when: s.when,
         });
     }
+    let workload_cpus = match raw.cpus.as_deref() {
+        None | Some("all") => false,
+        Some("workload") => true,
+        Some(o) => {
+            return Err(bad(format!(
+                "cpus = {o:?} is unknown (expected workload or all)"
+            )))
+        }
+    };
     Ok(SpanSet {
         name: raw.name,
         description: raw.description,
         spans,
+        workload_cpus,
     })
 }
 
@@ -357,6 +374,33 @@ fn split(r: RawSplit) -> Result<Split, String> {
         field: r.field,
         names,
     })
+}
+
+/// The spans restricted to events on `cpus` (a set's `cpus = "workload"`): a `cpu` filter
+/// on every side, split side included. No CPUs (a workload that cannot say) restricts
+/// nothing.
+pub fn on_cpus(spans: Vec<Span>, cpus: &[u32]) -> Vec<Span> {
+    if cpus.is_empty() {
+        return spans;
+    }
+    let filter = Filter {
+        field: "cpu".into(),
+        patterns: cpus.iter().map(|c| (c.to_string(), false)).collect(),
+    };
+    spans
+        .into_iter()
+        .map(|mut s| {
+            let split = s.split.as_mut().map(|x| &mut x.side);
+            for side in [Some(&mut s.from), Some(&mut s.to), s.cancel.as_mut(), split]
+                .into_iter()
+                .flatten()
+            {
+                side.filters.retain(|f| f.field != "cpu");
+                side.filters.push(filter.clone());
+            }
+            s
+        })
+        .collect()
 }
 
 /// The name of a split span's histogram for `value`: `ipi_idle_exit@1`.
@@ -434,6 +478,9 @@ mod tests {
         assert!(idle.spans[2]
             .events()
             .contains(&("power".into(), "cpu_idle".into())));
+        // idlewake is the CPU pair's; the other sets see the whole machine.
+        assert!(idle.workload_cpus);
+        assert!(!built_in("wakeup").unwrap().workload_cpus);
     }
 
     const GOOD: &str = r#"
@@ -509,6 +556,10 @@ to = { events = ["sched:sched_switch"], key = "field:next_pid", where = { next_c
             (
                 &GOOD.replace("[\"sched:sched_waking\"]", "[]"),
                 "from: no events",
+            ),
+            (
+                &GOOD.replace("name = \"t\"", "name = \"t\"\ncpus = \"pair\""),
+                "cpus = \"pair\" is unknown",
             ),
             (
                 &format!("{GOOD}split = {{ events = [\"power:cpu_idle\"], key = \"cpu\" }}\n"),

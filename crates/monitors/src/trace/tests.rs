@@ -430,6 +430,22 @@ fn idlewake_splits_the_idle_exit_by_the_state_left() {
 }
 
 #[test]
+fn idlewake_on_the_workloads_cpus_only() {
+    let spans = built_in("idlewake").unwrap().spans;
+    let mut m = Matcher::new(crate::trace::spans::on_cpus(spans.clone(), &[0, 1]));
+    let mut elsewhere = Matcher::new(crate::trace::spans::on_cpus(spans, &[2, 3]));
+    for l in idle_wakeups() {
+        m.feed_line(parse_line(&l));
+        elsewhere.feed_line(parse_line(&l));
+    }
+    let (pair, other) = (m.results(), elsewhere.results());
+    // On the pair's CPUs, as unrestricted; on two others, nothing.
+    assert_eq!(pair.len(), feed_set("idlewake", &idle_wakeups()).len());
+    assert_eq!(count_and_max(&pair, "ipi_idle_exit@1"), (1, 8_000));
+    assert!(other.iter().all(|s| s.count() == 0));
+}
+
+#[test]
 fn a_split_without_a_value_at_the_key_counts_in_the_whole_only() {
     let mut lines = idle_wakeups();
     // Lost events forget the state entered; the exit after them is not tagged.

@@ -219,5 +219,9 @@ mod proofs {
             names.contains(&"ipi_idle_exit@1") && names.contains(&"residency@0"),
             "{names:?}"
         );
+        // Restricted to the pair's CPUs, as idle-ipi runs it: the same, in both.
+        let pair = crate::trace::spans::on_cpus(built_in("idlewake").unwrap().spans, &[0, 1]);
+        let (tp, mp) = both(pair, &text);
+        assert_eq!((&tp, &mp), (&t, &m));
     }
 }

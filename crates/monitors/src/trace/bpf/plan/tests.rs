@@ -365,3 +365,28 @@ fn numbers_parse_as_the_loads_give_them() {
     assert_eq!(number("S"), None);
     assert_eq!(number("0x"), None);
 }
+
+#[test]
+fn the_workloads_cpus_are_one_more_check_on_every_action() {
+    let spans = crate::trace::spans::on_cpus(built_in("idlewake").unwrap().spans, &[0, 2]);
+    let plans = plan_of(&spans).unwrap();
+    for p in &plans {
+        for a in &p.actions {
+            // ipi_send_cpu's own `cpu` field is the IPI's target; elsewhere the CPU that
+            // logged the event.
+            let source = match p.event.as_str() {
+                "ipi_send_cpu" => Source::Field {
+                    offset: 8,
+                    size: 4,
+                    signed: false,
+                },
+                _ => Source::Cpu,
+            };
+            let want = Check::Num {
+                source,
+                any_of: vec![0, 2],
+            };
+            assert!(a.checks.contains(&want), "{}: {a:?}", p.event);
+        }
+    }
+}
