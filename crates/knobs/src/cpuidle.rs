@@ -46,6 +46,9 @@ pub struct CpuidleKnob {
     pub mode: IdleMode,
 }
 
+/// The fact an applied cpuidle setting publishes: `poll-only`, `all`, `states:C1,C1E`.
+pub const FACT: &str = "cpuidle.mode";
+
 const VALID: &str = "poll-only, all, or states:NAME[,NAME...]";
 
 impl CpuidleKnob {
@@ -219,9 +222,15 @@ impl Knob for CpuidleKnob {
             .map_err(|u| KnobError::unavailable(self.name(), u))?;
         let guard = Box::new(write_files(sys, journal, &self.name(), &writes)?);
         let knob = self.clone();
-        Ok(Box::new(Verified::new(guard, move |sys| {
-            DisabledStates::take(&knob, sys).map(|p| Box::new(p) as Box<dyn EffectProbe>)
-        })))
+        // Which idle states a measurement ran with: the trace monitor picks its idle-state
+        // span set where a variant sets them (idle-ipi runs the ctxsw workload).
+        let mode = self.name().trim_start_matches("cpuidle=").to_string();
+        Ok(Box::new(
+            Verified::new(guard, move |sys| {
+                DisabledStates::take(&knob, sys).map(|p| Box::new(p) as Box<dyn EffectProbe>)
+            })
+            .with_facts(vec![(FACT.to_string(), mode)]),
+        ))
     }
 }
 

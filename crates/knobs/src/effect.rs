@@ -18,6 +18,7 @@ type ProbeFn = dyn Fn(&SysRoot) -> Option<Box<dyn EffectProbe>> + Send;
 pub struct Verified {
     inner: Box<dyn KnobGuard>,
     probe: Box<ProbeFn>,
+    facts: Vec<(String, String)>,
 }
 
 impl Verified {
@@ -28,7 +29,14 @@ impl Verified {
         Self {
             inner,
             probe: Box::new(probe),
+            facts: Vec::new(),
         }
+    }
+
+    /// Also publishes these facts to every measurement of the variant.
+    pub fn with_facts(mut self, facts: Vec<(String, String)>) -> Self {
+        self.facts = facts;
+        self
     }
 }
 
@@ -38,7 +46,9 @@ impl KnobGuard for Verified {
     }
 
     fn facts(&self) -> Vec<(String, String)> {
-        self.inner.facts()
+        let mut f = self.inner.facts();
+        f.extend(self.facts.iter().cloned());
+        f
     }
 
     fn probe(&self, sys: &SysRoot) -> Option<Box<dyn EffectProbe>> {

@@ -55,6 +55,13 @@ fn x86_intel_idle_modes_apply_and_restore_byte_for_byte() {
         knob.check(&sys).unwrap();
         let guard = knob.apply(&sys, &journal).unwrap();
         assert_eq!(enabled(&sys), want, "{setting}");
+        // The mode is a fact of every measurement (the trace monitor reads it).
+        let mode = setting.trim_start_matches("cpuidle=").to_string();
+        assert!(
+            guard.facts().contains(&("cpuidle.mode".to_string(), mode)),
+            "{setting}: {:?}",
+            guard.facts()
+        );
         drop(guard);
         assert_eq!(snapshot(&sys), before, "{setting} restored");
     }

@@ -33,7 +33,12 @@ fn knobs_apply_in_order_and_restore_in_reverse() {
         facts.get(perflab_knobs::JOURNAL_FACT).map(String::as_str),
         Some(&*journal)
     );
-    assert_eq!(facts.len(), 2, "{facts:?}");
+    // The cpuidle knob says which states the variant runs with (the trace monitor reads it).
+    assert_eq!(
+        facts.get("cpuidle.mode").map(String::as_str),
+        Some("poll-only")
+    );
+    assert_eq!(facts.len(), 3, "{facts:?}");
     applied.restore().unwrap();
     assert_eq!(tree.snapshot(), before);
     assert!(tree.journal().entries().unwrap().is_empty());

@@ -45,6 +45,7 @@ pub mod spans_ab;
 pub mod spans_seed;
 pub mod spans_seen;
 mod spans_text;
+pub mod spans_wake;
 pub mod summary;
 mod summary_text;
 mod table_text;

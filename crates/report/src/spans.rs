@@ -93,6 +93,9 @@ pub struct SpanTable {
     pub groups: Vec<SpanGroup>,
     /// The monitor's notes: events this kernel lacks and the spans skipped for them.
     pub notes: Vec<String>,
+    /// Seed 004's wake-up in parts per CPU pair, where the `idlewake` set traced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wake: Option<crate::spans_wake::WakeTable>,
 }
 
 /// The span breakdown of a run, or `None` when no measurement carries span rows.
@@ -143,6 +146,7 @@ pub fn span_table(run: &RunInfo, ms: &[MeasurementRecord], cfg: &StatsConfig) ->
         confidence: cfg.confidence_label(),
         groups,
         notes: trace_rows::notes(ms),
+        wake: crate::spans_wake::wake_table(ms),
     })
 }
 

@@ -25,7 +25,7 @@ use crate::trace_rows::{self, SpanId};
 pub const LATENCY_METRIC: &str = "rtt_p50_us";
 
 /// A span's p50 in one load case.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "us")]
 pub enum SeedCell {
     /// Median over the repetitions in which the span matched, in µs.
@@ -44,6 +44,9 @@ pub enum SeedCell {
     Absent(&'static str),
     /// Not recorded in this load case.
     Missing,
+    /// Not traced at all: the monitor skipped the span, for the reason given (this kernel
+    /// lacks its events: no `kvm` module, as on a TCG host).
+    NotTraced(String),
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -143,7 +146,7 @@ fn path(variant: &str, netpath: &str, section: &str, mine: &[&MeasurementRecord]
         })
         .collect();
     let ids: Vec<SpanId> = trace_rows::span_ids(mine);
-    let spans = ids
+    let mut spans: Vec<SeedSpan> = ids
         .into_iter()
         .map(|id| SeedSpan {
             cells: per_load
@@ -154,6 +157,16 @@ fn path(variant: &str, netpath: &str, section: &str, mine: &[&MeasurementRecord]
             label: id.label,
         })
         .collect();
+    for (key, label, why) in spans_seen::skipped_seed_spans(mine, netpath) {
+        if !spans.iter().any(|s| s.key == key) {
+            spans.push(SeedSpan {
+                cells: vec![SeedCell::NotTraced(why); per_load.len()],
+                key,
+                label,
+            });
+        }
+    }
+    spans_seen::in_set_order(&mut spans, |s| &s.key);
     SeedPath {
         path: variant.to_string(),
         section: section.to_string(),
@@ -198,8 +211,8 @@ impl SeedSpanTable {
              repetitions' {LATENCY_METRIC}, tracing on. All {}. (a)-(d) are seed 001's \
              spans. not measured = fewer than {} matched events per round trip, too few \
              to be the benchmark's packets; none = the span matched no event (with what \
-             the path lacks, where known); - = not recorded; reps = the repetitions that \
-             traced.",
+             the path lacks, where known); not traced = the kernel lacks the span's events; \
+             - = not recorded; reps = the repetitions that traced.",
             self.run,
             provenance(self.from_telemetry),
             spans_seen::MIN_EVENTS_PER_ROUND_TRIP
@@ -235,6 +248,7 @@ impl SeedSpanTable {
                     SeedCell::NoMatch => "none".to_string(),
                     SeedCell::Absent(why) => format!("none: {why}"),
                     SeedCell::Missing => "-".to_string(),
+                    SeedCell::NotTraced(why) => format!("not traced: {why}"),
                 }));
                 rows.push(r);
             }

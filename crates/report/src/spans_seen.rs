@@ -48,6 +48,71 @@ pub fn why_absent(span: &str, path: &str, tcg: bool) -> Option<&'static str> {
     }
 }
 
+/// The seed's lettered spans (`(a)`–`(d)` of the built-in `netrx` set) that apply to this
+/// path but that the monitor skipped, as (key, label, why): its note says the kernel lacks
+/// their events (`trace: this kernel has no kvm:kvm_entry: span netrx.guest_entry is
+/// skipped`). Without this the row would be missing, as if the seed had no such part.
+pub fn skipped_seed_spans(
+    recs: &[&MeasurementRecord],
+    path: &str,
+) -> Vec<(String, String, String)> {
+    let Some(set) = perflab_monitors::trace::spans::built_in(SEED_SET) else {
+        return Vec::new();
+    };
+    let facts = std::collections::BTreeMap::from([(NET_PATH_FACT.to_string(), path.to_string())]);
+    let notes: Vec<&String> = recs.iter().flat_map(|m| m.output.notes.iter()).collect();
+    let mut out = Vec::new();
+    for s in &set.spans {
+        if !is_lettered(&s.label) || s.when.as_ref().is_some_and(|w| !w.holds(&facts)) {
+            continue;
+        }
+        let key = format!("{SEED_SET}.{}", s.name);
+        let tail = format!(": span {key} is skipped");
+        let Some(lacks) = notes.iter().find_map(|n| {
+            n.strip_suffix(&tail)?
+                .rsplit_once("trace: ")
+                .map(|(_, l)| l.to_string())
+        }) else {
+            continue;
+        };
+        let kvm = lacks.contains("kvm:");
+        let why = if kvm {
+            format!("{lacks} (no kvm module: a TCG host, or KVM not loaded)")
+        } else {
+            lacks
+        };
+        out.push((key, s.label.clone(), why));
+    }
+    out
+}
+
+/// Sorts rows of the seed's set in its declaration order (the order of a packet's way);
+/// rows of other sets keep their order, after them.
+pub fn in_set_order<T>(rows: &mut [T], key: impl Fn(&T) -> &str) {
+    let Some(set) = perflab_monitors::trace::spans::built_in(SEED_SET) else {
+        return;
+    };
+    let rank = |k: &str| {
+        set.spans
+            .iter()
+            .position(|s| format!("{SEED_SET}.{}", s.name) == k)
+            .unwrap_or(usize::MAX)
+    };
+    rows.sort_by_key(|r| rank(key(r)));
+}
+
+/// The built-in set whose spans are seed 001's.
+const SEED_SET: &str = "netrx";
+/// The fact the netpath knob publishes, which the set's `when` reads.
+const NET_PATH_FACT: &str = "net.path";
+
+fn is_lettered(label: &str) -> bool {
+    label
+        .strip_prefix('(')
+        .and_then(|l| l.split_once(')'))
+        .is_some_and(|(x, _)| x.len() == 1 && x.chars().all(|c| c.is_ascii_lowercase()))
+}
+
 /// Whether the guest of these measurements ran under TCG: netrr passes on the netpath
 /// knob's note ("the guest runs under TCG …").
 pub fn under_tcg(recs: &[&MeasurementRecord]) -> bool {

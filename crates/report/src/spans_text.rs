@@ -78,6 +78,9 @@ impl SpanTable {
             let rows = g.rows.iter().map(row_cells).collect();
             out.push(Block::Table(Table::new(head, rows, vec![0])));
         }
+        if let Some(w) = &self.wake {
+            out.extend(w.to_blocks());
+        }
         out.push(Block::list("Notes", &self.notes));
         out
     }

@@ -139,3 +139,59 @@ fn spans_with_too_few_events_or_none_say_so_and_why() {
         "{text}"
     );
 }
+
+/// A TCG host without the kvm module has no kvm:* events: the monitor skips (c) and (d)
+/// with a note, and seed 001's table still has their rows, saying why, in the packet's
+/// order.
+#[test]
+fn seed_spans_the_kernel_could_not_trace_keep_their_rows_and_say_why() {
+    let mut ms = records();
+    for m in &mut ms {
+        m.telemetry.retain(|t| {
+            !t.key.starts_with("netrx.vhost_irq") && !t.key.starts_with("netrx.guest_entry")
+        });
+        m.output.notes.extend([
+            "trace: this kernel has no kvm:kvm_set_irq, kvm:kvm_msi_set_irq: span \
+             netrx.vhost_irq is skipped"
+                .to_string(),
+            "trace: this kernel has no kvm:kvm_set_irq, kvm:kvm_msi_set_irq, kvm:kvm_entry: \
+             span netrx.guest_entry is skipped"
+                .to_string(),
+        ]);
+    }
+    let t = seed_span_table(&run_info(), &ms).expect("netrr with spans");
+    let rows: Vec<(&str, &SeedCell)> = t.paths[0]
+        .spans
+        .iter()
+        .map(|s| (s.key.as_str(), &s.cells[0]))
+        .collect();
+    assert_eq!(rows.len(), 5);
+    assert_eq!(rows[3].0, "netrx.vhost_irq");
+    assert_eq!(
+        rows[4],
+        (
+            "netrx.guest_entry",
+            &SeedCell::NotTraced(
+                "this kernel has no kvm:kvm_set_irq, kvm:kvm_msi_set_irq, kvm:kvm_entry (no \
+                 kvm module: a TCG host, or KVM not loaded)"
+                    .into()
+            )
+        )
+    );
+    let text = t.render(Format::Text);
+    assert!(
+        text.contains("(d) guest interrupt injected → vCPU enters guest")
+            && text.contains("not traced: this kernel has no kvm:kvm_set_irq"),
+        "{text}"
+    );
+    // A host path has no (b)-(d) to miss: nothing is added there.
+    let mut host = run_info();
+    host.spec = serde_json::from_value(serde_json::json!({
+        "primary_metric": "rtt_p50_us",
+        "monitors": ["trace"],
+        "variants": [{"name": "vm-tap-novhost", "knobs": [["netpath", "veth"]]}],
+    }))
+    .unwrap();
+    let t = seed_span_table(&host, &ms).expect("netrr with spans");
+    assert_eq!(t.paths[0].spans.len(), 3);
+}

@@ -9,14 +9,18 @@
 //! - a `cancel` event drops its key's open start (e.g. the interrupt handler returned
 //!   without raising NET_RX);
 //! - lost events (a full buffer) drop every open start, whose end may be what was lost;
-//! - at most [`MAX_OPEN`] open starts per span: the oldest goes first (bounded memory).
+//! - at most [`MAX_OPEN`] open starts per span: the oldest goes first (bounded memory);
+//! - a span with a `split` remembers, per key, the last value its split events carried
+//!   (after the span's own end, cancel and start at that event), and adds each duration
+//!   also to the histogram of the value at the end's key ([`SpanResult`]s named
+//!   `SPAN@VALUE`, after the span's own, by value); lost events forget the values too.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use hdrhistogram::Histogram;
 
 use super::parse::{Event, Line};
-use super::spans::{Key, Side, Span};
+use super::spans::{split_name, Key, Side, Span, MAX_SPLIT};
 
 /// Open starts kept per span before the oldest is dropped.
 pub const MAX_OPEN: usize = 16_384;
@@ -92,10 +96,35 @@ impl SpanResult {
     }
 }
 
+impl SpanResult {
+    fn empty(name: String, label: String) -> Self {
+        SpanResult {
+            name,
+            label,
+            hist: Histogram::new_with_bounds(1, MAX_NS, 3)
+                .expect("constant histogram bounds are valid"),
+            sum_ns: 0,
+            max_ns: 0,
+            unmatched: 0,
+            evicted: 0,
+            kernel: None,
+        }
+    }
+
+    fn record(&mut self, d: u64) {
+        self.hist.saturating_record(d.min(MAX_NS));
+        self.sum_ns += u128::from(d);
+        self.max_ns = self.max_ns.max(d);
+    }
+}
+
 struct State {
     span: Span,
     open: HashMap<KeyVal, u64>,
     result: SpanResult,
+    /// A split span's last value per key, and its histograms by value.
+    values: HashMap<KeyVal, u64>,
+    split: BTreeMap<u64, SpanResult>,
 }
 
 /// Feeds events to every span of a set.
@@ -111,19 +140,11 @@ impl Matcher {
         let states: Vec<State> = spans
             .into_iter()
             .map(|span| State {
-                result: SpanResult {
-                    name: span.name.clone(),
-                    label: span.label.clone(),
-                    hist: Histogram::new_with_bounds(1, MAX_NS, 3)
-                        .expect("constant histogram bounds are valid"),
-                    sum_ns: 0,
-                    max_ns: 0,
-                    unmatched: 0,
-                    evicted: 0,
-                    kernel: None,
-                },
+                result: SpanResult::empty(span.name.clone(), span.label.clone()),
                 span,
                 open: HashMap::new(),
+                values: HashMap::new(),
+                split: BTreeMap::new(),
             })
             .collect();
         Self {
@@ -141,6 +162,7 @@ impl Matcher {
                 self.lost += count;
                 for s in &mut self.states {
                     s.open.clear();
+                    s.values.clear();
                 }
             }
             Line::Other => {}
@@ -158,9 +180,16 @@ impl Matcher {
                         Some(t0) if e.ts_ns >= t0 => {
                             s.open.remove(&k);
                             let d = e.ts_ns - t0;
-                            s.result.hist.saturating_record(d.min(MAX_NS));
-                            s.result.sum_ns += u128::from(d);
-                            s.result.max_ns = s.result.max_ns.max(d);
+                            s.result.record(d);
+                            if let Some(&v) = s.values.get(&k) {
+                                let (name, label) = (&s.result.name, &s.result.label);
+                                s.split
+                                    .entry(v)
+                                    .or_insert_with(|| {
+                                        SpanResult::empty(split_name(name, v), label.clone())
+                                    })
+                                    .record(d);
+                            }
                             self.ended[i] = true;
                         }
                         _ => s.result.unmatched += 1,
@@ -191,6 +220,21 @@ impl Matcher {
                     s.open.insert(k, e.ts_ns);
                 }
             }
+            if let Some(sp) = &s.span.split {
+                if matches(&sp.side, e) {
+                    let v = e
+                        .field(&sp.field)
+                        .and_then(|v| v.trim().parse::<u64>().ok());
+                    if let (Some(k), Some(v)) = (key_of(&sp.side, e), v) {
+                        // Beyond the values the kernel backend keeps: untagged in both.
+                        if v < MAX_SPLIT {
+                            s.values.insert(k, v);
+                        } else {
+                            s.values.remove(&k);
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -199,7 +243,11 @@ impl Matcher {
         self.states.get(i).map_or(0, |s| s.open.len())
     }
 
+    /// Each span's result, a split span's by value right after it.
     pub fn results(self) -> Vec<SpanResult> {
-        self.states.into_iter().map(|s| s.result).collect()
+        self.states
+            .into_iter()
+            .flat_map(|s| std::iter::once(s.result).chain(s.split.into_values()))
+            .collect()
     }
 }

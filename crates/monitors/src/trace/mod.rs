@@ -12,8 +12,8 @@
 //! fallback where BPF cannot be used; a note of each measurement says which measured.
 //! `PERFLAB_TRACE_BACKEND=text` or `=bpf` insists on one.
 //!
-//! Names: `trace` picks the set of the workload (netrr → `netrx`, ctxsw → `wakeup`,
-//! idle-ipi → `idlewake`, xfer/dmatest/parallel → `lock`), `trace:SET` a built-in set, `trace:FILE.toml`
+//! Names: `trace` picks the set of the workload (netrr → `netrx`, ctxsw → `wakeup`, or
+//! `idlewake` under a variant that sets the idle states as idle-ipi's do, xfer/dmatest/parallel → `lock`), `trace:SET` a built-in set, `trace:FILE.toml`
 //! a user's file.
 
 pub mod bpf;
@@ -23,6 +23,7 @@ pub mod parse;
 pub mod reader;
 pub mod rows;
 pub mod spans;
+pub mod split;
 pub mod tracefs;
 
 use perflab_core::{
@@ -172,6 +173,8 @@ fn buffer_kb(cpus: usize) -> u64 {
 
 struct Running {
     set: String,
+    /// What was measured: a split span's values are named after them.
+    spans: Vec<Span>,
     how: Measuring,
 }
 
@@ -232,7 +235,7 @@ impl TraceMonitor {
     ) -> Result<(String, Vec<Span>), MonitorError> {
         let (set, user) = match &self.choice {
             Choice::Auto => {
-                let Some(name) = spans::set_for_workload(ctx.workload) else {
+                let Some(name) = spans::set_for(ctx.workload, &ctx.facts) else {
                     return Err(MonitorError::Unavailable(
                         Unavailable::new(format!(
                             "workload {:?} has no built-in span set",
@@ -249,6 +252,7 @@ impl TraceMonitor {
             Choice::BuiltIn(s) => (s.clone(), false),
             Choice::User(s) => (s.clone(), true),
         };
+        let on_cpus = set.workload_cpus;
         let mut keep = Vec::new();
         for span in set.spans {
             if span.when.as_ref().is_some_and(|w| !w.holds(&ctx.facts)) {
@@ -281,6 +285,11 @@ impl TraceMonitor {
         }
         // A span chained after a skipped one is renumbered or dropped with it.
         let keep = renumber_after(keep, &set_names(&self.choice, ctx));
+        let keep = if on_cpus {
+            spans::on_cpus(keep, &ctx.cpus)
+        } else {
+            keep
+        };
         if keep.is_empty() {
             return Err(MonitorError::Unavailable(Unavailable::new(format!(
                 "no span of set {} can be traced here",
@@ -320,7 +329,7 @@ fn start_bpf(
 /// The names of the set's spans in declaration order (for `after` indices).
 fn set_names(choice: &Choice, ctx: &MeasureCtx) -> Vec<String> {
     let set = match choice {
-        Choice::Auto => spans::set_for_workload(ctx.workload).and_then(spans::built_in),
+        Choice::Auto => spans::set_for(ctx.workload, &ctx.facts).and_then(spans::built_in),
         Choice::BuiltIn(s) | Choice::User(s) => Some(s.clone()),
     };
     set.map(|s| s.spans.into_iter().map(|s| s.name).collect())
@@ -373,6 +382,7 @@ impl Monitor for TraceMonitor {
                     self.note(NOTE_BPF.into());
                     self.running = Some(Running {
                         set,
+                        spans,
                         how: Measuring::Kernel(loaded),
                     });
                     return Ok(());
@@ -404,22 +414,23 @@ impl Monitor for TraceMonitor {
             |e: String| MonitorError::Unavailable(Unavailable::new(e).with_hint(tracefs::HOW));
         let instance =
             Instance::create(&tracefs_root, &events, buffer_kb(cpus)).map_err(unavailable)?;
-        let reader = Reader::spawn(&instance.trace_pipe(), Matcher::new(spans))
+        let reader = Reader::spawn(&instance.trace_pipe(), Matcher::new(spans.clone()))
             .map_err(MonitorError::Failed)?;
         instance.set_tracing(true).map_err(MonitorError::Failed)?;
         self.running = Some(Running {
             set,
+            spans,
             how: Measuring::Text { reader, instance },
         });
         Ok(())
     }
 
-    fn finish(&mut self, _ctx: &MeasureCtx) -> Result<Vec<TelemetryRow>, MonitorError> {
+    fn finish(&mut self, ctx: &MeasureCtx) -> Result<Vec<TelemetryRow>, MonitorError> {
         let run = self
             .running
             .take()
             .ok_or_else(|| crate::counter::not_started(NAME))?;
-        let results = match run.how {
+        let mut results = match run.how {
             Measuring::Text { reader, instance } => {
                 let _ = instance.set_tracing(false);
                 let matcher = reader.finish().map_err(MonitorError::Failed)?;
@@ -445,6 +456,7 @@ impl Monitor for TraceMonitor {
                 results
             }
         };
+        split::name_values(&run.spans, &mut results, &split::cpuidle_names(&ctx.sys));
         Ok(rows::rows(&run.set, &results))
     }
 

@@ -3,6 +3,7 @@
 //! ```toml
 //! name = "wakeup"
 //! description = "scheduler wake-up latency"
+//! cpus = "workload"   # optional: only events on the CPUs the workload runs on
 //!
 //! [[span]]
 //! name = "sched"                       # [a-z0-9_]+, unique in the set
@@ -13,7 +14,19 @@
 //! cancel = { events = ["irq:irq_handler_exit"], key = "cpu" }  # drops an open start
 //! after = "other"   # start only at an event that ended span `other` (declared earlier)
 //! when = { fact = "net.path", prefix = "vm-" }                 # only on such variants
+//! split = { events = ["power:cpu_idle"], field = "state", key = "cpu",
+//!           where = { state = "0|1|2" }, names = "cpuidle" }
 //! ```
+//!
+//! `split` tags each duration with a value remembered at the span's key: the last `field`
+//! of the split's events (those its `where` passes) whose `key` equals the end's key, up
+//! to the end event itself (a split event that is also the end tags the *next* span). The
+//! span then leaves, besides its whole histogram, one per value, named `SPAN@VALUE`
+//! (`ipi_idle_exit@1`); a duration whose key has no value yet is in the whole one only.
+//! `after` constrains where a span starts; `split` says what the CPU or task was doing
+//! when it ended, e.g. which idle state a CPU left. Values must be numbers below
+//! [`MAX_SPLIT`] (the in-kernel backend keeps a histogram per value); `names = "cpuidle"`
+//! names them by the CPU's cpuidle states (`POLL`, `C1E`) where the machine has them.
 //!
 //! A side's `key` is `cpu`, `pid` (the task that logged the event), `field:NAME` (a field
 //! of the event, e.g. `field:skbaddr`) or `global` (one key for everything). A side may
@@ -43,12 +56,32 @@ pub fn set_for_workload(workload: &str) -> Option<&'static str> {
     }
 }
 
+/// The built-in set for a measurement: [`set_for_workload`], except that ctxsw under a
+/// variant that sets the idle states (the cpuidle knob's `cpuidle.mode` fact: the
+/// idle-ipi study) gets `idlewake`, seed 004's wake-up in parts per idle state, rather
+/// than `wakeup`. Every variant of idle-ipi sets them (`all` too), so its variants are
+/// traced alike.
+pub fn set_for(workload: &str, facts: &BTreeMap<String, String>) -> Option<&'static str> {
+    match workload {
+        "ctxsw" if facts.contains_key(CPUIDLE_FACT) => Some("idlewake"),
+        _ => set_for_workload(workload),
+    }
+}
+
+/// The cpuidle knob's fact (`perflab_knobs::cpuidle::FACT`; monitors do not depend on
+/// knobs).
+pub const CPUIDLE_FACT: &str = "cpuidle.mode";
+
 /// A parsed, checked span set.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpanSet {
     pub name: String,
     pub description: String,
     pub spans: Vec<Span>,
+    /// `cpus = "workload"`: every side also needs `cpu` (the event's field of that name,
+    /// else the CPU that logged it) to be one the workload runs on, e.g. idle-ipi's CPU
+    /// pair, so a wake-up elsewhere on the machine is not one of the pair's.
+    pub workload_cpus: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -61,6 +94,28 @@ pub struct Span {
     /// The start must be an event that ended this span (an index of the set, earlier).
     pub after: Option<usize>,
     pub when: Option<When>,
+    pub split: Option<Split>,
+}
+
+/// Values a split may take, 0 to `MAX_SPLIT - 1`: the kernel's CPUIDLE_STATE_MAX, so
+/// every idle state has its own.
+pub const MAX_SPLIT: u64 = 10;
+
+/// What tags a span's durations: the last value of `field` seen on `side`'s events, by key.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Split {
+    pub side: Side,
+    pub field: String,
+    pub names: SplitNames,
+}
+
+/// How a split value is named in the rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitNames {
+    /// As the number it is (`3`).
+    Number,
+    /// By the cpuidle state of that index (`cpu0/cpuidle/stateN/name`).
+    Cpuidle,
 }
 
 /// One end of a span: which events, how they are keyed, which of them count.
@@ -120,7 +175,13 @@ impl Span {
     /// Every `(system, event)` the span needs, each once.
     pub fn events(&self) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
-        let sides = [Some(&self.from), Some(&self.to), self.cancel.as_ref()];
+        let split = self.split.as_ref().map(|s| &s.side);
+        let sides = [
+            Some(&self.from),
+            Some(&self.to),
+            self.cancel.as_ref(),
+            split,
+        ];
         for side in sides.into_iter().flatten() {
             for e in &side.events {
                 if !out.contains(e) {
@@ -139,6 +200,8 @@ struct RawSet {
     #[serde(default)]
     description: String,
     #[serde(default)]
+    cpus: Option<String>,
+    #[serde(default)]
     span: Vec<RawSpan>,
 }
 
@@ -152,6 +215,19 @@ struct RawSpan {
     cancel: Option<RawSide>,
     after: Option<String>,
     when: Option<When>,
+    split: Option<RawSplit>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSplit {
+    events: Vec<String>,
+    key: String,
+    field: String,
+    #[serde(default, rename = "where")]
+    filters: BTreeMap<String, String>,
+    #[serde(default)]
+    names: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -212,16 +288,27 @@ pub fn parse_set(text: &str, origin: &str) -> Result<SpanSet, String> {
             from: side(s.from, "from")?,
             to: side(s.to, "to")?,
             cancel: s.cancel.map(|c| side(c, "cancel")).transpose()?,
+            split: s.split.map(split).transpose().map_err(&at)?,
             name: s.name,
             label: s.label,
             after,
             when: s.when,
         });
     }
+    let workload_cpus = match raw.cpus.as_deref() {
+        None | Some("all") => false,
+        Some("workload") => true,
+        Some(o) => {
+            return Err(bad(format!(
+                "cpus = {o:?} is unknown (expected workload or all)"
+            )))
+        }
+    };
     Ok(SpanSet {
         name: raw.name,
         description: raw.description,
         spans,
+        workload_cpus,
     })
 }
 
@@ -261,6 +348,64 @@ fn side(r: RawSide) -> Result<Side, String> {
         key,
         filters,
     })
+}
+
+fn split(r: RawSplit) -> Result<Split, String> {
+    if !is_event_ident(&r.field) {
+        return Err(format!("split: field {:?} is not a field name", r.field));
+    }
+    let names = match r.names.as_deref() {
+        None | Some("number") => SplitNames::Number,
+        Some("cpuidle") => SplitNames::Cpuidle,
+        Some(o) => {
+            return Err(format!(
+                "split: names = {o:?} is unknown (expected cpuidle or number)"
+            ))
+        }
+    };
+    let side = side(RawSide {
+        events: r.events,
+        key: r.key,
+        filters: r.filters,
+    })
+    .map_err(|e| format!("split: {e}"))?;
+    Ok(Split {
+        side,
+        field: r.field,
+        names,
+    })
+}
+
+/// The spans restricted to events on `cpus` (a set's `cpus = "workload"`): a `cpu` filter
+/// on every side, split side included. No CPUs (a workload that cannot say) restricts
+/// nothing.
+pub fn on_cpus(spans: Vec<Span>, cpus: &[u32]) -> Vec<Span> {
+    if cpus.is_empty() {
+        return spans;
+    }
+    let filter = Filter {
+        field: "cpu".into(),
+        patterns: cpus.iter().map(|c| (c.to_string(), false)).collect(),
+    };
+    spans
+        .into_iter()
+        .map(|mut s| {
+            let split = s.split.as_mut().map(|x| &mut x.side);
+            for side in [Some(&mut s.from), Some(&mut s.to), s.cancel.as_mut(), split]
+                .into_iter()
+                .flatten()
+            {
+                side.filters.retain(|f| f.field != "cpu");
+                side.filters.push(filter.clone());
+            }
+            s
+        })
+        .collect()
+}
+
+/// The name of a split span's histogram for `value`: `ipi_idle_exit@1`.
+pub fn split_name(span: &str, value: u64) -> String {
+    format!("{span}@{value}")
 }
 
 fn parse_key(k: &str) -> Result<Key, String> {
@@ -313,6 +458,29 @@ mod tests {
         assert_eq!(set_for_workload("idle-ipi"), Some("idlewake"));
         assert_eq!(set_for_workload("parallel"), Some("lock"));
         assert_eq!(set_for_workload("null"), None);
+        let idle = BTreeMap::from([(CPUIDLE_FACT.to_string(), "all".to_string())]);
+        assert_eq!(set_for("ctxsw", &idle), Some("idlewake"));
+        assert_eq!(set_for("ctxsw", &BTreeMap::new()), Some("wakeup"));
+        assert_eq!(set_for("netrr", &idle), Some("netrx"));
+        // idlewake's idle-exit parts and residency are split by idle state, and the
+        // split's event is one the span needs.
+        let idle = built_in("idlewake").unwrap();
+        let split: Vec<&str> = idle
+            .spans
+            .iter()
+            .filter(|s| s.split.is_some())
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(split, ["ipi_idle_exit", "idle_exit_run", "residency"]);
+        let s = idle.spans[2].split.as_ref().unwrap();
+        assert_eq!((s.field.as_str(), s.names), ("state", SplitNames::Cpuidle));
+        assert_eq!(s.side.key, Key::Cpu);
+        assert!(idle.spans[2]
+            .events()
+            .contains(&("power".into(), "cpu_idle".into())));
+        // idlewake is the CPU pair's; the other sets see the whole machine.
+        assert!(idle.workload_cpus);
+        assert!(!built_in("wakeup").unwrap().workload_cpus);
     }
 
     const GOOD: &str = r#"
@@ -388,6 +556,22 @@ to = { events = ["sched:sched_switch"], key = "field:next_pid", where = { next_c
             (
                 &GOOD.replace("[\"sched:sched_waking\"]", "[]"),
                 "from: no events",
+            ),
+            (
+                &GOOD.replace("name = \"t\"", "name = \"t\"\ncpus = \"pair\""),
+                "cpus = \"pair\" is unknown",
+            ),
+            (
+                &format!("{GOOD}split = {{ events = [\"power:cpu_idle\"], key = \"cpu\" }}\n"),
+                "missing field `field`",
+            ),
+            (
+                &format!("{GOOD}split = {{ events = [\"power:cpu_idle\"], key = \"cpu\", field = \"state\", names = \"acpi\" }}\n"),
+                "span \"s\": split: names = \"acpi\" is unknown",
+            ),
+            (
+                &format!("{GOOD}split = {{ events = [\"cpu_idle\"], key = \"cpu\", field = \"state\" }}\n"),
+                "span \"s\": split: event \"cpu_idle\" is not SYSTEM:EVENT",
             ),
         ];
         for (text, want) in cases {

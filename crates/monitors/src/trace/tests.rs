@@ -297,6 +297,18 @@ fn a_built_in_set_skips_what_the_kernel_lacks_with_a_note() {
         "{notes:?}"
     );
     assert!(notes[0].contains("this kernel has no ipi:ipi_send_cpu, irq_vectors:reschedule_entry: span wakeup.ipi_resched is skipped"), "{notes:?}");
+    // ctxsw under a variant that sets idle states (idle-ipi) gets idlewake, else wakeup.
+    let mut auto = TraceMonitor::new(Choice::Auto);
+    let mut idle = MeasureCtx::new(SysRoot::at(t.path()), Vec::new());
+    idle.workload = "ctxsw";
+    assert_eq!(auto.spans_for(&idle, &fs).unwrap().0, "wakeup");
+    idle.facts
+        .insert(spans::CPUIDLE_FACT.into(), "poll-only".into());
+    let (set, spans) = auto.spans_for(&idle, &fs).unwrap();
+    assert_eq!(
+        (set.as_str(), spans[0].name.as_str()),
+        ("idlewake", "sched")
+    );
     // Without a set for the workload, the monitor is unavailable and says how to name one.
     let mut auto = TraceMonitor::new(Choice::Auto);
     match auto.spans_for(&ctx, &fs) {
@@ -335,4 +347,294 @@ fn the_letters_a_to_d_are_seed_001s_four_spans_once_each() {
             ("d", "guest_entry")
         ]
     );
+}
+
+/// Seed 004's wake-up on CPU 1 from CPU 0, once out of idle state 1 (an IPI wakes it) and
+/// once out of state 0, polling (no IPI: the target sees the flag), as the kernel prints
+/// power:cpu_idle, ipi:ipi_send_cpu, sched_waking and sched_switch.
+pub(crate) fn idle_wakeups() -> Vec<String> {
+    let idle = |t: &str, state: &str| {
+        format!("<idle>-0 [001] d..1. {t}: cpu_idle: state={state} cpu_id=1")
+    };
+    let waking = |t: &str| {
+        format!("a-100 [000] d..2. {t}: sched_waking: comm=b pid=200 prio=120 target_cpu=001")
+    };
+    let to_b = |t: &str| {
+        format!(
+            "<idle>-0 [001] d..2. {t}: sched_switch: prev_comm=swapper/1 prev_pid=0 \
+             prev_prio=120 prev_state=R ==> next_comm=b next_pid=200 next_prio=120"
+        )
+    };
+    vec![
+        idle("10.000000", "1"),
+        waking("10.000100"),
+        "a-100 [000] d..2. 10.000102: ipi_send_cpu: cpu=1 \
+         callsite=ttwu_queue_wakelist+0x12d/0x170 callback=0x0"
+            .into(),
+        idle("10.000110", "4294967295"),
+        to_b("10.000113"),
+        idle("10.001000", "0"),
+        waking("10.001100"),
+        idle("10.001101", "4294967295"),
+        to_b("10.001103"),
+    ]
+}
+
+fn feed_set(set: &str, lines: &[String]) -> Vec<SpanResult> {
+    let mut m = Matcher::new(built_in(set).unwrap().spans);
+    for l in lines {
+        m.feed_line(parse_line(l));
+    }
+    m.results()
+}
+
+fn count_and_max(r: &[SpanResult], name: &str) -> (u64, u64) {
+    let s = by_name(r, name);
+    (s.count(), s.max_ns)
+}
+
+#[test]
+fn idlewake_splits_the_idle_exit_by_the_state_left() {
+    let r = feed_set("idlewake", &idle_wakeups());
+    let names: Vec<&str> = r.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "sched",
+            "waking_ipi",
+            "ipi_idle_exit",
+            "ipi_idle_exit@1",
+            "idle_exit_run",
+            "idle_exit_run@0",
+            "idle_exit_run@1",
+            "residency",
+            "residency@0",
+            "residency@1",
+        ]
+    );
+    assert_eq!(by_name(&r, "sched").count(), 2);
+    // The polling wake-up sends no IPI: its (1) is cancelled by the target's switch.
+    assert_eq!(count_and_max(&r, "waking_ipi"), (1, 2_000));
+    assert_eq!(count_and_max(&r, "ipi_idle_exit"), (1, 8_000));
+    assert_eq!(count_and_max(&r, "ipi_idle_exit@1"), (1, 8_000));
+    assert_eq!(count_and_max(&r, "idle_exit_run@1"), (1, 3_000));
+    assert_eq!(count_and_max(&r, "idle_exit_run@0"), (1, 2_000));
+    assert_eq!(count_and_max(&r, "idle_exit_run"), (2, 3_000));
+    assert_eq!(count_and_max(&r, "residency@1"), (1, 110_000));
+    assert_eq!(count_and_max(&r, "residency@0"), (1, 101_000));
+    // Split results carry the span's label; the monitor names the states.
+    assert_eq!(
+        by_name(&r, "residency@0").label,
+        by_name(&r, "residency").label
+    );
+}
+
+#[test]
+fn idlewake_on_the_workloads_cpus_only() {
+    let spans = built_in("idlewake").unwrap().spans;
+    let mut m = Matcher::new(crate::trace::spans::on_cpus(spans.clone(), &[0, 1]));
+    let mut elsewhere = Matcher::new(crate::trace::spans::on_cpus(spans, &[2, 3]));
+    for l in idle_wakeups() {
+        m.feed_line(parse_line(&l));
+        elsewhere.feed_line(parse_line(&l));
+    }
+    let (pair, other) = (m.results(), elsewhere.results());
+    // On the pair's CPUs, as unrestricted; on two others, nothing.
+    assert_eq!(pair.len(), feed_set("idlewake", &idle_wakeups()).len());
+    assert_eq!(count_and_max(&pair, "ipi_idle_exit@1"), (1, 8_000));
+    assert!(other.iter().all(|s| s.count() == 0));
+}
+
+#[test]
+fn a_split_without_a_value_at_the_key_counts_in_the_whole_only() {
+    let mut lines = idle_wakeups();
+    // Lost events forget the state entered; the exit after them is not tagged.
+    lines.insert(1, "CPU:1 [LOST 3 EVENTS]".into());
+    let r = feed_set("idlewake", &lines);
+    assert!(r.iter().all(|s| s.name != "ipi_idle_exit@1"));
+    assert_eq!(by_name(&r, "ipi_idle_exit").count(), 1);
+    assert_eq!(by_name(&r, "idle_exit_run").count(), 2);
+    assert_eq!(by_name(&r, "idle_exit_run@0").count(), 1);
+    // A state beyond CPUIDLE_STATE_MAX is no value (the kernel backend keeps 0-9).
+    let set = r#"
+name = "t"
+[[span]]
+name = "s"
+label = "S"
+from = { events = ["power:cpu_idle"], key = "cpu", where = { state = "4294967295" } }
+to = { events = ["sched:sched_switch"], key = "cpu" }
+split = { events = ["power:cpu_idle"], key = "cpu", field = "state" }
+"#;
+    let mut m = Matcher::new(parse_set(set, "t").unwrap().spans);
+    for l in idle_wakeups() {
+        m.feed_line(parse_line(&l));
+    }
+    let r = m.results();
+    // Each exit (4294967295) is itself the last value before the switch: untagged.
+    let names: Vec<&str> = r.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["s"]);
+    assert_eq!(r[0].count(), 2);
+}
+
+/// Loads idlewake's programs on this kernel (the verifier accepts the split code), wakes a
+/// thread pinned to CPU 1 from CPU 0 after it has gone idle, and reads per-state spans.
+#[test]
+fn idlewake_splits_by_idle_state_in_the_kernel_needs_root_bpf_and_idle_states() {
+    if !perflab_testkit::have_root("loading BPF programs") {
+        return;
+    }
+    if let Err(e) = bpf::probe() {
+        perflab_testkit::skip("bpf", e);
+        return;
+    }
+    let host = SysRoot::host();
+    if split::cpuidle_names(&host).is_empty() {
+        perflab_testkit::skip("idle states", "this machine has no cpuidle states");
+        return;
+    }
+    let Ok(fs) = Tracefs::open(&host) else {
+        perflab_testkit::skip("tracefs", "tracefs cannot be mounted");
+        return;
+    };
+    let cpus =
+        bpf::sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap())
+            .unwrap();
+    if cpus < 2 {
+        perflab_testkit::skip("2 CPUs", "a cross-CPU wake-up needs two CPUs");
+        return;
+    }
+    let spans: Vec<Span> = built_in("idlewake")
+        .unwrap()
+        .spans
+        .into_iter()
+        .filter(|s| s.events().iter().all(|(a, b)| fs.has_event(a, b)))
+        .collect();
+    let plans = bpf::plan_spans(&fs.fs, &host, &spans).unwrap();
+    let loaded = bpf::Loaded::load(&plans, &spans, cpus).unwrap();
+    loaded.set_enabled(true).unwrap();
+    let entered = idle_entries(&host);
+    let pin = |cpu: usize| {
+        // SAFETY: a zeroed cpu_set_t is empty; CPU_SET stays inside it (cpu < 2).
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    };
+    let (tx, rx) = std::sync::mpsc::channel::<u32>();
+    let t = std::thread::spawn(move || {
+        pin(1);
+        while rx.recv().is_ok() {}
+    });
+    pin(0);
+    for i in 0..200u32 {
+        // Long enough for CPU 1 to go idle, in a deeper state now and then.
+        std::thread::sleep(std::time::Duration::from_micros(
+            200 + 20 * u64::from(i % 10),
+        ));
+        tx.send(i).unwrap();
+    }
+    drop(tx);
+    t.join().unwrap();
+    // cpuidle counts a stay when it ends: one that began before the programs were
+    // enabled (one per CPU) is counted but has no traced entry.
+    let stays = idle_entries(&host) - entered;
+    let mut r = loaded.finish().unwrap();
+    if stays <= 2 {
+        // Loaded and run through the verifier all the same; there was nothing to split.
+        perflab_testkit::skip(
+            "idle CPUs",
+            format!(
+                "CPUs 0 and 1 left an idle state {stays} times meanwhile (the machine is busy)"
+            ),
+        );
+        return;
+    }
+    split::name_values(&spans, &mut r, &split::cpuidle_names(&host));
+    let per_state: Vec<(&str, u64)> = r
+        .iter()
+        .filter(|s| s.name.contains('@'))
+        .map(|s| (s.name.as_str(), s.count()))
+        .collect();
+    eprintln!("per idle state: {per_state:?}");
+    // Every residency starts at an idle entry, which is also its split value: the states'
+    // residencies are all of it. (2) and (3) depend on what woke the CPU (a timer, another
+    // job's task on a busy machine): their states are checked against the whole only.
+    let residency: u64 = r
+        .iter()
+        .filter(|s| s.name.starts_with("residency@"))
+        .map(|s| s.count())
+        .sum();
+    assert!(residency > 0, "{per_state:?}");
+    assert_eq!(residency, by_name(&r, "residency").count(), "{per_state:?}");
+    for base in ["ipi_idle_exit", "idle_exit_run"] {
+        let states: u64 = r
+            .iter()
+            .filter(|s| s.name.starts_with(&format!("{base}@")))
+            .map(|s| s.count())
+            .sum();
+        assert!(states <= by_name(&r, base).count(), "{base}: {per_state:?}");
+    }
+}
+
+/// Idle state entries of CPUs 0 and 1 so far (cpuidle's usage counters).
+fn idle_entries(sys: &SysRoot) -> u64 {
+    (0..2)
+        .flat_map(|cpu| (0..10).map(move |st| (cpu, st)))
+        .filter_map(|(cpu, st)| {
+            sys.read_parsed::<u64>(&format!(
+                "sys/devices/system/cpu/cpu{cpu}/cpuidle/state{st}/usage"
+            ))
+            .ok()
+        })
+        .sum()
+}
+
+/// netrx's every span on a KVM + vhost-net host (tests/fixtures/trace/kvm-vhost-rx.txt,
+/// built from the kernel's event formats by make_kvm_vhost.py): four packets, the fourth
+/// finding the vhost worker running, with noise on other CPUs.
+#[test]
+fn netrx_on_a_kvm_vhost_host_measures_a_to_d() {
+    let set = built_in("netrx").unwrap();
+    let facts = BTreeMap::from([("net.path".to_string(), "vm-tap".to_string())]);
+    assert!(set
+        .spans
+        .iter()
+        .all(|s| s.when.as_ref().is_none_or(|w| w.holds(&facts))));
+    let (r, lost) = run(set.spans, fixture("kvm-vhost-rx.txt"));
+    assert_eq!(lost, 0);
+    let got = |name: &str| {
+        let s = by_name(&r, name);
+        (s.count(), s.max_ns, s.unmatched)
+    };
+    // (a) NET_RX raised → softirq runs: every packet, 3 µs; the TIMER/RCU/SCHED softirqs
+    // of other CPUs are filtered out.
+    assert_eq!(got("raise"), (4, 3_000, 0));
+    // The NIC's interrupt → NET_RX raised, the NVMe interrupt on CPU 0 cancelled by its exit.
+    assert_eq!(got("irq"), (4, 1_000, 0));
+    // (b) NET_RX → vhost worker woken: the three packets that found it asleep, 5 µs; the
+    // fourth is cancelled by the softirq's exit (a running worker is not woken).
+    assert_eq!(got("vhost_wake").0, 3);
+    assert_eq!(got("vhost_wake").1, 5_000);
+    // (Every other switch is an end without a start, as everywhere.)
+    assert_eq!(got("vhost_run").0, 3);
+    assert_eq!(got("vhost_run").1, 6_000);
+    // (c) vhost running → guest interrupt injected, through MSI (packets 1, 3) and INTx
+    // (packet 2); packet 4's injection follows no traced wake-up: unmatched.
+    assert_eq!(got("vhost_irq"), (3, 6_000, 1));
+    // (d) injected → vCPU enters the guest, 9 µs; vCPU 1's entries and packet 4's are
+    // unmatched (keyed globally: the set assumes one vCPU takes the interrupt).
+    assert_eq!(got("guest_entry"), (3, 9_000, 3));
+    for name in ["raise", "vhost_wake", "vhost_irq", "guest_entry"] {
+        let s = by_name(&r, name);
+        assert_eq!(
+            s.hist.value_at_quantile(0.0),
+            s.max_ns,
+            "{name}: one duration each"
+        );
+    }
+    // On the host the receiver is the vhost worker: the host-path spans see it woken and
+    // run, and no receive syscall (the guest's receiver is out of the host's sight).
+    assert_eq!(got("wake").0, 3);
+    assert_eq!(got("syscall").0, 0);
 }

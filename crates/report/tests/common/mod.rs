@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod idlewake;
 pub mod kvm;
 pub mod more;
 pub mod spans;

@@ -1,7 +1,8 @@
 //! One tracepoint's program, generated from its [`EventPlan`].
 //!
 //! Maps (created by the loader, their fds baked into `ld_imm64`):
-//! - `starts`, a hash map `{span: u32, pad: u32, key: u64}` → start time in ns;
+//! - `starts`, a hash map `{span: u32, pad: u32, key: u64}` → start time in ns; with
+//!   `pad` = 1, a split span's last value at the key ([`Role::Split`]);
 //! - `spans`, a per-CPU array indexed by span, whose value is [`SLOTS`] u64s: the
 //!   histogram buckets ([`hist`]) then the counters at [`Slot`].
 //!
@@ -15,6 +16,7 @@
 use super::hist;
 use super::insn::*;
 use super::plan::{Action, Check, EventPlan, Role, Source};
+use crate::trace::spans::MAX_SPLIT;
 
 /// Counters after the buckets, per span and CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +82,7 @@ pub fn program(plan: &EventPlan, maps: Maps) -> Result<Vec<Insn>, String> {
             (Role::End, true) => end_local(&mut a, act, maps, done),
             (Role::Cancel, true) => cancel_local(&mut a, act, maps, done),
             (Role::Start, true) => start_local(&mut a, act, maps, done),
+            (Role::Split, _) => split_store(&mut a, act, maps, done),
         }
         a.bind(done);
     }
@@ -215,6 +218,9 @@ fn end(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
     a.ld_imm64(R1, 1u64 << act.span);
     a.alu_reg(Alu::Or, R7, R1);
     record(a, act.span, maps, done);
+    if let Some(first) = act.split {
+        tag(a, first, maps, done);
+    }
     a.ja(done);
     a.bind(unmatched);
     bump(a, act.span, Slot::Unmatched, maps);
@@ -336,9 +342,52 @@ fn end_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
     a.alu_reg(Alu::Or, R7, R1);
     a.mov(R0, R8);
     record_at(a);
+    if let Some(first) = act.split {
+        key(a, act);
+        tag(a, first, maps, done);
+    }
     a.ja(done);
     a.bind(unmatched);
     add_one(a, R8, Slot::Unmatched);
+}
+
+// Splits: the value remembered at a key shares the start map, under the span's own index
+// with `pad` = 1, so a split needs no map of its own; its histograms are span-map entries
+// after the spans' (`first` + value).
+
+/// Adds the duration in r9 to the histogram of the value remembered at the start key on
+/// the stack, if any and below [`MAX_SPLIT`].
+fn tag(a: &mut Asm, first: u32, maps: Maps, done: Label) {
+    a.store_imm(Size::W, FP, KEY + 4, 1);
+    start_map_call(a, maps, Helper::MapLookupElem);
+    a.jmp_imm(Cond::Eq, R0, 0, done);
+    a.load(Size::DW, R1, R0, 0);
+    a.jmp_imm(Cond::Ge, R1, MAX_SPLIT as i32, done);
+    a.alu_imm(Alu::Add, R1, first as i32);
+    a.store(Size::W, FP, SPAN_IX, R1);
+    a.ld_map_fd(R1, maps.spans);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, SPAN_IX as i32);
+    a.call(Helper::MapLookupElem);
+    a.jmp_imm(Cond::Eq, R0, 0, done);
+    record_at(a);
+}
+
+/// Remembers the split's value at its key (any earlier one replaced).
+fn split_store(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
+    let Some(v) = act.value else { return };
+    checks(a, &act.checks, done);
+    key(a, act);
+    a.store_imm(Size::W, FP, KEY + 4, 1);
+    value(a, R1, v);
+    a.store(Size::DW, FP, NEW_START, R1);
+    a.ld_map_fd(R1, maps.starts);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, KEY as i32);
+    a.mov(R3, FP);
+    a.alu_imm(Alu::Add, R3, NEW_START as i32);
+    a.mov_imm(R4, 0); // BPF_ANY
+    a.call(Helper::MapUpdateElem);
 }
 
 fn cancel_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {

@@ -112,6 +112,8 @@ pub struct Loaded {
     _starts: Map,
     spans_map: Map,
     spans: Vec<(String, String)>,
+    /// (span, span-map entry of its value 0) of the split spans.
+    splits: Vec<(usize, u32)>,
     cpus: usize,
 }
 
@@ -132,7 +134,7 @@ impl Loaded {
             PROG_NAME,
             4,
             (SLOTS * 8) as u32,
-            n.max(1),
+            plan::map_entries(spans).max(1),
         )
         .map_err(|e| format!("cannot create the BPF histogram map: {e}"))?;
         use std::os::fd::AsRawFd;
@@ -163,6 +165,7 @@ impl Loaded {
                 .iter()
                 .map(|s| (s.name.clone(), s.label.clone()))
                 .collect(),
+            splits: plan::split_entries(spans),
             cpus,
         })
     }
@@ -183,17 +186,29 @@ impl Loaded {
     pub fn finish(mut self) -> Result<Vec<SpanResult>, String> {
         let _ = self.set_enabled(false);
         self.attached.clear();
-        self.spans
-            .iter()
-            .enumerate()
-            .map(|(i, (name, label))| {
-                let v = self
-                    .spans_map
-                    .lookup_percpu(i as u32, self.cpus)
-                    .map_err(|e| format!("cannot read the BPF histogram of span {name}: {e}"))?;
-                Ok(result(name, label, &v))
-            })
-            .collect()
+        let read = |entry: u32, name: &str| {
+            self.spans_map
+                .lookup_percpu(entry, self.cpus)
+                .map_err(|e| format!("cannot read the BPF histogram of span {name}: {e}"))
+        };
+        let mut out = Vec::new();
+        for (i, (name, label)) in self.spans.iter().enumerate() {
+            out.push(result(name, label, &read(i as u32, name)?));
+            // A split span's values follow it, as the text matcher leaves them.
+            let Some((_, first)) = self.splits.iter().find(|(s, _)| *s == i) else {
+                continue;
+            };
+            for v in 0..crate::trace::spans::MAX_SPLIT {
+                let sub = crate::trace::spans::split_name(name, v);
+                let mut r = result(&sub, label, &read(first + v as u32, &sub)?);
+                if r.count() > 0 {
+                    // The span's own counters say what started and ended.
+                    r.kernel = None;
+                    out.push(r);
+                }
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -3,13 +3,18 @@
 //! matcher applies them), each with its key and filters resolved to loads at the
 //! record's offsets ([`super::format`]).
 //!
+//! A span with a `split` gets one more action on its split events, [`Role::Split`]: the
+//! value to remember at the split's key; its end then also adds the duration to the
+//! histogram of that value, an entry of the span map after every span's own
+//! ([`split_entries`]).
+//!
 //! Two kinds of refusal: [`PlanError::Bad`] is the user's mistake (an event the kernel
 //! lacks, a field the event does not carry: one line, exit 2); [`PlanError::Unsupported`]
 //! is a declaration the BPF backend cannot express (a filter on a string stored out of
 //! line, a text value of a number field): the text backend measures it instead.
 
 use super::format::{Format, Kind};
-use crate::trace::spans::{Filter, Key, Side, Span};
+use crate::trace::spans::{Filter, Key, Side, Span, MAX_SPLIT};
 
 /// Where a value comes from when the program runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +51,8 @@ pub enum Role {
     End,
     Cancel,
     Start,
+    /// Remember `value` at the key, for the span's ends to be tagged with.
+    Split,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,6 +68,32 @@ pub struct Action {
     /// Every side of the span is keyed by CPU: start and end happen on the same CPU, so
     /// the open start lives in a per-CPU slot (no hash map, no lock).
     pub local: bool,
+    /// For a split: the field whose value is remembered.
+    pub value: Option<Source>,
+    /// For the end of a split span: the span-map entry of its value 0 (value `v` is this
+    /// plus `v`, for `v` below [`MAX_SPLIT`]).
+    pub split: Option<u32>,
+}
+
+/// The span-map entries of the split spans' values: (span index, entry of value 0), after
+/// the `spans.len()` entries of the spans themselves.
+pub fn split_entries(spans: &[Span]) -> Vec<(usize, u32)> {
+    let mut next = spans.len() as u32;
+    spans
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.split.is_some())
+        .map(|(i, _)| {
+            let first = next;
+            next += MAX_SPLIT as u32;
+            (i, first)
+        })
+        .collect()
+}
+
+/// Entries of the span map: the spans, then [`MAX_SPLIT`] per split span.
+pub fn map_entries(spans: &[Span]) -> u32 {
+    spans.len() as u32 + split_entries(spans).len() as u32 * MAX_SPLIT as u32
 }
 
 /// One tracepoint and its program's actions.
@@ -127,11 +160,13 @@ pub fn plan(
                 actions: Vec::new(),
             });
             let plan = out.last_mut().expect("pushed above");
+            let splits = split_entries(spans);
             for (i, span) in spans.iter().enumerate() {
                 let sides = [
                     (Role::End, Some(&span.to)),
                     (Role::Cancel, span.cancel.as_ref()),
                     (Role::Start, Some(&span.from)),
+                    (Role::Split, span.split.as_ref().map(|s| &s.side)),
                 ];
                 for (role, side) in sides {
                     let Some(side) = side else { continue };
@@ -155,14 +190,25 @@ pub fn plan(
                             Role::Start => span.after.map(|a| a as u32),
                             _ => None,
                         },
-                        key: key(side, &f).map_err(at)?,
+                        key: key(side, &f).map_err(&at)?,
                         local: is_local(span),
                         checks: side
                             .filters
                             .iter()
                             .map(|flt| check(flt, &f, symbols))
                             .collect::<Result<_, _>>()
-                            .map_err(at)?,
+                            .map_err(&at)?,
+                        value: match (role, &span.split) {
+                            (Role::Split, Some(sp)) => Some(
+                                number_field(&f, &sp.field)
+                                    .map_err(|e| at(e.prefixed("split: ")))?,
+                            ),
+                            _ => None,
+                        },
+                        split: match role {
+                            Role::End => splits.iter().find(|(s, _)| *s == i).map(|(_, e)| *e),
+                            _ => None,
+                        },
                     });
                 }
             }
@@ -287,5 +333,7 @@ fn number(s: &str) -> Option<u64> {
         .or_else(|| s.parse::<i64>().ok().map(|n| n as u64))
 }
 
+#[cfg(test)]
+mod model;
 #[cfg(test)]
 mod tests;

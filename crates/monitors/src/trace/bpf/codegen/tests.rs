@@ -118,6 +118,8 @@ fn programs_of_the_built_in_sets_assemble() {
                     any_of: vec![(b"vhost".to_vec(), true), (b"x".to_vec(), false)],
                 }],
                 local: false,
+                value: None,
+                split: None,
             },
             Action {
                 span: 1,
@@ -129,6 +131,8 @@ fn programs_of_the_built_in_sets_assemble() {
                     any_of: vec![1, 3],
                 }],
                 local: false,
+                value: None,
+                split: None,
             },
             Action {
                 span: 2,
@@ -137,6 +141,8 @@ fn programs_of_the_built_in_sets_assemble() {
                 key: Source::Cpu,
                 checks: vec![],
                 local: true,
+                value: None,
+                split: None,
             },
             Action {
                 span: 2,
@@ -145,6 +151,8 @@ fn programs_of_the_built_in_sets_assemble() {
                 key: Source::Cpu,
                 checks: vec![],
                 local: true,
+                value: None,
+                split: None,
             },
             Action {
                 span: 2,
@@ -153,6 +161,8 @@ fn programs_of_the_built_in_sets_assemble() {
                 key: Source::Cpu,
                 checks: vec![],
                 local: true,
+                value: None,
+                split: None,
             },
         ],
     };

@@ -19,11 +19,15 @@ const FORMATS: &[(&str, &str, &str)] = &[
     ("irq", "softirq_exit", "ID: 222\n\tfield:unsigned int vec;\toffset:8;\tsize:4;\tsigned:0;\n"),
     ("syscalls", "sys_exit_recvfrom", "ID: 2221\n\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n"),
     ("syscalls", "sys_exit_recvmsg", "ID: 2209\n\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n"),
+    // x86 KVM's, as include/trace/events/kvm.h and arch/x86/kvm/trace.h declare them.
+    ("kvm", "kvm_set_irq", "ID: 1402\n\tfield:unsigned int gsi;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:int level;\toffset:12;\tsize:4;\tsigned:1;\n\tfield:int irq_source_id;\toffset:16;\tsize:4;\tsigned:1;\n"),
+    ("kvm", "kvm_msi_set_irq", "ID: 1440\n\tfield:__u64 address;\toffset:8;\tsize:8;\tsigned:0;\n\tfield:__u64 data;\toffset:16;\tsize:8;\tsigned:0;\n"),
+    ("kvm", "kvm_entry", "ID: 1463\n\tfield:unsigned int vcpu_id;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:unsigned long rip;\toffset:16;\tsize:8;\tsigned:0;\n\tfield:bool immediate_exit;\toffset:24;\tsize:1;\tsigned:0;\n"),
 ];
 
 const CALL_FUNCTION: u64 = 0xffff_ffff_8100_1000;
 
-fn fake_format(system: &str, event: &str) -> Result<Format, String> {
+pub(super) fn fake_format(system: &str, event: &str) -> Result<Format, String> {
     FORMATS
         .iter()
         .find(|(s, e, _)| *s == system && *e == event)
@@ -80,6 +84,8 @@ fn the_wakeup_set_becomes_one_program_per_event() {
             key: pid_at(24),
             checks: vec![],
             local: false,
+            value: None,
+            split: None,
         }]
     );
     assert_eq!(plans[1].actions[0].role, Role::End);
@@ -117,7 +123,7 @@ fn the_wakeup_set_becomes_one_program_per_event() {
 }
 
 #[test]
-fn idlewake_keeps_idle_spans_per_cpu_and_chains_each_state() {
+fn idlewake_keeps_idle_spans_per_cpu_and_splits_by_idle_state() {
     let set = built_in("idlewake").unwrap();
     let plans = plan_of(&set.spans).unwrap();
     let idle = plans.iter().find(|p| p.event == "cpu_idle").unwrap();
@@ -127,23 +133,69 @@ fn idlewake_keeps_idle_spans_per_cpu_and_chains_each_state() {
         let local = !matches!(name(a.span), "ipi_idle_exit");
         assert_eq!(a.local, local, "{}", name(a.span));
     }
-    // Leaving state 1 starts `state1_exit_run` only where it ended `in_state1`.
-    let exit_run = idle
+    let state = Source::Field {
+        offset: 8,
+        size: 4,
+        signed: false,
+    };
+    // Per split span, after its end, cancel and start: remember the state entered (0-9),
+    // keyed by CPU, in the order the text matcher applies them.
+    let on_idle: Vec<(&str, Role)> = idle
         .actions
         .iter()
-        .find(|a| name(a.span) == "state1_exit_run" && a.role == Role::Start)
-        .unwrap();
-    assert_eq!(exit_run.after.map(name), Some("in_state1"));
+        .map(|a| (name(a.span), a.role))
+        .collect();
     assert_eq!(
-        exit_run.checks,
+        on_idle,
+        [
+            ("ipi_idle_exit", Role::End),
+            ("ipi_idle_exit", Role::Split),
+            ("idle_exit_run", Role::Cancel),
+            ("idle_exit_run", Role::Start),
+            ("idle_exit_run", Role::Split),
+            ("residency", Role::End),
+            ("residency", Role::Start),
+            ("residency", Role::Split),
+        ]
+    );
+    let split = &idle.actions[1];
+    assert_eq!((split.key, split.value), (Source::Cpu, Some(state)));
+    assert_eq!(
+        split.checks,
         [Check::Num {
-            source: Source::Field {
-                offset: 8,
-                size: 4,
-                signed: false
-            },
-            any_of: vec![4_294_967_295]
+            source: state,
+            any_of: (0..10).collect()
         }]
+    );
+    // Each split span's end tags its value's histogram: entries after the 5 spans', ten
+    // per split span, in declaration order.
+    let n = set.spans.len() as u32;
+    assert_eq!(map_entries(&set.spans), n + 30);
+    assert_eq!(
+        split_entries(&set.spans),
+        [(2, n), (3, n + 10), (4, n + 20)]
+    );
+    assert_eq!(idle.actions[0].split, Some(n));
+    assert_eq!(idle.actions[5].split, Some(n + 20));
+    let switch = plans.iter().find(|p| p.event == "sched_switch").unwrap();
+    let run_end = switch
+        .actions
+        .iter()
+        .find(|a| name(a.span) == "idle_exit_run" && a.role == Role::End)
+        .unwrap();
+    assert_eq!(run_end.split, Some(n + 10));
+    // Only ends carry the entry; a split names a number field the event has.
+    assert!(plans
+        .iter()
+        .flat_map(|p| &p.actions)
+        .all(|a| a.split.is_none() || a.role == Role::End));
+    let bad = set.spans[2..3].to_vec();
+    let mut bad = bad;
+    bad[0].split.as_mut().unwrap().field = "states".into();
+    let e = plan_of(&bad).unwrap_err();
+    assert!(
+        matches!(&e, PlanError::Bad(m) if m.contains("span \"ipi_idle_exit\", event power:cpu_idle: split: the event has no field \"states\"")),
+        "{e:?}"
     );
 }
 
@@ -312,4 +364,29 @@ fn numbers_parse_as_the_loads_give_them() {
     assert_eq!(number("-1"), Some(u64::MAX));
     assert_eq!(number("S"), None);
     assert_eq!(number("0x"), None);
+}
+
+#[test]
+fn the_workloads_cpus_are_one_more_check_on_every_action() {
+    let spans = crate::trace::spans::on_cpus(built_in("idlewake").unwrap().spans, &[0, 2]);
+    let plans = plan_of(&spans).unwrap();
+    for p in &plans {
+        for a in &p.actions {
+            // ipi_send_cpu's own `cpu` field is the IPI's target; elsewhere the CPU that
+            // logged the event.
+            let source = match p.event.as_str() {
+                "ipi_send_cpu" => Source::Field {
+                    offset: 8,
+                    size: 4,
+                    signed: false,
+                },
+                _ => Source::Cpu,
+            };
+            let want = Check::Num {
+                source,
+                any_of: vec![0, 2],
+            };
+            assert!(a.checks.contains(&want), "{}: {a:?}", p.event);
+        }
+    }
 }

@@ -1,0 +1,102 @@
+//! Naming a split span's values after the fact: both backends leave `SPAN@N` (the number
+//! the kernel recorded); a person reads the idle state by its cpuidle name, so a span
+//! declared `names = "cpuidle"` becomes `SPAN@NAME` with the name in its label too.
+
+use perflab_sys::SysRoot;
+
+use super::matcher::SpanResult;
+use super::spans::{Span, SplitNames};
+
+/// The cpuidle state names of this machine by index (CPU 0's: every CPU of the machines
+/// perflab has met has the same states), empty where it has no cpuidle driver.
+pub fn cpuidle_names(sys: &SysRoot) -> Vec<String> {
+    (0..super::spans::MAX_SPLIT)
+        .map_while(|i| {
+            sys.read_trimmed(&format!(
+                "sys/devices/system/cpu/cpu0/cpuidle/state{i}/name"
+            ))
+            .ok()
+        })
+        .collect()
+}
+
+/// A name fit for a row key (`haltpoll idle` → `haltpoll_idle`): the report splits keys at
+/// `.`, `:` and `@`.
+fn key_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Renames the per-value results of spans declared with `names = "cpuidle"`: `@1` →
+/// `@haltpoll_idle`, label `… [state 1: haltpoll idle]`; a value the machine has no name
+/// for keeps its number (`[state 7]`).
+pub fn name_values(spans: &[Span], results: &mut [SpanResult], cpuidle: &[String]) {
+    for r in results {
+        let Some((base, value)) = r.name.split_once('@') else {
+            continue;
+        };
+        let Some(span) = spans.iter().find(|s| s.name == base) else {
+            continue;
+        };
+        let Ok(v) = value.parse::<usize>() else {
+            continue;
+        };
+        if span.split.as_ref().map(|s| s.names) != Some(SplitNames::Cpuidle) {
+            continue;
+        }
+        match cpuidle.get(v) {
+            Some(name) => {
+                r.name = format!("{base}@{}", key_safe(name));
+                r.label = format!("{} [state {v}: {name}]", r.label);
+            }
+            None => r.label = format!("{} [state {v}]", r.label),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::matcher::Matcher;
+    use crate::trace::spans::built_in;
+
+    #[test]
+    fn cpuidle_names_come_from_the_machines_tree() {
+        let sys = SysRoot::at(perflab_testkit::fixture("x86-intel-idle"));
+        assert_eq!(cpuidle_names(&sys), ["POLL", "C1", "C1E", "C6"]);
+        let sys = SysRoot::at(perflab_testkit::fixture("kvm-2vcpu"));
+        assert!(cpuidle_names(&sys).is_empty());
+    }
+
+    #[test]
+    fn values_take_state_names_where_known() {
+        let spans = built_in("idlewake").unwrap().spans;
+        let m = Matcher::new(spans.clone());
+        let mut r = m.results();
+        let mut one = r[0].clone();
+        one.name = "ipi_idle_exit@1".into();
+        one.label = "(2) IPI sent → target CPU leaves its idle state".into();
+        let mut seven = one.clone();
+        seven.name = "ipi_idle_exit@7".into();
+        let mut unsplit = one.clone();
+        unsplit.name = "sched@1".into();
+        r = vec![one, seven, unsplit];
+        name_values(&spans, &mut r, &["POLL".into(), "haltpoll idle".into()]);
+        assert_eq!(r[0].name, "ipi_idle_exit@haltpoll_idle");
+        assert_eq!(
+            r[0].label,
+            "(2) IPI sent → target CPU leaves its idle state [state 1: haltpoll idle]"
+        );
+        assert_eq!(r[1].name, "ipi_idle_exit@7");
+        assert!(r[1].label.ends_with("[state 7]"));
+        // `sched` has no split: an `@` in its name is not ours to rename.
+        assert_eq!(r[2].name, "sched@1");
+    }
+}

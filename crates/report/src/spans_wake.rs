@@ -1,0 +1,325 @@
+//! Seed 004's question answered from the `idlewake` spans: per CPU pair and per variant
+//! (poll-only against all idle states), how much of a cross-CPU wake-up each part takes,
+//! and for the idle exit, per idle state the target CPU left.
+//!
+//! ```text
+//! part                                   poll-only        all
+//! (0) whole wake-up                       3.10            12.40
+//! (1) waking → IPI sent                   none            1.20 (10%)
+//! (2) IPI sent → idle exit                none            8.10 (65%)
+//!     left C6                             -               9.80 (1200 = 79%)
+//! ```
+//!
+//! Every figure is a p50 in µs, the median over the telemetry repetitions; a part's share
+//! is its p50 over the whole wake-up's p50 in the same column, a state's the share of
+//! the part's wake-ups whose target left that state. Shares need not add up to
+//! 100 %: medians of parts are not parts of a median, and (1) and (2) exist only for
+//! wake-ups that sent an IPI (a polling target sees the flag itself).
+
+use perflab_core::record::MeasurementRecord;
+use serde::Serialize;
+
+use crate::doc::{Block, Table};
+use crate::fmt;
+use crate::trace_rows::{self, SpanId};
+
+/// The set whose spans these are.
+pub const SET: &str = "idlewake";
+/// The whole wake-up, then its parts in order (span names of the set).
+pub const WHOLE: &str = "sched";
+pub const PARTS: [&str; 3] = ["waking_ipi", "ipi_idle_exit", "idle_exit_run"];
+
+/// One figure of a column.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum WakeCell {
+    /// Median p50 in µs; for a part its share of the whole wake-up's p50, for a state
+    /// the share of the part's matches that left it (percent, where known); and the
+    /// median matches per measurement.
+    Value {
+        us: f64,
+        share_pct: Option<f64>,
+        matches: f64,
+        /// For a part: the whole wake-up's matches in the same column (median per
+        /// measurement). A part that only a few wake-ups have (an IPI where the pair
+        /// shares a CPU, an idle exit where the target rarely idles) has a share of the
+        /// whole that describes those few, and the table says so.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        of_wakeups: Option<f64>,
+        /// Repetitions in which it matched, of those that recorded it: the p50 is over the
+        /// former, the matches over all (a rare state left in one repetition of three).
+        matched_reps: usize,
+        reps: usize,
+    },
+    /// Recorded, no event matched.
+    None,
+    /// Not recorded in this column (another kernel, another set).
+    Missing,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WakeRow {
+    /// `idlewake.ipi_idle_exit@C6`.
+    pub key: String,
+    /// The span's label, or for a state `left C6`.
+    pub label: String,
+    /// The idle state, for the rows of one state.
+    pub state: Option<String>,
+    /// One per variant.
+    pub cells: Vec<WakeCell>,
+}
+
+/// One CPU pair (point).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WakePair {
+    pub point: u32,
+    /// `0-1`, as the other idle-ipi tables name a pair.
+    pub label: String,
+    /// Telemetry repetitions that traced, per variant.
+    pub reps: Vec<usize>,
+    pub rows: Vec<WakeRow>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WakeTable {
+    pub variants: Vec<String>,
+    pub pairs: Vec<WakePair>,
+}
+
+/// The table where some measurement carries the `idlewake` whole wake-up; `None`
+/// otherwise.
+pub fn wake_table(ms: &[MeasurementRecord]) -> Option<WakeTable> {
+    let all: Vec<&MeasurementRecord> = ms.iter().collect();
+    let traced = trace_rows::span_records(&all);
+    let whole = format!("{SET}.{WHOLE}");
+    if !traced
+        .iter()
+        .any(|m| trace_rows::value(m, &whole, "count").is_some())
+    {
+        return None;
+    }
+    let (variants, labeler, points) = crate::select::point_grid(ms);
+    let mut pairs = Vec::new();
+    for point in points {
+        let per_variant: Vec<Vec<&MeasurementRecord>> = variants
+            .iter()
+            .map(|v| {
+                traced
+                    .iter()
+                    .copied()
+                    .filter(|m| m.point == point && m.variant == *v)
+                    .collect()
+            })
+            .collect();
+        let Some(first) = per_variant.iter().flatten().next() else {
+            continue;
+        };
+        let label = labeler.label(&first.params);
+        let mine: Vec<&MeasurementRecord> = per_variant.iter().flatten().copied().collect();
+        let ids = trace_rows::span_ids(&mine);
+        let wholes: Vec<Option<f64>> = per_variant.iter().map(|r| p50(r, &whole)).collect();
+        let mut rows = Vec::new();
+        let row = |key: &str, label: String, state: Option<String>| WakeRow {
+            key: key.to_string(),
+            label,
+            state,
+            cells: per_variant
+                .iter()
+                .zip(&wholes)
+                .map(|(recs, w)| cell(recs, key, *w))
+                .collect(),
+        };
+        let label_of = |key: &str| {
+            ids.iter()
+                .find(|i| i.key == key)
+                .map_or(key.to_string(), |i| i.label.clone())
+        };
+        let mut w = row(&whole, label_of(&whole), None);
+        for c in &mut w.cells {
+            if let WakeCell::Value { share_pct, .. } = c {
+                *share_pct = None; // 100 %, saying nothing
+            }
+        }
+        let of_whole: Vec<Option<f64>> = w.cells.iter().map(WakeCell::matches).collect();
+        rows.push(w);
+        for part in PARTS {
+            let key = format!("{SET}.{part}");
+            if !ids.iter().any(|i| i.key == key) {
+                continue;
+            }
+            let mut p = row(&key, label_of(&key), None);
+            for (c, total) in p.cells.iter_mut().zip(&of_whole) {
+                if let WakeCell::Value { of_wakeups, .. } = c {
+                    *of_wakeups = *total;
+                }
+            }
+            let of_part: Vec<Option<f64>> = p.cells.iter().map(WakeCell::matches).collect();
+            rows.push(p);
+            for id in states_of(&ids, &key) {
+                let state = state_name(id);
+                let mut r = row(&id.key, format!("    left {state}"), Some(state));
+                for (c, total) in r.cells.iter_mut().zip(&of_part) {
+                    if let WakeCell::Value {
+                        share_pct, matches, ..
+                    } = c
+                    {
+                        *share_pct = total.filter(|t| *t > 0.0).map(|t| 100.0 * *matches / t);
+                    }
+                }
+                rows.push(r);
+            }
+        }
+        pairs.push(WakePair {
+            point,
+            label,
+            reps: per_variant.iter().map(Vec::len).collect(),
+            rows,
+        });
+    }
+    Some(WakeTable { variants, pairs })
+}
+
+/// The per-state spans of `key` (`key@STATE`), in the order the monitor left them (by
+/// state index).
+fn states_of<'a>(ids: &'a [SpanId], key: &str) -> impl Iterator<Item = &'a SpanId> {
+    let prefix = format!("{key}@");
+    ids.iter().filter(move |i| i.key.starts_with(&prefix))
+}
+
+/// The state as the monitor's label names it (`… [state 1: haltpoll idle]`), else as
+/// the key does (`haltpoll_idle`, or the index where the machine had no names).
+fn state_name(id: &SpanId) -> String {
+    let from_label = id
+        .label
+        .rsplit_once(" [state ")
+        .and_then(|(_, s)| s.strip_suffix(']'))
+        .map(|s| {
+            s.split_once(": ")
+                .map_or(format!("state {s}"), |(_, n)| n.to_string())
+        });
+    from_label.unwrap_or_else(|| {
+        id.key
+            .rsplit_once('@')
+            .map_or(id.key.clone(), |(_, s)| s.to_string())
+    })
+}
+
+fn p50(recs: &[&MeasurementRecord], key: &str) -> Option<f64> {
+    perflab_stats::median(trace_rows::stat_us(recs, key, "p50"))
+}
+
+fn cell(recs: &[&MeasurementRecord], key: &str, whole: Option<f64>) -> WakeCell {
+    if trace_rows::counts(recs, key).is_empty() {
+        return WakeCell::Missing;
+    }
+    // A state's rows exist only in repetitions where it was left: elsewhere it was left
+    // 0 times, which the medians must count.
+    let counts: Vec<f64> = recs
+        .iter()
+        .map(|m| trace_rows::value(m, key, "count").unwrap_or(0.0))
+        .collect();
+    match p50(recs, key) {
+        Some(us) => WakeCell::Value {
+            us,
+            share_pct: whole.filter(|w| *w > 0.0).map(|w| 100.0 * us / w),
+            matches: perflab_stats::median(counts.iter().copied()).unwrap_or(0.0),
+            of_wakeups: None,
+            matched_reps: counts.iter().filter(|c| **c > 0.0).count(),
+            reps: counts.len(),
+        },
+        None => WakeCell::None,
+    }
+}
+
+impl WakeCell {
+    fn matches(&self) -> Option<f64> {
+        match self {
+            WakeCell::Value { matches, .. } => Some(*matches),
+            _ => None,
+        }
+    }
+}
+
+/// Parts in fewer wake-ups than this (percent) say in how many.
+const FEW_PCT: f64 = 50.0;
+
+/// `8.10 (65%)` for a part, `40.58 (854%; in 6 of 88035 wake-ups)` for one most wake-ups
+/// do not have, `9.80 (1200 = 79%)` for a state: how often it was left.
+fn cell_text(c: &WakeCell, state: bool) -> String {
+    match c {
+        WakeCell::Value {
+            us,
+            share_pct,
+            matches,
+            of_wakeups,
+            matched_reps,
+            reps,
+        } => {
+            let share = share_pct.map(|s| format!("{s:.0}%"));
+            let some_reps = (matched_reps < reps).then(|| format!("{matched_reps}/{reps} reps"));
+            let few = of_wakeups
+                .filter(|w| *w > 0.0 && 100.0 * matches / w < FEW_PCT)
+                .map(|w| format!("in {} of {} wake-ups", fmt::count(*matches), fmt::count(w)));
+            match (state, share) {
+                (true, share) => {
+                    let n = match share {
+                        Some(s) => format!("{} = {s}", fmt::count(*matches)),
+                        None => fmt::count(*matches),
+                    };
+                    let inner: Vec<String> = std::iter::once(n).chain(some_reps).collect();
+                    format!("{} ({})", fmt::value(*us), inner.join("; "))
+                }
+                (false, s) => {
+                    let inner: Vec<String> = s.into_iter().chain(few).chain(some_reps).collect();
+                    if inner.is_empty() {
+                        fmt::value(*us)
+                    } else {
+                        format!("{} ({})", fmt::value(*us), inner.join("; "))
+                    }
+                }
+            }
+        }
+        WakeCell::None => "none".into(),
+        WakeCell::Missing => "-".into(),
+    }
+}
+
+impl WakeTable {
+    pub fn to_blocks(&self) -> Vec<Block> {
+        let mut out = vec![
+            Block::heading(3, "The wake-up in parts, per CPU pair (seed 004)"),
+            Block::para(
+                "Each figure is a p50 in usec, the median over the repetitions that traced. \
+                 A part's (share) is of the whole wake-up's p50 in the same column; shares \
+                 need not add up to 100%: medians of the parts are not parts of the median, \
+                 and (1) and (2) exist only for wake-ups that sent an IPI (a target polling \
+                 in idle sees the flag itself, so none there is expected); a part that \
+                 fewer than half the wake-ups have says in how many, per measurement (its \
+                 share then describes those few). left STATE: the part for the wake-ups whose target \
+                 CPU left that idle state, (n = share) how many per measurement and their \
+                 share of the part's. k/n reps: the p50 is of the k repetitions (of n) in \
+                 which the span matched, the counts medians over all n. none = the span \
+                 matched no event; - = not recorded.",
+            ),
+        ];
+        for p in &self.pairs {
+            out.push(Block::heading(4, format!("CPU pair {}", p.label)));
+            let mut head = vec!["part (usec)".to_string()];
+            head.extend(self.variants.iter().cloned());
+            let mut rows: Vec<Vec<String>> = p
+                .rows
+                .iter()
+                .map(|r| {
+                    let mut cells = vec![r.label.clone()];
+                    cells.extend(r.cells.iter().map(|c| cell_text(c, r.state.is_some())));
+                    cells
+                })
+                .collect();
+            let mut reps = vec!["reps".to_string()];
+            reps.extend(p.reps.iter().map(usize::to_string));
+            rows.push(reps);
+            out.push(Block::Table(Table::new(head, rows, vec![0])));
+        }
+        out
+    }
+}
