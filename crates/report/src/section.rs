@@ -91,7 +91,10 @@ pub fn render(sections: &[&dyn Section], format: Format) -> String {
 /// under its id, or, for an id in `many` (one a view may hold several times, e.g. the
 /// `spans` tables), the list of them, always a list. Sections without a JSON form are
 /// left out.
-pub fn json(sections: &[&dyn Section], many: &[&str]) -> serde_json::Map<String, serde_json::Value> {
+pub fn json(
+    sections: &[&dyn Section],
+    many: &[&str],
+) -> serde_json::Map<String, serde_json::Value> {
     let mut out = serde_json::Map::new();
     for s in sections {
         let Some(v) = s.json() else { continue };
@@ -194,7 +197,12 @@ mod tests {
     #[test]
     fn json_keys_are_the_ids_and_repeated_ids_are_lists() {
         let map = json(
-            &[&Json("summary", 1), &Json("spans", 2), &Json("spans", 3), &Two],
+            &[
+                &Json("summary", 1),
+                &Json("spans", 2),
+                &Json("spans", 3),
+                &Two,
+            ],
             &["spans"],
         );
         assert_eq!(

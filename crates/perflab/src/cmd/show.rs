@@ -149,8 +149,7 @@ pub fn span_sections(info: &RunInfo, ms: &[MeasurementRecord], cap: usize) -> Sp
     if let Some(seed) = report::seed_span_table(info, ms) {
         out.sections.push(Box::new(seed));
     }
-    let (comparisons, total) =
-        report::span_comparisons(info, ms, &cfg, cap);
+    let (comparisons, total) = report::span_comparisons(info, ms, &cfg, cap);
     if total > comparisons.len() {
         out.more = Some(format!(
             "{} more span comparisons: `perflab show {} --format json` has them all",
