@@ -177,6 +177,8 @@ fn json_is_a_hidden_alias_of_format_json() {
         assert!(new.status.success() && old.status.success(), "{args:?}");
         assert_eq!(text(&new).0, text(&old).0, "{args:?}");
     }
+    let pair = lab.run(&["show", &id, "--pair", "0,1", "--format", "json"]);
+    assert_eq!(pair.status.code(), Some(2), "text only: {:?}", text(&pair));
     let both = lab.run(&["ls", "--json", "--format", "text"]);
     let (_, err) = text(&both);
     assert_eq!(both.status.code(), Some(2), "{err}");

@@ -34,10 +34,7 @@ fn ctxsw_percentiles_in_show_compare_and_report() {
 
     // show --format json: a row per point and variant, pooled over the 2 repetitions.
     let shown = json(&["show", &id, "--format", "json"]);
-    let rows = shown["percentiles"]["rows"]
-        .as_array()
-        .unwrap()
-        .clone();
+    let rows = shown["percentiles"]["rows"].as_array().unwrap().clone();
     let points = lab.export(&id)["run"]["spec"]["points"]
         .as_array()
         .unwrap()

@@ -14,6 +14,12 @@ use crate::exit::input;
 
 pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     report::section::check_ids(&a.section, report::section::SHOW).map_err(input)?;
+    if a.format.is_json() && (a.pair.is_some() || a.threads.is_some()) {
+        // Said, not ignored: a script asking for JSON must not get text.
+        return Err(input(
+            "--format json shows the whole run; --pair and --threads print text only",
+        ));
+    }
     let store = common::read_store(g)?;
     let info = store.run(a.run)?;
     let ms = store.measurements(a.run)?;
