@@ -470,8 +470,8 @@ fn split_settings(text: &str, is_key: impl Fn(&str) -> bool) -> Vec<&str> {
     out.into_iter().filter(|s| !s.trim().is_empty()).collect()
 }
 
-/// `run --dry-run --format json` (docs/schema/run.json): the expanded experiment and its
-/// plan.
+/// `run --dry-run --format json`: the expanded experiment and its plan (`$defs/run-dry-run`
+/// in docs/schema/perflab.json).
 #[derive(serde::Serialize)]
 struct DryRun<'a> {
     dry_run: bool,

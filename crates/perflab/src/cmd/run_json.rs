@@ -15,7 +15,7 @@ use crate::cmd::run_end::RunEnd;
 use crate::cmd::run_view::EndView;
 
 /// The document, its fields in the order a person reading it wants them: what happened
-/// first, then the numbers (docs/schema/run.json).
+/// first, then the numbers (`$defs/run` in docs/schema/perflab.json).
 #[derive(Serialize)]
 pub struct RunDoc {
     #[serde(flatten)]

@@ -74,8 +74,8 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// `show --format json`: the run as stored, its sections by id (docs/schema/show.json),
-/// and what an adaptive run reached.
+/// `show --format json`: the run as stored, its sections by id, and what an adaptive run
+/// reached (`$defs/show` in docs/schema/perflab.json).
 #[derive(serde::Serialize)]
 struct ShowDoc<'a> {
     run: &'a RunInfo,
