@@ -8,6 +8,7 @@ use perflab_core::limits;
 
 // Shared with `cli_fleet`, which this file's `Command` names: kept apart so the two do not
 // import each other.
+pub use crate::cli_format::FormatArgs;
 pub use crate::cli_report::{ReportFormat, VerdictArgs};
 
 #[derive(Parser, Debug)]
@@ -81,7 +82,7 @@ pub enum Command {
     /// file); pushing again adds only what the target lacks
     Push(PushArgs),
     /// List workloads, monitors, knobs, parsers and studies
-    List,
+    List(ListArgs),
     /// Answer `netrr` measurements from another host (the peer of `-p peer=ADDR:PORT`)
     Serve(ServeArgs),
     /// Run a study on many hosts over ssh into one store, and compare the hosts
@@ -220,9 +221,8 @@ pub enum RunFormat {
 
 #[derive(Args, Debug)]
 pub struct DoctorArgs {
-    /// Machine-readable output
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 #[derive(Args, Debug)]
@@ -234,8 +234,14 @@ pub struct RestoreArgs {
 
 #[derive(Args, Debug)]
 pub struct LsArgs {
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 #[derive(Args, Debug)]
@@ -247,10 +253,10 @@ pub struct ShowArgs {
     /// Per-thread records of one measurement (its seq): CPUs, migrations, interval, bytes
     #[arg(long, value_name = "SEQ")]
     pub threads: Option<u32>,
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub format: FormatArgs,
     /// Print only these sections (summary, threads, lock-wait, interrupts, counters, latency,
-    /// percentiles, spans)
+    /// percentiles, spans), in JSON too
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub section: Vec<String>,
 }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
+use crate::cli_format::FormatArgs;
 use crate::cli_report::{ReportFormat, VerdictArgs};
 
 #[derive(Args, Debug)]
@@ -26,7 +27,7 @@ pub enum FleetCommand {
     /// with the differences of the hosts' setups first
     Report(FleetReportArgs),
     /// List the fleet runs started from this machine
-    Ls,
+    Ls(FleetLsArgs),
     /// The side of a fleet run that runs on each host (started by `fleet run` over ssh)
     #[command(hide = true)]
     Agent(FleetAgentArgs),
@@ -116,9 +117,15 @@ pub struct ReachArgs {
 pub struct FleetDoctorArgs {
     #[command(flatten)]
     pub hosts: HostArgs,
-    /// One JSON document: each host's checks, or why it could not be asked
-    #[arg(long)]
-    pub json: bool,
+    // json: one document with each host's checks, or why it could not be asked.
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct FleetLsArgs {
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 #[derive(Args, Debug)]

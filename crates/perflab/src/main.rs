@@ -9,6 +9,7 @@
 
 mod cli;
 mod cli_fleet;
+mod cli_format;
 mod cli_report;
 mod cmd;
 mod exit;

@@ -55,7 +55,7 @@ fn a_loose_target_is_met_by_the_planned_repetitions() {
     let id = run_id(&err);
     let doc = lab.export(&id);
     assert!(counts(&doc).values().all(|&n| n == 3), "{:?}", counts(&doc));
-    let o = lab.run(&["show", &id, "--json"]);
+    let o = lab.run(&["show", &id, "--format", "json"]);
     assert!(o.status.success(), "{:?}", text(&o));
     let shown: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let a = &shown["adaptive"];
@@ -134,7 +134,7 @@ fn bad_settings_exit_2_and_change_nothing() {
     // One finished run, so "nothing changed" is checked against a real database.
     let o = lab.run(&args(&["--reps", "2"]));
     assert!(o.status.success(), "{:?}", text(&o));
-    let before = lab.run(&["ls", "--json"]).stdout;
+    let before = lab.run(&["ls", "--format", "json"]).stdout;
     let file = lab.dir.path().join("bad.toml");
     std::fs::write(&file, "name = 'bad'\nworkload = 'null'\ntarget_ci = 0\n").unwrap();
     let file = file.to_str().unwrap().to_string();
@@ -160,7 +160,7 @@ fn bad_settings_exit_2_and_change_nothing() {
         assert!(err.starts_with("perflab: "), "{a:?}: {err}");
         assert!(err.contains(needle), "{a:?}: {err:?} lacks {needle:?}");
     }
-    assert_eq!(lab.run(&["ls", "--json"]).stdout, before);
+    assert_eq!(lab.run(&["ls", "--format", "json"]).stdout, before);
 }
 
 #[test]

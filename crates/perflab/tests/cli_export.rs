@@ -80,7 +80,7 @@ fn the_json_export_says_its_format_and_version_first() {
     );
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
-    assert_eq!(keys.len(), 5, "{keys:?}");
+    assert_eq!(keys.len(), 6, "{keys:?}");
     assert!(doc["plan"].is_array(), "the plan, for import");
     // The keys the documentation lists are there, with the types it gives.
     let run = &doc["run"];

@@ -48,11 +48,14 @@ fn export(lab: &Lab, id: &str) -> Value {
 /// Every measurement of every run in the store, checked: each run's measurements are
 /// exactly its plan (none missing, none twice), all ok. Returns the runs' labels.
 fn runs_complete_and_whole(lab: &Lab) -> BTreeSet<String> {
-    let o = fleet_cmd(lab).args(["ls", "--json"]).output().unwrap();
+    let o = fleet_cmd(lab)
+        .args(["ls", "--format", "json"])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{:?}", text(&o));
     let runs: Value = serde_json::from_slice(&o.stdout).expect("ls --format json");
     let mut labels = BTreeSet::new();
-    for r in runs.as_array().expect("a list of runs") {
+    for r in runs["runs"].as_array().expect("a list of runs") {
         let id = r["id"].to_string();
         let doc = export(lab, &id);
         let ms = doc["measurements"].as_array().unwrap();
@@ -321,9 +324,12 @@ fn a_host_whose_sshd_dies_mid_run_is_resumed_with_nothing_lost_or_doubled() {
         serde_json::from_slice(&o.stdout).unwrap()
     };
     let uid = host_doc["run"]["uid"].as_str().unwrap();
-    let o = fleet_cmd(&lab).args(["ls", "--json"]).output().unwrap();
+    let o = fleet_cmd(&lab)
+        .args(["ls", "--format", "json"])
+        .output()
+        .unwrap();
     let runs: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let local = runs
+    let local = runs["runs"]
         .as_array()
         .unwrap()
         .iter()

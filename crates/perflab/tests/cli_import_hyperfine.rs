@@ -51,7 +51,7 @@ fn each_hyperfine_run_is_a_repetition_with_statistics_over_them() {
     assert_eq!(doc["run"]["spec"]["primary_metric"], "time_ms");
 
     // `show` summarises the twelve runs: the same median, mean, min and max as hyperfine.
-    let o = lab.run(&["show", &id, "--json"]);
+    let o = lab.run(&["show", &id, "--format", "json"]);
     assert!(o.status.success(), "{:?}", text(&o));
     let show: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let s = &show["summary"]["rows"][0]["summary"];

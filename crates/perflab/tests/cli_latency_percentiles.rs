@@ -32,12 +32,9 @@ fn ctxsw_percentiles_in_show_compare_and_report() {
         serde_json::from_str(&run(args)).unwrap_or_else(|e| panic!("{args:?}: {e}"))
     };
 
-    // show --json: a row per point and variant, pooled over the 2 repetitions.
-    let shown = json(&["show", &id, "--json"]);
-    let rows = shown["latency_percentiles"]["rows"]
-        .as_array()
-        .unwrap()
-        .clone();
+    // show --format json: a row per point and variant, pooled over the 2 repetitions.
+    let shown = json(&["show", &id, "--format", "json"]);
+    let rows = shown["percentiles"]["rows"].as_array().unwrap().clone();
     let points = lab.export(&id)["run"]["spec"]["points"]
         .as_array()
         .unwrap()

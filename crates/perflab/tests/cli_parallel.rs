@@ -97,10 +97,10 @@ fn parallel_quick_stores_threads_and_verdicts() {
     let n = ms[0]["output"]["threads"].as_array().unwrap().len();
     assert!(out.contains(&format!("{n} thread records")), "{out}");
     assert!(out.contains("c0t0"), "{out}");
-    // show --json carries the lock-wait table as data.
-    let o = lab.run(&["show", &id, "--json"]);
+    // show --format json carries the lock-wait table as data, under its section id.
+    let o = lab.run(&["show", &id, "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(doc["lock_waits"]["rows"].as_array().map(Vec::len), Some(6));
+    assert_eq!(doc["lock-wait"]["rows"].as_array().map(Vec::len), Some(6));
 }
 
 fn online_cpus() -> usize {

@@ -93,9 +93,9 @@ fn push_twice_and_compare(lab: &Lab, ids: &[String], to: &str) {
     }
     assert!(out.contains("2 runs pushed: 0 new measurements"), "{out}");
     // Still one copy of each run there.
-    let o = lab.run(&["--db", to, "ls", "--json"]);
+    let o = lab.run(&["--db", to, "ls", "--format", "json"]);
     let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(runs.as_array().unwrap().len(), 2);
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 2);
     for (from, there) in &map {
         assert_eq!(export(lab, &src, from), export(lab, to, there));
     }
@@ -183,9 +183,9 @@ fn an_export_imports_back_exactly_once() {
         );
         assert_eq!(export(&lab, &src, id), export(&lab, other, &there));
     }
-    let o = lab.run(&["--db", other, "ls", "--json"]);
+    let o = lab.run(&["--db", other, "ls", "--format", "json"]);
     let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(runs.as_array().unwrap().len(), 2);
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 2);
 }
 
 #[test]
@@ -247,8 +247,8 @@ fn a_bad_export_is_one_line_exit_2_and_changes_nothing() {
         assert!(err.contains(says), "{what}: {err}");
         assert_eq!(std::fs::read(&db).unwrap(), before, "{what}");
         // And through perflab (commits may sit in the -wal file): still the one run.
-        let o = lab.run(&["--db", db.to_str().unwrap(), "ls", "--json"]);
+        let o = lab.run(&["--db", db.to_str().unwrap(), "ls", "--format", "json"]);
         let runs: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(runs.as_array().unwrap().len(), 1, "{what}");
+        assert_eq!(runs["runs"].as_array().unwrap().len(), 1, "{what}");
     }
 }

@@ -87,6 +87,31 @@ pub fn render(sections: &[&dyn Section], format: Format) -> String {
     }
 }
 
+/// The JSON form of `sections`, keyed by section id: each section's [`Section::json`]
+/// under its id, or, for an id in `many` (one a view may hold several times, e.g. the
+/// `spans` tables), the list of them, always a list. Sections without a JSON form are
+/// left out.
+pub fn json(
+    sections: &[&dyn Section],
+    many: &[&str],
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    for s in sections {
+        let Some(v) = s.json() else { continue };
+        if many.contains(&s.id()) {
+            let list = out
+                .entry(s.id())
+                .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+            if let serde_json::Value::Array(items) = list {
+                items.push(v);
+            }
+        } else {
+            out.insert(s.id().into(), v);
+        }
+    }
+    out
+}
+
 /// Keeps the sections whose id is in `wanted` (all when it is empty); an id not in
 /// `known` (the ids the command can print) is an error that lists them.
 pub fn select<'a>(
@@ -151,6 +176,39 @@ mod tests {
         let both = render(&[&Two, &Two], Format::Text);
         assert!(both.contains("  n\n\na table\n"), "{both}");
         assert!(Two.render(Format::Html).contains("<title>two</title>"));
+    }
+
+    struct Json(&'static str, i32);
+    impl Section for Json {
+        fn id(&self) -> &'static str {
+            self.0
+        }
+        fn title(&self) -> String {
+            String::new()
+        }
+        fn blocks(&self) -> Vec<Block> {
+            Vec::new()
+        }
+        fn json(&self) -> Option<serde_json::Value> {
+            Some(self.1.into())
+        }
+    }
+
+    #[test]
+    fn json_keys_are_the_ids_and_repeated_ids_are_lists() {
+        let map = json(
+            &[
+                &Json("summary", 1),
+                &Json("spans", 2),
+                &Json("spans", 3),
+                &Two,
+            ],
+            &["spans"],
+        );
+        assert_eq!(
+            serde_json::Value::Object(map),
+            serde_json::json!({ "summary": 1, "spans": [2, 3] })
+        );
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
             if let Some(p) = &percentiles {
                 doc["latency_percentiles"] = serde_json::to_value(p)?;
             }
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            crate::cmd::envelope::print(&doc)?;
         }
         TextFormat::Markdown | TextFormat::Text => {
             print_setup_differences(&setup_differences);

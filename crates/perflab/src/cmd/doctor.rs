@@ -3,13 +3,18 @@
 //! (`perflab_doctor` walks the registries).
 
 use crate::cli::{DoctorArgs, Global};
-use crate::cmd::common;
+use crate::cmd::{common, envelope};
 
 pub fn run(g: &Global, a: DoctorArgs) -> anyhow::Result<i32> {
     let sys = common::sysroot(g)?;
     let findings = perflab_doctor::examine(&sys, &perflab_doctor::plugins());
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&findings)?);
+    if a.format.is_json() {
+        // `fleet doctor` reads `checks` (envelope::unwrap_field).
+        #[derive(serde::Serialize)]
+        struct Checks<'a> {
+            checks: &'a [perflab_doctor::Finding],
+        }
+        envelope::print(&Checks { checks: &findings })?;
         return Ok(0);
     }
     if !sys.is_host() {

@@ -12,15 +12,16 @@ use crate::cmd::common;
 /// What the JSON document says it is, first, so a reader (`perflab import --parser
 /// perflab-json`, a script) knows what it holds before reading on.
 pub const FORMAT: &str = "perflab-export";
-/// Raised when a field changes meaning or goes away; new fields alone keep it
-/// (docs/export.md lists the fields of each version).
-pub const FORMAT_VERSION: u32 = 1;
+/// The version every JSON document of perflab carries (docs/export.md lists the fields of
+/// each version).
+pub use crate::cmd::envelope::FORMAT_VERSION;
 
 /// The JSON export, its fields in this order.
 #[derive(Serialize)]
 struct Document<'a> {
     format: &'static str,
     format_version: u32,
+    command: &'static str,
     run: &'a RunInfo,
     /// The whole plan, so `import --parser perflab-json` rebuilds an unfinished run whole
     /// (what is still to measure stays planned).
@@ -45,6 +46,7 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
             let doc = Document {
                 format: FORMAT,
                 format_version: FORMAT_VERSION,
+                command: crate::cmd::envelope::command(),
                 run: &info,
                 plan: &plan,
                 measurements: &ms,

@@ -20,7 +20,7 @@ use crate::cli_fleet::{
     FleetRunArgs,
 };
 use crate::cmd::fleet_hosts::{duration, host_list, reach_of, ssh_from};
-use crate::cmd::{common, fleet_doctor, report};
+use crate::cmd::{common, envelope, fleet_doctor, report};
 use crate::exit::input;
 
 pub fn run(g: &Global, a: FleetArgs) -> anyhow::Result<i32> {
@@ -29,7 +29,7 @@ pub fn run(g: &Global, a: FleetArgs) -> anyhow::Result<i32> {
         FleetCommand::Resume(r) => resume(g, r),
         FleetCommand::Doctor(d) => fleet_doctor::run(d),
         FleetCommand::Report(r) => fleet_report(g, r),
-        FleetCommand::Ls => ls(),
+        FleetCommand::Ls(a) => ls(a.format.is_json()),
         FleetCommand::Agent(a) => agent(g, a),
     }
 }
@@ -222,8 +222,17 @@ fn drive(
             } else {
                 perflab_report::full::build_report(&runs, &opts)?.json
             };
-            let doc = serde_json::json!({ "fleet": st.id, "hosts": st.hosts, "report": report });
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            #[derive(serde::Serialize)]
+            struct Doc<'a> {
+                fleet: &'a str,
+                hosts: &'a [HostEntry],
+                report: serde_json::Value,
+            }
+            envelope::print(&Doc {
+                fleet: &st.id,
+                hosts: &st.hosts,
+                report,
+            })?;
         }
     }
     Ok(exit_code(st))
@@ -344,7 +353,7 @@ fn fleet_report(g: &Global, a: FleetReportArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn ls() -> anyhow::Result<i32> {
+fn ls(json: bool) -> anyhow::Result<i32> {
     let dir = state_dir()?;
     let mut states: Vec<FleetState> = match std::fs::read_dir(&dir) {
         Ok(entries) => entries
@@ -357,11 +366,19 @@ fn ls() -> anyhow::Result<i32> {
             .collect(),
         Err(_) => Vec::new(),
     };
+    states.sort_by(|a, b| b.created_at.total_cmp(&a.created_at));
+    if json {
+        #[derive(serde::Serialize)]
+        struct Fleets<'a> {
+            fleets: &'a [FleetState],
+        }
+        envelope::print(&Fleets { fleets: &states })?;
+        return Ok(0);
+    }
     if states.is_empty() {
         println!("no fleet runs in {}", dir.display());
         return Ok(0);
     }
-    states.sort_by(|a, b| b.created_at.total_cmp(&a.created_at));
     for st in &states {
         let hosts: Vec<String> = st
             .hosts

@@ -5,6 +5,7 @@ use perflab_fleet::provision::{provision, Local, Unready};
 use perflab_fleet::ssh::last_line;
 
 use crate::cli_fleet::FleetDoctorArgs;
+use crate::cmd::envelope;
 use crate::cmd::fleet_hosts::{host_list, reach_of, ssh_from};
 
 pub fn run(a: FleetDoctorArgs) -> anyhow::Result<i32> {
@@ -21,10 +22,14 @@ pub fn run(a: FleetDoctorArgs) -> anyhow::Result<i32> {
                         Err(Unready::Connect(why)) => Answer::Unreachable(why),
                         Err(Unready::Lacks(why)) => Answer::Unreachable(why),
                         Ok(remote) => {
+                            // `--json`, which every perflab knows, not `--format json`.
                             let argv = [remote.path.clone(), "doctor".into(), "--json".into()];
                             match ssh.command(h, &argv).output() {
                                 Ok(out) if out.status.success() => {
-                                    match doctor::parse(&String::from_utf8_lossy(&out.stdout)) {
+                                    match doctor::parse(&envelope::unwrap_field(
+                                        &String::from_utf8_lossy(&out.stdout),
+                                        "checks",
+                                    )) {
                                         Ok(checks) => Answer::Checks(checks),
                                         Err(e) => Answer::Unreachable(e),
                                     }
@@ -52,8 +57,12 @@ pub fn run(a: FleetDoctorArgs) -> anyhow::Result<i32> {
             .map(|j| j.join().expect("a doctor thread panicked"))
             .collect()
     });
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&answers)?);
+    if a.format.is_json() {
+        #[derive(serde::Serialize)]
+        struct Hosts<'a> {
+            hosts: &'a [HostDoctor],
+        }
+        envelope::print(&Hosts { hosts: &answers })?;
     } else {
         print!("{}", doctor::side_by_side(&answers));
     }

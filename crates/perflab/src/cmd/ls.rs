@@ -1,14 +1,18 @@
 //! `perflab ls`: the stored runs, newest first.
 
 use crate::cli::{Global, LsArgs};
-use crate::cmd::{common, hint};
+use crate::cmd::{common, envelope, hint};
 use perflab_store::RunStatus;
 
 pub fn run(g: &Global, a: LsArgs) -> anyhow::Result<i32> {
     let store = common::read_store(g)?;
     let runs = store.runs()?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&runs)?);
+    if a.format.is_json() {
+        #[derive(serde::Serialize)]
+        struct Runs<'a> {
+            runs: &'a [perflab_store::RunInfo],
+        }
+        envelope::print(&Runs { runs: &runs })?;
         return Ok(0);
     }
     if runs.is_empty() {

@@ -6,6 +6,7 @@ mod completions;
 mod crosscheck;
 mod doctor;
 mod drilldown_dir;
+mod envelope;
 mod export;
 mod fleet;
 mod fleet_doctor;
@@ -22,6 +23,7 @@ mod restore;
 mod run;
 mod run_end;
 mod run_json;
+mod run_view;
 mod serve;
 mod show;
 mod sudo_db;
@@ -29,6 +31,7 @@ mod sudo_db;
 use crate::cli::{Cli, Command};
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
+    envelope::set_command(name(&cli.command));
     let g = cli.global;
     // A child started outside a run's knobs (the KVM probe's QEMU, in an availability
     // check or `doctor`) is journaled where `perflab restore` looks.
@@ -53,10 +56,40 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Crosscheck(a) => crosscheck::run(&g, a),
         Command::Import(a) => import::run(&g, a),
         Command::Push(a) => push::run(&g, a),
-        Command::List => list::run(),
+        Command::List(a) => list::run(a),
         Command::Serve(a) => serve::run(&g, a),
         Command::Fleet(a) => fleet::run(&g, a),
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),
+    }
+}
+
+/// The command as typed, for the `command` of its JSON document.
+fn name(c: &Command) -> &'static str {
+    use crate::cli_fleet::FleetCommand as F;
+    match c {
+        Command::Run(_) => "run",
+        Command::Doctor(_) => "doctor",
+        Command::Restore(_) => "restore",
+        Command::Ls(_) => "ls",
+        Command::Show(_) => "show",
+        Command::Export(_) => "export",
+        Command::Compare(_) => "compare",
+        Command::Report(_) => "report",
+        Command::Crosscheck(_) => "crosscheck",
+        Command::Import(_) => "import",
+        Command::Push(_) => "push",
+        Command::List(_) => "list",
+        Command::Serve(_) => "serve",
+        Command::Completions(_) => "completions",
+        Command::Man(_) => "man",
+        Command::Fleet(f) => match f.command {
+            F::Run(_) => "fleet run",
+            F::Resume(_) => "fleet resume",
+            F::Doctor(_) => "fleet doctor",
+            F::Report(_) => "fleet report",
+            F::Ls(_) => "fleet ls",
+            F::Agent(_) => "fleet agent",
+        },
     }
 }

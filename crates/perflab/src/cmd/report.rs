@@ -99,7 +99,7 @@ pub fn emit(
         Some(ReportFormat::Text) => print!("{}", text(Format::Text)?),
         Some(ReportFormat::Markdown) => print!("{}", text(Format::Markdown)?),
         Some(ReportFormat::Mail) => print!("{}", text(Format::Mail)?),
-        Some(ReportFormat::Json) => println!("{}", serde_json::to_string_pretty(&report.json)?),
+        Some(ReportFormat::Json) => crate::cmd::envelope::print(&report.json)?,
         None => {}
     }
     Ok(())

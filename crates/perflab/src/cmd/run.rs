@@ -12,7 +12,7 @@ use perflab_store::RunStatus;
 
 use crate::cli::{Global, RunArgs, RunFormat};
 use crate::cmd::run_end::RunEnd;
-use crate::cmd::{common, drilldown_dir, hint, run_json, show};
+use crate::cmd::{common, drilldown_dir, envelope, hint, run_json, run_view, show};
 use crate::exit::{input, INTERRUPTED};
 use crate::progress::Reporter;
 
@@ -96,14 +96,22 @@ fn execute(
             hint::db_flag(g)
         );
     }
-    match a.format {
-        RunFormat::Json => {
-            let doc = run_json::document(store, id, out, &end, &hint::db_flag(g))?;
-            println!("{}", serde_json::to_string_pretty(&doc)?);
-        }
-        RunFormat::Text if outcome.status == RunStatus::Interrupted => {}
-        RunFormat::Text => {
-            show::after_run(store, id, out)?;
+    let json = a.format == RunFormat::Json;
+    if json || outcome.status != RunStatus::Interrupted {
+        let (info, ms) = (store.run(id)?, store.measurements(id)?);
+        let after = show::AfterRun::of(&info, &ms, out, store.path())?;
+        let cap = match json {
+            true => usize::MAX,
+            false => perflab_report::spans_ab::MAX_COMPARISONS,
+        };
+        let view = run_view::EndView::of(&info, &ms, after, cap)?;
+        let drilldown = view.write_drilldown(&info, &ms)?;
+        if json {
+            let doc =
+                run_json::document(store, &info, &ms, &view, drilldown, &end, &hint::db_flag(g));
+            envelope::print(&doc)?;
+        } else {
+            print!("{}", view.text(drilldown.as_deref()));
             print_adaptive(store, id)?;
         }
     }
@@ -462,6 +470,20 @@ fn split_settings(text: &str, is_key: impl Fn(&str) -> bool) -> Vec<&str> {
     out.into_iter().filter(|s| !s.trim().is_empty()).collect()
 }
 
+/// `run --dry-run --format json`: the expanded experiment and its plan (`$defs/run-dry-run`
+/// in docs/schema/perflab.json).
+#[derive(serde::Serialize)]
+struct DryRun<'a> {
+    dry_run: bool,
+    spec: &'a perflab_core::RunSpec,
+    variants: &'a [String],
+    unavailable: &'a [perflab_store::UnavailableVariant],
+    measurements: usize,
+    telemetry_measurements: usize,
+    timed_seconds: Option<f64>,
+    plan: &'a [perflab_core::record::PlannedMeasurement],
+}
+
 fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()> {
     let names: Vec<String> = p.available.iter().map(|v| v.spec.name.clone()).collect();
     let plan = perflab_lab::plan::plan(&p.spec, &p.grid, &names);
@@ -481,20 +503,20 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
     if format == RunFormat::Json {
         // Everything the text form says, as one document and nothing else on stdout;
         // notes (monitors left out, variants unavailable) went to stderr.
-        let doc = serde_json::json!({
-            "dry_run": true,
-            "spec": p.spec,
-            "variants": names,
-            "unavailable": p.unavailable,
-            "measurements": plan.len(),
-            "telemetry_measurements": plan
+        let doc = DryRun {
+            dry_run: true,
+            spec: &p.spec,
+            variants: &names,
+            unavailable: &p.unavailable,
+            measurements: plan.len(),
+            telemetry_measurements: plan
                 .iter()
                 .filter(|m| m.role == perflab_core::record::Role::Telemetry)
                 .count(),
-            "timed_seconds": timed,
-            "plan": plan,
-        });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+            timed_seconds: timed,
+            plan: &plan,
+        };
+        envelope::print(&doc)?;
         return Ok(());
     }
     println!("{}", serde_json::to_string_pretty(&p.spec)?);

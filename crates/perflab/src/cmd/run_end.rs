@@ -24,7 +24,9 @@ pub struct RunEnd {
     /// not their variant's numbers.
     pub ineffective: u32,
     /// Variants the run compares that were unavailable on the machine (`variant: reason`):
-    /// the comparisons with them never happened.
+    /// the comparisons with them never happened. Named `not_compared` in the JSON, whose
+    /// `unavailable` lists every unavailable variant with its reason.
+    #[serde(rename = "not_compared")]
     pub unavailable: Vec<String>,
     pub exit_code: i32,
 }

@@ -1,19 +1,25 @@
 //! `perflab show`: one run — fingerprint, plan status, results — or one CPU pair's
-//! drill-down; and what `run` prints when a run finishes.
+//! drill-down; and the sections `run` prints when a run finishes (`run_view`).
 
 use std::path::Path;
 
 use perflab_report as report;
 use perflab_report::{Format, Section};
 use perflab_stats::{Buckets, StatsConfig};
-use perflab_store::{MeasurementRecord, RunInfo, Store};
+use perflab_store::{MeasurementRecord, RunInfo};
 
 use crate::cli::{Global, ShowArgs};
-use crate::cmd::common;
+use crate::cmd::{common, envelope};
 use crate::exit::input;
 
 pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     report::section::check_ids(&a.section, report::section::SHOW).map_err(input)?;
+    if a.format.is_json() && (a.pair.is_some() || a.threads.is_some()) {
+        // Said, not ignored: a script asking for JSON must not get text.
+        return Err(input(
+            "--format json shows the whole run; --pair and --threads print text only",
+        ));
+    }
     let store = common::read_store(g)?;
     let info = store.run(a.run)?;
     let ms = store.measurements(a.run)?;
@@ -24,19 +30,17 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     }
     let cfg = StatsConfig::default();
     let summary = report::summarize_run(&info, &ms, None, &cfg)?;
-    if a.json {
-        let doc = serde_json::json!({
-            "run": info,
-            "summary": serde_json::from_str::<serde_json::Value>(&summary.to_json()?)?,
-            "counters": report::counter_table(&info, &ms),
-            "interrupts": report::irq_cpu_table(&info, &ms),
-            "spans": report::span_table(&info, &ms, &cfg),
-            "span_comparisons": report::span_comparisons(&info, &ms, &cfg, usize::MAX).0,
-            "adaptive": perflab_lab::adaptive::report(&info.spec, &ms),
-            "latency_percentiles": report::latency_percentiles(&[(&info, &ms)]),
-            "lock_waits": report::lock_wait_table(&[(&info, &ms)]),
-        });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+    if a.format.is_json() {
+        // The text's sections, every span comparison included.
+        let mut sections: Vec<Box<dyn Section>> = vec![Box::new(summary)];
+        sections.extend(run_sections(&info, &ms));
+        sections.extend(span_sections(&info, &ms, usize::MAX).sections);
+        let doc = ShowDoc {
+            run: &info,
+            sections: report::section::json(&select(&sections, &a.section)?, &["spans"]),
+            adaptive: perflab_lab::adaptive::report(&info.spec, &ms),
+        };
+        envelope::print(&doc)?;
         return Ok(0);
     }
     if let Some(seq) = a.threads {
@@ -59,7 +63,7 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     println!();
     let mut sections: Vec<Box<dyn Section>> = vec![Box::new(summary)];
     sections.extend(run_sections(&info, &ms));
-    let spans = span_sections(&info, &ms);
+    let spans = span_sections(&info, &ms, report::spans_ab::MAX_COMPARISONS);
     let more = spans.more;
     sections.extend(spans.sections);
     let sections = select(&sections, &a.section)?;
@@ -68,6 +72,16 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
         println!("\n{more}");
     }
     Ok(0)
+}
+
+/// `show --format json`: the run as stored, its sections by id, and what an adaptive run
+/// reached (`$defs/show` in docs/schema/perflab.json).
+#[derive(serde::Serialize)]
+struct ShowDoc<'a> {
+    run: &'a RunInfo,
+    #[serde(flatten)]
+    sections: serde_json::Map<String, serde_json::Value>,
+    adaptive: Option<perflab_lab::adaptive::AdaptiveReport>,
 }
 
 /// The sections whose id `wanted` names (all when it is empty); an unknown id is bad
@@ -102,7 +116,7 @@ fn run_sections(info: &RunInfo, ms: &[MeasurementRecord]) -> Vec<Box<dyn Section
 /// The aggregate-against-summed table, when the run's measurements carry the verdict of
 /// threaded transfers (xfer's channel model, dmatest), and the lock-wait percentiles and
 /// per-thread totals (seed 000's spintime).
-fn threads_sections(info: &RunInfo, ms: &[MeasurementRecord]) -> Vec<Box<dyn Section>> {
+pub fn threads_sections(info: &RunInfo, ms: &[MeasurementRecord]) -> Vec<Box<dyn Section>> {
     let mut out: Vec<Box<dyn Section>> = Vec::new();
     if let Some(t) = report::parallel_table(info, ms) {
         out.push(Box::new(t));
@@ -114,7 +128,7 @@ fn threads_sections(info: &RunInfo, ms: &[MeasurementRecord]) -> Vec<Box<dyn Sec
 }
 
 /// The seed-001 table (one row per path and load) for runs of netrr.
-fn latency_section(info: &RunInfo, ms: &[MeasurementRecord]) -> Option<Box<dyn Section>> {
+pub fn latency_section(info: &RunInfo, ms: &[MeasurementRecord]) -> Option<Box<dyn Section>> {
     report::hints::has_latency_table(&info.workload)
         .then(|| Box::new(report::latency_table(info, ms)) as _)
 }
@@ -122,12 +136,13 @@ fn latency_section(info: &RunInfo, ms: &[MeasurementRecord]) -> Option<Box<dyn S
 /// Where the time goes, when telemetry repetitions traced spans: the breakdown per point
 /// and variant, seed 001's layout for round-trip runs, and the A/B comparisons; `more`
 /// says how many comparisons were left out.
-struct Spans {
-    sections: Vec<Box<dyn Section>>,
-    more: Option<String>,
+pub struct Spans {
+    pub sections: Vec<Box<dyn Section>>,
+    pub more: Option<String>,
 }
 
-fn span_sections(info: &RunInfo, ms: &[MeasurementRecord]) -> Spans {
+/// The span sections, at most `cap` A/B comparisons among them.
+pub fn span_sections(info: &RunInfo, ms: &[MeasurementRecord], cap: usize) -> Spans {
     let cfg = StatsConfig::default();
     let mut out = Spans {
         sections: Vec::new(),
@@ -140,11 +155,10 @@ fn span_sections(info: &RunInfo, ms: &[MeasurementRecord]) -> Spans {
     if let Some(seed) = report::seed_span_table(info, ms) {
         out.sections.push(Box::new(seed));
     }
-    let (comparisons, total) =
-        report::span_comparisons(info, ms, &cfg, report::spans_ab::MAX_COMPARISONS);
+    let (comparisons, total) = report::span_comparisons(info, ms, &cfg, cap);
     if total > comparisons.len() {
         out.more = Some(format!(
-            "{} more span comparisons: `perflab show {} --json` has them all",
+            "{} more span comparisons: `perflab show {} --format json` has them all",
             total - comparisons.len(),
             info.id
         ));
@@ -228,7 +242,7 @@ fn print_header(info: &RunInfo) {
     }
 }
 
-/// What the end of a run works from, for its text (`after_run`) and its JSON.
+/// What the end of a run works from, for its view (`run_view`).
 pub struct AfterRun {
     /// The variants measured, in the order first measured.
     pub measured: Vec<String>,
@@ -264,74 +278,4 @@ impl AfterRun {
             }),
         })
     }
-}
-
-/// What `perflab run` prints at the end: the comparison against the baseline with the
-/// regression distribution for CPU-pair studies, or the summary of a single variant; and
-/// the drill-down directory when the study asks for one.
-pub fn after_run(store: &Store, id: i64, out: Option<&Path>) -> anyhow::Result<()> {
-    let info = store.run(id)?;
-    let ms = store.measurements(id)?;
-    let cfg = StatsConfig::default();
-    let AfterRun {
-        measured,
-        pairs,
-        buckets,
-        wants_drilldown,
-        dir,
-    } = AfterRun::of(&info, &ms, out, store.path())?;
-    let text = |sections: &[&dyn Section]| report::section::render(sections, Format::Text);
-    if let Some(t) = latency_section(&info, &ms) {
-        println!();
-        print!("{}", text(&[t.as_ref()]));
-    }
-    println!();
-    match baseline_and_other(&info, &measured) {
-        Some((base, _)) => {
-            for (i, other) in measured.iter().filter(|v| **v != base).enumerate() {
-                let mut table = report::compare_variants(&info, &ms, &base, other, None, &cfg)?;
-                // Every table of the run would list the same variants not measured; the
-                // first says it.
-                if i > 0 {
-                    table.unavailable.clear();
-                }
-                match report::scan_tables(&table, "size") {
-                    Some(scan) => print!("{}", text(&[&scan])),
-                    None => print!("{}", text(&[&table])),
-                }
-                if pairs && wants_drilldown {
-                    println!();
-                    print!("{}", text(&[&report::distribution(&table, &buckets)]));
-                }
-                if wants_drilldown && pairs && *other == measured[1] {
-                    report::write_drilldown(&dir, &info, &ms, &table, &buckets)?;
-                    println!("\ndrill-down per pair: {}/", dir.display());
-                }
-            }
-        }
-        None => {
-            let summary = report::summarize_run(&info, &ms, None, &cfg)?;
-            print!("{}", text(&[&summary]));
-            if wants_drilldown && pairs {
-                if let Some(v) = measured.first() {
-                    report::write_single_drilldown(&dir, &info, &ms, v, &info.unavailable)?;
-                    println!("\ndrill-down per pair: {}/", dir.display());
-                }
-            }
-        }
-    }
-    // As before the latency table came first: threads, counters, then the spans.
-    let mut rest: Vec<Box<dyn Section>> = threads_sections(&info, &ms);
-    rest.extend(report::irq_cpu_table(&info, &ms).map(|t| Box::new(t) as _));
-    rest.extend(report::counter_table(&info, &ms).map(|t| Box::new(t) as _));
-    let spans = span_sections(&info, &ms);
-    rest.extend(spans.sections);
-    for s in &rest {
-        println!();
-        print!("{}", text(&[s.as_ref()]));
-    }
-    if let Some(more) = spans.more {
-        println!("\n{more}");
-    }
-    Ok(())
 }

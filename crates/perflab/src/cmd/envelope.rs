@@ -1,0 +1,79 @@
+//! The envelope of every JSON document perflab prints: `format_version` and `command`
+//! first, then the command's own fields (docs/json.md, docs/schema/). One version for all
+//! commands, so a script checks one number whatever it reads.
+
+use std::sync::OnceLock;
+
+use serde::Serialize;
+
+/// Raised when a field of any command's JSON changes meaning or goes away; new fields
+/// alone keep it (docs/json.md). The export's `format_version` is this one.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The command being run, as typed (`show`, `fleet report`): set once by `dispatch`, so
+/// that a view shared by two commands (`report` and `fleet report`) names the right one.
+static COMMAND: OnceLock<&'static str> = OnceLock::new();
+
+pub fn set_command(name: &'static str) {
+    let _ = COMMAND.set(name);
+}
+
+pub fn command() -> &'static str {
+    COMMAND.get().copied().unwrap_or("perflab")
+}
+
+/// `body`'s fields after the envelope's; `body` must serialize as a JSON object (a
+/// struct or a map), which keeps its fields in their order.
+#[derive(Serialize)]
+pub struct Envelope<'a, T: Serialize + ?Sized> {
+    pub format_version: u32,
+    pub command: &'static str,
+    #[serde(flatten)]
+    pub body: &'a T,
+}
+
+pub fn wrap<T: Serialize + ?Sized>(body: &T) -> Envelope<'_, T> {
+    Envelope {
+        format_version: FORMAT_VERSION,
+        command: command(),
+        body,
+    }
+}
+
+/// The enveloped document, pretty-printed, on standard output.
+pub fn print<T: Serialize + ?Sized>(body: &T) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(&wrap(body))?);
+    Ok(())
+}
+
+/// The field `key` of an enveloped document, or the whole document when it has no
+/// envelope: what an older perflab printed (a remote host's `doctor --json`).
+pub fn unwrap_field(doc: &str, key: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(doc) {
+        Ok(serde_json::Value::Object(mut m)) if m.contains_key("format_version") => m
+            .remove(key)
+            .map_or_else(|| doc.to_string(), |v| v.to_string()),
+        _ => doc.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Body {
+        runs: Vec<u32>,
+    }
+
+    #[test]
+    fn the_envelope_comes_first_and_unwraps() {
+        let text = serde_json::to_string(&wrap(&Body { runs: vec![1] })).unwrap();
+        assert_eq!(
+            text,
+            r#"{"format_version":1,"command":"perflab","runs":[1]}"#
+        );
+        assert_eq!(unwrap_field(&text, "runs"), "[1]");
+        assert_eq!(unwrap_field("[1]", "runs"), "[1]");
+    }
+}
