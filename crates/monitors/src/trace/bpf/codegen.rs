@@ -1,5 +1,10 @@
 //! One tracepoint's program, generated from its [`EventPlan`].
 //!
+//! The same program serves a classic tracepoint (r1 the record: a field is a load at its
+//! offset) and a raw tracepoint or `fexit` (r1 the arguments as u64s: a field is where
+//! [`super::raw`] found it, an argument or a struct member read with
+//! `bpf_probe_read_kernel`); [`Fields`] says which.
+//!
 //! Maps (created by the loader, their fds baked into `ld_imm64`):
 //! - `starts`, a hash map `{span: u32, pad: u32, key: u64}` → start time in ns;
 //! - `spans`, a per-CPU array indexed by span, whose value is [`SLOTS`] u64s: the
@@ -7,7 +12,8 @@
 //!
 //! Registers: r6 the record, r7 the bitmask of spans this event ended (for `after`),
 //! r8/r9 kept across helper calls. Stack: `now` at -8, the start key at -24..-8, the
-//! span index for `spans` at -32, a start time to insert at -40.
+//! span index for `spans` at -32, a start time to insert at -40, a member read by a raw
+//! program at -48, a string read by one at -80..-48.
 //!
 //! Everything is loop-free and every map pointer is checked against NULL, so the verifier
 //! accepts the program as it is (the bucket index is bounded before it is used).
@@ -15,6 +21,7 @@
 use super::hist;
 use super::insn::*;
 use super::plan::{Action, Check, EventPlan, Role, Source};
+use super::raw::Read;
 
 /// Counters after the buckets, per span and CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +62,10 @@ const NOW: i16 = -8;
 const KEY: i16 = -24;
 const SPAN_IX: i16 = -32;
 const NEW_START: i16 = -40;
+const MEMBER: i16 = -48;
+const TEXT: i16 = -80;
+/// The longest string prefix a raw program compares (the stack it reads it into).
+pub const MAX_TEXT: u32 = 32;
 /// BPF_NOEXIST: insert only where the key is absent.
 const NOEXIST: i32 = 1;
 
@@ -65,7 +76,37 @@ pub struct Maps {
     pub spans: i32,
 }
 
-pub fn program(plan: &EventPlan, maps: Maps) -> Result<Vec<Insn>, String> {
+/// Where a program's context holds the record's fields.
+#[derive(Clone, Copy, Debug)]
+pub enum Fields<'a> {
+    /// A classic tracepoint: the record itself.
+    Record,
+    /// A raw tracepoint or fexit: each record offset the plan reads, mapped.
+    Args(&'a [(u32, Read)]),
+}
+
+impl Fields<'_> {
+    fn at(&self, offset: u32) -> Result<Option<Read>, String> {
+        match self {
+            Fields::Record => Ok(None),
+            Fields::Args(list) => list
+                .iter()
+                .find(|(o, _)| *o == offset)
+                .map(|(_, r)| Some(*r))
+                .ok_or_else(|| format!("no raw argument for record offset {offset}")),
+        }
+    }
+}
+
+/// What every part of a program refers to: the maps and where the fields are.
+#[derive(Clone, Copy, Debug)]
+struct Env<'a> {
+    maps: Maps,
+    fields: Fields<'a>,
+}
+
+pub fn program(plan: &EventPlan, maps: Maps, fields: Fields<'_>) -> Result<Vec<Insn>, String> {
+    let env = Env { maps, fields };
     let mut a = Asm::new();
     a.mov(R6, R1);
     a.mov_imm(R7, 0);
@@ -74,12 +115,12 @@ pub fn program(plan: &EventPlan, maps: Maps) -> Result<Vec<Insn>, String> {
     for act in &plan.actions {
         let done = a.label();
         match (act.role, act.local) {
-            (Role::End, false) => end(&mut a, act, maps, done),
-            (Role::Cancel, false) => cancel(&mut a, act, maps, done),
-            (Role::Start, false) => start(&mut a, act, maps, done),
-            (Role::End, true) => end_local(&mut a, act, maps, done),
-            (Role::Cancel, true) => cancel_local(&mut a, act, maps, done),
-            (Role::Start, true) => start_local(&mut a, act, maps, done),
+            (Role::End, false) => end(&mut a, act, env, done)?,
+            (Role::Cancel, false) => cancel(&mut a, act, env, done)?,
+            (Role::Start, false) => start(&mut a, act, env, done)?,
+            (Role::End, true) => end_local(&mut a, act, env, done)?,
+            (Role::Cancel, true) => cancel_local(&mut a, act, env, done)?,
+            (Role::Start, true) => start_local(&mut a, act, env, done)?,
         }
         a.bind(done);
     }
@@ -90,15 +131,31 @@ pub fn program(plan: &EventPlan, maps: Maps) -> Result<Vec<Insn>, String> {
 }
 
 /// `dst` = the value of `s` (r0–r5 clobbered).
-fn value(a: &mut Asm, dst: Reg, s: Source) {
+fn value(a: &mut Asm, dst: Reg, s: Source, fields: Fields<'_>) -> Result<(), String> {
     match s {
         Source::Field {
             offset,
             size,
             signed,
         } => {
-            let sz = Size::of(size).expect("the plan keeps 1, 2, 4 or 8-byte fields");
-            a.load(sz, dst, R6, offset as i16);
+            let sz = Size::of(size).ok_or("the plan keeps 1, 2, 4 or 8-byte fields")?;
+            match fields.at(offset)? {
+                None => a.load(sz, dst, R6, offset as i16),
+                // The argument as the tracepoint was called with it: a u64 whose low
+                // `size` bytes are the record's field.
+                Some(Read::Arg(n)) => {
+                    a.load(Size::DW, dst, R6, arg_offset(n)?);
+                    if size < 8 {
+                        let bits = (64 - 8 * size) as i32;
+                        a.alu_imm(Alu::Lsh, dst, bits);
+                        a.alu_imm(Alu::Rsh, dst, bits);
+                    }
+                }
+                Some(Read::Member { arg, offset, .. }) => {
+                    probe_read(a, arg, offset, size, MEMBER)?;
+                    a.load(sz, dst, FP, MEMBER);
+                }
+            }
             if signed && size < 8 {
                 // Sign-extend, so that an int -1 and a long -1 are the same key.
                 let bits = (64 - 8 * size) as i32;
@@ -119,15 +176,40 @@ fn value(a: &mut Asm, dst: Reg, s: Source) {
         }
         Source::Zero => a.mov_imm(dst, 0),
     }
+    Ok(())
+}
+
+/// Where argument `n` is in a raw program's context (a u64 array; the kernel allows only
+/// whole u64 reads of it).
+fn arg_offset(n: u32) -> Result<i16, String> {
+    // MAX_BPF_FUNC_ARGS
+    if n >= 12 {
+        return Err(format!("a raw tracepoint has no argument {n}"));
+    }
+    Ok((n * 8) as i16)
+}
+
+/// `bytes` bytes at `offset` into the struct argument `arg` points to, copied to the
+/// stack at `to` (r1–r5 clobbered). A failed read leaves zeros, which match nothing a
+/// live task would hold.
+fn probe_read(a: &mut Asm, arg: u32, offset: u32, bytes: u32, to: i16) -> Result<(), String> {
+    let off = i32::try_from(offset).map_err(|_| format!("member offset {offset} too large"))?;
+    a.load(Size::DW, R3, R6, arg_offset(arg)?);
+    a.alu_imm(Alu::Add, R3, off);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, i32::from(to));
+    a.mov_imm(R2, bytes as i32);
+    a.call(Helper::ProbeReadKernel);
+    Ok(())
 }
 
 /// Falls through when every check holds, else jumps to `fail`.
-fn checks(a: &mut Asm, list: &[Check], fail: Label) {
+fn checks(a: &mut Asm, list: &[Check], fields: Fields<'_>, fail: Label) -> Result<(), String> {
     for c in list {
         let ok = a.label();
         match c {
             Check::Num { source, any_of } => {
-                value(a, R1, *source);
+                value(a, R1, *source, fields)?;
                 for n in any_of {
                     a.ld_imm64(R2, *n);
                     a.jmp_reg(Cond::Eq, R1, R2, ok);
@@ -138,16 +220,38 @@ fn checks(a: &mut Asm, list: &[Check], fail: Label) {
                 size,
                 any_of,
             } => {
+                // An exact value also needs the NUL after it, where there is room.
+                let need = |bytes: &[u8], prefix: bool| {
+                    bytes.len() + usize::from(!prefix && bytes.len() < *size as usize)
+                };
+                // A raw program copies the bytes every pattern needs to the stack once.
+                let (base, at) = match fields.at(*offset)? {
+                    None => (R6, *offset as i32),
+                    Some(Read::Member { arg, offset, .. }) => {
+                        let most = any_of
+                            .iter()
+                            .filter(|(b, _)| b.len() <= *size as usize)
+                            .map(|(b, p)| need(b, *p))
+                            .max()
+                            .unwrap_or(0) as u32;
+                        if most > MAX_TEXT {
+                            return Err(format!("a text filter longer than {MAX_TEXT} bytes"));
+                        }
+                        if most > 0 {
+                            probe_read(a, arg, offset, most, TEXT)?;
+                        }
+                        (FP, i32::from(TEXT))
+                    }
+                    Some(Read::Arg(_)) => return Err("a text filter on a number argument".into()),
+                };
                 for (bytes, prefix) in any_of {
-                    // An exact value also needs the NUL after it, where there is room.
-                    let need = bytes.len() + usize::from(!prefix && bytes.len() < *size as usize);
                     if bytes.len() > *size as usize {
                         continue; // cannot match
                     }
                     let next = a.label();
-                    for k in 0..need {
+                    for k in 0..need(bytes, *prefix) {
                         let b = bytes.get(k).copied().unwrap_or(0);
-                        a.load(Size::B, R1, R6, (*offset as usize + k) as i16);
+                        a.load(Size::B, R1, base, (at + k as i32) as i16);
                         a.jmp_imm(Cond::Ne, R1, i32::from(b), next);
                     }
                     a.ja(ok);
@@ -158,14 +262,16 @@ fn checks(a: &mut Asm, list: &[Check], fail: Label) {
         a.ja(fail);
         a.bind(ok);
     }
+    Ok(())
 }
 
 /// Writes the start-map key of `act` to the stack.
-fn key(a: &mut Asm, act: &Action) {
-    value(a, R1, act.key);
+fn key(a: &mut Asm, act: &Action, fields: Fields<'_>) -> Result<(), String> {
+    value(a, R1, act.key, fields)?;
     a.store(Size::DW, FP, KEY + 8, R1);
     a.store_imm(Size::W, FP, KEY, act.span as i32);
     a.store_imm(Size::W, FP, KEY + 4, 0);
+    Ok(())
 }
 
 /// `r0` = this span's per-CPU slots, or a jump to `missing` (r1–r5 clobbered).
@@ -199,10 +305,11 @@ fn start_map_call(a: &mut Asm, maps: Maps, h: Helper) {
     a.call(h);
 }
 
-fn end(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
+fn end(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let maps = env.maps;
     let unmatched = a.label();
-    checks(a, &act.checks, done);
-    key(a, act);
+    checks(a, &act.checks, env.fields, done)?;
+    key(a, act, env.fields)?;
     bump(a, act.span, Slot::EndEvents, maps);
     start_map_call(a, maps, Helper::MapLookupElem);
     a.jmp_imm(Cond::Eq, R0, 0, unmatched);
@@ -218,6 +325,7 @@ fn end(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
     a.ja(done);
     a.bind(unmatched);
     bump(a, act.span, Slot::Unmatched, maps);
+    Ok(())
 }
 
 /// Adds the duration in r9 to the span's counters and histogram.
@@ -302,12 +410,15 @@ fn chained(a: &mut Asm, act: &Action, done: Label) {
 }
 
 // A span keyed by CPU on every side keeps its open start in its own per-CPU slots: one
-// inlined array lookup instead of hash map operations under a bucket lock. Tracepoint
-// programs do not nest on a CPU, so nothing else writes the slot meanwhile.
+// inlined array lookup instead of hash map operations under a bucket lock. Classic
+// tracepoint programs do not nest on a CPU. Raw ones may (a hard interrupt's program
+// inside softirq_entry's, which runs with interrupts on): a start written in the few
+// instructions between an end's read and clear of the slot is lost, one span uncounted.
 
-fn start_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
+fn start_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let maps = env.maps;
     chained(a, act, done);
-    checks(a, &act.checks, done);
+    checks(a, &act.checks, env.fields, done)?;
     span_slots(a, act.span, maps, done);
     a.mov(R8, R0);
     add_one(a, R8, Slot::StartEvents);
@@ -318,11 +429,13 @@ fn start_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
     a.bind(fresh);
     a.load(Size::DW, R1, FP, NOW);
     a.store(Size::DW, R8, Slot::OpenStart.off(), R1);
+    Ok(())
 }
 
-fn end_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
+fn end_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let maps = env.maps;
     let unmatched = a.label();
-    checks(a, &act.checks, done);
+    checks(a, &act.checks, env.fields, done)?;
     span_slots(a, act.span, maps, done);
     a.mov(R8, R0);
     add_one(a, R8, Slot::EndEvents);
@@ -339,24 +452,30 @@ fn end_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
     a.ja(done);
     a.bind(unmatched);
     add_one(a, R8, Slot::Unmatched);
+    Ok(())
 }
 
-fn cancel_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
-    checks(a, &act.checks, done);
+fn cancel_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let maps = env.maps;
+    checks(a, &act.checks, env.fields, done)?;
     span_slots(a, act.span, maps, done);
     a.store_imm(Size::DW, R0, Slot::OpenStart.off(), 0);
+    Ok(())
 }
 
-fn cancel(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
-    checks(a, &act.checks, done);
-    key(a, act);
+fn cancel(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let maps = env.maps;
+    checks(a, &act.checks, env.fields, done)?;
+    key(a, act, env.fields)?;
     start_map_call(a, maps, Helper::MapDeleteElem);
+    Ok(())
 }
 
-fn start(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
+fn start(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let maps = env.maps;
     chained(a, act, done);
-    checks(a, &act.checks, done);
-    key(a, act);
+    checks(a, &act.checks, env.fields, done)?;
+    key(a, act, env.fields)?;
     bump(a, act.span, Slot::StartEvents, maps);
     let insert = a.label();
     start_map_call(a, maps, Helper::MapLookupElem);
@@ -371,6 +490,7 @@ fn start(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
     start_map_call(a, maps, Helper::MapUpdateElem);
     a.jmp_imm(Cond::Eq, R0, 0, done);
     bump(a, act.span, Slot::Full, maps);
+    Ok(())
 }
 
 #[cfg(test)]

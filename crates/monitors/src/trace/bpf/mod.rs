@@ -1,20 +1,26 @@
 //! The in-kernel backend of `trace`: spans matched and aggregated by eBPF programs
 //! generated from the span declarations, so nothing is streamed and nothing is dropped.
 //!
-//! Per tracepoint the set uses, one classic tracepoint program (BPF_PROG_TYPE_TRACEPOINT)
-//! reads the record's fields at the offsets tracefs gives ([`format`]), does what the
-//! span declarations say of that event ([`plan`]: end, cancel, start, in the set's order)
-//! and adds each duration to a per-CPU log-linear histogram ([`hist`]). The bytecode is
-//! emitted by [`codegen`] with a small builder ([`insn`]), loaded and attached with the
-//! raw system calls ([`sys`]): no clang, no BPF toolchain, no object file, no BTF needed.
+//! Per tracepoint the set uses, one program does what the span declarations say of that
+//! event ([`plan`]: end, cancel, start, in the set's order, with the fields at the offsets
+//! tracefs gives, [`format`]) and adds each duration to a per-CPU log-linear histogram
+//! ([`hist`]). Where the kernel's BTF ([`btf`]) confirms how the event's arguments hold
+//! those fields, the program is a raw tracepoint (no record assembled for it) and a
+//! syscall exit is an `fexit` on the function behind it (no syscall tracepoint, which
+//! slows every syscall); elsewhere it is a classic tracepoint program reading the record
+//! ([`raw`] chooses, per event). The bytecode is emitted by [`codegen`] with a small
+//! builder ([`insn`]), loaded and attached with the raw system calls ([`sys`]): no clang,
+//! no BPF toolchain, no object file.
 //! At the end of a measurement the maps are read once and the spans are the same
 //! [`SpanResult`]s the text backend leaves, with nanosecond durations.
 
+pub mod btf;
 pub mod codegen;
 pub mod format;
 pub mod hist;
 pub mod insn;
 pub mod plan;
+pub mod raw;
 pub mod sys;
 
 use std::cell::OnceCell;
@@ -25,9 +31,10 @@ use perflab_sys::SysRoot;
 
 use super::matcher::{KernelCounts, SpanResult, MAX_NS, MAX_OPEN};
 use super::spans::Span;
-use codegen::{Maps, Slot, SLOTS};
+use codegen::{Fields, Maps, Slot, SLOTS};
 use plan::{EventPlan, PlanError};
-use sys::{Attached, Map, Prog};
+use raw::Attach;
+use sys::{Attached, Link, Map, Prog, ProgKind};
 
 /// The name of every program and the prefix of every map perflab loads (15 bytes at most),
 /// so `bpftool prog` shows whose they are.
@@ -90,6 +97,53 @@ pub fn plan_spans(
     plan::plan(spans, &formats(fs), &symbols(sys))
 }
 
+/// The kernel's BTF, `/sys/kernel/btf/vmlinux` under `sys` (an error says why there is none).
+pub fn vmlinux_btf(sys: &SysRoot) -> Result<btf::Btf, String> {
+    let rel = "sys/kernel/btf/vmlinux";
+    let file = std::fs::File::open(sys.path(rel)).map_err(|e| format!("/{rel}: {e}"))?;
+    btf::Btf::read(file).map_err(|e| format!("/{rel}: {e}"))
+}
+
+/// How each planned event's program is attached here (`PERFLAB_TRACE_ATTACH=classic`:
+/// all classic).
+pub fn attachments(fs: &SysRoot, sys: &SysRoot, plans: &[EventPlan]) -> Vec<Attach> {
+    if raw::classic_forced() {
+        let why = format!("{}=classic", raw::ATTACH_VAR);
+        return plans.iter().map(|_| Attach::Classic(why.clone())).collect();
+    }
+    let btf = vmlinux_btf(sys).ok();
+    let formats = formats(fs);
+    plans
+        .iter()
+        .map(|p| match formats(&p.system, &p.event) {
+            Ok(f) => raw::choose(p, &f, btf.as_ref()),
+            Err(e) => Attach::Classic(e),
+        })
+        .collect()
+}
+
+/// One line of how a set's programs are attached: `raw tracepoint: sched_switch, …;
+/// fexit: __sys_recvfrom; tracepoint: x (why)`.
+pub fn describe(plans: &[EventPlan], attach: &[Attach]) -> String {
+    let mut parts: Vec<(&str, Vec<String>)> = Vec::new();
+    for (p, a) in plans.iter().zip(attach) {
+        let what = match a {
+            Attach::Classic(why) => format!("{}:{} ({why})", p.system, p.event),
+            Attach::Raw { tp, .. } => tp.clone(),
+            Attach::Fexit { func, .. } => format!("{func} for {}", p.event),
+        };
+        match parts.iter_mut().find(|(m, _)| *m == a.method()) {
+            Some((_, list)) => list.push(what),
+            None => parts.push((a.method(), vec![what])),
+        }
+    }
+    parts
+        .iter()
+        .map(|(m, list)| format!("{m}: {}", list.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Whether this process may load BPF programs here: creating a one-entry map is the
 /// cheapest question the kernel answers truthfully.
 pub fn probe() -> Result<(), String> {
@@ -107,8 +161,11 @@ pub fn probe() -> Result<(), String> {
 /// The loaded programs of one measurement. Dropping it detaches and frees everything.
 pub struct Loaded {
     // Field order is drop order: attachments first, then programs, then maps.
+    links: std::cell::RefCell<Vec<Link>>,
     attached: Vec<Attached>,
-    _progs: Vec<Prog>,
+    /// Each program, with the raw tracepoint (`Some`) or fexit (`None`) it is linked to
+    /// when enabled; classic ones are attached (disabled) at load.
+    progs: Vec<(Prog, Option<Option<String>>)>,
     _starts: Map,
     spans_map: Map,
     spans: Vec<(String, String)>,
@@ -116,8 +173,17 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// Creates the maps, loads one program per event and attaches it, disabled.
-    pub fn load(plans: &[EventPlan], spans: &[Span], cpus: usize) -> Result<Self, String> {
+    /// Creates the maps, loads one program per event as `attach` says, and attaches the
+    /// classic ones, disabled (the others are linked by `set_enabled`).
+    pub fn load(
+        plans: &[EventPlan],
+        attach: &[Attach],
+        spans: &[Span],
+        cpus: usize,
+    ) -> Result<Self, String> {
+        if attach.len() != plans.len() {
+            return Err("one attach method per planned event is needed".into());
+        }
         let n = spans.len() as u32;
         let starts = Map::create(
             sys::BPF_MAP_TYPE_HASH,
@@ -142,21 +208,36 @@ impl Loaded {
         };
         let mut progs = Vec::new();
         let mut attached = Vec::new();
-        for p in plans {
-            let insns = codegen::program(p, maps)?;
-            let prog = Prog::load_tracepoint(PROG_NAME, &insns)
-                .map_err(|e| format!("{}:{}: {e}", p.system, p.event))?;
-            attached.push(Attached::tracepoint(p.id, &prog).map_err(|e| {
-                format!(
-                    "cannot attach to the tracepoint {}:{}: {e}",
-                    p.system, p.event
-                )
-            })?);
-            progs.push(prog);
+        for (p, how) in plans.iter().zip(attach) {
+            let (kind, fields, link) = match how {
+                Attach::Classic(_) => (ProgKind::Tracepoint, Fields::Record, None),
+                Attach::Raw { tp, reads } => (
+                    ProgKind::RawTracepoint,
+                    Fields::Args(reads),
+                    Some(Some(tp.clone())),
+                ),
+                Attach::Fexit { btf_id, .. } => {
+                    (ProgKind::Fexit(*btf_id), Fields::Args(&[]), Some(None))
+                }
+            };
+            let insns = codegen::program(p, maps, fields)?;
+            let prog = Prog::load(kind, PROG_NAME, &insns).map_err(|e| {
+                format!("{}:{} ({}): {e}", p.system, p.event, how.method())
+            })?;
+            if link.is_none() {
+                attached.push(Attached::tracepoint(p.id, &prog).map_err(|e| {
+                    format!(
+                        "cannot attach to the tracepoint {}:{}: {e}",
+                        p.system, p.event
+                    )
+                })?);
+            }
+            progs.push((prog, link));
         }
         Ok(Self {
+            links: Default::default(),
             attached,
-            _progs: progs,
+            progs,
             _starts: starts,
             spans_map,
             spans: spans
@@ -168,6 +249,21 @@ impl Loaded {
     }
 
     pub fn set_enabled(&self, on: bool) -> Result<(), String> {
+        let mut links = self.links.borrow_mut();
+        links.clear();
+        if on {
+            for (prog, link) in &self.progs {
+                let Some(tp) = link else { continue };
+                links.push(Link::open(tp.as_deref(), prog).map_err(|e| {
+                    format!(
+                        "cannot attach a BPF program to {}: {e}",
+                        tp.as_deref().map_or("its function (fexit)".into(), |t| format!(
+                            "the raw tracepoint {t}"
+                        ))
+                    )
+                })?);
+            }
+        }
         for a in &self.attached {
             a.set_enabled(on).map_err(|e| {
                 format!(

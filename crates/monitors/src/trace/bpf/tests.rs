@@ -84,7 +84,8 @@ fn the_wakeup_set_loads_and_measures_here_needs_root_and_bpf() {
     let plans = plan_spans(&fs.fs, &host, &spans).unwrap();
     let cpus =
         sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap()).unwrap();
-    let loaded = Loaded::load(&plans, &spans, cpus).unwrap();
+    let attach = attachments(&fs.fs, &host, &plans);
+    let loaded = Loaded::load(&plans, &attach, &spans, cpus).unwrap();
     loaded.set_enabled(true).unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<u32>();
     let (back, back_rx) = std::sync::mpsc::channel::<u32>();
