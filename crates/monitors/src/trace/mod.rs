@@ -330,7 +330,7 @@ fn start_bpf(
     loaded.set_enabled(true)?;
     let how = format!(
         "trace: BPF programs attached as {}",
-        bpf::describe(&planned.plans, &planned.attach)
+        bpf::describe(&planned.plans, &loaded.used)
     );
     Ok((loaded, how))
 }

@@ -122,6 +122,35 @@ pub fn attachments(fs: &SysRoot, sys: &SysRoot, plans: &[EventPlan]) -> Vec<Atta
         .collect()
 }
 
+/// Set (to anything), every program is `r0 = 0; exit`, attached as usual: what the
+/// attachments alone cost a workload, the floor under any matching (a diagnostic).
+pub const EMPTY_VAR: &str = "PERFLAB_TRACE_EMPTY_PROGRAMS";
+
+/// A program that does nothing.
+fn empty() -> Result<Vec<insn::Insn>, String> {
+    let mut a = insn::Asm::new();
+    a.mov_imm(insn::R0, 0);
+    a.exit();
+    a.finish()
+}
+
+/// `how`, or the classic program where the kernel refuses a trivial program of its kind
+/// (what the doctor asks without loading a set's programs).
+pub fn try_attach(how: Attach) -> Attach {
+    let (kind, tp) = match &how {
+        Attach::Classic(_) => return how,
+        Attach::Raw { tp, .. } => (ProgKind::RawTracepoint, Some(tp.as_str())),
+        Attach::Fexit { btf_id, .. } => (ProgKind::Fexit(*btf_id), None),
+    };
+    let tried = empty()
+        .and_then(|insns| Prog::load(kind, PROG_NAME, &insns))
+        .and_then(|p| Link::open(tp, &p).map(drop).map_err(|e| e.to_string()));
+    match tried {
+        Ok(()) => how,
+        Err(e) => Attach::Classic(format!("{} refused: {e}", how.method())),
+    }
+}
+
 /// One line of how a set's programs are attached: `raw tracepoint: sched_switch, …;
 /// fexit: __sys_recvfrom; tracepoint: x (why)`.
 pub fn describe(plans: &[EventPlan], attach: &[Attach]) -> String {
@@ -165,11 +194,43 @@ pub struct Loaded {
     attached: Vec<Attached>,
     /// Each program, with the raw tracepoint (`Some`) or fexit (`None`) it is linked to
     /// when enabled; classic ones are attached (disabled) at load.
-    progs: Vec<(Prog, Option<Option<String>>)>,
+    progs: Vec<(Prog, LinkTo)>,
+    /// How each event's program is attached, after any fallback.
+    pub used: Vec<Attach>,
     _starts: Map,
     spans_map: Map,
     spans: Vec<(String, String)>,
     cpus: usize,
+}
+
+/// What one event's program is linked to when enabled: a raw tracepoint (`Some`), its
+/// fexit function (`None`); no link for a classic program, attached at load.
+type LinkTo = Option<Option<String>>;
+
+/// Loads one event's program as `how` says; for a raw one, links and unlinks it once, so
+/// a tracepoint the kernel cannot link is known now, not when the measurement starts.
+fn load_one(p: &EventPlan, how: &Attach, maps: Maps) -> Result<(Prog, LinkTo, Attach), String> {
+    let (kind, fields, link) = match how {
+        Attach::Classic(_) => (ProgKind::Tracepoint, Fields::Record, None),
+        Attach::Raw { tp, reads } => (
+            ProgKind::RawTracepoint,
+            Fields::Args(reads),
+            Some(Some(tp.clone())),
+        ),
+        Attach::Fexit { btf_id, .. } => (ProgKind::Fexit(*btf_id), Fields::Args(&[]), Some(None)),
+    };
+    let insns = if std::env::var_os(EMPTY_VAR).is_some() {
+        empty()?
+    } else {
+        codegen::program(p, maps, fields)?
+    };
+    let prog = Prog::load(kind, PROG_NAME, &insns)
+        .map_err(|e| format!("{}:{} ({}): {e}", p.system, p.event, how.method()))?;
+    if let Some(tp) = &link {
+        Link::open(tp.as_deref(), &prog)
+            .map_err(|e| format!("{}:{} ({}): cannot attach: {e}", p.system, p.event, how.method()))?;
+    }
+    Ok((prog, link, how.clone()))
 }
 
 impl Loaded {
@@ -208,22 +269,19 @@ impl Loaded {
         };
         let mut progs = Vec::new();
         let mut attached = Vec::new();
+        let mut used = Vec::new();
         for (p, how) in plans.iter().zip(attach) {
-            let (kind, fields, link) = match how {
-                Attach::Classic(_) => (ProgKind::Tracepoint, Fields::Record, None),
-                Attach::Raw { tp, reads } => (
-                    ProgKind::RawTracepoint,
-                    Fields::Args(reads),
-                    Some(Some(tp.clone())),
-                ),
-                Attach::Fexit { btf_id, .. } => {
-                    (ProgKind::Fexit(*btf_id), Fields::Args(&[]), Some(None))
+            // A raw or fexit program the kernel refuses (a kernel or security policy that
+            // allows one attach type and not another) falls back to the classic program
+            // of that event, the reason kept for the note.
+            let (prog, link, how) = match load_one(p, how, maps) {
+                Ok(x) => x,
+                Err(e) if !matches!(how, Attach::Classic(_)) => {
+                    let classic = Attach::Classic(format!("{} refused: {e}", how.method()));
+                    load_one(p, &classic, maps)?
                 }
+                Err(e) => return Err(e),
             };
-            let insns = codegen::program(p, maps, fields)?;
-            let prog = Prog::load(kind, PROG_NAME, &insns).map_err(|e| {
-                format!("{}:{} ({}): {e}", p.system, p.event, how.method())
-            })?;
             if link.is_none() {
                 attached.push(Attached::tracepoint(p.id, &prog).map_err(|e| {
                     format!(
@@ -233,8 +291,10 @@ impl Loaded {
                 })?);
             }
             progs.push((prog, link));
+            used.push(how);
         }
         Ok(Self {
+            used,
             links: Default::default(),
             attached,
             progs,
