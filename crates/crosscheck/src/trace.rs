@@ -350,7 +350,12 @@ fn print(out: &mut dyn Write, text: &Side, bpf: &Side, verdicts: &mut Verdicts) 
          same measurements (with the text backend: {rtt_text:.3} µs)",
         sum / 1000.0
     );
-    verdicts.below("bpf span sum against the round trip", sum / 1000.0, rtt, "µs");
+    verdicts.below(
+        "bpf span sum against the round trip",
+        sum / 1000.0,
+        rtt,
+        "µs",
+    );
     for (name, side) in [("text", text), ("bpf", bpf)] {
         for n in &side.notes {
             say!(out, "{name}: {n}");

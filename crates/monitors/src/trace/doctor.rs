@@ -24,9 +24,9 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
         Ok(_) => "BTF at /sys/kernel/btf/vmlinux (raw tracepoints read struct fields at its \
                   offsets)"
             .to_string(),
-        Err(e) => format!(
-            "no BTF ({e}): events whose spans read struct fields use classic tracepoints"
-        ),
+        Err(e) => {
+            format!("no BTF ({e}): events whose spans read struct fields use classic tracepoints")
+        }
     };
     let probe = bpf::probe();
     let mut out = vec![match &probe {

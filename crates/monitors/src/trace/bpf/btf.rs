@@ -68,7 +68,9 @@ pub struct Member {
 const MAX_BYTES: u64 = 256 << 20;
 
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at.checked_add(4)?)?.try_into().ok()?))
+    Some(u32::from_le_bytes(
+        b.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
 }
 
 /// Words that follow a type of `kind` with `vlen` entries.
@@ -132,7 +134,10 @@ impl Btf {
                 .ok_or_else(|| format!("BTF type {} has unknown kind {kind}", out.len()))?;
             let extra = (0..n).map(|i| word(3 + i)).collect::<Result<Vec<_>, _>>()?;
             if name_off as usize >= strings.len().max(1) {
-                return Err(format!("BTF type {} has a name outside the strings", out.len()));
+                return Err(format!(
+                    "BTF type {} has a name outside the strings",
+                    out.len()
+                ));
             }
             out.push(Type {
                 kind,
@@ -255,9 +260,10 @@ impl Btf {
             }
             if name_off == 0 {
                 // Anonymous struct or union: its members are the parent's.
-                if let Some(inner) = self.resolve(type_id).and_then(|r| {
-                    self.direct_member(r, name, depth + 1)
-                }) {
+                if let Some(inner) = self
+                    .resolve(type_id)
+                    .and_then(|r| self.direct_member(r, name, depth + 1))
+                {
                     if bits % 8 == 0 {
                         return Some(Member {
                             offset: bits / 8 + inner.offset,
@@ -269,7 +275,6 @@ impl Btf {
         }
         None
     }
-
 
     /// A number type's size and sign (ints, enums, pointers as unsigned 8 bytes).
     pub fn scalar(&self, id: u32) -> Option<Scalar> {

@@ -227,8 +227,14 @@ fn load_one(p: &EventPlan, how: &Attach, maps: Maps) -> Result<(Prog, LinkTo, At
     let prog = Prog::load(kind, PROG_NAME, &insns)
         .map_err(|e| format!("{}:{} ({}): {e}", p.system, p.event, how.method()))?;
     if let Some(tp) = &link {
-        Link::open(tp.as_deref(), &prog)
-            .map_err(|e| format!("{}:{} ({}): cannot attach: {e}", p.system, p.event, how.method()))?;
+        Link::open(tp.as_deref(), &prog).map_err(|e| {
+            format!(
+                "{}:{} ({}): cannot attach: {e}",
+                p.system,
+                p.event,
+                how.method()
+            )
+        })?;
     }
     Ok((prog, link, how.clone()))
 }
@@ -317,9 +323,10 @@ impl Loaded {
                 links.push(Link::open(tp.as_deref(), prog).map_err(|e| {
                     format!(
                         "cannot attach a BPF program to {}: {e}",
-                        tp.as_deref().map_or("its function (fexit)".into(), |t| format!(
-                            "the raw tracepoint {t}"
-                        ))
+                        tp.as_deref()
+                            .map_or("its function (fexit)".into(), |t| format!(
+                                "the raw tracepoint {t}"
+                            ))
                     )
                 })?);
             }

@@ -71,20 +71,60 @@ const TASK_CPU: &[&str] = &["thread_info.cpu", "cpu"];
 /// `TP_fast_assign` as the kernel's include/trace/events/*.h have them since 6.1.
 pub const FIELDS: &[(&str, &str, &str, Expr)] = &[
     // sched_switch(bool preempt, struct task_struct *prev, *next, unsigned int prev_state)
-    ("sched", "sched_switch", "prev_pid", Member(1, TASK, &["pid"])),
-    ("sched", "sched_switch", "next_pid", Member(2, TASK, &["pid"])),
-    ("sched", "sched_switch", "prev_comm", Member(1, TASK, &["comm"])),
-    ("sched", "sched_switch", "next_comm", Member(2, TASK, &["comm"])),
-    ("sched", "sched_switch", "prev_prio", Member(1, TASK, &["prio"])),
-    ("sched", "sched_switch", "next_prio", Member(2, TASK, &["prio"])),
+    (
+        "sched",
+        "sched_switch",
+        "prev_pid",
+        Member(1, TASK, &["pid"]),
+    ),
+    (
+        "sched",
+        "sched_switch",
+        "next_pid",
+        Member(2, TASK, &["pid"]),
+    ),
+    (
+        "sched",
+        "sched_switch",
+        "prev_comm",
+        Member(1, TASK, &["comm"]),
+    ),
+    (
+        "sched",
+        "sched_switch",
+        "next_comm",
+        Member(2, TASK, &["comm"]),
+    ),
+    (
+        "sched",
+        "sched_switch",
+        "prev_prio",
+        Member(1, TASK, &["prio"]),
+    ),
+    (
+        "sched",
+        "sched_switch",
+        "next_prio",
+        Member(2, TASK, &["prio"]),
+    ),
     // sched_wakeup_template(struct task_struct *p)
     ("sched", "sched_waking", "pid", Member(0, TASK, &["pid"])),
     ("sched", "sched_waking", "comm", Member(0, TASK, &["comm"])),
     ("sched", "sched_waking", "prio", Member(0, TASK, &["prio"])),
-    ("sched", "sched_waking", "target_cpu", Member(0, TASK, TASK_CPU)),
+    (
+        "sched",
+        "sched_waking",
+        "target_cpu",
+        Member(0, TASK, TASK_CPU),
+    ),
     ("sched", "sched_wakeup", "pid", Member(0, TASK, &["pid"])),
     ("sched", "sched_wakeup", "comm", Member(0, TASK, &["comm"])),
-    ("sched", "sched_wakeup", "target_cpu", Member(0, TASK, TASK_CPU)),
+    (
+        "sched",
+        "sched_wakeup",
+        "target_cpu",
+        Member(0, TASK, TASK_CPU),
+    ),
     // ipi_send_cpu(const unsigned int cpu, unsigned long callsite, void *callback)
     ("ipi", "ipi_send_cpu", "cpu", Arg(0)),
     ("ipi", "ipi_send_cpu", "callsite", Arg(1)),
@@ -104,7 +144,12 @@ pub const FIELDS: &[(&str, &str, &str, Expr)] = &[
     ("irq_vectors", "reschedule_entry", "vector", Arg(0)),
     ("irq_vectors", "reschedule_exit", "vector", Arg(0)),
     ("irq_vectors", "call_function_entry", "vector", Arg(0)),
-    ("irq_vectors", "call_function_single_entry", "vector", Arg(0)),
+    (
+        "irq_vectors",
+        "call_function_single_entry",
+        "vector",
+        Arg(0),
+    ),
     ("irq_vectors", "call_function_single_exit", "vector", Arg(0)),
     // kvm_set_irq(unsigned int gsi, int level, int irq_source_id)
     ("kvm", "kvm_set_irq", "gsi", Arg(0)),
@@ -114,12 +159,27 @@ pub const FIELDS: &[(&str, &str, &str, Expr)] = &[
     ("kvm", "kvm_msi_set_irq", "address", Arg(0)),
     ("kvm", "kvm_msi_set_irq", "data", Arg(1)),
     // kvm_entry(struct kvm_vcpu *vcpu, ...)
-    ("kvm", "kvm_entry", "vcpu_id", Member(0, "kvm_vcpu", &["vcpu_id"])),
+    (
+        "kvm",
+        "kvm_entry",
+        "vcpu_id",
+        Member(0, "kvm_vcpu", &["vcpu_id"]),
+    ),
     // net_dev_template(struct sk_buff *skb)
     ("net", "netif_receive_skb", "skbaddr", Arg(0)),
-    ("net", "netif_receive_skb", "len", Member(0, "sk_buff", &["len"])),
+    (
+        "net",
+        "netif_receive_skb",
+        "len",
+        Member(0, "sk_buff", &["len"]),
+    ),
     ("net", "net_dev_queue", "skbaddr", Arg(0)),
-    ("net", "net_dev_queue", "len", Member(0, "sk_buff", &["len"])),
+    (
+        "net",
+        "net_dev_queue",
+        "len",
+        Member(0, "sk_buff", &["len"]),
+    ),
     // napi_poll(struct napi_struct *napi, int work, int budget)
     ("napi", "napi_poll", "work", Arg(1)),
     ("napi", "napi_poll", "budget", Arg(2)),

@@ -170,7 +170,9 @@ fn raw_programs_read_what_classic_ones_read_needs_root_and_bpf() {
         perflab_testkit::skip("tracefs", "tracefs cannot be mounted");
         return;
     };
-    let spans = crate::trace::spans::parse_set(COMPARED, "test").unwrap().spans;
+    let spans = crate::trace::spans::parse_set(COMPARED, "test")
+        .unwrap()
+        .spans;
     let plans = plan_spans(&fs.fs, &host, &spans).unwrap();
     let raw = attachments(&fs.fs, &host, &plans);
     let how = describe(&plans, &raw);
@@ -219,7 +221,11 @@ fn raw_programs_read_what_classic_ones_read_needs_root_and_bpf() {
         // Every event but `recv`'s end is one of our named thread's; that end is every
         // task's recvfrom, so the moments between enabling the two sets differ a little.
         let ends_differ = kx.ends.abs_diff(ky.ends);
-        let slack = if x.name == "recv" { ky.ends / 100 + 10 } else { 0 };
+        let slack = if x.name == "recv" {
+            ky.ends / 100 + 10
+        } else {
+            0
+        };
         assert!(
             kx.starts == ky.starts && ends_differ <= slack,
             "span {}: raw {kx:?}, classic {ky:?}",

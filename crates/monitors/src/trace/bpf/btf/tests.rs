@@ -1,8 +1,10 @@
 use super::*;
 
-/// Builds a BTF blob from (kind, name, vlen, kind_flag, size_or_type, extra words), the
-/// strings appended as they are named.
-fn blob(types: &[(u32, &str, u32, bool, u32, Vec<u32>)]) -> Vec<u8> {
+/// (kind, name, vlen, kind_flag, size_or_type, extra words)
+type Spec<'a> = (u32, &'a str, u32, bool, u32, Vec<u32>);
+
+/// Builds a BTF blob from type specs, the strings appended as they are named.
+fn blob(types: &[Spec<'_>]) -> Vec<u8> {
     let mut strings = vec![0u8];
     let mut words: Vec<u32> = Vec::new();
     let name = |s: &str, strings: &mut Vec<u8>| -> u32 {
@@ -45,8 +47,19 @@ fn blob(types: &[(u32, &str, u32, bool, u32, Vec<u32>)]) -> Vec<u8> {
 pub(crate) fn tiny() -> Vec<u8> {
     // Strings first, by hand, so members can refer to them.
     let names = [
-        "", "int", "char", "thread_info", "flags", "cpu", "task_struct", "pid", "comm", "prio",
-        "p", "btf_trace_sched_waking", "__sys_recvfrom",
+        "",
+        "int",
+        "char",
+        "thread_info",
+        "flags",
+        "cpu",
+        "task_struct",
+        "pid",
+        "comm",
+        "prio",
+        "p",
+        "btf_trace_sched_waking",
+        "__sys_recvfrom",
     ];
     let mut strings = Vec::new();
     let mut at = std::collections::HashMap::new();
@@ -95,17 +108,27 @@ pub(crate) fn tiny() -> Vec<u8> {
         vec![0, info(PTR, 0, false), 5],                    // 7: task_struct *
         // 8: void (void *, task_struct *p)
         vec![0, info(FUNC_PROTO, 2, false), 0, 0, 9, s("p"), 7],
-        vec![0, info(PTR, 0, false), 0],                            // 9: void *
-        vec![0, info(PTR, 0, false), 8],                            // 10
+        vec![0, info(PTR, 0, false), 0], // 9: void *
+        vec![0, info(PTR, 0, false), 8], // 10
         vec![s("btf_trace_sched_waking"), info(TYPEDEF, 0, false), 10], // 11
-        vec![s("__sys_recvfrom"), info(FUNC, 1, false), 8],         // 12
-        vec![0, info(CONST, 0, false), 7],                          // 13
+        vec![s("__sys_recvfrom"), info(FUNC, 1, false), 8], // 12
+        vec![0, info(CONST, 0, false), 7], // 13
     ];
-    let words: Vec<u8> = types.concat().iter().flat_map(|w| w.to_le_bytes()).collect();
+    let words: Vec<u8> = types
+        .concat()
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
     let mut out = Vec::new();
     out.extend_from_slice(&MAGIC.to_le_bytes());
     out.extend_from_slice(&[1, 0]);
-    for w in [24u32, 0, words.len() as u32, words.len() as u32, strings.len() as u32] {
+    for w in [
+        24u32,
+        0,
+        words.len() as u32,
+        words.len() as u32,
+        strings.len() as u32,
+    ] {
         out.extend_from_slice(&w.to_le_bytes());
     }
     out.extend_from_slice(&words);
@@ -142,7 +165,13 @@ fn reads_a_tracepoint_prototype_and_struct_members() {
     assert_eq!(btf.find(FUNC, "__sys_recvfrom"), Some(12));
     assert_eq!(btf.params(12).map(|p| p.len()), Some(2));
     assert_eq!(btf.size_of(5), Some(48));
-    assert_eq!(btf.scalar(7), Some(Scalar { size: 8, signed: false }));
+    assert_eq!(
+        btf.scalar(7),
+        Some(Scalar {
+            size: 8,
+            signed: false
+        })
+    );
 }
 
 #[test]

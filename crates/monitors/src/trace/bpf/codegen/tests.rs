@@ -195,16 +195,32 @@ fn programs_of_the_built_in_sets_assemble() {
 #[test]
 fn a_raw_program_reads_members_through_the_argument_pointer() {
     let reads = [
-        (56, Read::Member { arg: 2, offset: 1234 }),
-        (40, Read::Member { arg: 2, offset: 2000 }),
+        (
+            56,
+            Read::Member {
+                arg: 2,
+                offset: 1234,
+            },
+        ),
+        (
+            40,
+            Read::Member {
+                arg: 2,
+                offset: 2000,
+            },
+        ),
     ];
     let p = program(&switch_plan(), MAPS, Fields::Args(&reads)).unwrap();
     // r3 = ctx[2]; r3 += member offset; call bpf_probe_read_kernel.
     assert!(p
         .iter()
         .any(|i| i.code == 0x79 && i.dst == 3 && i.src == 6 && i.off == 16));
-    assert!(p.iter().any(|i| i.code == 0x07 && i.dst == 3 && i.imm == 1234));
-    assert!(p.iter().any(|i| i.code == 0x07 && i.dst == 3 && i.imm == 2000));
+    assert!(p
+        .iter()
+        .any(|i| i.code == 0x07 && i.dst == 3 && i.imm == 1234));
+    assert!(p
+        .iter()
+        .any(|i| i.code == 0x07 && i.dst == 3 && i.imm == 2000));
     assert!(p.iter().any(|i| i.code == 0x85 && i.imm == 113));
     // No load from the context narrower than a u64 (the kernel refuses them).
     assert!(p
@@ -218,9 +234,7 @@ fn a_raw_program_reads_members_through_the_argument_pointer() {
     // A number argument: loaded whole and cut to the field's 4 bytes, then sign-extended.
     let args = [(56, Read::Arg(0)), (40, Read::Member { arg: 2, offset: 8 })];
     let q = program(&switch_plan(), MAPS, Fields::Args(&args)).unwrap();
-    assert!(q
-        .iter()
-        .any(|i| i.code == 0x79 && i.src == 6 && i.off == 0));
+    assert!(q.iter().any(|i| i.code == 0x79 && i.src == 6 && i.off == 0));
     assert!(q.iter().any(|i| i.code == 0x77 && i.imm == 32));
     // A record offset without a raw source is an error, not a wrong load.
     let missing = [(40, Read::Member { arg: 2, offset: 8 })];
