@@ -6,7 +6,8 @@
 //! `bpf_probe_read_kernel`); [`Fields`] says which.
 //!
 //! Maps (created by the loader, their fds baked into `ld_imm64`):
-//! - `starts`, a hash map `{span: u32, pad: u32, key: u64}` → start time in ns;
+//! - `starts`, a hash map `{span: u32, pad: u32, key: u64}` → start time in ns (0: no
+//!   start open on the key; keys are never deleted during a measurement);
 //! - `spans`, a per-CPU array indexed by span, whose value is [`SLOTS`] u64s: the
 //!   histogram buckets ([`hist`]) then the counters at [`Slot`].
 //!
@@ -110,8 +111,8 @@ pub fn program(plan: &EventPlan, maps: Maps, fields: Fields<'_>) -> Result<Vec<I
     let mut a = Asm::new();
     a.mov(R6, R1);
     a.mov_imm(R7, 0);
-    a.call(Helper::KtimeGetNs);
-    a.store(Size::DW, FP, NOW, R0);
+    // The clock is read when an action first needs it: most events pass no filter.
+    a.store_imm(Size::DW, FP, NOW, 0);
     for act in &plan.actions {
         let done = a.label();
         match (act.role, act.local) {
@@ -265,6 +266,18 @@ fn checks(a: &mut Asm, list: &[Check], fields: Fields<'_>, fail: Label) -> Resul
     Ok(())
 }
 
+/// `dst` = this event's time: read once, by the first action that needs it (r0–r5
+/// clobbered).
+fn now(a: &mut Asm, dst: Reg) {
+    let have = a.label();
+    a.load(Size::DW, dst, FP, NOW);
+    a.jmp_imm(Cond::Ne, dst, 0, have);
+    a.call(Helper::KtimeGetNs);
+    a.store(Size::DW, FP, NOW, R0);
+    a.mov(dst, R0);
+    a.bind(have);
+}
+
 /// Writes the start-map key of `act` to the stack.
 fn key(a: &mut Asm, act: &Action, fields: Fields<'_>) -> Result<(), String> {
     value(a, R1, act.key, fields)?;
@@ -311,14 +324,16 @@ fn end(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), Strin
     checks(a, &act.checks, env.fields, done)?;
     key(a, act, env.fields)?;
     bump(a, act.span, Slot::EndEvents, maps);
+    now(a, R9);
     start_map_call(a, maps, Helper::MapLookupElem);
     a.jmp_imm(Cond::Eq, R0, 0, unmatched);
     a.load(Size::DW, R8, R0, 0);
-    a.load(Size::DW, R9, FP, NOW);
+    // 0: the key's start was ended or cancelled (keys stay in the map, see `start`).
+    a.jmp_imm(Cond::Eq, R8, 0, unmatched);
     // A start stamped after this end (another CPU's clock read later) stays open.
     a.jmp_reg(Cond::Lt, R9, R8, unmatched);
     a.alu_reg(Alu::Sub, R9, R8);
-    start_map_call(a, maps, Helper::MapDeleteElem);
+    a.store_imm(Size::DW, R0, 0, 0);
     a.ld_imm64(R1, 1u64 << act.span);
     a.alu_reg(Alu::Or, R7, R1);
     record(a, act.span, maps, done);
@@ -427,7 +442,7 @@ fn start_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(
     a.jmp_imm(Cond::Eq, R1, 0, fresh);
     add_one(a, R8, Slot::LostStarts);
     a.bind(fresh);
-    a.load(Size::DW, R1, FP, NOW);
+    now(a, R1);
     a.store(Size::DW, R8, Slot::OpenStart.off(), R1);
     Ok(())
 }
@@ -439,9 +454,9 @@ fn end_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(),
     span_slots(a, act.span, maps, done);
     a.mov(R8, R0);
     add_one(a, R8, Slot::EndEvents);
+    now(a, R9);
     a.load(Size::DW, R1, R8, Slot::OpenStart.off());
     a.jmp_imm(Cond::Eq, R1, 0, unmatched);
-    a.load(Size::DW, R9, FP, NOW);
     a.jmp_reg(Cond::Lt, R9, R1, unmatched);
     a.alu_reg(Alu::Sub, R9, R1);
     a.store_imm(Size::DW, R8, Slot::OpenStart.off(), 0);
@@ -467,7 +482,9 @@ fn cancel(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), St
     let maps = env.maps;
     checks(a, &act.checks, env.fields, done)?;
     key(a, act, env.fields)?;
-    start_map_call(a, maps, Helper::MapDeleteElem);
+    start_map_call(a, maps, Helper::MapLookupElem);
+    a.jmp_imm(Cond::Eq, R0, 0, done);
+    a.store_imm(Size::DW, R0, 0, 0);
     Ok(())
 }
 
@@ -477,16 +494,21 @@ fn start(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), Str
     checks(a, &act.checks, env.fields, done)?;
     key(a, act, env.fields)?;
     bump(a, act.span, Slot::StartEvents, maps);
+    now(a, R9);
     let insert = a.label();
+    // A key once inserted stays, its value 0 when no start is open: an end or a cancel
+    // writes 0 through the looked-up value instead of deleting, and a later start on the
+    // key writes its time there, so the common case is one lookup each, without the
+    // bucket lock and element churn of a delete and an insert.
     start_map_call(a, maps, Helper::MapLookupElem);
     a.jmp_imm(Cond::Eq, R0, 0, insert);
-    a.load(Size::DW, R1, FP, NOW);
-    a.store(Size::DW, R0, 0, R1);
+    a.load(Size::DW, R8, R0, 0);
+    a.store(Size::DW, R0, 0, R9);
+    a.jmp_imm(Cond::Eq, R8, 0, done);
     bump(a, act.span, Slot::LostStarts, maps);
     a.ja(done);
     a.bind(insert);
-    a.load(Size::DW, R1, FP, NOW);
-    a.store(Size::DW, FP, NEW_START, R1);
+    a.store(Size::DW, FP, NEW_START, R9);
     start_map_call(a, maps, Helper::MapUpdateElem);
     a.jmp_imm(Cond::Eq, R0, 0, done);
     bump(a, act.span, Slot::Full, maps);
