@@ -33,7 +33,9 @@ fn the_allowance_is_one_us_or_five_percent() {
 #[test]
 fn whole_microseconds_are_told_apart() {
     assert_eq!(sub_us(&[1000.0, 2000.0, 15_000.0]), 0);
-    assert_eq!(sub_us(&[1000.0, 1234.0, 999.0]), 2);
+    // A whole µs as an HDR histogram returns it is still whole.
+    assert_eq!(sub_us(&[4001.0, 28_015.0, 0.0]), 0);
+    assert_eq!(sub_us(&[533.0, 3783.0, 28_095.0, 1000.0]), 3);
 }
 
 #[test]
