@@ -224,17 +224,9 @@ fn load_one(p: &EventPlan, how: &Attach, maps: Maps) -> Result<(Prog, LinkTo, At
     } else {
         codegen::program(p, maps, fields)?
     };
-    let prog = Prog::load(kind, PROG_NAME, &insns)
-        .map_err(|e| format!("{}:{} ({}): {e}", p.system, p.event, how.method()))?;
+    let prog = Prog::load(kind, PROG_NAME, &insns)?;
     if let Some(tp) = &link {
-        Link::open(tp.as_deref(), &prog).map_err(|e| {
-            format!(
-                "{}:{} ({}): cannot attach: {e}",
-                p.system,
-                p.event,
-                how.method()
-            )
-        })?;
+        Link::open(tp.as_deref(), &prog).map_err(|e| format!("cannot attach: {e}"))?;
     }
     Ok((prog, link, how.clone()))
 }
@@ -280,13 +272,16 @@ impl Loaded {
             // A raw or fexit program the kernel refuses (a kernel or security policy that
             // allows one attach type and not another) falls back to the classic program
             // of that event, the reason kept for the note.
+            let at = |how: &Attach, e: String| {
+                format!("{}:{} ({}): {e}", p.system, p.event, how.method())
+            };
             let (prog, link, how) = match load_one(p, how, maps) {
                 Ok(x) => x,
                 Err(e) if !matches!(how, Attach::Classic(_)) => {
                     let classic = Attach::Classic(format!("{} refused: {e}", how.method()));
-                    load_one(p, &classic, maps)?
+                    load_one(p, &classic, maps).map_err(|e| at(&classic, e))?
                 }
-                Err(e) => return Err(e),
+                Err(e) => return Err(at(how, e)),
             };
             if link.is_none() {
                 attached.push(Attached::tracepoint(p.id, &prog).map_err(|e| {
