@@ -10,7 +10,9 @@
 //! Two backends measure the same declarations: [`bpf`] matches and aggregates in the
 //! kernel (nanoseconds, nothing streamed, nothing lost), the tracefs text one above is the
 //! fallback where BPF cannot be used; a note of each measurement says which measured.
-//! `PERFLAB_TRACE_BACKEND=text` or `=bpf` insists on one.
+//! `PERFLAB_TRACE_BACKEND=text` or `=bpf` insists on one; within the BPF backend each event's
+//! program is a raw tracepoint, an fexit or a classic tracepoint ([`bpf::raw`]), and
+//! `PERFLAB_TRACE_ATTACH=classic` keeps them all classic.
 //!
 //! Names: `trace` picks the set of the workload (netrr → `netrx`, ctxsw → `wakeup`,
 //! idle-ipi → `idlewake`, xfer/dmatest/parallel → `lock`), `trace:SET` a built-in set, `trace:FILE.toml`
