@@ -36,12 +36,13 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<Verdicts> {
             crate::report_cost::run(&o.perflab_exe, out, &mut verdicts)?
         }
         "monitors" => crate::monitors::run(o, out, &mut verdicts)?,
+        "trace" => crate::trace::run(o, out, &mut verdicts)?,
         "verdicts" => crate::verdicts::run(o, out, &mut verdicts)?,
         "gpu" => crate::gpu::run(o, out, &mut verdicts)?,
         other => {
             return Err(input(format!(
                 "no cross-check for {other:?} (available: ctxsw, gpu, memcpy, monitors, \
-                 netrr, report, runner, verdicts)"
+                 netrr, report, runner, trace, verdicts)"
             )))
         }
     }

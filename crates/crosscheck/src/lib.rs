@@ -9,6 +9,7 @@
 //! - [`gpu`]: gpuxfer against a plain CUDA-events loop, per direction, host memory, size;
 //! - [`net`]: netrr UDP against `sockperf ping-pong` on 127.0.0.1, same pinning;
 //! - [`monitors`]: each workload with its monitors on against none, interleaved;
+//! - [`trace`]: the trace monitor's BPF backend against its text backend, span by span;
 //! - [`checks`]: the runner's own cost per measurement, and the ratio checks' tables;
 //! - [`report_cost`]: the time and memory `perflab report` needs over a large run;
 //! - [`verdicts`]: the seeded simulation of the verdicts' error rates and power.
@@ -35,6 +36,7 @@ pub mod options;
 pub mod peer_tool;
 pub mod report_cost;
 pub mod tolerance;
+pub mod trace;
 pub mod verdicts;
 
 pub use checks::run;

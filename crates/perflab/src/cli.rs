@@ -363,9 +363,13 @@ pub struct CrosscheckArgs {
     /// interleaved, as a ratio; exits 1 when a set that runs around headline figures moves
     /// them by more than --tolerance), gpu (gpuxfer against a plain CUDA-events loop,
     /// h2d and d2h, host memory 4k, thp, 2m, pinned, at --sizes; 3 pairs each, so give a
-    /// short duration, e.g. --duration=0.2s), or verdicts (a seeded simulation of the verdicts'
-    /// false-verdict rates, power and `same` rate, and what --until-decided spends; exits 4
-    /// when a false-verdict rate exceeds its bound; no root, a few seconds)
+    /// short duration, e.g. --duration=0.2s), trace (the trace monitor's BPF backend against
+    /// its tracefs text backend on loopback netrr at 1000 requests/s: per span of netrx the
+    /// medians side by side, held to 1 µs or 5 %, sub-µs values, the spans' sum against the
+    /// round trip; --pairs one client,server pair, --rounds per backend; root), or verdicts
+    /// (a seeded simulation of the verdicts' false-verdict rates, power and `same` rate, and
+    /// what --until-decided spends; exits 4 when a false-verdict rate exceeds its bound; no
+    /// root, a few seconds)
     #[arg(default_value = "ctxsw")]
     pub workload: String,
     /// CPU pairs A,B separated by spaces [default: 0,0 and 0,<first CPU of another core>]

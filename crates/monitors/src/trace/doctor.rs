@@ -1,7 +1,8 @@
 //! The doctor's lines for `trace`: whether BPF programs can be loaded here (and whether
-//! the kernel has BTF, which the generated programs do not need), and which backend
-//! `trace` will use for each built-in set, with how many of its spans' tracepoints this
-//! kernel has. Live checks, so nothing on a fixture tree.
+//! the kernel has BTF, which raw tracepoint programs need to read struct fields), and
+//! which backend `trace` will use for each built-in set, with how many of its spans'
+//! tracepoints this kernel has and how its programs attach (raw tracepoint, fexit, or
+//! classic tracepoint, with why). Live checks, so nothing on a fixture tree.
 
 use perflab_sys::doctor::Check;
 use perflab_sys::SysRoot;
@@ -19,12 +20,14 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
     if !sys.is_host() {
         return Vec::new();
     }
-    let btf = if sys.exists("sys/kernel/btf/vmlinux") {
-        "BTF at /sys/kernel/btf/vmlinux"
-    } else {
-        "no BTF"
+    let btf = match bpf::vmlinux_btf(sys) {
+        Ok(_) => "BTF at /sys/kernel/btf/vmlinux (raw tracepoints read struct fields at its \
+                  offsets)"
+            .to_string(),
+        Err(e) => {
+            format!("no BTF ({e}): events whose spans read struct fields use classic tracepoints")
+        }
     };
-    let btf = format!("{btf} (not needed: the programs read the record layouts tracefs gives)");
     let probe = bpf::probe();
     let mut out = vec![match &probe {
         Ok(()) => Check::ok(BPF, format!("programs can be loaded; {btf}")),
@@ -59,15 +62,19 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
             .filter(|s| s.events().iter().all(|(a, b)| fs.has_event(a, b)))
             .collect();
         let what = format!("{name} ({} of {total} spans' tracepoints here)", here.len());
-        let why = match &probe {
-            Err(e) => Some(e.clone()),
-            Ok(()) => bpf::plan_spans(&fs.fs, sys, &here)
-                .err()
-                .map(|e| e.to_string()),
+        let planned = match &probe {
+            Err(e) => Err(e.clone()),
+            Ok(()) => bpf::plan_spans(&fs.fs, sys, &here).map_err(|e| e.to_string()),
         };
-        match why {
-            None => bpf_sets.push(what),
-            Some(e) => text_sets.push(format!("{what}: {e}")),
+        match planned {
+            Ok(plans) => {
+                let attach: Vec<_> = bpf::attachments(&fs.fs, sys, &plans)
+                    .into_iter()
+                    .map(bpf::try_attach)
+                    .collect();
+                bpf_sets.push(format!("{what} [{}]", bpf::describe(&plans, &attach)));
+            }
+            Err(e) => text_sets.push(format!("{what}: {e}")),
         }
     }
     out.push(if text_sets.is_empty() {

@@ -10,7 +10,9 @@
 //! Two backends measure the same declarations: [`bpf`] matches and aggregates in the
 //! kernel (nanoseconds, nothing streamed, nothing lost), the tracefs text one above is the
 //! fallback where BPF cannot be used; a note of each measurement says which measured.
-//! `PERFLAB_TRACE_BACKEND=text` or `=bpf` insists on one.
+//! `PERFLAB_TRACE_BACKEND=text` or `=bpf` insists on one; within the BPF backend each event's
+//! program is a raw tracepoint, an fexit or a classic tracepoint ([`bpf::raw`]), and
+//! `PERFLAB_TRACE_ATTACH=classic` keeps them all classic.
 //!
 //! Names: `trace` picks the set of the workload (netrr → `netrx`, ctxsw → `wakeup`, or
 //! `idlewake` under a variant that sets the idle states as idle-ipi's do, xfer/dmatest/parallel → `lock`), `trace:SET` a built-in set, `trace:FILE.toml`
@@ -193,8 +195,9 @@ pub struct TraceMonitor {
     running: Option<Running>,
     notes: Vec<String>,
     /// The last programs planned, by the spans they were planned for: planning reads every
-    /// event's format (and /proc/kallsyms for a callback filter), once per span list.
-    plans: Option<(Vec<Span>, Vec<bpf::plan::EventPlan>)>,
+    /// event's format (and /proc/kallsyms for a callback filter, the kernel's BTF for the
+    /// attach methods), once per span list.
+    plans: Option<Planned>,
 }
 
 impl std::fmt::Debug for TraceMonitor {
@@ -300,19 +303,32 @@ impl TraceMonitor {
     }
 }
 
-/// Loads and enables the set's programs (any refusal is the reason to fall back).
+/// A span list's programs and how each is attached.
+struct Planned {
+    spans: Vec<Span>,
+    plans: Vec<bpf::plan::EventPlan>,
+    attach: Vec<bpf::raw::Attach>,
+}
+
+/// Loads and enables the set's programs (any refusal is the reason to fall back), with the
+/// line that says how they are attached.
 fn start_bpf(
     ctx: &MeasureCtx,
     tracefs: &SysRoot,
     spans: &[Span],
-    cache: &mut Option<(Vec<Span>, Vec<bpf::plan::EventPlan>)>,
-) -> Result<bpf::Loaded, String> {
+    cache: &mut Option<Planned>,
+) -> Result<(bpf::Loaded, String), String> {
     bpf::probe()?;
-    let plans = match cache {
-        Some((for_spans, plans)) if for_spans == spans => plans,
+    let planned = match cache {
+        Some(p) if p.spans == spans => p,
         _ => {
             let plans = bpf::plan_spans(tracefs, &ctx.sys, spans).map_err(|e| e.to_string())?;
-            &mut cache.insert((spans.to_vec(), plans)).1
+            let attach = bpf::attachments(tracefs, &ctx.sys, &plans);
+            cache.insert(Planned {
+                spans: spans.to_vec(),
+                plans,
+                attach,
+            })
         }
     };
     let cpus = ctx
@@ -321,9 +337,13 @@ fn start_bpf(
         .ok()
         .and_then(|t| bpf::sys::possible_cpus(&t))
         .ok_or("cannot read /sys/devices/system/cpu/possible")?;
-    let loaded = bpf::Loaded::load(plans, spans, cpus)?;
+    let loaded = bpf::Loaded::load(&planned.plans, &planned.attach, spans, cpus)?;
     loaded.set_enabled(true)?;
-    Ok(loaded)
+    let how = format!(
+        "trace: BPF programs attached as {}",
+        bpf::describe(&planned.plans, &loaded.used)
+    );
+    Ok((loaded, how))
 }
 
 /// The names of the set's spans in declaration order (for `after` indices).
@@ -378,8 +398,9 @@ impl Monitor for TraceMonitor {
         let want = backend();
         if want != Backend::Text {
             match start_bpf(ctx, &tracefs_root, &spans, &mut self.plans) {
-                Ok(loaded) => {
+                Ok((loaded, how)) => {
                     self.note(NOTE_BPF.into());
+                    self.note(how);
                     self.running = Some(Running {
                         set,
                         spans,

@@ -510,7 +510,8 @@ fn idlewake_splits_by_idle_state_in_the_kernel_needs_root_bpf_and_idle_states() 
         .filter(|s| s.events().iter().all(|(a, b)| fs.has_event(a, b)))
         .collect();
     let plans = bpf::plan_spans(&fs.fs, &host, &spans).unwrap();
-    let loaded = bpf::Loaded::load(&plans, &spans, cpus).unwrap();
+    let attach = bpf::attachments(&fs.fs, &host, &plans);
+    let loaded = bpf::Loaded::load(&plans, &attach, &spans, cpus).unwrap();
     loaded.set_enabled(true).unwrap();
     let entered = idle_entries(&host);
     let pin = |cpu: usize| {

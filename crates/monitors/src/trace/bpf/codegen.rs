@@ -1,14 +1,21 @@
 //! One tracepoint's program, generated from its [`EventPlan`].
 //!
+//! The same program serves a classic tracepoint (r1 the record: a field is a load at its
+//! offset) and a raw tracepoint or `fexit` (r1 the arguments as u64s: a field is where
+//! [`super::raw`] found it, an argument or a struct member read with
+//! `bpf_probe_read_kernel`); [`Fields`] says which.
+//!
 //! Maps (created by the loader, their fds baked into `ld_imm64`):
-//! - `starts`, a hash map `{span: u32, pad: u32, key: u64}` → start time in ns; with
-//!   `pad` = 1, a split span's last value at the key ([`Role::Split`]);
+//! - `starts`, a hash map `{span: u32, pad: u32, key: u64}` → start time in ns (0: no
+//!   start open on the key; keys are never deleted during a measurement); with `pad` = 1,
+//!   a split span's last value at the key ([`Role::Split`]);
 //! - `spans`, a per-CPU array indexed by span, whose value is [`SLOTS`] u64s: the
 //!   histogram buckets ([`hist`]) then the counters at [`Slot`].
 //!
 //! Registers: r6 the record, r7 the bitmask of spans this event ended (for `after`),
 //! r8/r9 kept across helper calls. Stack: `now` at -8, the start key at -24..-8, the
-//! span index for `spans` at -32, a start time to insert at -40.
+//! span index for `spans` at -32, a start time to insert at -40, a member read by a raw
+//! program at -48, a string read by one at -80..-48.
 //!
 //! Everything is loop-free and every map pointer is checked against NULL, so the verifier
 //! accepts the program as it is (the bucket index is bounded before it is used).
@@ -16,6 +23,7 @@
 use super::hist;
 use super::insn::*;
 use super::plan::{Action, Check, EventPlan, Role, Source};
+use super::raw::Read;
 use crate::trace::spans::MAX_SPLIT;
 
 /// Counters after the buckets, per span and CPU.
@@ -57,6 +65,10 @@ const NOW: i16 = -8;
 const KEY: i16 = -24;
 const SPAN_IX: i16 = -32;
 const NEW_START: i16 = -40;
+const MEMBER: i16 = -48;
+const TEXT: i16 = -80;
+/// The longest string prefix a raw program compares (the stack it reads it into).
+pub const MAX_TEXT: u32 = 32;
 /// BPF_NOEXIST: insert only where the key is absent.
 const NOEXIST: i32 = 1;
 
@@ -67,22 +79,52 @@ pub struct Maps {
     pub spans: i32,
 }
 
-pub fn program(plan: &EventPlan, maps: Maps) -> Result<Vec<Insn>, String> {
+/// Where a program's context holds the record's fields.
+#[derive(Clone, Copy, Debug)]
+pub enum Fields<'a> {
+    /// A classic tracepoint: the record itself.
+    Record,
+    /// A raw tracepoint or fexit: each record offset the plan reads, mapped.
+    Args(&'a [(u32, Read)]),
+}
+
+impl Fields<'_> {
+    fn at(&self, offset: u32) -> Result<Option<Read>, String> {
+        match self {
+            Fields::Record => Ok(None),
+            Fields::Args(list) => list
+                .iter()
+                .find(|(o, _)| *o == offset)
+                .map(|(_, r)| Some(*r))
+                .ok_or_else(|| format!("no raw argument for record offset {offset}")),
+        }
+    }
+}
+
+/// What every part of a program refers to: the maps and where the fields are.
+#[derive(Clone, Copy, Debug)]
+struct Env<'a> {
+    maps: Maps,
+    fields: Fields<'a>,
+}
+
+pub fn program(plan: &EventPlan, maps: Maps, fields: Fields<'_>) -> Result<Vec<Insn>, String> {
+    let env = Env { maps, fields };
     let mut a = Asm::new();
     a.mov(R6, R1);
     a.mov_imm(R7, 0);
-    a.call(Helper::KtimeGetNs);
-    a.store(Size::DW, FP, NOW, R0);
+    // The clock is read when an action first needs it: most events pass no filter.
+    a.store_imm(Size::DW, FP, NOW, 0);
     for act in &plan.actions {
         let done = a.label();
         match (act.role, act.local) {
-            (Role::End, false) => end(&mut a, act, maps, done),
-            (Role::Cancel, false) => cancel(&mut a, act, maps, done),
-            (Role::Start, false) => start(&mut a, act, maps, done),
-            (Role::End, true) => end_local(&mut a, act, maps, done),
-            (Role::Cancel, true) => cancel_local(&mut a, act, maps, done),
-            (Role::Start, true) => start_local(&mut a, act, maps, done),
-            (Role::Split, _) => split_store(&mut a, act, maps, done),
+            (Role::End, false) => end(&mut a, act, env, done)?,
+            (Role::Cancel, false) => cancel(&mut a, act, env, done)?,
+            (Role::Start, false) => start(&mut a, act, env, done)?,
+            (Role::End, true) => end_local(&mut a, act, env, done)?,
+            (Role::Cancel, true) => cancel_local(&mut a, act, env, done)?,
+            (Role::Start, true) => start_local(&mut a, act, env, done)?,
+            (Role::Split, _) => split_store(&mut a, act, env, done)?,
         }
         a.bind(done);
     }
@@ -93,15 +135,31 @@ pub fn program(plan: &EventPlan, maps: Maps) -> Result<Vec<Insn>, String> {
 }
 
 /// `dst` = the value of `s` (r0–r5 clobbered).
-fn value(a: &mut Asm, dst: Reg, s: Source) {
+fn value(a: &mut Asm, dst: Reg, s: Source, fields: Fields<'_>) -> Result<(), String> {
     match s {
         Source::Field {
             offset,
             size,
             signed,
         } => {
-            let sz = Size::of(size).expect("the plan keeps 1, 2, 4 or 8-byte fields");
-            a.load(sz, dst, R6, offset as i16);
+            let sz = Size::of(size).ok_or("the plan keeps 1, 2, 4 or 8-byte fields")?;
+            match fields.at(offset)? {
+                None => a.load(sz, dst, R6, offset as i16),
+                // The argument as the tracepoint was called with it: a u64 whose low
+                // `size` bytes are the record's field.
+                Some(Read::Arg(n)) => {
+                    a.load(Size::DW, dst, R6, arg_offset(n)?);
+                    if size < 8 {
+                        let bits = (64 - 8 * size) as i32;
+                        a.alu_imm(Alu::Lsh, dst, bits);
+                        a.alu_imm(Alu::Rsh, dst, bits);
+                    }
+                }
+                Some(Read::Member { arg, offset, .. }) => {
+                    probe_read(a, arg, offset, size, MEMBER)?;
+                    a.load(sz, dst, FP, MEMBER);
+                }
+            }
             if signed && size < 8 {
                 // Sign-extend, so that an int -1 and a long -1 are the same key.
                 let bits = (64 - 8 * size) as i32;
@@ -122,15 +180,40 @@ fn value(a: &mut Asm, dst: Reg, s: Source) {
         }
         Source::Zero => a.mov_imm(dst, 0),
     }
+    Ok(())
+}
+
+/// Where argument `n` is in a raw program's context (a u64 array; the kernel allows only
+/// whole u64 reads of it).
+fn arg_offset(n: u32) -> Result<i16, String> {
+    // MAX_BPF_FUNC_ARGS
+    if n >= 12 {
+        return Err(format!("a raw tracepoint has no argument {n}"));
+    }
+    Ok((n * 8) as i16)
+}
+
+/// `bytes` bytes at `offset` into the struct argument `arg` points to, copied to the
+/// stack at `to` (r1–r5 clobbered). A failed read leaves zeros, which match nothing a
+/// live task would hold.
+fn probe_read(a: &mut Asm, arg: u32, offset: u32, bytes: u32, to: i16) -> Result<(), String> {
+    let off = i32::try_from(offset).map_err(|_| format!("member offset {offset} too large"))?;
+    a.load(Size::DW, R3, R6, arg_offset(arg)?);
+    a.alu_imm(Alu::Add, R3, off);
+    a.mov(R1, FP);
+    a.alu_imm(Alu::Add, R1, i32::from(to));
+    a.mov_imm(R2, bytes as i32);
+    a.call(Helper::ProbeReadKernel);
+    Ok(())
 }
 
 /// Falls through when every check holds, else jumps to `fail`.
-fn checks(a: &mut Asm, list: &[Check], fail: Label) {
+fn checks(a: &mut Asm, list: &[Check], fields: Fields<'_>, fail: Label) -> Result<(), String> {
     for c in list {
         let ok = a.label();
         match c {
             Check::Num { source, any_of } => {
-                value(a, R1, *source);
+                value(a, R1, *source, fields)?;
                 for n in any_of {
                     a.ld_imm64(R2, *n);
                     a.jmp_reg(Cond::Eq, R1, R2, ok);
@@ -141,16 +224,38 @@ fn checks(a: &mut Asm, list: &[Check], fail: Label) {
                 size,
                 any_of,
             } => {
+                // An exact value also needs the NUL after it, where there is room.
+                let need = |bytes: &[u8], prefix: bool| {
+                    bytes.len() + usize::from(!prefix && bytes.len() < *size as usize)
+                };
+                // A raw program copies the bytes every pattern needs to the stack once.
+                let (base, at) = match fields.at(*offset)? {
+                    None => (R6, *offset as i32),
+                    Some(Read::Member { arg, offset, .. }) => {
+                        let most = any_of
+                            .iter()
+                            .filter(|(b, _)| b.len() <= *size as usize)
+                            .map(|(b, p)| need(b, *p))
+                            .max()
+                            .unwrap_or(0) as u32;
+                        if most > MAX_TEXT {
+                            return Err(format!("a text filter longer than {MAX_TEXT} bytes"));
+                        }
+                        if most > 0 {
+                            probe_read(a, arg, offset, most, TEXT)?;
+                        }
+                        (FP, i32::from(TEXT))
+                    }
+                    Some(Read::Arg(_)) => return Err("a text filter on a number argument".into()),
+                };
                 for (bytes, prefix) in any_of {
-                    // An exact value also needs the NUL after it, where there is room.
-                    let need = bytes.len() + usize::from(!prefix && bytes.len() < *size as usize);
                     if bytes.len() > *size as usize {
                         continue; // cannot match
                     }
                     let next = a.label();
-                    for k in 0..need {
+                    for k in 0..need(bytes, *prefix) {
                         let b = bytes.get(k).copied().unwrap_or(0);
-                        a.load(Size::B, R1, R6, (*offset as usize + k) as i16);
+                        a.load(Size::B, R1, base, (at + k as i32) as i16);
                         a.jmp_imm(Cond::Ne, R1, i32::from(b), next);
                     }
                     a.ja(ok);
@@ -161,14 +266,28 @@ fn checks(a: &mut Asm, list: &[Check], fail: Label) {
         a.ja(fail);
         a.bind(ok);
     }
+    Ok(())
+}
+
+/// `dst` = this event's time: read once, by the first action that needs it (r0–r5
+/// clobbered).
+fn now(a: &mut Asm, dst: Reg) {
+    let have = a.label();
+    a.load(Size::DW, dst, FP, NOW);
+    a.jmp_imm(Cond::Ne, dst, 0, have);
+    a.call(Helper::KtimeGetNs);
+    a.store(Size::DW, FP, NOW, R0);
+    a.mov(dst, R0);
+    a.bind(have);
 }
 
 /// Writes the start-map key of `act` to the stack.
-fn key(a: &mut Asm, act: &Action) {
-    value(a, R1, act.key);
+fn key(a: &mut Asm, act: &Action, fields: Fields<'_>) -> Result<(), String> {
+    value(a, R1, act.key, fields)?;
     a.store(Size::DW, FP, KEY + 8, R1);
     a.store_imm(Size::W, FP, KEY, act.span as i32);
     a.store_imm(Size::W, FP, KEY + 4, 0);
+    Ok(())
 }
 
 /// `r0` = this span's per-CPU slots, or a jump to `missing` (r1–r5 clobbered).
@@ -202,19 +321,22 @@ fn start_map_call(a: &mut Asm, maps: Maps, h: Helper) {
     a.call(h);
 }
 
-fn end(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
+fn end(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let maps = env.maps;
     let unmatched = a.label();
-    checks(a, &act.checks, done);
-    key(a, act);
+    checks(a, &act.checks, env.fields, done)?;
+    key(a, act, env.fields)?;
     bump(a, act.span, Slot::EndEvents, maps);
+    now(a, R9);
     start_map_call(a, maps, Helper::MapLookupElem);
     a.jmp_imm(Cond::Eq, R0, 0, unmatched);
     a.load(Size::DW, R8, R0, 0);
-    a.load(Size::DW, R9, FP, NOW);
+    // 0: the key's start was ended or cancelled (keys stay in the map, see `start`).
+    a.jmp_imm(Cond::Eq, R8, 0, unmatched);
     // A start stamped after this end (another CPU's clock read later) stays open.
     a.jmp_reg(Cond::Lt, R9, R8, unmatched);
     a.alu_reg(Alu::Sub, R9, R8);
-    start_map_call(a, maps, Helper::MapDeleteElem);
+    a.store_imm(Size::DW, R0, 0, 0);
     a.ld_imm64(R1, 1u64 << act.span);
     a.alu_reg(Alu::Or, R7, R1);
     record(a, act.span, maps, done);
@@ -224,6 +346,7 @@ fn end(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
     a.ja(done);
     a.bind(unmatched);
     bump(a, act.span, Slot::Unmatched, maps);
+    Ok(())
 }
 
 /// Adds the duration in r9 to the span's counters and histogram.
@@ -308,12 +431,15 @@ fn chained(a: &mut Asm, act: &Action, done: Label) {
 }
 
 // A span keyed by CPU on every side keeps its open start in its own per-CPU slots: one
-// inlined array lookup instead of hash map operations under a bucket lock. Tracepoint
-// programs do not nest on a CPU, so nothing else writes the slot meanwhile.
+// inlined array lookup instead of hash map operations under a bucket lock. Classic
+// tracepoint programs do not nest on a CPU. Raw ones may (a hard interrupt's program
+// inside softirq_entry's, which runs with interrupts on): a start written in the few
+// instructions between an end's read and clear of the slot is lost, one span uncounted.
 
-fn start_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
+fn start_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let maps = env.maps;
     chained(a, act, done);
-    checks(a, &act.checks, done);
+    checks(a, &act.checks, env.fields, done)?;
     span_slots(a, act.span, maps, done);
     a.mov(R8, R0);
     add_one(a, R8, Slot::StartEvents);
@@ -322,19 +448,21 @@ fn start_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
     a.jmp_imm(Cond::Eq, R1, 0, fresh);
     add_one(a, R8, Slot::LostStarts);
     a.bind(fresh);
-    a.load(Size::DW, R1, FP, NOW);
+    now(a, R1);
     a.store(Size::DW, R8, Slot::OpenStart.off(), R1);
+    Ok(())
 }
 
-fn end_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
+fn end_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let maps = env.maps;
     let unmatched = a.label();
-    checks(a, &act.checks, done);
+    checks(a, &act.checks, env.fields, done)?;
     span_slots(a, act.span, maps, done);
     a.mov(R8, R0);
     add_one(a, R8, Slot::EndEvents);
+    now(a, R9);
     a.load(Size::DW, R1, R8, Slot::OpenStart.off());
     a.jmp_imm(Cond::Eq, R1, 0, unmatched);
-    a.load(Size::DW, R9, FP, NOW);
     a.jmp_reg(Cond::Lt, R9, R1, unmatched);
     a.alu_reg(Alu::Sub, R9, R1);
     a.store_imm(Size::DW, R8, Slot::OpenStart.off(), 0);
@@ -343,12 +471,13 @@ fn end_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
     a.mov(R0, R8);
     record_at(a);
     if let Some(first) = act.split {
-        key(a, act);
+        key(a, act, env.fields)?;
         tag(a, first, maps, done);
     }
     a.ja(done);
     a.bind(unmatched);
     add_one(a, R8, Slot::Unmatched);
+    Ok(())
 }
 
 // Splits: the value remembered at a key shares the start map, under the span's own index
@@ -374,52 +503,66 @@ fn tag(a: &mut Asm, first: u32, maps: Maps, done: Label) {
 }
 
 /// Remembers the split's value at its key (any earlier one replaced).
-fn split_store(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
-    let Some(v) = act.value else { return };
-    checks(a, &act.checks, done);
-    key(a, act);
+fn split_store(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let Some(v) = act.value else { return Ok(()) };
+    checks(a, &act.checks, env.fields, done)?;
+    key(a, act, env.fields)?;
     a.store_imm(Size::W, FP, KEY + 4, 1);
-    value(a, R1, v);
+    value(a, R1, v, env.fields)?;
     a.store(Size::DW, FP, NEW_START, R1);
-    a.ld_map_fd(R1, maps.starts);
+    a.ld_map_fd(R1, env.maps.starts);
     a.mov(R2, FP);
     a.alu_imm(Alu::Add, R2, KEY as i32);
     a.mov(R3, FP);
     a.alu_imm(Alu::Add, R3, NEW_START as i32);
     a.mov_imm(R4, 0); // BPF_ANY
     a.call(Helper::MapUpdateElem);
+    Ok(())
 }
 
-fn cancel_local(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
-    checks(a, &act.checks, done);
+fn cancel_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let maps = env.maps;
+    checks(a, &act.checks, env.fields, done)?;
     span_slots(a, act.span, maps, done);
     a.store_imm(Size::DW, R0, Slot::OpenStart.off(), 0);
+    Ok(())
 }
 
-fn cancel(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
-    checks(a, &act.checks, done);
-    key(a, act);
-    start_map_call(a, maps, Helper::MapDeleteElem);
+fn cancel(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let maps = env.maps;
+    checks(a, &act.checks, env.fields, done)?;
+    key(a, act, env.fields)?;
+    start_map_call(a, maps, Helper::MapLookupElem);
+    a.jmp_imm(Cond::Eq, R0, 0, done);
+    a.store_imm(Size::DW, R0, 0, 0);
+    Ok(())
 }
 
-fn start(a: &mut Asm, act: &Action, maps: Maps, done: Label) {
+fn start(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), String> {
+    let maps = env.maps;
     chained(a, act, done);
-    checks(a, &act.checks, done);
-    key(a, act);
+    checks(a, &act.checks, env.fields, done)?;
+    key(a, act, env.fields)?;
     bump(a, act.span, Slot::StartEvents, maps);
+    now(a, R9);
     let insert = a.label();
+    // A key once inserted stays, its value 0 when no start is open: an end or a cancel
+    // writes 0 through the looked-up value instead of deleting, and a later start on the
+    // key writes its time there, so the common case is one lookup each, without the
+    // bucket lock and element churn of a delete and an insert.
     start_map_call(a, maps, Helper::MapLookupElem);
     a.jmp_imm(Cond::Eq, R0, 0, insert);
-    a.load(Size::DW, R1, FP, NOW);
-    a.store(Size::DW, R0, 0, R1);
+    a.load(Size::DW, R8, R0, 0);
+    a.store(Size::DW, R0, 0, R9);
+    a.jmp_imm(Cond::Eq, R8, 0, done);
     bump(a, act.span, Slot::LostStarts, maps);
     a.ja(done);
     a.bind(insert);
-    a.load(Size::DW, R1, FP, NOW);
-    a.store(Size::DW, FP, NEW_START, R1);
+    a.store(Size::DW, FP, NEW_START, R9);
     start_map_call(a, maps, Helper::MapUpdateElem);
     a.jmp_imm(Cond::Eq, R0, 0, done);
     bump(a, act.span, Slot::Full, maps);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -118,6 +118,7 @@ pub enum Helper {
     KtimeGetNs = 5,
     GetSmpProcessorId = 8,
     GetCurrentPidTgid = 14,
+    ProbeReadKernel = 113,
 }
 
 /// A jump target, bound to a position later.

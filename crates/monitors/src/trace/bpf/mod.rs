@@ -1,20 +1,26 @@
 //! The in-kernel backend of `trace`: spans matched and aggregated by eBPF programs
 //! generated from the span declarations, so nothing is streamed and nothing is dropped.
 //!
-//! Per tracepoint the set uses, one classic tracepoint program (BPF_PROG_TYPE_TRACEPOINT)
-//! reads the record's fields at the offsets tracefs gives ([`format`]), does what the
-//! span declarations say of that event ([`plan`]: end, cancel, start, in the set's order)
-//! and adds each duration to a per-CPU log-linear histogram ([`hist`]). The bytecode is
-//! emitted by [`codegen`] with a small builder ([`insn`]), loaded and attached with the
-//! raw system calls ([`sys`]): no clang, no BPF toolchain, no object file, no BTF needed.
+//! Per tracepoint the set uses, one program does what the span declarations say of that
+//! event ([`plan`]: end, cancel, start, in the set's order, with the fields at the offsets
+//! tracefs gives, [`format`]) and adds each duration to a per-CPU log-linear histogram
+//! ([`hist`]). Where the kernel's BTF ([`btf`]) confirms how the event's arguments hold
+//! those fields, the program is a raw tracepoint (no record assembled for it) and a
+//! syscall exit is an `fexit` on the function behind it (no syscall tracepoint, which
+//! slows every syscall); elsewhere it is a classic tracepoint program reading the record
+//! ([`raw`] chooses, per event). The bytecode is emitted by [`codegen`] with a small
+//! builder ([`insn`]), loaded and attached with the raw system calls ([`sys`]): no clang,
+//! no BPF toolchain, no object file.
 //! At the end of a measurement the maps are read once and the spans are the same
 //! [`SpanResult`]s the text backend leaves, with nanosecond durations.
 
+pub mod btf;
 pub mod codegen;
 pub mod format;
 pub mod hist;
 pub mod insn;
 pub mod plan;
+pub mod raw;
 pub mod sys;
 
 use std::cell::OnceCell;
@@ -25,9 +31,10 @@ use perflab_sys::SysRoot;
 
 use super::matcher::{KernelCounts, SpanResult, MAX_NS, MAX_OPEN};
 use super::spans::Span;
-use codegen::{Maps, Slot, SLOTS};
+use codegen::{Fields, Maps, Slot, SLOTS};
 use plan::{EventPlan, PlanError};
-use sys::{Attached, Map, Prog};
+use raw::Attach;
+use sys::{Attached, Link, Map, Prog, ProgKind};
 
 /// The name of every program and the prefix of every map perflab loads (15 bytes at most),
 /// so `bpftool prog` shows whose they are.
@@ -90,6 +97,82 @@ pub fn plan_spans(
     plan::plan(spans, &formats(fs), &symbols(sys))
 }
 
+/// The kernel's BTF, `/sys/kernel/btf/vmlinux` under `sys` (an error says why there is none).
+pub fn vmlinux_btf(sys: &SysRoot) -> Result<btf::Btf, String> {
+    let rel = "sys/kernel/btf/vmlinux";
+    let file = std::fs::File::open(sys.path(rel)).map_err(|e| format!("/{rel}: {e}"))?;
+    btf::Btf::read(file).map_err(|e| format!("/{rel}: {e}"))
+}
+
+/// How each planned event's program is attached here (`PERFLAB_TRACE_ATTACH=classic`:
+/// all classic).
+pub fn attachments(fs: &SysRoot, sys: &SysRoot, plans: &[EventPlan]) -> Vec<Attach> {
+    if raw::classic_forced() {
+        let why = format!("{}=classic", raw::ATTACH_VAR);
+        return plans.iter().map(|_| Attach::Classic(why.clone())).collect();
+    }
+    let btf = vmlinux_btf(sys).ok();
+    let formats = formats(fs);
+    plans
+        .iter()
+        .map(|p| match formats(&p.system, &p.event) {
+            Ok(f) => raw::choose(p, &f, btf.as_ref()),
+            Err(e) => Attach::Classic(e),
+        })
+        .collect()
+}
+
+/// Set (to anything), every program is `r0 = 0; exit`, attached as usual: what the
+/// attachments alone cost a workload, the floor under any matching (a diagnostic).
+pub const EMPTY_VAR: &str = "PERFLAB_TRACE_EMPTY_PROGRAMS";
+
+/// A program that does nothing.
+fn empty() -> Result<Vec<insn::Insn>, String> {
+    let mut a = insn::Asm::new();
+    a.mov_imm(insn::R0, 0);
+    a.exit();
+    a.finish()
+}
+
+/// `how`, or the classic program where the kernel refuses a trivial program of its kind
+/// (what the doctor asks without loading a set's programs).
+pub fn try_attach(how: Attach) -> Attach {
+    let (kind, tp) = match &how {
+        Attach::Classic(_) => return how,
+        Attach::Raw { tp, .. } => (ProgKind::RawTracepoint, Some(tp.as_str())),
+        Attach::Fexit { btf_id, .. } => (ProgKind::Fexit(*btf_id), None),
+    };
+    let tried = empty()
+        .and_then(|insns| Prog::load(kind, PROG_NAME, &insns))
+        .and_then(|p| Link::open(tp, &p).map(drop).map_err(|e| e.to_string()));
+    match tried {
+        Ok(()) => how,
+        Err(e) => Attach::Classic(format!("{} refused: {e}", how.method())),
+    }
+}
+
+/// One line of how a set's programs are attached: `raw tracepoint: sched_switch, …;
+/// fexit: __sys_recvfrom; tracepoint: x (why)`.
+pub fn describe(plans: &[EventPlan], attach: &[Attach]) -> String {
+    let mut parts: Vec<(&str, Vec<String>)> = Vec::new();
+    for (p, a) in plans.iter().zip(attach) {
+        let what = match a {
+            Attach::Classic(why) => format!("{}:{} ({why})", p.system, p.event),
+            Attach::Raw { tp, .. } => tp.clone(),
+            Attach::Fexit { func, .. } => format!("{func} for {}", p.event),
+        };
+        match parts.iter_mut().find(|(m, _)| *m == a.method()) {
+            Some((_, list)) => list.push(what),
+            None => parts.push((a.method(), vec![what])),
+        }
+    }
+    parts
+        .iter()
+        .map(|(m, list)| format!("{m}: {}", list.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Whether this process may load BPF programs here: creating a one-entry map is the
 /// cheapest question the kernel answers truthfully.
 pub fn probe() -> Result<(), String> {
@@ -107,8 +190,13 @@ pub fn probe() -> Result<(), String> {
 /// The loaded programs of one measurement. Dropping it detaches and frees everything.
 pub struct Loaded {
     // Field order is drop order: attachments first, then programs, then maps.
+    links: std::cell::RefCell<Vec<Link>>,
     attached: Vec<Attached>,
-    _progs: Vec<Prog>,
+    /// Each program, with the raw tracepoint (`Some`) or fexit (`None`) it is linked to
+    /// when enabled; classic ones are attached (disabled) at load.
+    progs: Vec<(Prog, LinkTo)>,
+    /// How each event's program is attached, after any fallback.
+    pub used: Vec<Attach>,
     _starts: Map,
     spans_map: Map,
     spans: Vec<(String, String)>,
@@ -117,9 +205,46 @@ pub struct Loaded {
     cpus: usize,
 }
 
+/// What one event's program is linked to when enabled: a raw tracepoint (`Some`), its
+/// fexit function (`None`); no link for a classic program, attached at load.
+type LinkTo = Option<Option<String>>;
+
+/// Loads one event's program as `how` says; for a raw one, links and unlinks it once, so
+/// a tracepoint the kernel cannot link is known now, not when the measurement starts.
+fn load_one(p: &EventPlan, how: &Attach, maps: Maps) -> Result<(Prog, LinkTo, Attach), String> {
+    let (kind, fields, link) = match how {
+        Attach::Classic(_) => (ProgKind::Tracepoint, Fields::Record, None),
+        Attach::Raw { tp, reads } => (
+            ProgKind::RawTracepoint,
+            Fields::Args(reads),
+            Some(Some(tp.clone())),
+        ),
+        Attach::Fexit { btf_id, .. } => (ProgKind::Fexit(*btf_id), Fields::Args(&[]), Some(None)),
+    };
+    let insns = if std::env::var_os(EMPTY_VAR).is_some() {
+        empty()?
+    } else {
+        codegen::program(p, maps, fields)?
+    };
+    let prog = Prog::load(kind, PROG_NAME, &insns)?;
+    if let Some(tp) = &link {
+        Link::open(tp.as_deref(), &prog).map_err(|e| format!("cannot attach: {e}"))?;
+    }
+    Ok((prog, link, how.clone()))
+}
+
 impl Loaded {
-    /// Creates the maps, loads one program per event and attaches it, disabled.
-    pub fn load(plans: &[EventPlan], spans: &[Span], cpus: usize) -> Result<Self, String> {
+    /// Creates the maps, loads one program per event as `attach` says, and attaches the
+    /// classic ones, disabled (the others are linked by `set_enabled`).
+    pub fn load(
+        plans: &[EventPlan],
+        attach: &[Attach],
+        spans: &[Span],
+        cpus: usize,
+    ) -> Result<Self, String> {
+        if attach.len() != plans.len() {
+            return Err("one attach method per planned event is needed".into());
+        }
         let n = spans.len() as u32;
         let starts = Map::create(
             sys::BPF_MAP_TYPE_HASH,
@@ -144,21 +269,38 @@ impl Loaded {
         };
         let mut progs = Vec::new();
         let mut attached = Vec::new();
-        for p in plans {
-            let insns = codegen::program(p, maps)?;
-            let prog = Prog::load_tracepoint(PROG_NAME, &insns)
-                .map_err(|e| format!("{}:{}: {e}", p.system, p.event))?;
-            attached.push(Attached::tracepoint(p.id, &prog).map_err(|e| {
-                format!(
-                    "cannot attach to the tracepoint {}:{}: {e}",
-                    p.system, p.event
-                )
-            })?);
-            progs.push(prog);
+        let mut used = Vec::new();
+        for (p, how) in plans.iter().zip(attach) {
+            // A raw or fexit program the kernel refuses (a kernel or security policy that
+            // allows one attach type and not another) falls back to the classic program
+            // of that event, the reason kept for the note.
+            let at = |how: &Attach, e: String| {
+                format!("{}:{} ({}): {e}", p.system, p.event, how.method())
+            };
+            let (prog, link, how) = match load_one(p, how, maps) {
+                Ok(x) => x,
+                Err(e) if !matches!(how, Attach::Classic(_)) => {
+                    let classic = Attach::Classic(format!("{} refused: {e}", how.method()));
+                    load_one(p, &classic, maps).map_err(|e| at(&classic, e))?
+                }
+                Err(e) => return Err(at(how, e)),
+            };
+            if link.is_none() {
+                attached.push(Attached::tracepoint(p.id, &prog).map_err(|e| {
+                    format!(
+                        "cannot attach to the tracepoint {}:{}: {e}",
+                        p.system, p.event
+                    )
+                })?);
+            }
+            progs.push((prog, link));
+            used.push(how);
         }
         Ok(Self {
+            used,
+            links: Default::default(),
             attached,
-            _progs: progs,
+            progs,
             _starts: starts,
             spans_map,
             spans: spans
@@ -171,6 +313,22 @@ impl Loaded {
     }
 
     pub fn set_enabled(&self, on: bool) -> Result<(), String> {
+        let mut links = self.links.borrow_mut();
+        links.clear();
+        if on {
+            for (prog, link) in &self.progs {
+                let Some(tp) = link else { continue };
+                links.push(Link::open(tp.as_deref(), prog).map_err(|e| {
+                    format!(
+                        "cannot attach a BPF program to {}: {e}",
+                        tp.as_deref()
+                            .map_or("its function (fexit)".into(), |t| format!(
+                                "the raw tracepoint {t}"
+                            ))
+                    )
+                })?);
+            }
+        }
         for a in &self.attached {
             a.set_enabled(on).map_err(|e| {
                 format!(

@@ -12,9 +12,13 @@ use super::insn::{bytes, Insn};
 const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 const BPF_PROG_LOAD: libc::c_long = 5;
+const BPF_RAW_TRACEPOINT_OPEN: libc::c_long = 17;
 pub const BPF_MAP_TYPE_HASH: u32 = 1;
 pub const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
 const BPF_PROG_TYPE_TRACEPOINT: u32 = 5;
+const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
+const BPF_PROG_TYPE_TRACING: u32 = 26;
+const BPF_TRACE_FEXIT: u32 = 25;
 const PERF_TYPE_TRACEPOINT: u32 = 2;
 const PERF_SAMPLE_RAW: u64 = 1 << 10;
 // _IO('$', 0), _IO('$', 1), _IOW('$', 8, u32)
@@ -47,7 +51,8 @@ struct Elem {
     flags: u64,
 }
 
-/// `union bpf_attr` for BPF_PROG_LOAD (the fields up to `prog_name`).
+/// `union bpf_attr` for BPF_PROG_LOAD (the fields up to `attach_prog_fd`, the last a
+/// tracing program needs; 4.x kernels take the shorter prefix when the rest is zero).
 #[repr(C)]
 #[derive(Default)]
 struct ProgLoad {
@@ -61,6 +66,26 @@ struct ProgLoad {
     kern_version: u32,
     prog_flags: u32,
     prog_name: [u8; 16],
+    prog_ifindex: u32,
+    expected_attach_type: u32,
+    prog_btf_fd: u32,
+    func_info_rec_size: u32,
+    func_info: u64,
+    func_info_cnt: u32,
+    line_info_rec_size: u32,
+    line_info: u64,
+    line_info_cnt: u32,
+    attach_btf_id: u32,
+    attach_prog_fd: u32,
+    core_relo_cnt: u32,
+}
+
+/// `union bpf_attr` for BPF_RAW_TRACEPOINT_OPEN.
+#[repr(C)]
+struct RawOpen {
+    name: u64,
+    prog_fd: u32,
+    pad: u32,
 }
 
 /// `struct perf_event_attr` up to `config2` (PERF_ATTR_SIZE_VER1, 72 bytes).
@@ -162,7 +187,18 @@ impl Map {
     }
 }
 
-/// A loaded tracepoint program.
+/// What a program is loaded as: its type decides what r1 points to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProgKind {
+    /// A perf tracepoint's record.
+    Tracepoint,
+    /// A raw tracepoint's arguments.
+    RawTracepoint,
+    /// The arguments of the kernel function with this BTF id, at its return.
+    Fexit(u32),
+}
+
+/// A loaded program.
 #[derive(Debug)]
 pub struct Prog {
     pub fd: OwnedFd,
@@ -170,12 +206,19 @@ pub struct Prog {
 
 impl Prog {
     /// Loads `insns`; on a refusal the error carries the verifier's last lines.
-    pub fn load_tracepoint(name: &str, insns: &[Insn]) -> Result<Self, String> {
+    pub fn load(kind: ProgKind, name: &str, insns: &[Insn]) -> Result<Self, String> {
+        let (prog_type, expected_attach_type, attach_btf_id) = match kind {
+            ProgKind::Tracepoint => (BPF_PROG_TYPE_TRACEPOINT, 0, 0),
+            ProgKind::RawTracepoint => (BPF_PROG_TYPE_RAW_TRACEPOINT, 0, 0),
+            ProgKind::Fexit(id) => (BPF_PROG_TYPE_TRACING, BPF_TRACE_FEXIT, id),
+        };
         let code = bytes(insns);
         let license = c"GPL";
         let attempt = |log: &mut Vec<u8>| {
             let mut attr = ProgLoad {
-                prog_type: BPF_PROG_TYPE_TRACEPOINT,
+                prog_type,
+                expected_attach_type,
+                attach_btf_id,
                 insn_cnt: insns.len() as u32,
                 insns: code.as_ptr() as u64,
                 license: license.as_ptr() as u64,
@@ -216,6 +259,29 @@ impl Prog {
                 ))
             }
         }
+    }
+}
+
+/// A raw tracepoint or fexit program attached: detached when the fd is closed. There is
+/// no disabled state, so the loader opens it when the measurement starts.
+#[derive(Debug)]
+pub struct Link {
+    _fd: OwnedFd,
+}
+
+impl Link {
+    /// Attaches `prog` to raw tracepoint `tp`, or an fexit program to its function (`None`).
+    pub fn open(tp: Option<&str>, prog: &Prog) -> io::Result<Self> {
+        let name = tp
+            .map(|t| std::ffi::CString::new(t).map_err(|_| io::ErrorKind::InvalidInput))
+            .transpose()?;
+        let mut attr = RawOpen {
+            name: name.as_ref().map_or(0, |n| n.as_ptr() as u64),
+            prog_fd: prog.fd.as_raw_fd() as u32,
+            pad: 0,
+        };
+        let fd = bpf(BPF_RAW_TRACEPOINT_OPEN, &mut attr)?;
+        Ok(Self { _fd: owned(fd) })
     }
 }
 
@@ -349,7 +415,10 @@ mod tests {
     fn attr_layouts_match_the_kernel() {
         assert_eq!(std::mem::size_of::<PerfAttr>(), 72);
         assert_eq!(std::mem::size_of::<MapCreate>(), 44);
-        assert_eq!(std::mem::size_of::<ProgLoad>(), 64);
+        assert_eq!(std::mem::size_of::<ProgLoad>(), 120);
+        assert_eq!(std::mem::offset_of!(ProgLoad, expected_attach_type), 68);
+        assert_eq!(std::mem::offset_of!(ProgLoad, attach_btf_id), 108);
+        assert_eq!(std::mem::size_of::<RawOpen>(), 16);
         assert_eq!(std::mem::size_of::<Elem>(), 32);
     }
 

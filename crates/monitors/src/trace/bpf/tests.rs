@@ -84,7 +84,8 @@ fn the_wakeup_set_loads_and_measures_here_needs_root_and_bpf() {
     let plans = plan_spans(&fs.fs, &host, &spans).unwrap();
     let cpus =
         sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap()).unwrap();
-    let loaded = Loaded::load(&plans, &spans, cpus).unwrap();
+    let attach = attachments(&fs.fs, &host, &plans);
+    let loaded = Loaded::load(&plans, &attach, &spans, cpus).unwrap();
     loaded.set_enabled(true).unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<u32>();
     let (back, back_rx) = std::sync::mpsc::channel::<u32>();
@@ -113,4 +114,128 @@ fn the_wakeup_set_loads_and_measures_here_needs_root_and_bpf() {
         .iter_recorded()
         .any(|v| v.value_iterated_to() % 1000 != 0);
     assert!(not_whole_us, "every duration a whole µs: text resolution?");
+}
+
+/// Spans whose filters and keys read struct members (pids, comms, the wakee's CPU) and a
+/// syscall exit, for comparing raw programs with classic ones on the same events.
+const COMPARED: &str = r#"
+name = "compare"
+description = "raw against classic"
+
+[[span]]
+name = "woken"
+label = "woken → running"
+from = { events = ["sched:sched_waking"], key = "field:pid", where = { comm = "pl_cmp_echo" } }
+to = { events = ["sched:sched_switch"], key = "field:next_pid", where = { next_comm = "pl_cmp_echo" } }
+
+[[span]]
+name = "off"
+label = "switched out → woken"
+from = { events = ["sched:sched_switch"], key = "field:prev_pid", where = { prev_comm = "pl_cmp*" } }
+to = { events = ["sched:sched_waking"], key = "field:pid", where = { comm = "pl_cmp*" } }
+
+[[span]]
+name = "target"
+label = "woken → target CPU switches to it"
+from = { events = ["sched:sched_waking"], key = "field:target_cpu", where = { comm = "pl_cmp_echo" } }
+to = { events = ["sched:sched_switch"], key = "cpu", where = { next_comm = "pl_cmp_echo" } }
+
+[[span]]
+name = "recv"
+label = "running → receive returns"
+from = { events = ["sched:sched_switch"], key = "field:next_pid", where = { next_comm = "pl_cmp_echo" } }
+to = { events = ["syscalls:sys_exit_recvfrom"], key = "pid" }
+"#;
+
+/// Loads the same spans twice, once as raw tracepoint and fexit programs and once as
+/// classic tracepoint programs, both at once, and sends UDP ping-pongs to a thread named
+/// `pl_cmp_echo`: both see the same events, so every span's filtered start and end counts
+/// must be equal — a member read at a wrong offset filters or keys differently. No times
+/// are compared (they are stamped at different moments).
+#[test]
+fn raw_programs_read_what_classic_ones_read_needs_root_and_bpf() {
+    if !perflab_testkit::have_root("loading BPF programs") {
+        return;
+    }
+    if let Err(e) = probe() {
+        perflab_testkit::skip("bpf", e);
+        return;
+    }
+    let host = SysRoot::host();
+    if let Err(e) = vmlinux_btf(&host) {
+        perflab_testkit::skip("btf", e);
+        return;
+    }
+    let Ok(fs) = crate::trace::tracefs::Tracefs::open(&host) else {
+        perflab_testkit::skip("tracefs", "tracefs cannot be mounted");
+        return;
+    };
+    let spans = crate::trace::spans::parse_set(COMPARED, "test")
+        .unwrap()
+        .spans;
+    let plans = plan_spans(&fs.fs, &host, &spans).unwrap();
+    let raw = attachments(&fs.fs, &host, &plans);
+    let how = describe(&plans, &raw);
+    // Every tracepoint of the set is in the raw table; the syscall exit is fexit where
+    // the kernel's BTF has __sys_recvfrom (and falls back to classic at load where the
+    // kernel refuses fexit, as the 6.18 guest of the docs does).
+    assert!(
+        plans
+            .iter()
+            .zip(&raw)
+            .all(|(p, a)| p.system == "syscalls" || matches!(a, raw::Attach::Raw { .. })),
+        "{how}"
+    );
+    let classic: Vec<raw::Attach> = plans
+        .iter()
+        .map(|_| raw::Attach::Classic("compared".into()))
+        .collect();
+    let cpus =
+        sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap()).unwrap();
+    let a = Loaded::load(&plans, &raw, &spans, cpus).unwrap();
+    let b = Loaded::load(&plans, &classic, &spans, cpus).unwrap();
+    a.set_enabled(true).unwrap();
+    b.set_enabled(true).unwrap();
+    let echo = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = echo.local_addr().unwrap();
+    let t = std::thread::Builder::new()
+        .name("pl_cmp_echo".into())
+        .spawn(move || {
+            let mut buf = [0u8; 8];
+            while let Ok((n, from)) = echo.recv_from(&mut buf) {
+                if buf[..n] == *b"stop" {
+                    break;
+                }
+                let _ = echo.send_to(&buf[..n], from);
+            }
+        })
+        .unwrap();
+    let me = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut buf = [0u8; 8];
+    for _ in 0..2000 {
+        me.send_to(b"ping", to).unwrap();
+        me.recv_from(&mut buf).unwrap();
+    }
+    me.send_to(b"stop", to).unwrap();
+    t.join().unwrap();
+    eprintln!("attached as {}", describe(&plans, &a.used));
+    let (ra, rb) = (a.finish().unwrap(), b.finish().unwrap());
+    for (x, y) in ra.iter().zip(&rb) {
+        let (kx, ky) = (x.kernel.unwrap(), y.kernel.unwrap());
+        assert!(ky.starts > 100 && ky.ends > 100, "{}: {ky:?}", y.name);
+        // Every event but `recv`'s end is one of our named thread's; that end is every
+        // task's recvfrom, so the moments between enabling the two sets differ a little.
+        let ends_differ = kx.ends.abs_diff(ky.ends);
+        let slack = if x.name == "recv" {
+            ky.ends / 100 + 10
+        } else {
+            0
+        };
+        assert!(
+            kx.starts == ky.starts && ends_differ <= slack,
+            "span {}: raw {kx:?}, classic {ky:?}",
+            x.name
+        );
+        assert!(x.count() > 0 && y.count() > 0, "span {}", x.name);
+    }
 }

@@ -95,10 +95,9 @@ fn slots_fit_one_per_cpu_map_value() {
     assert_eq!(Slot::OpenStart as usize, COUNTERS - 1);
 }
 
-#[test]
-fn programs_of_the_built_in_sets_assemble() {
+fn switch_plan() -> EventPlan {
     use crate::trace::bpf::plan::{Action, Check, Source};
-    let plan = EventPlan {
+    EventPlan {
         system: "sched".into(),
         event: "sched_switch".into(),
         id: 372,
@@ -165,12 +164,17 @@ fn programs_of_the_built_in_sets_assemble() {
                 split: None,
             },
         ],
-    };
-    let maps = Maps {
-        starts: 7,
-        spans: 9,
-    };
-    let p = program(&plan, maps).unwrap();
+    }
+}
+
+const MAPS: Maps = Maps {
+    starts: 7,
+    spans: 9,
+};
+
+#[test]
+fn programs_of_the_built_in_sets_assemble() {
+    let p = program(&switch_plan(), MAPS, Fields::Record).unwrap();
     // Starts with r6 = ctx and ends with `r0 = 0; exit`.
     assert_eq!((p[0].code, p[0].dst, p[0].src), (0xbf, 6, 1));
     assert_eq!(p[p.len() - 1].code, 0x95);
@@ -194,4 +198,57 @@ fn programs_of_the_built_in_sets_assemble() {
         .iter()
         .filter(|i| i.code & 0x07 == 0x05 && i.code & 0xf0 != 0x80 && i.code & 0xf0 != 0x90)
         .all(|i| i.off >= 0));
+}
+
+/// The same plan as a raw tracepoint's program: next_pid and next_comm are members of the
+/// third argument, read with bpf_probe_read_kernel into the stack, never from r6 as bytes.
+#[test]
+fn a_raw_program_reads_members_through_the_argument_pointer() {
+    let reads = [
+        (
+            56,
+            Read::Member {
+                arg: 2,
+                offset: 1234,
+            },
+        ),
+        (
+            40,
+            Read::Member {
+                arg: 2,
+                offset: 2000,
+            },
+        ),
+    ];
+    let p = program(&switch_plan(), MAPS, Fields::Args(&reads)).unwrap();
+    // r3 = ctx[2]; r3 += member offset; call bpf_probe_read_kernel.
+    assert!(p
+        .iter()
+        .any(|i| i.code == 0x79 && i.dst == 3 && i.src == 6 && i.off == 16));
+    assert!(p
+        .iter()
+        .any(|i| i.code == 0x07 && i.dst == 3 && i.imm == 1234));
+    assert!(p
+        .iter()
+        .any(|i| i.code == 0x07 && i.dst == 3 && i.imm == 2000));
+    assert!(p.iter().any(|i| i.code == 0x85 && i.imm == 113));
+    // No load from the context narrower than a u64 (the kernel refuses them).
+    assert!(p
+        .iter()
+        .filter(|i| i.code & 0x07 == 0x01 && i.src == 6)
+        .all(|i| i.code == 0x79));
+    // The text is compared from the stack copy; the "x" exact match checks its NUL.
+    assert!(p
+        .iter()
+        .any(|i| i.code == 0x71 && i.src == 10 && i.off == -80 + 1));
+    // A number argument: loaded whole and cut to the field's 4 bytes, then sign-extended.
+    let args = [(56, Read::Arg(0)), (40, Read::Member { arg: 2, offset: 8 })];
+    let q = program(&switch_plan(), MAPS, Fields::Args(&args)).unwrap();
+    assert!(q.iter().any(|i| i.code == 0x79 && i.src == 6 && i.off == 0));
+    assert!(q.iter().any(|i| i.code == 0x77 && i.imm == 32));
+    // A record offset without a raw source is an error, not a wrong load.
+    let missing = [(40, Read::Member { arg: 2, offset: 8 })];
+    assert!(program(&switch_plan(), MAPS, Fields::Args(&missing))
+        .unwrap_err()
+        .contains("offset 56"));
 }
