@@ -7,6 +7,7 @@ pub mod censored;
 pub mod cpu_path;
 pub mod descriptor;
 pub mod error;
+pub mod fingerprint;
 pub mod knob_settings;
 pub mod limits;
 pub mod metric_names;
@@ -20,6 +21,7 @@ pub mod serde_nan;
 pub mod spec;
 pub mod telemetry;
 pub mod threads;
+pub mod timing_probe;
 pub mod units;
 pub mod workload;
 
@@ -30,6 +32,7 @@ pub use descriptor::{
     PerCpuTable, ReportHints, RowHints, Wording, WorkloadHints,
 };
 pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};
+pub use fingerprint::{FieldDiff, Fingerprint};
 pub use knob_settings::KnobSettings;
 pub use output::{HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
 pub use params::{
@@ -43,6 +46,7 @@ pub use telemetry::TelemetryRow;
 pub use threads::{
     current_cpu, current_tid, monotonic_ns, thread_cpu_ns, ThreadEvent, ThreadProbe, ThreadTracker,
 };
+pub use timing_probe::{ProbeReading, TimingProbe};
 pub use units::{Better, Unit};
 pub use workload::{MeasureCtx, Monitor, Workload, WorkloadInfo};
 

@@ -81,8 +81,7 @@ pub fn create_with_uid(
         workload: prepared.spec.workload.clone(),
         label,
         spec: prepared.spec.clone(),
-        fingerprint: serde_json::to_value(&prepared.fingerprint)
-            .map_err(|e| LabError::Runtime(format!("cannot encode the fingerprint: {e}")))?,
+        fingerprint: prepared.fingerprint.clone(),
         plan: planned,
         unavailable: prepared.unavailable.clone(),
         uid,

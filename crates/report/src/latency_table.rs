@@ -413,7 +413,7 @@ mod tests {
                 "variants": [{"name": "loopback"}, {"name": "veth"}, {"name": "ovs"}],
             }))
             .expect("a valid run spec"),
-            fingerprint: serde_json::json!({}),
+            fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
             unavailable: vec![UnavailableVariant {
                 variant: "ovs".into(),
                 reason: "Open vSwitch is not installed (apt-get install openvswitch-switch)".into(),

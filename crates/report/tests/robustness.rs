@@ -21,7 +21,7 @@ fn run(id: i64) -> RunInfo {
         status: RunStatus::Interrupted,
         spec: serde_json::from_value(serde_json::json!({"primary_metric": "m"}))
             .expect("a valid run spec"),
-        fingerprint: serde_json::json!(null),
+        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!(null)),
         unavailable: vec![],
         planned: 0,
         done: 0,

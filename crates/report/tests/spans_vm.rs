@@ -57,7 +57,7 @@ fn run_info() -> RunInfo {
             "variants": [{"name": "vm-tap-novhost", "knobs": [["netpath", "vm-tap-novhost"]]}],
         }))
         .expect("a valid run spec"),
-        fingerprint: serde_json::json!({}),
+        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
         unavailable: vec![],
         planned: 4,
         done: 4,

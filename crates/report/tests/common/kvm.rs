@@ -37,7 +37,9 @@ pub fn run_info(id: i64) -> RunInfo {
             "compare": {"baseline": "poll-only"},
         }))
         .expect("a valid run spec"),
-        fingerprint: serde_json::json!({"idle_driver": "none"}),
+        fingerprint: perflab_core::Fingerprint::from_json(
+            serde_json::json!({"idle_driver": "none"}),
+        ),
         unavailable: unavailable(),
         planned: 10,
         done: 10,

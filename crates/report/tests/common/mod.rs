@@ -55,7 +55,7 @@ pub fn run_info(id: i64) -> RunInfo {
             "monitors": ["interrupts", "cpuidle", "cpu_time"],
         }))
         .expect("a valid run spec"),
-        fingerprint: serde_json::json!({}),
+        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
         unavailable: vec![UnavailableVariant {
             variant: "pmqos-0".into(),
             reason: "/dev/cpu_dma_latency cannot be opened: permission denied".into(),

@@ -48,7 +48,9 @@ pub fn run_info(id: i64) -> RunInfo {
             "variants": [{"name": "loopback"}, {"name": "veth"}],
         }))
         .expect("a valid run spec"),
-        fingerprint: serde_json::json!({ "kernel": "6.18.0" }),
+        fingerprint: perflab_core::Fingerprint::from_json(
+            serde_json::json!({ "kernel": "6.18.0" }),
+        ),
         unavailable: vec![],
         planned: 32,
         done: 32,
