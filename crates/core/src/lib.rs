@@ -11,7 +11,9 @@ pub mod fingerprint;
 pub mod knob_settings;
 pub mod limits;
 pub mod metric_names;
+pub mod net_facts;
 pub mod output;
+pub mod parallel_metrics;
 pub mod params;
 pub mod plausible;
 pub mod record;
@@ -34,7 +36,9 @@ pub use descriptor::{
 pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};
 pub use fingerprint::{FieldDiff, Fingerprint};
 pub use knob_settings::KnobSettings;
+pub use net_facts::{GuestPeer, NetEnd, NetPathFacts, NetServer};
 pub use output::{HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
+pub use parallel_metrics::ParallelMetrics;
 pub use params::{
     format_size, parse_duration, parse_size, resolve, ParamKind, ParamSpec, ParamValue, Params,
     SecretValue,

@@ -14,10 +14,11 @@
 //! known before); a kill in that instant is covered by QEMU dying with perflab
 //! ([`crate::child::tie_to_perflab`]).
 
+use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
-use perflab_core::Unavailable;
+use perflab_core::{GuestPeer, Unavailable};
 use perflab_sys::SysRoot;
 
 use super::build::Built;
@@ -164,9 +165,12 @@ pub(crate) fn build(
             why: e,
         })?;
     let mut ends = Endpoints::pair(plan, "", &cli, "eth0 (guest)", &nic.client_dev);
+    ends.guest = Some(GuestPeer {
+        peer: SocketAddr::from((plan.server(), GUEST_PORT)),
+        token: net.token,
+        note: parts.accel.note(),
+    });
     ends.extra = vec![
-        ("net.peer".into(), format!("{}:{GUEST_PORT}", plan.server())),
-        ("net.peer_token".into(), net.token),
         ("net.guest_accel".into(), parts.accel.name().into()),
         (
             "net.guest_kernel".into(),
@@ -178,9 +182,6 @@ pub(crate) fn build(
         ),
         ("net.guest_pid".into(), pid.to_string()),
     ];
-    if let Some(note) = parts.accel.note() {
-        ends.extra.push(("net.guest_note".into(), note));
-    }
     ends.extra.extend(nic.facts);
     Ok(ends)
 }
