@@ -1,4 +1,5 @@
 //! Shared types of perflab: units, metrics, parameters, telemetry rows, thread records,
+//! the [`SysRoot`] every kernel access goes through (re-exported by `perflab-sys`),
 //! the plug-in [`Descriptor`] and the [`Workload`] and [`Monitor`] traits. Knobs live in `perflab-knobs` with the
 //! journal they need; registries live beside their plug-ins.
 
@@ -15,12 +16,16 @@ pub mod net_facts;
 pub mod output;
 pub mod parallel_metrics;
 pub mod params;
+pub mod perf_event;
 pub mod plausible;
 pub mod record;
 pub mod run_spec;
+pub mod sched;
 pub mod secret;
 pub mod serde_nan;
 pub mod spec;
+pub mod sys_error;
+pub mod sysroot;
 pub mod telemetry;
 pub mod threads;
 pub mod timing_probe;
@@ -43,9 +48,10 @@ pub use params::{
     format_size, parse_duration, parse_size, resolve, ParamKind, ParamSpec, ParamValue, Params,
     SecretValue,
 };
-pub use perflab_sys::SysRoot;
 pub use run_spec::{Grid, Imported, RunSpec, SkippedPoint};
 pub use spec::{ExperimentSpec, SpecFileError};
+pub use sys_error::{ParseError, SysError};
+pub use sysroot::SysRoot;
 pub use telemetry::TelemetryRow;
 pub use threads::{
     current_cpu, current_tid, monotonic_ns, thread_cpu_ns, ThreadEvent, ThreadProbe, ThreadTracker,
