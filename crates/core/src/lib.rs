@@ -4,6 +4,7 @@
 //! journal they need; registries live beside their plug-ins.
 
 pub mod adaptive_target;
+pub mod catalog;
 pub mod censored;
 pub mod cpu_path;
 pub mod descriptor;

@@ -1,6 +1,9 @@
 //! Reports must never panic, whatever the stored records hold: any mix of failures,
 //! zeros, negative values, missing telemetry and single repetitions.
 
+#[path = "common/catalog.rs"]
+mod catalog;
+
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo, RunStatus};
 use perflab_core::{Better, Metric, ParamValue, Params, TelemetryRow, Unit, WorkloadOutput};
 use perflab_report::{
@@ -12,6 +15,7 @@ use perflab_stats::{Buckets, StatsConfig};
 use proptest::prelude::*;
 
 fn run(id: i64) -> RunInfo {
+    catalog::install();
     RunInfo {
         id,
         created_at: 0.0,

@@ -37,6 +37,12 @@ pub fn registry() -> &'static [&'static dyn Workload] {
     REGISTRY
 }
 
+/// Makes the built-in workloads' descriptors known to the crates that present runs
+/// without linking the workloads (the report, through [`perflab_core::catalog`]).
+pub fn install_catalog() {
+    perflab_core::catalog::install_workloads(REGISTRY.iter().map(|w| w.info()).collect());
+}
+
 /// The names of the built-in workloads.
 pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|w| w.info().name).collect()

@@ -23,6 +23,7 @@ pub fn unavailable() -> Vec<UnavailableVariant> {
 }
 
 pub fn run_info(id: i64) -> RunInfo {
+    super::catalog::install();
     RunInfo {
         id,
         created_at: 1_700_000_000.0,

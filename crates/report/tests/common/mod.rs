@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod catalog;
 pub mod kvm;
 pub mod more;
 pub mod spans;
@@ -43,6 +44,7 @@ pub fn pairs() -> Vec<Pair> {
 }
 
 pub fn run_info(id: i64) -> RunInfo {
+    catalog::install();
     RunInfo {
         id,
         created_at: 1_700_000_000.0,

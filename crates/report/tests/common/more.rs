@@ -9,6 +9,7 @@ use perflab_core::{
 };
 
 fn info(id: i64, study: &str, workload: &str, primary: &str) -> RunInfo {
+    super::catalog::install();
     RunInfo {
         id,
         created_at: 1_700_000_000.0,

@@ -35,6 +35,7 @@ pub const SPANS: [(&str, &str, f64, f64); 4] = [
 const REST_US: f64 = 10.0;
 
 pub fn run_info(id: i64) -> RunInfo {
+    super::catalog::install();
     RunInfo {
         id,
         created_at: 1_700_000_000.0,

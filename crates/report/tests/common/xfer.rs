@@ -39,6 +39,7 @@ pub fn noise(i: usize, rep: u32, shift: usize) -> f64 {
 }
 
 pub fn run(id: i64, label: &str) -> RunInfo {
+    super::catalog::install();
     RunInfo {
         id,
         created_at: 1_700_000_000.0,
