@@ -3,8 +3,8 @@
 //! (the guest parts, the KVM probe), so they live here rather than in `sys`.
 
 use perflab_knobs::guest::{accel, kernel, qemu};
-use perflab_knobs::netpath::find_tool;
 use perflab_sys::doctor::Check;
+use perflab_sys::tools::find_tool;
 use perflab_sys::SysRoot;
 
 const GUEST: &str = "vm guest";

@@ -42,7 +42,6 @@ mod vfio;
 mod vm;
 
 pub use addr::{choose_subnet, parse_routes, Route};
-pub use cmd::find_tool;
 pub use netns::{in_netns, netns_path, NETNS_DIR};
 
 use build::Built;
@@ -217,7 +216,7 @@ impl Knob for NetPathKnob {
             return Err(Unavailable::new("the kernel has no network namespaces")
                 .with_hint("use a kernel with CONFIG_NET_NS=y"));
         }
-        if find_tool("ip").is_none() {
+        if perflab_sys::tools::find_tool("ip").is_none() {
             return Err(probe::no_ip());
         }
         for kind in self.kind.link_types() {

@@ -57,7 +57,7 @@ fn parts(sys: &SysRoot) -> Result<GuestParts, Unavailable> {
         Unavailable::new(why)
             .with_hint("`apt-get install linux-image-amd64`, or --guest-kernel PATH")
     })?;
-    if crate::netpath::find_tool("busybox").is_none() {
+    if perflab_sys::tools::find_tool("busybox").is_none() {
         return Err(
             Unavailable::new("busybox is not installed (the guest's userland)")
                 .with_hint("`apt-get install busybox-static`"),
