@@ -33,7 +33,7 @@ pub mod timing_probe;
 pub mod units;
 pub mod workload;
 
-pub use censored::{AboveRange, Quantile};
+pub use censored::Quantile;
 pub use cpu_path::{CpuPath, Stay};
 pub use descriptor::{
     Descriptor, KeyMatch, Kind, LatencyTableHints, Need, Needs, NoCpu, PerCpuFigure, PerCpuLayout,
@@ -43,7 +43,7 @@ pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};
 pub use fingerprint::{FieldDiff, Fingerprint};
 pub use knob_settings::KnobSettings;
 pub use net_facts::{GuestPeer, NetEnd, NetPathFacts, NetServer};
-pub use output::{HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
+pub use output::{AboveRange, HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
 pub use parallel_metrics::ParallelMetrics;
 pub use params::{
     format_size, parse_duration, parse_size, resolve, ParamKind, ParamSpec, ParamValue, Params,

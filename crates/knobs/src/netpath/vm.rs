@@ -23,10 +23,11 @@ use perflab_sys::SysRoot;
 
 use super::build::Built;
 use super::cmd::{ip, ip_in};
+use super::kind::PathKind;
 use super::nic::Nic;
+use super::ovs;
 use super::tap::open_tap;
 use super::topology::{address_up, link, up, Endpoints, Plan};
-use super::{ovs, PathKind};
 use crate::error::KnobError;
 use crate::guest::accel::{self, Accel};
 use crate::guest::initramfs::{self, GuestNet};

@@ -62,14 +62,11 @@ pub use client::DEAD_AFTER;
 pub use remote::{parse_peer, DEFAULT_PORT};
 pub use sock::Proto;
 
-use client::{ClientPlan, ClientResult};
+use client::{ClientPlan, ClientResult, INTERRUPTED};
 use load::Background;
 use proto::OpenRequest;
 use remote::RemoteSession;
 use responder::Placement;
-
-/// What an interrupted client reports, turned into `WorkloadError::Interrupted`.
-const INTERRUPTED: &str = "interrupted";
 
 /// The netrr workload.
 #[derive(Debug, Default)]
