@@ -20,6 +20,7 @@ pub mod params;
 pub mod perf_event;
 pub mod plausible;
 pub mod record;
+pub mod registry;
 pub mod run_spec;
 pub mod sched;
 pub mod secret;
@@ -49,6 +50,7 @@ pub use params::{
     format_size, parse_duration, parse_size, resolve, ParamKind, ParamSpec, ParamValue, Params,
     SecretValue,
 };
+pub use registry::{Registered, Registry};
 pub use run_spec::{Grid, Imported, RunSpec, SkippedPoint};
 pub use spec::{ExperimentSpec, SpecFileError};
 pub use sys_error::{ParseError, SysError};
