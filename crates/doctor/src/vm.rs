@@ -73,7 +73,8 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
             "run on a host (or a VM with working nested KVM) where /dev/kvm runs a vCPU",
         )),
     }
-    if sys.exists("dev/vhost-net") {
+    // The same probe netpath=vm-tap asks before it builds.
+    if perflab_sys::probe::vhost_net(sys) {
         out.push(Check::ok(
             VHOST,
             "/dev/vhost-net: netpath=vm-tap can use it",

@@ -16,6 +16,7 @@ pub mod meminfo;
 pub mod ovs_db;
 mod percpu_table;
 pub mod perf_event;
+pub mod probe;
 pub mod procstat;
 pub mod root;
 pub mod sched;

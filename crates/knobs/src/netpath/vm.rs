@@ -77,7 +77,7 @@ fn parts(sys: &SysRoot) -> Result<GuestParts, Unavailable> {
 /// tun device for the tap-backed ones, which [`super::NetPathKnob`] checks).
 pub(crate) fn check(sys: &SysRoot, kind: PathKind) -> Result<(), Unavailable> {
     match kind {
-        PathKind::VmTap if !sys.exists("dev/vhost-net") => {
+        PathKind::VmTap if !perflab_sys::probe::vhost_net(sys) => {
             return Err(Unavailable::new(
                 "/dev/vhost-net is missing: the kernel has no vhost-net (vm-tap-novhost \
                  measures the same path with QEMU moving the frames)",
