@@ -4,19 +4,8 @@
 //! falls among them is censored — shown as `≥ 50`, never a number made up for it (placing
 //! the overflows at the maximum once gave a p50 of 14,055 µs where the mean was 120).
 
-use serde::{Deserialize, Serialize};
-
-use crate::output::HistogramData;
+use crate::output::{AboveRange, HistogramData};
 use crate::units::Unit;
-
-/// The samples of a histogram past its range: counted in its `count`, absent from its
-/// encoded buckets, each at least `limit`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AboveRange {
-    /// The lowest value an overflowed sample can have (the end of the buckets' range).
-    pub limit: f64,
-    pub count: u64,
-}
 
 /// A percentile as it can honestly be given.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,48 +1,65 @@
 //! Shared types of perflab: units, metrics, parameters, telemetry rows, thread records,
+//! the [`SysRoot`] every kernel access goes through (re-exported by `perflab-sys`),
 //! the plug-in [`Descriptor`] and the [`Workload`] and [`Monitor`] traits. Knobs live in `perflab-knobs` with the
 //! journal they need; registries live beside their plug-ins.
 
 pub mod adaptive_target;
+pub mod catalog;
 pub mod censored;
 pub mod cpu_path;
 pub mod descriptor;
 pub mod error;
+pub mod fingerprint;
 pub mod knob_settings;
 pub mod limits;
 pub mod metric_names;
+pub mod net_facts;
 pub mod output;
+pub mod parallel_metrics;
 pub mod params;
+pub mod perf_event;
 pub mod plausible;
 pub mod record;
+pub mod registry;
 pub mod run_spec;
+pub mod sched;
 pub mod secret;
 pub mod serde_nan;
 pub mod spec;
+pub mod sys_error;
+pub mod sysroot;
 pub mod telemetry;
 pub mod threads;
+pub mod timing_probe;
 pub mod units;
 pub mod workload;
 
-pub use censored::{AboveRange, Quantile};
+pub use censored::Quantile;
 pub use cpu_path::{CpuPath, Stay};
 pub use descriptor::{
     Descriptor, KeyMatch, Kind, LatencyTableHints, Need, Needs, NoCpu, PerCpuFigure, PerCpuLayout,
     PerCpuTable, ReportHints, RowHints, Wording, WorkloadHints,
 };
 pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};
+pub use fingerprint::{FieldDiff, Fingerprint};
 pub use knob_settings::KnobSettings;
-pub use output::{HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
+pub use net_facts::{GuestPeer, NetEnd, NetPathFacts, NetServer};
+pub use output::{AboveRange, HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
+pub use parallel_metrics::ParallelMetrics;
 pub use params::{
     format_size, parse_duration, parse_size, resolve, ParamKind, ParamSpec, ParamValue, Params,
     SecretValue,
 };
-pub use perflab_sys::SysRoot;
+pub use registry::{Registered, Registry};
 pub use run_spec::{Grid, Imported, RunSpec, SkippedPoint};
 pub use spec::{ExperimentSpec, SpecFileError};
+pub use sys_error::{ParseError, SysError};
+pub use sysroot::SysRoot;
 pub use telemetry::TelemetryRow;
 pub use threads::{
     current_cpu, current_tid, monotonic_ns, thread_cpu_ns, ThreadEvent, ThreadProbe, ThreadTracker,
 };
+pub use timing_probe::{ProbeReading, TimingProbe};
 pub use units::{Better, Unit};
 pub use workload::{MeasureCtx, Monitor, Workload, WorkloadInfo};
 

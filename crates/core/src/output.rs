@@ -56,7 +56,17 @@ pub struct HistogramData {
     /// Samples past the range of a tool's fixed buckets (cyclictest's overflows): counted
     /// in `count`, absent from `encoded`, each at least `limit`; see `crate::censored`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub above: Option<crate::censored::AboveRange>,
+    pub above: Option<AboveRange>,
+}
+
+/// The samples of a histogram past its range (a tool with a fixed range counts them as
+/// overflows without their values; `crate::censored` reads percentiles around them):
+/// counted in its `count`, absent from its encoded buckets, each at least `limit`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AboveRange {
+    /// The lowest value an overflowed sample can have (the end of the buckets' range).
+    pub limit: f64,
+    pub count: u64,
 }
 
 impl HistogramData {

@@ -161,7 +161,7 @@ pub struct NewRun {
     /// The fully expanded experiment spec.
     pub spec: crate::RunSpec,
     /// The host fingerprint.
-    pub fingerprint: serde_json::Value,
+    pub fingerprint: crate::Fingerprint,
     pub plan: Vec<PlannedMeasurement>,
     pub unavailable: Vec<UnavailableVariant>,
 }
@@ -184,7 +184,7 @@ pub struct RunInfo {
     pub status: RunStatus,
     /// The experiment as the run stored it (see [`crate::RunSpec`]).
     pub spec: crate::RunSpec,
-    pub fingerprint: serde_json::Value,
+    pub fingerprint: crate::Fingerprint,
     pub unavailable: Vec<UnavailableVariant>,
     pub planned: u32,
     /// Measurements recorded that ran to the end (ineffective ones included).

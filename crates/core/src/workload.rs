@@ -4,12 +4,11 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use perflab_sys::SysRoot;
-
 use crate::descriptor::Descriptor;
 use crate::error::{MonitorError, ParamError, WorkloadError};
 use crate::output::WorkloadOutput;
 use crate::params::Params;
+use crate::sysroot::SysRoot;
 use crate::telemetry::TelemetryRow;
 use crate::threads::ThreadTracker;
 

@@ -3,8 +3,8 @@
 //! (the guest parts, the KVM probe), so they live here rather than in `sys`.
 
 use perflab_knobs::guest::{accel, kernel, qemu};
-use perflab_knobs::netpath::find_tool;
 use perflab_sys::doctor::Check;
+use perflab_sys::tools::find_tool;
 use perflab_sys::SysRoot;
 
 const GUEST: &str = "vm guest";
@@ -73,7 +73,8 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
             "run on a host (or a VM with working nested KVM) where /dev/kvm runs a vCPU",
         )),
     }
-    if sys.exists("dev/vhost-net") {
+    // The same probe netpath=vm-tap asks before it builds.
+    if perflab_sys::probe::vhost_net(sys) {
         out.push(Check::ok(
             VHOST,
             "/dev/vhost-net: netpath=vm-tap can use it",

@@ -8,14 +8,13 @@
 //! restore (or `perflab restore` after a kill) leaves the tree as it was.
 
 use perflab_core::{Descriptor, Kind, Need, Needs, ParamKind, ParamSpec, ReportHints};
-use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileTypeExt;
 
 use perflab_core::{Unavailable, WorkloadOutput};
+use perflab_sys::probe::{self, Access};
 use perflab_sys::SysRoot;
 
 use crate::effect::ReadBack;
@@ -42,7 +41,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
 };
 
 /// The PM-QoS device, relative to the root.
-pub const PMQOS_PATH: &str = "dev/cpu_dma_latency";
+pub const PMQOS_PATH: &str = perflab_sys::probe::PM_QOS_DEVICE;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PmQosKnob {
@@ -65,16 +64,6 @@ impl PmQosKnob {
     }
 }
 
-/// Asks the kernel whether the effective user may write the file, without opening it:
-/// opening the PM-QoS device already registers a request.
-fn may_write(sys: &SysRoot, rel: &str) -> bool {
-    let Ok(path) = CString::new(sys.path(rel).as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `path` is a valid NUL-terminated string for the duration of the call.
-    unsafe { libc::faccessat(libc::AT_FDCWD, path.as_ptr(), libc::W_OK, libc::AT_EACCESS) == 0 }
-}
-
 impl Knob for PmQosKnob {
     fn name(&self) -> String {
         format!("pmqos={}", self.latency_us)
@@ -82,20 +71,19 @@ impl Knob for PmQosKnob {
 
     fn check(&self, sys: &SysRoot) -> Result<(), Unavailable> {
         let path = sys.path(PMQOS_PATH);
-        if !sys.exists(PMQOS_PATH) {
-            return Err(Unavailable::new(format!(
+        // The same probe `perflab doctor` reports.
+        match probe::pm_qos(sys) {
+            Access::Missing => Err(Unavailable::new(format!(
                 "{} is missing: the kernel offers no CPU latency PM-QoS",
                 path.display()
-            )));
-        }
-        if !may_write(sys, PMQOS_PATH) {
-            return Err(Unavailable::new(format!(
+            ))),
+            Access::ReadOnly => Err(Unavailable::new(format!(
                 "{} is not writable: needs root",
                 path.display()
             ))
-            .with_hint("run perflab as root"));
+            .with_hint("run perflab as root")),
+            Access::Writable => Ok(()),
         }
-        Ok(())
     }
 
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {

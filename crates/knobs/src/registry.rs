@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use perflab_core::Descriptor;
+use perflab_core::{Descriptor, Registered, Registry};
 
 use crate::cpuidle::CpuidleKnob;
 use crate::error::KnobError;
@@ -24,9 +24,15 @@ pub struct Entry {
     pub parse: fn(&str) -> Result<Box<dyn Knob>, KnobError>,
 }
 
+impl Registered for Entry {
+    fn descriptor(&self) -> &'static Descriptor {
+        self.descriptor
+    }
+}
+
 // One line per knob.
 #[rustfmt::skip]
-static REGISTRY: &[Entry] = &[
+static REGISTRY: Registry<Entry> = Registry::new(&[
     Entry { descriptor: &cpuidle::DESCRIPTOR, parse: |v| Ok(Box::new(CpuidleKnob::parse(v)?)) },
     Entry { descriptor: &pmqos::DESCRIPTOR, parse: |v| Ok(Box::new(PmQosKnob::parse(v)?)) },
     Entry { descriptor: &hugepages::DESCRIPTOR, parse: |v| Ok(Box::new(HugePagesKnob::parse(v)?)) },
@@ -37,19 +43,15 @@ static REGISTRY: &[Entry] = &[
     Entry { descriptor: &netpath::DESCRIPTOR, parse: |v| Ok(Box::new(NetPathKnob::parse(v)?)) },
     Entry { descriptor: &irq_affinity::DESCRIPTOR, parse: |v| Ok(Box::new(IrqAffinityKnob::parse(v)?)) },
     Entry { descriptor: &fake::DESCRIPTOR, parse: |v| Ok(Box::new(FakeKnob { value: v.to_string() })) },
-];
+]);
 
 /// Every knob, in the order `perflab list` shows them.
 pub fn registry() -> &'static [Entry] {
-    REGISTRY
+    REGISTRY.entries()
 }
 
-static NAMES: LazyLock<Vec<(&'static str, &'static str)>> = LazyLock::new(|| {
-    REGISTRY
-        .iter()
-        .map(|e| (e.descriptor.name, e.descriptor.help))
-        .collect()
-});
+static NAMES: LazyLock<Vec<(&'static str, &'static str)>> =
+    LazyLock::new(|| REGISTRY.descriptors().map(|d| (d.name, d.help)).collect());
 
 /// Every knob name with its one-line help.
 pub fn knob_names() -> &'static [(&'static str, &'static str)] {
@@ -59,15 +61,11 @@ pub fn knob_names() -> &'static [(&'static str, &'static str)] {
 /// Builds the knob `name` set to `value`.
 pub fn parse_knob(name: &str, value: &str) -> Result<Box<dyn Knob>, KnobError> {
     let name = name.trim();
-    match REGISTRY.iter().find(|e| e.descriptor.name == name) {
+    match REGISTRY.get(name) {
         Some(e) => (e.parse)(value),
         None => Err(KnobError::UnknownKnob {
             name: name.to_string(),
-            valid: REGISTRY
-                .iter()
-                .map(|e| e.descriptor.name)
-                .collect::<Vec<_>>()
-                .join(", "),
+            valid: REGISTRY.known(),
         }),
     }
 }

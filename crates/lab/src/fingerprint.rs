@@ -1,5 +1,6 @@
-//! The host fingerprint stored with every run: what a reader of the numbers needs to know
-//! about the machine, and what `compare` checks before putting two runs side by side.
+//! Reads the host fingerprint ([`perflab_core::Fingerprint`]) stored with every run: what a
+//! reader of the numbers needs to know about the machine, and what `compare` checks before
+//! putting two runs side by side.
 //! It carries a short timing probe ([`probe`]) so that two runs compared with each other
 //! can tell whether the machine itself ran at another speed.
 
@@ -7,35 +8,10 @@ mod probe;
 
 use std::io::BufRead;
 
-use perflab_stats::TimingProbe;
+use perflab_core::Fingerprint;
 use perflab_sys::{cpuidle, format_cpu_list, SysRoot, Topology};
-use serde::{Deserialize, Serialize};
 
 pub use probe::timing_probe;
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Fingerprint {
-    pub hostname: String,
-    pub kernel: String,
-    pub machine: String,
-    pub cmdline: String,
-    pub cpu_model: String,
-    pub online_cpus: String,
-    pub cores: usize,
-    pub threads_per_core: usize,
-    pub idle_driver: String,
-    pub idle_governor: String,
-    pub cpufreq_governor: String,
-    pub isolated_cpus: String,
-    pub thp: String,
-    pub perflab_version: String,
-    /// Set when the measurements read a fixture tree instead of the live machine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sysroot: Option<String>,
-    /// The timing probe taken when the run was created; `None` in runs from before it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<TimingProbe>,
-}
 
 /// Reads the fingerprint. Missing sources become "unknown"/"none" with no error: a
 /// fingerprint describes, it does not gate.
@@ -46,30 +22,34 @@ pub fn fingerprint(sys: &SysRoot, topo: &Topology) -> Fingerprint {
     let (hostname, kernel, machine) = uname();
     let read = |p: &str| perflab_knobs::target_lock::machine_value(sys, p);
     Fingerprint {
-        hostname,
-        kernel,
-        machine,
-        cmdline: read("proc/cmdline"),
-        cpu_model: sys
-            .open("proc/cpuinfo")
-            .ok()
-            .and_then(cpu_model)
-            .unwrap_or_else(|| "unknown".into()),
-        online_cpus: format_cpu_list(&topo.online),
-        cores: topo.cores().len(),
-        threads_per_core: topo.threads_per_core(),
-        idle_driver: cpuidle::driver(sys).unwrap_or_else(|| "none".into()),
-        idle_governor: cpuidle::governor(sys).unwrap_or_else(|| "none".into()),
-        cpufreq_governor: non_empty(
+        hostname: Some(hostname),
+        kernel: Some(kernel),
+        machine: Some(machine),
+        cmdline: Some(read("proc/cmdline")),
+        cpu_model: Some(
+            sys.open("proc/cpuinfo")
+                .ok()
+                .and_then(cpu_model)
+                .unwrap_or_else(|| "unknown".into()),
+        ),
+        online_cpus: Some(format_cpu_list(&topo.online)),
+        cores: Some(topo.cores().len() as u64),
+        threads_per_core: Some(topo.threads_per_core() as u64),
+        idle_driver: Some(cpuidle::driver(sys).unwrap_or_else(|| "none".into())),
+        idle_governor: Some(cpuidle::governor(sys).unwrap_or_else(|| "none".into())),
+        cpufreq_governor: Some(non_empty(
             read("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
             "none",
+        )),
+        isolated_cpus: Some(non_empty(read("sys/devices/system/cpu/isolated"), "none")),
+        thp: Some(
+            choice(&read("sys/kernel/mm/transparent_hugepage/enabled"))
+                .unwrap_or_else(|| "unknown".into()),
         ),
-        isolated_cpus: non_empty(read("sys/devices/system/cpu/isolated"), "none"),
-        thp: choice(&read("sys/kernel/mm/transparent_hugepage/enabled"))
-            .unwrap_or_else(|| "unknown".into()),
-        perflab_version: perflab_core::VERSION.to_string(),
+        perflab_version: Some(perflab_core::VERSION.to_string()),
         sysroot: (!sys.is_host()).then(|| sys.root().display().to_string()),
         probe: Some(timing_probe()),
+        extra: Default::default(),
     }
 }
 
@@ -135,31 +115,6 @@ fn uname() -> (String, String, String) {
     (field(&u.nodename), field(&u.release), field(&u.machine))
 }
 
-/// Fields that differ between two fingerprints, as `(field, a, b)`; hostname and
-/// version are included because they change what a comparison means. The timing probe
-/// is left out: it differs a little every time, and the drift guard judges it.
-pub fn differences(a: &Fingerprint, b: &Fingerprint) -> Vec<(String, String, String)> {
-    let (ja, jb) = (serde_json::to_value(a), serde_json::to_value(b));
-    let (Ok(serde_json::Value::Object(ma)), Ok(serde_json::Value::Object(mb))) = (ja, jb) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (k, va) in ma.iter().filter(|(k, _)| k.as_str() != "probe") {
-        let vb = mb.get(k).cloned().unwrap_or(serde_json::Value::Null);
-        if *va != vb {
-            out.push((k.clone(), show(va), show(&vb)));
-        }
-    }
-    out
-}
-
-fn show(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,26 +139,5 @@ mod tests {
         assert_eq!(bracketed("always [madvise] never").unwrap(), "madvise");
         assert_eq!(bracketed("none"), None);
         assert_eq!(bracketed("[x"), None);
-    }
-
-    #[test]
-    fn differences_list_changed_fields() {
-        let a = Fingerprint {
-            kernel: "6.1".into(),
-            ..Default::default()
-        };
-        let b = Fingerprint {
-            kernel: "6.6".into(),
-            ..Default::default()
-        };
-        let d = differences(&a, &b);
-        assert_eq!(d, vec![("kernel".into(), "6.1".into(), "6.6".into())]);
-        assert!(differences(&a, &a).is_empty());
-        // Two probes always differ a little; the drift guard judges them, not this list.
-        let probed = Fingerprint {
-            probe: Some(timing_probe()),
-            ..a.clone()
-        };
-        assert!(differences(&a, &probed).is_empty());
     }
 }

@@ -15,7 +15,7 @@ pub mod secrets;
 pub mod spec;
 
 pub use error::{LabError, Result};
-pub use fingerprint::Fingerprint;
+pub use perflab_core::Fingerprint;
 pub use perflab_core::{Grid, RunSpec};
 pub use prepare::{prepare, Prepared};
 pub use runner::{

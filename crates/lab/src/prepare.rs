@@ -8,8 +8,9 @@ use perflab_sys::{SysRoot, Topology};
 
 use crate::error::{LabError, Result};
 use crate::expand::expand;
-use crate::fingerprint::{fingerprint, Fingerprint};
+use crate::fingerprint::fingerprint;
 use crate::spec::{ExperimentSpec, VariantSpec};
+use perflab_core::Fingerprint;
 
 /// A variant with its parsed knobs.
 pub struct Variant {

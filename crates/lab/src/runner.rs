@@ -17,7 +17,7 @@ use perflab_store::{
 };
 use perflab_sys::SysRoot;
 
-use crate::adaptive::{decided, fmt_pct, judged_metric, next_round, AdaptiveTarget};
+use crate::adaptive::{better_of, decided, fmt_pct, judged_metric, next_round, AdaptiveTarget};
 use crate::error::{LabError, Result};
 use crate::plan::plan;
 use crate::prepare::{check_variants, find_workload, Prepared, Variant};
@@ -81,8 +81,7 @@ pub fn create_with_uid(
         workload: prepared.spec.workload.clone(),
         label,
         spec: prepared.spec.clone(),
-        fingerprint: serde_json::to_value(&prepared.fingerprint)
-            .map_err(|e| LabError::Runtime(format!("cannot encode the fingerprint: {e}")))?,
+        fingerprint: prepared.fingerprint.clone(),
         plan: planned,
         unavailable: prepared.unavailable.clone(),
         uid,
@@ -390,13 +389,6 @@ impl Session<'_> {
         }
         Ok(())
     }
-}
-
-/// The better direction of the judged metric, as its measurements report it.
-pub(crate) fn better_of(metric: Option<&str>, ms: &[MeasurementRecord]) -> perflab_core::Better {
-    metric
-        .and_then(|name| ms.iter().find_map(|m| m.output.metric(name)))
-        .map_or(perflab_core::Better::Neither, |m| m.better)
 }
 
 /// A record without what adaptive rounds never look at.

@@ -34,6 +34,7 @@ pub mod fake;
 pub mod interrupts;
 pub mod isolation;
 pub mod placement;
+pub mod sched_totals;
 mod snapshot;
 pub mod softirqs;
 pub mod trace;
@@ -41,7 +42,7 @@ pub mod vmstat;
 
 use std::sync::LazyLock;
 
-use perflab_core::{Descriptor, Monitor};
+use perflab_core::{Descriptor, Monitor, Registered, Registry};
 
 pub use counters::CountersMonitor;
 pub use cpu_time::CpuTimeMonitor;
@@ -61,11 +62,17 @@ pub struct Entry {
     pub default: bool,
 }
 
+impl Registered for Entry {
+    fn descriptor(&self) -> &'static Descriptor {
+        self.descriptor
+    }
+}
+
 // One line per monitor, the deterministic `fake` last. counters is a default so every
 // result carries its counts; counters-cpu needs privileges and counts other tasks too,
 // so it is asked for by name.
 #[rustfmt::skip]
-static REGISTRY: &[Entry] = &[
+static REGISTRY: Registry<Entry> = Registry::new(&[
     Entry { descriptor: &interrupts::DESCRIPTOR, make: || Box::new(InterruptsMonitor::default()), default: true },
     Entry { descriptor: &softirqs::DESCRIPTOR, make: || Box::new(SoftirqsMonitor::default()), default: true },
     Entry { descriptor: &cpu_time::DESCRIPTOR, make: || Box::new(CpuTimeMonitor::default()), default: true },
@@ -76,13 +83,14 @@ static REGISTRY: &[Entry] = &[
     Entry { descriptor: &counters::CPU_DESCRIPTOR, make: || Box::new(CountersMonitor::per_cpu()), default: false },
     Entry { descriptor: &trace::DESCRIPTOR, make: || Box::new(TraceMonitor::new(trace::Choice::Auto)), default: false },
     Entry { descriptor: &vmstat::DESCRIPTOR, make: || Box::new(vmstat::VmstatMonitor::default()), default: false },
+    Entry { descriptor: &sched_totals::DESCRIPTOR, make: || Box::new(sched_totals::SchedTotalsMonitor::default()), default: false },
     Entry { descriptor: &fake::DESCRIPTOR, make: || Box::new(FakeMonitor::default()), default: false },
-];
+]);
 
-static NAMES: LazyLock<Vec<&'static str>> =
-    LazyLock::new(|| REGISTRY.iter().map(|e| e.descriptor.name).collect());
+static NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| REGISTRY.names());
 static DEFAULTS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
     REGISTRY
+        .entries()
         .iter()
         .filter(|e| e.default)
         .map(|e| e.descriptor.name)
@@ -91,7 +99,7 @@ static DEFAULTS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 
 /// Every monitor, in the order `perflab list` shows them.
 pub fn registry() -> &'static [Entry] {
-    REGISTRY
+    REGISTRY.entries()
 }
 
 /// Every monitor name `by_name` accepts, the deterministic `fake` last.
@@ -108,9 +116,9 @@ pub fn default_names() -> &'static [&'static str] {
 pub fn descriptor(source: &str) -> Option<&'static Descriptor> {
     let base = source.split_once(':').map_or(source, |(b, _)| b);
     REGISTRY
-        .iter()
+        .get(source)
+        .or_else(|| REGISTRY.get(base))
         .map(|e| e.descriptor)
-        .find(|d| d.name == source || d.name == base)
 }
 
 /// Checks a monitor name that carries an argument (`trace:FILE.toml`) against this
@@ -124,15 +132,13 @@ pub fn by_name(name: &str) -> Option<Box<dyn Monitor>> {
     if let Some(t) = TraceMonitor::from_name(name) {
         return t.ok().map(|m| Box::new(m) as Box<dyn Monitor>);
     }
-    REGISTRY
-        .iter()
-        .find(|e| e.descriptor.name == name)
-        .map(|e| (e.make)())
+    REGISTRY.get(name).map(|e| (e.make)())
 }
 
 /// Fresh instances of the default monitors.
 pub fn default_monitors() -> Vec<Box<dyn Monitor>> {
     REGISTRY
+        .entries()
         .iter()
         .filter(|e| e.default)
         .map(|e| (e.make)())

@@ -9,7 +9,7 @@
 //! of fio jobs' bandwidths would only if the jobs ran at the same time, which the output
 //! does not say).
 
-use perflab_core::{Descriptor, HistogramData, Metric};
+use perflab_core::{Descriptor, HistogramData, Metric, Registered, Registry};
 
 mod cyclictest;
 mod cyclictest_histogram;
@@ -113,6 +113,12 @@ impl ParserInfo {
     }
 }
 
+impl Registered for ParserInfo {
+    fn descriptor(&self) -> &'static Descriptor {
+        self.descriptor
+    }
+}
+
 impl std::ops::Deref for ParserInfo {
     type Target = Descriptor;
 
@@ -123,7 +129,7 @@ impl std::ops::Deref for ParserInfo {
 
 // One line per parser, in the order `perflab list` shows them.
 #[rustfmt::skip]
-static REGISTRY: &[ParserInfo] = &[
+static REGISTRY: Registry<ParserInfo> = Registry::new(&[
     ParserInfo { descriptor: &perf_stat::DESCRIPTOR, parse: perf_stat::parse },
     ParserInfo { descriptor: &sockperf::DESCRIPTOR, parse: sockperf::parse },
     ParserInfo { descriptor: &fio::DESCRIPTOR, parse: fio::parse },
@@ -133,7 +139,7 @@ static REGISTRY: &[ParserInfo] = &[
     ParserInfo { descriptor: &perf_bench::DESCRIPTOR, parse: perf_bench::parse },
     ParserInfo { descriptor: &dmatest::DESCRIPTOR, parse: dmatest::parse },
     ParserInfo { descriptor: &seed_scan::DESCRIPTOR, parse: seed_scan::parse },
-];
+]);
 
 /// `perf bench` output in the default format, for callers that know what they ran.
 pub fn parse_perf_bench(text: &str) -> Result<Parsed, ParseError> {
@@ -142,13 +148,13 @@ pub fn parse_perf_bench(text: &str) -> Result<Parsed, ParseError> {
 
 /// Every built-in parser.
 pub fn registry() -> &'static [ParserInfo] {
-    REGISTRY
+    REGISTRY.entries()
 }
 
 pub fn names() -> Vec<&'static str> {
-    registry().iter().map(|p| p.name).collect()
+    REGISTRY.names()
 }
 
 pub fn by_name(name: &str) -> Option<&'static ParserInfo> {
-    registry().iter().find(|p| p.name == name)
+    REGISTRY.get(name)
 }

@@ -26,6 +26,8 @@ fn main() {
         Ok(cli) => cli,
         Err(e) => exit::clap_error(e),
     };
+    // The report words a run by its workload's descriptor and does not link the workloads.
+    perflab_workloads::install_catalog();
     let code = match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(err) => {

@@ -110,7 +110,9 @@ fn store_run(lab: &Lab, traced: bool) -> i64 {
             serde_json::json!({ "primary_metric": "rtt_p50_us", "monitors": ["trace"] }),
         )
         .expect("a valid run spec"),
-        fingerprint: serde_json::json!({ "kernel": "6.18.0" }),
+        fingerprint: perflab_core::Fingerprint::from_json(
+            serde_json::json!({ "kernel": "6.18.0" }),
+        ),
         plan,
         unavailable: Vec::new(),
         uid: None,

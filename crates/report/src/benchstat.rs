@@ -33,7 +33,7 @@ use perflab_core::Better;
 pub fn benchstat_text(info: &RunInfo, ms: &[MeasurementRecord]) -> String {
     let mut out = String::new();
     let fp = &info.fingerprint;
-    let field = |k: &str| fp[k].as_str().filter(|s| !s.is_empty());
+    let field = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
     let _ = writeln!(
         out,
         "# perflab run {} of study {}, workload {}{}",
@@ -46,12 +46,12 @@ pub fn benchstat_text(info: &RunInfo, ms: &[MeasurementRecord]) -> String {
             .unwrap_or_default()
     );
     let mut host = Vec::new();
-    for (name, key) in [
-        ("host", "hostname"),
-        ("kernel", "kernel"),
-        ("cpu", "cpu_model"),
+    for (name, value) in [
+        ("host", &fp.hostname),
+        ("kernel", &fp.kernel),
+        ("cpu", &fp.cpu_model),
     ] {
-        if let Some(v) = field(key) {
+        if let Some(v) = field(value) {
             host.push(format!("{name} {v}"));
         }
     }
@@ -72,8 +72,8 @@ pub fn benchstat_text(info: &RunInfo, ms: &[MeasurementRecord]) -> String {
         );
     }
     let _ = writeln!(out, "goos: linux");
-    if let Some(arch) = field("machine") {
-        let _ = writeln!(out, "goarch: {}", go_arch(arch));
+    if let Some(arch) = field(&fp.machine) {
+        let _ = writeln!(out, "goarch: {}", go_arch(&arch));
     }
     let _ = writeln!(out, "pkg: perflab/{}", encode(&info.study));
     for (unit, better) in unit_directions(&results) {

@@ -175,7 +175,12 @@ impl DriftGuard {
 
 /// The probe stored in a run's fingerprint, or why there is none to use.
 fn probe_of(run: &RunInfo) -> Result<TimingProbe, String> {
-    match run.fingerprint.get("probe") {
+    let fp = &run.fingerprint;
+    if let Some(p) = &fp.probe {
+        return Ok(p.clone());
+    }
+    // A stored probe of another shape stays in `extra`: read it again for the reason.
+    match fp.extra.get("probe") {
         None | Some(serde_json::Value::Null) => Err(format!("run {} has no timing probe", run.id)),
         Some(v) => serde_json::from_value(v.clone())
             .map_err(|e| format!("run {}'s timing probe cannot be read ({e})", run.id)),
@@ -219,7 +224,7 @@ mod tests {
             label: None,
             status: RunStatus::Complete,
             spec: serde_json::from_value(serde_json::json!({})).expect("a valid run spec"),
-            fingerprint,
+            fingerprint: perflab_core::Fingerprint::from_json(fingerprint),
             unavailable: Vec::new(),
             planned: 0,
             done: 0,

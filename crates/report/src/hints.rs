@@ -20,9 +20,14 @@ pub fn rows(source: &str) -> Option<&'static RowHints> {
 }
 
 /// How a workload's results are shown; `None` for a workload perflab does not know (an
-/// imported run).
+/// imported run). The descriptors are the ones the binary installed
+/// ([`perflab_core::catalog`]): the report does not link the workloads.
 pub fn results(workload: &str) -> Option<&'static WorkloadHints> {
-    perflab_workloads::by_name(workload).and_then(|w| w.info().results())
+    #[cfg(test)]
+    if let Some(d) = extra::find(workload) {
+        return d.results();
+    }
+    perflab_core::catalog::workload(workload).and_then(Descriptor::results)
 }
 
 /// Whether runs of `workload` have the per-path latency table.
@@ -46,8 +51,8 @@ pub fn monitors() -> Vec<&'static Descriptor> {
     out
 }
 
-/// Monitors tests declare for one thread: the report must render them from their hints
-/// alone, as it would a monitor added to the registry.
+/// Monitors (and workloads) tests declare for one thread: the report must render them
+/// from their hints alone, as it would a plug-in added to a registry.
 #[cfg(test)]
 pub(crate) mod extra {
     use std::cell::RefCell;

@@ -399,8 +399,28 @@ mod tests {
     use crate::section::{Format, Section};
     use perflab_core::record::{RunStatus, UnavailableVariant};
     use perflab_core::{Better, Metric, TelemetryRow, Unit, WorkloadOutput};
+    use perflab_core::{Descriptor, Kind, LatencyTableHints, Needs, ReportHints, WorkloadHints};
+
+    /// netrr's hints as crates/workloads/src/netrr/mod.rs declares them: the report sees
+    /// workloads only through their descriptors.
+    static NETRR: Descriptor = Descriptor {
+        kind: Kind::Workload,
+        name: "netrr",
+        help: "",
+        params: &[],
+        needs: Needs::NONE,
+        report: ReportHints::Workload(WorkloadHints {
+            primary_metric: "rtt_p50_us",
+            result_title: None,
+            latency_table: Some(LatencyTableHints {
+                histogram: "rtt",
+                softirqs: "softirqs",
+            }),
+        }),
+    };
 
     fn run() -> RunInfo {
+        crate::hints::extra::declare(&NETRR);
         RunInfo {
             id: 12,
             created_at: 1_700_000_000.0,
@@ -413,7 +433,7 @@ mod tests {
                 "variants": [{"name": "loopback"}, {"name": "veth"}, {"name": "ovs"}],
             }))
             .expect("a valid run spec"),
-            fingerprint: serde_json::json!({}),
+            fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
             unavailable: vec![UnavailableVariant {
                 variant: "ovs".into(),
                 reason: "Open vSwitch is not installed (apt-get install openvswitch-switch)".into(),

@@ -4,23 +4,19 @@
 //! per-thread records (`perflab show RUN --threads SEQ`).
 //!
 //! It reads what the workload stored with each measurement as data: the verdict metrics
-//! (`aggregate_mib_s`, `summed_mib_s`, `overlap`, `parallelism`, `sum_valid`,
-//! `busy_measured`) and the thread records, from which `perflab_stats::parallel` judges
+//! ([`ParallelMetrics`], the type the workloads write) and the thread records, from which `perflab_stats::parallel` judges
 //! the measurement again for the reasons; so a run of xfer's channel model and a run of
 //! dmatest read alike. Runs stored before `busy_measured` existed have their reasons only
 //! in a note's text, read by [`crate::parallel_legacy`].
 
 use perflab_core::record::{MeasurementRecord, RunInfo};
-use perflab_core::ThreadRecord;
+use perflab_core::{ParallelMetrics, ThreadRecord};
 use perflab_stats::parallel::{judge_stored, spans_from_records, Criteria};
 use serde::Serialize;
 
 use crate::doc::align;
 use crate::fmt;
 use crate::select::{is_ok, measured_variants, Labeler};
-
-/// The metric that marks a measurement as carrying the verdict.
-pub const MARKER: &str = "sum_valid";
 
 /// One grid point under one variant.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -48,33 +44,35 @@ pub struct ParallelTable {
     pub copy_engines: bool,
 }
 
+/// The verdict a measurement carries, if any.
+fn verdict(m: &MeasurementRecord) -> Option<ParallelMetrics> {
+    ParallelMetrics::from_metrics(&m.output.metrics)
+}
+
 /// True when some measurement of the run carries the verdict.
 pub fn has_verdict(ms: &[MeasurementRecord]) -> bool {
-    ms.iter().any(|m| m.output.metric(MARKER).is_some())
+    ms.iter().any(|m| verdict(m).is_some())
 }
 
-fn median(v: Vec<f64>) -> Option<f64> {
-    perflab_stats::median(v)
+/// The median of the figures a verdict has (an older run may lack one: NaN).
+fn median(v: impl Iterator<Item = f64>) -> Option<f64> {
+    perflab_stats::median(v.filter(|x| !x.is_nan()))
 }
 
-/// Says whether the verdict's `parallelism` comes from measured CPU time; its presence
-/// marks a run whose reasons are judged from data rather than read from a note.
-const BUSY_MEASURED: &str = "busy_measured";
-
-/// The first reason summing is not valid for `m`, or `None` when it is valid.
-fn first_reason(m: &MeasurementRecord) -> Option<String> {
+/// The first reason summing is not valid for `m` (whose verdict is `v`), or `None` when
+/// it is valid.
+fn first_reason(m: &MeasurementRecord, v: &ParallelMetrics) -> Option<String> {
     let out = &m.output;
-    let Some(busy) = out.metric(BUSY_MEASURED) else {
+    // Runs stored before `busy_measured` have their reasons only in a note's text.
+    let Some(busy) = v.busy_measured else {
         return crate::parallel_legacy::first_reason(&out.notes);
     };
-    if out.metric(MARKER).is_some_and(|x| x.value >= 0.5) {
+    if v.sum_valid {
         return None;
     }
     // The thread records do not keep each thread's CPU time; the parallelism the workload
     // computed from it stands in for it, so the verdict is the one the workload gave.
-    let measured = (busy.value >= 0.5)
-        .then(|| out.metric("parallelism").map(|p| p.value))
-        .flatten();
+    let measured = (busy && !v.parallelism.is_nan()).then_some(v.parallelism);
     let spans = spans_from_records(&out.threads);
     judge_stored(&spans, &Criteria::default(), measured)
         .reasons
@@ -99,27 +97,19 @@ pub fn parallel_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<Paralle
     let mut rows = Vec::new();
     for point in points {
         for variant in &variants {
-            let group: Vec<&MeasurementRecord> = ms
+            let group: Vec<(&MeasurementRecord, ParallelMetrics)> = ms
                 .iter()
-                .filter(|m| m.point == point && &m.variant == variant)
-                .filter(|m| is_ok(m) && m.output.metric(MARKER).is_some())
+                .filter(|m| m.point == point && &m.variant == variant && is_ok(m))
+                .filter_map(|m| Some((m, verdict(m)?)))
                 .collect();
-            let Some(head) = group.first() else { continue };
-            let med = |name: &str| {
-                median(
-                    group
-                        .iter()
-                        .filter_map(|m| m.output.metric(name).map(|x| x.value))
-                        .collect(),
-                )
+            let Some((head, _)) = group.first() else {
+                continue;
             };
-            let valid = group
-                .iter()
-                .filter(|m| m.output.metric(MARKER).is_some_and(|x| x.value >= 0.5))
-                .count();
+            let med = |f: fn(&ParallelMetrics) -> f64| median(group.iter().map(|(_, v)| f(v)));
+            let valid = group.iter().filter(|(_, v)| v.sum_valid).count();
             let reason = group
                 .iter()
-                .find_map(|m| first_reason(m))
+                .find_map(|(m, v)| first_reason(m, v))
                 .map(|r| match copy_engines {
                     true => crate::gpu_words::engine_reason(&r),
                     false => r,
@@ -128,11 +118,11 @@ pub fn parallel_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<Paralle
                 point: labeler.label(&head.params),
                 variant: variant.clone(),
                 reps: group.len(),
-                threads: med("threads"),
-                aggregate_mib_s: med("aggregate_mib_s"),
-                summed_mib_s: med("summed_mib_s"),
-                overlap: med("overlap"),
-                parallelism: med("parallelism"),
+                threads: med(|v| v.threads),
+                aggregate_mib_s: med(|v| v.aggregate_mib_s),
+                summed_mib_s: med(|v| v.summed_mib_s),
+                overlap: med(|v| v.overlap),
+                parallelism: med(|v| v.parallelism),
                 valid,
                 reason,
             });
@@ -420,7 +410,7 @@ mod tests {
             let mut r = m(seq, 0, "free", valid, 100.0, 400.0);
             r.output.notes.clear();
             r.output.metrics.push(Metric::new(
-                BUSY_MEASURED,
+                "busy_measured",
                 f64::from(u8::from(busy)),
                 Unit::Count,
                 Better::Neither,

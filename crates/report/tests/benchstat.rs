@@ -118,9 +118,9 @@ fn run() -> (
 ) {
     let mut info = common::run_info(7);
     info.label = Some("kernel 6.18".into());
-    info.fingerprint = serde_json::json!({
+    info.fingerprint = perflab_core::Fingerprint::from_json(serde_json::json!({
         "hostname": "lab1", "kernel": "6.18.44", "cpu_model": "AMD EPYC", "machine": "x86_64",
-    });
+    }));
     // Three pairs, one of whose `all` repetitions all fail (left out, counted).
     let ms = common::records(1.0, Some(&[0, 8, 28]));
     (info, ms)

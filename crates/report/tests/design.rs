@@ -23,7 +23,9 @@ fn probe(ns_per_op: f64) -> serde_json::Value {
 
 fn probed_run(id: i64, ns_per_op: f64) -> RunInfo {
     let mut r = common::run_info(id);
-    r.fingerprint = serde_json::json!({ "kernel": "6.18.0", "probe": probe(ns_per_op) });
+    r.fingerprint = perflab_core::Fingerprint::from_json(
+        serde_json::json!({ "kernel": "6.18.0", "probe": probe(ns_per_op) }),
+    );
     r
 }
 
@@ -119,8 +121,10 @@ fn a_probe_that_moved_is_a_warning_in_every_format() {
         |_: &str, _: &str, _: u64, _: u32| false,
     );
     let (mut xa, mut xb) = (common::xfer::run(11, "veos"), common::xfer::run(12, "next"));
-    xa.fingerprint = serde_json::json!({ "probe": probe(1.0) });
-    xb.fingerprint = serde_json::json!({ "probe": probe(0.9) });
+    xa.fingerprint =
+        perflab_core::Fingerprint::from_json(serde_json::json!({ "probe": probe(1.0) }));
+    xb.fingerprint =
+        perflab_core::Fingerprint::from_json(serde_json::json!({ "probe": probe(0.9) }));
     let st = compare_runs(
         &xa,
         &scan_src,

@@ -29,11 +29,11 @@ fn pairs() -> Vec<RunData> {
 /// The seed's transfer scans, veos 1.2.2 then v1_64_96, on different setups.
 fn scans() -> Vec<RunData> {
     let fp = |kernel: &str, cmdline: &str, version: &str| {
-        serde_json::json!({
+        perflab_core::Fingerprint::from_json(serde_json::json!({
             "hostname": "ve-host", "kernel": kernel, "cmdline": cmdline,
             "cpufreq_governor": "performance", "thp": "always", "isolated_cpus": "none",
             "perflab_version": version,
-        })
+        }))
     };
     let mut a = xfer::run(11, "veos 1.2.2");
     a.fingerprint = fp("4.18.0-193", "ro quiet", "0.1.0");

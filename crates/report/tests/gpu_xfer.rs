@@ -72,7 +72,7 @@ fn run(id: i64) -> RunInfo {
             "compare": { "baseline": "4k" }
         }))
         .expect("a valid run spec"),
-        fingerprint: serde_json::json!({}),
+        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
         unavailable: vec![],
         planned: 0,
         done: 0,

@@ -1,6 +1,9 @@
 //! Reports must never panic, whatever the stored records hold: any mix of failures,
 //! zeros, negative values, missing telemetry and single repetitions.
 
+#[path = "common/catalog.rs"]
+mod catalog;
+
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo, RunStatus};
 use perflab_core::{Better, Metric, ParamValue, Params, TelemetryRow, Unit, WorkloadOutput};
 use perflab_report::{
@@ -12,6 +15,7 @@ use perflab_stats::{Buckets, StatsConfig};
 use proptest::prelude::*;
 
 fn run(id: i64) -> RunInfo {
+    catalog::install();
     RunInfo {
         id,
         created_at: 0.0,
@@ -21,7 +25,7 @@ fn run(id: i64) -> RunInfo {
         status: RunStatus::Interrupted,
         spec: serde_json::from_value(serde_json::json!({"primary_metric": "m"}))
             .expect("a valid run spec"),
-        fingerprint: serde_json::json!(null),
+        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!(null)),
         unavailable: vec![],
         planned: 0,
         done: 0,

@@ -3,6 +3,9 @@
 //! trips and the KVM span none. Those cells say "not measured (k events for n round
 //! trips)" and why a span is absent, never a p50 as if it were the benchmark's.
 
+#[path = "common/catalog.rs"]
+mod catalog;
+
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, Role, RunInfo, RunStatus};
 use perflab_core::{Better, Metric, ParamValue, Params, TelemetryRow, Unit, WorkloadOutput};
 use perflab_report::spans_seed::SeedCell;
@@ -44,6 +47,7 @@ const SPANS: [(&str, &str, f64, f64); 5] = [
 ];
 
 fn run_info() -> RunInfo {
+    catalog::install();
     RunInfo {
         id: 7,
         created_at: 1_700_000_000.0,
@@ -57,7 +61,7 @@ fn run_info() -> RunInfo {
             "variants": [{"name": "vm-tap-novhost", "knobs": [["netpath", "vm-tap-novhost"]]}],
         }))
         .expect("a valid run spec"),
-        fingerprint: serde_json::json!({}),
+        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
         unavailable: vec![],
         planned: 4,
         done: 4,

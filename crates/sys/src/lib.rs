@@ -16,11 +16,13 @@ pub mod meminfo;
 pub mod ovs_db;
 mod percpu_table;
 pub mod perf_event;
+pub mod probe;
 pub mod procstat;
 pub mod root;
 pub mod sched;
 pub mod smaps;
 pub mod softirqs;
+pub mod tools;
 pub mod topology;
 
 pub use cpulist::{format_cpu_list, parse_cpu_list};

@@ -15,7 +15,7 @@ pub mod null;
 pub mod parallel;
 pub mod xfer;
 
-use perflab_core::Workload;
+use perflab_core::{Registry, Workload};
 
 pub use ctxsw::{Ctxsw, Mechanism};
 pub use dmatest::Dmatest;
@@ -27,19 +27,25 @@ pub use xfer::Xfer;
 
 /// The registry: one line per workload, in the order `perflab list` shows them. Each
 /// workload's descriptor (`info()`) is declared in its own file.
-static REGISTRY: &[&(dyn Workload + 'static)] =
-    &[&Ctxsw, &Xfer, &GpuXfer, &Exec, &Netrr, &Dmatest, &NULL];
+static REGISTRY: Registry<&'static dyn Workload> =
+    Registry::new(&[&Ctxsw, &Xfer, &GpuXfer, &Exec, &Netrr, &Dmatest, &NULL]);
 // The fake keeps a call counter (interior mutability), so it is a static of its own.
 static NULL: NullWorkload = NullWorkload::new();
 
 /// Every built-in workload, in the order `perflab list` shows them.
 pub fn registry() -> &'static [&'static dyn Workload] {
-    REGISTRY
+    REGISTRY.entries()
+}
+
+/// Makes the built-in workloads' descriptors known to the crates that present runs
+/// without linking the workloads (the report, through [`perflab_core::catalog`]).
+pub fn install_catalog() {
+    perflab_core::catalog::install_workloads(REGISTRY.descriptors().collect());
 }
 
 /// The names of the built-in workloads.
 pub fn names() -> Vec<&'static str> {
-    REGISTRY.iter().map(|w| w.info().name).collect()
+    REGISTRY.names()
 }
 
 /// A workload asked for by a name perflab does not know.
@@ -52,7 +58,7 @@ pub struct UnknownWorkload {
 
 /// The built-in workload of this name.
 pub fn by_name(name: &str) -> Option<&'static dyn Workload> {
-    REGISTRY.iter().copied().find(|w| w.info().name == name)
+    REGISTRY.get(name).copied()
 }
 
 /// Like [`by_name`], with an error that lists the known names.

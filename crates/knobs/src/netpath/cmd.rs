@@ -2,34 +2,17 @@
 //! limit, so that a wedged ovsdb or a stuck netlink call cannot hang a run.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+
+use perflab_sys::tools::find_tool;
 
 use crate::error::KnobError;
 
 /// How long one `ip` or `ovs-vsctl` call may take. They take milliseconds; seconds mean
 /// something is stuck.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(20);
-
-/// Directories searched after `$PATH`: a sudo or cron environment often lacks the sbin
-/// directories where iproute2 and Open vSwitch install their tools.
-const SBIN: [&str; 4] = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"];
-
-/// The absolute path of an executable, from `$PATH` or the sbin directories.
-pub fn find_tool(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(SBIN.iter().map(PathBuf::from))
-        .map(|dir| dir.join(name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
 
 /// What a finished command printed.
 #[derive(Debug)]

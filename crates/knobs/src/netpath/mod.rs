@@ -28,6 +28,7 @@ mod build;
 mod cmd;
 mod forwarder;
 mod ipvlan;
+mod kind;
 mod loopback;
 mod macvlan;
 mod netns;
@@ -42,7 +43,7 @@ mod vfio;
 mod vm;
 
 pub use addr::{choose_subnet, parse_routes, Route};
-pub use cmd::find_tool;
+pub use kind::PathKind;
 pub use netns::{in_netns, netns_path, NETNS_DIR};
 
 use build::Built;
@@ -73,98 +74,6 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     },
     report: ReportHints::None,
 };
-
-/// The kinds of path perflab builds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PathKind {
-    Loopback,
-    Veth,
-    Bridge,
-    Macvlan,
-    Ipvlan,
-    Tap,
-    Ovs,
-    VmTap,
-    VmTapNovhost,
-    VmMacvtap,
-    VmOvs,
-    VmVfio,
-}
-
-impl PathKind {
-    pub const ALL: [PathKind; 12] = [
-        PathKind::Loopback,
-        PathKind::Veth,
-        PathKind::Bridge,
-        PathKind::Macvlan,
-        PathKind::Ipvlan,
-        PathKind::Tap,
-        PathKind::Ovs,
-        PathKind::VmTap,
-        PathKind::VmTapNovhost,
-        PathKind::VmMacvtap,
-        PathKind::VmOvs,
-        PathKind::VmVfio,
-    ];
-
-    /// True for the paths that end in a guest perflab boots.
-    pub fn is_vm(self) -> bool {
-        matches!(
-            self,
-            PathKind::VmTap
-                | PathKind::VmTapNovhost
-                | PathKind::VmMacvtap
-                | PathKind::VmOvs
-                | PathKind::VmVfio
-        )
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            PathKind::Loopback => "loopback",
-            PathKind::Veth => "veth",
-            PathKind::Bridge => "bridge",
-            PathKind::Macvlan => "macvlan",
-            PathKind::Ipvlan => "ipvlan",
-            PathKind::Tap => "tap",
-            PathKind::Ovs => "ovs",
-            PathKind::VmTap => "vm-tap",
-            PathKind::VmTapNovhost => "vm-tap-novhost",
-            PathKind::VmMacvtap => "vm-macvtap",
-            PathKind::VmOvs => "vm-ovs",
-            PathKind::VmVfio => "vm-vfio",
-        }
-    }
-
-    /// The names `netpath=` takes, comma-separated.
-    pub fn valid_names() -> String {
-        Self::ALL.map(Self::name).join(", ")
-    }
-
-    pub fn parse(name: &str) -> Result<Self, KnobError> {
-        let name = name.trim();
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| KnobError::InvalidValue {
-                knob: "netpath".into(),
-                value: name.into(),
-                reason: format!("unknown path; expected one of {}", Self::valid_names()),
-            })
-    }
-
-    /// The kernel link types the path is made of.
-    fn link_types(self) -> &'static [&'static str] {
-        match self {
-            PathKind::Loopback | PathKind::Tap => &[],
-            PathKind::VmTap | PathKind::VmTapNovhost | PathKind::VmVfio => &[],
-            PathKind::Veth | PathKind::Ovs | PathKind::VmOvs | PathKind::VmMacvtap => &["veth"],
-            PathKind::Bridge => &["bridge"],
-            PathKind::Macvlan => &["macvlan"],
-            PathKind::Ipvlan => &["ipvlan"],
-        }
-    }
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetPathKnob {
@@ -217,7 +126,7 @@ impl Knob for NetPathKnob {
             return Err(Unavailable::new("the kernel has no network namespaces")
                 .with_hint("use a kernel with CONFIG_NET_NS=y"));
         }
-        if find_tool("ip").is_none() {
+        if perflab_sys::tools::find_tool("ip").is_none() {
             return Err(probe::no_ip());
         }
         for kind in self.kind.link_types() {

@@ -22,7 +22,7 @@ const HOW_TO_START: &str = "start it: `systemctl start openvswitch-switch` (with
 
 /// Whether Open vSwitch can take a bridge here, and how to make it so if not.
 pub fn check() -> Result<(), Unavailable> {
-    if cmd::find_tool("ovs-vsctl").is_none() {
+    if perflab_sys::tools::find_tool("ovs-vsctl").is_none() {
         return Err(
             Unavailable::new("Open vSwitch is not installed (no ovs-vsctl)").with_hint(format!(
                 "`apt-get install openvswitch-switch`, then {HOW_TO_START}"

@@ -39,7 +39,7 @@ pub(crate) fn link_type(kind: &str) -> Result<(), Unavailable> {
         "macvtap" => script.push_str("link add pl2 link pl0 type macvtap mode bridge\n"),
         other => return Err(Unavailable::new(format!("no probe for link type {other}"))),
     }
-    let Some(tool) = cmd::find_tool("ip") else {
+    let Some(tool) = perflab_sys::tools::find_tool("ip") else {
         return Err(no_ip());
     };
     let mut prepare = Command::new(tool);
@@ -83,11 +83,7 @@ pub(crate) fn no_ip() -> Unavailable {
 /// Connects from the client's namespace to the guest's serve (`net.peer`), retrying
 /// while the path's neighbours resolve.
 pub(crate) fn tcp(ends: &Endpoints) -> Result<(), KnobError> {
-    let peer = ends
-        .extra
-        .iter()
-        .find(|(k, _)| k == "net.peer")
-        .and_then(|(_, v)| v.parse::<SocketAddr>().ok());
+    let peer = ends.guest.as_ref().map(|g| g.peer);
     let fail = |why: String| KnobError::Command {
         cmd: format!("TCP probe from {} to the guest", ends.client_ns),
         why,

@@ -4,6 +4,8 @@
 
 use std::net::Ipv4Addr;
 
+use perflab_core::{GuestPeer, NetEnd, NetPathFacts, NetServer};
+
 use super::build::Built;
 use super::cmd::{ip, ip_in};
 use super::forwarder::Forwarder;
@@ -63,6 +65,8 @@ pub(crate) struct Endpoints {
     pub client_addr: Ipv4Addr,
     /// The user-space forwarder of the tap path, which must stop before its taps go.
     pub forwarder: Option<Forwarder>,
+    /// The guest's `perflab serve` where the server end is a guest (`vm-*` paths).
+    pub guest: Option<GuestPeer>,
     /// Facts particular to a kind (`net.ovs_datapath`).
     pub extra: Vec<(String, String)>,
 }
@@ -78,6 +82,7 @@ impl Endpoints {
             server_addr: plan.server(),
             client_addr: plan.client(),
             forwarder: None,
+            guest: None,
             extra: Vec::new(),
         }
     }
@@ -91,17 +96,21 @@ impl Endpoints {
                 netns_path(ns).display().to_string()
             }
         };
-        let mut facts = vec![
-            ("net.path".to_string(), kind.to_string()),
-            ("net.server_netns".to_string(), path(&self.server_ns)),
-            ("net.client_netns".to_string(), path(&self.client_ns)),
-            ("net.server_addr".to_string(), self.server_addr.to_string()),
-            ("net.client_addr".to_string(), self.client_addr.to_string()),
-            ("net.server_dev".to_string(), self.server_dev.clone()),
-            ("net.client_dev".to_string(), self.client_dev.clone()),
-        ];
-        facts.extend(self.extra.iter().cloned());
-        facts
+        let end = |ns: &str, addr: Ipv4Addr, dev: &str| NetEnd {
+            netns: path(ns),
+            addr: addr.into(),
+            dev: dev.to_string(),
+        };
+        NetPathFacts {
+            path: kind.to_string(),
+            client: end(&self.client_ns, self.client_addr, &self.client_dev),
+            server: match &self.guest {
+                Some(g) => NetServer::Guest(g.clone()),
+                None => NetServer::Local(end(&self.server_ns, self.server_addr, &self.server_dev)),
+            },
+            extra: self.extra.clone(),
+        }
+        .to_facts()
     }
 }
 

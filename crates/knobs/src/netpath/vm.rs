@@ -14,18 +14,20 @@
 //! known before); a kill in that instant is covered by QEMU dying with perflab
 //! ([`crate::child::tie_to_perflab`]).
 
+use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
-use perflab_core::Unavailable;
+use perflab_core::{GuestPeer, Unavailable};
 use perflab_sys::SysRoot;
 
 use super::build::Built;
 use super::cmd::{ip, ip_in};
+use super::kind::PathKind;
 use super::nic::Nic;
+use super::ovs;
 use super::tap::open_tap;
 use super::topology::{address_up, link, up, Endpoints, Plan};
-use super::{ovs, PathKind};
 use crate::error::KnobError;
 use crate::guest::accel::{self, Accel};
 use crate::guest::initramfs::{self, GuestNet};
@@ -56,7 +58,7 @@ fn parts(sys: &SysRoot) -> Result<GuestParts, Unavailable> {
         Unavailable::new(why)
             .with_hint("`apt-get install linux-image-amd64`, or --guest-kernel PATH")
     })?;
-    if crate::netpath::find_tool("busybox").is_none() {
+    if perflab_sys::tools::find_tool("busybox").is_none() {
         return Err(
             Unavailable::new("busybox is not installed (the guest's userland)")
                 .with_hint("`apt-get install busybox-static`"),
@@ -75,7 +77,7 @@ fn parts(sys: &SysRoot) -> Result<GuestParts, Unavailable> {
 /// tun device for the tap-backed ones, which [`super::NetPathKnob`] checks).
 pub(crate) fn check(sys: &SysRoot, kind: PathKind) -> Result<(), Unavailable> {
     match kind {
-        PathKind::VmTap if !sys.exists("dev/vhost-net") => {
+        PathKind::VmTap if !perflab_sys::probe::vhost_net(sys) => {
             return Err(Unavailable::new(
                 "/dev/vhost-net is missing: the kernel has no vhost-net (vm-tap-novhost \
                  measures the same path with QEMU moving the frames)",
@@ -164,9 +166,12 @@ pub(crate) fn build(
             why: e,
         })?;
     let mut ends = Endpoints::pair(plan, "", &cli, "eth0 (guest)", &nic.client_dev);
+    ends.guest = Some(GuestPeer {
+        peer: SocketAddr::from((plan.server(), GUEST_PORT)),
+        token: net.token,
+        note: parts.accel.note(),
+    });
     ends.extra = vec![
-        ("net.peer".into(), format!("{}:{GUEST_PORT}", plan.server())),
-        ("net.peer_token".into(), net.token),
         ("net.guest_accel".into(), parts.accel.name().into()),
         (
             "net.guest_kernel".into(),
@@ -178,9 +183,6 @@ pub(crate) fn build(
         ),
         ("net.guest_pid".into(), pid.to_string()),
     ];
-    if let Some(note) = parts.accel.note() {
-        ends.extra.push(("net.guest_note".into(), note));
-    }
     ends.extra.extend(nic.facts);
     Ok(ends)
 }

@@ -189,7 +189,7 @@ pub fn report_line(
     let until = spec.until_decided?;
     let primary = Some(spec.primary_metric.as_str()).filter(|p| !p.is_empty());
     let metric = super::judged_metric(primary, ms)?;
-    let better = crate::runner::better_of(Some(&metric), ms);
+    let better = super::better_of(Some(&metric), ms);
     let rows = judge(
         &until,
         spec.compare.baseline.as_deref(),

@@ -45,5 +45,16 @@ pub fn report(
     })
 }
 
+/// The better direction of the judged metric, as its measurements report it (for the
+/// runner's --target-ci rounds and `decided`'s rows alike).
+pub(crate) fn better_of(
+    metric: Option<&str>,
+    ms: &[perflab_core::record::MeasurementRecord],
+) -> perflab_core::Better {
+    metric
+        .and_then(|name| ms.iter().find_map(|m| m.output.metric(name)))
+        .map_or(perflab_core::Better::Neither, |m| m.better)
+}
+
 #[cfg(test)]
 mod tests;

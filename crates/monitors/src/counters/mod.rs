@@ -44,10 +44,8 @@ use events::{Event, Kind, CPU_CLOCK, EVENTS, TASK_CLOCK};
 use perf::{EventFd, Modes, Target};
 
 pub use rows::per_byte;
+use rows::{CPU_NAME, NAME};
 pub use scale::{Reading, Scaled};
-
-const NAME: &str = "counters";
-const CPU_NAME: &str = "counters-cpu";
 
 /// Wording shared by both scopes: a counter is called by its perf event name.
 const COUNTER_WORDING: &[Wording] = &[Wording::new(KeyMatch::Any, "{key}")];
@@ -93,11 +91,6 @@ pub static CPU_DESCRIPTOR: Descriptor = Descriptor {
     }),
 };
 const PARANOID: &str = "proc/sys/kernel/perf_event_paranoid";
-
-/// True for the `source` of rows these monitors produce.
-pub(crate) fn is_counters_source(source: &str) -> bool {
-    source == NAME || source == CPU_NAME
-}
 
 /// Where the counters count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

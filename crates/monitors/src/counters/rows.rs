@@ -5,6 +5,15 @@ use perflab_core::{TelemetryRow, Unit};
 use super::events::{Event, DERIVED, PER_BYTE};
 use super::scale::{Reading, Scaled};
 
+/// The sources of the two monitors' rows (`counters`, the process; `counters-cpu`, CPUs).
+pub(super) const NAME: &str = "counters";
+pub(super) const CPU_NAME: &str = "counters-cpu";
+
+/// True for the `source` of rows these monitors produce.
+fn is_counters_source(source: &str) -> bool {
+    source == NAME || source == CPU_NAME
+}
+
 /// One event's readings: `None` for the per-process counter, `Some(cpu)` per CPU.
 pub(crate) type EventReadings<'a> = (&'a Event, Vec<(Option<u32>, Reading)>);
 
@@ -120,7 +129,7 @@ pub fn per_byte(rows: &[TelemetryRow], bytes: f64) -> Vec<TelemetryRow> {
     }
     rows.iter()
         .filter(|r| {
-            super::is_counters_source(&r.source)
+            is_counters_source(&r.source)
                 && r.cpu.is_none()
                 && r.unit == Unit::Count
                 && PER_BYTE.contains(&r.key.as_str())

@@ -132,18 +132,15 @@ fn fingerprint_differences(
     a: &perflab_store::RunInfo,
     b: &perflab_store::RunInfo,
 ) -> Vec<SetupDifference> {
-    let fa: perflab_lab::Fingerprint =
-        serde_json::from_value(a.fingerprint.clone()).unwrap_or_default();
-    let fb: perflab_lab::Fingerprint =
-        serde_json::from_value(b.fingerprint.clone()).unwrap_or_default();
-    perflab_lab::fingerprint::differences(&fa, &fb)
+    a.fingerprint
+        .diff(&b.fingerprint)
         .into_iter()
-        .map(|(field, value_a, value_b)| SetupDifference {
-            field,
+        .map(|d| SetupDifference {
+            field: d.field.to_string(),
             run_a: a.id,
-            value_a,
+            value_a: d.a.unwrap_or_default(),
             run_b: b.id,
-            value_b,
+            value_b: d.b.unwrap_or_default(),
         })
         .collect()
 }

@@ -187,11 +187,16 @@ fn new_run(
         workload: format!("import:{parser}"),
         label: a.label.clone(),
         spec,
-        fingerprint: serde_json::json!({
-            "hostname": "imported",
-            "perflab_version": perflab_core::VERSION,
-            "imported_from": a.file.display().to_string(),
-        }),
+        fingerprint: perflab_core::Fingerprint {
+            hostname: Some("imported".into()),
+            perflab_version: Some(perflab_core::VERSION.into()),
+            extra: [(
+                "imported_from".to_string(),
+                serde_json::Value::from(a.file.display().to_string()),
+            )]
+            .into(),
+            ..Default::default()
+        },
         plan: records
             .iter()
             .map(|r| PlannedMeasurement {

@@ -28,10 +28,7 @@ pub fn run(g: &Global, a: LsArgs) -> anyhow::Result<i32> {
         if r.status == RunStatus::Interrupted {
             interrupted.push(r.id);
         }
-        let host = r.fingerprint["hostname"]
-            .as_str()
-            .unwrap_or("?")
-            .to_string();
+        let host = r.fingerprint.hostname.clone().unwrap_or_else(|| "?".into());
         println!(
             "{:>4}  {:<19}  {:<12}  {:<11}  {:>9}  {:<20}  {}",
             r.id,

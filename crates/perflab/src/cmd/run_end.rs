@@ -121,7 +121,7 @@ mod tests {
             label: None,
             status,
             spec: Default::default(),
-            fingerprint: serde_json::Value::Null,
+            fingerprint: Default::default(),
             unavailable: Vec::new(),
             planned,
             done,

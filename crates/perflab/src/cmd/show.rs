@@ -197,7 +197,9 @@ pub fn baseline_and_other(info: &RunInfo, measured: &[String]) -> Option<(String
 
 fn print_header(info: &RunInfo) {
     let f = &info.fingerprint;
-    let s = |k: &str| f[k].as_str().unwrap_or("?").to_string();
+    let s = |v: &Option<String>| v.as_deref().unwrap_or("?").to_string();
+    // Written as the stored JSON wrote a missing count.
+    let n = |v: Option<u64>| v.map_or("null".to_string(), |x| x.to_string());
     println!(
         "run {}  {}  study {}  workload {}  {}  {}/{} measured, {} failed{}",
         info.id,
@@ -215,23 +217,23 @@ fn print_header(info: &RunInfo) {
     );
     println!(
         "host {}  kernel {}  {}",
-        s("hostname"),
-        s("kernel"),
-        s("cpu_model")
+        s(&f.hostname),
+        s(&f.kernel),
+        s(&f.cpu_model)
     );
     println!(
         "cpus {} ({} cores x {} threads)  idle {} / {}  cpufreq {}  isolated {}  thp {}",
-        s("online_cpus"),
-        f["cores"],
-        f["threads_per_core"],
-        s("idle_driver"),
-        s("idle_governor"),
-        s("cpufreq_governor"),
-        s("isolated_cpus"),
-        s("thp")
+        s(&f.online_cpus),
+        n(f.cores),
+        n(f.threads_per_core),
+        s(&f.idle_driver),
+        s(&f.idle_governor),
+        s(&f.cpufreq_governor),
+        s(&f.isolated_cpus),
+        s(&f.thp)
     );
-    println!("cmdline {}", s("cmdline"));
-    if let Some(root) = f["sysroot"].as_str() {
+    println!("cmdline {}", s(&f.cmdline));
+    if let Some(root) = &f.sysroot {
         println!("system files read from the tree at {root}, not from this machine");
     }
     for u in &info.unavailable {

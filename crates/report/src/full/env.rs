@@ -2,7 +2,6 @@
 //! the differences head the report, never silently.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::doc::{Block, Table};
 use crate::full::RunData;
@@ -38,30 +37,30 @@ pub struct EnvDifference {
     pub value_b: String,
 }
 
-/// Every field of [`FIELDS`] whose value differs between `a` and `b` (missing = "unknown").
+/// Every field of [`FIELDS`] whose value differs between `a` and `b` (missing = "unknown"),
+/// in the order of [`FIELDS`].
 pub fn environment_differences(a: &RunData, b: &RunData) -> Vec<EnvDifference> {
-    let value = |f: &Value, k: &str| match &f[k] {
-        Value::Null => "unknown".to_string(),
-        Value::String(s) if s.is_empty() => "none".to_string(),
-        Value::String(s) => s.clone(),
-        v => v.to_string(),
+    let value = |v: Option<String>| match v {
+        None => "unknown".to_string(),
+        Some(s) if s.is_empty() => "none".to_string(),
+        Some(s) => s,
     };
+    let diffs = a.info.fingerprint.diff(&b.info.fingerprint);
     FIELDS
         .iter()
         .filter_map(|(field, name)| {
-            let (va, vb) = (
-                value(&a.info.fingerprint, field),
-                value(&b.info.fingerprint, field),
-            );
-            (va != vb).then(|| EnvDifference {
+            let d = diffs.iter().find(|d| d.field == *field)?;
+            Some(EnvDifference {
                 field: field.to_string(),
                 name: name.to_string(),
                 run_a: a.info.id,
-                value_a: va,
+                value_a: value(d.a.clone()),
                 run_b: b.info.id,
-                value_b: vb,
+                value_b: value(d.b.clone()),
             })
         })
+        // A stored "unknown" and a missing field read the same to a person.
+        .filter(|d| d.value_a != d.value_b)
         .collect()
 }
 
@@ -71,7 +70,7 @@ pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) -> Vec<EnvDiffe
         return Vec::new();
     };
     if rest.is_empty() {
-        if let Some(root) = first.info.fingerprint["sysroot"].as_str() {
+        if let Some(root) = first.info.fingerprint.sysroot.as_deref() {
             blocks.push(Block::para(format!(
                 "Note: run {} read its system files from the tree at {root}, not from the \
                  machine it ran on.",

@@ -65,14 +65,14 @@ pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
         .iter()
         .map(|r| {
             let f = &r.info.fingerprint;
-            let s = |k: &str| f[k].as_str().unwrap_or("?").to_string();
+            let s = |v: &Option<String>| v.as_deref().unwrap_or("?").to_string();
             format!(
                 "run {}: host {}, kernel {}, {}, CPUs {}",
                 r.info.id,
-                s("hostname"),
-                s("kernel"),
-                s("cpu_model"),
-                s("online_cpus")
+                s(&f.hostname),
+                s(&f.kernel),
+                s(&f.cpu_model),
+                s(&f.online_cpus)
             )
         })
         .collect();

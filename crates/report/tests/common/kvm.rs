@@ -23,6 +23,7 @@ pub fn unavailable() -> Vec<UnavailableVariant> {
 }
 
 pub fn run_info(id: i64) -> RunInfo {
+    super::catalog::install();
     RunInfo {
         id,
         created_at: 1_700_000_000.0,
@@ -37,7 +38,9 @@ pub fn run_info(id: i64) -> RunInfo {
             "compare": {"baseline": "poll-only"},
         }))
         .expect("a valid run spec"),
-        fingerprint: serde_json::json!({"idle_driver": "none"}),
+        fingerprint: perflab_core::Fingerprint::from_json(
+            serde_json::json!({"idle_driver": "none"}),
+        ),
         unavailable: unavailable(),
         planned: 10,
         done: 10,

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod catalog;
 pub mod idlewake;
 pub mod kvm;
 pub mod more;
@@ -44,6 +45,7 @@ pub fn pairs() -> Vec<Pair> {
 }
 
 pub fn run_info(id: i64) -> RunInfo {
+    catalog::install();
     RunInfo {
         id,
         created_at: 1_700_000_000.0,
@@ -56,7 +58,7 @@ pub fn run_info(id: i64) -> RunInfo {
             "monitors": ["interrupts", "cpuidle", "cpu_time"],
         }))
         .expect("a valid run spec"),
-        fingerprint: serde_json::json!({}),
+        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
         unavailable: vec![UnavailableVariant {
             variant: "pmqos-0".into(),
             reason: "/dev/cpu_dma_latency cannot be opened: permission denied".into(),

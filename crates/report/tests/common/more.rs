@@ -9,6 +9,7 @@ use perflab_core::{
 };
 
 fn info(id: i64, study: &str, workload: &str, primary: &str) -> RunInfo {
+    super::catalog::install();
     RunInfo {
         id,
         created_at: 1_700_000_000.0,
@@ -18,7 +19,9 @@ fn info(id: i64, study: &str, workload: &str, primary: &str) -> RunInfo {
         status: RunStatus::Complete,
         spec: serde_json::from_value(serde_json::json!({ "primary_metric": primary }))
             .expect("a valid run spec"),
-        fingerprint: serde_json::json!({ "kernel": "6.18.0", "thp": "madvise" }),
+        fingerprint: perflab_core::Fingerprint::from_json(
+            serde_json::json!({ "kernel": "6.18.0", "thp": "madvise" }),
+        ),
         unavailable: vec![],
         planned: 0,
         done: 0,

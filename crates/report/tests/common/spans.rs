@@ -35,6 +35,7 @@ pub const SPANS: [(&str, &str, f64, f64); 4] = [
 const REST_US: f64 = 10.0;
 
 pub fn run_info(id: i64) -> RunInfo {
+    super::catalog::install();
     RunInfo {
         id,
         created_at: 1_700_000_000.0,
@@ -48,7 +49,9 @@ pub fn run_info(id: i64) -> RunInfo {
             "variants": [{"name": "loopback"}, {"name": "veth"}],
         }))
         .expect("a valid run spec"),
-        fingerprint: serde_json::json!({ "kernel": "6.18.0" }),
+        fingerprint: perflab_core::Fingerprint::from_json(
+            serde_json::json!({ "kernel": "6.18.0" }),
+        ),
         unavailable: vec![],
         planned: 32,
         done: 32,

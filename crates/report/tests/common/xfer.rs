@@ -39,6 +39,7 @@ pub fn noise(i: usize, rep: u32, shift: usize) -> f64 {
 }
 
 pub fn run(id: i64, label: &str) -> RunInfo {
+    super::catalog::install();
     RunInfo {
         id,
         created_at: 1_700_000_000.0,
@@ -48,7 +49,7 @@ pub fn run(id: i64, label: &str) -> RunInfo {
         status: RunStatus::Complete,
         spec: serde_json::from_value(serde_json::json!({ "primary_metric": "bandwidth_mib_s" }))
             .expect("a valid run spec"),
-        fingerprint: serde_json::json!({}),
+        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
         unavailable: vec![],
         planned: 0,
         done: 0,

@@ -2,37 +2,11 @@
 
 use std::collections::BTreeSet;
 
-use perflab_core::{CpuPath, ThreadRecord};
-
 use super::sharing::{shared_cpus, SharedCpu};
+use super::span::Span;
 use super::text::{duration_text, percent};
 
 const MIB: f64 = (1u64 << 20) as f64;
-
-/// One thread as the verdict sees it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Span {
-    /// How reasons name the thread (`c0t3`, `dma0chan1-copy0`).
-    pub name: String,
-    /// One clock for all spans (CLOCK_MONOTONIC for perflab's threads).
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub bytes: u64,
-    /// CPU time the thread used, where measured; otherwise its whole interval counts as
-    /// busy.
-    pub busy_ns: Option<u64>,
-    pub pinned_cpu: Option<u32>,
-    /// (CPU, samples that saw the thread there).
-    pub cpu_samples: Vec<(u32, u64)>,
-    /// The CPU at each change the samples saw; empty where not recorded.
-    pub cpu_path: CpuPath,
-}
-
-impl Span {
-    fn len_ns(&self) -> u64 {
-        self.end_ns.saturating_sub(self.start_ns)
-    }
-}
 
 /// When summing is called valid. The defaults allow 10% of slack on each count, since
 /// thread start-up alone staggers starts by tens of microseconds.
@@ -290,26 +264,4 @@ fn explain(kept: &[&Span], c: &Criteria, v: &mut Verdict) {
             ));
         }
     }
-}
-
-/// Spans of stored or collected thread records (their CPU time is not recorded).
-pub fn spans_from_records(records: &[ThreadRecord]) -> Vec<Span> {
-    records
-        .iter()
-        .enumerate()
-        .map(|(i, r)| Span {
-            name: if r.role.is_empty() {
-                i.to_string()
-            } else {
-                r.role.clone()
-            },
-            start_ns: r.start_ns,
-            end_ns: r.end_ns,
-            bytes: r.bytes.unwrap_or(0),
-            busy_ns: None,
-            pinned_cpu: r.pinned_cpu,
-            cpu_samples: r.cpu_samples.clone(),
-            cpu_path: r.cpu_path.clone(),
-        })
-        .collect()
 }

@@ -19,10 +19,12 @@
 
 mod judge;
 mod sharing;
+mod span;
 mod text;
 
-pub use judge::{judge, judge_stored, spans_from_records, Criteria, Span, Verdict};
+pub use judge::{judge, judge_stored, Criteria, Verdict};
 pub use sharing::{shared_cpus, SharedCpu};
+pub use span::{spans_from_records, Span};
 pub use text::{duration_text, percent};
 
 #[cfg(test)]

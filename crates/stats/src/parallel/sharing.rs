@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::judge::Span;
+use super::span::Span;
 
 /// A CPU that several threads ran on at the same time.
 #[derive(Clone, Debug, PartialEq)]

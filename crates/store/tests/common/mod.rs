@@ -58,13 +58,13 @@ pub fn new_run(n: u32) -> NewRun {
             "description": "Grüße ✓ 東京"
         }))
         .expect("a valid run spec"),
-        fingerprint: serde_json::json!({
+        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({
             "kernel": "6.8.0-49-generic",
             "cmdline": "BOOT_IMAGE=/vmlinuz root=/dev/nvme0n1p2 isolcpus=2-3",
             "cpu_model": "AMD EPYC 9454 48-Core Processor",
             "idle_driver": "acpi_idle",
             "perflab": "0.1.0"
-        }),
+        })),
         plan: plan(n),
         unavailable: vec![UnavailableVariant {
             variant: "no-c6".into(),

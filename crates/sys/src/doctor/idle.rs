@@ -4,6 +4,7 @@ use super::Check;
 use crate::cpufreq;
 use crate::cpuidle::{self, state_dir};
 use crate::cpulist::format_cpu_list;
+use crate::probe::Access;
 use crate::root::SysRoot;
 use crate::topology::Topology;
 
@@ -104,22 +105,19 @@ pub(super) fn cpuidle(sys: &SysRoot) -> Check {
 
 pub(super) fn pm_qos(sys: &SysRoot) -> Check {
     const NAME: &str = "pm qos";
-    const DEV: &str = "dev/cpu_dma_latency";
-    if !sys.exists(DEV) {
-        return Check::missing(
+    // The same probe the pmqos knob asks before it applies.
+    match crate::probe::pm_qos(sys) {
+        Access::Missing => Check::missing(
             NAME,
             "no /dev/cpu_dma_latency",
             "the kernel's CPU latency QoS device is missing: mount devtmpfs on /dev",
-        );
-    }
-    if sys.writable(DEV) {
-        Check::ok(NAME, "/dev/cpu_dma_latency is writable")
-    } else {
-        Check::partial(
+        ),
+        Access::Writable => Check::ok(NAME, "/dev/cpu_dma_latency is writable"),
+        Access::ReadOnly => Check::partial(
             NAME,
             "/dev/cpu_dma_latency exists but is not writable",
             "run as root to hold a CPU latency request",
-        )
+        ),
     }
 }
 

@@ -7,21 +7,10 @@ use std::process::Command;
 use super::{Check, NOT_CHECKED, RUN_ON_HOST};
 use crate::ovs_db::OvsDbFailure;
 use crate::root::SysRoot;
+use crate::tools::find_tool;
 
 const OVS_START: &str = "systemctl start openvswitch-switch (without systemd: \
                          /usr/share/openvswitch/scripts/ovs-ctl start)";
-
-/// `$PATH`, then the sbin directories a sudo or cron environment may leave out.
-fn find_tool(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
-        .map(|dir| dir.join(name))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
 
 /// The tool's stdout when it exits 0, else its stderr. Every call passes the tool's own
 /// timeout option, so none can hang on a dead daemon.

@@ -28,6 +28,9 @@ use hdrhistogram::Histogram;
 use super::ns::{enter_netns, pin_self};
 use super::sock::{is_timeout, Conn, Proto};
 
+/// What an interrupted client reports, turned into `WorkloadError::Interrupted`.
+pub(crate) const INTERRUPTED: &str = "interrupted";
+
 /// Timeouts in a row without a reply after which the peer counts as not answering.
 pub const DEAD_AFTER: u32 = 4;
 
@@ -167,7 +170,7 @@ fn closed_loop(
     let mut window_start: Option<Instant> = None;
     loop {
         if stop.load(Ordering::Relaxed) {
-            return Err(super::INTERRUPTED.into());
+            return Err(INTERRUPTED.into());
         }
         let timed = seq >= plan.warmup;
         if timed && window_start.is_none() {
@@ -300,7 +303,7 @@ fn open_loop(
         let mut marked = false;
         let outcome: Result<(), String> = loop {
             if stop.load(Ordering::Relaxed) {
-                break Err(super::INTERRUPTED.into());
+                break Err(INTERRUPTED.into());
             }
             if !marked && Instant::now() >= window_start {
                 window_marks();

@@ -6,9 +6,9 @@
 //!
 //! # Where the two sides run
 //!
-//! - A `netpath=NAME` knob applied for the variant publishes facts: `net.server_netns`,
-//!   `net.client_netns` (files `setns(2)` opens; empty: perflab's own namespace),
-//!   `net.server_addr`, `net.client_addr`. The responder thread enters the server's
+//! - A `netpath=NAME` knob applied for the variant publishes its path
+//!   ([`perflab_core::NetPathFacts`]): each end's namespace (a file `setns(2)` opens;
+//!   empty: perflab's own namespace) and address, or a guest's `perflab serve`. The responder thread enters the server's
 //!   namespace and listens on the server address; the client thread enters the client's
 //!   and binds the client address. Each side's sockets are made by a thread that entered
 //!   its namespace first, because `setns` acts on one thread only.
@@ -51,6 +51,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use perflab_core::net_facts::{self, NetPathFacts, NetServer};
 use perflab_core::{
     Better, HistogramData, MeasureCtx, Metric, Needs, ParamError, ParamKind, ParamSpec, Params,
     SecretValue, Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
@@ -61,14 +62,11 @@ pub use client::DEAD_AFTER;
 pub use remote::{parse_peer, DEFAULT_PORT};
 pub use sock::Proto;
 
-use client::{ClientPlan, ClientResult};
+use client::{ClientPlan, ClientResult, INTERRUPTED};
 use load::Background;
 use proto::OpenRequest;
 use remote::RemoteSession;
 use responder::Placement;
-
-/// What an interrupted client reports, turned into `WorkloadError::Interrupted`.
-const INTERRUPTED: &str = "interrupted";
 
 /// The netrr workload.
 #[derive(Debug, Default)]
@@ -302,42 +300,37 @@ pub(crate) enum Route {
     },
 }
 
-fn fact_ip(ctx: &MeasureCtx, key: &str) -> Result<IpAddr, String> {
-    let v = ctx.fact(key).unwrap_or("");
-    v.parse().map_err(|_| {
-        format!(
-            "the netpath knob published {key}={v:?}, which is not an IP address (a knob and \
-             netrr out of step?)"
-        )
-    })
-}
-
 fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, String> {
     let peer = s.peer.as_str();
-    if let Some(path) = ctx.fact("net.path") {
+    if let Some(facts) = NetPathFacts::from_facts(&ctx.facts) {
         if !peer.is_empty() {
+            let path = ctx.fact(net_facts::PATH).unwrap_or_default();
             return Err(format!(
                 "peer={peer} and the netpath={path} knob both say where the server is; \
                  give one"
             ));
         }
-        if let Some(guest) = ctx.fact("net.peer") {
-            return Ok(Route::Remote {
-                path: path.to_string(),
-                peer: guest.parse().map_err(|_| {
-                    format!("the netpath={path} knob published net.peer={guest:?}, which is not ADDR:PORT")
-                })?,
-                token: ctx.fact("net.peer_token").unwrap_or("").to_string(),
-                netns: ctx.fact("net.client_netns").unwrap_or("").to_string(),
-                bind: Some(fact_ip(ctx, "net.client_addr")?),
-            });
-        }
-        return Ok(Route::Local {
-            path: path.to_string(),
-            server_netns: ctx.fact("net.server_netns").unwrap_or("").to_string(),
-            client_netns: ctx.fact("net.client_netns").unwrap_or("").to_string(),
-            server_addr: fact_ip(ctx, "net.server_addr")?,
-            client_addr: fact_ip(ctx, "net.client_addr")?,
+        let NetPathFacts {
+            path,
+            client,
+            server,
+            ..
+        } = facts?;
+        return Ok(match server {
+            NetServer::Guest(g) => Route::Remote {
+                path,
+                peer: g.peer,
+                token: g.token,
+                netns: client.netns,
+                bind: Some(client.addr),
+            },
+            NetServer::Local(s) => Route::Local {
+                path,
+                server_netns: s.netns,
+                client_netns: client.netns,
+                server_addr: s.addr,
+                client_addr: client.addr,
+            },
         });
     }
     if peer.is_empty() {
@@ -461,8 +454,8 @@ fn measure(cfg: &Settings, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> {
             if cfg.server_cpu.is_some() {
                 notes.push("server_cpu is ignored with a remote peer".into());
             }
-            if let Some(note) = ctx.fact("net.guest_note") {
-                notes.push(note.to_string());
+            if let Some(note) = guest_note(ctx) {
+                notes.push(note);
             }
             let data = s.data;
             session = Some(s);
@@ -666,5 +659,13 @@ fn output(
         histograms: vec![h],
         threads: Vec::new(),
         notes,
+    }
+}
+
+/// What the guest a `netpath=vm-*` knob booted says a reader must know (TCG), if any.
+fn guest_note(ctx: &MeasureCtx) -> Option<String> {
+    match NetPathFacts::from_facts(&ctx.facts)?.ok()?.server {
+        NetServer::Guest(g) => g.note,
+        NetServer::Local(_) => None,
     }
 }

@@ -21,6 +21,8 @@ fn records_become_spans_and_metrics_carry_the_verdict() {
     let m = metrics(&v);
     let names: Vec<&str> = m.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, METRIC_NAMES);
+    let back = perflab_core::ParallelMetrics::from_metrics(&m).expect("the verdict reads back");
+    assert_eq!((back.sum_valid, back.busy_measured), (true, Some(false)));
     assert_eq!(m[0].value, 1.0);
     assert_eq!(m[4].value, 1.0);
     // The records carry no CPU time: parallelism is from the intervals.

@@ -3,23 +3,15 @@
 //! measurement's metrics, which the store keeps and reports read as data, and the note a
 //! person reads next to the numbers.
 
+use perflab_core::parallel_metrics::ParallelMetrics;
 use perflab_core::{Better, Metric, Unit};
 
 pub use perflab_stats::parallel::{judge, spans_from_records, Criteria, Span, Verdict};
 
 use super::format::percent;
 
-/// Names of the metrics [`metrics`] emits, for reports that look for them.
-pub const METRIC_NAMES: &[&str] = &[
-    "aggregate_mib_s",
-    "summed_mib_s",
-    "overlap",
-    "parallelism",
-    "sum_valid",
-    "threads",
-    "window_s",
-    "busy_measured",
-];
+/// Names of the metrics [`metrics`] emits, for tests that look for them.
+pub const METRIC_NAMES: &[&str] = &ParallelMetrics::NAMES;
 
 /// The bandwidth and bytes a threaded transfer reports first: the aggregate over the
 /// threads' union window, which is what may be quoted whatever the verdict says.
@@ -35,42 +27,22 @@ pub fn bandwidth_metrics(v: &Verdict) -> [Metric; 2] {
     ]
 }
 
-/// The verdict as measurement metrics. With the stored thread records they are all a
+/// The verdict as measurement metrics ([`ParallelMetrics`], the type reports read). With the stored thread records they are all a
 /// report needs to judge the measurement again (`perflab_stats::parallel::judge_stored`):
 /// `busy_measured` says whether `parallelism` comes from each thread's measured CPU time,
 /// which the thread records do not keep.
 pub fn metrics(v: &Verdict) -> Vec<Metric> {
-    let flag = |b: bool| f64::from(u8::from(b));
-    vec![
-        Metric::new(
-            "aggregate_mib_s",
-            v.aggregate_mib_s,
-            Unit::MibPerSecond,
-            Better::Higher,
-        ),
-        Metric::new(
-            "summed_mib_s",
-            v.summed_mib_s,
-            Unit::MibPerSecond,
-            Better::Neither,
-        ),
-        Metric::new("overlap", v.overlap, Unit::Ratio, Better::Higher),
-        Metric::new("parallelism", v.parallelism, Unit::Count, Better::Higher),
-        Metric::new("sum_valid", flag(v.sum_valid), Unit::Count, Better::Neither),
-        Metric::new("threads", v.threads as f64, Unit::Count, Better::Neither),
-        Metric::new(
-            "window_s",
-            v.window_ns as f64 / 1e9,
-            Unit::Seconds,
-            Better::Neither,
-        ),
-        Metric::new(
-            "busy_measured",
-            flag(v.busy_measured),
-            Unit::Count,
-            Better::Neither,
-        ),
-    ]
+    ParallelMetrics {
+        aggregate_mib_s: v.aggregate_mib_s,
+        summed_mib_s: v.summed_mib_s,
+        overlap: v.overlap,
+        parallelism: v.parallelism,
+        sum_valid: v.sum_valid,
+        threads: v.threads as f64,
+        window_s: v.window_ns as f64 / 1e9,
+        busy_measured: Some(v.busy_measured),
+    }
+    .to_metrics()
 }
 
 /// The verdict as one note a person reads next to the numbers. Reports do not parse it

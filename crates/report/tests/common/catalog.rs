@@ -1,0 +1,41 @@
+//! The workloads' report hints these tests need, installed as the binary installs the
+//! real ones (`perflab_workloads::install_catalog`): the report does not link the
+//! workloads, so its tests declare the hints of the two workloads whose runs they render
+//! with a workload-specific part (ctxsw's drill-down title, netrr's latency table). The
+//! values are the ones crates/workloads/src/{ctxsw,netrr}/mod.rs declare.
+
+use perflab_core::{Descriptor, Kind, LatencyTableHints, Needs, ReportHints, WorkloadHints};
+
+static CTXSW: Descriptor = Descriptor {
+    kind: Kind::Workload,
+    name: "ctxsw",
+    help: "",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::Workload(WorkloadHints {
+        primary_metric: "round_trips_per_s",
+        result_title: Some("Context Switch Information"),
+        latency_table: None,
+    }),
+};
+
+static NETRR: Descriptor = Descriptor {
+    kind: Kind::Workload,
+    name: "netrr",
+    help: "",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::Workload(WorkloadHints {
+        primary_metric: "rtt_p50_us",
+        result_title: None,
+        latency_table: Some(LatencyTableHints {
+            histogram: "rtt",
+            softirqs: "softirqs",
+        }),
+    }),
+};
+
+/// Installs the hints (once per test process; later calls do nothing).
+pub fn install() {
+    perflab_core::catalog::install_workloads(vec![&CTXSW, &NETRR]);
+}
