@@ -7,9 +7,8 @@
 //! in a known, repeatable way, whatever else the machine runs. That is what a test of a
 //! measuring method needs; the wall clock only ever gives what the CPUs happened to do.
 
-use std::sync::Mutex;
-
-use crate::state::now_ns;
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
 
 /// The modelled link, or `None` for the wall clock.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -74,7 +73,7 @@ pub fn event_ns() -> u64 {
     let c = clock();
     match c.model {
         Some(_) => c.now_ns as u64,
-        None => now_ns(),
+        None => wall_ns(),
     }
 }
 
@@ -96,6 +95,13 @@ pub fn copied(len: usize) {
     }
     let secs = len as f64 / (m.mib_s * 1048576.0) * c.factor;
     c.now_ns += secs * 1e9;
+}
+
+/// Nanoseconds since the library was first used: the wall clock the events read where
+/// no modelled clock is set.
+fn wall_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::Instant;
 
 use crate::streams::{EventState, StreamHandle};
 
@@ -111,12 +110,6 @@ pub fn state() -> MutexGuard<'static, State> {
         .lock()
         // A panic in a test's thread must not wedge every later call.
         .unwrap_or_else(|p| p.into_inner())
-}
-
-/// Nanoseconds since the library was first used: the events' clock.
-pub fn now_ns() -> u64 {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
 /// "cuName[:N]" → (name, N).

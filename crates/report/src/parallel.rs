@@ -107,13 +107,14 @@ pub fn parallel_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<Paralle
             };
             let med = |f: fn(&ParallelMetrics) -> f64| median(group.iter().map(|(_, v)| f(v)));
             let valid = group.iter().filter(|(_, v)| v.sum_valid).count();
-            let reason = group
-                .iter()
-                .find_map(|(m, v)| first_reason(m, v))
-                .map(|r| match copy_engines {
-                    true => crate::gpu_words::engine_reason(&r),
-                    false => r,
-                });
+            let reason =
+                group
+                    .iter()
+                    .find_map(|(m, v)| first_reason(m, v))
+                    .map(|r| match copy_engines {
+                        true => crate::gpu_words::engine_reason(&r),
+                        false => r,
+                    });
             rows.push(ParallelRow {
                 point: labeler.label(&head.params),
                 variant: variant.clone(),

@@ -30,7 +30,9 @@ pub fn run_info(id: i64) -> RunInfo {
             "compare": {"baseline": "poll-only"},
         }))
         .expect("a valid run spec"),
-        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({ "idle_driver": "intel_idle" })),
+        fingerprint: perflab_core::Fingerprint::from_json(
+            serde_json::json!({ "idle_driver": "intel_idle" }),
+        ),
         unavailable: vec![],
         planned: 24,
         done: 24,
