@@ -157,6 +157,18 @@ impl Store {
         self.backend.measurements(id)
     }
 
+    /// [`Store::measurements`] one record at a time, in seq order, from one snapshot,
+    /// without holding the run: for readers that fold records into aggregates (reports
+    /// over 100,000 measurements) or write them out as they come (`export`). An error
+    /// `visit` returns stops the read and is returned.
+    pub fn visit_measurements(
+        &self,
+        id: RunId,
+        visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.backend.visit_measurements(id, visit)
+    }
+
     /// Each recorded seq with whether it is `Ok` (ineffective counts as `Ok`: it ran).
     pub fn recorded(&self, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {
         self.backend.recorded(id)

@@ -200,17 +200,53 @@ impl SqliteBackend {
     /// produced and its telemetry.
     pub fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError> {
         let path = &self.path;
-        let db = &self.location;
         let tx = self.conn.unchecked_transaction().at(path)?;
         self.require_run(&tx, id)?;
-        let mut a = Assembler::new(db, id, load_measurements(&tx, path, db, id)?);
+        self.seq_range(&tx, id, (0, u32::MAX))
+    }
 
+    /// The run's measurements handed to `visit` one at a time, in seq order, read a
+    /// chunk of seqs at a time inside one read transaction: one snapshot, as
+    /// [`Self::measurements`], without the whole run in memory at once.
+    pub fn visit_measurements(
+        &self,
+        id: RunId,
+        visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let path = &self.path;
+        let tx = self.conn.unchecked_transaction().at(path)?;
+        self.require_run(&tx, id)?;
+        let seqs = tx
+            .prepare_cached("SELECT seq FROM measurements WHERE run_id = ?1 ORDER BY seq")
+            .at(path)?
+            .query_map([id], |r| r.get::<_, u32>(0))
+            .at(path)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .at(path)?;
+        for range in crate::assemble::chunks(&seqs) {
+            for m in self.seq_range(&tx, id, range)? {
+                visit(m)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The measurements of `id` whose seq lies in `lo..=hi`, whole.
+    fn seq_range(
+        &self,
+        tx: &Connection,
+        id: RunId,
+        (lo, hi): (u32, u32),
+    ) -> Result<Vec<MeasurementRecord>, StoreError> {
+        let path = &self.path;
+        let db = &self.location;
+        let mut a = Assembler::new(db, id, load_measurements(tx, path, db, id, (lo, hi))?);
         let mut stmt = tx
             .prepare_cached(
-                "SELECT seq, name, value, unit, better FROM metrics WHERE run_id = ?1 ORDER BY seq, idx",
+                "SELECT seq, name, value, unit, better FROM metrics WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
             )
             .at(path)?;
-        let mut rows = stmt.query([id]).at(path)?;
+        let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
         while let Some(r) = rows.next().at(path)? {
             a.metric(
                 r.get(0).at(path)?,
@@ -225,10 +261,10 @@ impl SqliteBackend {
             .prepare_cached(
                 "SELECT seq, name, unit, count, min, mean, max, stddev, p50, p90, p99, p999, \
                  p9999, encoded, above, above_count FROM histograms WHERE run_id = ?1 \
-                 ORDER BY seq, idx",
+                 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
             )
             .at(path)?;
-        let mut rows = stmt.query([id]).at(path)?;
+        let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
         while let Some(r) = rows.next().at(path)? {
             let mut stats = [None; 9];
             for (i, s) in stats.iter_mut().enumerate() {
@@ -249,10 +285,10 @@ impl SqliteBackend {
             .prepare_cached(
                 "SELECT seq, role, tid, pinned_cpu, cpu_samples, migrations, voluntary_switches, \
                  involuntary_switches, start_ns, end_ns, bytes, counters, cpu_path FROM threads \
-                 WHERE run_id = ?1 ORDER BY seq, idx",
+                 WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
             )
             .at(path)?;
-        let mut rows = stmt.query([id]).at(path)?;
+        let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
         while let Some(r) = rows.next().at(path)? {
             a.thread(RawThread {
                 seq: r.get(0).at(path)?,
@@ -274,10 +310,10 @@ impl SqliteBackend {
         let mut stmt = tx
             .prepare_cached(
                 "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
-                 WHERE run_id = ?1 ORDER BY seq, idx",
+                 WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
             )
             .at(path)?;
-        let mut rows = stmt.query([id]).at(path)?;
+        let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
         while let Some(r) = rows.next().at(path)? {
             a.telemetry(RawTelemetry {
                 seq: r.get(0).at(path)?,
@@ -314,9 +350,12 @@ fn load_measurements(
     path: &Path,
     db: &Location,
     id: RunId,
+    (lo, hi): (u32, u32),
 ) -> Result<Vec<MeasurementRecord>, StoreError> {
-    let mut stmt = conn.prepare_cached(measurements_select!("?1")).at(path)?;
-    let mut rows = stmt.query(params![id]).at(path)?;
+    let mut stmt = conn
+        .prepare_cached(measurements_select!("?1", "?2", "?3"))
+        .at(path)?;
+    let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
     let mut out = Vec::new();
     while let Some(r) = rows.next().at(path)? {
         let raw = RawMeasurement {
