@@ -7,6 +7,7 @@ mod crosscheck;
 mod doctor;
 mod drilldown_dir;
 mod export;
+mod export_stream;
 mod fleet;
 mod fleet_doctor;
 mod fleet_hosts;
