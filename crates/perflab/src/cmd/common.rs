@@ -202,3 +202,18 @@ mod tests {
         assert_eq!(super::utc(1_795_000_000.0), "2026-11-18 11:06:40");
     }
 }
+
+/// The run's records for a report, read as the store streams them: each cell's raw
+/// histograms summed as they arrive (see `perflab_report::slim`), so the report holds one
+/// histogram per point and variant rather than one per measurement.
+pub fn report_records(
+    store: &Store,
+    id: perflab_store::RunId,
+) -> anyhow::Result<Vec<perflab_store::MeasurementRecord>> {
+    let mut fold = perflab_report::slim::RunFold::new();
+    store.visit_measurements(id, &mut |m| {
+        fold.push(m);
+        Ok(())
+    })?;
+    Ok(fold.finish())
+}
