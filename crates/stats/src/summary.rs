@@ -68,7 +68,39 @@ impl Summary {
 }
 
 /// Percentile-bootstrap confidence interval of the median, reproducible for a given seed.
+///
+/// A report summarizes the same repetitions more than once (a comparison's sides, then
+/// the spread of each run), and at 500 repetitions a cell's 2,000 resamples are most of
+/// its cost; the interval depends only on the values in order and the configuration, so
+/// each is computed once per thread and remembered.
 pub fn bootstrap_median_ci(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
+    type Key = (u64, usize, u64, Vec<u64>);
+    thread_local! {
+        static SEEN: std::cell::RefCell<std::collections::HashMap<Key, (f64, f64)>> =
+            Default::default();
+    }
+    let key: Key = (
+        cfg.seed,
+        cfg.resamples,
+        cfg.confidence.to_bits(),
+        sample.values().iter().map(|v| v.to_bits()).collect(),
+    );
+    if let Some(ci) = SEEN.with(|s| s.borrow().get(&key).copied()) {
+        return ci;
+    }
+    let ci = bootstrap(sample, cfg);
+    SEEN.with(|s| {
+        let mut seen = s.borrow_mut();
+        // A long-lived process (an adaptive run's checks) must not keep every sample.
+        if seen.len() >= 4096 {
+            seen.clear();
+        }
+        seen.insert(key, ci);
+    });
+    ci
+}
+
+fn bootstrap(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
     let values = sample.values();
     let n = values.len();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);

@@ -138,7 +138,13 @@ pub(crate) struct Assembler<'a> {
     index: HashMap<u32, usize>,
     units: NameCache<Unit>,
     betters: NameCache<Better>,
+    /// The records whose telemetry rows are read; `None`: all of them.
+    telemetry: Option<std::collections::HashSet<u32>>,
 }
+
+/// Which records of a read get their telemetry rows (a record's rows are most of its
+/// size: 59 on a 2-CPU machine with the default monitors, several hundred on a big one).
+pub type TelemetryFilter<'f> = &'f mut dyn FnMut(&MeasurementRecord) -> bool;
 
 impl<'a> Assembler<'a> {
     pub(crate) fn new(db: &'a Location, id: RunId, recs: Vec<MeasurementRecord>) -> Self {
@@ -150,7 +156,27 @@ impl<'a> Assembler<'a> {
             index,
             units: NameCache::new(),
             betters: NameCache::new(),
+            telemetry: None,
         }
+    }
+
+    /// Asks `filter` which records get telemetry rows; whether any does (when none does,
+    /// the backend skips the query).
+    pub(crate) fn filter_telemetry(&mut self, filter: TelemetryFilter) -> bool {
+        let wanted: std::collections::HashSet<u32> = self
+            .recs
+            .iter()
+            .filter(|r| filter(r))
+            .map(|r| r.seq)
+            .collect();
+        let any = !wanted.is_empty();
+        self.telemetry = Some(wanted);
+        any
+    }
+
+    /// Whether the telemetry rows of `seq` are wanted (checked before they are decoded).
+    pub(crate) fn wants_telemetry(&self, seq: u32) -> bool {
+        self.telemetry.as_ref().is_none_or(|w| w.contains(&seq))
     }
 
     fn slot(&mut self, seq: u32) -> Result<&mut MeasurementRecord, StoreError> {

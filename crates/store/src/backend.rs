@@ -30,14 +30,22 @@ pub trait Backend: Send {
     /// Every recorded measurement of the run, ordered by seq.
     fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError>;
     /// Every recorded measurement of the run handed to `visit` in seq order, from one
-    /// snapshot. The backends read a chunk at a time, so a reader that folds records
-    /// never holds the whole run; this default (for a test double) reads it whole.
+    /// snapshot, with telemetry rows where `telemetry` says. The backends read a chunk at
+    /// a time, so a reader that folds records never holds the whole run; this default
+    /// (for a test double) reads it whole.
     fn visit_measurements(
         &self,
         id: RunId,
+        telemetry: crate::TelemetryFilter,
         visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        self.measurements(id)?.into_iter().try_for_each(visit)
+        let mut ms = self.measurements(id)?;
+        for m in &mut ms {
+            if !telemetry(m) {
+                m.telemetry = Vec::new();
+            }
+        }
+        ms.into_iter().try_for_each(visit)
     }
     /// The seq of every recorded measurement with whether it is `Ok` (a failed one is
     /// `false`), ordered by seq: what a copy needs to know without loading the figures.

@@ -37,6 +37,14 @@ pub(super) fn time_child(
     cmd.stdout(std::fs::File::create(&stdout_path)?)
         .stderr(Stdio::piped())
         .stdin(Stdio::null());
+    // A child's max RSS starts from the memory of the process it was started from: with
+    // posix_spawn (std's default) the parent's peak, with fork its current RSS. This
+    // process held the built runs once, so a hook makes std fork, and `data::build`
+    // hands that memory back first (see `data::trim`).
+    // SAFETY: the hook does nothing, so nothing unsafe runs between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || Ok(()));
+    }
     let t0 = Instant::now();
     let mut child = cmd.spawn()?;
     let mut stderr = String::new();

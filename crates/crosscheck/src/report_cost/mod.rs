@@ -32,8 +32,10 @@ pub fn run(perflab: &Path, out: &mut dyn Write, verdicts: &mut Verdicts) -> Resu
     let runs = data::build(&db, dir.path(), out)?;
     say!(
         out,
-        "timing each command as a child process ({}), wall time and max RSS (wait4):",
-        perflab.display()
+        "timing each command as a child process ({}), wall time and max RSS (wait4; it \
+         includes this process's own {} MB at the fork):",
+        perflab.display(),
+        data::own_rss_mb().map_or_else(|| "?".into(), |mb| format!("{mb:.0}"))
     );
     let mut over = false;
     for case in cases(&runs) {

@@ -204,14 +204,16 @@ mod tests {
 }
 
 /// The run's records for a report, read as the store streams them: each cell's raw
-/// histograms summed as they arrive (see `perflab_report::slim`), so the report holds one
-/// histogram per point and variant rather than one per measurement.
+/// histograms summed as they arrive, telemetry rows for the first repetitions of each
+/// cell only (see `perflab_report::slim`), so the report holds one histogram per point
+/// and variant rather than one per measurement, and bounded telemetry.
 pub fn report_records(
     store: &Store,
     id: perflab_store::RunId,
 ) -> anyhow::Result<Vec<perflab_store::MeasurementRecord>> {
+    let mut bound = perflab_report::slim::TelemetryBound::default();
     let mut fold = perflab_report::slim::RunFold::new();
-    store.visit_measurements(id, &mut |m| {
+    store.visit_measurements(id, &mut |m| bound.keeps(m), &mut |m| {
         fold.push(m);
         Ok(())
     })?;

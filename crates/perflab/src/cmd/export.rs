@@ -38,14 +38,14 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
                 plan: &plan,
             };
             let mut json = JsonStream::start(out, &head)?;
-            visit(&store, a.run, |m| json.push(&m))?;
+            visit(&store, a.run, true, |m| json.push(&m))?;
             json.finish()?;
         }
         ExportFormat::Benchstat => {
             // Its header needs every result's parameters and units first; it reads no
             // histograms, threads or telemetry, so only the rest of each record is kept.
             let mut ms = Vec::new();
-            visit(&store, a.run, |m| {
+            visit(&store, a.run, false, |m| {
                 ms.push(perflab_report::slim::without_detail(m));
                 Ok::<(), std::io::Error>(())
             })?;
@@ -72,7 +72,8 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
                 // headline (a result) or telemetry (carried the disturbing monitors only)
                 "role",
             ])?;
-            visit(&store, a.run, |m| {
+            // One row per metric: the telemetry rows are not read at all.
+            visit(&store, a.run, false, |m| {
                 let status = m.status.word();
                 let err = m.status.message().unwrap_or_default().to_string();
                 let base = [
@@ -116,18 +117,20 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// [`perflab_store::Store::visit_measurements`] with a visitor whose own error (a write
-/// that failed) stops the read and comes back as itself.
+/// [`perflab_store::Store::visit_measurements`] (with every record's telemetry rows, or
+/// none) with a visitor whose own error (a write that failed) stops the read and comes
+/// back as itself.
 fn visit<E>(
     store: &perflab_store::Store,
     run: RunId,
+    telemetry: bool,
     mut f: impl FnMut(MeasurementRecord) -> Result<(), E>,
 ) -> anyhow::Result<()>
 where
     E: std::error::Error + Send + Sync + 'static,
 {
     store
-        .visit_measurements(run, &mut |m| {
+        .visit_measurements(run, &mut |_| telemetry, &mut |m| {
             f(m).map_err(|e| StoreError::Visitor(Box::new(e)))
         })
         .map_err(|e| match e {

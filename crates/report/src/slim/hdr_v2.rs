@@ -75,6 +75,34 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// Calls `f` with each non-zero count of `payload` and its bucket index; `false` where
+/// the payload is cut short or runs past `len` buckets (the deserializer's errors).
+fn each_count(payload: &[u8], len: usize, mut f: impl FnMut(usize, u64)) -> bool {
+    let (mut at, mut index) = (0, 0usize);
+    while at < payload.len() {
+        let Some((zz, n)) = varint(&payload[at..]) else {
+            return false;
+        };
+        at += n;
+        let v = ((zz >> 1) as i64) ^ -((zz & 1) as i64);
+        if v < 0 {
+            index = match index.checked_add(v.unsigned_abs() as usize) {
+                Some(i) => i,
+                None => return false,
+            };
+        } else {
+            if v > 0 {
+                if index >= len {
+                    return false;
+                }
+                f(index, v as u64);
+            }
+            index += 1;
+        }
+    }
+    true
+}
+
 /// The counts arrays' lengths by header, so each is computed once.
 #[derive(Default)]
 pub(crate) struct Lengths(HashMap<Header, Option<usize>>);
@@ -116,34 +144,15 @@ impl Sum {
         if header != self.header {
             return false;
         }
-        // Decoded fully before any count is added, so a bad payload leaves the sum alone.
-        let mut runs: Vec<(usize, u64)> = Vec::new();
-        let (mut at, mut index) = (0, 0usize);
-        while at < payload.len() {
-            let Some((zz, n)) = varint(&payload[at..]) else {
-                return false;
-            };
-            at += n;
-            let v = ((zz >> 1) as i64) ^ -((zz & 1) as i64);
-            if v < 0 {
-                index = match index.checked_add(v.unsigned_abs() as usize) {
-                    Some(i) => i,
-                    None => return false,
-                };
-            } else {
-                if v > 0 {
-                    if index >= self.counts.len() {
-                        return false;
-                    }
-                    runs.push((index, v as u64));
-                }
-                index += 1;
-            }
+        // Checked whole before any count is added, so a bad payload leaves the sum alone;
+        // two passes over a few KiB cost less than collecting the counts.
+        if !each_count(payload, self.counts.len(), |_, _| {}) {
+            return false;
         }
-        for (i, c) in runs {
-            self.counts[i] = self.counts[i].saturating_add(c);
-        }
-        true
+        let counts = &mut self.counts;
+        each_count(payload, counts.len(), |i, c| {
+            counts[i] = counts[i].saturating_add(c);
+        })
     }
 
     /// The sum in V2, up to its last bucket with a count, as the crate writes it.

@@ -17,9 +17,15 @@
 //! other bounds than its cell's first, damaged) stays as it was, and so do the later ones
 //! of its cell: the readers then judge them as they always did.
 //!
-//! What is not a histogram (metrics, telemetry rows, thread records) is kept: the
-//! telemetry tables read each repetition's rows. [`without_detail`] drops those too, for
-//! readers of metrics alone (benchstat's export).
+//! Telemetry rows are the other heavy part (59 per measurement on a 2-CPU machine with
+//! the default monitors, hundreds on a big one), and the tables that read them (what
+//! changed with a difference, counters, interrupts per CPU, trace and span rows, the
+//! per-CPU figures, a drill-down) compare repetitions, not sums. They are kept for the
+//! first [`TELEMETRY_REPS`] repetitions of each point, variant, role and status kind
+//! ([`TelemetryBound`], which the store asks before it reads a record's rows, so the
+//! rest are never read): a run with more repetitions than that has its telemetry tables
+//! from those, its headline numbers from all. Metrics and thread records are kept whole.
+//! [`without_detail`] drops everything but metrics, for benchstat's export.
 
 pub(crate) mod hdr_v2;
 
@@ -28,6 +34,37 @@ use std::collections::HashMap;
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, Role};
 
 use hdr_v2::{Lengths, Sum};
+
+/// Repetitions of a cell whose telemetry rows a report keeps: more than any ordinary
+/// run has (the snapshot tests' 3 to 5, studies' 5 to 10), few enough that 100,000
+/// measurements' rows stay tens of MB on a small machine.
+pub const TELEMETRY_REPS: usize = 20;
+
+/// Decides, record by record in seq order, whose telemetry rows are kept: the first
+/// [`TELEMETRY_REPS`] of each point, variant, role and status kind.
+#[derive(Default)]
+pub struct TelemetryBound {
+    seen: HashMap<(u32, String, Role, u8), usize>,
+}
+
+impl TelemetryBound {
+    pub fn keeps(&mut self, m: &MeasurementRecord) -> bool {
+        let n = self
+            .seen
+            .entry((m.point, m.variant.clone(), m.role, status_kind(&m.status)))
+            .or_default();
+        *n += 1;
+        *n <= TELEMETRY_REPS
+    }
+}
+
+fn status_kind(s: &MeasurementStatus) -> u8 {
+    match s {
+        MeasurementStatus::Ok => 0,
+        MeasurementStatus::Failed(_) => 1,
+        MeasurementStatus::Ineffective(_) => 2,
+    }
+}
 
 /// Which repetitions' histograms are summed together.
 type CellKey = (u32, String, u8, Role, usize, String);
@@ -61,11 +98,7 @@ impl RunFold {
     /// Takes the next record (in seq order).
     pub fn push(&mut self, mut m: MeasurementRecord) {
         let at = self.ms.len();
-        let status = match m.status {
-            MeasurementStatus::Ok => 0,
-            MeasurementStatus::Failed(_) => 1,
-            MeasurementStatus::Ineffective(_) => 2,
-        };
+        let status = status_kind(&m.status);
         for (slot, h) in m.output.histograms.iter_mut().enumerate() {
             if h.encoded.is_empty() {
                 continue;
@@ -118,11 +151,16 @@ pub fn without_detail(mut m: MeasurementRecord) -> MeasurementRecord {
     m
 }
 
-/// The records of `ms` folded as [`RunFold`] folds a stream of them (for readers that
+/// The records of `ms` (in seq order) as a report reads them from the store: telemetry
+/// rows within [`TelemetryBound`], histograms folded by [`RunFold`] (for readers that
 /// hold the records already, and for tests).
 pub fn fold(ms: Vec<MeasurementRecord>) -> Vec<MeasurementRecord> {
+    let mut bound = TelemetryBound::default();
     let mut f = RunFold::new();
-    for m in ms {
+    for mut m in ms {
+        if !bound.keeps(&m) {
+            m.telemetry = Vec::new();
+        }
         f.push(m);
     }
     f.finish()

@@ -109,9 +109,10 @@ impl Backend for PgBackend {
     fn visit_measurements(
         &self,
         id: RunId,
+        telemetry: crate::TelemetryFilter,
         visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        PgBackend::visit_measurements(self, id, visit)
+        PgBackend::visit_measurements(self, id, telemetry, visit)
     }
     fn recorded(&self, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {
         PgBackend::recorded(self, id)

@@ -10,7 +10,7 @@ use postgres::{Client, IsolationLevel, Row, Transaction};
 
 use super::{small, PgBackend};
 use crate::assemble::{
-    measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
+    measurements_select, TelemetryFilter, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
 };
 use crate::codec::{parse_params, parse_role, RawRun};
 use crate::error::{corrupt, PgAt};
@@ -208,7 +208,7 @@ impl PgBackend {
         let mut client = self.client.borrow_mut();
         let mut tx = snapshot(&mut client, db)?;
         self.require_run(&mut tx, id)?;
-        let out = self.seq_range(&mut tx, id, (0, i64::from(u32::MAX)))?;
+        let out = self.seq_range(&mut tx, id, (0, i64::from(u32::MAX)), &mut |_| true)?;
         tx.commit().at(db)?;
         Ok(out)
     }
@@ -219,6 +219,7 @@ impl PgBackend {
     pub(crate) fn visit_measurements(
         &self,
         id: RunId,
+        telemetry: TelemetryFilter,
         visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let db = &self.location;
@@ -236,7 +237,8 @@ impl PgBackend {
             .map(|r| col32(r, 0, db, "a seq"))
             .collect::<Result<Vec<_>, StoreError>>()?;
         for (lo, hi) in crate::assemble::chunks(&seqs) {
-            for m in self.seq_range(&mut tx, id, (i64::from(lo), i64::from(hi)))? {
+            let range = (i64::from(lo), i64::from(hi));
+            for m in self.seq_range(&mut tx, id, range, &mut *telemetry)? {
                 visit(m)?;
             }
         }
@@ -250,10 +252,12 @@ impl PgBackend {
         tx: &mut Transaction<'_>,
         id: RunId,
         (lo, hi): (i64, i64),
+        telemetry: TelemetryFilter,
     ) -> Result<Vec<MeasurementRecord>, StoreError> {
         let db = &self.location;
         let recs = self.load_measurements(tx, id, (lo, hi))?;
         let mut a = Assembler::new(db, id, recs);
+        let any_telemetry = a.filter_telemetry(telemetry);
 
         let st = self.stmt(
             tx,
@@ -319,22 +323,28 @@ impl PgBackend {
             })?;
         }
 
-        let st = self.stmt(
-            tx,
-            "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
-             WHERE run_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq, idx",
-        )?;
-        for r in tx.query(&st, &[&id, &lo, &hi]).at(db)? {
-            let cpu: Option<i64> = col(&r, 4, db)?;
-            a.telemetry(RawTelemetry {
-                seq: col32(&r, 0, db, "a seq")?,
-                source: col(&r, 1, db)?,
-                key: col(&r, 2, db)?,
-                label: col(&r, 3, db)?,
-                cpu: cpu.map(|c| small(db, "a CPU", c)).transpose()?,
-                value: col(&r, 5, db)?,
-                unit: col(&r, 6, db)?,
-            })?;
+        if any_telemetry {
+            let st = self.stmt(
+                tx,
+                "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
+                 WHERE run_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq, idx",
+            )?;
+            for r in tx.query(&st, &[&id, &lo, &hi]).at(db)? {
+                let seq = col32(&r, 0, db, "a seq")?;
+                if !a.wants_telemetry(seq) {
+                    continue;
+                }
+                let cpu: Option<i64> = col(&r, 4, db)?;
+                a.telemetry(RawTelemetry {
+                    seq,
+                    source: col(&r, 1, db)?,
+                    key: col(&r, 2, db)?,
+                    label: col(&r, 3, db)?,
+                    cpu: cpu.map(|c| small(db, "a CPU", c)).transpose()?,
+                    value: col(&r, 5, db)?,
+                    unit: col(&r, 6, db)?,
+                })?;
+            }
         }
         Ok(a.finish())
     }

@@ -59,9 +59,10 @@ impl Backend for SqliteBackend {
     fn visit_measurements(
         &self,
         id: RunId,
+        telemetry: crate::TelemetryFilter,
         visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        SqliteBackend::visit_measurements(self, id, visit)
+        SqliteBackend::visit_measurements(self, id, telemetry, visit)
     }
     fn recorded(&self, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {
         SqliteBackend::recorded(self, id)

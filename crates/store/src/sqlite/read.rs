@@ -12,7 +12,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use super::write::run_exists;
 use super::SqliteBackend;
 use crate::assemble::{
-    measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
+    measurements_select, TelemetryFilter, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
 };
 use crate::codec::{parse_params, parse_role, RawRun};
 use crate::error::At;
@@ -202,7 +202,7 @@ impl SqliteBackend {
         let path = &self.path;
         let tx = self.conn.unchecked_transaction().at(path)?;
         self.require_run(&tx, id)?;
-        self.seq_range(&tx, id, (0, u32::MAX))
+        self.seq_range(&tx, id, (0, u32::MAX), &mut |_| true)
     }
 
     /// The run's measurements handed to `visit` one at a time, in seq order, read a
@@ -211,6 +211,7 @@ impl SqliteBackend {
     pub fn visit_measurements(
         &self,
         id: RunId,
+        telemetry: TelemetryFilter,
         visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let path = &self.path;
@@ -224,7 +225,7 @@ impl SqliteBackend {
             .collect::<rusqlite::Result<Vec<_>>>()
             .at(path)?;
         for range in crate::assemble::chunks(&seqs) {
-            for m in self.seq_range(&tx, id, range)? {
+            for m in self.seq_range(&tx, id, range, &mut *telemetry)? {
                 visit(m)?;
             }
         }
@@ -237,10 +238,12 @@ impl SqliteBackend {
         tx: &Connection,
         id: RunId,
         (lo, hi): (u32, u32),
+        telemetry: TelemetryFilter,
     ) -> Result<Vec<MeasurementRecord>, StoreError> {
         let path = &self.path;
         let db = &self.location;
         let mut a = Assembler::new(db, id, load_measurements(tx, path, db, id, (lo, hi))?);
+        let any_telemetry = a.filter_telemetry(telemetry);
         let mut stmt = tx
             .prepare_cached(
                 "SELECT seq, name, value, unit, better FROM metrics WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
@@ -307,23 +310,29 @@ impl SqliteBackend {
             })?;
         }
 
-        let mut stmt = tx
-            .prepare_cached(
-                "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
-                 WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
-            )
-            .at(path)?;
-        let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
-        while let Some(r) = rows.next().at(path)? {
-            a.telemetry(RawTelemetry {
-                seq: r.get(0).at(path)?,
-                source: r.get(1).at(path)?,
-                key: r.get(2).at(path)?,
-                label: r.get(3).at(path)?,
-                cpu: r.get(4).at(path)?,
-                value: r.get(5).at(path)?,
-                unit: r.get(6).at(path)?,
-            })?;
+        if any_telemetry {
+            let mut stmt = tx
+                .prepare_cached(
+                    "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
+                     WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
+                )
+                .at(path)?;
+            let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
+            while let Some(r) = rows.next().at(path)? {
+                let seq = r.get(0).at(path)?;
+                if !a.wants_telemetry(seq) {
+                    continue;
+                }
+                a.telemetry(RawTelemetry {
+                    seq,
+                    source: r.get(1).at(path)?,
+                    key: r.get(2).at(path)?,
+                    label: r.get(3).at(path)?,
+                    cpu: r.get(4).at(path)?,
+                    value: r.get(5).at(path)?,
+                    unit: r.get(6).at(path)?,
+                })?;
+            }
         }
         Ok(a.finish())
     }
