@@ -80,8 +80,13 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 fn each_count(payload: &[u8], len: usize, mut f: impl FnMut(usize, u64)) -> bool {
     let (mut at, mut index) = (0, 0usize);
     while at < payload.len() {
-        let Some((zz, n)) = varint(&payload[at..]) else {
-            return false;
+        // Most counts and runs fit one byte.
+        let (zz, n) = match payload[at] {
+            b if b < 0x80 => (u64::from(b), 1),
+            _ => match varint(&payload[at..]) {
+                Some(v) => v,
+                None => return false,
+            },
         };
         at += n;
         let v = ((zz >> 1) as i64) ^ -((zz & 1) as i64);
@@ -144,15 +149,15 @@ impl Sum {
         if header != self.header {
             return false;
         }
-        // Checked whole before any count is added, so a bad payload leaves the sum alone;
-        // two passes over a few KiB cost less than collecting the counts.
-        if !each_count(payload, self.counts.len(), |_, _| {}) {
-            return false;
-        }
         let counts = &mut self.counts;
-        each_count(payload, counts.len(), |i, c| {
-            counts[i] = counts[i].saturating_add(c);
-        })
+        let len = counts.len();
+        if each_count(payload, len, |i, c| counts[i] = counts[i].saturating_add(c)) {
+            return true;
+        }
+        // A bad payload leaves the sum as it was: what was added before the fault, found
+        // again by the same walk, is taken back.
+        each_count(payload, len, |i, c| counts[i] = counts[i].saturating_sub(c));
+        false
     }
 
     /// The sum in V2, up to its last bucket with a count, as the crate writes it.
