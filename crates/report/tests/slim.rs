@@ -8,7 +8,7 @@ mod common;
 
 use common::more::{ctxsw_run, latency_run, threads_run};
 use hdrhistogram::Histogram;
-use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo, Role};
+use perflab_core::record::{MeasurementRecord, MeasurementStatus, Role, RunInfo};
 use perflab_core::{HistogramData, Unit};
 use perflab_report::full::{build_report, ReportOptions, RunData};
 use perflab_report::slim::fold;

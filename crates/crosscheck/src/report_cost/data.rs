@@ -87,9 +87,12 @@ pub(super) fn build(db: &Path, dir: &Path, out: &mut dyn Write) -> Result<Runs> 
     let large_plan = crate::null_run::prepare_null("report-scale-100k", &noise, LARGE_REPS)?;
     let mut large = [0; 2];
     for (k, id) in large.iter_mut().enumerate() {
-        *id = copies(&mut store, &large_plan, &format!("scale-100k-{}", k + 1), |p| {
-            &measured[k][&(p.point, p.variant.clone(), p.rep % REPS)]
-        })?;
+        *id = copies(
+            &mut store,
+            &large_plan,
+            &format!("scale-100k-{}", k + 1),
+            |p| &measured[k][&(p.point, p.variant.clone(), p.rep % REPS)],
+        )?;
     }
     let wide_noise: Vec<f64> = (1..=WIDE_POINTS).map(|i| i as f64 / 10.0).collect();
     let wide_plan = crate::null_run::prepare_null("compare-1000", &wide_noise, WIDE_REPS)?;

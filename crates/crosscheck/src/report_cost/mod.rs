@@ -64,7 +64,11 @@ struct Case {
 fn cases(runs: &Runs) -> Vec<Case> {
     let mut out = Vec::new();
     for (scale, pair) in [("10k", runs.small), ("100k", runs.large)] {
-        let n = if scale == "10k" { "2 × 10,000" } else { "2 × 50,000" };
+        let n = if scale == "10k" {
+            "2 × 10,000"
+        } else {
+            "2 × 50,000"
+        };
         let ids = |r: &[RunId]| r.iter().map(|id| id.to_string()).collect::<Vec<_>>();
         for format in ["text", "markdown", "mail", "json"] {
             out.push(case(

@@ -207,13 +207,17 @@ mod tests {
 /// histograms summed as they arrive, telemetry rows for the first repetitions of each
 /// cell only (see `perflab_report::slim`), so the report holds one histogram per point
 /// and variant rather than one per measurement, and bounded telemetry.
+///
+/// `telemetry: false` reads no telemetry rows at all, for a reader of metrics and
+/// histograms alone (`compare` without `--drilldown`).
 pub fn report_records(
     store: &Store,
     id: perflab_store::RunId,
+    telemetry: bool,
 ) -> anyhow::Result<Vec<perflab_store::MeasurementRecord>> {
     let mut bound = perflab_report::slim::TelemetryBound::default();
     let mut fold = perflab_report::slim::RunFold::new();
-    store.visit_measurements(id, &mut |m| bound.keeps(m), &mut |m| {
+    store.visit_measurements(id, &mut |m| telemetry && bound.keeps(m), &mut |m| {
         fold.push(m);
         Ok(())
     })?;

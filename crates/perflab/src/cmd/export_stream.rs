@@ -122,7 +122,11 @@ mod tests {
     fn streamed_json_export_is_byte_for_byte_the_whole_document() {
         let (info, plan, ms) = run_with_everything();
         for n in [0, 1, ms.len()] {
-            assert_eq!(streamed(&info, &plan, &ms[..n]), whole(&info, &plan, &ms[..n]), "{n}");
+            assert_eq!(
+                streamed(&info, &plan, &ms[..n]),
+                whole(&info, &plan, &ms[..n]),
+                "{n}"
+            );
         }
     }
 
@@ -166,7 +170,12 @@ mod tests {
             started_at: 1_700_000_001.25,
             elapsed_s: 0.5,
             output: WorkloadOutput {
-                metrics: vec![Metric::new("ops_per_s", 1.5e6, Unit::PerSecond, Better::Higher)],
+                metrics: vec![Metric::new(
+                    "ops_per_s",
+                    1.5e6,
+                    Unit::PerSecond,
+                    Better::Higher,
+                )],
                 histograms: vec![HistogramData::from_hdr("latency", Unit::Nanoseconds, &hist)],
                 threads: vec![ThreadRecord {
                     role: "worker".into(),

@@ -76,8 +76,9 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Calls `f` with each non-zero count of `payload` and its bucket index; `false` where
-/// the payload is cut short or runs past `len` buckets (the deserializer's errors).
-fn each_count(payload: &[u8], len: usize, mut f: impl FnMut(usize, u64)) -> bool {
+/// the payload is cut short or runs past `len` buckets (the deserializer's errors), or
+/// `f` returns `false` (then it is called no more).
+fn each_count(payload: &[u8], len: usize, mut f: impl FnMut(usize, u64) -> bool) -> bool {
     let (mut at, mut index) = (0, 0usize);
     while at < payload.len() {
         // Most counts and runs fit one byte.
@@ -97,10 +98,9 @@ fn each_count(payload: &[u8], len: usize, mut f: impl FnMut(usize, u64)) -> bool
             };
         } else {
             if v > 0 {
-                if index >= len {
+                if index >= len || !f(index, v as u64) {
                     return false;
                 }
-                f(index, v as u64);
             }
             index += 1;
         }
@@ -124,9 +124,16 @@ impl Lengths {
 }
 
 /// The sum of some V2-encoded histograms that share a header.
+///
+/// Its counts are 32-bit and only as many as its highest bucket with a count: a report
+/// over 1,000 points keeps 2,000 sums at once, and full 64-bit arrays for ctxsw's bounds
+/// made that 400 MB. A count past 32 bits is refused like any other histogram this
+/// module does not sum, so the readers decode it themselves.
 pub(crate) struct Sum {
     header: Header,
-    counts: Vec<u64>,
+    /// The buckets its header gives, whether or not `counts` reaches them yet.
+    len: usize,
+    counts: Vec<u32>,
 }
 
 impl Sum {
@@ -135,7 +142,8 @@ impl Sum {
         let (header, _) = split(bytes)?;
         let mut s = Sum {
             header,
-            counts: vec![0; lengths.of(header)?],
+            len: lengths.of(header)?,
+            counts: Vec::new(),
         };
         s.add(bytes).then_some(s)
     }
@@ -149,15 +157,41 @@ impl Sum {
         if header != self.header {
             return false;
         }
-        let counts = &mut self.counts;
-        let len = counts.len();
-        if each_count(payload, len, |i, c| counts[i] = counts[i].saturating_add(c)) {
-            return true;
+        // Checked (and its highest bucket found) before any count is added, so a bad
+        // payload leaves the sum alone.
+        let mut top = None;
+        if !each_count(payload, self.len, |i, c| {
+            top = Some(i);
+            c <= u64::from(u32::MAX)
+        }) {
+            return false;
         }
-        // A bad payload leaves the sum as it was: what was added before the fault, found
-        // again by the same walk, is taken back.
-        each_count(payload, len, |i, c| counts[i] = counts[i].saturating_sub(c));
-        false
+        if let Some(top) = top.filter(|&t| t >= self.counts.len()) {
+            self.counts.reserve_exact(top + 1 - self.counts.len());
+            self.counts.resize(top + 1, 0);
+        }
+        let counts = &mut self.counts;
+        let mut added = 0;
+        let fits = each_count(payload, self.len, |i, c| {
+            match counts[i].checked_add(c as u32) {
+                Some(sum) => counts[i] = sum,
+                None => return false,
+            }
+            added += 1;
+            true
+        });
+        if !fits {
+            // Taken back: the counts added before the one that did not fit.
+            each_count(payload, self.len, |i, c| {
+                if added == 0 {
+                    return false;
+                }
+                counts[i] -= c as u32;
+                added -= 1;
+                true
+            });
+        }
+        fits
     }
 
     /// The sum in V2, up to its last bucket with a count, as the crate writes it.
@@ -174,7 +208,7 @@ impl Sum {
                 let zeros = -((i - start) as i64);
                 put_varint(&mut payload, ((zeros << 1) ^ (zeros >> 63)) as u64);
             } else {
-                put_varint(&mut payload, self.counts[i].min(i64::MAX as u64) << 1);
+                put_varint(&mut payload, u64::from(self.counts[i]) << 1);
                 i += 1;
             }
         }
@@ -200,6 +234,7 @@ pub(crate) fn empty() -> Vec<u8> {
             low: 1,
             high: 2,
         },
+        len: 0,
         counts: Vec::new(),
     }
     .encode()
@@ -249,6 +284,15 @@ mod tests {
         cut.truncate(cut.len() - 1);
         assert!(!s.add(&cut));
         assert_eq!(decode(&s.encode()), hist(&[(100, 2)]));
+    }
+
+    #[test]
+    fn a_count_past_32_bits_is_refused_and_leaves_the_sum_as_it_was() {
+        let mut lengths = Lengths::default();
+        let mut s = Sum::first(&encode(&hist(&[(100, 3), (5_000, 1)])), &mut lengths).unwrap();
+        assert!(!s.add(&encode(&hist(&[(100, 1), (5_000, u64::from(u32::MAX))]))));
+        assert!(!s.add(&encode(&hist(&[(7, 1 << 33)]))));
+        assert_eq!(decode(&s.encode()), hist(&[(100, 3), (5_000, 1)]));
     }
 
     proptest! {

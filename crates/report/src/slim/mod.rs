@@ -103,7 +103,14 @@ impl RunFold {
             if h.encoded.is_empty() {
                 continue;
             }
-            let key = (m.point, m.variant.clone(), status, m.role, slot, h.name.clone());
+            let key = (
+                m.point,
+                m.variant.clone(),
+                status,
+                m.role,
+                slot,
+                h.name.clone(),
+            );
             match self.cells.get_mut(&key) {
                 None => {
                     let sum = Sum::first(&h.encoded, &mut self.lengths);
@@ -149,6 +156,24 @@ pub fn without_detail(mut m: MeasurementRecord) -> MeasurementRecord {
     m.output.threads = Vec::new();
     m.output.histograms = Vec::new();
     m
+}
+
+/// A copy of `m` without its telemetry rows, which are never copied.
+pub fn without_telemetry(m: &MeasurementRecord) -> MeasurementRecord {
+    MeasurementRecord {
+        seq: m.seq,
+        point: m.point,
+        params: m.params.clone(),
+        variant: m.variant.clone(),
+        rep: m.rep,
+        status: m.status.clone(),
+        started_at: m.started_at,
+        elapsed_s: m.elapsed_s,
+        output: m.output.clone(),
+        telemetry: Vec::new(),
+        role: m.role,
+        monitors: m.monitors.clone(),
+    }
 }
 
 /// The records of `ms` (in seq order) as a report reads them from the store: telemetry

@@ -10,7 +10,8 @@ use postgres::{Client, IsolationLevel, Row, Transaction};
 
 use super::{small, PgBackend};
 use crate::assemble::{
-    measurements_select, TelemetryFilter, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
+    measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
+    TelemetryFilter,
 };
 use crate::codec::{parse_params, parse_role, RawRun};
 use crate::error::{corrupt, PgAt};

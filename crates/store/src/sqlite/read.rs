@@ -12,7 +12,8 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use super::write::run_exists;
 use super::SqliteBackend;
 use crate::assemble::{
-    measurements_select, TelemetryFilter, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
+    measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
+    TelemetryFilter,
 };
 use crate::codec::{parse_params, parse_role, RawRun};
 use crate::error::At;
