@@ -137,7 +137,7 @@ fn bootstrap(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
 fn median_of_counts(counts: &[u32], sorted: &[f64]) -> f64 {
     let n: usize = counts.len();
     // The k-th smallest (from 0) is where the running count first exceeds k.
-    let (k, even) = (n / 2, n % 2 == 0);
+    let (k, even) = (n / 2, n.is_multiple_of(2));
     let (mut seen, mut below, mut r) = (0usize, None, 0);
     loop {
         seen += counts[r] as usize;

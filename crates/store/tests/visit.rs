@@ -50,7 +50,7 @@ fn the_telemetry_filter_leaves_out_only_telemetry(db: TestDb) {
     // The first 300 and every 7th: whole chunks without any, and chunks with some.
     let mut wanted = |m: &perflab_store::MeasurementRecord| {
         asked.push(m.seq);
-        m.seq < 300 || m.seq % 7 == 0
+        m.seq < 300 || m.seq.is_multiple_of(7)
     };
     store
         .visit_measurements(id, &mut wanted, &mut |m| {
@@ -63,7 +63,7 @@ fn the_telemetry_filter_leaves_out_only_telemetry(db: TestDb) {
     assert_eq!(visited.len(), whole.len());
     for (v, w) in visited.iter().zip(&whole) {
         let mut w = w.clone();
-        if !(w.seq < 300 || w.seq % 7 == 0) {
+        if !(w.seq < 300 || w.seq.is_multiple_of(7)) {
             w.telemetry.clear();
         }
         assert!(!v.telemetry.is_empty() || w.telemetry.is_empty());

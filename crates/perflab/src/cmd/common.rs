@@ -194,15 +194,6 @@ pub fn missing_dir(dir: &std::path::Path) -> Option<&'static str> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn utc_formats_known_instants() {
-        assert_eq!(super::utc(0.0), "1970-01-01 00:00:00");
-        assert_eq!(super::utc(1_795_000_000.0), "2026-11-18 11:06:40");
-    }
-}
-
 /// The run's records for a report, read as the store streams them: each cell's raw
 /// histograms summed as they arrive, telemetry rows for the first repetitions of each
 /// cell only (see `perflab_report::slim`), so the report holds one histogram per point
@@ -222,4 +213,13 @@ pub fn report_records(
         Ok(())
     })?;
     Ok(fold.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_formats_known_instants() {
+        assert_eq!(super::utc(0.0), "1970-01-01 00:00:00");
+        assert_eq!(super::utc(1_795_000_000.0), "2026-11-18 11:06:40");
+    }
 }

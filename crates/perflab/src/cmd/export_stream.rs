@@ -152,10 +152,14 @@ mod tests {
             ineffective: 0,
             uid: "u-1".into(),
         };
-        let params = Params(vec![
-            ("size".into(), ParamValue::Int(4096)),
-            ("mode".into(), ParamValue::Str("a/b %".into())),
-        ]);
+        let params = Params(
+            [
+                ("size".to_string(), ParamValue::Int(4096)),
+                ("mode".to_string(), ParamValue::Str("a/b %".into())),
+            ]
+            .into_iter()
+            .collect(),
+        );
         let mut hist = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1_000_000, 3).unwrap();
         for v in [10, 20, 20, 900, 40_000] {
             hist.record(v).unwrap();

@@ -97,10 +97,8 @@ fn each_count(payload: &[u8], len: usize, mut f: impl FnMut(usize, u64) -> bool)
                 None => return false,
             };
         } else {
-            if v > 0 {
-                if index >= len || !f(index, v as u64) {
-                    return false;
-                }
+            if v > 0 && (index >= len || !f(index, v as u64)) {
+                return false;
             }
             index += 1;
         }
