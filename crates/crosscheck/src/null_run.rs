@@ -21,6 +21,26 @@ pub(crate) fn run_null(
     reps: u32,
     progress: &mut dyn Progress,
 ) -> Result<(RunId, Outcome, perflab_lab::Prepared)> {
+    let prepared = prepare_null(name, noise_pct, reps)?;
+    let sys = perflab_sys::SysRoot::host();
+    let id = perflab_lab::create(store, &prepared, None)?;
+    let opts = RunOptions {
+        sys,
+        journal: dir.join("journal.json"),
+        stop: Arc::new(AtomicBool::new(false)),
+        label: None,
+    };
+    let outcome = perflab_lab::execute(store, id, &opts, progress)?;
+    Ok((id, outcome, prepared))
+}
+
+/// The experiment [`run_null`] runs, prepared but not stored: its plan for runs the
+/// caller fills itself.
+pub(crate) fn prepare_null(
+    name: &str,
+    noise_pct: &[f64],
+    reps: u32,
+) -> Result<perflab_lab::Prepared> {
     let noise: Vec<String> = noise_pct.iter().map(|x| format!("{x:?}")).collect();
     // One value is one value, not a grid axis of one.
     let noise = match noise.as_slice() {
@@ -37,15 +57,5 @@ pub(crate) fn run_null(
          [[variants]]\nname = \"b\"\nparams = {{ value = 101.0 }}\n"
     );
     let spec = ExperimentSpec::from_toml("(cross-check)", &text).map_err(LabError::from)?;
-    let sys = perflab_sys::SysRoot::host();
-    let prepared = perflab_lab::prepare(&spec, &sys)?;
-    let id = perflab_lab::create(store, &prepared, None)?;
-    let opts = RunOptions {
-        sys,
-        journal: dir.join("journal.json"),
-        stop: Arc::new(AtomicBool::new(false)),
-        label: None,
-    };
-    let outcome = perflab_lab::execute(store, id, &opts, progress)?;
-    Ok((id, outcome, prepared))
+    Ok(perflab_lab::prepare(&spec, &perflab_sys::SysRoot::host())?)
 }

@@ -445,12 +445,16 @@ pub fn changes_for_table(
     ms_b: &[MeasurementRecord],
     limit: usize,
 ) -> Vec<RowChanges> {
+    let (index_a, index_b) = (Sides::new(&table.kind, ms_a), Sides::new(&table.kind, ms_b));
     table
         .rows
         .iter()
         .filter(|r| r.cmp.verdict.moved())
         .map(|row| {
-            let (a, b) = sides(&table.kind, row, ms_a, ms_b);
+            let (a, b) = (
+                index_a.of(&table.kind, row, false),
+                index_b.of(&table.kind, row, true),
+            );
             let both: Vec<&MeasurementRecord> = a.iter().chain(&b).copied().collect();
             let cpus = involved_cpus(&row.params, &both);
             RowChanges {
@@ -465,31 +469,41 @@ pub fn changes_for_table(
         .collect()
 }
 
-/// The successful records behind each side of `row`, chosen as the table chose them.
-fn sides<'m>(
-    kind: &TableKind,
-    row: &Row,
-    ms_a: &'m [MeasurementRecord],
-    ms_b: &'m [MeasurementRecord],
-) -> (Vec<&'m MeasurementRecord>, Vec<&'m MeasurementRecord>) {
-    let pick = |ms: &'m [MeasurementRecord], keep: &dyn Fn(&MeasurementRecord) -> bool| {
-        // Telemetry repetitions too: what_changed reads them for what only they carry.
-        ms.iter()
-            .filter(|m| m.status == MeasurementStatus::Ok && keep(m))
-            .collect::<Vec<_>>()
-    };
-    match kind {
-        TableKind::Variants { base, other, .. } => (
-            pick(ms_a, &|m| m.point == row.point_a && m.variant == *base),
-            pick(ms_b, &|m| m.point == row.point_b && m.variant == *other),
-        ),
-        TableKind::Runs { .. } => {
-            // compare_runs matches measurements by (parameters, variant).
-            let key = row.params.describe();
-            let variant = row.variant.as_deref().unwrap_or_default();
-            let keep = |m: &MeasurementRecord| m.variant == variant && m.params.describe() == key;
-            (pick(ms_a, &keep), pick(ms_b, &keep))
+/// The successful records of one side of a table, grouped once as the table grouped
+/// them (telemetry repetitions too: what_changed reads them for what only they carry),
+/// so that each row finds its own without a pass over the whole run: a run of 50,000
+/// measurements with 100 rows that moved made that 5 million parameter descriptions.
+struct Sides<'m>(HashMap<(u32, String, &'m str), Vec<&'m MeasurementRecord>>);
+
+impl<'m> Sides<'m> {
+    fn new(kind: &TableKind, ms: &'m [MeasurementRecord]) -> Self {
+        let mut index: HashMap<_, Vec<_>> = HashMap::new();
+        for m in ms.iter().filter(|m| m.status == MeasurementStatus::Ok) {
+            // compare_runs matches measurements by (parameters, variant); a variant
+            // comparison by point.
+            let key = match kind {
+                TableKind::Variants { .. } => (m.point, String::new(), m.variant.as_str()),
+                TableKind::Runs { .. } => (0, m.params.describe(), m.variant.as_str()),
+            };
+            index.entry(key).or_default().push(m);
         }
+        Self(index)
+    }
+
+    /// The records behind `row` on this side (`b`: side B, else A).
+    fn of(&self, kind: &TableKind, row: &Row, b: bool) -> Vec<&'m MeasurementRecord> {
+        let key = match kind {
+            TableKind::Variants { base, other, .. } => match b {
+                false => (row.point_a, String::new(), base.as_str()),
+                true => (row.point_b, String::new(), other.as_str()),
+            },
+            TableKind::Runs { .. } => (
+                0,
+                row.params.describe(),
+                row.variant.as_deref().unwrap_or_default(),
+            ),
+        };
+        self.0.get(&key).cloned().unwrap_or_default()
     }
 }
 

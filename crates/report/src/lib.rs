@@ -40,6 +40,7 @@ pub mod section;
 mod sections;
 pub mod select;
 pub mod single;
+pub mod slim;
 pub mod spans;
 pub mod spans_ab;
 pub mod spans_seed;

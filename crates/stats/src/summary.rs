@@ -68,19 +68,61 @@ impl Summary {
 }
 
 /// Percentile-bootstrap confidence interval of the median, reproducible for a given seed.
+///
+/// A report summarizes the same repetitions more than once (a comparison's sides, then
+/// the spread of each run), and at 500 repetitions a cell's 2,000 resamples are most of
+/// its cost; the interval depends only on the values in order and the configuration, so
+/// each is computed once per thread and remembered.
 pub fn bootstrap_median_ci(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
+    type Key = (u64, usize, u64, Vec<u64>);
+    thread_local! {
+        static SEEN: std::cell::RefCell<std::collections::HashMap<Key, (f64, f64)>> =
+            Default::default();
+    }
+    let key: Key = (
+        cfg.seed,
+        cfg.resamples,
+        cfg.confidence.to_bits(),
+        sample.values().iter().map(|v| v.to_bits()).collect(),
+    );
+    if let Some(ci) = SEEN.with(|s| s.borrow().get(&key).copied()) {
+        return ci;
+    }
+    let ci = bootstrap(sample, cfg);
+    SEEN.with(|s| {
+        let mut seen = s.borrow_mut();
+        // A long-lived process (an adaptive run's checks) must not keep every sample.
+        if seen.len() >= 4096 {
+            seen.clear();
+        }
+        seen.insert(key, ci);
+    });
+    ci
+}
+
+fn bootstrap(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
     let values = sample.values();
+    let sorted = sample.sorted();
     let n = values.len();
+    // Each value's rank in the sorted order: a resample's median is then found by
+    // counting how often each rank was drawn, a pass over n counters, instead of selecting
+    // among n copied values. The same draws give the same order statistics, so the same
+    // medians as `median_by_selection` (the tests compare the two).
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let mut rank = vec![0; n];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i] = r;
+    }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
     let mut medians = Vec::with_capacity(cfg.resamples.max(1));
-    let mut resample = vec![0.0; n];
+    let mut counts = vec![0u32; n];
     for _ in 0..cfg.resamples.max(1) {
-        for slot in resample.iter_mut() {
-            *slot = values[rng.random_range(0..n)];
+        counts.fill(0);
+        for _ in 0..n {
+            counts[rank[rng.random_range(0..n)]] += 1;
         }
-        // The median needs only the middle one or two values: a selection, not a sort,
-        // gives the same numbers in a third of the time.
-        medians.push(median_by_selection(&mut resample));
+        medians.push(median_of_counts(&counts, sorted));
     }
     medians.sort_by(f64::total_cmp);
     let tail = (1.0 - cfg.confidence) / 2.0;
@@ -88,6 +130,29 @@ pub fn bootstrap_median_ci(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
         quantile_of_sorted(&medians, tail),
         quantile_of_sorted(&medians, 1.0 - tail),
     )
+}
+
+/// The median of the resample that drew `sorted[r]` `counts[r]` times, as
+/// `median_by_selection` computes it.
+fn median_of_counts(counts: &[u32], sorted: &[f64]) -> f64 {
+    let n: usize = counts.len();
+    // The k-th smallest (from 0) is where the running count first exceeds k.
+    let (k, even) = (n / 2, n.is_multiple_of(2));
+    let (mut seen, mut below, mut r) = (0usize, None, 0);
+    loop {
+        seen += counts[r] as usize;
+        if even && below.is_none() && seen > k - 1 {
+            below = Some(sorted[r]);
+        }
+        if seen > k {
+            let mid = sorted[r];
+            return match below {
+                Some(b) if even => b / 2.0 + mid / 2.0,
+                _ => mid,
+            };
+        }
+        r += 1;
+    }
 }
 
 /// Indices of values outside Tukey's fences, Q1 − 1.5·IQR and Q3 + 1.5·IQR.
@@ -106,6 +171,9 @@ pub fn tukey_outliers(sample: &Sample) -> Vec<usize> {
 }
 
 /// The median of `v` (non-empty), reordering it; equal to sorting and taking the middle.
+/// The bootstrap computed its medians so before it counted ranks; the tests hold the two
+/// equal.
+#[cfg(test)]
 fn median_by_selection(v: &mut [f64]) -> f64 {
     let n = v.len();
     let (lower, mid, _) = v.select_nth_unstable_by(n / 2, f64::total_cmp);
@@ -184,7 +252,48 @@ mod tests {
         assert!(a != b || b != c, "{a:?} {b:?} {c:?}");
     }
 
+    /// The bootstrap as it was before it counted ranks: copy the drawn values, select.
+    fn bootstrap_by_selection(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
+        let values = sample.values();
+        let n = values.len();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
+        let mut medians = Vec::new();
+        let mut resample = vec![0.0; n];
+        for _ in 0..cfg.resamples.max(1) {
+            for slot in resample.iter_mut() {
+                *slot = values[rng.random_range(0..n)];
+            }
+            medians.push(median_by_selection(&mut resample));
+        }
+        medians.sort_by(f64::total_cmp);
+        let tail = (1.0 - cfg.confidence) / 2.0;
+        (
+            quantile_of_sorted(&medians, tail),
+            quantile_of_sorted(&medians, 1.0 - tail),
+        )
+    }
+
     proptest::proptest! {
+        /// Counting ranks gives the intervals selection gave, bit for bit: ties, odd and
+        /// even counts, signed zeros.
+        #[test]
+        fn counted_bootstrap_equals_selection_bootstrap(
+            v in proptest::collection::vec(
+                proptest::prop_oneof![
+                    -1e6f64..1e6,
+                    proptest::strategy::Just(0.0),
+                    proptest::strategy::Just(-0.0),
+                    proptest::strategy::Just(3.5),
+                ],
+                2..60,
+            ),
+            seed in 0u64..1000,
+        ) {
+            let cfg = StatsConfig { seed, resamples: 300, ..StatsConfig::default() };
+            let sample = s(&v);
+            proptest::prop_assert_eq!(bootstrap(&sample, &cfg), bootstrap_by_selection(&sample, &cfg));
+        }
+
         #[test]
         fn selection_median_equals_sorted_median(
             v in proptest::collection::vec(-1e300f64..1e300, 1..40)

@@ -30,19 +30,34 @@ pub(crate) struct RawMeasurement {
     pub(crate) monitors: Option<String>,
 }
 
-/// The query of a run's measurement rows, in the order [`RawMeasurement`] takes its
-/// columns, with the run id's placeholder of the backend's dialect (`?1`, `$1`).
+/// The query of a run's measurement rows with seq in a range, in the order
+/// [`RawMeasurement`] takes its columns, with the placeholders of the backend's dialect
+/// (`?1`, `$1`) for the run id and the range's ends.
 macro_rules! measurements_select {
-    ($run_id:literal) => {
+    ($run_id:literal, $lo:literal, $hi:literal) => {
         concat!(
             "SELECT m.seq, p.point, p.params, p.variant, p.rep, m.status, m.error, \
              m.started_at, m.elapsed_s, m.notes, m.ineffective, p.role, m.monitors \
              FROM measurements m JOIN plan p ON p.run_id = m.run_id AND p.seq = m.seq \
              WHERE m.run_id = ",
             $run_id,
+            " AND m.seq BETWEEN ",
+            $lo,
+            " AND ",
+            $hi,
             " ORDER BY m.seq"
         )
     };
+}
+
+/// Recorded measurements a streaming read assembles at a time: enough that each of its
+/// five queries is worth its round trip, few enough that a chunk of records with their
+/// histograms and telemetry stays a few MB.
+pub(crate) const CHUNK: usize = 256;
+
+/// The seq ranges (`lo..=hi`) that split `seqs` (ascending) into chunks of [`CHUNK`].
+pub(crate) fn chunks(seqs: &[u32]) -> impl Iterator<Item = (u32, u32)> + '_ {
+    seqs.chunks(CHUNK).map(|c| (c[0], c[c.len() - 1]))
 }
 pub(crate) use measurements_select;
 
@@ -123,7 +138,13 @@ pub(crate) struct Assembler<'a> {
     index: HashMap<u32, usize>,
     units: NameCache<Unit>,
     betters: NameCache<Better>,
+    /// The records whose telemetry rows are read; `None`: all of them.
+    telemetry: Option<std::collections::HashSet<u32>>,
 }
+
+/// Which records of a read get their telemetry rows (a record's rows are most of its
+/// size: 59 on a 2-CPU machine with the default monitors, several hundred on a big one).
+pub type TelemetryFilter<'f> = &'f mut dyn FnMut(&MeasurementRecord) -> bool;
 
 impl<'a> Assembler<'a> {
     pub(crate) fn new(db: &'a Location, id: RunId, recs: Vec<MeasurementRecord>) -> Self {
@@ -135,7 +156,27 @@ impl<'a> Assembler<'a> {
             index,
             units: NameCache::new(),
             betters: NameCache::new(),
+            telemetry: None,
         }
+    }
+
+    /// Asks `filter` which records get telemetry rows; whether any does (when none does,
+    /// the backend skips the query).
+    pub(crate) fn filter_telemetry(&mut self, filter: TelemetryFilter) -> bool {
+        let wanted: std::collections::HashSet<u32> = self
+            .recs
+            .iter()
+            .filter(|r| filter(r))
+            .map(|r| r.seq)
+            .collect();
+        let any = !wanted.is_empty();
+        self.telemetry = Some(wanted);
+        any
+    }
+
+    /// Whether the telemetry rows of `seq` are wanted (checked before they are decoded).
+    pub(crate) fn wants_telemetry(&self, seq: u32) -> bool {
+        self.telemetry.as_ref().is_none_or(|w| w.contains(&seq))
     }
 
     fn slot(&mut self, seq: u32) -> Result<&mut MeasurementRecord, StoreError> {

@@ -29,6 +29,24 @@ pub trait Backend: Send {
     fn pending(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError>;
     /// Every recorded measurement of the run, ordered by seq.
     fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError>;
+    /// Every recorded measurement of the run handed to `visit` in seq order, from one
+    /// snapshot, with telemetry rows where `telemetry` says. The backends read a chunk at
+    /// a time, so a reader that folds records never holds the whole run; this default
+    /// (for a test double) reads it whole.
+    fn visit_measurements(
+        &self,
+        id: RunId,
+        telemetry: crate::TelemetryFilter,
+        visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut ms = self.measurements(id)?;
+        for m in &mut ms {
+            if !telemetry(m) {
+                m.telemetry = Vec::new();
+            }
+        }
+        ms.into_iter().try_for_each(visit)
+    }
     /// The seq of every recorded measurement with whether it is `Ok` (a failed one is
     /// `false`), ordered by seq: what a copy needs to know without loading the figures.
     fn recorded(&self, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {

@@ -145,6 +145,11 @@ pub enum StoreError {
         run: RunId,
         reason: String,
     },
+
+    /// A reader's own error that stopped a [`crate::Store::visit_measurements`] (a
+    /// write to a full disk while exporting); the reader takes it back out.
+    #[error("{0}")]
+    Visitor(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl StoreError {

@@ -28,6 +28,7 @@ mod uid;
 
 use std::path::Path;
 
+pub use assemble::TelemetryFilter;
 pub use backend::{Backend, Claim};
 pub use copy::{copy_parts, copy_records, copy_run, ensure_run, CopyReport};
 pub use error::StoreError;
@@ -155,6 +156,22 @@ impl Store {
     /// produced and its telemetry.
     pub fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError> {
         self.backend.measurements(id)
+    }
+
+    /// [`Store::measurements`] one record at a time, in seq order, from one snapshot,
+    /// without holding the run: for readers that fold records into aggregates (reports
+    /// over 100,000 measurements) or write them out as they come (`export`). `telemetry`
+    /// is asked about each record (in seq order, before it is visited) whether to read
+    /// its telemetry rows, which are most of a record: a record it refuses comes with
+    /// none, and where it refuses a whole chunk they are not read at all. An error
+    /// `visit` returns stops the read and is returned.
+    pub fn visit_measurements(
+        &self,
+        id: RunId,
+        telemetry: TelemetryFilter,
+        visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.backend.visit_measurements(id, telemetry, visit)
     }
 
     /// Each recorded seq with whether it is `Ok` (ineffective counts as `Ok`: it ran).

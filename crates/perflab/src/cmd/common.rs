@@ -194,6 +194,27 @@ pub fn missing_dir(dir: &std::path::Path) -> Option<&'static str> {
     }
 }
 
+/// The run's records for a report, read as the store streams them: each cell's raw
+/// histograms summed as they arrive, telemetry rows for the first repetitions of each
+/// cell only (see `perflab_report::slim`), so the report holds one histogram per point
+/// and variant rather than one per measurement, and bounded telemetry.
+///
+/// `telemetry: false` reads no telemetry rows at all, for a reader of metrics and
+/// histograms alone (`compare` without `--drilldown`).
+pub fn report_records(
+    store: &Store,
+    id: perflab_store::RunId,
+    telemetry: bool,
+) -> anyhow::Result<Vec<perflab_store::MeasurementRecord>> {
+    let mut bound = perflab_report::slim::TelemetryBound::default();
+    let mut fold = perflab_report::slim::RunFold::new();
+    store.visit_measurements(id, &mut |m| telemetry && bound.keeps(m), &mut |m| {
+        fold.push(m);
+        Ok(())
+    })?;
+    Ok(fold.finish())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -15,7 +15,9 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
     report::section::check_ids(&a.section, report::section::COMPARE).map_err(input)?;
     let store = common::read_store(g)?;
     let info = store.run(a.runs[0])?;
-    let ms = store.measurements(a.runs[0])?;
+    // Only the drill-down reads telemetry; the tables read metrics and histograms.
+    let telemetry = a.drilldown.is_some();
+    let ms = common::report_records(&store, a.runs[0], telemetry)?;
     let mut setup_differences = Vec::new();
     // The latency percentiles of what the comparison reads: both runs, or within one run
     // the two variants.
@@ -25,7 +27,7 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
             return Err(input("--variants compares within one run; give one RUN"));
         }
         let info_b = store.run(other_run)?;
-        let ms_b = store.measurements(other_run)?;
+        let ms_b = common::report_records(&store, other_run, telemetry)?;
         setup_differences = fingerprint_differences(&info, &info_b);
         percentiles = report::latency_percentiles(&[(&info, &ms), (&info_b, &ms_b)]);
         report::compare_runs(&info, &ms, &info_b, &ms_b, a.metric.as_deref(), &cfg)?
@@ -58,10 +60,12 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
             })?,
         };
         let t = report::compare_variants(&info, &ms, &base, &other, a.metric.as_deref(), &cfg)?;
+        // The percentiles read histograms only: the two variants' records are copied
+        // without their telemetry rows, most of a record.
         let two: Vec<_> = ms
             .iter()
             .filter(|m| m.variant == base || m.variant == other)
-            .cloned()
+            .map(report::slim::without_telemetry)
             .collect();
         percentiles = report::latency_percentiles(&[(&info, &two)]);
         t

@@ -3,11 +3,11 @@
 
 use std::io::Write;
 
-use perflab_store::{MeasurementRecord, RunInfo};
-use serde::Serialize;
+use perflab_store::{MeasurementRecord, RunId, StoreError};
 
 use crate::cli::{ExportArgs, ExportFormat, Global};
 use crate::cmd::common;
+use crate::cmd::export_stream::{Head, JsonStream};
 
 /// What the JSON document says it is, first, so a reader (`perflab import --parser
 /// perflab-json`, a script) knows what it holds before reading on.
@@ -16,45 +16,40 @@ pub const FORMAT: &str = "perflab-export";
 /// each version).
 pub use crate::cmd::envelope::FORMAT_VERSION;
 
-/// The JSON export, its fields in this order.
-#[derive(Serialize)]
-struct Document<'a> {
-    format: &'static str,
-    format_version: u32,
-    command: &'static str,
-    run: &'a RunInfo,
-    /// The whole plan, so `import --parser perflab-json` rebuilds an unfinished run whole
-    /// (what is still to measure stays planned).
-    plan: &'a [perflab_store::PlannedMeasurement],
-    measurements: &'a [MeasurementRecord],
-}
-
 pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
     let store = common::read_store(g)?;
     let info = store.run(a.run)?;
-    let ms = store.measurements(a.run)?;
-    let mut out: Box<dyn Write> = match &a.output {
+    // Measurements are written as the store hands them out, never all held at once.
+    let out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(
             std::fs::File::create(p)
                 .map_err(|e| crate::exit::input(format!("{}: cannot create: {e}", p.display())))?,
         ),
         None => Box::new(std::io::stdout().lock()),
     };
+    let mut out = std::io::BufWriter::new(out);
     match a.format {
         ExportFormat::Json => {
             let plan = store.plan(a.run)?;
-            let doc = Document {
+            let head = Head {
                 format: FORMAT,
                 format_version: FORMAT_VERSION,
                 command: crate::cmd::envelope::command(),
                 run: &info,
                 plan: &plan,
-                measurements: &ms,
             };
-            serde_json::to_writer_pretty(&mut out, &doc)?;
-            writeln!(out)?;
+            let mut json = JsonStream::start(out, &head)?;
+            visit(&store, a.run, true, |m| json.push(&m))?;
+            json.finish()?;
         }
         ExportFormat::Benchstat => {
+            // Its header needs every result's parameters and units first; it reads no
+            // histograms, threads or telemetry, so only the rest of each record is kept.
+            let mut ms = Vec::new();
+            visit(&store, a.run, false, |m| {
+                ms.push(perflab_report::slim::without_detail(m));
+                Ok::<(), std::io::Error>(())
+            })?;
             let text = perflab_report::benchstat::benchstat_text(&info, &ms);
             out.write_all(text.as_bytes())?;
             out.flush()?;
@@ -78,7 +73,8 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
                 // headline (a result) or telemetry (carried the disturbing monitors only)
                 "role",
             ])?;
-            for m in &ms {
+            // One row per metric: the telemetry rows are not read at all.
+            visit(&store, a.run, false, |m| {
                 let status = m.status.word();
                 let err = m.status.message().unwrap_or_default().to_string();
                 let base = [
@@ -114,9 +110,32 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
                     ]);
                     w.write_record(&row)?;
                 }
-            }
+                Ok::<(), csv::Error>(())
+            })?;
             w.flush()?;
         }
     }
     Ok(0)
+}
+
+/// [`perflab_store::Store::visit_measurements`] (with every record's telemetry rows, or
+/// none) with a visitor whose own error (a write that failed) stops the read and comes
+/// back as itself.
+fn visit<E>(
+    store: &perflab_store::Store,
+    run: RunId,
+    telemetry: bool,
+    mut f: impl FnMut(MeasurementRecord) -> Result<(), E>,
+) -> anyhow::Result<()>
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    store
+        .visit_measurements(run, &mut |_| telemetry, &mut |m| {
+            f(m).map_err(|e| StoreError::Visitor(Box::new(e)))
+        })
+        .map_err(|e| match e {
+            StoreError::Visitor(inner) => anyhow::Error::from_boxed(inner),
+            e => e.into(),
+        })
 }

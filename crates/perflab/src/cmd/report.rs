@@ -25,7 +25,7 @@ pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
     for &id in &a.runs {
         runs.push(RunData {
             info: store.run(id)?,
-            ms: store.measurements(id)?,
+            ms: common::report_records(&store, id, true)?,
         });
     }
     let opts = ReportOptions {

@@ -106,6 +106,14 @@ impl Backend for PgBackend {
     fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError> {
         PgBackend::measurements(self, id)
     }
+    fn visit_measurements(
+        &self,
+        id: RunId,
+        telemetry: crate::TelemetryFilter,
+        visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        PgBackend::visit_measurements(self, id, telemetry, visit)
+    }
     fn recorded(&self, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {
         PgBackend::recorded(self, id)
     }

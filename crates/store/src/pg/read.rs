@@ -11,6 +11,7 @@ use postgres::{Client, IsolationLevel, Row, Transaction};
 use super::{small, PgBackend};
 use crate::assemble::{
     measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
+    TelemetryFilter,
 };
 use crate::codec::{parse_params, parse_role, RawRun};
 use crate::error::{corrupt, PgAt};
@@ -208,15 +209,63 @@ impl PgBackend {
         let mut client = self.client.borrow_mut();
         let mut tx = snapshot(&mut client, db)?;
         self.require_run(&mut tx, id)?;
-        let recs = self.load_measurements(&mut tx, id)?;
-        let mut a = Assembler::new(db, id, recs);
+        let out = self.seq_range(&mut tx, id, (0, i64::from(u32::MAX)), &mut |_| true)?;
+        tx.commit().at(db)?;
+        Ok(out)
+    }
 
+    /// The run's measurements handed to `visit` one at a time, in seq order, a chunk of
+    /// seqs at a time inside one repeatable-read transaction: one snapshot, as
+    /// [`Self::measurements`], without the whole run in memory at once.
+    pub(crate) fn visit_measurements(
+        &self,
+        id: RunId,
+        telemetry: TelemetryFilter,
+        visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let db = &self.location;
+        let mut client = self.client.borrow_mut();
+        let mut tx = snapshot(&mut client, db)?;
+        self.require_run(&mut tx, id)?;
         let st = self.stmt(
             &mut tx,
-            "SELECT seq, name, value, unit, better FROM metrics WHERE run_id = $1 \
-             ORDER BY seq, idx",
+            "SELECT seq FROM measurements WHERE run_id = $1 ORDER BY seq",
         )?;
-        for r in tx.query(&st, &[&id]).at(db)? {
+        let seqs = tx
+            .query(&st, &[&id])
+            .at(db)?
+            .iter()
+            .map(|r| col32(r, 0, db, "a seq"))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        for (lo, hi) in crate::assemble::chunks(&seqs) {
+            let range = (i64::from(lo), i64::from(hi));
+            for m in self.seq_range(&mut tx, id, range, &mut *telemetry)? {
+                visit(m)?;
+            }
+        }
+        tx.commit().at(db)?;
+        Ok(())
+    }
+
+    /// The measurements of `id` whose seq lies in `lo..=hi`, whole.
+    fn seq_range(
+        &self,
+        tx: &mut Transaction<'_>,
+        id: RunId,
+        (lo, hi): (i64, i64),
+        telemetry: TelemetryFilter,
+    ) -> Result<Vec<MeasurementRecord>, StoreError> {
+        let db = &self.location;
+        let recs = self.load_measurements(tx, id, (lo, hi))?;
+        let mut a = Assembler::new(db, id, recs);
+        let any_telemetry = a.filter_telemetry(telemetry);
+
+        let st = self.stmt(
+            tx,
+            "SELECT seq, name, value, unit, better FROM metrics WHERE run_id = $1 \
+             AND seq BETWEEN $2 AND $3 ORDER BY seq, idx",
+        )?;
+        for r in tx.query(&st, &[&id, &lo, &hi]).at(db)? {
             a.metric(
                 col32(&r, 0, db, "a seq")?,
                 col(&r, 1, db)?,
@@ -227,12 +276,12 @@ impl PgBackend {
         }
 
         let st = self.stmt(
-            &mut tx,
+            tx,
             "SELECT seq, name, unit, count, min, mean, max, stddev, p50, p90, p99, p999, \
              p9999, encoded, above, above_count FROM histograms WHERE run_id = $1 \
-             ORDER BY seq, idx",
+             AND seq BETWEEN $2 AND $3 ORDER BY seq, idx",
         )?;
-        for r in tx.query(&st, &[&id]).at(db)? {
+        for r in tx.query(&st, &[&id, &lo, &hi]).at(db)? {
             let mut stats = [None; 9];
             for (i, s) in stats.iter_mut().enumerate() {
                 *s = col(&r, 4 + i, db)?;
@@ -249,12 +298,12 @@ impl PgBackend {
         }
 
         let st = self.stmt(
-            &mut tx,
+            tx,
             "SELECT seq, role, tid, pinned_cpu, cpu_samples, migrations, voluntary_switches, \
              involuntary_switches, start_ns, end_ns, bytes, counters, cpu_path FROM threads \
-             WHERE run_id = $1 ORDER BY seq, idx",
+             WHERE run_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq, idx",
         )?;
-        for r in tx.query(&st, &[&id]).at(db)? {
+        for r in tx.query(&st, &[&id, &lo, &hi]).at(db)? {
             let tid: i64 = col(&r, 2, db)?;
             let pinned: Option<i64> = col(&r, 3, db)?;
             a.thread(RawThread {
@@ -275,24 +324,29 @@ impl PgBackend {
             })?;
         }
 
-        let st = self.stmt(
-            &mut tx,
-            "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
-             WHERE run_id = $1 ORDER BY seq, idx",
-        )?;
-        for r in tx.query(&st, &[&id]).at(db)? {
-            let cpu: Option<i64> = col(&r, 4, db)?;
-            a.telemetry(RawTelemetry {
-                seq: col32(&r, 0, db, "a seq")?,
-                source: col(&r, 1, db)?,
-                key: col(&r, 2, db)?,
-                label: col(&r, 3, db)?,
-                cpu: cpu.map(|c| small(db, "a CPU", c)).transpose()?,
-                value: col(&r, 5, db)?,
-                unit: col(&r, 6, db)?,
-            })?;
+        if any_telemetry {
+            let st = self.stmt(
+                tx,
+                "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
+                 WHERE run_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq, idx",
+            )?;
+            for r in tx.query(&st, &[&id, &lo, &hi]).at(db)? {
+                let seq = col32(&r, 0, db, "a seq")?;
+                if !a.wants_telemetry(seq) {
+                    continue;
+                }
+                let cpu: Option<i64> = col(&r, 4, db)?;
+                a.telemetry(RawTelemetry {
+                    seq,
+                    source: col(&r, 1, db)?,
+                    key: col(&r, 2, db)?,
+                    label: col(&r, 3, db)?,
+                    cpu: cpu.map(|c| small(db, "a CPU", c)).transpose()?,
+                    value: col(&r, 5, db)?,
+                    unit: col(&r, 6, db)?,
+                })?;
+            }
         }
-        tx.commit().at(db)?;
         Ok(a.finish())
     }
 
@@ -301,11 +355,12 @@ impl PgBackend {
         &self,
         tx: &mut Transaction<'_>,
         id: RunId,
+        (lo, hi): (i64, i64),
     ) -> Result<Vec<MeasurementRecord>, StoreError> {
         let db = &self.location;
-        let st = self.stmt(tx, measurements_select!("$1"))?;
+        let st = self.stmt(tx, measurements_select!("$1", "$2", "$3"))?;
         let mut out = Vec::new();
-        for r in tx.query(&st, &[&id]).at(db)? {
+        for r in tx.query(&st, &[&id, &lo, &hi]).at(db)? {
             let raw = RawMeasurement {
                 seq: col32(&r, 0, db, "a seq")?,
                 point: col32(&r, 1, db, "a point")?,

@@ -56,6 +56,14 @@ impl Backend for SqliteBackend {
     fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError> {
         SqliteBackend::measurements(self, id)
     }
+    fn visit_measurements(
+        &self,
+        id: RunId,
+        telemetry: crate::TelemetryFilter,
+        visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        SqliteBackend::visit_measurements(self, id, telemetry, visit)
+    }
     fn recorded(&self, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {
         SqliteBackend::recorded(self, id)
     }

@@ -13,6 +13,7 @@ use super::write::run_exists;
 use super::SqliteBackend;
 use crate::assemble::{
     measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
+    TelemetryFilter,
 };
 use crate::codec::{parse_params, parse_role, RawRun};
 use crate::error::At;
@@ -200,17 +201,56 @@ impl SqliteBackend {
     /// produced and its telemetry.
     pub fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError> {
         let path = &self.path;
-        let db = &self.location;
         let tx = self.conn.unchecked_transaction().at(path)?;
         self.require_run(&tx, id)?;
-        let mut a = Assembler::new(db, id, load_measurements(&tx, path, db, id)?);
+        self.seq_range(&tx, id, (0, u32::MAX), &mut |_| true)
+    }
 
+    /// The run's measurements handed to `visit` one at a time, in seq order, read a
+    /// chunk of seqs at a time inside one read transaction: one snapshot, as
+    /// [`Self::measurements`], without the whole run in memory at once.
+    pub fn visit_measurements(
+        &self,
+        id: RunId,
+        telemetry: TelemetryFilter,
+        visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let path = &self.path;
+        let tx = self.conn.unchecked_transaction().at(path)?;
+        self.require_run(&tx, id)?;
+        let seqs = tx
+            .prepare_cached("SELECT seq FROM measurements WHERE run_id = ?1 ORDER BY seq")
+            .at(path)?
+            .query_map([id], |r| r.get::<_, u32>(0))
+            .at(path)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .at(path)?;
+        for range in crate::assemble::chunks(&seqs) {
+            for m in self.seq_range(&tx, id, range, &mut *telemetry)? {
+                visit(m)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The measurements of `id` whose seq lies in `lo..=hi`, whole.
+    fn seq_range(
+        &self,
+        tx: &Connection,
+        id: RunId,
+        (lo, hi): (u32, u32),
+        telemetry: TelemetryFilter,
+    ) -> Result<Vec<MeasurementRecord>, StoreError> {
+        let path = &self.path;
+        let db = &self.location;
+        let mut a = Assembler::new(db, id, load_measurements(tx, path, db, id, (lo, hi))?);
+        let any_telemetry = a.filter_telemetry(telemetry);
         let mut stmt = tx
             .prepare_cached(
-                "SELECT seq, name, value, unit, better FROM metrics WHERE run_id = ?1 ORDER BY seq, idx",
+                "SELECT seq, name, value, unit, better FROM metrics WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
             )
             .at(path)?;
-        let mut rows = stmt.query([id]).at(path)?;
+        let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
         while let Some(r) = rows.next().at(path)? {
             a.metric(
                 r.get(0).at(path)?,
@@ -225,10 +265,10 @@ impl SqliteBackend {
             .prepare_cached(
                 "SELECT seq, name, unit, count, min, mean, max, stddev, p50, p90, p99, p999, \
                  p9999, encoded, above, above_count FROM histograms WHERE run_id = ?1 \
-                 ORDER BY seq, idx",
+                 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
             )
             .at(path)?;
-        let mut rows = stmt.query([id]).at(path)?;
+        let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
         while let Some(r) = rows.next().at(path)? {
             let mut stats = [None; 9];
             for (i, s) in stats.iter_mut().enumerate() {
@@ -249,10 +289,10 @@ impl SqliteBackend {
             .prepare_cached(
                 "SELECT seq, role, tid, pinned_cpu, cpu_samples, migrations, voluntary_switches, \
                  involuntary_switches, start_ns, end_ns, bytes, counters, cpu_path FROM threads \
-                 WHERE run_id = ?1 ORDER BY seq, idx",
+                 WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
             )
             .at(path)?;
-        let mut rows = stmt.query([id]).at(path)?;
+        let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
         while let Some(r) = rows.next().at(path)? {
             a.thread(RawThread {
                 seq: r.get(0).at(path)?,
@@ -271,23 +311,29 @@ impl SqliteBackend {
             })?;
         }
 
-        let mut stmt = tx
-            .prepare_cached(
-                "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
-                 WHERE run_id = ?1 ORDER BY seq, idx",
-            )
-            .at(path)?;
-        let mut rows = stmt.query([id]).at(path)?;
-        while let Some(r) = rows.next().at(path)? {
-            a.telemetry(RawTelemetry {
-                seq: r.get(0).at(path)?,
-                source: r.get(1).at(path)?,
-                key: r.get(2).at(path)?,
-                label: r.get(3).at(path)?,
-                cpu: r.get(4).at(path)?,
-                value: r.get(5).at(path)?,
-                unit: r.get(6).at(path)?,
-            })?;
+        if any_telemetry {
+            let mut stmt = tx
+                .prepare_cached(
+                    "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
+                     WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
+                )
+                .at(path)?;
+            let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
+            while let Some(r) = rows.next().at(path)? {
+                let seq = r.get(0).at(path)?;
+                if !a.wants_telemetry(seq) {
+                    continue;
+                }
+                a.telemetry(RawTelemetry {
+                    seq,
+                    source: r.get(1).at(path)?,
+                    key: r.get(2).at(path)?,
+                    label: r.get(3).at(path)?,
+                    cpu: r.get(4).at(path)?,
+                    value: r.get(5).at(path)?,
+                    unit: r.get(6).at(path)?,
+                })?;
+            }
         }
         Ok(a.finish())
     }
@@ -314,9 +360,12 @@ fn load_measurements(
     path: &Path,
     db: &Location,
     id: RunId,
+    (lo, hi): (u32, u32),
 ) -> Result<Vec<MeasurementRecord>, StoreError> {
-    let mut stmt = conn.prepare_cached(measurements_select!("?1")).at(path)?;
-    let mut rows = stmt.query(params![id]).at(path)?;
+    let mut stmt = conn
+        .prepare_cached(measurements_select!("?1", "?2", "?3"))
+        .at(path)?;
+    let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
     let mut out = Vec::new();
     while let Some(r) = rows.next().at(path)? {
         let raw = RawMeasurement {
