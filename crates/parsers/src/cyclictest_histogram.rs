@@ -90,11 +90,14 @@ pub(crate) fn read_histogram(text: &str) -> Result<Option<Histogram>, ParseError
     Ok(Some(out))
 }
 
+/// Each bucket (µs) with its count per thread.
+type Buckets = Vec<(u64, Vec<u64>)>;
+
 /// The "# Key: v v …" totals wanted, each with its line number.
 type Totals = Vec<(&'static str, usize, Vec<f64>)>;
 
 /// The bucket lines (bucket, count per thread) and the totals after "# Histogram".
-fn read_lines(text: &str, start: usize) -> Result<(Vec<(u64, Vec<u64>)>, Totals), ParseError> {
+fn read_lines(text: &str, start: usize) -> Result<(Buckets, Totals), ParseError> {
     let mut buckets: Vec<(u64, Vec<u64>)> = Vec::new();
     let mut totals: Totals = Vec::new();
     for (i, raw) in text.lines().enumerate().skip(start + 1) {

@@ -45,8 +45,10 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         .pointer("/start/test_start/protocol")
         .and_then(Value::as_str)
         == Some("UDP");
-    let mut out = Parsed::default();
-    out.metrics = throughput(text, end, first_line)?;
+    let mut out = Parsed {
+        metrics: throughput(text, end, first_line)?,
+        ..Parsed::default()
+    };
     let m = &mut out.metrics;
     if let Some(r) = f64_at(end, &["sum_sent", "retransmits"]) {
         m.push(metric("retransmits", r, Unit::Count, Better::Lower));

@@ -85,10 +85,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/stats/src/simulate.rs", "verdict_targets", LATER),
     ("crates/stats/src/simulate.rs", "sequential_targets", LATER),
     ("crates/workloads/src/ctxsw/sides.rs", "ping_loop", LATER),
-    ("crates/workloads/src/exec/child.rs", "run", LATER),
-    ("crates/workloads/src/exec/mod.rs", "prepare_from", LATER),
     ("crates/workloads/src/gpuxfer/mod.rs", "measure", LATER),
-    ("crates/workloads/src/netrr/client.rs", "open_loop", LATER),
     ("crates/workloads/src/netrr/serve.rs", "session", LATER),
     ("crates/workloads/src/xfer/threaded.rs", "output", LATER),
 ];
