@@ -74,12 +74,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/lab/src/runner.rs", "execute", LATER),
     ("crates/lab/src/runner.rs", "Session::adapt", LATER),
     ("crates/lab/src/runner.rs", "measure", LATER),
-    ("crates/monitors/src/counters/rows.rs", "rows", LATER),
-    (
-        "crates/monitors/src/isolation.rs",
-        "IsolationMonitor::finish",
-        LATER,
-    ),
     ("crates/perflab/src/cmd/run.rs", "build_spec", LATER),
     ("crates/stats/src/parallel/judge.rs", "explain", LATER),
     ("crates/stats/src/simulate.rs", "verdict_targets", LATER),
