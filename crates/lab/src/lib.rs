@@ -7,6 +7,7 @@ pub mod expand;
 pub mod fingerprint;
 pub mod fit;
 pub mod grid_size;
+pub mod measure;
 pub mod plan;
 pub mod prepare;
 pub mod presets;
@@ -16,9 +17,8 @@ pub mod spec;
 
 pub use error::{LabError, Result};
 pub use fingerprint::Fingerprint;
+pub use measure::{measure_once, MonitorSet};
 pub use perflab_core::{Grid, RunSpec};
 pub use prepare::{prepare, Prepared};
-pub use runner::{
-    create, create_with_uid, execute, measure_once, MonitorSet, Outcome, Progress, RunOptions,
-};
+pub use runner::{create, create_with_uid, execute, Outcome, Progress, RunOptions};
 pub use spec::ExperimentSpec;
