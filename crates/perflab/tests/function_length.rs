@@ -70,7 +70,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/fleet/src/connection.rs", "apply", LATER),
     ("crates/fleet/src/driver.rs", "host", LATER),
     ("crates/knobs/src/netpath/vm.rs", "build", LATER),
-    ("crates/perflab/src/cmd/run.rs", "build_spec", LATER),
     ("crates/stats/src/parallel/judge.rs", "explain", LATER),
     ("crates/stats/src/simulate.rs", "verdict_targets", LATER),
     ("crates/stats/src/simulate.rs", "sequential_targets", LATER),
