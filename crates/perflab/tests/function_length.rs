@@ -63,10 +63,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/sys/src/doctor/idle.rs", "cpuidle", OTHER),
     ("crates/workloads/src/netrr/mod.rs", "measure", OTHER),
     ("crates/workloads/src/netrr/mod.rs", "output", OTHER),
-    ("crates/workloads/src/ctxsw/sides.rs", "ping_loop", LATER),
-    ("crates/workloads/src/gpuxfer/mod.rs", "measure", LATER),
-    ("crates/workloads/src/netrr/serve.rs", "session", LATER),
-    ("crates/workloads/src/xfer/threaded.rs", "output", LATER),
 ];
 
 /// Another helper rewrites these files in this session; splitting them here would collide.

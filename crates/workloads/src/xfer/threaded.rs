@@ -19,6 +19,7 @@ use perflab_core::{
     WorkloadOutput,
 };
 
+use super::buffer::Backing;
 use super::channels::{wait_histogram, Channel};
 use super::engine::{MapFailure, Seen, Xfer as Buffers};
 use super::shape::Shape;
@@ -269,13 +270,6 @@ fn output(sh: &Shared<'_>, done: &[Done]) -> WorkloadOutput {
         .collect();
     let v = parallel::judge(&spans, &Criteria::default());
     let transfers: u64 = done.iter().map(|d| d.transfers).sum();
-    let mut waits = done.first().map(|d| d.waits.clone());
-    if let Some(all) = waits.as_mut() {
-        for d in done.iter().skip(1) {
-            // Same bounds everywhere, so adding cannot fail.
-            let _ = all.add(&d.waits);
-        }
-    }
     let mut out = WorkloadOutput {
         metrics: parallel::bandwidth_metrics(&v)
             .into_iter()
@@ -305,6 +299,14 @@ fn output(sh: &Shared<'_>, done: &[Done]) -> WorkloadOutput {
         ..Default::default()
     };
     out.metrics.extend(parallel::metrics(&v));
+    huge_pages(done, sh.setup.backing, &mut out);
+    lock_waits(done, &mut out);
+    out.notes.extend(parallel::notes(&v));
+    out
+}
+
+/// The smallest share of huge pages each buffer got, over the threads, and notes on it.
+fn huge_pages(done: &[Done], backing: Backing, out: &mut WorkloadOutput) {
     let mut seen = Seen::default();
     for d in done {
         for &(label, f) in &d.seen.fractions {
@@ -322,7 +324,18 @@ fn output(sh: &Shared<'_>, done: &[Done]) -> WorkloadOutput {
             Better::Neither,
         ));
     }
-    seen.notes(sh.setup.backing, &mut out);
+    seen.notes(backing, out);
+}
+
+/// Each thread's total lock wait, and every wait together as a histogram.
+fn lock_waits(done: &[Done], out: &mut WorkloadOutput) {
+    let mut waits = done.first().map(|d| d.waits.clone());
+    if let Some(all) = waits.as_mut() {
+        for d in done.iter().skip(1) {
+            // Same bounds everywhere, so adding cannot fail.
+            let _ = all.add(&d.waits);
+        }
+    }
     // Each thread's total wait, as the seed summed its spintime lines per thread (from the
     // histogram: values to 3 significant digits).
     let totals_ms: Vec<f64> = done
@@ -356,6 +369,4 @@ fn output(sh: &Shared<'_>, done: &[Done]) -> WorkloadOutput {
             &w,
         ));
     }
-    out.notes.extend(parallel::notes(&v));
-    out
 }
