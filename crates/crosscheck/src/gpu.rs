@@ -12,7 +12,7 @@ use perflab_core::format_size;
 
 use crate::error::{input, Error, Result};
 use crate::gpu_pairs::{self, Estimate, Judgement};
-use crate::gpu_reference::{self, Way};
+use crate::gpu_reference::{self, RowError, Way};
 use crate::lab_side::LabSide;
 use crate::options::{tolerance, Options};
 use crate::say;
@@ -82,7 +82,7 @@ pub fn run(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<
                     }
                     // A host memory kind this machine cannot give (no hugetlb pool) is a
                     // row without a verdict, said plainly; anything else fails the check.
-                    Err(e) if backing == "2m" && e.contains("hugetlb") => {
+                    Err(RowError::NoHostMemory(e)) if backing == "2m" => {
                         say!(out, "{head}  not measured: {e}");
                         break;
                     }
@@ -130,7 +130,7 @@ pub fn row(
     size: u64,
     duration: f64,
     tol: f64,
-) -> std::result::Result<Row, String> {
+) -> std::result::Result<Row, RowError> {
     let (estimate, judgement, pairs) = gpu_pairs::decide(gpu_pairs::plan(backing), tol, |k| {
         pair(lab, (way, dir), backing, size, duration, k)
     })?;
@@ -157,7 +157,7 @@ fn pair(
     size: u64,
     duration: f64,
     k: usize,
-) -> std::result::Result<(f64, f64), String> {
+) -> std::result::Result<(f64, f64), RowError> {
     let reference = || gpu_reference::mib_s(way, backing, size, duration);
     let perflab = |lab: &mut LabSide| {
         let params = [
@@ -166,10 +166,12 @@ fn pair(
             ("size", size.to_string()),
             ("duration", format!("{duration}")),
         ];
-        let out = lab.measure("gpuxfer", &params).map_err(|e| e.to_string())?;
+        let out = lab
+            .measure("gpuxfer", &params)
+            .map_err(|e| RowError::of_measurement(e.to_string()))?;
         out.metric("bandwidth_mib_s")
             .map(|m| m.value)
-            .ok_or_else(|| "gpuxfer recorded no bandwidth_mib_s".to_string())
+            .ok_or_else(|| RowError::Failed("gpuxfer recorded no bandwidth_mib_s".into()))
     };
     if k % 2 == 1 {
         let theirs = reference()?;

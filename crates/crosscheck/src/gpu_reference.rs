@@ -99,9 +99,38 @@ fn map(len: usize, flags: libc::c_int, advice: Option<libc::c_int>) -> Result<*m
     Ok(p)
 }
 
+/// Why a row of the GPU check has no figure. The check branches on it: a machine that
+/// cannot give the host memory asked for leaves the row unmeasured, anything else fails.
+#[derive(Debug, thiserror::Error)]
+pub enum RowError {
+    /// No free 2 MiB hugetlb pages for the host buffer (on either side).
+    #[error("{0}")]
+    NoHostMemory(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl From<String> for RowError {
+    fn from(why: String) -> Self {
+        RowError::Failed(why)
+    }
+}
+
+impl RowError {
+    /// A failed gpuxfer measurement, whose cause arrives only as the stored status text;
+    /// this is the one place its words are read.
+    pub fn of_measurement(why: String) -> Self {
+        if why.contains("hugetlb") {
+            RowError::NoHostMemory(why)
+        } else {
+            RowError::Failed(why)
+        }
+    }
+}
+
 /// MiB/s of `size`-byte copies in `way` with host memory `backing` (4k, thp, 2m,
 /// pinned), `n` copies between two events, the loop made to last about `duration_s`.
-pub fn mib_s(way: Way, backing: &str, size: u64, duration_s: f64) -> Result<f64, String> {
+pub fn mib_s(way: Way, backing: &str, size: u64, duration_s: f64) -> Result<f64, RowError> {
     let d = Driver::load().map_err(|e| e.to_string())?;
     let a = &d.api;
     let err = |e: CudaError| e.to_string();
@@ -130,39 +159,7 @@ pub fn mib_s(way: Way, backing: &str, size: u64, duration_s: f64) -> Result<f64,
             .map_err(err)?;
         d.check("cuMemAlloc_v2", (a.mem_alloc)(&mut h.dev_ptr, len))
             .map_err(err)?;
-        let two_m = 2usize << 20;
-        let host_len = match backing {
-            "thp" | "2m" => len.div_ceil(two_m) * two_m,
-            _ => len,
-        };
-        match backing {
-            "pinned" => {
-                let mut p: *mut c_void = ptr::null_mut();
-                d.check("cuMemAllocHost_v2", (a.mem_alloc_host)(&mut p, len))
-                    .map_err(err)?;
-                h.host = Some((p, len, HostMade::Driver));
-            }
-            "4k" => {
-                let p = map(host_len, 0, Some(libc::MADV_NOHUGEPAGE))?;
-                h.host = Some((p, host_len, HostMade::Mmap));
-            }
-            "thp" => {
-                let p = map(host_len, 0, Some(libc::MADV_HUGEPAGE))?;
-                h.host = Some((p, host_len, HostMade::Mmap));
-            }
-            "2m" => {
-                let p = map(host_len, libc::MAP_HUGETLB | libc::MAP_HUGE_2MB, None)
-                    .map_err(|e| format!("no 2 MiB hugetlb pages for the reference: {e}"))?;
-                h.host = Some((p, host_len, HostMade::Mmap));
-                d.check(
-                    "cuMemHostRegister_v2",
-                    (a.mem_host_register)(p, host_len, 0),
-                )
-                .map_err(err)?;
-                h.registered = true;
-            }
-            other => return Err(format!("the reference has no host memory {other:?}")),
-        }
+        host_memory(&mut h, backing, len)?;
         let host = h.host.map(|(p, _, _)| p).unwrap_or(ptr::null_mut());
         d.check("cuStreamCreate", (a.stream_create)(&mut h.stream, 1))
             .map_err(err)?;
@@ -201,4 +198,50 @@ pub fn mib_s(way: Way, backing: &str, size: u64, duration_s: f64) -> Result<f64,
         let secs = timed(&h, n).map_err(err)?;
         Ok(n as f64 * size as f64 / secs / (1u64 << 20) as f64)
     }
+}
+
+/// Host memory of `backing` for `len`-byte copies, kept in `h` so that it is released.
+///
+/// # Safety
+///
+/// `h.d` is a loaded driver with a current context; the pointers passed are locals or
+/// fields of `h`, of the types the driver API declares.
+unsafe fn host_memory(h: &mut Held, backing: &str, len: usize) -> Result<(), RowError> {
+    let a = &h.d.api;
+    let err = |e: CudaError| e.to_string();
+    let two_m = 2usize << 20;
+    let host_len = match backing {
+        "thp" | "2m" => len.div_ceil(two_m) * two_m,
+        _ => len,
+    };
+    match backing {
+        "pinned" => {
+            let mut p: *mut c_void = ptr::null_mut();
+            h.d.check("cuMemAllocHost_v2", (a.mem_alloc_host)(&mut p, len))
+                .map_err(err)?;
+            h.host = Some((p, len, HostMade::Driver));
+        }
+        "4k" => {
+            let p = map(host_len, 0, Some(libc::MADV_NOHUGEPAGE))?;
+            h.host = Some((p, host_len, HostMade::Mmap));
+        }
+        "thp" => {
+            let p = map(host_len, 0, Some(libc::MADV_HUGEPAGE))?;
+            h.host = Some((p, host_len, HostMade::Mmap));
+        }
+        "2m" => {
+            let p = map(host_len, libc::MAP_HUGETLB | libc::MAP_HUGE_2MB, None).map_err(|e| {
+                RowError::NoHostMemory(format!("no 2 MiB hugetlb pages for the reference: {e}"))
+            })?;
+            h.host = Some((p, host_len, HostMade::Mmap));
+            h.d.check(
+                "cuMemHostRegister_v2",
+                (a.mem_host_register)(p, host_len, 0),
+            )
+            .map_err(err)?;
+            h.registered = true;
+        }
+        other => return Err(format!("the reference has no host memory {other:?}").into()),
+    }
+    Ok(())
 }

@@ -39,21 +39,7 @@ struct Cell {
 /// result).
 pub fn run(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()> {
     let sys = a.sys.clone();
-    let duration = a.measure.as_deref().unwrap_or("0.3s");
-    perflab_core::parse_duration(duration)
-        .map_err(|e| input(format!("--measure {duration:?}: {e}")))?;
-    let pairs = a.monitor_pairs;
-    if !(2..=10_000).contains(&pairs) {
-        return Err(input(format!(
-            "--monitor-pairs {pairs}: expected 2 to 10000"
-        )));
-    }
-    let tolerance = tolerance(a, 1.0)?;
-    if tolerance <= 0.0 {
-        return Err(input(format!(
-            "--tolerance {tolerance}: expected a percentage above 0 for monitors"
-        )));
-    }
+    let (duration, pairs, tolerance) = settings(a)?;
     let workloads = workloads(&a.workloads)?;
     let sets = monitor_sets(&a.monitor_sets)?;
     // No knob is applied here; the runner's options want a journal all the same.
@@ -102,6 +88,32 @@ pub fn run(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<
             }
         }
     }
+    judge(&cells, tolerance, out, verdicts);
+    Ok(())
+}
+
+/// `--measure`, `--monitor-pairs` and `--tolerance`, checked.
+fn settings(a: &Options) -> Result<(&str, u32, f64)> {
+    let duration = a.measure.as_deref().unwrap_or("0.3s");
+    perflab_core::parse_duration(duration)
+        .map_err(|e| input(format!("--measure {duration:?}: {e}")))?;
+    let pairs = a.monitor_pairs;
+    if !(2..=10_000).contains(&pairs) {
+        return Err(input(format!(
+            "--monitor-pairs {pairs}: expected 2 to 10000"
+        )));
+    }
+    let tolerance = tolerance(a, 1.0)?;
+    if tolerance <= 0.0 {
+        return Err(input(format!(
+            "--tolerance {tolerance}: expected a percentage above 0 for monitors"
+        )));
+    }
+    Ok((duration, pairs, tolerance))
+}
+
+/// Every headline set's ratio goes to the verdicts; the largest deviation is said.
+fn judge(cells: &[Cell], tolerance: f64, out: &mut dyn Write, verdicts: &mut Verdicts) {
     for c in cells.iter().filter(|c| c.role == Role::Headline) {
         verdicts.ratio(
             format!("{} with monitors {}", c.workload, c.set),
@@ -114,9 +126,8 @@ pub fn run(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<
         out,
         "largest deviation of a set that runs around headline figures: {:.2}% (tolerance \
          ±{tolerance}%)",
-        largest(&cells)
+        largest(cells)
     );
-    Ok(())
 }
 
 fn largest(cells: &[Cell]) -> f64 {
@@ -200,10 +211,7 @@ fn measure_cell(
 ) -> Result<Cell> {
     // A set whose every monitor disturbs runs only in telemetry repetitions; otherwise the
     // set is measured as a headline repetition carries it (its disturbing members left out).
-    let disturbing = names
-        .iter()
-        .all(|n| perflab_monitors::by_name(n).is_some_and(|m| m.disturbs()));
-    let role = if disturbing {
+    let role = if disturbing(names) {
         Role::Telemetry
     } else {
         Role::Headline
@@ -251,12 +259,7 @@ fn measure_cell(
         ons.push(x_on.0);
         ratios.push(x_on.0 / x_off);
     }
-    for note in quiet.notes {
-        if !said.contains(&note) {
-            eprintln!("{note}");
-            said.push(note);
-        }
-    }
+    say_once(quiet.notes, said);
     let median = |v: Vec<f64>| Sample::new(v).map(|s| s.median()).unwrap_or(f64::NAN);
     Ok(Cell {
         workload: w.info().name,
@@ -271,6 +274,23 @@ fn measure_cell(
             &cfg,
         ),
     })
+}
+
+/// True when every monitor of the set disturbs the workload it watches.
+fn disturbing(names: &[String]) -> bool {
+    names
+        .iter()
+        .all(|n| perflab_monitors::by_name(n).is_some_and(|m| m.disturbs()))
+}
+
+/// Prints each note not said before (the same monitor notes recur in every cell).
+fn say_once(notes: Vec<String>, said: &mut Vec<String>) {
+    for note in notes {
+        if !said.contains(&note) {
+            eprintln!("{note}");
+            said.push(note);
+        }
+    }
 }
 
 /// True when the median's 95% interval is within ±`pct` percent of it.

@@ -182,37 +182,8 @@ fn run_sockperf(
     duration_s: f64,
 ) -> Result<RttFigures, NetCrossError> {
     let port = free_udp_port()?.to_string();
-    let (scpu, ccpu) = (server.to_string(), client.to_string());
-    let sargs = [
-        "-c",
-        &scpu,
-        "sockperf",
-        "sr",
-        "-i",
-        "127.0.0.1",
-        "-p",
-        &port,
-    ];
-    let scmd = format!("taskset {}", sargs.join(" "));
-    let mut srv = ServerChild(
-        Command::new("taskset")
-            .args(sargs)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|source| peer_tool::spawn_error(&scmd, TASKSET_HINT, source))?,
-    );
-    // sockperf sr binds within a few milliseconds; give it ample time.
-    std::thread::sleep(Duration::from_millis(300));
-    if let Ok(Some(status)) = srv.0.try_wait() {
-        return Err(PeerError::PeerFailed {
-            cmd: scmd,
-            status: status.to_string(),
-            stderr: String::new(),
-        }
-        .into());
-    }
+    let srv = start_sockperf_server(server, &port)?;
+    let ccpu = client.to_string();
     let (m, t) = (
         size.to_string(),
         format!("{}", duration_s.ceil().max(1.0) as u64),
@@ -241,8 +212,41 @@ fn run_sockperf(
     drop(srv);
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    figures(&text)
+}
+
+/// `sockperf sr` on CPU `server`, listening on `port`, checked to be still running after
+/// the time it takes to bind.
+fn start_sockperf_server(server: u32, port: &str) -> Result<ServerChild, NetCrossError> {
+    let scpu = server.to_string();
+    let sargs = ["-c", &scpu, "sockperf", "sr", "-i", "127.0.0.1", "-p", port];
+    let scmd = format!("taskset {}", sargs.join(" "));
+    let mut srv = ServerChild(
+        Command::new("taskset")
+            .args(sargs)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|source| peer_tool::spawn_error(&scmd, TASKSET_HINT, source))?,
+    );
+    // sockperf sr binds within a few milliseconds; give it ample time.
+    std::thread::sleep(Duration::from_millis(300));
+    if let Ok(Some(status)) = srv.0.try_wait() {
+        return Err(PeerError::PeerFailed {
+            cmd: scmd,
+            status: status.to_string(),
+            stderr: String::new(),
+        }
+        .into());
+    }
+    Ok(srv)
+}
+
+/// The round-trip figures of `sockperf pp --full-rtt` output.
+fn figures(text: &str) -> Result<RttFigures, NetCrossError> {
     let parsed = perflab_parsers::by_name("sockperf")
-        .map(|p| (p.parse)(&text))
+        .map(|p| (p.parse)(text))
         .ok_or(NetCrossError::SockperfFigure("a parser"))?
         .map_err(|e| NetCrossError::SockperfMissing(format!("unreadable output: {e}")))?;
     let get = |n: &'static str| {

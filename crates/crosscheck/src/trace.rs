@@ -272,6 +272,18 @@ fn us(ns: Option<f64>) -> String {
 }
 
 fn print(out: &mut dyn Write, text: &Side, bpf: &Side, verdicts: &mut Verdicts) {
+    let sum = print_spans(out, text, bpf, verdicts);
+    print_resolution(out, text, bpf, verdicts);
+    print_sum(out, text, bpf, sum, verdicts);
+    for (name, side) in [("text", text), ("bpf", bpf)] {
+        for n in &side.notes {
+            say!(out, "{name}: {n}");
+        }
+    }
+}
+
+/// One row per span seen by either backend, judged; returns the sum of the BPF medians.
+fn print_spans(out: &mut dyn Write, text: &Side, bpf: &Side, verdicts: &mut Verdicts) -> f64 {
     say!(
         out,
         "{:<16} {:>9} {:>9} {:>10} {:>10} {:>9} {:>8}  verdict",
@@ -292,29 +304,8 @@ fn print(out: &mut dyn Write, text: &Side, bpf: &Side, verdicts: &mut Verdicts) 
     }
     for (name, label) in &order {
         let (t, b) = (text.p50(name), bpf.p50(name));
-        let verdict = match (t, b) {
-            (Some(t), Some(b)) => {
-                sum += b;
-                let (diff, allowed) = ((b - t).abs(), allowed_ns(t));
-                let within = verdicts.below(
-                    format!("span {name} |bpf - text|"),
-                    diff / 1000.0,
-                    allowed / 1000.0 + 1e-9,
-                    "µs",
-                );
-                if within {
-                    "agree".to_string()
-                } else {
-                    "DISAGREE".to_string()
-                }
-            }
-            (None, Some(b)) => {
-                sum += b;
-                "text matched none".into()
-            }
-            (Some(_), None) => "bpf matched none".into(),
-            (None, None) => "empty in both".into(),
-        };
+        sum += b.unwrap_or(0.0);
+        let verdict = span_verdict(name, t, b, verdicts);
         say!(
             out,
             "{:<16} {:>9.0} {:>9} {:>10} {:>10} {:>9} {:>8.0}  {verdict}  ({label})",
@@ -330,6 +321,30 @@ fn print(out: &mut dyn Write, text: &Side, bpf: &Side, verdicts: &mut Verdicts) 
             bpf.count(name),
         );
     }
+    sum
+}
+
+/// Whether the two backends' medians of one span agree (judged where both have one).
+fn span_verdict(name: &str, t: Option<f64>, b: Option<f64>, verdicts: &mut Verdicts) -> String {
+    match (t, b) {
+        (Some(t), Some(b)) => {
+            let (diff, allowed) = ((b - t).abs(), allowed_ns(t));
+            let within = verdicts.below(
+                format!("span {name} |bpf - text|"),
+                diff / 1000.0,
+                allowed / 1000.0 + 1e-9,
+                "µs",
+            );
+            if within { "agree" } else { "DISAGREE" }.to_string()
+        }
+        (None, Some(_)) => "text matched none".into(),
+        (Some(_), None) => "bpf matched none".into(),
+        (None, None) => "empty in both".into(),
+    }
+}
+
+/// How many of the BPF backend's span values are not whole microseconds (judged).
+fn print_resolution(out: &mut dyn Write, text: &Side, bpf: &Side, verdicts: &mut Verdicts) {
     let (bs, ts) = (sub_us(&bpf.values), sub_us(&text.values));
     say!(
         out,
@@ -348,6 +363,10 @@ fn print(out: &mut dyn Write, text: &Side, bpf: &Side, verdicts: &mut Verdicts) 
         1.0,
         "",
     );
+}
+
+/// The spans' sum against the round trip measured with them (judged: it must be below).
+fn print_sum(out: &mut dyn Write, text: &Side, bpf: &Side, sum: f64, verdicts: &mut Verdicts) {
     let rtt = median(bpf.rtt_p50_us.clone()).unwrap_or(f64::NAN);
     let rtt_text = median(text.rtt_p50_us.clone()).unwrap_or(f64::NAN);
     say!(
@@ -362,11 +381,6 @@ fn print(out: &mut dyn Write, text: &Side, bpf: &Side, verdicts: &mut Verdicts) 
         rtt,
         "µs",
     );
-    for (name, side) in [("text", text), ("bpf", bpf)] {
-        for n in &side.notes {
-            say!(out, "{name}: {n}");
-        }
-    }
 }
 
 #[cfg(test)]

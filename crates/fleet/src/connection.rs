@@ -5,7 +5,9 @@ use std::io::{BufReader, Read};
 use std::process::Stdio;
 use std::sync::Mutex;
 
-use perflab_store::{copy_records, ensure_run, RunStatus, Store};
+use perflab_store::{
+    copy_records, ensure_run, MeasurementRecord, PlannedMeasurement, RunInfo, RunStatus, Store,
+};
 
 use crate::hosts::Host;
 use crate::ssh::{last_line, Ssh};
@@ -163,82 +165,111 @@ fn apply(
             watch.line(name, &format!("agent {action} the run"));
             None
         }
-        Event::Run { run, plan } => {
-            let mut s = store.lock().unwrap_or_else(|p| p.into_inner());
-            match ensure_run(&mut s, &run, &plan) {
-                Ok(id) => {
-                    let mut e = entry.lock().unwrap_or_else(|p| p.into_inner());
-                    if e.local_run.is_none() {
-                        // Reports and `perflab ls` name the run by its host.
-                        let label = match &run.label {
-                            Some(l) => format!("{l} @ {name}"),
-                            None => name.to_string(),
-                        };
-                        if let Err(err) = s.set_label(id, Some(&label)) {
-                            return Some(Ended::Fatal(format!("labelling its run: {err}")));
-                        }
-                        watch.line(
-                            name,
-                            &format!("its run arrives as run {id} ({} planned)", plan.len()),
-                        );
-                    }
-                    e.local_run = Some(id);
-                    e.planned = plan.len() as u32;
-                    None
-                }
-                Err(err) => Some(Ended::Fatal(format!("storing its run: {err}"))),
-            }
-        }
-        Event::Measurement { record } => {
-            let id = entry.lock().unwrap_or_else(|p| p.into_inner()).local_run;
-            let Some(id) = id else {
-                return Some(Ended::Fatal(
-                    "the agent sent a measurement before its run".into(),
-                ));
-            };
-            let mut s = store.lock().unwrap_or_else(|p| p.into_inner());
-            if let Err(err) = copy_records(&mut s, id, std::slice::from_ref(&*record)) {
-                return Some(Ended::Fatal(format!(
-                    "storing measurement {}: {err}",
-                    record.seq
-                )));
-            }
-            let (ok, failed) = counts(&s, id);
-            drop(s);
-            let mut e = entry.lock().unwrap_or_else(|p| p.into_inner());
-            e.received = (ok, failed);
-            watch.measured(name, ok + failed, e.planned);
-            None
-        }
+        Event::Run { run, plan } => run_arrived(name, &run, &plan, entry, store, watch),
+        Event::Measurement { record } => measured(name, &record, entry, store, watch),
         Event::End {
             status,
             exit_code,
             log_tail,
-        } => {
-            let complete = status == "complete";
-            let id = entry.lock().unwrap_or_else(|p| p.into_inner()).local_run;
-            if let (Some(id), Some(st)) = (id, run_status(&status)) {
-                let mut s = store.lock().unwrap_or_else(|p| p.into_inner());
-                if let Err(err) = s.set_status(id, st) {
-                    return Some(Ended::Fatal(format!("storing its run's status: {err}")));
-                }
-            }
-            let why = if complete {
-                String::new()
-            } else {
-                format!(
-                    "the run ended {status} there (exit code {}){}",
-                    exit_code.map_or("unknown".into(), |c| c.to_string()),
-                    log_tail
-                        .last()
-                        .map(|l| format!(": {l}"))
-                        .unwrap_or_default()
-                )
-            };
-            Some(Ended::Run { complete, why })
-        }
+        } => Some(run_ended(&status, exit_code, &log_tail, entry, store)),
         Event::Error { message } => Some(Ended::Fatal(message)),
     }
+}
+
+/// The host's run arrives: stored (once), labelled with the host's name, and noted as
+/// the entry's local run.
+fn run_arrived(
+    name: &str,
+    run: &RunInfo,
+    plan: &[PlannedMeasurement],
+    entry: &Mutex<HostEntry>,
+    store: &Mutex<Store>,
+    watch: &dyn Watch,
+) -> Option<Ended> {
+    let mut s = store.lock().unwrap_or_else(|p| p.into_inner());
+    match ensure_run(&mut s, run, plan) {
+        Ok(id) => {
+            let mut e = entry.lock().unwrap_or_else(|p| p.into_inner());
+            if e.local_run.is_none() {
+                // Reports and `perflab ls` name the run by its host.
+                let label = match &run.label {
+                    Some(l) => format!("{l} @ {name}"),
+                    None => name.to_string(),
+                };
+                if let Err(err) = s.set_label(id, Some(&label)) {
+                    return Some(Ended::Fatal(format!("labelling its run: {err}")));
+                }
+                watch.line(
+                    name,
+                    &format!("its run arrives as run {id} ({} planned)", plan.len()),
+                );
+            }
+            e.local_run = Some(id);
+            e.planned = plan.len() as u32;
+            None
+        }
+        Err(err) => Some(Ended::Fatal(format!("storing its run: {err}"))),
+    }
+}
+
+/// One measurement of the host's run, copied into the local run.
+fn measured(
+    name: &str,
+    record: &MeasurementRecord,
+    entry: &Mutex<HostEntry>,
+    store: &Mutex<Store>,
+    watch: &dyn Watch,
+) -> Option<Ended> {
+    let id = entry.lock().unwrap_or_else(|p| p.into_inner()).local_run;
+    let Some(id) = id else {
+        return Some(Ended::Fatal(
+            "the agent sent a measurement before its run".into(),
+        ));
+    };
+    let mut s = store.lock().unwrap_or_else(|p| p.into_inner());
+    if let Err(err) = copy_records(&mut s, id, std::slice::from_ref(record)) {
+        return Some(Ended::Fatal(format!(
+            "storing measurement {}: {err}",
+            record.seq
+        )));
+    }
+    let (ok, failed) = counts(&s, id);
+    drop(s);
+    let mut e = entry.lock().unwrap_or_else(|p| p.into_inner());
+    e.received = (ok, failed);
+    watch.measured(name, ok + failed, e.planned);
+    None
+}
+
+/// The host's run ended: its status stored, and why it did not complete.
+fn run_ended(
+    status: &str,
+    exit_code: Option<i32>,
+    log_tail: &[String],
+    entry: &Mutex<HostEntry>,
+    store: &Mutex<Store>,
+) -> Ended {
+    let complete = status == "complete";
+    let id = entry.lock().unwrap_or_else(|p| p.into_inner()).local_run;
+    if let (Some(id), Some(st)) = (id, run_status(status)) {
+        let mut s = store.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(err) = s.set_status(id, st) {
+            return Ended::Fatal(format!("storing its run's status: {err}"));
+        }
+    }
+    let why = if complete {
+        String::new()
+    } else {
+        format!(
+            "the run ended {status} there (exit code {}){}",
+            exit_code.map_or("unknown".into(), |c| c.to_string()),
+            log_tail
+                .last()
+                .map(|l| format!(": {l}"))
+                .unwrap_or_default()
+        )
+    };
+    Ended::Run { complete, why }
 }
 
 fn run_status(word: &str) -> Option<RunStatus> {

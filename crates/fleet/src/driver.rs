@@ -90,11 +90,7 @@ fn host(
         (e.host.clone(), e.uid.clone())
     };
     let name = h.name.as_str();
-    let set = |status: HostStatus, reason: String| {
-        let mut e = entry.lock().unwrap_or_else(|p| p.into_inner());
-        e.status = status;
-        e.reason = reason;
-    };
+    let set = |status: HostStatus, reason: String| set_status(entry, status, reason);
     let mut remote: Option<Remote> = None;
     let mut down_since: Option<Instant> = None;
     let mut attempt = 0u32;
@@ -138,27 +134,9 @@ fn host(
                     down_since = None;
                     attempt = 0;
                 }
-                match ended {
-                    Ended::Run { complete: true, .. } => {
-                        set(HostStatus::Complete, String::new());
-                        let (ok, failed) = entry.lock().unwrap_or_else(|p| p.into_inner()).received;
-                        watch.line(name, &format!("complete: {ok} ok, {failed} failed"));
-                        return;
-                    }
-                    Ended::Run {
-                        complete: false,
-                        why,
-                    } => {
-                        watch.line(name, &why);
-                        set(HostStatus::Incomplete, why);
-                        return;
-                    }
-                    Ended::Fatal(why) => {
-                        watch.line(name, &format!("failed: {why}"));
-                        set(HostStatus::Failed, why);
-                        return;
-                    }
-                    Ended::Dropped(why) => why,
+                match settle(name, ended, entry, watch) {
+                    Some(dropped) => dropped,
+                    None => return,
                 }
             }
         };
@@ -167,30 +145,81 @@ fn host(
         }
         let since = *down_since.get_or_insert_with(Instant::now);
         if since.elapsed() >= fleet.reconnect_for {
-            watch.line(
-                name,
-                &format!(
-                    "unreachable for {:.0} s, given up for now: {failure}",
-                    since.elapsed().as_secs_f64()
-                ),
-            );
-            set(HostStatus::Unreachable, failure);
+            give_up(name, since, failure, entry, watch);
             return;
         }
         attempt += 1;
-        let pause = backoff(attempt);
-        watch.line(
-            name,
-            &format!(
-                "connection lost ({failure}); trying again in {} s",
-                pause.as_secs()
-            ),
-        );
-        // Sleep in small steps so an interrupt is not kept waiting.
-        let until = Instant::now() + pause;
-        while Instant::now() < until && !stop.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(100));
+        wait_to_retry(name, attempt, &failure, watch, stop);
+    }
+}
+
+/// Records the host's status and why.
+fn set_status(entry: &Mutex<HostEntry>, status: HostStatus, reason: String) {
+    let mut e = entry.lock().unwrap_or_else(|p| p.into_inner());
+    e.status = status;
+    e.reason = reason;
+}
+
+/// The host stayed unreachable past the reconnect time: said, and marked so.
+fn give_up(
+    name: &str,
+    since: Instant,
+    failure: String,
+    entry: &Mutex<HostEntry>,
+    watch: &dyn Watch,
+) {
+    watch.line(
+        name,
+        &format!(
+            "unreachable for {:.0} s, given up for now: {failure}",
+            since.elapsed().as_secs_f64()
+        ),
+    );
+    set_status(entry, HostStatus::Unreachable, failure);
+}
+
+/// Records how a connection that ended the host's part ended; `Some(why)` when it only
+/// dropped, so the host is tried again.
+fn settle(name: &str, ended: Ended, entry: &Mutex<HostEntry>, watch: &dyn Watch) -> Option<String> {
+    let set = |status: HostStatus, reason: String| set_status(entry, status, reason);
+    match ended {
+        Ended::Run { complete: true, .. } => {
+            set(HostStatus::Complete, String::new());
+            let (ok, failed) = entry.lock().unwrap_or_else(|p| p.into_inner()).received;
+            watch.line(name, &format!("complete: {ok} ok, {failed} failed"));
+            None
         }
+        Ended::Run {
+            complete: false,
+            why,
+        } => {
+            watch.line(name, &why);
+            set(HostStatus::Incomplete, why);
+            None
+        }
+        Ended::Fatal(why) => {
+            watch.line(name, &format!("failed: {why}"));
+            set(HostStatus::Failed, why);
+            None
+        }
+        Ended::Dropped(why) => Some(why),
+    }
+}
+
+/// Says the connection was lost and waits the back-off for `attempt`, in small steps so
+/// an interrupt is not kept waiting.
+fn wait_to_retry(name: &str, attempt: u32, failure: &str, watch: &dyn Watch, stop: &AtomicBool) {
+    let pause = backoff(attempt);
+    watch.line(
+        name,
+        &format!(
+            "connection lost ({failure}); trying again in {} s",
+            pause.as_secs()
+        ),
+    );
+    let until = Instant::now() + pause;
+    while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

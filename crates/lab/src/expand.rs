@@ -28,50 +28,11 @@ pub fn expand(
     // Secrets (a peer's token) become their fingerprints before anything is kept.
     let sealed = crate::secrets::seal_spec(spec, info.params)?;
     let spec = &sealed;
-    // Axes in parameter-name order, so point numbering is stable across runs.
-    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
-    for (name, input) in &spec.params {
-        let values = match input {
-            ParamInput::One(s) => match size_range(name, &s.text(), info.params)? {
-                Some(sizes) => sizes,
-                None => vec![s.text()],
-            },
-            ParamInput::List(l) => l.iter().map(Scalar::text).collect(),
-            ParamInput::Partners(p) => partners(name, p, spec, topo)?
-                .into_iter()
-                .map(|c| c.to_string())
-                .collect(),
-        };
-        axes.push((name.clone(), values));
-    }
+    let axes = axes(spec, info.params, topo)?;
     // Counted before crossing: a refused grid must cost nothing to refuse.
     crate::grid_size::check(&axes)?;
-    let mut points: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
-    for (name, values) in &axes {
-        let mut next = Vec::with_capacity(points.len() * values.len());
-        for p in &points {
-            for v in values {
-                let mut q = p.clone();
-                q.insert(name.clone(), v.clone());
-                next.push(q);
-            }
-        }
-        points = next;
-    }
-    for v in &spec.effective_variants() {
-        for name in v.params.keys() {
-            if axes
-                .iter()
-                .any(|(axis, values)| axis == name && values.len() > 1)
-            {
-                return Err(LabError::Input(format!(
-                    "variant {:?} sets parameter {name}, which is a grid axis; \
-                     a variant may only set parameters with one value",
-                    v.name
-                )));
-            }
-        }
-    }
+    let points = cross(&axes);
+    check_variant_params(spec, &axes)?;
     let monitors = match &spec.monitors {
         Some(m) => perflab_core::spec::monitor_names(m).map_err(LabError::Input)?,
         None => default_monitors.iter().map(|s| s.to_string()).collect(),
@@ -109,6 +70,67 @@ pub fn expand(
         }
     }
     Ok(expanded)
+}
+
+/// One axis per parameter, in parameter-name order (so point numbering is stable across
+/// runs): size ranges and partner CPUs spelled out, lists as given.
+fn axes(
+    spec: &ExperimentSpec,
+    params: &[perflab_core::ParamSpec],
+    topo: &Topology,
+) -> Result<Vec<(String, Vec<String>)>> {
+    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
+    for (name, input) in &spec.params {
+        let values = match input {
+            ParamInput::One(s) => match size_range(name, &s.text(), params)? {
+                Some(sizes) => sizes,
+                None => vec![s.text()],
+            },
+            ParamInput::List(l) => l.iter().map(Scalar::text).collect(),
+            ParamInput::Partners(p) => partners(name, p, spec, topo)?
+                .into_iter()
+                .map(|c| c.to_string())
+                .collect(),
+        };
+        axes.push((name.clone(), values));
+    }
+    Ok(axes)
+}
+
+/// Every combination of the axes' values, the last axis varying fastest.
+fn cross(axes: &[(String, Vec<String>)]) -> Vec<BTreeMap<String, String>> {
+    let mut points: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
+    for (name, values) in axes {
+        let mut next = Vec::with_capacity(points.len() * values.len());
+        for p in &points {
+            for v in values {
+                let mut q = p.clone();
+                q.insert(name.clone(), v.clone());
+                next.push(q);
+            }
+        }
+        points = next;
+    }
+    points
+}
+
+/// A variant may set only parameters that have one value in the grid.
+fn check_variant_params(spec: &ExperimentSpec, axes: &[(String, Vec<String>)]) -> Result<()> {
+    for v in &spec.effective_variants() {
+        for name in v.params.keys() {
+            if axes
+                .iter()
+                .any(|(axis, values)| axis == name && values.len() > 1)
+            {
+                return Err(LabError::Input(format!(
+                    "variant {:?} sets parameter {name}, which is a grid axis; \
+                     a variant may only set parameters with one value",
+                    v.name
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `32K..1G` for a size parameter: every power-of-two multiple of the lower bound up to

@@ -7,18 +7,19 @@ pub mod expand;
 pub mod fingerprint;
 pub mod fit;
 pub mod grid_size;
+pub mod measure;
 pub mod plan;
 pub mod prepare;
 pub mod presets;
+pub mod run_options;
 pub mod runner;
 pub mod secrets;
 pub mod spec;
 
 pub use error::{LabError, Result};
+pub use measure::{measure_once, MonitorSet};
 pub use perflab_core::Fingerprint;
 pub use perflab_core::{Grid, RunSpec};
 pub use prepare::{prepare, Prepared};
-pub use runner::{
-    create, create_with_uid, execute, measure_once, MonitorSet, Outcome, Progress, RunOptions,
-};
+pub use runner::{create, create_with_uid, execute, Outcome, Progress, RunOptions};
 pub use spec::ExperimentSpec;

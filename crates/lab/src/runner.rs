@@ -5,40 +5,22 @@
 //! applied variant is a guard on this stack frame.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::sync::atomic::Ordering;
 
-use perflab_core::{MeasureCtx, Monitor, MonitorError, WorkloadError, WorkloadOutput};
-use perflab_knobs::{verify_effects, AppliedVariant, Journal};
+use perflab_core::MeasureCtx;
+use perflab_knobs::{AppliedVariant, Journal};
 use perflab_store::{
-    MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement, Role, RunId, RunStatus, Store,
+    MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement, RunId, RunStatus, Store,
 };
-use perflab_sys::SysRoot;
 
 use crate::adaptive::{better_of, decided, fmt_pct, judged_metric, next_round, AdaptiveTarget};
 use crate::error::{LabError, Result};
+use crate::measure::{build_monitors, measure, Slot};
 use crate::plan::plan;
 use crate::prepare::{check_variants, find_workload, Prepared, Variant};
+pub use crate::run_options::{now_epoch, Progress, RunOptions};
 use perflab_core::adaptive_target::UntilDecided;
 use perflab_core::RunSpec;
-
-/// Where and how a run executes.
-pub struct RunOptions {
-    pub sys: SysRoot,
-    pub journal: PathBuf,
-    pub stop: Arc<AtomicBool>,
-    pub label: Option<String>,
-}
-
-/// What the runner tells the person watching.
-pub trait Progress {
-    fn begin(&mut self, run: RunId, total: u64, done: u64);
-    fn measured(&mut self, rec: &MeasurementRecord);
-    fn note(&mut self, message: &str);
-    fn end(&mut self);
-}
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,13 +30,6 @@ pub struct Outcome {
     pub recorded: u32,
     pub failed: u32,
     pub remaining: u32,
-}
-
-pub fn now_epoch() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
 }
 
 /// Creates the run in the store with its full plan. Nothing on the system changes.
@@ -112,13 +87,14 @@ pub fn execute(
     let (variants, unavailable) = check_variants(&spec.variants, &opts.sys)?;
     // A resumed run must not quietly run a variant in another configuration: if a
     // variant it planned can no longer be applied, stop before changing anything.
-    for u in &unavailable {
-        if pending.iter().any(|p| p.variant == u.variant) {
-            return Err(LabError::Input(format!(
-                "run {run}: variant {} cannot run now: {}",
-                u.variant, u.reason
-            )));
-        }
+    if let Some(u) = unavailable
+        .iter()
+        .find(|u| pending.iter().any(|p| p.variant == u.variant))
+    {
+        return Err(LabError::Input(format!(
+            "run {run}: variant {} cannot run now: {}",
+            u.variant, u.reason
+        )));
     }
     let journal = Journal::open(&opts.journal)?.for_run(run);
     let mut monitors = build_monitors(&spec.monitors);
@@ -152,6 +128,18 @@ pub fn execute(
             result = again.adapt(store, run, rounds, &mut monitors, progress, &mut counts);
         }
     }
+    conclude(store, run, result, &counts, progress)
+}
+
+/// Marks the run complete, or interrupted when measurements remain or it failed (so it
+/// can be resumed), and says how it ended.
+fn conclude(
+    store: &mut Store,
+    run: RunId,
+    result: Result<()>,
+    counts: &Counts,
+    progress: &mut dyn Progress,
+) -> Result<Outcome> {
     if let Err(e) = result {
         // Knobs are already restored (the guard lived in measure_all); the run can be
         // resumed, so it must not stay marked as running.
@@ -361,23 +349,13 @@ impl Session<'_> {
                 break;
             }
             progress.end();
-            progress.note(&match rounds {
-                Rounds::Precision(target) => format!(
-                    "adaptive round {round_no}: {} of {} points above ±{}% (cap {})",
-                    points.len(),
-                    total_points.len(),
-                    fmt_pct(target.target_ci_pct),
-                    target.max_reps
-                ),
-                Rounds::UntilDecided(until) => format!(
-                    "until-decided round {round_no}: {} of {} points undecided, {} more \
-                     measurements (cap {})",
-                    points.len(),
-                    total_points.len(),
-                    round.len(),
-                    until.cap
-                ),
-            });
+            progress.note(&round_note(
+                rounds,
+                round_no,
+                &points,
+                &total_points,
+                round.len(),
+            ));
             let done = store.run(run)?.done;
             progress.begin(run, u64::from(planned), u64::from(done));
             let (recorded, failed) =
@@ -388,6 +366,33 @@ impl Session<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// What an adaptive round is about to do: how many points are still short of the target.
+fn round_note(
+    rounds: Rounds,
+    round_no: u32,
+    points: &BTreeSet<u32>,
+    total_points: &BTreeSet<u32>,
+    measurements: usize,
+) -> String {
+    match rounds {
+        Rounds::Precision(target) => format!(
+            "adaptive round {round_no}: {} of {} points above ±{}% (cap {})",
+            points.len(),
+            total_points.len(),
+            fmt_pct(target.target_ci_pct),
+            target.max_reps
+        ),
+        Rounds::UntilDecided(until) => format!(
+            "until-decided round {round_no}: {} of {} points undecided, {} more \
+             measurements (cap {})",
+            points.len(),
+            total_points.len(),
+            measurements,
+            until.cap
+        ),
     }
 }
 
@@ -425,172 +430,4 @@ fn switch_variant(
         AppliedVariant::apply(&v.knobs, &opts.sys, journal)?,
     ));
     Ok(())
-}
-
-struct Slot {
-    monitor: Box<dyn Monitor>,
-    alive: bool,
-    /// Notes already reported, so each is said once.
-    said: Vec<String>,
-}
-
-fn build_monitors(names: &[String]) -> Vec<Slot> {
-    names
-        .iter()
-        .filter_map(|n| perflab_monitors::by_name(n))
-        .map(|monitor| Slot {
-            monitor,
-            alive: true,
-            said: Vec::new(),
-        })
-        .collect()
-}
-
-/// Monitors kept across measurements taken outside a stored run.
-pub struct MonitorSet {
-    slots: Vec<Slot>,
-}
-
-impl MonitorSet {
-    /// Fresh monitors by name (unknown names are left out, as a run's spec never has them).
-    pub fn new(names: &[String]) -> Self {
-        Self {
-            slots: build_monitors(names),
-        }
-    }
-}
-
-/// One measurement exactly as a run takes it (monitors by role, knob probes of `variant`),
-/// for checks that compare measurements without storing them, such as the cost of each
-/// monitor. `None` when it was interrupted.
-pub fn measure_once(
-    pm: &PlannedMeasurement,
-    workload: &dyn perflab_core::Workload,
-    monitors: &mut MonitorSet,
-    opts: &RunOptions,
-    progress: &mut dyn Progress,
-) -> Option<MeasurementRecord> {
-    measure(pm, workload, &mut monitors.slots, opts, None, progress)
-}
-
-/// One measurement with its monitors. `None` when it was interrupted (not recorded).
-fn measure(
-    pm: &PlannedMeasurement,
-    workload: &dyn perflab_core::Workload,
-    monitors: &mut [Slot],
-    opts: &RunOptions,
-    variant: Option<&AppliedVariant>,
-    progress: &mut dyn Progress,
-) -> Option<MeasurementRecord> {
-    // `expand` asked for every point's CPUs before anything ran; should the workload
-    // still fail to say, the measurement fails with its error (below).
-    let cpus = workload.cpus(&pm.params);
-    let ctx = MeasureCtx {
-        sys: opts.sys.clone(),
-        stop: opts.stop.clone(),
-        threads: Default::default(),
-        cpus: cpus.clone().unwrap_or_default(),
-        facts: variant.map(|a| a.facts()).unwrap_or_default(),
-        workload: workload.info().name,
-    };
-    let mut started = vec![false; monitors.len()];
-    for (slot, s) in monitors.iter_mut().zip(started.iter_mut()) {
-        // A monitor that disturbs the workload never runs around a headline figure.
-        if !slot.alive || (pm.role == Role::Headline && slot.monitor.disturbs()) {
-            continue;
-        }
-        match slot.monitor.start(&ctx) {
-            Ok(()) => *s = true,
-            Err(MonitorError::Unavailable(u)) => {
-                slot.alive = false;
-                let hint = u.hint.map(|h| format!(" ({h})")).unwrap_or_default();
-                progress.note(&format!(
-                    "monitor {}: {}{hint}; skipped for this run",
-                    slot.monitor.name(),
-                    u.reason
-                ));
-            }
-            Err(MonitorError::Failed(e)) => {
-                progress.note(&format!("monitor {}: {e}", slot.monitor.name()))
-            }
-        }
-    }
-    let ran: Vec<String> = monitors
-        .iter()
-        .zip(&started)
-        .filter(|(_, s)| **s)
-        .map(|(slot, _)| slot.monitor.name().to_string())
-        .collect();
-    // What the kernel shows of each knob's effect, just before and just after the
-    // workload: a setting that did not hold makes the measurement ineffective.
-    let probes = variant.map(|a| a.probes(&opts.sys)).unwrap_or_default();
-    let started_at = now_epoch();
-    let t0 = Instant::now();
-    let result = match cpus {
-        Ok(_) => workload.run(&pm.params, &ctx),
-        Err(e) => Err(WorkloadError::Param(e)),
-    };
-    let elapsed_s = t0.elapsed().as_secs_f64();
-    let ineffective = match &result {
-        Ok(out) => verify_effects(&probes, &opts.sys, out),
-        Err(_) => None,
-    };
-    let mut telemetry = Vec::new();
-    let mut new_notes = Vec::new();
-    for (slot, s) in monitors.iter_mut().zip(started) {
-        if !s {
-            continue;
-        }
-        match slot.monitor.finish(&ctx) {
-            Ok(rows) => telemetry.extend(rows),
-            Err(e) => progress.note(&format!("monitor {}: {e}", slot.monitor.name())),
-        }
-        for note in slot.monitor.notes() {
-            if !slot.said.contains(&note) {
-                progress.note(&note);
-                new_notes.push(note.clone());
-                slot.said.push(note);
-            }
-        }
-    }
-    let (status, output) = match result {
-        Ok(mut out) => {
-            if out.threads.is_empty() {
-                out.threads = ctx.threads.take();
-            }
-            out.notes.extend(new_notes);
-            // Misses per byte need the bytes the workload says it moved; the counts span
-            // the whole measurement, set-up included (the monitor cannot see inside it).
-            if let Some(bytes) = out.metric("bytes") {
-                telemetry.extend(perflab_monitors::counters::per_byte(
-                    &telemetry,
-                    bytes.value,
-                ));
-            }
-            // The progress line of the measurement says it, with the reason.
-            match ineffective {
-                Some(why) => (MeasurementStatus::Ineffective(why), out),
-                None => (MeasurementStatus::Ok, out),
-            }
-        }
-        Err(WorkloadError::Interrupted) => return None,
-        Err(e) => (
-            MeasurementStatus::Failed(e.to_string()),
-            WorkloadOutput::default(),
-        ),
-    };
-    Some(MeasurementRecord {
-        seq: pm.seq,
-        point: pm.point,
-        params: pm.params.clone(),
-        variant: pm.variant.clone(),
-        rep: pm.rep,
-        status,
-        started_at,
-        elapsed_s,
-        output,
-        telemetry,
-        role: pm.role,
-        monitors: ran,
-    })
 }

@@ -96,6 +96,163 @@ impl IsolationMonitor {
     }
 }
 
+/// The two snapshots around the measurement.
+struct Window<'a> {
+    before: &'a Snap,
+    after: &'a Snap,
+    window_ns: u64,
+    /// This process, whose threads are the measurement.
+    own: Option<i32>,
+}
+
+impl Window<'_> {
+    /// How long `t` ran between the snapshots.
+    fn ran(&self, t: &TaskSample) -> u64 {
+        let then = self.before.tasks.get(&t.tid).map_or(0, |b| b.runtime_ns);
+        t.runtime_ns.saturating_sub(then)
+    }
+}
+
+fn row(key: String, label: &str, cpu: Option<u32>, v: f64, unit: Unit) -> TelemetryRow {
+    TelemetryRow::new(NAME, key, label, cpu, v, unit)
+}
+
+/// Runtime of other tasks on isolated CPU `c`, the top five by name; more than 1 ms or
+/// 0.5% of the window is a problem.
+fn other_task_rows(w: &Window, c: u32, rows: &mut Vec<TelemetryRow>, problems: &mut Vec<String>) {
+    let limit_ns = (w.window_ns / 200).max(1_000_000);
+    let mut others: Vec<(&str, u64)> = w
+        .after
+        .tasks
+        .values()
+        .filter(|t| t.cpu == c && Some(t.tgid) != w.own && rcu_offload(&t.comm).is_none())
+        .map(|t| (t.comm.as_str(), w.ran(t)))
+        .filter(|&(_, ns)| ns > 0)
+        .collect();
+    others.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let total: u64 = others.iter().map(|&(_, ns)| ns).sum();
+    rows.push(row(
+        "other_tasks_ms".into(),
+        "runtime of other tasks on the isolated CPU",
+        Some(c),
+        total as f64 / 1e6,
+        Unit::Milliseconds,
+    ));
+    for &(comm, ns) in others.iter().take(5) {
+        rows.push(row(
+            format!("task:{comm}"),
+            "another task's runtime here",
+            Some(c),
+            ns as f64 / 1e6,
+            Unit::Milliseconds,
+        ));
+    }
+    if total > limit_ns {
+        let names: Vec<String> = others
+            .iter()
+            .take(3)
+            .map(|&(n, ns)| format!("{n} {:.1} ms", ns as f64 / 1e6))
+            .collect();
+        problems.push(format!("other tasks ran on CPU {c} ({})", names.join(", ")));
+    }
+}
+
+impl IsolationMonitor {
+    /// Timer ticks on CPU `c` and their rate; over 10/s on a nohz_full CPU is a problem.
+    fn tick_rows(
+        &self,
+        w: &Window,
+        c: u32,
+        rows: &mut Vec<TelemetryRow>,
+        problems: &mut Vec<String>,
+    ) {
+        let ticks = w
+            .after
+            .ticks
+            .get(&c)
+            .copied()
+            .unwrap_or(0)
+            .saturating_sub(w.before.ticks.get(&c).copied().unwrap_or(0));
+        rows.push(row(
+            "timer_ticks".into(),
+            "timer interrupts (LOC / arch_timer)",
+            Some(c),
+            ticks as f64,
+            Unit::Count,
+        ));
+        let rate = ticks as f64 / (w.window_ns as f64 / 1e9);
+        rows.push(row(
+            "ticks_per_s".into(),
+            "timer interrupts per second",
+            Some(c),
+            rate,
+            Unit::PerSecond,
+        ));
+        if self.nohz.contains(&c) && rate > 10.0 {
+            problems.push(format!(
+                "CPU {c} took {rate:.0} timer ticks/s although nohz_full"
+            ));
+        }
+    }
+
+    /// RCU offload threads serving or running on an isolated CPU; one that ran on an
+    /// isolated CPU is a problem.
+    fn rcu_rows(&self, w: &Window, rows: &mut Vec<TelemetryRow>, problems: &mut Vec<String>) {
+        let mut rcu: Vec<&TaskSample> = w
+            .after
+            .tasks
+            .values()
+            .filter(|t| rcu_offload(&t.comm).is_some())
+            .collect();
+        rcu.sort_by(|a, b| a.comm.cmp(&b.comm));
+        for t in rcu {
+            let ns = w.ran(t);
+            let serves = rcu_offload(&t.comm).is_some_and(|c| self.cpus.contains(&c));
+            let on_isolated = self.cpus.contains(&t.cpu);
+            if !serves && !on_isolated {
+                continue;
+            }
+            rows.push(row(
+                format!("rcu:{}", t.comm),
+                "RCU offload thread: the CPU it last ran on, ms it ran",
+                Some(t.cpu),
+                ns as f64 / 1e6,
+                Unit::Milliseconds,
+            ));
+            if on_isolated && ns > 0 {
+                problems.push(format!(
+                    "RCU thread {} ran on isolated CPU {}",
+                    t.comm, t.cpu
+                ));
+            }
+        }
+    }
+
+    /// The `held` row, and a note saying whether isolation held and if not, why.
+    fn verdict(&mut self, problems: &[String]) -> TelemetryRow {
+        let held = problems.is_empty();
+        let cpus = format_cpu_list(&self.cpus);
+        let note = if held {
+            format!("isolation held on CPUs {cpus}")
+        } else {
+            format!(
+                "isolation did not hold on CPUs {cpus}: {}",
+                problems.join("; ")
+            )
+        };
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+        row(
+            "held".into(),
+            "1: isolation held on every isolated CPU",
+            None,
+            f64::from(u8::from(held)),
+            Unit::Count,
+        )
+    }
+}
+
 impl Monitor for IsolationMonitor {
     fn name(&self) -> &'static str {
         NAME
@@ -128,129 +285,22 @@ impl Monitor for IsolationMonitor {
             return Ok(Vec::new());
         };
         let after = self.snap(ctx)?;
-        let window_ns = after.at_ns.saturating_sub(before.at_ns).max(1);
-        let secs = window_ns as f64 / 1e9;
-        // This process's threads are the measurement, not "other tasks" (only
-        // knowable on the live machine).
-        let own = ctx.sys.is_host().then(|| std::process::id() as i32);
-        let ran = |t: &TaskSample| {
-            let then = before.tasks.get(&t.tid).map_or(0, |b| b.runtime_ns);
-            t.runtime_ns.saturating_sub(then)
+        let w = Window {
+            // This process's threads are the measurement, not "other tasks" (only
+            // knowable on the live machine).
+            own: ctx.sys.is_host().then(|| std::process::id() as i32),
+            window_ns: after.at_ns.saturating_sub(before.at_ns).max(1),
+            before: &before,
+            after: &after,
         };
         let mut rows = Vec::new();
         let mut problems: Vec<String> = Vec::new();
-        let row = |key: String, label: &str, cpu, v: f64, unit| {
-            TelemetryRow::new(NAME, key, label, cpu, v, unit)
-        };
-        let limit_ns = (window_ns / 200).max(1_000_000);
         for &c in &self.cpus {
-            let ticks = after
-                .ticks
-                .get(&c)
-                .copied()
-                .unwrap_or(0)
-                .saturating_sub(before.ticks.get(&c).copied().unwrap_or(0));
-            rows.push(row(
-                "timer_ticks".into(),
-                "timer interrupts (LOC / arch_timer)",
-                Some(c),
-                ticks as f64,
-                Unit::Count,
-            ));
-            let rate = ticks as f64 / secs;
-            rows.push(row(
-                "ticks_per_s".into(),
-                "timer interrupts per second",
-                Some(c),
-                rate,
-                Unit::PerSecond,
-            ));
-            if self.nohz.contains(&c) && rate > 10.0 {
-                problems.push(format!(
-                    "CPU {c} took {rate:.0} timer ticks/s although nohz_full"
-                ));
-            }
-            let mut others: Vec<(&str, u64)> = after
-                .tasks
-                .values()
-                .filter(|t| t.cpu == c && Some(t.tgid) != own && rcu_offload(&t.comm).is_none())
-                .map(|t| (t.comm.as_str(), ran(t)))
-                .filter(|&(_, ns)| ns > 0)
-                .collect();
-            others.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-            let total: u64 = others.iter().map(|&(_, ns)| ns).sum();
-            rows.push(row(
-                "other_tasks_ms".into(),
-                "runtime of other tasks on the isolated CPU",
-                Some(c),
-                total as f64 / 1e6,
-                Unit::Milliseconds,
-            ));
-            for &(comm, ns) in others.iter().take(5) {
-                rows.push(row(
-                    format!("task:{comm}"),
-                    "another task's runtime here",
-                    Some(c),
-                    ns as f64 / 1e6,
-                    Unit::Milliseconds,
-                ));
-            }
-            if total > limit_ns {
-                let names: Vec<String> = others
-                    .iter()
-                    .take(3)
-                    .map(|&(n, ns)| format!("{n} {:.1} ms", ns as f64 / 1e6))
-                    .collect();
-                problems.push(format!("other tasks ran on CPU {c} ({})", names.join(", ")));
-            }
+            self.tick_rows(&w, c, &mut rows, &mut problems);
+            other_task_rows(&w, c, &mut rows, &mut problems);
         }
-        let mut rcu: Vec<&TaskSample> = after
-            .tasks
-            .values()
-            .filter(|t| rcu_offload(&t.comm).is_some())
-            .collect();
-        rcu.sort_by(|a, b| a.comm.cmp(&b.comm));
-        for t in rcu {
-            let ns = ran(t);
-            let serves = rcu_offload(&t.comm).is_some_and(|c| self.cpus.contains(&c));
-            let on_isolated = self.cpus.contains(&t.cpu);
-            if !serves && !on_isolated {
-                continue;
-            }
-            rows.push(row(
-                format!("rcu:{}", t.comm),
-                "RCU offload thread: the CPU it last ran on, ms it ran",
-                Some(t.cpu),
-                ns as f64 / 1e6,
-                Unit::Milliseconds,
-            ));
-            if on_isolated && ns > 0 {
-                problems.push(format!(
-                    "RCU thread {} ran on isolated CPU {}",
-                    t.comm, t.cpu
-                ));
-            }
-        }
-        let held = problems.is_empty();
-        rows.push(row(
-            "held".into(),
-            "1: isolation held on every isolated CPU",
-            None,
-            f64::from(u8::from(held)),
-            Unit::Count,
-        ));
-        let cpus = format_cpu_list(&self.cpus);
-        let note = if held {
-            format!("isolation held on CPUs {cpus}")
-        } else {
-            format!(
-                "isolation did not hold on CPUs {cpus}: {}",
-                problems.join("; ")
-            )
-        };
-        if !self.notes.contains(&note) {
-            self.notes.push(note);
-        }
+        self.rcu_rows(&w, &mut rows, &mut problems);
+        rows.push(self.verdict(&problems));
         Ok(rows)
     }
 

@@ -59,24 +59,7 @@ impl Thread {
 
 pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
     let clean = strip_ansi(text);
-    let mut threads: Vec<Thread> = Vec::new();
-    for (i, raw) in clean.lines().enumerate() {
-        let line = raw.trim();
-        if !line.starts_with("T:") || !line.contains("Max:") {
-            continue;
-        }
-        let t = summary_line(line).ok_or_else(|| {
-            bad(
-                TOOL,
-                i + 1,
-                format!("cannot read the thread summary {}", shown(raw)),
-            )
-        })?;
-        match threads.iter_mut().find(|x| x.id == t.id) {
-            Some(old) => *old = t,
-            None => threads.push(t),
-        }
-    }
+    let mut threads = thread_summaries(&clean)?;
     let hist = read_histogram(&clean)?;
     if threads.is_empty() && hist.is_none() {
         return Err(not_this(
@@ -121,23 +104,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         out.histograms = histogram_of(&ran[0].id);
         return Ok(out);
     }
-    let cycles: f64 = ran.iter().map(|t| t.cycles).sum();
-    let min = ran.iter().map(|t| t.min).fold(f64::INFINITY, f64::min);
-    let max = ran.iter().map(|t| t.max).fold(f64::NEG_INFINITY, f64::max);
-    // cyclictest's per-thread averages are integers of µs; weighting by cycles keeps a
-    // thread with a longer interval from counting as much as one that woke more often.
-    let avg = ran.iter().map(|t| t.avg * t.cycles).sum::<f64>() / cycles;
-    out.metrics = vec![
-        metric("latency_min_us", min, Unit::Microseconds, Better::Lower),
-        metric("latency_avg_us", avg, Unit::Microseconds, Better::Lower),
-        metric("latency_max_us", max, Unit::Microseconds, Better::Lower),
-        metric("cycles", cycles, Unit::Count, Better::Neither),
-    ];
-    if ran.iter().all(|t| t.overflows.is_some()) {
-        let o = ran.iter().filter_map(|t| t.overflows).sum();
-        out.metrics
-            .push(metric("histogram_overflows", o, Unit::Count, Better::Lower));
-    }
+    out.metrics = all_threads(&ran);
     out.rows = ran
         .iter()
         .map(|t| ParsedRow {
@@ -148,6 +115,50 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         })
         .collect();
     Ok(out)
+}
+
+/// The last "T: n (tid) ... Max:" summary of each thread, in order of first appearance.
+fn thread_summaries(clean: &str) -> Result<Vec<Thread>, ParseError> {
+    let mut threads: Vec<Thread> = Vec::new();
+    for (i, raw) in clean.lines().enumerate() {
+        let line = raw.trim();
+        if !line.starts_with("T:") || !line.contains("Max:") {
+            continue;
+        }
+        let t = summary_line(line).ok_or_else(|| {
+            bad(
+                TOOL,
+                i + 1,
+                format!("cannot read the thread summary {}", shown(raw)),
+            )
+        })?;
+        match threads.iter_mut().find(|x| x.id == t.id) {
+            Some(old) => *old = t,
+            None => threads.push(t),
+        }
+    }
+    Ok(threads)
+}
+
+/// The metrics of all threads together.
+fn all_threads(ran: &[Thread]) -> Vec<Metric> {
+    let cycles: f64 = ran.iter().map(|t| t.cycles).sum();
+    let min = ran.iter().map(|t| t.min).fold(f64::INFINITY, f64::min);
+    let max = ran.iter().map(|t| t.max).fold(f64::NEG_INFINITY, f64::max);
+    // cyclictest's per-thread averages are integers of µs; weighting by cycles keeps a
+    // thread with a longer interval from counting as much as one that woke more often.
+    let avg = ran.iter().map(|t| t.avg * t.cycles).sum::<f64>() / cycles;
+    let mut metrics = vec![
+        metric("latency_min_us", min, Unit::Microseconds, Better::Lower),
+        metric("latency_avg_us", avg, Unit::Microseconds, Better::Lower),
+        metric("latency_max_us", max, Unit::Microseconds, Better::Lower),
+        metric("cycles", cycles, Unit::Count, Better::Neither),
+    ];
+    if ran.iter().all(|t| t.overflows.is_some()) {
+        let o = ran.iter().filter_map(|t| t.overflows).sum();
+        metrics.push(metric("histogram_overflows", o, Unit::Count, Better::Lower));
+    }
+    metrics
 }
 
 fn summary_line(line: &str) -> Option<Thread> {

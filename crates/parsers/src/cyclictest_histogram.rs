@@ -35,51 +35,7 @@ pub(crate) fn read_histogram(text: &str) -> Result<Option<Histogram>, ParseError
     let Some(start) = text.lines().position(|l| l.trim() == "# Histogram") else {
         return Ok(None);
     };
-    let mut buckets: Vec<(u64, Vec<u64>)> = Vec::new();
-    let mut totals: Vec<(&str, usize, Vec<f64>)> = Vec::new();
-    for (i, raw) in text.lines().enumerate().skip(start + 1) {
-        let line_no = i + 1;
-        let line = raw.trim();
-        if let Some(rest) = line.strip_prefix('#') {
-            let Some((key, values)) = rest.split_once(':') else {
-                continue;
-            };
-            let key = key.trim();
-            let wanted = [
-                "Total",
-                "Min Latencies",
-                "Avg Latencies",
-                "Max Latencies",
-                "Histogram Overflows",
-            ];
-            if let Some(k) = wanted.iter().find(|k| **k == key) {
-                let v: Option<Vec<f64>> = values.split_whitespace().map(num).collect();
-                let v =
-                    v.ok_or_else(|| bad(TOOL, line_no, format!("cannot read {}", shown(raw))))?;
-                totals.push((k, line_no, v));
-            }
-            continue;
-        }
-        if line.is_empty() || line.starts_with("T:") {
-            continue;
-        }
-        let mut words = line.split_whitespace();
-        let parsed: Option<(u64, Vec<u64>)> = (|| {
-            let bucket = words.next()?.parse().ok()?;
-            let counts: Option<Vec<u64>> = words.map(|w| w.parse().ok()).collect();
-            Some((bucket, counts?))
-        })();
-        match parsed {
-            Some(b) => buckets.push(b),
-            None => {
-                return Err(bad(
-                    TOOL,
-                    line_no,
-                    format!("not a histogram bucket: {}", shown(raw)),
-                ))
-            }
-        }
-    }
+    let (buckets, totals) = read_lines(text, start)?;
     let get = |key: &str| totals.iter().find(|(k, _, _)| *k == key);
     let (Some(min), Some(avg), Some(max)) = (
         get("Min Latencies"),
@@ -93,18 +49,7 @@ pub(crate) fn read_histogram(text: &str) -> Result<Option<Histogram>, ParseError
         ));
     };
     let n = min.2.len();
-    for (_, line_no, v) in &totals {
-        if v.len() != n {
-            return Err(bad(
-                TOOL,
-                *line_no,
-                format!("{} values where the other lines have {n}", v.len()),
-            ));
-        }
-    }
-    if let Some((b, _)) = buckets.iter().find(|(_, c)| c.len() != n) {
-        return Err(bad(TOOL, start + 1, format!("bucket {b} has a count per thread for a different number of threads than the {n} in the summary")));
-    }
+    check_widths(&totals, &buckets, start, n)?;
     let total = get("Total");
     let overflows = get("Histogram Overflows");
     // cyclictest prints every bucket of its range, 0 to N-1: an overflow is at least N.
@@ -143,6 +88,84 @@ pub(crate) fn read_histogram(text: &str) -> Result<Option<Histogram>, ParseError
         out.histograms.push((t.to_string(), h));
     }
     Ok(Some(out))
+}
+
+/// Each bucket (µs) with its count per thread.
+type Buckets = Vec<(u64, Vec<u64>)>;
+
+/// The "# Key: v v …" totals wanted, each with its line number.
+type Totals = Vec<(&'static str, usize, Vec<f64>)>;
+
+/// The bucket lines (bucket, count per thread) and the totals after "# Histogram".
+fn read_lines(text: &str, start: usize) -> Result<(Buckets, Totals), ParseError> {
+    let mut buckets: Vec<(u64, Vec<u64>)> = Vec::new();
+    let mut totals: Totals = Vec::new();
+    for (i, raw) in text.lines().enumerate().skip(start + 1) {
+        let line_no = i + 1;
+        let line = raw.trim();
+        if let Some(rest) = line.strip_prefix('#') {
+            let Some((key, values)) = rest.split_once(':') else {
+                continue;
+            };
+            let key = key.trim();
+            let wanted = [
+                "Total",
+                "Min Latencies",
+                "Avg Latencies",
+                "Max Latencies",
+                "Histogram Overflows",
+            ];
+            if let Some(k) = wanted.iter().find(|k| **k == key) {
+                let v: Option<Vec<f64>> = values.split_whitespace().map(num).collect();
+                let v =
+                    v.ok_or_else(|| bad(TOOL, line_no, format!("cannot read {}", shown(raw))))?;
+                totals.push((*k, line_no, v));
+            }
+            continue;
+        }
+        if line.is_empty() || line.starts_with("T:") {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let parsed: Option<(u64, Vec<u64>)> = (|| {
+            let bucket = words.next()?.parse().ok()?;
+            let counts: Option<Vec<u64>> = words.map(|w| w.parse().ok()).collect();
+            Some((bucket, counts?))
+        })();
+        match parsed {
+            Some(b) => buckets.push(b),
+            None => {
+                return Err(bad(
+                    TOOL,
+                    line_no,
+                    format!("not a histogram bucket: {}", shown(raw)),
+                ))
+            }
+        }
+    }
+    Ok((buckets, totals))
+}
+
+/// Every totals line and bucket has one value per thread of the summary (`n`).
+fn check_widths(
+    totals: &Totals,
+    buckets: &[(u64, Vec<u64>)],
+    start: usize,
+    n: usize,
+) -> Result<(), ParseError> {
+    for (_, line_no, v) in totals {
+        if v.len() != n {
+            return Err(bad(
+                TOOL,
+                *line_no,
+                format!("{} values where the other lines have {n}", v.len()),
+            ));
+        }
+    }
+    if let Some((b, _)) = buckets.iter().find(|(_, c)| c.len() != n) {
+        return Err(bad(TOOL, start + 1, format!("bucket {b} has a count per thread for a different number of threads than the {n} in the summary")));
+    }
+    Ok(())
 }
 
 /// The thread's buckets (its samples within the range) as an HDR histogram.

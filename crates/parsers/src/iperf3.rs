@@ -45,8 +45,44 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         .pointer("/start/test_start/protocol")
         .and_then(Value::as_str)
         == Some("UDP");
-    let mut out = Parsed::default();
+    let mut out = Parsed {
+        metrics: throughput(text, end, first_line)?,
+        ..Parsed::default()
+    };
     let m = &mut out.metrics;
+    if let Some(r) = f64_at(end, &["sum_sent", "retransmits"]) {
+        m.push(metric("retransmits", r, Unit::Count, Better::Lower));
+    }
+    if udp {
+        // The receiver's view: jitter and loss are measured where the packets arrive.
+        let sum = end.get("sum_received").or_else(|| end.get("sum"));
+        if let Some(sum) = sum {
+            udp_metrics(m, sum);
+        }
+    }
+    for (key, name) in [
+        ("host_total", "host_cpu_pct"),
+        ("remote_total", "remote_cpu_pct"),
+    ] {
+        if let Some(v) = f64_at(end, &["cpu_utilization_percent", key]) {
+            m.push(metric(name, v, Unit::Percent, Better::Neither));
+        }
+    }
+    if doc
+        .pointer("/start/test_start/reverse")
+        .and_then(Value::as_i64)
+        == Some(1)
+    {
+        out.notes
+            .push("iperf3 ran in reverse (-R): the server sent, the client received".into());
+    }
+    add_streams(&mut out, end);
+    Ok(out)
+}
+
+/// Sender and receiver throughput (and bytes), from the end sums.
+fn throughput(text: &str, end: &Value, first_line: usize) -> Result<Vec<Metric>, ParseError> {
+    let mut m = Vec::new();
     for (side, key) in [("sender", "sum_sent"), ("receiver", "sum_received")] {
         let Some(sum) = end.get(key) else { continue };
         let bps = f64_at(sum, &["bits_per_second"]).ok_or_else(|| {
@@ -78,32 +114,11 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
             "no sum_sent or sum_received: the test did not finish",
         ));
     }
-    if let Some(r) = f64_at(end, &["sum_sent", "retransmits"]) {
-        m.push(metric("retransmits", r, Unit::Count, Better::Lower));
-    }
-    if udp {
-        // The receiver's view: jitter and loss are measured where the packets arrive.
-        let sum = end.get("sum_received").or_else(|| end.get("sum"));
-        if let Some(sum) = sum {
-            udp_metrics(m, sum);
-        }
-    }
-    for (key, name) in [
-        ("host_total", "host_cpu_pct"),
-        ("remote_total", "remote_cpu_pct"),
-    ] {
-        if let Some(v) = f64_at(end, &["cpu_utilization_percent", key]) {
-            m.push(metric(name, v, Unit::Percent, Better::Neither));
-        }
-    }
-    if doc
-        .pointer("/start/test_start/reverse")
-        .and_then(Value::as_i64)
-        == Some(1)
-    {
-        out.notes
-            .push("iperf3 ran in reverse (-R): the server sent, the client received".into());
-    }
+    Ok(m)
+}
+
+/// Per-stream figures: one stream adds its round trip times, several become rows.
+fn add_streams(out: &mut Parsed, end: &Value) {
     let streams: Vec<(String, Vec<Metric>)> = end
         .get("streams")
         .and_then(Value::as_array)
@@ -130,7 +145,6 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
                 .collect();
         }
     }
-    Ok(out)
 }
 
 fn udp_metrics(m: &mut Vec<Metric>, sum: &Value) {

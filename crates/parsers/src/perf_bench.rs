@@ -88,43 +88,67 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         if line.starts_with('#') || line.is_empty() {
             continue;
         }
-        let err = |why: &str| bad(TOOL, line_no, format!("{why}: {}", shown(raw)));
-        if let Some(rest) = line.strip_prefix("Total time:") {
-            let v = rest
-                .split_whitespace()
-                .next()
-                .and_then(num)
-                .ok_or_else(|| err("no number"))?;
-            top.push(metric("total_time_s", v, Unit::Seconds, Better::Lower));
-            continue;
-        }
-        let mut words = line.split_whitespace();
-        let (Some(value), Some(unit)) = (words.next(), words.next()) else {
-            continue;
-        };
-        // mem mmap with -t: "GB/sec/thread\t( +- 1.00% )", a per-thread figure.
-        let per_thread = unit.ends_with("/thread");
-        let Some(m) = result(value, unit.trim_end_matches("/thread")) else {
-            // Failure messages ("Failed to open cycles counter") and prose end up here; a
-            // run without any result is reported below.
-            if value.starts_with(|c: char| c.is_ascii_digit()) && unit.contains("/sec") {
-                return Err(err("cannot read the result"));
-            }
-            continue;
-        };
-        let m = if per_thread {
-            Metric {
-                name: m.name.replacen("bandwidth", "bandwidth_per_thread", 1),
-                ..m
-            }
-        } else {
-            m
-        };
-        match functions.last_mut() {
-            Some((_, fm)) if is_mem(&m) => fm.push(m),
-            _ => top.push(m),
-        }
+        read_result(line, raw, line_no, &mut top, &mut functions)?;
     }
+    into_parsed(text, bench, top, functions, out)
+}
+
+/// A result line ("Total time:", "<value> <unit>"): a metric of the benchmark or of the
+/// current mem function; prose and failure messages are skipped.
+fn read_result(
+    line: &str,
+    raw: &str,
+    line_no: usize,
+    top: &mut Vec<Metric>,
+    functions: &mut [(String, Vec<Metric>)],
+) -> Result<(), ParseError> {
+    let err = |why: &str| bad(TOOL, line_no, format!("{why}: {}", shown(raw)));
+    if let Some(rest) = line.strip_prefix("Total time:") {
+        let v = rest
+            .split_whitespace()
+            .next()
+            .and_then(num)
+            .ok_or_else(|| err("no number"))?;
+        top.push(metric("total_time_s", v, Unit::Seconds, Better::Lower));
+        return Ok(());
+    }
+    let mut words = line.split_whitespace();
+    let (Some(value), Some(unit)) = (words.next(), words.next()) else {
+        return Ok(());
+    };
+    // mem mmap with -t: "GB/sec/thread\t( +- 1.00% )", a per-thread figure.
+    let per_thread = unit.ends_with("/thread");
+    let Some(m) = result(value, unit.trim_end_matches("/thread")) else {
+        // Failure messages ("Failed to open cycles counter") and prose end up here; a
+        // run without any result is reported by `into_parsed`.
+        if value.starts_with(|c: char| c.is_ascii_digit()) && unit.contains("/sec") {
+            return Err(err("cannot read the result"));
+        }
+        return Ok(());
+    };
+    let m = if per_thread {
+        Metric {
+            name: m.name.replacen("bandwidth", "bandwidth_per_thread", 1),
+            ..m
+        }
+    } else {
+        m
+    };
+    match functions.last_mut() {
+        Some((_, fm)) if is_mem(&m) => fm.push(m),
+        _ => top.push(m),
+    }
+    Ok(())
+}
+
+/// The benchmark's metrics, and one row per mem function when several ran.
+fn into_parsed(
+    text: &str,
+    bench: Option<(usize, String)>,
+    top: Vec<Metric>,
+    functions: Vec<(String, Vec<Metric>)>,
+    mut out: Parsed,
+) -> Result<Parsed, ParseError> {
     let Some((bench_line, name)) = bench else {
         return Err(not_this(TOOL, "no \"# Running '…' benchmark:\" line"));
     };

@@ -5,7 +5,7 @@
 use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use std::collections::HashSet;
 
-use perflab_core::{Better, Unit};
+use perflab_core::{Better, Metric, Unit};
 
 use crate::perf_stat_line::{EventLine, Missing, Times, TOOL};
 use crate::text::{bad, metric, not_this, snake};
@@ -55,6 +55,27 @@ fn name_and_unit(event: &str, unit: &str) -> (String, Unit) {
     }
 }
 
+/// An event's value, and how long it was counted and how much it varied where perf says.
+fn push_event(metrics: &mut Vec<Metric>, e: &EventLine, name: &str, unit: Unit, value: f64) {
+    metrics.push(metric(name, value, unit, Better::Neither));
+    if let Some(p) = e.running_pct.filter(|p| *p < 100.0) {
+        metrics.push(metric(
+            format!("{}_running_pct", snake(&e.event)),
+            p,
+            Unit::Percent,
+            Better::Neither,
+        ));
+    }
+    if let Some(p) = e.rel_stddev_pct {
+        metrics.push(metric(
+            format!("{}_rel_stddev_pct", snake(&e.event)),
+            p,
+            Unit::Percent,
+            Better::Lower,
+        ));
+    }
+}
+
 fn build(events: Vec<EventLine>, times: Times) -> Result<Parsed, ParseError> {
     let mut out = Parsed::default();
     let mut not_supported = Vec::new();
@@ -91,24 +112,7 @@ fn build(events: Vec<EventLine>, times: Times) -> Result<Parsed, ParseError> {
                 continue;
             }
         };
-        out.metrics
-            .push(metric(&name, value, unit, Better::Neither));
-        if let Some(p) = e.running_pct.filter(|p| *p < 100.0) {
-            out.metrics.push(metric(
-                format!("{}_running_pct", snake(&e.event)),
-                p,
-                Unit::Percent,
-                Better::Neither,
-            ));
-        }
-        if let Some(p) = e.rel_stddev_pct {
-            out.metrics.push(metric(
-                format!("{}_rel_stddev_pct", snake(&e.event)),
-                p,
-                Unit::Percent,
-                Better::Lower,
-            ));
-        }
+        push_event(&mut out.metrics, &e, &name, unit, value);
     }
     let seconds = [
         ("time_elapsed_s", times.elapsed_s),

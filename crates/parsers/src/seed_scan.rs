@@ -124,6 +124,18 @@ fn read_table(
     table_no: Option<usize>,
     out: &mut Parsed,
 ) -> Result<(), ParseError> {
+    let rule = check_shape(lines, start, end)?;
+    let header: Vec<Vec<String>> = (start..rule).map(|k| cells(lines[k])).collect();
+    let (size_scale, columns) = header_columns(&header, start, out)?;
+    for (k, line) in lines.iter().enumerate().take(end).skip(rule + 1) {
+        read_row(k, line, size_scale, &columns, table_no, out)?;
+    }
+    Ok(())
+}
+
+/// Every line has the header's cell count, at least a size and a value column, and a
+/// header above the rule; returns the rule's line.
+fn check_shape(lines: &[&str], start: usize, end: usize) -> Result<usize, ParseError> {
     let rule = (start..end).find(|k| is_rule(lines[*k])).unwrap_or(start);
     let width = cells(lines[start]).len();
     for (k, line) in lines.iter().enumerate().take(end).skip(start) {
@@ -149,7 +161,17 @@ fn read_table(
     if rule == start {
         return Err(bad(TOOL, start + 1, "no header above the rule"));
     }
-    let header: Vec<Vec<String>> = (start..rule).map(|k| cells(lines[k])).collect();
+    Ok(rule)
+}
+
+/// The size column's byte scale and each value column's label and MiB/s scale, read
+/// from the header lines; a decimal unit is noted in `out`.
+fn header_columns(
+    header: &[Vec<String>],
+    start: usize,
+    out: &mut Parsed,
+) -> Result<(u64, Vec<Column>), ParseError> {
+    let width = header[0].len();
     let words = |col: usize| -> Vec<String> {
         header
             .iter()
@@ -202,47 +224,57 @@ fn read_table(
         }
         columns.push(Column { label, scale });
     }
-    for (k, line) in lines.iter().enumerate().take(end).skip(rule + 1) {
-        let row = cells(line);
-        let size = num(&row[0])
-            .filter(|v| *v >= 0.0)
-            .ok_or_else(|| bad(TOOL, k + 1, format!("size {:?} is not a number", row[0])))?;
-        let bytes = size * size_scale as f64;
-        if bytes.fract() != 0.0 || bytes > u64::MAX as f64 {
-            return Err(bad(
+    Ok((size_scale, columns))
+}
+
+/// One body line `k`: a size and one bandwidth row per filled value cell.
+fn read_row(
+    k: usize,
+    line: &str,
+    size_scale: u64,
+    columns: &[Column],
+    table_no: Option<usize>,
+    out: &mut Parsed,
+) -> Result<(), ParseError> {
+    let row = cells(line);
+    let size = num(&row[0])
+        .filter(|v| *v >= 0.0)
+        .ok_or_else(|| bad(TOOL, k + 1, format!("size {:?} is not a number", row[0])))?;
+    let bytes = size * size_scale as f64;
+    if bytes.fract() != 0.0 || bytes > u64::MAX as f64 {
+        return Err(bad(
+            TOOL,
+            k + 1,
+            format!("size {:?} is not a whole number of bytes", row[0]),
+        ));
+    }
+    for (col, c) in columns.iter().enumerate() {
+        let cell = &row[col + 1];
+        if cell.is_empty() || cell == "-" || cell.eq_ignore_ascii_case("n/a") {
+            continue;
+        }
+        let v = num(cell).ok_or_else(|| {
+            bad(
                 TOOL,
                 k + 1,
-                format!("size {:?} is not a whole number of bytes", row[0]),
-            ));
+                format!("{:?} in column {} is not a number", cell, col + 2),
+            )
+        })?;
+        let mut params = vec![("size".to_string(), format!("{}", bytes as u64))];
+        if let Some(t) = table_no {
+            params.push(("table".to_string(), t.to_string()));
         }
-        for (col, c) in columns.iter().enumerate() {
-            let cell = &row[col + 1];
-            if cell.is_empty() || cell == "-" || cell.eq_ignore_ascii_case("n/a") {
-                continue;
-            }
-            let v = num(cell).ok_or_else(|| {
-                bad(
-                    TOOL,
-                    k + 1,
-                    format!("{:?} in column {} is not a number", cell, col + 2),
-                )
-            })?;
-            let mut params = vec![("size".to_string(), format!("{}", bytes as u64))];
-            if let Some(t) = table_no {
-                params.push(("table".to_string(), t.to_string()));
-            }
-            out.rows.push(ParsedRow {
-                histograms: Vec::new(),
-                params,
-                series: Some(c.label.clone()),
-                metrics: vec![metric(
-                    "bandwidth_mib_s",
-                    v * c.scale,
-                    Unit::MibPerSecond,
-                    Better::Higher,
-                )],
-            });
-        }
+        out.rows.push(ParsedRow {
+            histograms: Vec::new(),
+            params,
+            series: Some(c.label.clone()),
+            metrics: vec![metric(
+                "bandwidth_mib_s",
+                v * c.scale,
+                Unit::MibPerSecond,
+                Better::Higher,
+            )],
+        });
     }
     Ok(())
 }

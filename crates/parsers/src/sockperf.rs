@@ -91,75 +91,88 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         let Some(s) = sections.last_mut() else {
             continue;
         };
-        if line.starts_with("[Valid Duration]") {
-            for (key, name, unit) in [
-                ("RunTime=", "valid_run_time_s", Unit::Seconds),
-                ("SentMessages=", "sent_messages", Unit::Count),
-                ("ReceivedMessages=", "received_messages", Unit::Count),
-            ] {
-                let v =
-                    value_after(line, key).ok_or_else(|| err(&format!("no number after {key}")))?;
-                s.metrics.push(metric(name, v, unit, Better::Neither));
-            }
-        } else if let Some(rest) = line.strip_prefix("====>") {
-            let (kind, avg) = rest
-                .trim()
-                .strip_prefix("avg-")
-                .and_then(|r| r.split_once('='))
-                .ok_or_else(|| err("no avg-<kind>=<value>"))?;
-            s.kind = if kind.trim() == "rtt" {
-                "rtt"
-            } else {
-                "latency"
-            };
-            let avg = avg
-                .split(|c: char| c.is_whitespace() || c == '(')
-                .next()
-                .and_then(num)
-                .ok_or_else(|| err("no average"))?;
-            s.us("avg", avg);
-            s.has_summary = true;
-            if let Some(sd) = value_after(line, "std-dev=") {
-                s.us("stddev", sd);
-            }
-        } else if line.starts_with("# dropped messages") {
-            for (key, name) in [
-                ("# dropped messages =", "dropped_messages"),
-                ("# duplicated messages =", "duplicated_messages"),
-                ("# out-of-order messages =", "out_of_order_messages"),
-            ] {
-                let v =
-                    value_after(line, key).ok_or_else(|| err(&format!("no number after {key}")))?;
-                s.metrics.push(metric(name, v, Unit::Count, Better::Lower));
-            }
-        } else if let Some(rest) = line.strip_prefix("Total ") {
-            if let Some(n) = rest.split_whitespace().next().and_then(num) {
-                s.metrics
-                    .push(metric("observations", n, Unit::Count, Better::Neither));
-            }
-        } else if let Some(rest) = line.strip_prefix("--->") {
-            let (label, value) = rest.split_once('=').ok_or_else(|| err("no '='"))?;
-            let v = num(value).ok_or_else(|| err("no number after '='"))?;
-            let label = label.trim();
-            if label.starts_with("<MAX>") {
-                s.us("max", v);
-            } else if label.starts_with("<MIN>") {
-                s.us("min", v);
-            } else if let Some(p) = label.strip_prefix("percentile") {
-                let p = percentile_name(p).ok_or_else(|| err("no percentile"))?;
-                s.us(&p, v);
-            } else {
-                return Err(err("unknown observation label"));
-            }
+        read_stat(s, line, &err)?;
+    }
+    into_parsed(sections, clean.lines().count())
+}
+
+/// One statistics line of the current server's section.
+fn read_stat(
+    s: &mut Section,
+    line: &str,
+    err: &dyn Fn(&str) -> ParseError,
+) -> Result<(), ParseError> {
+    if line.starts_with("[Valid Duration]") {
+        for (key, name, unit) in [
+            ("RunTime=", "valid_run_time_s", Unit::Seconds),
+            ("SentMessages=", "sent_messages", Unit::Count),
+            ("ReceivedMessages=", "received_messages", Unit::Count),
+        ] {
+            let v = value_after(line, key).ok_or_else(|| err(&format!("no number after {key}")))?;
+            s.metrics.push(metric(name, v, unit, Better::Neither));
+        }
+    } else if let Some(rest) = line.strip_prefix("====>") {
+        let (kind, avg) = rest
+            .trim()
+            .strip_prefix("avg-")
+            .and_then(|r| r.split_once('='))
+            .ok_or_else(|| err("no avg-<kind>=<value>"))?;
+        s.kind = if kind.trim() == "rtt" {
+            "rtt"
+        } else {
+            "latency"
+        };
+        let avg = avg
+            .split(|c: char| c.is_whitespace() || c == '(')
+            .next()
+            .and_then(num)
+            .ok_or_else(|| err("no average"))?;
+        s.us("avg", avg);
+        s.has_summary = true;
+        if let Some(sd) = value_after(line, "std-dev=") {
+            s.us("stddev", sd);
+        }
+    } else if line.starts_with("# dropped messages") {
+        for (key, name) in [
+            ("# dropped messages =", "dropped_messages"),
+            ("# duplicated messages =", "duplicated_messages"),
+            ("# out-of-order messages =", "out_of_order_messages"),
+        ] {
+            let v = value_after(line, key).ok_or_else(|| err(&format!("no number after {key}")))?;
+            s.metrics.push(metric(name, v, Unit::Count, Better::Lower));
+        }
+    } else if let Some(rest) = line.strip_prefix("Total ") {
+        if let Some(n) = rest.split_whitespace().next().and_then(num) {
+            s.metrics
+                .push(metric("observations", n, Unit::Count, Better::Neither));
+        }
+    } else if let Some(rest) = line.strip_prefix("--->") {
+        let (label, value) = rest.split_once('=').ok_or_else(|| err("no '='"))?;
+        let v = num(value).ok_or_else(|| err("no number after '='"))?;
+        let label = label.trim();
+        if label.starts_with("<MAX>") {
+            s.us("max", v);
+        } else if label.starts_with("<MIN>") {
+            s.us("min", v);
+        } else if let Some(p) = label.strip_prefix("percentile") {
+            let p = percentile_name(p).ok_or_else(|| err("no percentile"))?;
+            s.us(&p, v);
+        } else {
+            return Err(err("unknown observation label"));
         }
     }
+    Ok(())
+}
+
+/// The sections with a summary: one as plain metrics, several as one row per server.
+fn into_parsed(sections: Vec<Section>, line_count: usize) -> Result<Parsed, ParseError> {
     let sections: Vec<Section> = sections.into_iter().filter(|s| s.has_summary).collect();
     let mut out = Parsed::default();
     match sections.len() {
         0 => {
             return Err(bad(
                 TOOL,
-                clean.lines().count(),
+                line_count,
                 "no latency summary (\"====> avg-latency=\"): only ping-pong and under-load \
                  client output is read, and a run that was cut short has none",
             ))

@@ -233,24 +233,44 @@ type Job = Box<dyn Fn() -> Vec<Target> + Send + Sync>;
 /// the table in docs/METHODOLOGY.md; fewer in tests). Deterministic for a given `seed`:
 /// each line draws from its own generator, so the lines may run on several threads.
 pub fn verdict_targets(families: u32, seed: u64) -> Vec<Target> {
-    let shapes = [(40, 5), (16, 4)];
-    let noises = [0.005, 0.01, 0.03];
     let mut jobs: Vec<Job> = Vec::new();
     let mut seed = seed;
+    // Seeds are handed out in the order the lines are listed, so a line's figures do not
+    // depend on how many threads compute them.
     let mut next_seed = || {
         seed += 1;
         seed
     };
-    // No change anywhere: families with any false better/worse.
-    for &(rows, reps) in &shapes {
-        for &cv in &noises {
+    null_jobs(families, &mut next_seed, &mut jobs);
+    power_jobs(families, &mut next_seed, &mut jobs);
+    same_jobs(families, &mut next_seed, &mut jobs);
+    let s = next_seed();
+    jobs.push(Box::new(move || {
+        sequential_targets(&mut Gen::new(s), (families / 2).max(1))
+    }));
+    run_jobs(jobs)
+}
+
+/// Rows × repetitions of the table's lines.
+const SHAPES: [(usize, usize); 2] = [(40, 5), (16, 4)];
+/// Coefficients of variation of the table's lines.
+const NOISES: [f64; 3] = [0.005, 0.01, 0.03];
+
+fn plain(rows: usize, reps: usize, cv: f64) -> Shape {
+    Shape {
+        rows,
+        reps,
+        cv,
+        disturbed: false,
+    }
+}
+
+/// No change anywhere: families with any false better/worse.
+fn null_jobs(families: u32, next_seed: &mut dyn FnMut() -> u64, jobs: &mut Vec<Job>) {
+    for &(rows, reps) in &SHAPES {
+        for &cv in &NOISES {
             for noise_pct in [1.0, 0.0] {
-                let shape = Shape {
-                    rows,
-                    reps,
-                    cv,
-                    disturbed: false,
-                };
+                let shape = plain(rows, reps, cv);
                 let s = next_seed();
                 jobs.push(Box::new(move || {
                     vec![null_rate(&mut Gen::new(s), shape, noise_pct, families)]
@@ -259,25 +279,21 @@ pub fn verdict_targets(families: u32, seed: u64) -> Vec<Target> {
         }
     }
     let shape = Shape {
-        rows: 40,
-        reps: 5,
-        cv: 0.01,
         disturbed: true,
+        ..plain(40, 5, 0.01)
     };
     let s = next_seed();
     jobs.push(Box::new(move || {
         vec![null_rate(&mut Gen::new(s), shape, 1.0, families)]
     }));
-    // Power to flag one shifted row, in the right direction.
-    for &(rows, reps) in &shapes {
-        for &cv in &noises {
+}
+
+/// Power to flag one shifted row, in the right direction.
+fn power_jobs(families: u32, next_seed: &mut dyn FnMut() -> u64, jobs: &mut Vec<Job>) {
+    for &(rows, reps) in &SHAPES {
+        for &cv in &NOISES {
             for shift in [0.02, 0.05, 0.10] {
-                let shape = Shape {
-                    rows,
-                    reps,
-                    cv,
-                    disturbed: false,
-                };
+                let shape = plain(rows, reps, cv);
                 let bound = if (rows, reps, cv, shift) == (40, 5, 0.01, 0.05) {
                     Bound::AtLeast(0.90)
                 } else {
@@ -290,15 +306,13 @@ pub fn verdict_targets(families: u32, seed: u64) -> Vec<Target> {
             }
         }
     }
-    // Truly equal rows read `same` at the 1 % threshold.
-    for &(rows, reps) in &shapes {
-        for &cv in &noises {
-            let shape = Shape {
-                rows,
-                reps,
-                cv,
-                disturbed: false,
-            };
+}
+
+/// Truly equal rows read `same` at the 1 % threshold.
+fn same_jobs(families: u32, next_seed: &mut dyn FnMut() -> u64, jobs: &mut Vec<Job>) {
+    for &(rows, reps) in &SHAPES {
+        for &cv in &NOISES {
+            let shape = plain(rows, reps, cv);
             let bound = if (rows, reps, cv) == (40, 5, 0.005) {
                 Bound::AtLeast(0.80)
             } else {
@@ -310,11 +324,6 @@ pub fn verdict_targets(families: u32, seed: u64) -> Vec<Target> {
             }));
         }
     }
-    let s = next_seed();
-    jobs.push(Box::new(move || {
-        sequential_targets(&mut Gen::new(s), (families / 2).max(1))
-    }));
-    run_jobs(jobs)
 }
 
 /// Runs the jobs on the machine's CPUs, keeping their order.
@@ -407,7 +416,6 @@ fn same_rate(g: &mut Gen, shape: Shape, bound: Bound, families: u32) -> Target {
 /// `--until-decided` against fixed designs: families of 16 rows (a size scan), every row
 /// +5 % in 3 % noise, planned 4 pairs, cap 30.
 fn sequential_targets(g: &mut Gen, trials: u32) -> Vec<Target> {
-    const ROWS: usize = 16;
     let cfg = sim_config(1.0);
     let (cv, factor) = (0.03, 1.05);
     let schedule = Schedule::new(4, 30);
@@ -422,61 +430,9 @@ fn sequential_targets(g: &mut Gen, trials: u32) -> Vec<Target> {
     let all = trials as f64 * ROWS as f64;
     let seq_power = hits as f64 / all;
     let seq_mean = spent as f64 / all;
-    let shape = |reps| Shape {
-        rows: ROWS,
-        reps,
-        cv,
-        disturbed: false,
-    };
-    // Share of rows flagged better by a fixed design of n pairs per row.
-    let fixed_power = |g: &mut Gen, n: usize, cfg: &StatsConfig| {
-        let factors = vec![factor; ROWS];
-        let ok: usize = (0..trials)
-            .map(|_| {
-                family(g, shape(n), &factors, cfg)
-                    .iter()
-                    .filter(|c| c.verdict == Verdict::Improved)
-                    .count()
-            })
-            .sum();
-        ok as f64 / all
-    };
-    // The smallest fixed design with at least the same power.
-    // (power rises with n, so a bisection finds it in a few tries)
-    let (mut lo, mut hi) = (4usize, 60usize);
-    let mut fixed = (hi, fixed_power(g, hi, &cfg));
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        let p = fixed_power(g, mid, &cfg);
-        if p >= seq_power {
-            fixed = (mid, p);
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    // Error rates under optional stopping: every row exactly on the threshold (+1 %),
-    // where a `better` is false; and no change anywhere with no threshold, where any
-    // better/worse is.
-    let mut false_at_edge = 0usize;
-    let mut false_null = 0u32;
-    let cfg0 = sim_config(0.0);
-    for _ in 0..trials {
-        let edge = until_decided(g, schedule, ROWS, cv, 1.01, &cfg);
-        false_at_edge += edge.iter().filter(|(v, _)| is_false(*v, 1.01, 1.0)).count();
-        let null = until_decided(g, schedule, ROWS, cv, 1.0, &cfg0);
-        false_null += u32::from(null.iter().any(|(v, _)| v.moved()));
-    }
-    // Rows a fixed 10-pair run leaves undecided, and --until-decided with the cap of 30.
-    let mut undecided_fixed = 0usize;
-    let mut undecided_seq = 0usize;
-    let factors = vec![factor; ROWS];
-    for _ in 0..trials {
-        let f = family(g, shape(10), &factors, &cfg);
-        undecided_fixed += f.iter().filter(|c| c.verdict == Verdict::Undecided).count();
-        let s = until_decided(g, schedule, ROWS, cv, factor, &cfg);
-        undecided_seq += s.iter().filter(|(v, _)| *v == Verdict::Undecided).count();
-    }
+    let fixed = smallest_fixed_design(g, trials, (cv, factor), seq_power, &cfg);
+    let (false_at_edge, false_null) = sequential_errors(g, trials, schedule, cv, &cfg);
+    let (undecided_fixed, undecided_seq) = undecided(g, trials, schedule, (cv, factor), &cfg);
     let t = f64::from(trials);
     vec![
         Target {
@@ -524,6 +480,102 @@ fn sequential_targets(g: &mut Gen, trials: u32) -> Vec<Target> {
             ),
         },
     ]
+}
+
+/// Rows of every family of the sequential lines (a size scan).
+const ROWS: usize = 16;
+
+/// The smallest fixed design (pairs per row) whose share of rows flagged better reaches
+/// `seq_power`, with that share; rows +`factor` in `cv` noise.
+fn smallest_fixed_design(
+    g: &mut Gen,
+    trials: u32,
+    (cv, factor): (f64, f64),
+    seq_power: f64,
+    cfg: &StatsConfig,
+) -> (usize, f64) {
+    let all = trials as f64 * ROWS as f64;
+    let shape = |reps| Shape {
+        rows: ROWS,
+        reps,
+        cv,
+        disturbed: false,
+    };
+    // Share of rows flagged better by a fixed design of n pairs per row.
+    let fixed_power = |g: &mut Gen, n: usize, cfg: &StatsConfig| {
+        let factors = vec![factor; ROWS];
+        let ok: usize = (0..trials)
+            .map(|_| {
+                family(g, shape(n), &factors, cfg)
+                    .iter()
+                    .filter(|c| c.verdict == Verdict::Improved)
+                    .count()
+            })
+            .sum();
+        ok as f64 / all
+    };
+    // The smallest fixed design with at least the same power.
+    // (power rises with n, so a bisection finds it in a few tries)
+    let (mut lo, mut hi) = (4usize, 60usize);
+    let mut fixed = (hi, fixed_power(g, hi, cfg));
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        let p = fixed_power(g, mid, cfg);
+        if p >= seq_power {
+            fixed = (mid, p);
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    fixed
+}
+
+/// Error rates under optional stopping: rows flagged better when every row is exactly on
+/// the threshold (+1 %), and families with any better/worse under no change at all.
+fn sequential_errors(
+    g: &mut Gen,
+    trials: u32,
+    schedule: Schedule,
+    cv: f64,
+    cfg: &StatsConfig,
+) -> (usize, u32) {
+    let mut false_at_edge = 0usize;
+    let mut false_null = 0u32;
+    let cfg0 = sim_config(0.0);
+    for _ in 0..trials {
+        let edge = until_decided(g, schedule, ROWS, cv, 1.01, cfg);
+        false_at_edge += edge.iter().filter(|(v, _)| is_false(*v, 1.01, 1.0)).count();
+        let null = until_decided(g, schedule, ROWS, cv, 1.0, &cfg0);
+        false_null += u32::from(null.iter().any(|(v, _)| v.moved()));
+    }
+    (false_at_edge, false_null)
+}
+
+/// Rows left undecided by a fixed 10-pair run and by --until-decided with its cap.
+fn undecided(
+    g: &mut Gen,
+    trials: u32,
+    schedule: Schedule,
+    (cv, factor): (f64, f64),
+    cfg: &StatsConfig,
+) -> (usize, usize) {
+    let shape = |reps| Shape {
+        rows: ROWS,
+        reps,
+        cv,
+        disturbed: false,
+    };
+    let mut undecided_fixed = 0usize;
+    let mut undecided_seq = 0usize;
+    let factors = vec![factor; ROWS];
+    for _ in 0..trials {
+        let f = family(g, shape(10), &factors, cfg);
+        undecided_fixed += f.iter().filter(|c| c.verdict == Verdict::Undecided).count();
+        let s = until_decided(g, schedule, ROWS, cv, factor, cfg);
+        undecided_seq += s.iter().filter(|(v, _)| *v == Verdict::Undecided).count();
+    }
+    (undecided_fixed, undecided_seq)
 }
 
 fn describe(s: Shape) -> String {

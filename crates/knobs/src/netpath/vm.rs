@@ -106,27 +106,8 @@ pub(crate) fn build(
     })?;
     let cli = plan.ns("cli");
     b.netns(&cli)?;
-    let nic = match kind {
-        PathKind::VmTap | PathKind::VmTapNovhost => tap_nic(b, plan, sys, &cli)?,
-        PathKind::VmMacvtap => macvtap_nic(b, plan, sys, &cli)?,
-        PathKind::VmOvs => ovs_nic(b, plan, sys, &cli)?,
-        PathKind::VmVfio => super::vfio::nic(b, plan, sys, &cli)?,
-        other => {
-            return Err(KnobError::Command {
-                cmd: format!("build {}", other.name()),
-                why: "not a VM path".into(),
-            })
-        }
-    };
-    let dir = PathBuf::from(RUN_DIR).join(format!("guest-{}", plan.base));
-    b.create(Created::Dir { path: dir.clone() }, || {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)
-            .map_err(|e| fail(&dir, e.to_string()))
-    })?;
+    let nic = guest_nic(b, plan, sys, &cli, kind)?;
+    let dir = guest_dir(b, plan)?;
     let net = GuestNet {
         addr: plan.server(),
         port: GUEST_PORT,
@@ -185,6 +166,42 @@ pub(crate) fn build(
     ];
     ends.extra.extend(nic.facts);
     Ok(ends)
+}
+
+/// The guest's network device, by path kind, with its host end in namespace `cli`.
+fn guest_nic(
+    b: &mut Built,
+    plan: &Plan,
+    sys: &SysRoot,
+    cli: &str,
+    kind: PathKind,
+) -> Result<Nic, KnobError> {
+    Ok(match kind {
+        PathKind::VmTap | PathKind::VmTapNovhost => tap_nic(b, plan, sys, cli)?,
+        PathKind::VmMacvtap => macvtap_nic(b, plan, sys, cli)?,
+        PathKind::VmOvs => ovs_nic(b, plan, sys, cli)?,
+        PathKind::VmVfio => super::vfio::nic(b, plan, sys, cli)?,
+        other => {
+            return Err(KnobError::Command {
+                cmd: format!("build {}", other.name()),
+                why: "not a VM path".into(),
+            })
+        }
+    })
+}
+
+/// A private directory (0700) for the guest's initramfs and console, removed on restore.
+fn guest_dir(b: &mut Built, plan: &Plan) -> Result<PathBuf, KnobError> {
+    let dir = PathBuf::from(RUN_DIR).join(format!("guest-{}", plan.base));
+    b.create(Created::Dir { path: dir.clone() }, || {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| fail(&dir, e.to_string()))
+    })?;
+    Ok(dir)
 }
 
 fn fail(dir: &std::path::Path, why: String) -> KnobError {

@@ -27,30 +27,7 @@ pub(crate) fn rows(
     readings: &[EventReadings<'_>],
 ) -> Vec<TelemetryRow> {
     let suffix = if user_only { " (user space only)" } else { "" };
-    let mut scopes: Vec<Option<u32>> = measured
-        .iter()
-        .filter(|&&c| {
-            readings
-                .iter()
-                .any(|(_, r)| r.iter().any(|(rc, _)| *rc == Some(c)))
-        })
-        .map(|&c| Some(c))
-        .collect();
-    scopes.push(None);
-
-    let scaled = |parts: &[(Option<u32>, Reading)], scope: Option<u32>| -> Option<Scaled> {
-        match scope {
-            None if !parts.is_empty() => Some(Scaled::sum(
-                &parts.iter().map(|(_, r)| r.scale()).collect::<Vec<_>>(),
-            )),
-            None => None,
-            Some(c) => parts
-                .iter()
-                .find(|(rc, _)| *rc == Some(c))
-                .map(|(_, r)| r.scale()),
-        }
-    };
-
+    let scopes = scopes(measured, readings);
     let mut out = Vec::new();
     let mut counts: Vec<(&str, Option<u32>, f64)> = Vec::new();
     for (event, parts) in readings {
@@ -88,6 +65,48 @@ pub(crate) fn rows(
         }
     }
 
+    derived(source, suffix, &scopes, &counts, &mut out);
+    out
+}
+
+/// The measured CPUs that have a reading, then `None` for the total.
+fn scopes(measured: &[u32], readings: &[EventReadings<'_>]) -> Vec<Option<u32>> {
+    let mut scopes: Vec<Option<u32>> = measured
+        .iter()
+        .filter(|&&c| {
+            readings
+                .iter()
+                .any(|(_, r)| r.iter().any(|(rc, _)| *rc == Some(c)))
+        })
+        .map(|&c| Some(c))
+        .collect();
+    scopes.push(None);
+    scopes
+}
+
+/// An event's reading for one CPU, or the sum of all its readings for the total.
+fn scaled(parts: &[(Option<u32>, Reading)], scope: Option<u32>) -> Option<Scaled> {
+    match scope {
+        None if !parts.is_empty() => Some(Scaled::sum(
+            &parts.iter().map(|(_, r)| r.scale()).collect::<Vec<_>>(),
+        )),
+        None => None,
+        Some(c) => parts
+            .iter()
+            .find(|(rc, _)| *rc == Some(c))
+            .map(|(_, r)| r.scale()),
+    }
+}
+
+/// The derived ratios, per scope where both events were counted and the divisor is
+/// positive.
+fn derived(
+    source: &str,
+    suffix: &str,
+    scopes: &[Option<u32>],
+    counts: &[(&str, Option<u32>, f64)],
+    out: &mut Vec<TelemetryRow>,
+) {
     let count = |name: &str, scope: Option<u32>| {
         counts
             .iter()
@@ -95,7 +114,7 @@ pub(crate) fn rows(
             .map(|(_, _, c)| *c)
     };
     for &(key, num, den, percent) in DERIVED {
-        for &scope in &scopes {
+        for &scope in scopes {
             let (Some(n), Some(d)) = (count(num, scope), count(den, scope)) else {
                 continue;
             };
@@ -117,7 +136,6 @@ pub(crate) fn rows(
             ));
         }
     }
-    out
 }
 
 /// Miss (and page-fault) counts per byte the workload moved: `{event}:per_byte` (Ratio)

@@ -20,6 +20,21 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
     if !sys.is_host() {
         return Vec::new();
     }
+    let probe = bpf::probe();
+    let mut out = vec![bpf_check(sys, &probe)];
+    out.push(match Tracefs::open(sys) {
+        Ok(fs) => backend_check(sys, &fs, &probe),
+        Err(e) => Check::missing(
+            BACKEND,
+            format!("none: {e} (both backends read event ids and layouts there)"),
+            tracefs::HOW,
+        ),
+    });
+    out
+}
+
+/// Whether programs load here, and whether raw tracepoints can read struct fields (BTF).
+fn bpf_check(sys: &SysRoot, probe: &Result<(), String>) -> Check {
     let btf = match bpf::vmlinux_btf(sys) {
         Ok(_) => "BTF at /sys/kernel/btf/vmlinux (raw tracepoints read struct fields at its \
                   offsets)"
@@ -28,8 +43,7 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
             format!("no BTF ({e}): events whose spans read struct fields use classic tracepoints")
         }
     };
-    let probe = bpf::probe();
-    let mut out = vec![match &probe {
+    match probe {
         Ok(()) => Check::ok(BPF, format!("programs can be loaded; {btf}")),
         Err(e) => Check::missing(
             BPF,
@@ -37,18 +51,11 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
             "run perflab as root on a kernel with CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS; \
              without them `--monitors trace` measures from tracefs text",
         ),
-    }];
-    let fs = match Tracefs::open(sys) {
-        Ok(fs) => fs,
-        Err(e) => {
-            out.push(Check::missing(
-                BACKEND,
-                format!("none: {e} (both backends read event ids and layouts there)"),
-                tracefs::HOW,
-            ));
-            return out;
-        }
-    };
+    }
+}
+
+/// Which backend each built-in set gets here, and how its programs attach.
+fn backend_check(sys: &SysRoot, fs: &Tracefs, probe: &Result<(), String>) -> Check {
     let mut bpf_sets = Vec::new();
     let mut text_sets = Vec::new();
     for (name, _) in spans::BUILT_IN {
@@ -62,7 +69,7 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
             .filter(|s| s.events().iter().all(|(a, b)| fs.has_event(a, b)))
             .collect();
         let what = format!("{name} ({} of {total} spans' tracepoints here)", here.len());
-        let planned = match &probe {
+        let planned = match probe {
             Err(e) => Err(e.clone()),
             Ok(()) => bpf::plan_spans(&fs.fs, sys, &here).map_err(|e| e.to_string()),
         };
@@ -77,28 +84,26 @@ pub fn checks(sys: &SysRoot) -> Vec<Check> {
             Err(e) => text_sets.push(format!("{what}: {e}")),
         }
     }
-    out.push(if text_sets.is_empty() {
-        Check::ok(
+    if text_sets.is_empty() {
+        return Check::ok(
             BACKEND,
             format!(
                 "bpf, in the kernel (ns, nothing lost): {}",
                 bpf_sets.join(", ")
             ),
-        )
-    } else {
-        Check::partial(
-            BACKEND,
-            format!(
-                "tracefs text (whole µs; events can be lost) for {}{}",
-                text_sets.join("; "),
-                if bpf_sets.is_empty() {
-                    String::new()
-                } else {
-                    format!("; bpf for {}", bpf_sets.join(", "))
-                }
-            ),
-            "the BPF backend needs root and bpf() (see the bpf line)",
-        )
-    });
-    out
+        );
+    }
+    Check::partial(
+        BACKEND,
+        format!(
+            "tracefs text (whole µs; events can be lost) for {}{}",
+            text_sets.join("; "),
+            if bpf_sets.is_empty() {
+                String::new()
+            } else {
+                format!("; bpf for {}", bpf_sets.join(", "))
+            }
+        ),
+        "the BPF backend needs root and bpf() (see the bpf line)",
+    )
 }

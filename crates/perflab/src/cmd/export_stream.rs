@@ -148,7 +148,9 @@ mod tests {
             label: Some("a \"label\"\nover two lines, µs".into()),
             status: RunStatus::Complete,
             spec: Default::default(),
-            fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({ "kernel": "6.1", "cpus": [0, 1] })),
+            fingerprint: perflab_core::Fingerprint::from_json(
+                serde_json::json!({ "kernel": "6.1", "cpus": [0, 1] }),
+            ),
             unavailable: Vec::new(),
             planned: 2,
             done: 1,

@@ -24,6 +24,7 @@ mod restore;
 mod run;
 mod run_end;
 mod run_json;
+mod run_spec;
 mod run_view;
 mod serve;
 mod show;

@@ -161,6 +161,64 @@ fn judge_with(spans: &[Span], criteria: &Criteria, measured: Option<f64>) -> Ver
 
 /// Adds the reasons summing is not valid, most telling first.
 fn explain(kept: &[&Span], c: &Criteria, v: &mut Verdict) {
+    // No thread, no reason (and no first or last one to name).
+    if kept.is_empty() {
+        return;
+    }
+    overlap_reasons(kept, c, v);
+    for s in v.shared.iter().filter(|s| s.fraction > c.max_shared) {
+        let how = if s.pinned {
+            format!("{} threads pinned to CPU {} shared it", s.threads, s.cpu)
+        } else {
+            format!(
+                "{} threads shared CPU {} (by their CPU samples)",
+                s.threads, s.cpu
+            )
+        };
+        v.reasons
+            .push(format!("{how} for {} of the window", percent(s.fraction)));
+    }
+    let cpus: BTreeSet<u32> = kept
+        .iter()
+        .flat_map(|s| {
+            s.pinned_cpu
+                .into_iter()
+                .chain(s.cpu_samples.iter().map(|&(c, _)| c))
+        })
+        .collect();
+    if !cpus.is_empty() && cpus.len() < kept.len() && v.shared.is_empty() {
+        v.reasons.push(format!(
+            "{} threads ran on {} CPU{}",
+            kept.len(),
+            cpus.len(),
+            if cpus.len() == 1 { "" } else { "s" }
+        ));
+    }
+    let n = kept.len() as f64;
+    if v.busy_measured && v.parallelism < c.min_parallelism * n {
+        v.reasons.push(format!(
+            "effective parallelism {:.2} of {} threads: on average each was on a CPU for {} \
+             of the window (off it the rest: preempted by other tasks, or waiting)",
+            v.parallelism,
+            kept.len(),
+            percent(v.parallelism / n)
+        ));
+    }
+    if v.aggregate_mib_s > 0.0 {
+        let ratio = v.summed_mib_s / v.aggregate_mib_s;
+        if (ratio - 1.0).abs() > c.max_sum_error {
+            v.reasons.push(format!(
+                "the summed per-thread bandwidth is {:.2}× the aggregate ({:.0} against {:.0} \
+                 MiB/s)",
+                ratio, v.summed_mib_s, v.aggregate_mib_s
+            ));
+        }
+    }
+}
+
+/// Why the threads did not run together long enough: one never met another, or one
+/// started late or ran on long after another ended.
+fn overlap_reasons(kept: &[&Span], c: &Criteria, v: &mut Verdict) {
     let window = v.window_ns as f64;
     let share = |ns: u64| percent(ns as f64 / window);
     let by_start = |f: fn(u64, u64) -> bool| {
@@ -214,54 +272,6 @@ fn explain(kept: &[&Span], c: &Criteria, v: &mut Verdict) {
                     early_end.name
                 ));
             }
-        }
-    }
-    for s in v.shared.iter().filter(|s| s.fraction > c.max_shared) {
-        let how = if s.pinned {
-            format!("{} threads pinned to CPU {} shared it", s.threads, s.cpu)
-        } else {
-            format!(
-                "{} threads shared CPU {} (by their CPU samples)",
-                s.threads, s.cpu
-            )
-        };
-        v.reasons
-            .push(format!("{how} for {} of the window", percent(s.fraction)));
-    }
-    let cpus: BTreeSet<u32> = kept
-        .iter()
-        .flat_map(|s| {
-            s.pinned_cpu
-                .into_iter()
-                .chain(s.cpu_samples.iter().map(|&(c, _)| c))
-        })
-        .collect();
-    if !cpus.is_empty() && cpus.len() < kept.len() && v.shared.is_empty() {
-        v.reasons.push(format!(
-            "{} threads ran on {} CPU{}",
-            kept.len(),
-            cpus.len(),
-            if cpus.len() == 1 { "" } else { "s" }
-        ));
-    }
-    let n = kept.len() as f64;
-    if v.busy_measured && v.parallelism < c.min_parallelism * n {
-        v.reasons.push(format!(
-            "effective parallelism {:.2} of {} threads: on average each was on a CPU for {} \
-             of the window (off it the rest: preempted by other tasks, or waiting)",
-            v.parallelism,
-            kept.len(),
-            percent(v.parallelism / n)
-        ));
-    }
-    if v.aggregate_mib_s > 0.0 {
-        let ratio = v.summed_mib_s / v.aggregate_mib_s;
-        if (ratio - 1.0).abs() > c.max_sum_error {
-            v.reasons.push(format!(
-                "the summed per-thread bandwidth is {:.2}× the aggregate ({:.0} against {:.0} \
-                 MiB/s)",
-                ratio, v.summed_mib_s, v.aggregate_mib_s
-            ));
         }
     }
 }

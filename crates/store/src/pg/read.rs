@@ -260,6 +260,24 @@ impl PgBackend {
         let mut a = Assembler::new(db, id, recs);
         let any_telemetry = a.filter_telemetry(telemetry);
 
+        let range = (id, lo, hi);
+        self.read_metrics(tx, range, &mut a)?;
+        self.read_histograms(tx, range, &mut a)?;
+        self.read_threads(tx, range, &mut a)?;
+        if any_telemetry {
+            self.read_telemetry(tx, range, &mut a)?;
+        }
+        Ok(a.finish())
+    }
+
+    /// The metrics of the measurements in `lo..=hi`, into the assembler.
+    fn read_metrics(
+        &self,
+        tx: &mut Transaction<'_>,
+        (id, lo, hi): (RunId, i64, i64),
+        a: &mut Assembler,
+    ) -> Result<(), StoreError> {
+        let db = &self.location;
         let st = self.stmt(
             tx,
             "SELECT seq, name, value, unit, better FROM metrics WHERE run_id = $1 \
@@ -274,7 +292,17 @@ impl PgBackend {
                 col(&r, 4, db)?,
             )?;
         }
+        Ok(())
+    }
 
+    /// The histograms of the measurements in `lo..=hi`, into the assembler.
+    fn read_histograms(
+        &self,
+        tx: &mut Transaction<'_>,
+        (id, lo, hi): (RunId, i64, i64),
+        a: &mut Assembler,
+    ) -> Result<(), StoreError> {
+        let db = &self.location;
         let st = self.stmt(
             tx,
             "SELECT seq, name, unit, count, min, mean, max, stddev, p50, p90, p99, p999, \
@@ -296,7 +324,17 @@ impl PgBackend {
                 above: (col(&r, 14, db)?, col(&r, 15, db)?),
             })?;
         }
+        Ok(())
+    }
 
+    /// The threads of the measurements in `lo..=hi`, into the assembler.
+    fn read_threads(
+        &self,
+        tx: &mut Transaction<'_>,
+        (id, lo, hi): (RunId, i64, i64),
+        a: &mut Assembler,
+    ) -> Result<(), StoreError> {
+        let db = &self.location;
         let st = self.stmt(
             tx,
             "SELECT seq, role, tid, pinned_cpu, cpu_samples, migrations, voluntary_switches, \
@@ -323,31 +361,39 @@ impl PgBackend {
                 cpu_path: col(&r, 12, db)?,
             })?;
         }
+        Ok(())
+    }
 
-        if any_telemetry {
-            let st = self.stmt(
-                tx,
-                "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
-                 WHERE run_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq, idx",
-            )?;
-            for r in tx.query(&st, &[&id, &lo, &hi]).at(db)? {
-                let seq = col32(&r, 0, db, "a seq")?;
-                if !a.wants_telemetry(seq) {
-                    continue;
-                }
-                let cpu: Option<i64> = col(&r, 4, db)?;
-                a.telemetry(RawTelemetry {
-                    seq,
-                    source: col(&r, 1, db)?,
-                    key: col(&r, 2, db)?,
-                    label: col(&r, 3, db)?,
-                    cpu: cpu.map(|c| small(db, "a CPU", c)).transpose()?,
-                    value: col(&r, 5, db)?,
-                    unit: col(&r, 6, db)?,
-                })?;
+    /// The telemetry rows the assembler wants of the measurements in `lo..=hi`.
+    fn read_telemetry(
+        &self,
+        tx: &mut Transaction<'_>,
+        (id, lo, hi): (RunId, i64, i64),
+        a: &mut Assembler,
+    ) -> Result<(), StoreError> {
+        let db = &self.location;
+        let st = self.stmt(
+            tx,
+            "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
+             WHERE run_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq, idx",
+        )?;
+        for r in tx.query(&st, &[&id, &lo, &hi]).at(db)? {
+            let seq = col32(&r, 0, db, "a seq")?;
+            if !a.wants_telemetry(seq) {
+                continue;
             }
+            let cpu: Option<i64> = col(&r, 4, db)?;
+            a.telemetry(RawTelemetry {
+                seq,
+                source: col(&r, 1, db)?,
+                key: col(&r, 2, db)?,
+                label: col(&r, 3, db)?,
+                cpu: cpu.map(|c| small(db, "a CPU", c)).transpose()?,
+                value: col(&r, 5, db)?,
+                unit: col(&r, 6, db)?,
+            })?;
         }
-        Ok(a.finish())
+        Ok(())
     }
 
     /// The measurement rows of a run, with their plan columns and empty outputs.

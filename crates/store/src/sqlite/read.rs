@@ -245,95 +245,12 @@ impl SqliteBackend {
         let db = &self.location;
         let mut a = Assembler::new(db, id, load_measurements(tx, path, db, id, (lo, hi))?);
         let any_telemetry = a.filter_telemetry(telemetry);
-        let mut stmt = tx
-            .prepare_cached(
-                "SELECT seq, name, value, unit, better FROM metrics WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
-            )
-            .at(path)?;
-        let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
-        while let Some(r) = rows.next().at(path)? {
-            a.metric(
-                r.get(0).at(path)?,
-                r.get(1).at(path)?,
-                r.get(2).at(path)?,
-                text(r, 3).at(path)?,
-                text(r, 4).at(path)?,
-            )?;
-        }
-
-        let mut stmt = tx
-            .prepare_cached(
-                "SELECT seq, name, unit, count, min, mean, max, stddev, p50, p90, p99, p999, \
-                 p9999, encoded, above, above_count FROM histograms WHERE run_id = ?1 \
-                 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
-            )
-            .at(path)?;
-        let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
-        while let Some(r) = rows.next().at(path)? {
-            let mut stats = [None; 9];
-            for (i, s) in stats.iter_mut().enumerate() {
-                *s = r.get(4 + i).at(path)?;
-            }
-            a.histogram(RawHistogram {
-                seq: r.get(0).at(path)?,
-                name: r.get(1).at(path)?,
-                unit: r.get(2).at(path)?,
-                count: r.get(3).at(path)?,
-                stats,
-                encoded: r.get(13).at(path)?,
-                above: (r.get(14).at(path)?, r.get(15).at(path)?),
-            })?;
-        }
-
-        let mut stmt = tx
-            .prepare_cached(
-                "SELECT seq, role, tid, pinned_cpu, cpu_samples, migrations, voluntary_switches, \
-                 involuntary_switches, start_ns, end_ns, bytes, counters, cpu_path FROM threads \
-                 WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
-            )
-            .at(path)?;
-        let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
-        while let Some(r) = rows.next().at(path)? {
-            a.thread(RawThread {
-                seq: r.get(0).at(path)?,
-                role: r.get(1).at(path)?,
-                tid: r.get(2).at(path)?,
-                pinned_cpu: r.get(3).at(path)?,
-                cpu_samples: r.get(4).at(path)?,
-                migrations: r.get(5).at(path)?,
-                voluntary_switches: r.get(6).at(path)?,
-                involuntary_switches: r.get(7).at(path)?,
-                start_ns: r.get(8).at(path)?,
-                end_ns: r.get(9).at(path)?,
-                bytes: r.get(10).at(path)?,
-                counters: r.get(11).at(path)?,
-                cpu_path: r.get(12).at(path)?,
-            })?;
-        }
-
+        let range = (id, lo, hi);
+        read_metrics(tx, path, range, &mut a)?;
+        read_histograms(tx, path, range, &mut a)?;
+        read_threads(tx, path, range, &mut a)?;
         if any_telemetry {
-            let mut stmt = tx
-                .prepare_cached(
-                    "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
-                     WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
-                )
-                .at(path)?;
-            let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
-            while let Some(r) = rows.next().at(path)? {
-                let seq = r.get(0).at(path)?;
-                if !a.wants_telemetry(seq) {
-                    continue;
-                }
-                a.telemetry(RawTelemetry {
-                    seq,
-                    source: r.get(1).at(path)?,
-                    key: r.get(2).at(path)?,
-                    label: r.get(3).at(path)?,
-                    cpu: r.get(4).at(path)?,
-                    value: r.get(5).at(path)?,
-                    unit: r.get(6).at(path)?,
-                })?;
-            }
+            read_telemetry(tx, path, range, &mut a)?;
         }
         Ok(a.finish())
     }
@@ -393,4 +310,129 @@ fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
     let v = r.get_ref(i)?;
     v.as_str()
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, v.data_type(), Box::new(e)))
+}
+
+/// The metrics of the measurements in `lo..=hi`, into the assembler.
+fn read_metrics(
+    tx: &Connection,
+    path: &Path,
+    (id, lo, hi): (RunId, u32, u32),
+    a: &mut Assembler,
+) -> Result<(), StoreError> {
+    let mut stmt = tx
+        .prepare_cached(
+            "SELECT seq, name, value, unit, better FROM metrics WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
+        )
+        .at(path)?;
+    let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
+    while let Some(r) = rows.next().at(path)? {
+        a.metric(
+            r.get(0).at(path)?,
+            r.get(1).at(path)?,
+            r.get(2).at(path)?,
+            text(r, 3).at(path)?,
+            text(r, 4).at(path)?,
+        )?;
+    }
+    Ok(())
+}
+
+/// The histograms of the measurements in `lo..=hi`, into the assembler.
+fn read_histograms(
+    tx: &Connection,
+    path: &Path,
+    (id, lo, hi): (RunId, u32, u32),
+    a: &mut Assembler,
+) -> Result<(), StoreError> {
+    let mut stmt = tx
+        .prepare_cached(
+            "SELECT seq, name, unit, count, min, mean, max, stddev, p50, p90, p99, p999, \
+             p9999, encoded, above, above_count FROM histograms WHERE run_id = ?1 \
+             AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
+        )
+        .at(path)?;
+    let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
+    while let Some(r) = rows.next().at(path)? {
+        let mut stats = [None; 9];
+        for (i, s) in stats.iter_mut().enumerate() {
+            *s = r.get(4 + i).at(path)?;
+        }
+        a.histogram(RawHistogram {
+            seq: r.get(0).at(path)?,
+            name: r.get(1).at(path)?,
+            unit: r.get(2).at(path)?,
+            count: r.get(3).at(path)?,
+            stats,
+            encoded: r.get(13).at(path)?,
+            above: (r.get(14).at(path)?, r.get(15).at(path)?),
+        })?;
+    }
+    Ok(())
+}
+
+/// The threads of the measurements in `lo..=hi`, into the assembler.
+fn read_threads(
+    tx: &Connection,
+    path: &Path,
+    (id, lo, hi): (RunId, u32, u32),
+    a: &mut Assembler,
+) -> Result<(), StoreError> {
+    let mut stmt = tx
+        .prepare_cached(
+            "SELECT seq, role, tid, pinned_cpu, cpu_samples, migrations, voluntary_switches, \
+             involuntary_switches, start_ns, end_ns, bytes, counters, cpu_path FROM threads \
+             WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
+        )
+        .at(path)?;
+    let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
+    while let Some(r) = rows.next().at(path)? {
+        a.thread(RawThread {
+            seq: r.get(0).at(path)?,
+            role: r.get(1).at(path)?,
+            tid: r.get(2).at(path)?,
+            pinned_cpu: r.get(3).at(path)?,
+            cpu_samples: r.get(4).at(path)?,
+            migrations: r.get(5).at(path)?,
+            voluntary_switches: r.get(6).at(path)?,
+            involuntary_switches: r.get(7).at(path)?,
+            start_ns: r.get(8).at(path)?,
+            end_ns: r.get(9).at(path)?,
+            bytes: r.get(10).at(path)?,
+            counters: r.get(11).at(path)?,
+            cpu_path: r.get(12).at(path)?,
+        })?;
+    }
+    Ok(())
+}
+
+/// The telemetry rows the assembler wants of the measurements in `lo..=hi`.
+fn read_telemetry(
+    tx: &Connection,
+    path: &Path,
+    (id, lo, hi): (RunId, u32, u32),
+    a: &mut Assembler,
+) -> Result<(), StoreError> {
+    let mut stmt = tx
+        .prepare_cached(
+            "SELECT seq, source, key, label, cpu, value, unit FROM telemetry \
+             WHERE run_id = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq, idx",
+        )
+        .at(path)?;
+    let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
+    while let Some(r) = rows.next().at(path)? {
+        let seq = r.get(0).at(path)?;
+        if !a.wants_telemetry(seq) {
+            continue;
+        }
+        a.telemetry(RawTelemetry {
+            seq,
+            source: r.get(1).at(path)?,
+            key: r.get(2).at(path)?,
+            label: r.get(3).at(path)?,
+            cpu: r.get(4).at(path)?,
+            value: r.get(5).at(path)?,
+            unit: r.get(6).at(path)?,
+        })?;
+    }
+    Ok(())
 }

@@ -137,16 +137,13 @@ fn round_trip<E: Endpoint>(end: &E, work_ns: u64) -> Result<(), SideError> {
     }
 }
 
-fn ping_loop<E: Endpoint>(
+/// Waits for pong's hello, then ping-pongs untimed for the warm-up, sampling the CPU.
+fn warm_up<E: Endpoint>(
     end: &E,
     plan: PingPlan,
     ctx: &MeasureCtx,
     probe: &mut perflab_core::ThreadProbe,
-) -> Result<PingResult, SideError> {
-    let stopping = || ctx.stop.load(Ordering::Relaxed);
-    let mut rtt = Histogram::<u64>::new_with_bounds(1, HIST_MAX_NS, 3)
-        .map_err(|e| SideError::Failed(format!("ctxsw: histogram: {e}")))?;
-
+) -> Result<(), SideError> {
     // Pong announces itself once pinned.
     match end.recv().map_err(|e| io_err("ping receive", e))? {
         Msg::Go => {}
@@ -160,7 +157,7 @@ fn ping_loop<E: Endpoint>(
         if t >= warm_end {
             break;
         }
-        if stopping() {
+        if ctx.stop.load(Ordering::Relaxed) {
             return Err(SideError::Interrupted);
         }
         if t >= next_sample {
@@ -169,7 +166,20 @@ fn ping_loop<E: Endpoint>(
         }
         round_trip(end, plan.work_ns)?;
     }
+    Ok(())
+}
 
+fn ping_loop<E: Endpoint>(
+    end: &E,
+    plan: PingPlan,
+    ctx: &MeasureCtx,
+    probe: &mut perflab_core::ThreadProbe,
+) -> Result<PingResult, SideError> {
+    let stopping = || ctx.stop.load(Ordering::Relaxed);
+    let mut rtt = Histogram::<u64>::new_with_bounds(1, HIST_MAX_NS, 3)
+        .map_err(|e| SideError::Failed(format!("ctxsw: histogram: {e}")))?;
+
+    warm_up(end, plan, ctx, probe)?;
     let every = plan.rtt_every;
     let check_each = every == 1 || plan.work_ns > 0;
     let t_start = monotonic_ns();

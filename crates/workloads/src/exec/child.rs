@@ -70,6 +70,60 @@ pub(super) struct Finished {
 
 /// Runs `l` to its end. Errors are failures to start or to reap it.
 pub(super) fn run(l: &Launch, ctx: &MeasureCtx) -> Result<Finished, String> {
+    let mut cmd = command(l)?;
+    let start_ns = monotonic_ns();
+    let t0 = Instant::now();
+    let mut child = spawn(&mut cmd, l)?;
+    let pid = child.id() as i32;
+    let readers = Readers::start(&mut child, l.max_output);
+    let exited = waiter(pid);
+
+    let watched = supervise(&exited, ctx, pid, start_ns, t0 + l.timeout)?;
+    let mut notes = Vec::new();
+    let exit_at = end_group(pid, &exited, &readers, watched.exit_at, &mut notes)?;
+    let wall = exit_at.saturating_duration_since(t0);
+    let end_ns = start_ns + wall.as_nanos() as u64;
+
+    let (status, ru) = reap(pid)?;
+    if !readers.wait(DRAIN_GRACE) {
+        notes.push(
+            "a process outside the command's process group still holds its output open; \
+             the output read so far is used"
+                .to_string(),
+        );
+    }
+    let (stdout, stderr) = readers.take();
+    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    let record = ThreadRecord {
+        role: "exec".into(),
+        tid: pid,
+        pinned_cpu: (l.cpus.len() == 1).then(|| l.cpus[0]),
+        cpu_samples: watched.samples.into_iter().collect(),
+        cpu_path: watched.path,
+        migrations: None,
+        voluntary_switches: Some(ru.ru_nvcsw as u64),
+        involuntary_switches: Some(ru.ru_nivcsw as u64),
+        start_ns,
+        end_ns,
+        bytes: None,
+        // The command's counts are the counters monitor's rows (inherited by the child).
+        counters: Vec::new(),
+    };
+    Ok(Finished {
+        ending: watched.ending,
+        status,
+        wall,
+        user_s: secs(ru.ru_utime),
+        sys_s: secs(ru.ru_stime),
+        stdout,
+        stderr,
+        record,
+        notes,
+    })
+}
+
+/// `/bin/sh -c script` in its own process group, tied to perflab, pinned if asked.
+fn command(l: &Launch) -> Result<Command, String> {
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(&l.script)
@@ -95,10 +149,12 @@ pub(super) fn run(l: &Launch, ctx: &MeasureCtx) -> Result<Finished, String> {
             });
         }
     }
+    Ok(cmd)
+}
 
-    let start_ns = monotonic_ns();
-    let t0 = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| {
+/// Starts `cmd`; the message says where and whether pinning may be to blame.
+fn spawn(cmd: &mut Command, l: &Launch) -> Result<Child, String> {
+    cmd.spawn().map_err(|e| {
         let place = l
             .cwd
             .as_ref()
@@ -110,15 +166,31 @@ pub(super) fn run(l: &Launch, ctx: &MeasureCtx) -> Result<Finished, String> {
             " (or pin it to the CPUs asked for)".to_string()
         };
         format!("cannot start /bin/sh{place}{pin}: {e}")
-    })?;
-    let pid = child.id() as i32;
-    let readers = Readers::start(&mut child, l.max_output);
-    let exited = waiter(pid);
+    })
+}
 
+/// What the supervisor saw until the command exited or had to be ended.
+struct Watched {
+    ending: Ending,
+    /// When the leader exited, if it did on its own.
+    exit_at: Option<Instant>,
+    /// Ticks seen on each CPU.
+    samples: std::collections::BTreeMap<u32, u64>,
+    path: CpuPath,
+}
+
+/// Waits for the exit tick by tick, sampling the child's CPU, until it exits, the stop
+/// flag is raised or the deadline passes.
+fn supervise(
+    exited: &Receiver<Result<Instant, String>>,
+    ctx: &MeasureCtx,
+    pid: i32,
+    start_ns: u64,
+    deadline: Instant,
+) -> Result<Watched, String> {
     let mut samples = std::collections::BTreeMap::<u32, u64>::new();
     let mut path = CpuPath::default();
-    let deadline = t0 + l.timeout;
-    let (ending, mut exit_at) = loop {
+    let (ending, exit_at) = loop {
         match exited.recv_timeout(TICK) {
             Ok(at) => break (Ending::Exited, Some(at?)),
             Err(RecvTimeoutError::Timeout) => {}
@@ -137,8 +209,23 @@ pub(super) fn run(l: &Launch, ctx: &MeasureCtx) -> Result<Finished, String> {
             break (Ending::TimedOut, None);
         }
     };
+    Ok(Watched {
+        ending,
+        exit_at,
+        samples,
+        path,
+    })
+}
 
-    let mut notes = Vec::new();
+/// Ends the process group: a command still running gets SIGTERM then SIGKILL, and
+/// leftovers of one that exited are ended too. Returns when the leader exited.
+fn end_group(
+    pid: i32,
+    exited: &Receiver<Result<Instant, String>>,
+    readers: &Readers,
+    mut exit_at: Option<Instant>,
+    notes: &mut Vec<String>,
+) -> Result<Instant, String> {
     if exit_at.is_none() {
         signal_group(pid, libc::SIGTERM);
         if let Ok(at) = exited.recv_timeout(TERM_GRACE) {
@@ -156,51 +243,12 @@ pub(super) fn run(l: &Launch, ctx: &MeasureCtx) -> Result<Finished, String> {
         // Leftovers that closed their output are ended too.
         signal_group(pid, libc::SIGKILL);
     }
-    let exit_at = match exit_at {
-        Some(at) => at,
+    match exit_at {
+        Some(at) => Ok(at),
         None => exited
             .recv_timeout(Duration::from_secs(5))
-            .map_err(|_| format!("exec: process {pid} did not end after SIGKILL"))??,
-    };
-    let wall = exit_at.saturating_duration_since(t0);
-    let end_ns = start_ns + wall.as_nanos() as u64;
-
-    let (status, ru) = reap(pid)?;
-    if !readers.wait(DRAIN_GRACE) {
-        notes.push(
-            "a process outside the command's process group still holds its output open; \
-             the output read so far is used"
-                .to_string(),
-        );
+            .map_err(|_| format!("exec: process {pid} did not end after SIGKILL"))?,
     }
-    let (stdout, stderr) = readers.take();
-    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    let record = ThreadRecord {
-        role: "exec".into(),
-        tid: pid,
-        pinned_cpu: (l.cpus.len() == 1).then(|| l.cpus[0]),
-        cpu_samples: samples.into_iter().collect(),
-        cpu_path: path,
-        migrations: None,
-        voluntary_switches: Some(ru.ru_nvcsw as u64),
-        involuntary_switches: Some(ru.ru_nivcsw as u64),
-        start_ns,
-        end_ns,
-        bytes: None,
-        // The command's counts are the counters monitor's rows (inherited by the child).
-        counters: Vec::new(),
-    };
-    Ok(Finished {
-        ending,
-        status,
-        wall,
-        user_s: secs(ru.ru_utime),
-        sys_s: secs(ru.ru_stime),
-        stdout,
-        stderr,
-        record,
-        notes,
-    })
 }
 
 fn cpu_set(cpus: &[u32]) -> Result<CpuSet, String> {

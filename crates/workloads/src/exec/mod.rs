@@ -298,20 +298,7 @@ impl<'a> Given<'a> {
 }
 
 fn prepare_from(params: &Params, p: &Given) -> Result<Prepared, String> {
-    let args = template::parse_pairs("args", p.args)?;
-    let mut values: BTreeMap<String, String> = params
-        .0
-        .iter()
-        .map(|(k, v)| (k.clone(), v.to_string()))
-        .collect();
-    for (k, v) in args {
-        if PARAMS.iter().any(|p| p.name == k) {
-            return Err(format!(
-                "args: {k} is one of exec's own parameters; set it directly"
-            ));
-        }
-        values.insert(k, v);
-    }
+    let values = template_values(params, p)?;
     let mut notes = Vec::new();
     let mut expand = |what: &str, text: &str| {
         let e = template::expand(text, &values);
@@ -349,19 +336,7 @@ fn prepare_from(params: &Params, p: &Given) -> Result<Prepared, String> {
     let cpus = perflab_sys::parse_cpu_list(p.cpus)
         .map_err(|e| format!("cpus {:?}: {}", p.cpus, e.reason))?;
     let how = Extraction::from_params(p.regex, p.json, p.parser)?;
-    let metric = MetricSpec {
-        name: p.metric.trim().to_string(),
-        unit: unit(p.unit)?,
-        better: better(p.better)?,
-    };
-    if matches!(how, Extraction::Regex(_) | Extraction::Json(_))
-        && OWN_METRICS.contains(&metric.name.as_str())
-    {
-        return Err(format!(
-            "metric {:?} is one exec reports itself; choose another name",
-            metric.name
-        ));
-    }
+    let metric = metric_spec(p, &how)?;
     Ok(Prepared {
         launch: Launch {
             script,
@@ -377,6 +352,44 @@ fn prepare_from(params: &Params, p: &Given) -> Result<Prepared, String> {
         bytes,
         notes,
     })
+}
+
+/// What `{name}` placeholders expand to: the parameters, and the `args` pairs, which
+/// may not shadow one of exec's own parameters.
+fn template_values(params: &Params, p: &Given) -> Result<BTreeMap<String, String>, String> {
+    let args = template::parse_pairs("args", p.args)?;
+    let mut values: BTreeMap<String, String> = params
+        .0
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_string()))
+        .collect();
+    for (k, v) in args {
+        if PARAMS.iter().any(|p| p.name == k) {
+            return Err(format!(
+                "args: {k} is one of exec's own parameters; set it directly"
+            ));
+        }
+        values.insert(k, v);
+    }
+    Ok(values)
+}
+
+/// The metric a regex or JSON extraction reports, under a name exec does not use itself.
+fn metric_spec(p: &Given, how: &Extraction) -> Result<MetricSpec, String> {
+    let metric = MetricSpec {
+        name: p.metric.trim().to_string(),
+        unit: unit(p.unit)?,
+        better: better(p.better)?,
+    };
+    if matches!(how, Extraction::Regex(_) | Extraction::Json(_))
+        && OWN_METRICS.contains(&metric.name.as_str())
+    {
+        return Err(format!(
+            "metric {:?} is one exec reports itself; choose another name",
+            metric.name
+        ));
+    }
+    Ok(metric)
 }
 
 /// `64M*20` → 1342177280: perf-style sizes (`1MB`) allowed, since the factors usually come

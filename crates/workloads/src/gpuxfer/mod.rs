@@ -174,53 +174,7 @@ fn measure(
     }
     check_content(&gpu, s, &devs, &mut hosts)?;
     let ptrs: Vec<*mut u8> = hosts.iter_mut().map(HostBuf::ptr).collect();
-    let mut lanes = match s.direction {
-        Direction::HtoD => vec![Lane::new(
-            &gpu,
-            "h2d",
-            Copy::HtoD {
-                dst: &devs[0],
-                src: ptrs[0],
-            },
-        )],
-        Direction::DtoH => vec![Lane::new(
-            &gpu,
-            "d2h",
-            Copy::DtoH {
-                dst: ptrs[0],
-                src: &devs[0],
-            },
-        )],
-        Direction::DtoD => vec![Lane::new(
-            &gpu,
-            "d2d",
-            Copy::DtoD {
-                dst: &devs[1],
-                src: &devs[0],
-            },
-        )],
-        Direction::Bidir => vec![
-            Lane::new(
-                &gpu,
-                "h2d",
-                Copy::HtoD {
-                    dst: &devs[0],
-                    src: ptrs[0],
-                },
-            ),
-            Lane::new(
-                &gpu,
-                "d2h",
-                Copy::DtoH {
-                    dst: ptrs[1],
-                    src: &devs[1],
-                },
-            ),
-        ],
-    }
-    .into_iter()
-    .collect::<Result<Vec<_>, _>>()
-    .map_err(cuda)?;
+    let mut lanes = lanes(&gpu, s.direction, &devs, &ptrs).map_err(cuda)?;
     let started_ns = perflab_core::monotonic_ns();
     let timed = chain::measure(&gpu, &mut lanes, len, duration_ns, stopping)?;
     // Each direction alone, for what the copy engines give without the other: the
@@ -250,6 +204,61 @@ fn measure(
     out.metrics
         .extend(output::link_metric(link_mib_s(driver, s.device, &ctx.sys)));
     Ok(out)
+}
+
+/// One lane (a stream and its copy) per direction the measurement copies in.
+fn lanes<'a, 'g>(
+    gpu: &'g Gpu,
+    direction: Direction,
+    devs: &'a [DeviceBuf<'g>],
+    ptrs: &[*mut u8],
+) -> Result<Vec<Lane<'a, 'g>>, CudaError> {
+    match direction {
+        Direction::HtoD => vec![Lane::new(
+            gpu,
+            "h2d",
+            Copy::HtoD {
+                dst: &devs[0],
+                src: ptrs[0],
+            },
+        )],
+        Direction::DtoH => vec![Lane::new(
+            gpu,
+            "d2h",
+            Copy::DtoH {
+                dst: ptrs[0],
+                src: &devs[0],
+            },
+        )],
+        Direction::DtoD => vec![Lane::new(
+            gpu,
+            "d2d",
+            Copy::DtoD {
+                dst: &devs[1],
+                src: &devs[0],
+            },
+        )],
+        Direction::Bidir => vec![
+            Lane::new(
+                gpu,
+                "h2d",
+                Copy::HtoD {
+                    dst: &devs[0],
+                    src: ptrs[0],
+                },
+            ),
+            Lane::new(
+                gpu,
+                "d2h",
+                Copy::DtoH {
+                    dst: ptrs[1],
+                    src: &devs[1],
+                },
+            ),
+        ],
+    }
+    .into_iter()
+    .collect()
 }
 
 /// The theoretical bandwidth per direction of the PCIe link device `ordinal` sits on,

@@ -20,7 +20,6 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -247,6 +246,32 @@ fn wait_until(t: Instant) {
     }
 }
 
+/// When each request of an open loop is due.
+#[derive(Clone, Copy)]
+struct Schedule {
+    start: Instant,
+    interval: Duration,
+    /// Requests in all, warm-up included.
+    total: u64,
+}
+
+impl Schedule {
+    fn due(&self, seq: u64) -> Instant {
+        self.start + self.interval.mul_f64(seq as f64)
+    }
+}
+
+/// What the sender and the receiver of an open loop tell each other.
+#[derive(Default)]
+struct Progress {
+    /// Requests sent so far.
+    sent: AtomicU64,
+    /// The sender has sent them all (or stopped).
+    done: AtomicBool,
+    /// Either side failed; the other stops too.
+    failed: AtomicBool,
+}
+
 fn open_loop(
     plan: &ClientPlan,
     mut conn: Conn,
@@ -261,99 +286,33 @@ fn open_loop(
     }
     let interval = Duration::from_secs_f64(1.0 / plan.rate);
     let total = plan.warmup + (plan.duration.as_secs_f64() * plan.rate).ceil() as u64;
-    let sent = Arc::new(AtomicU64::new(0));
-    let done = Arc::new(AtomicBool::new(false));
-    let failed = Arc::new(AtomicBool::new(false));
-    let mut sender_conn = conn
+    let sender_conn = conn
         .try_clone()
         .map_err(|e| format!("cannot share the socket with the sender: {e}"))?;
     let start = Instant::now() + Duration::from_millis(1);
-    let window_start = start + interval.mul_f64(plan.warmup as f64);
+    let schedule = Schedule {
+        start,
+        interval,
+        total,
+    };
     let (size, cpu) = (plan.size, plan.cpu);
-    let (sent2, done2, failed2) = (sent.clone(), done.clone(), failed.clone());
-    let stop_ptr: &AtomicBool = stop;
+    let progress = Progress::default();
+    let shared = &progress;
     let mut rtt = new_histogram();
-    let mut received = 0u64;
     let result = std::thread::scope(|scope| {
-        let sender = scope.spawn(move || -> Result<Duration, String> {
-            let _ = pin_self(cpu);
-            let mut buf = vec![0u8; size];
-            let mut max_lag = Duration::ZERO;
-            for seq in 0..total {
-                if stop_ptr.load(Ordering::Relaxed) || failed2.load(Ordering::Relaxed) {
-                    break;
-                }
-                let at = start + interval.mul_f64(seq as f64);
-                wait_until(at);
-                max_lag = max_lag.max(Instant::now().saturating_duration_since(at));
-                tag(&mut buf, seq);
-                if let Err(e) = sender_conn.send(&buf) {
-                    if !is_timeout(&e) {
-                        failed2.store(true, Ordering::Relaxed);
-                        return Err(format!("send: {e}"));
-                    }
-                }
-                sent2.store(seq + 1, Ordering::Release);
-            }
-            done2.store(true, Ordering::Release);
-            Ok(max_lag)
-        });
-        let mut back = vec![0u8; size + 1];
-        let mut silent = 0u32;
-        let mut marked = false;
-        let outcome: Result<(), String> = loop {
-            if stop.load(Ordering::Relaxed) {
-                break Err(INTERRUPTED.into());
-            }
-            if !marked && Instant::now() >= window_start {
-                window_marks();
-                marked = true;
-            }
-            let all_sent = done.load(Ordering::Acquire);
-            if all_sent && received >= sent.load(Ordering::Acquire) {
-                break Ok(());
-            }
-            let want = if plan.proto == Proto::Tcp {
-                size
-            } else {
-                back.len()
-            };
-            match conn.recv(&mut back[..want]) {
-                Ok(n) if n == size => {
-                    let now = Instant::now();
-                    silent = 0;
-                    let seq = read_tag(&back[..n]);
-                    if seq >= total {
-                        continue;
-                    }
-                    let at = start + interval.mul_f64(seq as f64);
-                    if seq >= plan.warmup {
-                        rtt.saturating_record(
-                            now.saturating_duration_since(at).as_nanos().max(1) as u64
-                        );
-                    }
-                    received += 1;
-                }
-                Ok(_) => {}
-                Err(e) if is_timeout(&e) => {
-                    if all_sent {
-                        // Whatever is still out after a full timeout is lost.
-                        break Ok(());
-                    }
-                    silent += 1;
-                    if silent >= DEAD_AFTER {
-                        failed.store(true, Ordering::Relaxed);
-                        break Err(no_answer(plan));
-                    }
-                }
-                Err(e) => {
-                    failed.store(true, Ordering::Relaxed);
-                    break Err(io_failure(plan, "receive", &e));
-                }
-            }
-        };
+        let sender =
+            scope.spawn(move || send_requests(sender_conn, schedule, size, cpu, stop, shared));
+        let outcome = receive_answers(
+            plan,
+            &mut conn,
+            schedule,
+            stop,
+            shared,
+            &mut rtt,
+            window_marks,
+        );
         if outcome.is_err() {
-            failed.store(true, Ordering::Relaxed);
+            shared.failed.store(true, Ordering::Relaxed);
         }
         let lag = sender
             .join()
@@ -363,7 +322,10 @@ fn open_loop(
     window_marks();
     let max_lag = result?;
     let measured = rtt.len();
-    let window_sent = sent.load(Ordering::Acquire).saturating_sub(plan.warmup);
+    let window_sent = progress
+        .sent
+        .load(Ordering::Acquire)
+        .saturating_sub(plan.warmup);
     Ok(ClientResult {
         exchanges: measured,
         lost: window_sent.saturating_sub(measured),
@@ -373,4 +335,108 @@ fn open_loop(
         window: plan.duration,
         max_send_lag: Some(max_lag),
     })
+}
+
+/// The sender thread: each request at its due time, whatever the answers do. Returns the
+/// worst lateness of a send.
+fn send_requests(
+    mut conn: Conn,
+    schedule: Schedule,
+    size: usize,
+    cpu: Option<u32>,
+    stop: &AtomicBool,
+    progress: &Progress,
+) -> Result<Duration, String> {
+    let _ = pin_self(cpu);
+    let mut buf = vec![0u8; size];
+    let mut max_lag = Duration::ZERO;
+    for seq in 0..schedule.total {
+        if stop.load(Ordering::Relaxed) || progress.failed.load(Ordering::Relaxed) {
+            break;
+        }
+        let at = schedule.due(seq);
+        wait_until(at);
+        max_lag = max_lag.max(Instant::now().saturating_duration_since(at));
+        tag(&mut buf, seq);
+        if let Err(e) = conn.send(&buf) {
+            if !is_timeout(&e) {
+                progress.failed.store(true, Ordering::Relaxed);
+                return Err(format!("send: {e}"));
+            }
+        }
+        progress.sent.store(seq + 1, Ordering::Release);
+    }
+    progress.done.store(true, Ordering::Release);
+    Ok(max_lag)
+}
+
+/// The receiving side: records each answer's round trip from its request's due time,
+/// until every sent request is answered or lost, or the peer falls silent.
+fn receive_answers(
+    plan: &ClientPlan,
+    conn: &mut Conn,
+    schedule: Schedule,
+    stop: &AtomicBool,
+    progress: &Progress,
+    rtt: &mut Histogram<u64>,
+    window_marks: &mut dyn FnMut(),
+) -> Result<(), String> {
+    let size = plan.size;
+    // The measured window opens once the warm-up requests are due.
+    let window_start = schedule.due(plan.warmup);
+    let mut received = 0u64;
+    let mut back = vec![0u8; size + 1];
+    let mut silent = 0u32;
+    let mut marked = false;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            break Err(INTERRUPTED.into());
+        }
+        if !marked && Instant::now() >= window_start {
+            window_marks();
+            marked = true;
+        }
+        let all_sent = progress.done.load(Ordering::Acquire);
+        if all_sent && received >= progress.sent.load(Ordering::Acquire) {
+            break Ok(());
+        }
+        let want = if plan.proto == Proto::Tcp {
+            size
+        } else {
+            back.len()
+        };
+        match conn.recv(&mut back[..want]) {
+            Ok(n) if n == size => {
+                let now = Instant::now();
+                silent = 0;
+                let seq = read_tag(&back[..n]);
+                if seq >= schedule.total {
+                    continue;
+                }
+                let at = schedule.due(seq);
+                if seq >= plan.warmup {
+                    rtt.saturating_record(
+                        now.saturating_duration_since(at).as_nanos().max(1) as u64
+                    );
+                }
+                received += 1;
+            }
+            Ok(_) => {}
+            Err(e) if is_timeout(&e) => {
+                if all_sent {
+                    // Whatever is still out after a full timeout is lost.
+                    break Ok(());
+                }
+                silent += 1;
+                if silent >= DEAD_AFTER {
+                    progress.failed.store(true, Ordering::Relaxed);
+                    break Err(no_answer(plan));
+                }
+            }
+            Err(e) => {
+                progress.failed.store(true, Ordering::Relaxed);
+                break Err(io_failure(plan, "receive", &e));
+            }
+        }
+    }
 }

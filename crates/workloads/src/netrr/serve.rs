@@ -450,15 +450,25 @@ fn session(
         },
         cfg.session_time.as_secs_f64()
     ));
-    // Wait for close, the time limit, or the server's stop, polling the latter.
+    await_close(&mut s, deadline, cfg, stop)
+}
+
+/// Waits for close, the session's time limit, or the server's stop (polled); what the
+/// session ended with.
+fn await_close(
+    s: &mut TcpStream,
+    deadline: Instant,
+    cfg: &ServeConfig,
+    stop: &AtomicBool,
+) -> Result<String, String> {
     loop {
         if stop.load(Ordering::Relaxed) {
-            return Err(fail(&mut s, "the server is stopping".into()));
+            return Err(fail(s, "the server is stopping".into()));
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(fail(
-                &mut s,
+                s,
                 format!(
                     "session time limit of {:.0} s reached; measurement traffic is no longer \
                      answered",
@@ -468,15 +478,15 @@ fn session(
         }
         s.set_read_timeout(Some(left.min(Duration::from_millis(200))))
             .map_err(|e| e.to_string())?;
-        match proto::read_message::<Request>(&mut s) {
+        match proto::read_message::<Request>(s) {
             Ok(Request::Close) => {
-                let _ = proto::write_message(&mut s, &Reply::Closed);
+                let _ = proto::write_message(s, &Reply::Closed);
                 return Ok("closed by the client".into());
             }
-            Ok(_) => return Err(fail(&mut s, "only close is expected once opened".into())),
+            Ok(_) => return Err(fail(s, "only close is expected once opened".into())),
             Err(ProtoError::TimedOut) => {}
             Err(ProtoError::Closed) => return Ok("the client went away".into()),
-            Err(e) => return Err(fail(&mut s, format!("{e}; closing this session"))),
+            Err(e) => return Err(fail(s, format!("{e}; closing this session"))),
         }
     }
 }

@@ -19,6 +19,7 @@ use perflab_core::{
     WorkloadOutput,
 };
 
+use super::buffer::Backing;
 use super::channels::{wait_histogram, Channel};
 use super::engine::{MapFailure, Seen, Xfer as Buffers};
 use super::shape::Shape;
@@ -89,7 +90,7 @@ pub fn run(
         abort: AtomicBool::new(false),
         ctx,
     };
-    let results: Mutex<Vec<Result<Done, WorkloadError>>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<Result<Done, WorkerError>>> = Mutex::new(Vec::new());
     let spawned = std::thread::scope(|scope| {
         for slot in &slots {
             let (shared, results) = (&shared, &results);
@@ -123,8 +124,8 @@ pub fn run(
     for r in results {
         match r {
             Ok(d) => done.push(d),
-            Err(e) if is_aborted(&e) => {}
-            Err(e) => {
+            Err(WorkerError::Aborted) => {}
+            Err(WorkerError::Failed(e)) => {
                 if first_error.is_none() {
                     first_error = Some(e);
                 }
@@ -140,17 +141,17 @@ pub fn run(
     Ok(output(&shared, &done))
 }
 
-const ABORTED: &str = "xfer: stopped because another thread failed";
-
-fn aborted() -> WorkloadError {
-    failed(ABORTED.into())
+/// Why a worker thread gave up. The run branches on it: a thread that stopped because
+/// another failed has no error of its own, the first real failure is the measurement's.
+#[derive(Debug, thiserror::Error)]
+enum WorkerError {
+    #[error("xfer: stopped because another thread failed")]
+    Aborted,
+    #[error(transparent)]
+    Failed(#[from] WorkloadError),
 }
 
-fn is_aborted(e: &WorkloadError) -> bool {
-    matches!(e, WorkloadError::Failed(m) if m == ABORTED)
-}
-
-fn worker(slot: &Slot, sh: &Shared<'_>) -> Result<Done, WorkloadError> {
+fn worker(slot: &Slot, sh: &Shared<'_>) -> Result<Done, WorkerError> {
     let s = sh.setup;
     let sys = &sh.ctx.sys;
     let map_failed = |label: &str, e, held| map_failure(&s, sys, label, e, held);
@@ -163,7 +164,7 @@ fn worker(slot: &Slot, sh: &Shared<'_>) -> Result<Done, WorkloadError> {
     sh.start.wait();
     let mut bufs = prepared?;
     if sh.abort.load(Ordering::Relaxed) {
-        return Err(aborted());
+        return Err(WorkerError::Aborted);
     }
     let ctx = sh.ctx;
     let mut waits = wait_histogram()?;
@@ -187,14 +188,14 @@ fn worker(slot: &Slot, sh: &Shared<'_>) -> Result<Done, WorkloadError> {
             break;
         }
         if ctx.stopping() {
-            return Err(WorkloadError::Interrupted);
+            return Err(WorkloadError::Interrupted.into());
         }
         if sh.abort.load(Ordering::Relaxed) {
-            return Err(aborted());
+            return Err(WorkerError::Aborted);
         }
         let n = bufs.len().max(1);
         let Some(x) = bufs.get_mut((done % n as u64) as usize) else {
-            return Err(failed("xfer: a thread without buffers".into()));
+            return Err(failed("xfer: a thread without buffers".into()).into());
         };
         x.prepare()?;
         let d = channel.take(&mut waits);
@@ -234,7 +235,7 @@ fn prepare<'x>(
     slot: &Slot,
     sh: &'x Shared<'_>,
     map_failed: MapFailure<'x>,
-) -> Result<Vec<Buffers<'x>>, WorkloadError> {
+) -> Result<Vec<Buffers<'x>>, WorkerError> {
     let s = sh.setup;
     if let Some(c) = slot.cpu {
         crate::affinity::pin(0, &[c]).map_err(|e| {
@@ -248,7 +249,7 @@ fn prepare<'x>(
     let mut bufs = Vec::with_capacity(sh.shape.buffers_per_thread as usize);
     for _ in 0..sh.shape.buffers_per_thread {
         if sh.abort.load(Ordering::Relaxed) || ctx.stopping() {
-            return Err(aborted());
+            return Err(WorkerError::Aborted);
         }
         let mut x = Buffers::new(s, &ctx.stop, map_failed, || Ok(()))?;
         x.check_content()?;
@@ -269,13 +270,6 @@ fn output(sh: &Shared<'_>, done: &[Done]) -> WorkloadOutput {
         .collect();
     let v = parallel::judge(&spans, &Criteria::default());
     let transfers: u64 = done.iter().map(|d| d.transfers).sum();
-    let mut waits = done.first().map(|d| d.waits.clone());
-    if let Some(all) = waits.as_mut() {
-        for d in done.iter().skip(1) {
-            // Same bounds everywhere, so adding cannot fail.
-            let _ = all.add(&d.waits);
-        }
-    }
     let mut out = WorkloadOutput {
         metrics: parallel::bandwidth_metrics(&v)
             .into_iter()
@@ -305,6 +299,14 @@ fn output(sh: &Shared<'_>, done: &[Done]) -> WorkloadOutput {
         ..Default::default()
     };
     out.metrics.extend(parallel::metrics(&v));
+    huge_pages(done, sh.setup.backing, &mut out);
+    lock_waits(done, &mut out);
+    out.notes.extend(parallel::notes(&v));
+    out
+}
+
+/// The smallest share of huge pages each buffer got, over the threads, and notes on it.
+fn huge_pages(done: &[Done], backing: Backing, out: &mut WorkloadOutput) {
     let mut seen = Seen::default();
     for d in done {
         for &(label, f) in &d.seen.fractions {
@@ -322,7 +324,18 @@ fn output(sh: &Shared<'_>, done: &[Done]) -> WorkloadOutput {
             Better::Neither,
         ));
     }
-    seen.notes(sh.setup.backing, &mut out);
+    seen.notes(backing, out);
+}
+
+/// Each thread's total lock wait, and every wait together as a histogram.
+fn lock_waits(done: &[Done], out: &mut WorkloadOutput) {
+    let mut waits = done.first().map(|d| d.waits.clone());
+    if let Some(all) = waits.as_mut() {
+        for d in done.iter().skip(1) {
+            // Same bounds everywhere, so adding cannot fail.
+            let _ = all.add(&d.waits);
+        }
+    }
     // Each thread's total wait, as the seed summed its spintime lines per thread (from the
     // histogram: values to 3 significant digits).
     let totals_ms: Vec<f64> = done
@@ -356,6 +369,4 @@ fn output(sh: &Shared<'_>, done: &[Done]) -> WorkloadOutput {
             &w,
         ));
     }
-    out.notes.extend(parallel::notes(&v));
-    out
 }
