@@ -355,21 +355,22 @@ pub struct CompareArgs {
 #[derive(Args, Debug)]
 pub struct CrosscheckArgs {
     /// What to check: ctxsw (against `perf bench sched pipe -T` on the same CPUs), memcpy
-    /// (xfer's memcpy engine against `perf bench mem memcpy` at the same sizes), netrr
-    /// (UDP round trips against `sockperf ping-pong` on 127.0.0.1; --pairs are client,server
-    /// CPUs, --sizes message sizes [default: 64]), runner (perflab's own cost over 1,000
-    /// null measurements), report (`perflab report`'s time and memory over a run of 10,000
-    /// measurements), monitors (each workload with each monitor set on against none,
-    /// interleaved, as a ratio; exits 1 when a set that runs around headline figures moves
-    /// them by more than --tolerance), gpu (gpuxfer against a plain CUDA-events loop,
-    /// h2d and d2h, host memory 4k, thp, 2m, pinned, at --sizes; 3 pairs each, so give a
-    /// short duration, e.g. --duration=0.2s), trace (the trace monitor's BPF backend against
-    /// its tracefs text backend on loopback netrr at 1000 requests/s: per span of netrx the
-    /// medians side by side, held to 1 µs or 5 %, sub-µs values, the spans' sum against the
-    /// round trip; --pairs one client,server pair, --rounds per backend; root), or verdicts
-    /// (a seeded simulation of the verdicts' false-verdict rates, power and `same` rate, and
-    /// what --until-decided spends; exits 4 when a false-verdict rate exceeds its bound; no
-    /// root, a few seconds)
+    /// (xfer's memcpy engine against `perf bench mem memcpy` at the same sizes), netrr (UDP
+    /// round trips against `sockperf ping-pong` on 127.0.0.1; --pairs are client,server CPUs,
+    /// --sizes message sizes [default: 64]), runner (perflab's own cost over 1,000 null
+    /// measurements), report (`perflab report`, `compare` and `export`: time and memory in
+    /// every format over runs of 10,000 and 50,000 measurements and a compare over 1,000
+    /// points; exits 4 outside issue 24's targets), monitors (each workload with each monitor
+    /// set on against none, interleaved, as a ratio; exits 1 when a set that runs around
+    /// headline figures moves them by more than --tolerance), gpu (gpuxfer against a plain
+    /// CUDA-events loop, h2d and d2h, host memory 4k, thp, 2m, pinned, at --sizes; 6 to 24
+    /// interleaved pairs per row, so give a short duration, e.g. --duration=0.2s), trace (the
+    /// trace monitor's BPF backend against its tracefs text backend on loopback netrr at 1000
+    /// requests/s: per span of netrx the medians side by side, held to 1 µs or 5 %, sub-µs
+    /// values, the spans' sum against the round trip; --pairs one client,server pair, as many
+    /// rounds per backend as asked; root), or verdicts (a seeded simulation of the verdicts'
+    /// false-verdict rates, power and `same` rate, and what --until-decided spends; exits 4
+    /// when a false-verdict rate exceeds its bound; no root, a few seconds)
     #[arg(default_value = "ctxsw")]
     pub workload: String,
     /// CPU pairs A,B separated by spaces [default: 0,0 and 0,<first CPU of another core>]

@@ -40,6 +40,17 @@ fn perflab_programs() -> usize {
     bpf::sys::programs_named(bpf::PROG_NAME).expect("listing BPF programs as root")
 }
 
+/// perflab's programs once they count `before` again, or after 10 s: the kernel frees a
+/// detached program after an RCU grace period, so it can still be listed for a moment
+/// after the process that loaded it has exited.
+fn programs_once_settled(before: usize) -> usize {
+    let t0 = Instant::now();
+    while perflab_programs() != before && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    perflab_programs()
+}
+
 /// perflab's ftrace instances and private tracefs mounts on this machine.
 fn leftovers() -> Vec<String> {
     let mut out = Vec::new();
@@ -231,7 +242,7 @@ fn bpf_backend_measures_netrr_and_ctxsw_in_ns_needs_root_and_bpf() {
         );
     }
     assert_eq!(
-        perflab_programs(),
+        programs_once_settled(before),
         before,
         "perflab left BPF programs loaded"
     );
@@ -276,13 +287,8 @@ fn nothing_stays_loaded_after_sigkill_needs_root_and_bpf() {
     );
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    // The kernel frees the programs once the fds are closed (after an RCU grace period).
-    let t0 = Instant::now();
-    while perflab_programs() != before && t0.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
     assert_eq!(
-        perflab_programs(),
+        programs_once_settled(before),
         before,
         "programs outlived a killed perflab"
     );
