@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use hdrhistogram::Histogram;
 
+use super::idle_switches::IdleSwitches;
 use super::parse::{Event, Line};
 use super::spans::{split_name, Key, Side, Span, MAX_SPLIT};
 
@@ -133,6 +134,8 @@ pub struct Matcher {
     ended: Vec<bool>,
     pub lost: u64,
     pub events: u64,
+    /// Switches to and from idle per CPU, to name a CPU whose wake-ups never arrive.
+    pub idle_switches: IdleSwitches,
 }
 
 impl Matcher {
@@ -152,6 +155,7 @@ impl Matcher {
             states,
             lost: 0,
             events: 0,
+            idle_switches: IdleSwitches::default(),
         }
     }
 
@@ -171,6 +175,7 @@ impl Matcher {
 
     pub fn feed(&mut self, e: &Event<'_>) {
         self.events += 1;
+        self.idle_switches.see(e);
         self.ended.iter_mut().for_each(|x| *x = false);
         for i in 0..self.states.len() {
             let s = &mut self.states[i];

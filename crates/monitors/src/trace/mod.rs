@@ -20,6 +20,7 @@
 
 pub mod bpf;
 pub mod doctor;
+pub mod idle_switches;
 pub mod matcher;
 pub mod parse;
 pub mod reader;
@@ -462,6 +463,9 @@ impl Monitor for TraceMonitor {
                          them were not counted",
                         matcher.lost
                     ));
+                }
+                for n in matcher.idle_switches.notes() {
+                    self.note(n);
                 }
                 matcher.results()
             }
