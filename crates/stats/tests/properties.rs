@@ -216,22 +216,35 @@ proptest! {
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(4))]
-
-    /// With no change anywhere and no threshold, any better/worse is false; whatever the
-    /// seed, the share of families with one stays under alpha = 5 % (plus 2.5 binomial
-    /// standard deviations of a 150-family rate: 9.5 %). A verdict drawn from raw p-values
-    /// (the defect this guards against) gives one in most families of 16 rows.
-    #[test]
-    fn null_families_rarely_hold_a_false_verdict(seed in any::<u64>()) {
-        let shape = Shape { rows: 16, reps: 4, cv: 0.01, disturbed: false };
-        let cfg = simulate::sim_config(0.0);
+/// With no change anywhere and no threshold, any better/worse is false: over 600 families
+/// (four fixed seeds, so the test gives the same answer on every run) the share with one
+/// stays under alpha = 5 % plus 2.5 binomial standard deviations of a 600-family rate
+/// (7.2 %). A verdict drawn from raw p-values (the defect this guards against) gives one in
+/// most families of 16 rows. The seeds are fixed because a bound of a few standard
+/// deviations on a freshly drawn seed fails now and then by design: one draw read 16 of 150.
+#[test]
+fn null_families_rarely_hold_a_false_verdict() {
+    let shape = Shape {
+        rows: 16,
+        reps: 4,
+        cv: 0.01,
+        disturbed: false,
+    };
+    let cfg = simulate::sim_config(0.0);
+    let factors = vec![1.0; shape.rows];
+    let mut bad = 0;
+    for seed in [1u64, 0x5eed, 0xdead_beef, 17_802_488_743_761_642_721] {
         let mut g = Gen::new(seed);
-        let factors = vec![1.0; shape.rows];
-        let bad = (0..150)
-            .filter(|_| simulate::family(&mut g, shape, &factors, &cfg).iter().any(|c| c.verdict.moved()))
+        bad += (0..150)
+            .filter(|_| {
+                simulate::family(&mut g, shape, &factors, &cfg)
+                    .iter()
+                    .any(|c| c.verdict.moved())
+            })
             .count();
-        prop_assert!(bad as f64 / 150.0 <= 0.095, "{bad} of 150 null families with a false verdict");
     }
+    assert!(
+        bad as f64 / 600.0 <= 0.072,
+        "{bad} of 600 null families with a false verdict"
+    );
 }
