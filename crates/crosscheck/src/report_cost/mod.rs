@@ -69,33 +69,24 @@ fn cases(runs: &Runs) -> Vec<Case> {
         } else {
             "2 × 50,000"
         };
-        let ids = |r: &[RunId]| r.iter().map(|id| id.to_string()).collect::<Vec<_>>();
         for format in ["text", "markdown", "mail", "json"] {
             out.push(case(
                 format!("report {n} {format}"),
-                ["report".into()]
-                    .into_iter()
-                    .chain(ids(&pair))
-                    .chain(["--format".into(), format.into()])
-                    .collect(),
+                args("report", &pair, Some(format)),
                 false,
                 TARGET_S,
             ));
         }
         out.push(case(
             format!("report {n} html"),
-            ["report".into()].into_iter().chain(ids(&pair)).collect(),
+            args("report", &pair, None),
             true,
             TARGET_S,
         ));
         for format in ["text", "markdown", "json"] {
             out.push(case(
                 format!("compare {n} {format}"),
-                ["compare".into()]
-                    .into_iter()
-                    .chain(ids(&pair))
-                    .chain(["--format".into(), format.into()])
-                    .collect(),
+                args("compare", &pair, Some(format)),
                 false,
                 TARGET_S,
             ));
@@ -103,12 +94,7 @@ fn cases(runs: &Runs) -> Vec<Case> {
         for format in ["json", "csv", "benchstat"] {
             out.push(case(
                 format!("export {} {format}", &n[4..]),
-                vec![
-                    "export".into(),
-                    pair[1].to_string(),
-                    "--format".into(),
-                    format.into(),
-                ],
+                args("export", &pair[1..], Some(format)),
                 false,
                 TARGET_S,
             ));
@@ -117,15 +103,20 @@ fn cases(runs: &Runs) -> Vec<Case> {
     for format in ["text", "json"] {
         out.push(case(
             format!("compare 1,000 points {format}"),
-            vec![
-                "compare".into(),
-                runs.wide.to_string(),
-                "--format".into(),
-                format.into(),
-            ],
+            args("compare", &[runs.wide], Some(format)),
             false,
             COMPARE_TARGET_S,
         ));
+    }
+    out
+}
+
+/// `COMMAND RUN... [--format FORMAT]`: a timed command's arguments after `--db DB`.
+fn args(command: &str, runs: &[RunId], format: Option<&str>) -> Vec<String> {
+    let mut out = vec![command.to_string()];
+    out.extend(runs.iter().map(RunId::to_string));
+    if let Some(f) = format {
+        out.extend(["--format".to_string(), f.to_string()]);
     }
     out
 }

@@ -136,11 +136,7 @@ pub fn next_round(
             e.2 = p;
         }
     }
-    let mut next_seq = plan
-        .iter()
-        .map(|p| p.seq.saturating_add(1))
-        .max()
-        .unwrap_or(0);
+    let mut next_seq = super::round::first_free_seq(plan);
     let mut out = Vec::new();
     for row in judge(until, baseline, better, metric, plan, ms, cfg) {
         if row.verdict != Verdict::Undecided {

@@ -21,6 +21,14 @@ struct Planned<'a> {
     last: &'a PlannedMeasurement,
 }
 
+/// The seq after the plan's last: where measurements an extra round appends start.
+pub(crate) fn first_free_seq(plan: &[PlannedMeasurement]) -> u32 {
+    plan.iter()
+        .map(|p| p.seq.saturating_add(1))
+        .max()
+        .unwrap_or(0)
+}
+
 /// The measurements to append for the next round, numbered after the plan's last seq;
 /// empty when every point has converged or reached the cap. `metric` is the judged
 /// metric ([`super::judged_metric`]).
@@ -60,11 +68,7 @@ pub fn next_round(
         .collect();
     needy.dedup();
 
-    let mut next_seq = plan
-        .iter()
-        .map(|p| p.seq.saturating_add(1))
-        .max()
-        .unwrap_or(0);
+    let mut next_seq = first_free_seq(plan);
     let mut out = Vec::new();
     for point in needy {
         let mut variants: Vec<&Planned> = planned
