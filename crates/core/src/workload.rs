@@ -80,6 +80,14 @@ pub trait Workload: Send + Sync {
         Ok(0)
     }
 
+    /// The hugetlb pool (its page size in kB) a point maps its `memory_bytes` from, when
+    /// it does. The runner refuses such a point before anything runs when the pool cannot
+    /// hold them and the variant sets no `hugepages` knob of that size to fill it: every
+    /// measurement would fail on its mmap. `Err` as for [`Workload::cpus`].
+    fn hugetlb_page_kb(&self, _params: &Params) -> Result<Option<u64>, ParamError> {
+        Ok(None)
+    }
+
     /// Checks a point's parameters together, before anything runs (a grid point whose
     /// counts do not divide a total, a mode one engine does not support). Single
     /// parameters are checked by their `ParamSpec`; this is for combinations.

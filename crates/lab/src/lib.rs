@@ -7,6 +7,7 @@ pub mod expand;
 pub mod fingerprint;
 pub mod fit;
 pub mod grid_size;
+pub mod hugetlb_pool;
 pub mod measure;
 pub mod plan;
 pub mod prepare;

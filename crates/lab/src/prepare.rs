@@ -9,6 +9,7 @@ use perflab_sys::{SysRoot, Topology};
 use crate::error::{LabError, Result};
 use crate::expand::expand;
 use crate::fingerprint::fingerprint;
+use crate::hugetlb_pool;
 use crate::spec::{ExperimentSpec, VariantSpec};
 use perflab_core::Fingerprint;
 
@@ -71,7 +72,7 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
     let mut expanded = expand(spec, workload, &topo, perflab_monitors::default_names())?;
     let info = workload.info();
     let mut grid = expanded.resolve_grid(info.name, info.params)?;
-    validate_points(&expanded, &grid, workload, &topo)?;
+    validate_points(&expanded, &grid, workload, &topo, sys)?;
     for name in &expanded.monitors {
         // A span file that does not parse or names an event the kernel lacks is bad
         // input: one line, before anything is stored.
@@ -174,6 +175,7 @@ fn validate_points(
     grid: &Grid,
     workload: &dyn Workload,
     topo: &Topology,
+    sys: &SysRoot,
 ) -> Result<()> {
     for point in 0..grid.points() {
         for (variant, params) in expanded.variants.iter().zip(grid.point(point)) {
@@ -185,17 +187,20 @@ fn validate_points(
                     )));
                 }
             }
-            workload.validate(params).map_err(|e| {
-                let given: Vec<String> = expanded.points[point]
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect();
-                LabError::Input(format!(
-                    "grid point {} (variant {}): {e}",
-                    given.join(" "),
-                    variant.name
-                ))
-            })?;
+            workload
+                .validate(params)
+                .and_then(|()| hugetlb_pool::check(workload, params, variant, sys))
+                .map_err(|e| {
+                    let given: Vec<String> = expanded.points[point]
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect();
+                    LabError::Input(format!(
+                        "grid point {} (variant {}): {e}",
+                        given.join(" "),
+                        variant.name
+                    ))
+                })?;
         }
     }
     Ok(())

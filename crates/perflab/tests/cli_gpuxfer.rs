@@ -83,3 +83,30 @@ fn no_driver_no_gpu_and_too_big_are_one_line_and_exit_2() {
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     }
 }
+
+/// A hugetlb backing on a machine whose pool is empty (the captured 2-vCPU guest's tree),
+/// with no `hugepages` knob in the variant: refused before the run exists, naming the
+/// knob that fills the pool; the study's own variant carries that knob and is not refused.
+#[test]
+fn a_hugetlb_backing_the_pool_cannot_give_is_one_line_and_exit_2() {
+    let lab = Lab::new();
+    let root = lab.fixture_copy("kvm-2vcpu");
+    let root = root.to_str().unwrap();
+    let o = gpu_run(
+        &lab,
+        &[],
+        &["--sysroot", root, "-p", "backing=2m", "-p", "size=4M"],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+    assert!(
+        err.contains("need 2 huge pages of 2M, and the 2M hugetlb pool can give 0 (0 free of 0)")
+            && err.contains("`hugepages=2M:auto`"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(
+        !lab.db().exists(),
+        "a refused run leaves no database behind"
+    );
+}

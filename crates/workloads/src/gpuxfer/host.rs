@@ -34,6 +34,14 @@ impl HostKind {
         }
     }
 
+    /// The hugetlb pool's page size in kB this kind maps from, if it does.
+    pub fn pool_kb(self) -> Option<u64> {
+        match self {
+            HostKind::Mapped(b) => b.pool_kb(),
+            HostKind::Pinned => None,
+        }
+    }
+
     /// Host bytes one buffer of `size` occupies.
     pub fn bytes(self, size: u64) -> u64 {
         match self {

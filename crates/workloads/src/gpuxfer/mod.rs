@@ -125,6 +125,15 @@ impl Workload for GpuXfer {
         })
     }
 
+    fn hugetlb_page_kb(&self, params: &Params) -> Result<Option<u64>, ParamError> {
+        Ok(match plan::setup(&plan::complete(params, PARAMS)) {
+            Ok(s) if s.host_bytes() > 0 => s.host.pool_kb(),
+            Ok(_) => None,
+            Err(WorkloadError::Param(e)) => return Err(e),
+            Err(_) => None,
+        })
+    }
+
     fn validate(&self, params: &Params) -> Result<(), String> {
         let s = plan::setup(&plan::complete(params, PARAMS)).map_err(|e| e.to_string())?;
         plan::check_device(&s)

@@ -289,6 +289,14 @@ impl Workload for Xfer {
         Ok(u32::try_from(params.int("cpu")?).into_iter().collect())
     }
 
+    fn hugetlb_page_kb(&self, params: &Params) -> Result<Option<u64>, ParamError> {
+        Ok(match setup(params) {
+            Ok(s) => s.backing.pool_kb(),
+            Err(WorkloadError::Param(e)) => return Err(e),
+            Err(_) => None,
+        })
+    }
+
     fn memory_bytes(&self, params: &Params) -> Result<u64, ParamError> {
         // A setup or shape the parameters do not make is reported by validate() and run().
         let per_set = match setup(params) {
