@@ -18,7 +18,8 @@ fn every_need_is_answered_by_a_line_that_names_it() {
         .filter_map(|f| f.check.need)
         .collect();
     for need in Need::ALL {
-        let lines = tree.iter().filter(|n| **n == need).count() + usize::from(vm::NEEDS.contains(&need));
+        let lines =
+            tree.iter().filter(|n| **n == need).count() + usize::from(vm::NEEDS.contains(&need));
         assert_eq!(lines, 1, "{need:?} is answered by {lines} lines");
     }
 }

@@ -31,7 +31,12 @@ fn every_tree_reads_as_before() {
     for name in names {
         text.push_str(&format!("== {name}\n"));
         for c in doctor::probe(&SysRoot::at(fixtures().join(&name))) {
-            text.push_str(&format!("{:<7} {}: {}\n", c.status.as_str(), c.name, c.detail));
+            text.push_str(&format!(
+                "{:<7} {}: {}\n",
+                c.status.as_str(),
+                c.name,
+                c.detail
+            ));
             if let Some(hint) = &c.hint {
                 text.push_str(&format!("        -> {hint}\n"));
             }

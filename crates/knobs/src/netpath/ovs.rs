@@ -29,12 +29,11 @@ pub fn check(sys: &SysRoot) -> Result<(), Unavailable> {
             "Open vSwitch is asked of the live machine only, not of the tree at {}",
             sys.root().display()
         ))),
-        Ovs::NotInstalled => Err(Unavailable::new(
-            "Open vSwitch is not installed (no ovs-vsctl)",
-        )
-        .with_hint(format!(
-            "`apt-get install openvswitch-switch`, then {HOW_TO_START}"
-        ))),
+        Ovs::NotInstalled => Err(
+            Unavailable::new("Open vSwitch is not installed (no ovs-vsctl)").with_hint(format!(
+                "`apt-get install openvswitch-switch`, then {HOW_TO_START}"
+            )),
+        ),
         Ovs::DbUnreachable(why) => {
             let hint = if why.needs_start() {
                 HOW_TO_START

@@ -41,7 +41,10 @@ fn no_file_imports_a_sibling_that_imports_it_back() {
     assert!(crates.len() > 10, "{crates:?}");
     // Every crate with a src/ is read: those the issue named among them.
     for named in ["core", "stats", "sys", "knobs", "monitors", "workloads"] {
-        assert!(crates.iter().any(|(k, _)| k == named), "{named}: {crates:?}");
+        assert!(
+            crates.iter().any(|(k, _)| k == named),
+            "{named}: {crates:?}"
+        );
     }
     for (krate, src) in crates {
         let g = Crate::read(&src).edges();

@@ -43,19 +43,18 @@ pub(super) fn tracefs(sys: &SysRoot) -> Check {
 
 pub(super) fn schedstat(sys: &SysRoot) -> Check {
     const NAME: Need = Need::Schedstat;
-    let (version, collecting) = match probe_schedstat(sys) {
-        Schedstat::Absent => {
-            return Check::missing(
+    let (version, collecting) =
+        match probe_schedstat(sys) {
+            Schedstat::Absent => return Check::missing(
                 NAME,
                 "no /proc/schedstat",
                 "use a kernel with CONFIG_SCHEDSTATS=y, then `sysctl kernel.sched_schedstats=1`",
-            )
-        }
-        Schedstat::Present {
-            version,
-            collecting,
-        } => (version, collecting),
-    };
+            ),
+            Schedstat::Present {
+                version,
+                collecting,
+            } => (version, collecting),
+        };
     let version = version
         .map(|v| format!(" (version {v})"))
         .unwrap_or_default();

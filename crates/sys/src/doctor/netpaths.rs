@@ -45,9 +45,7 @@ pub(super) fn ip_tool(sys: &SysRoot) -> Check {
 pub(super) fn openvswitch(sys: &SysRoot) -> Check {
     const NAME: Need = Need::OpenVswitch;
     match probe_ovs(sys) {
-        Ovs::NotChecked => {
-            Check::partial(NAME, format!("Open vSwitch {NOT_CHECKED}"), RUN_ON_HOST)
-        }
+        Ovs::NotChecked => Check::partial(NAME, format!("Open vSwitch {NOT_CHECKED}"), RUN_ON_HOST),
         Ovs::NotInstalled => Check::missing(
             NAME,
             "not installed: netpath=ovs is unavailable",

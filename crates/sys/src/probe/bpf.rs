@@ -102,7 +102,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let sys = SysRoot::at(dir.path());
         let missing = btf(&sys).unwrap_err();
-        assert!(missing.starts_with("/sys/kernel/btf/vmlinux: "), "{missing}");
+        assert!(
+            missing.starts_with("/sys/kernel/btf/vmlinux: "),
+            "{missing}"
+        );
         std::fs::create_dir_all(sys.path("sys/kernel/btf")).unwrap();
         std::fs::write(sys.path(VMLINUX_BTF), b"\x9f\xeb\x01\x00").unwrap();
         assert_eq!(btf(&sys), Ok(()));

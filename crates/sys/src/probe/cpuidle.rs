@@ -59,10 +59,16 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         };
-        put("sys/devices/system/cpu/cpuidle/current_driver", "haltpoll\n");
+        put(
+            "sys/devices/system/cpu/cpuidle/current_driver",
+            "haltpoll\n",
+        );
         put("sys/devices/system/cpu/online", "0-1\n");
         let d = cpuidle(&sys).unwrap();
-        assert_eq!((d.driver.as_str(), d.governor.as_str(), d.cpu), ("haltpoll", "none", 0));
+        assert_eq!(
+            (d.driver.as_str(), d.governor.as_str(), d.cpu),
+            ("haltpoll", "none", 0)
+        );
         assert_eq!(d.states, Ok(Vec::new()));
         assert_eq!(d.effect, DisableEffect::Ignored);
     }

@@ -34,7 +34,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let sys = SysRoot::at(dir.path());
         assert_eq!(dmatest(&sys), Dmatest::default());
-        for rel in ["sys/class/dma/dma1chan0", "sys/class/dma/dma0chan0", PARAMS_DIR] {
+        for rel in [
+            "sys/class/dma/dma1chan0",
+            "sys/class/dma/dma0chan0",
+            PARAMS_DIR,
+        ] {
             std::fs::create_dir_all(sys.path(rel)).unwrap();
         }
         let d = dmatest(&sys);

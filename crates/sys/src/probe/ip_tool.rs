@@ -12,7 +12,10 @@ pub enum IpTool {
     NotChecked,
     Missing,
     /// Where it is, and what `ip -V` says (`version unknown` where it says nothing).
-    Found { path: PathBuf, version: String },
+    Found {
+        path: PathBuf,
+        version: String,
+    },
 }
 
 /// Whether `ip` is installed on the live machine.
@@ -37,6 +40,9 @@ mod tests {
     fn a_tree_is_not_checked_and_the_host_follows_the_path() {
         assert_eq!(ip_tool(&SysRoot::at("/nonexistent")), IpTool::NotChecked);
         let host = ip_tool(&SysRoot::host());
-        assert_eq!(matches!(host, IpTool::Found { .. }), find_tool("ip").is_some());
+        assert_eq!(
+            matches!(host, IpTool::Found { .. }),
+            find_tool("ip").is_some()
+        );
     }
 }

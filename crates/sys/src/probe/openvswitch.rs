@@ -36,9 +36,8 @@ pub fn openvswitch(sys: &SysRoot) -> Ovs {
         Ok(version) => version.trim_matches('"').to_string(),
         Err(stderr) => return Ovs::DbUnreachable(OvsDbFailure::from_stderr(&stderr)),
     };
-    let switchd = find_tool("ovs-appctl").and_then(|appctl| {
-        ask(&appctl, &["--timeout=2", "-t", "ovs-vswitchd", "version"]).ok()
-    });
+    let switchd = find_tool("ovs-appctl")
+        .and_then(|appctl| ask(&appctl, &["--timeout=2", "-t", "ovs-vswitchd", "version"]).ok());
     match switchd {
         Some(_) => Ovs::Running { version },
         None => Ovs::NoSwitchd,

@@ -108,7 +108,10 @@ mod tests {
         let sys = SysRoot::at(dir.path());
         let none = perf_events(&sys, Counter::Software);
         assert_eq!(none.opened, Opened::NoPerfEvents);
-        assert!(none.paranoid.starts_with("no perf_event_paranoid"), "{none:?}");
+        assert!(
+            none.paranoid.starts_with("no perf_event_paranoid"),
+            "{none:?}"
+        );
         std::fs::create_dir_all(dir.path().join("proc/sys/kernel")).unwrap();
         std::fs::write(sys.path(PARANOID), "2\n").unwrap();
         let tree = perf_events(&sys, Counter::Hardware);

@@ -60,7 +60,10 @@ mod tests {
 
     #[test]
     fn a_tree_is_not_checked_and_the_host_follows_the_effective_uid() {
-        assert_eq!(privileges(&SysRoot::at("/nonexistent")), Privileges::NotChecked);
+        assert_eq!(
+            privileges(&SysRoot::at("/nonexistent")),
+            Privileges::NotChecked
+        );
         let host = privileges(&SysRoot::host());
         assert_eq!(host == Privileges::Root, is_root(), "{host:?}");
         assert!(!Privileges::NotChecked.allowed() && Privileges::CapSysAdmin.allowed());
