@@ -7,7 +7,8 @@ use perflab_cuda::{devices, DeviceInfo, Driver, LIBCUDA_VAR};
 use perflab_sys::doctor::Check;
 use perflab_sys::SysRoot;
 
-pub const NAME: &str = "gpu";
+/// The need the line answers.
+pub const NEED: perflab_core::Need = perflab_core::Need::Gpu;
 
 /// What the driver said: its library and version and the devices, or why it is not there.
 pub type DriverView = Result<(String, String, Vec<DeviceInfo>), String>;
@@ -54,35 +55,35 @@ pub fn line(links: &[Link], driver: Option<DriverView>) -> Check {
                 })
                 .collect();
             Check::ok(
-                NAME,
+                NEED,
                 format!("CUDA driver {version} ({library}); {}", each.join("; ")),
             )
         }
         Some(Ok((library, version, _))) => Check::missing(
-            NAME,
+            NEED,
             format!("CUDA driver {version} ({library}) sees no GPU"),
             "gpuxfer needs a CUDA-capable GPU",
         ),
         Some(Err(why)) if links.is_empty() => {
-            Check::missing(NAME, format!("no NVIDIA GPU on the PCI bus; {why}"), hint)
+            Check::missing(NEED, format!("no NVIDIA GPU on the PCI bus; {why}"), hint)
         }
         Some(Err(why)) => {
             let found: Vec<String> = links.iter().map(link_text).collect();
             Check::missing(
-                NAME,
+                NEED,
                 format!("NVIDIA GPU {} but {why}", found.join(", ")),
                 hint,
             )
         }
         None if links.is_empty() => Check::missing(
-            NAME,
+            NEED,
             "no NVIDIA GPU on the PCI bus (driver not checked: fixture tree)",
             hint,
         ),
         None => {
             let found: Vec<String> = links.iter().map(link_text).collect();
             Check::ok(
-                NAME,
+                NEED,
                 format!(
                     "NVIDIA GPU {} (driver not checked: fixture tree)",
                     found.join(", ")

@@ -2,12 +2,14 @@
 //! partial or missing with the reason and how to enable it, and for each capability the
 //! registered plug-ins that need it, so a missing one says what it blocks.
 //!
-//! The checks are readers of the machine: those of /proc and /sys live in
-//! `perflab_sys::doctor`, the guest's (QEMU, KVM, vhost-net) in [`vm`] because they are the
-//! netpath knob's own, and `trace`'s (BPF, which backend) in the monitor's
-//! `trace::doctor`. This crate runs them and walks the registries: every workload,
-//! monitor, knob and parser declares its needs in its descriptor
-//! ([`perflab_core::Need`]), and no check here names a plug-in.
+//! Each line renders a probe's answer: those of /proc, /sys and the system tools are
+//! `perflab_sys::probe`'s (rendered in `perflab_sys::doctor`), the same probes the knobs
+//! and monitors ask before they run; the guest's (QEMU, KVM) in [`vm`] because they are
+//! the netpath knob's own, the GPU's in [`gpu`], and `trace`'s backend line in the
+//! monitor's `trace::doctor`. This crate runs them and walks the registries: every
+//! workload, monitor, knob and parser declares its needs in its descriptor
+//! ([`perflab_core::Need`]), each line names the need it answers, and no check here
+//! names a plug-in.
 
 use perflab_core::Descriptor;
 use perflab_sys::doctor::{Check, Status};
@@ -46,17 +48,14 @@ pub fn examine(sys: &SysRoot, plugins: &[&Descriptor]) -> Vec<Finding> {
     let mut checks = perflab_sys::doctor::probe(sys);
     checks.extend(vm::checks(sys));
     checks.push(gpu::check(sys));
+    checks.extend(perflab_sys::doctor::bpf(sys));
     checks.extend(perflab_monitors::trace::doctor::checks(sys));
     checks
         .into_iter()
         .map(|check| {
             let (mut needed_by, mut partly_needed_by) = (Vec::new(), Vec::new());
             for d in plugins {
-                let blocks = d
-                    .needs
-                    .iter()
-                    .filter(|n| n.check() == check.name)
-                    .find_map(|n| d.needs.blocks(n));
+                let blocks = check.need.and_then(|n| d.needs.blocks(n));
                 let who = format!("{} {}", d.kind.as_str(), d.name);
                 match blocks {
                     Some(true) => needed_by.push(who),

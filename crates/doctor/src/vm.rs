@@ -2,16 +2,17 @@
 //! a guest can be booted here, and with which accelerator. They are the knob's own checks
 //! (the guest parts, the KVM probe), so they live here rather than in `sys`.
 
+use perflab_core::Need;
 use perflab_knobs::guest::{accel, kernel, qemu};
 use perflab_sys::doctor::Check;
-use perflab_sys::tools::find_tool;
+use perflab_sys::probe::tools::find_tool;
 use perflab_sys::SysRoot;
 
-const GUEST: &str = "vm guest";
-const ACCEL: &str = "vm accelerator";
-const VHOST: &str = "vhost-net";
-/// The lines `checks` gives on the host.
-pub const NAMES: &[&str] = &[GUEST, ACCEL, VHOST];
+const GUEST: Need = Need::VmGuest;
+const ACCEL: Need = Need::VmAccelerator;
+const VHOST: Need = Need::VhostNet;
+/// The needs `checks` answers on the host, in order.
+pub const NEEDS: &[Need] = &[GUEST, ACCEL, VHOST];
 
 /// `vm guest`, `vm accelerator` and `vhost-net`; nothing on a fixture tree (a guest boots
 /// on the machine itself).

@@ -191,9 +191,11 @@ impl Knob for CpuidleKnob {
     }
 
     fn forecast(&self, sys: &SysRoot) -> Option<String> {
-        let driver = cpuidle::driver(sys)?;
-        let first = Topology::read(sys).ok()?.online.first().copied()?;
-        let disabled: Vec<IdleState> = cpuidle::states(sys, first)
+        // The same probe `perflab doctor`'s cpuidle line renders.
+        let found = perflab_sys::probe::cpuidle::cpuidle(sys)?;
+        let driver = found.driver;
+        let disabled: Vec<IdleState> = found
+            .states
             .ok()?
             .into_iter()
             .filter(|s| !self.enabled(s))
@@ -202,7 +204,7 @@ impl Knob for CpuidleKnob {
             return None;
         }
         let names = state_names(disabled.iter());
-        match cpuidle::disable_effect(&driver) {
+        match found.effect {
             cpuidle::DisableEffect::Ignored => Some(format!(
                 "the {driver} driver ignores `disable`: {names} will still be entered, so \
                  this variant's measurements will be recorded ineffective (see perflab doctor)"

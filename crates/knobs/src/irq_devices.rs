@@ -14,10 +14,9 @@ use crate::files::{write_files, FileGuard};
 use crate::journal::Journal;
 use crate::knob::KnobGuard;
 
-/// An IRQ's affinity file, relative to the root (shared with `irq_affinity`).
-pub(crate) fn affinity_path(irq: u32) -> String {
-    format!("proc/irq/{irq}/smp_affinity_list")
-}
+/// An IRQ's affinity file, relative to the root (shared with `irq_affinity`, and with
+/// the probe `perflab doctor`'s irq affinity line renders).
+pub(crate) use perflab_sys::probe::irq_affinity::affinity_path;
 
 /// The guards of the interrupts moved, restored newest first.
 pub struct DevicesGuard {

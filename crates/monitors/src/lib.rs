@@ -34,6 +34,7 @@ pub mod fake;
 pub mod interrupts;
 pub mod isolation;
 pub mod placement;
+pub mod pressure;
 pub mod sched_totals;
 mod snapshot;
 pub mod softirqs;
@@ -84,6 +85,7 @@ static REGISTRY: Registry<Entry> = Registry::new(&[
     Entry { descriptor: &trace::DESCRIPTOR, make: || Box::new(TraceMonitor::new(trace::Choice::Auto)), default: false },
     Entry { descriptor: &vmstat::DESCRIPTOR, make: || Box::new(vmstat::VmstatMonitor::default()), default: false },
     Entry { descriptor: &sched_totals::DESCRIPTOR, make: || Box::new(sched_totals::SchedTotalsMonitor::default()), default: false },
+    Entry { descriptor: &pressure::DESCRIPTOR, make: || Box::new(pressure::PressureMonitor::default()), default: false },
     Entry { descriptor: &fake::DESCRIPTOR, make: || Box::new(FakeMonitor::default()), default: false },
 ]);
 

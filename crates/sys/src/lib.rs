@@ -22,7 +22,6 @@ pub mod root;
 pub mod sched;
 pub mod smaps;
 pub mod softirqs;
-pub mod tools;
 pub mod topology;
 
 pub use cpulist::{format_cpu_list, parse_cpu_list};

@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn the_system_cpio_reads_it_back() {
-        let Some(cpio) = perflab_sys::tools::find_tool("cpio") else {
+        let Some(cpio) = perflab_sys::probe::tools::find_tool("cpio") else {
             perflab_testkit::skip(
                 "cpio round trip",
                 "the cpio tool is not installed (apt-get install cpio)",

@@ -15,7 +15,7 @@ use super::cpio::Archive;
 use super::kernel::KernelImage;
 use super::ldd;
 use super::modules::ModuleDeps;
-use perflab_sys::tools::find_tool;
+use perflab_sys::probe::tools::find_tool;
 
 /// The line the guest's serve prints once it listens: the guest is ready.
 pub const READY: &str = "perflab serve: listening on";

@@ -35,7 +35,7 @@ pub struct QemuPlan {
 
 /// The QEMU executable for this machine's architecture.
 pub fn find_qemu() -> Option<PathBuf> {
-    perflab_sys::tools::find_tool(match std::env::consts::ARCH {
+    perflab_sys::probe::tools::find_tool(match std::env::consts::ARCH {
         "aarch64" => "qemu-system-aarch64",
         _ => "qemu-system-x86_64",
     })

@@ -128,7 +128,7 @@ mod tests {
     /// reading the test output.
     #[test]
     fn the_qemu_probe_answers_within_its_time_limit() {
-        let Some(qemu) = perflab_sys::tools::find_tool("qemu-system-x86_64") else {
+        let Some(qemu) = perflab_sys::probe::tools::find_tool("qemu-system-x86_64") else {
             perflab_testkit::skip("qemu-system-x86_64", "qemu-system-x86 is not installed");
             return;
         };

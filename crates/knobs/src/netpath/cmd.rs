@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use perflab_sys::tools::find_tool;
+use perflab_sys::probe::tools::find_tool;
 
 use crate::error::KnobError;
 

@@ -16,6 +16,7 @@ use perflab_core::{Descriptor, Kind, Need, Needs, ParamKind, ParamSpec, ReportHi
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use perflab_core::Unavailable;
+use perflab_sys::probe::net_namespaces::NetNamespaces;
 use perflab_sys::SysRoot;
 
 use crate::error::KnobError;
@@ -101,11 +102,6 @@ impl NetPathKnob {
     }
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 impl Knob for NetPathKnob {
     fn name(&self) -> String {
         format!("netpath={}", self.kind.name())
@@ -118,15 +114,16 @@ impl Knob for NetPathKnob {
                 sys.root().display()
             )));
         }
-        if !is_root() {
+        // The probes `perflab doctor`'s privileges and network namespaces lines render.
+        if !perflab_sys::probe::privileges::is_root() {
             return Err(Unavailable::new("needs root (CAP_NET_ADMIN)")
                 .with_hint("run perflab as root for network-path variants"));
         }
-        if !sys.exists("proc/self/ns/net") {
+        if perflab_sys::probe::net_namespaces::net_namespaces(sys) == NetNamespaces::Absent {
             return Err(Unavailable::new("the kernel has no network namespaces")
                 .with_hint("use a kernel with CONFIG_NET_NS=y"));
         }
-        if perflab_sys::tools::find_tool("ip").is_none() {
+        if perflab_sys::probe::tools::find_tool("ip").is_none() {
             return Err(probe::no_ip());
         }
         for kind in self.kind.link_types() {
@@ -142,7 +139,7 @@ impl Knob for NetPathKnob {
                 ))
                 .with_hint("`modprobe tun`, or use a kernel built with CONFIG_TUN"))
             }
-            PathKind::Ovs => ovs::check(),
+            PathKind::Ovs => ovs::check(sys),
             kind if kind.is_vm() => vm::check(sys, kind),
             _ => Ok(()),
         }

@@ -8,7 +8,7 @@
 //! two differ in latency by much more than the paths being compared.
 
 use perflab_core::Unavailable;
-use perflab_sys::ovs_db::OvsDbFailure;
+use perflab_sys::probe::openvswitch::{openvswitch, Ovs};
 use perflab_sys::SysRoot;
 
 use super::build::Built;
@@ -20,34 +20,32 @@ use crate::journal::Created;
 const HOW_TO_START: &str = "start it: `systemctl start openvswitch-switch` (without systemd: \
                             `/usr/share/openvswitch/scripts/ovs-ctl start`)";
 
-/// Whether Open vSwitch can take a bridge here, and how to make it so if not.
-pub fn check() -> Result<(), Unavailable> {
-    if perflab_sys::tools::find_tool("ovs-vsctl").is_none() {
-        return Err(
+/// Whether Open vSwitch can take a bridge here, and how to make it so if not: the probe
+/// `perflab doctor`'s openvswitch line renders.
+pub fn check(sys: &SysRoot) -> Result<(), Unavailable> {
+    match openvswitch(sys) {
+        Ovs::Running { .. } => Ok(()),
+        Ovs::NotChecked => Err(Unavailable::new(format!(
+            "Open vSwitch is asked of the live machine only, not of the tree at {}",
+            sys.root().display()
+        ))),
+        Ovs::NotInstalled => Err(
             Unavailable::new("Open vSwitch is not installed (no ovs-vsctl)").with_hint(format!(
                 "`apt-get install openvswitch-switch`, then {HOW_TO_START}"
             )),
-        );
+        ),
+        Ovs::DbUnreachable(why) => {
+            let hint = if why.needs_start() {
+                HOW_TO_START
+            } else {
+                "run perflab as root (sudo) for netpath=ovs"
+            };
+            Err(Unavailable::new(why.reason()).with_hint(hint))
+        }
+        Ovs::NoSwitchd => {
+            Err(Unavailable::new("ovs-vswitchd is not running").with_hint(HOW_TO_START))
+        }
     }
-    let db = cmd::run_status("ovs-vsctl", &["--timeout=3", "show"]);
-    if !db.as_ref().is_ok_and(|o| o.ok) {
-        let stderr = db.as_ref().map(|o| o.stderr.as_str()).unwrap_or("");
-        let why = OvsDbFailure::from_stderr(stderr);
-        let hint = if why.needs_start() {
-            HOW_TO_START
-        } else {
-            "run perflab as root (sudo) for netpath=ovs"
-        };
-        return Err(Unavailable::new(why.reason()).with_hint(hint));
-    }
-    let switchd = cmd::run_status(
-        "ovs-appctl",
-        &["--timeout=3", "-t", "ovs-vswitchd", "version"],
-    );
-    if !switchd.as_ref().is_ok_and(|o| o.ok) {
-        return Err(Unavailable::new("ovs-vswitchd is not running").with_hint(HOW_TO_START));
-    }
-    Ok(())
 }
 
 fn vsctl(args: &[&str]) -> Result<String, KnobError> {

@@ -39,7 +39,7 @@ pub(crate) fn link_type(kind: &str) -> Result<(), Unavailable> {
         "macvtap" => script.push_str("link add pl2 link pl0 type macvtap mode bridge\n"),
         other => return Err(Unavailable::new(format!("no probe for link type {other}"))),
     }
-    let Some(tool) = perflab_sys::tools::find_tool("ip") else {
+    let Some(tool) = perflab_sys::probe::tools::find_tool("ip") else {
         return Err(no_ip());
     };
     let mut prepare = Command::new(tool);

@@ -47,7 +47,7 @@ pub fn remove(object: &Created) -> Result<(), String> {
             gone_if_missing(cmd::ip(&["link", "del", "dev", name]))
         }
         Created::OvsBridge { name } => {
-            if perflab_sys::tools::find_tool("ovs-vsctl").is_none() {
+            if perflab_sys::probe::tools::find_tool("ovs-vsctl").is_none() {
                 return Err(format!(
                     "ovs-vsctl is gone, so OVS bridge {name} cannot be removed; reinstall \
                      openvswitch-switch and run `perflab restore` again"

@@ -58,7 +58,7 @@ fn parts(sys: &SysRoot) -> Result<GuestParts, Unavailable> {
         Unavailable::new(why)
             .with_hint("`apt-get install linux-image-amd64`, or --guest-kernel PATH")
     })?;
-    if perflab_sys::tools::find_tool("busybox").is_none() {
+    if perflab_sys::probe::tools::find_tool("busybox").is_none() {
         return Err(
             Unavailable::new("busybox is not installed (the guest's userland)")
                 .with_hint("`apt-get install busybox-static`"),
@@ -85,7 +85,7 @@ pub(crate) fn check(sys: &SysRoot, kind: PathKind) -> Result<(), Unavailable> {
             .with_hint("`modprobe vhost_net`, or use a kernel built with CONFIG_VHOST_NET"))
         }
         PathKind::VmMacvtap => super::probe::link_type("macvtap")?,
-        PathKind::VmOvs => ovs::check()?,
+        PathKind::VmOvs => ovs::check(sys)?,
         PathKind::VmVfio => {
             super::vfio::check(sys)?;
         }

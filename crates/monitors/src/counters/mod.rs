@@ -90,7 +90,6 @@ pub static CPU_DESCRIPTOR: Descriptor = Descriptor {
         ..RowHints::PLAIN
     }),
 };
-const PARANOID: &str = "proc/sys/kernel/perf_event_paranoid";
 
 /// Where the counters count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,11 +225,9 @@ fn is_denied(errno: i32) -> bool {
     errno == libc::EACCES || errno == libc::EPERM
 }
 
+/// perf_event_paranoid as `perflab doctor`'s perf lines say it (the same probe).
 fn paranoid(sys: &SysRoot) -> String {
-    match sys.read_trimmed(PARANOID) {
-        Ok(v) => format!("perf_event_paranoid={v}"),
-        Err(_) => "no perf_event_paranoid (kernel without CONFIG_PERF_EVENTS?)".into(),
-    }
+    perflab_sys::probe::perf_events::paranoid_text(sys)
 }
 
 fn refusal(event: &Event, errno: i32, scope: Scope, sys: &SysRoot) -> Refusal {

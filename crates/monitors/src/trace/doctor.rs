@@ -1,8 +1,8 @@
-//! The doctor's lines for `trace`: whether BPF programs can be loaded here (and whether
-//! the kernel has BTF, which raw tracepoint programs need to read struct fields), and
-//! which backend `trace` will use for each built-in set, with how many of its spans'
-//! tracepoints this kernel has and how its programs attach (raw tracepoint, fexit, or
-//! classic tracepoint, with why). Live checks, so nothing on a fixture tree.
+//! The doctor's line for `trace`: which backend `trace` will use for each built-in set,
+//! with how many of its spans' tracepoints this kernel has and how its programs attach
+//! (raw tracepoint, fexit, or classic tracepoint, with why). Whether BPF programs load
+//! and the kernel has BTF is the `bpf` line, from `perflab_sys::probe::bpf`, the probe
+//! `trace` asks before it picks the BPF backend. Live only, so nothing on a fixture tree.
 
 use perflab_sys::doctor::Check;
 use perflab_sys::SysRoot;
@@ -11,47 +11,23 @@ use super::bpf;
 use super::spans::{self, Span};
 use super::tracefs::{self, Tracefs};
 
-const BPF: &str = "bpf";
 const BACKEND: &str = "trace backend";
 /// The lines `checks` gives on the host.
-pub const NAMES: &[&str] = &[BPF, BACKEND];
+pub const NAMES: &[&str] = &[BACKEND];
 
 pub fn checks(sys: &SysRoot) -> Vec<Check> {
     if !sys.is_host() {
         return Vec::new();
     }
     let probe = bpf::probe();
-    let mut out = vec![bpf_check(sys, &probe)];
-    out.push(match Tracefs::open(sys) {
+    vec![match Tracefs::open(sys) {
         Ok(fs) => backend_check(sys, &fs, &probe),
         Err(e) => Check::missing(
             BACKEND,
             format!("none: {e} (both backends read event ids and layouts there)"),
             tracefs::HOW,
         ),
-    });
-    out
-}
-
-/// Whether programs load here, and whether raw tracepoints can read struct fields (BTF).
-fn bpf_check(sys: &SysRoot, probe: &Result<(), String>) -> Check {
-    let btf = match bpf::vmlinux_btf(sys) {
-        Ok(_) => "BTF at /sys/kernel/btf/vmlinux (raw tracepoints read struct fields at its \
-                  offsets)"
-            .to_string(),
-        Err(e) => {
-            format!("no BTF ({e}): events whose spans read struct fields use classic tracepoints")
-        }
-    };
-    match probe {
-        Ok(()) => Check::ok(BPF, format!("programs can be loaded; {btf}")),
-        Err(e) => Check::missing(
-            BPF,
-            format!("{e}; {btf}"),
-            "run perflab as root on a kernel with CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS; \
-             without them `--monitors trace` measures from tracefs text",
-        ),
-    }
+    }]
 }
 
 /// Which backend each built-in set gets here, and how its programs attach.

@@ -12,8 +12,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use perflab_sys::SysRoot;
 
-/// Where tracefs is usually mounted, relative to the root.
-const KNOWN: &[&str] = &["sys/kernel/tracing", "sys/kernel/debug/tracing"];
+/// Where tracefs is usually mounted, relative to the root (doctor's tracefs probe looks
+/// there too).
+const KNOWN: [&str; 2] = perflab_sys::probe::tracefs::MOUNT_POINTS;
 /// Our private mounts, relative to the root.
 const PRIVATE_DIR: &str = "run/perflab";
 const PRIVATE_PREFIX: &str = "tracefs-";
@@ -51,8 +52,7 @@ impl Tracefs {
         if !sys.is_host() {
             return Err("tracefs is not mounted under this sysroot".into());
         }
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if !perflab_sys::probe::privileges::is_root() {
             return Err("tracefs is not mounted and mounting it needs root".into());
         }
         let dir = sys

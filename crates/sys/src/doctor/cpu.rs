@@ -1,6 +1,8 @@
-use super::Check;
+use perflab_core::Need;
+
+use super::check::Check;
 use crate::cpulist::format_cpu_list;
-use crate::isolation::{kernel_has_nohz_full, kernel_support, Isolation};
+use crate::probe::isolation::{isolation as probe_isolation, IsolationProbe};
 use crate::root::SysRoot;
 use crate::topology::Topology;
 
@@ -34,6 +36,8 @@ pub(super) fn topology(sys: &SysRoot) -> Check {
     }
 }
 
+const ISOLATION: Need = Need::Isolation;
+
 fn list(cpus: &Option<Vec<u32>>) -> String {
     match cpus {
         None => "-".into(),
@@ -42,20 +46,51 @@ fn list(cpus: &Option<Vec<u32>>) -> String {
     }
 }
 
+/// `use a kernel built with CONFIG_X=y and CONFIG_Y=y`.
+fn build_with(options: &[&str]) -> String {
+    format!(
+        "use a kernel built with {}",
+        options
+            .iter()
+            .map(|o| format!("{o}=y"))
+            .collect::<Vec<_>>()
+            .join(" and ")
+    )
+}
+
 pub(super) fn isolation(sys: &SysRoot) -> Check {
-    const NAME: &str = "isolation";
-    let iso = match Isolation::read(sys) {
-        Ok(i) => i,
-        Err(e) => return Check::missing(NAME, e.to_string(), "mount procfs on /proc"),
+    let found = match probe_isolation(sys) {
+        Ok(found) => found,
+        Err(e) => return Check::missing(ISOLATION, e, "mount procfs on /proc"),
     };
-    let isolcpus = iso.isolcpus.as_ref().map(|i| i.cpus.clone());
+    let detail = detail(&found);
+    let missing = found.support.missing();
+    let Some(isolated) = found.isolcpus().filter(|c| !c.is_empty()) else {
+        let mut hint = "boot with isolcpus=managed_irq,domain,<cpus> nohz_full=<cpus> \
+                        rcu_nocbs=<cpus> to keep housekeeping off the measured CPUs"
+            .to_string();
+        if !missing.is_empty() {
+            hint.push_str(&format!(", and {}", build_with(&missing)));
+        }
+        return Check::missing(ISOLATION, detail, hint);
+    };
+    let lacking = lacking(&found);
+    if lacking.is_empty() && missing.is_empty() {
+        return Check::ok(ISOLATION, detail);
+    }
+    partial(&detail, &format_cpu_list(&isolated), &lacking, &missing)
+}
+
+/// What the command line asks, what sysfs shows, and what the kernel was built with.
+fn detail(found: &IsolationProbe) -> String {
+    let iso = &found.iso;
     let mut detail = format!(
         "cmdline isolcpus={} nohz_full={} rcu_nocbs={}; sysfs isolated={} nohz_full={}",
-        list(&isolcpus),
+        list(&found.isolcpus()),
         list(&iso.nohz_full),
         list(&iso.rcu_nocbs),
         list(&iso.sysfs_isolated),
-        if kernel_has_nohz_full(sys) {
+        if found.nohz_full_kernel {
             list(&iso.sysfs_nohz_full)
         } else {
             "(kernel without NO_HZ_FULL)".into()
@@ -64,48 +99,36 @@ pub(super) fn isolation(sys: &SysRoot) -> Check {
     for w in &iso.warnings {
         detail.push_str(&format!("; {w}"));
     }
-    let support = kernel_support(sys, &iso);
     let yes_no = |x: Option<bool>| match x {
         Some(true) => "yes",
         Some(false) => "no",
         None => "not known",
     };
+    let support = &found.support;
     detail.push_str(&format!(
         "; kernel NO_HZ_FULL {}, RCU_NOCB_CPU {} ({})",
         yes_no(support.nohz_full),
         yes_no(support.rcu_nocb),
         support.how.join("; ")
     ));
-    let missing = support.missing();
-    let build = |opts: &[&str]| {
-        format!(
-            "use a kernel built with {}",
-            opts.iter()
-                .map(|o| format!("{o}=y"))
-                .collect::<Vec<_>>()
-                .join(" and ")
-        )
-    };
-    let Some(isolated) = isolcpus.filter(|c| !c.is_empty()) else {
-        let mut hint = "boot with isolcpus=managed_irq,domain,<cpus> nohz_full=<cpus> \
-                        rcu_nocbs=<cpus> to keep housekeeping off the measured CPUs"
-            .to_string();
-        if !missing.is_empty() {
-            hint.push_str(&format!(", and {}", build(&missing)));
-        }
-        return Check::missing(NAME, detail, hint);
-    };
-    let cpus = format_cpu_list(&isolated);
+    detail
+}
+
+/// The companions of isolcpus= the command line leaves out.
+fn lacking(found: &IsolationProbe) -> Vec<&'static str> {
     let mut lacking = Vec::new();
-    if !matches!(&iso.nohz_full, Some(c) if !c.is_empty()) {
+    if !matches!(&found.iso.nohz_full, Some(c) if !c.is_empty()) {
         lacking.push("nohz_full");
     }
-    if !matches!(&iso.rcu_nocbs, Some(c) if !c.is_empty()) {
+    if !matches!(&found.iso.rcu_nocbs, Some(c) if !c.is_empty()) {
         lacking.push("rcu_nocbs");
     }
-    if lacking.is_empty() && missing.is_empty() {
-        return Check::ok(NAME, detail);
-    }
+    lacking
+}
+
+/// isolcpus= is set on `cpus`, but the command line lacks `lacking` or the kernel the
+/// `missing` options.
+fn partial(detail: &str, cpus: &str, lacking: &[&str], missing: &[&str]) -> Check {
     let mut why = Vec::new();
     let mut hints = Vec::new();
     if !lacking.is_empty() {
@@ -122,7 +145,7 @@ pub(super) fn isolation(sys: &SysRoot) -> Check {
                 .join(" ")
         ));
     }
-    for m in &missing {
+    for m in missing {
         why.push(match *m {
             "CONFIG_NO_HZ_FULL" => "isolation is partial: the kernel lacks CONFIG_NO_HZ_FULL, \
                                     so the scheduler tick keeps interrupting the isolated CPUs \
@@ -134,10 +157,10 @@ pub(super) fn isolation(sys: &SysRoot) -> Check {
         });
     }
     if !missing.is_empty() {
-        hints.push(build(&missing));
+        hints.push(build_with(missing));
     }
     Check::partial(
-        NAME,
+        ISOLATION,
         format!("{detail}; {}", why.join("; ")),
         hints.join("; "),
     )

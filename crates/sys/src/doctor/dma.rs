@@ -1,13 +1,16 @@
 //! Whether the `dmatest` workload can run: a DMA engine with channels, and the dmatest
 //! module loaded.
 
-use super::Check;
+use perflab_core::Need;
+
+use super::check::Check;
+use crate::probe::dmatest::dmatest as probe;
 use crate::root::SysRoot;
 
 pub(super) fn dmatest(sys: &SysRoot) -> Check {
-    const NAME: &str = "dmatest";
-    let mut chans = sys.list_dir("sys/class/dma").unwrap_or_default();
-    chans.sort();
+    const NAME: Need = Need::Dmatest;
+    let found = probe(sys);
+    let chans = &found.channels;
     if chans.is_empty() {
         return Check::missing(
             NAME,
@@ -22,7 +25,7 @@ pub(super) fn dmatest(sys: &SysRoot) -> Check {
         chans.join(" ")
     };
     let what = format!("{} DMA channel(s): {shown}", chans.len());
-    if !sys.exists("sys/module/dmatest/parameters") {
+    if !found.module_loaded {
         return Check::partial(
             NAME,
             format!("{what}; the dmatest module is not loaded"),

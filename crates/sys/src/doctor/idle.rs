@@ -1,36 +1,37 @@
-use std::collections::BTreeMap;
+use perflab_core::Need;
 
-use super::Check;
-use crate::cpufreq;
-use crate::cpuidle::{self, state_dir};
+use super::check::Check;
+use crate::cpuidle::{DisableEffect, IdleState};
 use crate::cpulist::format_cpu_list;
-use crate::probe::Access;
+use crate::probe::access::Access;
+use crate::probe::cpufreq::cpufreq as probe_cpufreq;
+use crate::probe::cpuidle::{cpuidle as probe_cpuidle, IdleDriver};
+use crate::probe::pm_qos::pm_qos as probe_pm_qos;
 use crate::root::SysRoot;
-use crate::topology::Topology;
 
-fn online(sys: &SysRoot) -> Vec<u32> {
-    Topology::read(sys).map(|t| t.online).unwrap_or_default()
-}
+const CPUIDLE: Need = Need::Cpuidle;
 
 pub(super) fn cpuidle(sys: &SysRoot) -> Check {
-    const NAME: &str = "cpuidle";
-    let Some(driver) = cpuidle::driver(sys) else {
+    let Some(found) = probe_cpuidle(sys) else {
         return Check::missing(
-            NAME,
+            CPUIDLE,
             "no cpuidle driver",
             "idle-state studies need a cpuidle driver: run on bare metal (intel_idle, \
              acpi_idle, powernv_idle), or in a KVM guest use cpuidle-haltpoll \
              (CONFIG_HALTPOLL_CPUIDLE)",
         );
     };
-    let governor = cpuidle::governor(sys).unwrap_or_else(|| "none".into());
-    let cpus = online(sys);
-    let first = cpus.first().copied().unwrap_or(0);
-    let states = match cpuidle::states(sys, first) {
+    let IdleDriver {
+        driver,
+        governor,
+        cpu,
+        ..
+    } = &found;
+    let states = match &found.states {
         Ok(s) => s,
         Err(e) => {
             return Check::partial(
-                NAME,
+                CPUIDLE,
                 format!("driver {driver}, states unreadable: {e}"),
                 "check permissions on /sys/devices/system/cpu/cpu*/cpuidle",
             )
@@ -38,12 +39,22 @@ pub(super) fn cpuidle(sys: &SysRoot) -> Check {
     };
     if states.is_empty() {
         return Check::partial(
-            NAME,
-            format!("driver {driver}, governor {governor}, but CPU {first} has no idle states"),
+            CPUIDLE,
+            format!("driver {driver}, governor {governor}, but CPU {cpu} has no idle states"),
             "the driver registered no states; check the firmware's idle-state table (BIOS C-states)",
         );
     }
-    let names: Vec<String> = states
+    let detail = format!(
+        "driver {driver}, governor {governor}, {} states on CPU {cpu}: {}",
+        states.len(),
+        state_names(states)
+    );
+    disable(&found, detail)
+}
+
+/// `POLL (polling), C1, C6`.
+fn state_names(states: &[IdleState]) -> String {
+    states
         .iter()
         .map(|s| {
             if s.is_polling() {
@@ -52,61 +63,54 @@ pub(super) fn cpuidle(sys: &SysRoot) -> Check {
                 s.name.clone()
             }
         })
-        .collect();
-    let detail = format!(
-        "driver {driver}, governor {governor}, {} states on CPU {first}: {}",
-        states.len(),
-        names.join(", ")
-    );
-    // Writable is not the same as honoured: say which before a study relies on it.
-    let ignored = format!(
-        "the {driver} driver ignores `disable` (a disabled state is still entered), so \
-         cpuidle=poll-only and cpuidle=states:… cannot take effect here"
-    );
-    let hint_ignored = "measure idle states where the driver honours `disable` (bare metal: \
-                        intel_idle, acpi_idle, powernv_idle, pseries_idle); here such \
-                        measurements are recorded ineffective";
-    let writable = states
-        .iter()
-        .all(|s| sys.writable(&format!("{}/disable", state_dir(first, s.index))));
-    match cpuidle::disable_effect(&driver) {
-        cpuidle::DisableEffect::Ignored => {
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The verdict on switching states off: writable is not the same as honoured, so say
+/// which before a study relies on it.
+fn disable(found: &IdleDriver, detail: String) -> Check {
+    let driver = &found.driver;
+    let writable = found.disable_writable;
+    match found.effect {
+        DisableEffect::Ignored => {
             let how = if writable { "writable" } else { "not writable" };
-            return Check::partial(
-                NAME,
-                format!("{detail}; disable is {how}, but {ignored}"),
-                hint_ignored,
-            );
-        }
-        cpuidle::DisableEffect::Unknown if writable => {
-            return Check::ok(
-                NAME,
+            Check::partial(
+                CPUIDLE,
                 format!(
-                    "{detail}; disable is writable; whether the {driver} driver honours it \
-                     is not known: every measurement of a cpuidle variant checks that no \
-                     disabled state was entered"
+                    "{detail}; disable is {how}, but the {driver} driver ignores `disable` \
+                     (a disabled state is still entered), so cpuidle=poll-only and \
+                     cpuidle=states:… cannot take effect here"
                 ),
-            );
+                "measure idle states where the driver honours `disable` (bare metal: \
+                 intel_idle, acpi_idle, powernv_idle, pseries_idle); here such \
+                 measurements are recorded ineffective",
+            )
         }
-        _ => {}
-    }
-    if !writable {
-        return Check::partial(
-            NAME,
+        DisableEffect::Unknown if writable => Check::ok(
+            CPUIDLE,
+            format!(
+                "{detail}; disable is writable; whether the {driver} driver honours it \
+                 is not known: every measurement of a cpuidle variant checks that no \
+                 disabled state was entered"
+            ),
+        ),
+        _ if !writable => Check::partial(
+            CPUIDLE,
             format!("{detail}; state disable files are not writable"),
             "run as root to switch idle states on and off",
-        );
+        ),
+        _ => Check::ok(
+            CPUIDLE,
+            format!("{detail}; disable is writable and {driver} honours it"),
+        ),
     }
-    Check::ok(
-        NAME,
-        format!("{detail}; disable is writable and {driver} honours it"),
-    )
 }
 
 pub(super) fn pm_qos(sys: &SysRoot) -> Check {
-    const NAME: &str = "pm qos";
+    const NAME: Need = Need::PmQos;
     // The same probe the pmqos knob asks before it applies.
-    match crate::probe::pm_qos(sys) {
+    match probe_pm_qos(sys) {
         Access::Missing => Check::missing(
             NAME,
             "no /dev/cpu_dma_latency",
@@ -122,17 +126,10 @@ pub(super) fn pm_qos(sys: &SysRoot) -> Check {
 }
 
 pub(super) fn cpufreq(sys: &SysRoot) -> Check {
+    // No plug-in declares a need for cpufreq: the line says what governs the frequency.
     const NAME: &str = "cpufreq";
-    let cpus = online(sys);
-    let mut by_governor: BTreeMap<String, Vec<u32>> = BTreeMap::new();
-    let mut without = Vec::new();
-    for &cpu in &cpus {
-        match cpufreq::governor(sys, cpu) {
-            Some(g) => by_governor.entry(g).or_default().push(cpu),
-            None => without.push(cpu),
-        }
-    }
-    if by_governor.is_empty() {
+    let found = probe_cpufreq(sys);
+    if !found.present() {
         return Check::missing(
             NAME,
             "no cpufreq driver: frequency is controlled by the hypervisor or firmware",
@@ -140,20 +137,20 @@ pub(super) fn cpufreq(sys: &SysRoot) -> Check {
              (intel_pstate, acpi-cpufreq, powernv-cpufreq) loads",
         );
     }
-    let driver = cpus.first().and_then(|&c| cpufreq::driver(sys, c));
-    let groups: Vec<String> = by_governor
+    let groups: Vec<String> = found
+        .by_governor
         .iter()
         .map(|(g, c)| format!("{g} on CPUs {}", format_cpu_list(c)))
         .collect();
     let mut detail = format!(
         "driver {}, governor {}",
-        driver.as_deref().unwrap_or("unknown"),
+        found.driver.as_deref().unwrap_or("unknown"),
         groups.join("; ")
     );
-    if !without.is_empty() {
+    if !found.without.is_empty() {
         detail.push_str(&format!(
             "; no cpufreq on CPUs {}",
-            format_cpu_list(&without)
+            format_cpu_list(&found.without)
         ));
         return Check::partial(
             NAME,

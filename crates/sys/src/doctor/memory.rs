@@ -1,12 +1,13 @@
-use super::Check;
-use crate::hugepages::{pools, thp};
+use perflab_core::Need;
+
+use super::check::Check;
+use crate::probe::hugepages::huge_pages as probe;
 use crate::root::SysRoot;
 
 pub(super) fn huge_pages(sys: &SysRoot) -> Check {
-    const NAME: &str = "huge pages";
-    let pools = pools(sys);
-    let mode = thp(sys);
-    let pool_text = match &pools {
+    const NAME: Need = Need::HugePages;
+    let found = probe(sys);
+    let pool_text = match &found.pools {
         Ok(p) if !p.is_empty() => p
             .iter()
             .map(|p| format!("{}kB pool {} pages ({} free)", p.size_kb, p.nr, p.free))
@@ -15,14 +16,13 @@ pub(super) fn huge_pages(sys: &SysRoot) -> Check {
         Ok(_) => "no hugetlb pools".into(),
         Err(e) => format!("hugetlb pools unreadable: {e}"),
     };
-    let thp_text = match (&mode.enabled, &mode.defrag) {
+    let thp_text = match (&found.thp.enabled, &found.thp.defrag) {
         (Some(e), Some(d)) => format!("THP {e} (defrag {d})"),
         (Some(e), None) => format!("THP {e}"),
         _ => "no transparent huge pages".into(),
     };
     let detail = format!("{pool_text}; {thp_text}");
-    let have_pools = pools.as_ref().is_ok_and(|p| !p.is_empty());
-    match (have_pools, mode.enabled.is_some()) {
+    match (found.has_pools(), found.has_thp()) {
         (true, true) => Check::ok(NAME, detail),
         (false, false) => Check::missing(
             NAME,

@@ -1,63 +1,51 @@
-use super::{has_cap_sys_admin, is_root, Check, NOT_CHECKED, RUN_ON_HOST};
+use perflab_core::Need;
+
+use super::check::{Check, NOT_CHECKED, RUN_ON_HOST};
+use crate::probe::irq_affinity::irq_affinity as probe_irqs;
+use crate::probe::net_namespaces::{net_namespaces, NetNamespaces};
 use crate::root::SysRoot;
 
 pub(super) fn namespaces(sys: &SysRoot) -> Check {
-    const NAME: &str = "network namespaces";
-    if !sys.exists("proc/self/ns/net") {
-        return Check::missing(
+    const NAME: Need = Need::NetNamespaces;
+    match net_namespaces(sys) {
+        NetNamespaces::Absent => Check::missing(
             NAME,
             "no /proc/self/ns/net",
             "use a kernel with CONFIG_NET_NS=y",
-        );
-    }
-    if !sys.is_host() {
-        return Check::partial(
+        ),
+        NetNamespaces::NotChecked => Check::partial(
             NAME,
             format!("/proc/self/ns/net present; unshare(CLONE_NEWNET) {NOT_CHECKED}"),
             RUN_ON_HOST,
-        );
-    }
-    // unshare itself is not tried: it would move this process into a new namespace.
-    if is_root() || has_cap_sys_admin(sys) {
-        Check::ok(
+        ),
+        NetNamespaces::Allowed => Check::ok(
             NAME,
             "supported, and unshare(CLONE_NEWNET) is allowed (CAP_SYS_ADMIN)",
-        )
-    } else {
-        Check::partial(
+        ),
+        NetNamespaces::NeedsCapSysAdmin => Check::partial(
             NAME,
             "supported, but creating one needs CAP_SYS_ADMIN",
             "run perflab as root for network-topology variants",
-        )
+        ),
     }
 }
 
 pub(super) fn irq_affinity(sys: &SysRoot) -> Check {
-    const NAME: &str = "irq affinity";
-    let irqs: Vec<String> = sys
-        .list_dir("proc/irq")
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|n| n.parse::<u32>().is_ok())
-        .filter(|n| sys.exists(&format!("proc/irq/{n}/smp_affinity_list")))
-        .collect();
-    if irqs.is_empty() {
+    const NAME: Need = Need::IrqAffinity;
+    let found = probe_irqs(sys);
+    if found.irqs == 0 {
         return Check::missing(
             NAME,
             "no /proc/irq/*/smp_affinity_list",
             "use a kernel with CONFIG_SMP and procfs mounted on /proc",
         );
     }
-    let writable = irqs
-        .iter()
-        .filter(|n| sys.writable(&format!("proc/irq/{n}/smp_affinity_list")))
-        .count();
-    if writable == 0 {
+    if found.writable == 0 {
         return Check::partial(
             NAME,
             format!(
                 "{} IRQs, none with a writable smp_affinity_list",
-                irqs.len()
+                found.irqs
             ),
             "run as root to steer interrupts",
         );
@@ -65,8 +53,8 @@ pub(super) fn irq_affinity(sys: &SysRoot) -> Check {
     Check::ok(
         NAME,
         format!(
-            "{writable} of {} IRQs have a writable smp_affinity_list",
-            irqs.len()
+            "{} of {} IRQs have a writable smp_affinity_list",
+            found.writable, found.irqs
         ),
     )
 }

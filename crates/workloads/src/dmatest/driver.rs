@@ -24,16 +24,16 @@ use perflab_sys::SysRoot;
 
 use perflab_parsers::dmatest_log::{scan, Scan};
 
-pub const PARAMS_DIR: &str = "sys/module/dmatest/parameters";
-pub const DMA_CLASS: &str = "sys/class/dma";
+pub const PARAMS_DIR: &str = perflab_sys::probe::dmatest::PARAMS_DIR;
+pub const DMA_CLASS: &str = perflab_sys::probe::dmatest::DMA_CLASS;
 const KMSG: &str = "dev/kmsg";
 const POLL: Duration = Duration::from_millis(50);
 
-/// The DMA channels the machine has, or why dmatest cannot run here.
+/// The DMA channels the machine has, or why dmatest cannot run here: the probe
+/// `perflab doctor`'s dmatest line renders.
 pub fn check(sys: &SysRoot) -> Result<Vec<String>, Unavailable> {
-    let mut chans = sys.list_dir(DMA_CLASS).unwrap_or_default();
-    chans.sort();
-    if chans.is_empty() {
+    let found = perflab_sys::probe::dmatest::dmatest(sys);
+    if found.channels.is_empty() {
         return Err(Unavailable::new(format!(
             "no DMA engine channels ({} is empty or absent)",
             sys.path(DMA_CLASS).display()
@@ -42,14 +42,14 @@ pub fn check(sys: &SysRoot) -> Result<Vec<String>, Unavailable> {
             "dmatest needs a DMA engine driver (CONFIG_DMA_ENGINE and the controller's driver)",
         ));
     }
-    if !sys.exists(PARAMS_DIR) {
+    if !found.module_loaded {
         return Err(Unavailable::new(format!(
             "the dmatest module is not loaded (no {})",
             sys.path(PARAMS_DIR).display()
         ))
         .with_hint("modprobe dmatest (a kernel with CONFIG_DMATEST=m)"));
     }
-    Ok(chans)
+    Ok(found.channels)
 }
 
 /// One test run's settings, as parameter writes.

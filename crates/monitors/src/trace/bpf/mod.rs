@@ -99,7 +99,7 @@ pub fn plan_spans(
 
 /// The kernel's BTF, `/sys/kernel/btf/vmlinux` under `sys` (an error says why there is none).
 pub fn vmlinux_btf(sys: &SysRoot) -> Result<btf::Btf, String> {
-    let rel = "sys/kernel/btf/vmlinux";
+    let rel = perflab_sys::probe::bpf::VMLINUX_BTF;
     let file = std::fs::File::open(sys.path(rel)).map_err(|e| format!("/{rel}: {e}"))?;
     btf::Btf::read(file).map_err(|e| format!("/{rel}: {e}"))
 }
@@ -173,18 +173,13 @@ pub fn describe(plans: &[EventPlan], attach: &[Attach]) -> String {
         .join("; ")
 }
 
-/// Whether this process may load BPF programs here: creating a one-entry map is the
-/// cheapest question the kernel answers truthfully.
+/// Whether this process may load BPF programs here: the probe `perflab doctor`'s `bpf`
+/// line renders.
 pub fn probe() -> Result<(), String> {
-    Map::create(sys::BPF_MAP_TYPE_PERCPU_ARRAY, PROG_NAME, 4, 8, 1)
-        .map(drop)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::EPERM) | Some(libc::EACCES) => {
-                "BPF needs root (CAP_BPF and CAP_PERFMON)".to_string()
-            }
-            Some(libc::ENOSYS) => "this kernel has no bpf() system call".to_string(),
-            _ => format!("cannot create a BPF map: {e}"),
-        })
+    match perflab_sys::probe::bpf::bpf() {
+        perflab_sys::probe::bpf::Bpf::Loadable => Ok(()),
+        perflab_sys::probe::bpf::Bpf::Refused(why) => Err(why),
+    }
 }
 
 /// The loaded programs of one measurement. Dropping it detaches and frees everything.
