@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::doc::Block;
 use crate::error::ReportError;
-use crate::full::{run_name, ReportOptions, RunData};
+use crate::full::input::{run_name, ReportOptions, RunData};
 use crate::summary::SummaryRow;
 
 /// An adaptive point that stopped at the cap without reaching the target.
