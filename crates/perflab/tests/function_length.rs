@@ -25,11 +25,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/monitors/src/trace/bpf/plan.rs", "plan", OTHER),
     ("crates/perflab/src/cmd/compare.rs", "run", OTHER),
     ("crates/perflab/src/cmd/export.rs", "run", OTHER),
-    (
-        "crates/report/src/blocks.rs",
-        "LatencyTable::to_blocks",
-        OTHER,
-    ),
     ("crates/report/src/compare.rs", "compare_variants", OTHER),
     ("crates/report/src/compare.rs", "compare_runs", OTHER),
     ("crates/report/src/counters.rs", "counter_table", OTHER),
