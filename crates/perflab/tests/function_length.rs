@@ -27,7 +27,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/perflab/src/cmd/export.rs", "run", OTHER),
     ("crates/report/src/compare.rs", "compare_variants", OTHER),
     ("crates/report/src/compare.rs", "compare_runs", OTHER),
-    ("crates/report/src/spans_wake.rs", "wake_table", OTHER),
     ("crates/store/src/pg/write.rs", "PgBackend::record", OTHER),
     (
         "crates/store/src/pg/write.rs",
