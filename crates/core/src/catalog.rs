@@ -1,14 +1,19 @@
-//! The workloads this program has, as descriptors, for the crates that present runs (the
-//! report) without linking the workloads' code: `perflab_report` needs a workload's
-//! report hints (its latency table, its drill-down's title), not the workload, and the
-//! workloads crate links knobs and the QEMU guest code. The binary installs the list
-//! once at start; a reader asks by the name a stored run carries.
+//! The workloads and monitors this program has, as descriptors, and the monitors' span
+//! sets as outlines, for the crates that present runs (the report) without linking the
+//! plug-ins' code: `perflab_report` needs a workload's report hints (its latency table,
+//! its drill-down's title) and a monitor's (how its rows are worded and grouped), not
+//! the plug-in; the workloads crate links knobs and the QEMU guest code, the monitors
+//! crate the tracers. The binary installs the lists once at start; a reader asks by the
+//! name a stored run or row carries.
 
 use std::sync::OnceLock;
 
+use crate::span_outline::SpanSetOutline;
 use crate::Descriptor;
 
 static WORKLOADS: OnceLock<Vec<&'static Descriptor>> = OnceLock::new();
+static MONITORS: OnceLock<Vec<&'static Descriptor>> = OnceLock::new();
+static SPAN_SETS: OnceLock<fn(&str) -> Option<SpanSetOutline>> = OnceLock::new();
 
 /// Makes `list` the workloads every later [`workload`] looks in. A program has one set of
 /// workloads: the first call wins and later ones are ignored (tests that install the same
@@ -21,6 +26,37 @@ pub fn install_workloads(list: Vec<&'static Descriptor>) {
 /// know (an imported run) or before any list was installed.
 pub fn workload(name: &str) -> Option<&'static Descriptor> {
     WORKLOADS.get()?.iter().copied().find(|d| d.name == name)
+}
+
+/// Makes `list` the monitors, in registry order, that every later [`monitors`] and
+/// [`monitor`] read; the first call wins, as with [`install_workloads`].
+pub fn install_monitors(list: Vec<&'static Descriptor>) {
+    let _ = MONITORS.set(list);
+}
+
+/// Every installed monitor, in registry order; empty before any list was installed.
+pub fn monitors() -> &'static [&'static Descriptor] {
+    MONITORS.get().map_or(&[], Vec::as_slice)
+}
+
+/// The descriptor of the monitor whose rows carry `source`: its name, or the name before
+/// an argument (`trace` for `trace:netrx`).
+pub fn monitor(source: &str) -> Option<&'static Descriptor> {
+    let base = source.split_once(':').map_or(source, |(b, _)| b);
+    let find = |name: &str| monitors().iter().copied().find(|d| d.name == name);
+    find(source).or_else(|| find(base))
+}
+
+/// Makes `lookup` the way every later [`span_set`] finds a built-in span set by name
+/// (parsed when asked, not at start); the first call wins.
+pub fn install_span_sets(lookup: fn(&str) -> Option<SpanSetOutline>) {
+    let _ = SPAN_SETS.set(lookup);
+}
+
+/// The built-in span set called `name`; `None` for one the monitors do not have, or
+/// before a lookup was installed.
+pub fn span_set(name: &str) -> Option<SpanSetOutline> {
+    SPAN_SETS.get().and_then(|lookup| lookup(name))
 }
 
 #[cfg(test)]
@@ -43,5 +79,32 @@ mod tests {
         install_workloads(Vec::new());
         assert_eq!(workload("one").map(|d| d.name), Some("one"));
         assert!(workload("two").is_none());
+    }
+
+    static TRACE: Descriptor = Descriptor {
+        kind: Kind::Monitor,
+        name: "trace",
+        help: "",
+        params: &[],
+        needs: Needs::NONE,
+        report: ReportHints::None,
+    };
+
+    fn one_set(name: &str) -> Option<SpanSetOutline> {
+        (name == "set").then(|| SpanSetOutline {
+            name: name.into(),
+            spans: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn a_monitor_is_found_by_its_rows_source_and_a_span_set_by_name() {
+        install_monitors(vec![&TRACE]);
+        install_span_sets(one_set);
+        assert_eq!(monitors().len(), 1);
+        assert_eq!(monitor("trace:netrx").map(|d| d.name), Some("trace"));
+        assert!(monitor("tracer").is_none());
+        assert_eq!(span_set("set").map(|s| s.name), Some("set".into()));
+        assert!(span_set("other").is_none());
     }
 }

@@ -25,6 +25,7 @@ pub mod run_spec;
 pub mod sched;
 pub mod secret;
 pub mod serde_nan;
+pub mod span_outline;
 pub mod spec;
 pub mod sys_error;
 pub mod sysroot;

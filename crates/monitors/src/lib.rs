@@ -123,6 +123,15 @@ pub fn descriptor(source: &str) -> Option<&'static Descriptor> {
         .map(|e| e.descriptor)
 }
 
+/// Installs the monitors' descriptors and their built-in span sets' outlines in
+/// [`perflab_core::catalog`], where the report reads them without linking the monitors.
+pub fn install_catalog() {
+    perflab_core::catalog::install_monitors(REGISTRY.descriptors().collect());
+    perflab_core::catalog::install_span_sets(|name| {
+        trace::spans::built_in(name).map(|s| s.outline())
+    });
+}
+
 /// Checks a monitor name that carries an argument (`trace:FILE.toml`) against this
 /// machine: the one-line error is bad input. Plain names pass (`by_name` knows them).
 pub fn check(name: &str, sys: &perflab_sys::SysRoot) -> Result<(), String> {

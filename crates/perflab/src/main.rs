@@ -26,8 +26,10 @@ fn main() {
         Ok(cli) => cli,
         Err(e) => exit::clap_error(e),
     };
-    // The report words a run by its workload's descriptor and does not link the workloads.
+    // The report words a run by its workload's and monitors' descriptors and does not
+    // link the workloads or the monitors.
     perflab_workloads::install_catalog();
+    perflab_monitors::install_catalog();
     let code = match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(err) => {

@@ -25,18 +25,8 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/monitors/src/trace/bpf/plan.rs", "plan", OTHER),
     ("crates/perflab/src/cmd/compare.rs", "run", OTHER),
     ("crates/perflab/src/cmd/export.rs", "run", OTHER),
-    (
-        "crates/report/src/blocks.rs",
-        "LatencyTable::to_blocks",
-        OTHER,
-    ),
     ("crates/report/src/compare.rs", "compare_variants", OTHER),
     ("crates/report/src/compare.rs", "compare_runs", OTHER),
-    ("crates/report/src/counters.rs", "counter_table", OTHER),
-    ("crates/report/src/drilldown.rs", "metric_section", OTHER),
-    ("crates/report/src/full/figures.rs", "summary_figure", OTHER),
-    ("crates/report/src/full/quality.rs", "section", OTHER),
-    ("crates/report/src/spans_wake.rs", "wake_table", OTHER),
     ("crates/store/src/pg/write.rs", "PgBackend::record", OTHER),
     (
         "crates/store/src/pg/write.rs",

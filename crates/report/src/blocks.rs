@@ -10,7 +10,7 @@ use crate::doc::{Block, Table};
 use crate::fmt;
 use crate::irq_cpu::IrqCpuTable;
 use crate::latency_percentiles::PercentileTable;
-use crate::latency_table::LatencyTable;
+use crate::latency_table::{LatencyRow, LatencySection, LatencyTable};
 use crate::lock_wait::LockWaitTable;
 use crate::parallel::{ParallelTable, TITLE, UNITS, WHY};
 use crate::scan::ScanReport;
@@ -205,71 +205,11 @@ impl CounterTable {
 
 impl LatencyTable {
     pub fn to_blocks(&self) -> Vec<Block> {
-        let mut intro = format!("Round trips in µs (run {}", self.run);
-        if !self.fixed.is_empty() {
-            intro.push_str(&format!(", {}", self.fixed));
-        }
-        intro.push_str("); reps = successful/planned; lost = requests without a reply");
-        let mut out = vec![Block::para(intro)];
+        let mut out = vec![Block::para(self.intro())];
         let mut approximate = false;
         for s in &self.sections {
-            if !s.title.is_empty() {
-                out.push(Block::heading(3, s.title.clone()));
-            }
-            // The seed's columns, in its order.
-            let head = [
-                "path",
-                "load",
-                "min",
-                "avg",
-                "max",
-                "stddev",
-                "p50",
-                "p99",
-                "p99.9",
-                "reps",
-                "lost",
-                "NET_RX/s",
-                "NET_TX/s",
-                "load MiB/s",
-            ]
-            .map(String::from)
-            .to_vec();
-            let mut rows = Vec::new();
-            let mut failures = Vec::new();
-            for r in &s.rows {
-                if r.reps == 0 {
-                    failures.push(format!(
-                        "{} {}: failed ({}): {}",
-                        r.path,
-                        r.load,
-                        r.failed,
-                        r.error.as_deref().unwrap_or("no measurement")
-                    ));
-                    continue;
-                }
-                approximate |= r.approximate;
-                let mark = if r.approximate { "*" } else { "" };
-                let opt = |x: Option<f64>, d: usize| x.map_or("-".into(), |v| format!("{v:.d$}"));
-                rows.push(vec![
-                    r.path.clone(),
-                    r.load.clone(),
-                    fmt::value(r.min),
-                    fmt::value(r.avg),
-                    fmt::value(r.max),
-                    fmt::value(r.stddev),
-                    format!("{}{mark}", fmt::value(r.p50)),
-                    format!("{}{mark}", fmt::value(r.p99)),
-                    format!("{}{mark}", fmt::value(r.p999)),
-                    format!("{}/{}", r.reps, r.reps + r.failed),
-                    fmt::count(r.lost),
-                    opt(r.net_rx_per_s, 0),
-                    opt(r.net_tx_per_s, 0),
-                    opt(r.load_mib_s, 1),
-                ]);
-            }
-            out.push(Block::Table(Table::new(head, rows, vec![0, 1])));
-            out.push(Block::list("Failed", failures));
+            approximate |= s.rows.iter().any(|r| r.reps > 0 && r.approximate);
+            out.extend(latency_section_blocks(s));
         }
         if approximate {
             out.push(Block::para(
@@ -288,6 +228,87 @@ impl LatencyTable {
         ));
         out
     }
+
+    /// What the figures are, of which run, with the parameters fixed throughout.
+    fn intro(&self) -> String {
+        let mut intro = format!("Round trips in µs (run {}", self.run);
+        if !self.fixed.is_empty() {
+            intro.push_str(&format!(", {}", self.fixed));
+        }
+        intro.push_str("); reps = successful/planned; lost = requests without a reply");
+        intro
+    }
+}
+
+/// The latency table's columns: the seed's, in its order.
+const LATENCY_HEAD: [&str; 14] = [
+    "path",
+    "load",
+    "min",
+    "avg",
+    "max",
+    "stddev",
+    "p50",
+    "p99",
+    "p99.9",
+    "reps",
+    "lost",
+    "NET_RX/s",
+    "NET_TX/s",
+    "load MiB/s",
+];
+
+/// One section of the latency table: its heading, the measured rows, then the rows
+/// without a successful repetition as a list of failures.
+fn latency_section_blocks(s: &LatencySection) -> Vec<Block> {
+    let mut out = Vec::new();
+    if !s.title.is_empty() {
+        out.push(Block::heading(3, s.title.clone()));
+    }
+    let (measured, failed): (Vec<&LatencyRow>, Vec<&LatencyRow>) =
+        s.rows.iter().partition(|r| r.reps > 0);
+    let head = LATENCY_HEAD.map(String::from).to_vec();
+    let rows = measured.into_iter().map(latency_cells).collect();
+    out.push(Block::Table(Table::new(head, rows, vec![0, 1])));
+    out.push(Block::list(
+        "Failed",
+        failed.into_iter().map(latency_failure),
+    ));
+    out
+}
+
+/// A measured row's cells; percentiles read from summaries rather than pooled
+/// histograms are starred.
+fn latency_cells(r: &LatencyRow) -> Vec<String> {
+    let mark = if r.approximate { "*" } else { "" };
+    let opt = |x: Option<f64>, d: usize| x.map_or("-".into(), |v| format!("{v:.d$}"));
+    vec![
+        r.path.clone(),
+        r.load.clone(),
+        fmt::value(r.min),
+        fmt::value(r.avg),
+        fmt::value(r.max),
+        fmt::value(r.stddev),
+        format!("{}{mark}", fmt::value(r.p50)),
+        format!("{}{mark}", fmt::value(r.p99)),
+        format!("{}{mark}", fmt::value(r.p999)),
+        format!("{}/{}", r.reps, r.reps + r.failed),
+        fmt::count(r.lost),
+        opt(r.net_rx_per_s, 0),
+        opt(r.net_tx_per_s, 0),
+        opt(r.load_mib_s, 1),
+    ]
+}
+
+/// A row without a successful repetition, as one line of the failures list.
+fn latency_failure(r: &LatencyRow) -> String {
+    format!(
+        "{} {}: failed ({}): {}",
+        r.path,
+        r.load,
+        r.failed,
+        r.error.as_deref().unwrap_or("no measurement")
+    )
 }
 
 /// What changed with each significant row of a comparison: the telemetry on the CPUs

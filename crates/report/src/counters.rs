@@ -64,18 +64,41 @@ pub struct CounterTable {
 
 /// The counters table of a run, or `None` when no measurement recorded counters.
 pub fn counter_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<CounterTable> {
-    // The first counter monitor in registry order that recorded rows.
-    let source = crate::hints::monitors()
+    let source = counter_source(ms)?;
+    let metric = choose_metric(run, ms, None)
+        .map(|c| c.name)
+        .unwrap_or_default();
+    let mut rows = counter_rows(ms, source, &metric);
+    if rows.is_empty() {
+        return None;
+    }
+    let keep = drop_empty_columns(&mut rows);
+    Some(CounterTable {
+        notes: compress_unsupported(monitor_notes(ms, source, &metric)),
+        metric,
+        source: source.to_string(),
+        columns: keep
+            .iter()
+            .map(|&i| (COLUMNS[i].0.to_string(), COLUMNS[i].1.to_string()))
+            .collect(),
+        rows,
+    })
+}
+
+/// The first counter monitor in registry order that recorded rows.
+fn counter_source(ms: &[MeasurementRecord]) -> Option<&'static str> {
+    crate::hints::monitors()
         .into_iter()
         .filter(|d| d.rows().is_some_and(|h| h.counter_table))
         .map(|d| d.name)
         .find(|s| {
             ms.iter()
                 .any(|m| m.telemetry.iter().any(|t| t.source == *s))
-        })?;
-    let metric = choose_metric(run, ms, None)
-        .map(|c| c.name)
-        .unwrap_or_default();
+        })
+}
+
+/// One row per point and variant (in grid order) whose repetitions recorded counters.
+fn counter_rows(ms: &[MeasurementRecord], source: &str, metric: &str) -> Vec<CounterRow> {
     let (variants, labeler, points) = crate::select::point_grid(ms);
     let mut rows = Vec::new();
     for point in points {
@@ -101,20 +124,29 @@ pub fn counter_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<CounterT
                 point: labeler.label(&first.params),
                 variant,
                 reps,
-                metric: median_metric(&group, &metric, source),
+                metric: median_metric(&group, metric, source),
                 values,
             });
         }
     }
-    if rows.is_empty() {
-        return None;
-    }
+    rows
+}
+
+/// Leaves in every row only the columns some row has a value in; returns their indices
+/// into [`COLUMNS`].
+fn drop_empty_columns(rows: &mut [CounterRow]) -> Vec<usize> {
     let keep: Vec<usize> = (0..COLUMNS.len())
         .filter(|&i| rows.iter().any(|r| r.values[i].is_some()))
         .collect();
-    for r in &mut rows {
+    for r in rows.iter_mut() {
         r.values = keep.iter().map(|&i| r.values[i]).collect();
     }
+    keep
+}
+
+/// The counters monitor's notes, each once, led by a warning when it ran in telemetry
+/// repetitions only (then the counts are not of the results).
+fn monitor_notes(ms: &[MeasurementRecord], source: &str, metric: &str) -> Vec<String> {
     let mut notes: Vec<String> = ms
         .iter()
         .flat_map(|m| m.output.notes.iter())
@@ -137,16 +169,7 @@ pub fn counter_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<CounterT
             ),
         );
     }
-    Some(CounterTable {
-        metric,
-        source: source.to_string(),
-        columns: keep
-            .iter()
-            .map(|&i| (COLUMNS[i].0.to_string(), COLUMNS[i].1.to_string()))
-            .collect(),
-        rows,
-        notes: compress_unsupported(notes),
-    })
+    notes
 }
 
 /// The primary metric's median over the repetitions that recorded counters, so both sides

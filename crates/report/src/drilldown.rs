@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use perflab_core::record::{MeasurementRecord, RunInfo};
 use perflab_core::Better;
-use perflab_stats::{fmt_p, Buckets};
+use perflab_stats::{fmt_p, Buckets, Comparison};
 
 use crate::compare::{ComparisonTable, Row, TableKind, Unmatched};
 use crate::distribution::distribution;
@@ -179,6 +179,9 @@ fn variants_of(table: &ComparisonTable) -> Result<(&str, &str), ReportError> {
     }
 }
 
+/// The compared metric of one row: each variant's median with its interval, the change
+/// with the interval the verdict used, the p-values and the verdict, as key-value lines
+/// under the workload's banner.
 fn metric_section(
     run: &RunInfo,
     t: &ComparisonTable,
@@ -194,9 +197,7 @@ fn metric_section(
     };
     let mut out = fmt::banner(&title);
     let unit = t.unit.symbol();
-    let conf = t.config.confidence_label();
-    let mut lines: Vec<(String, String)> = Vec::new();
-    lines.push((
+    let mut lines: Vec<(String, String)> = vec![(
         "Metric".into(),
         format!(
             "median {} ({}), {}",
@@ -204,30 +205,53 @@ fn metric_section(
             unit_or_count(unit),
             better_text(t.better)
         ),
-    ));
-    for (name, s, failed) in [(base, &c.a, row.failed_a), (other, &c.b, row.failed_b)] {
-        let failed = failed_note(failed);
-        let ci = median_ci_text(s, &conf);
-        lines.push((
-            format!("With {name}"),
-            format!(
-                "{}{}, {ci}, n = {}{failed}",
-                fmt::value(s.median),
-                unit_suffix(unit),
-                s.n
-            ),
-        ));
+    )];
+    lines.extend(variant_lines(t, row, base, other));
+    lines.push(change_line(t, c));
+    lines.extend(p_value_lines(t, c));
+    lines.push(verdict_line(t, c));
+    lines.push(("Design".into(), t.design.description()));
+    for n in &c.notes {
+        lines.push(("Note".into(), n.clone()));
     }
+    out.push_str(&kv_lines(&lines));
+    out
+}
+
+/// `With <variant>`: its median, interval, repetitions and failures, base first.
+fn variant_lines(t: &ComparisonTable, row: &Row, base: &str, other: &str) -> Vec<(String, String)> {
+    let c = &row.cmp;
+    let unit = t.unit.symbol();
+    let conf = t.config.confidence_label();
+    [(base, &c.a, row.failed_a), (other, &c.b, row.failed_b)]
+        .into_iter()
+        .map(|(name, s, failed)| {
+            let failed = failed_note(failed);
+            let ci = median_ci_text(s, &conf);
+            (
+                format!("With {name}"),
+                format!(
+                    "{}{}, {ci}, n = {}{failed}",
+                    fmt::value(s.median),
+                    unit_suffix(unit),
+                    s.n
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The change between the variants with the interval the verdict used, at its own level
+/// (1 - R*alpha/m in a family). Regression runs opposite to the change when higher is
+/// better; a metric with no better direction shows the signed change instead.
+fn change_line(t: &ComparisonTable, c: &Comparison) -> (String, String) {
     let widened = if c.decision.widened {
         " (widened: too few repetitions)"
     } else {
         ""
     };
-    // The interval the verdict used, at its own level (1 - R*alpha/m in a family).
     let conf = crate::verdict_text::level_label(c.decision.level);
-    // Regression runs opposite to the change when higher is better; a metric with no
-    // better direction shows the signed change instead.
-    let (reg_name, reg) = match (c.change_pct, c.change_ci_pct, t.better) {
+    let (name, text) = match (c.change_pct, c.change_ci_pct, t.better) {
         (Some(ch), Some((lo, hi)), Better::Higher) => (
             "Percentage regression",
             format!(
@@ -248,25 +272,35 @@ fn metric_section(
             "undefined (baseline median is 0)".to_string(),
         ),
     };
-    lines.push((reg_name.into(), reg));
-    lines.push((
-        "p-value (decision)".into(),
-        format!(
-            "{} ({}; how far the change is from the nearer threshold)",
-            fmt_p(c.p_value),
-            c.decision.method.as_str()
-        ),
-    ));
+    (name.into(), text)
+}
+
+/// The decision's p-value and the one adjusted over the comparison's rows.
+fn p_value_lines(t: &ComparisonTable, c: &Comparison) -> [(String, String); 2] {
     let rows = t.p_adjustment.rows;
-    lines.push((
-        "p-value adjusted".into(),
-        format!(
-            "{} (Benjamini-Hochberg, for the {rows} row{} of the comparison)",
-            fmt_p(c.p_adjusted),
-            if rows == 1 { "" } else { "s" }
+    [
+        (
+            "p-value (decision)".into(),
+            format!(
+                "{} ({}; how far the change is from the nearer threshold)",
+                fmt_p(c.p_value),
+                c.decision.method.as_str()
+            ),
         ),
-    ));
-    lines.push((
+        (
+            "p-value adjusted".into(),
+            format!(
+                "{} (Benjamini-Hochberg, for the {rows} row{} of the comparison)",
+                fmt_p(c.p_adjusted),
+                if rows == 1 { "" } else { "s" }
+            ),
+        ),
+    ]
+}
+
+/// The verdict with what it means, and how many repetitions would decide it.
+fn verdict_line(t: &ComparisonTable, c: &Comparison) -> (String, String) {
+    (
         "Verdict".into(),
         format!(
             "{} (better/WORSE: CI beyond +/-{}%; same: inside; undecided: across){}",
@@ -277,11 +311,5 @@ fn metric_section(
                 .map(|n| format!("; about {n} repetitions per side would decide it"))
                 .unwrap_or_default()
         ),
-    ));
-    lines.push(("Design".into(), t.design.description()));
-    for n in &c.notes {
-        lines.push(("Note".into(), n.clone()));
-    }
-    out.push_str(&kv_lines(&lines));
-    out
+    )
 }

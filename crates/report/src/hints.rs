@@ -1,9 +1,11 @@
 //! What the report knows about a plug-in: its descriptor's report hints, looked up by the
 //! name its rows (`source`) or runs (`workload`) carry. The report never matches on a
 //! plug-in's name; a monitor added to the registry with hints is worded and grouped
-//! without an edit here.
+//! without an edit here. The descriptors, and the monitors' span sets, are the ones the
+//! binary installed ([`perflab_core::catalog`]): the report links no plug-in.
 
-use perflab_core::{Descriptor, RowHints, WorkloadHints};
+use perflab_core::span_outline::SpanSetOutline;
+use perflab_core::{catalog, Descriptor, RowHints, WorkloadHints};
 
 /// The descriptor of the monitor whose rows carry `source`.
 pub fn monitor(source: &str) -> Option<&'static Descriptor> {
@@ -11,7 +13,9 @@ pub fn monitor(source: &str) -> Option<&'static Descriptor> {
     if let Some(d) = extra::find(source) {
         return Some(d);
     }
-    perflab_monitors::descriptor(source)
+    #[cfg(test)]
+    extra::install_monitors();
+    catalog::monitor(source)
 }
 
 /// How `source`'s rows are worded and grouped; `None` for a source no monitor declares.
@@ -20,14 +24,13 @@ pub fn rows(source: &str) -> Option<&'static RowHints> {
 }
 
 /// How a workload's results are shown; `None` for a workload perflab does not know (an
-/// imported run). The descriptors are the ones the binary installed
-/// ([`perflab_core::catalog`]): the report does not link the workloads.
+/// imported run).
 pub fn results(workload: &str) -> Option<&'static WorkloadHints> {
     #[cfg(test)]
     if let Some(d) = extra::find(workload) {
         return d.results();
     }
-    perflab_core::catalog::workload(workload).and_then(Descriptor::results)
+    catalog::workload(workload).and_then(Descriptor::results)
 }
 
 /// Whether runs of `workload` have the per-path latency table.
@@ -42,13 +45,19 @@ pub fn result_title(workload: &str) -> Option<&'static str> {
 
 /// Every monitor, in registry order (the order sections and figures appear in).
 pub fn monitors() -> Vec<&'static Descriptor> {
-    let out: Vec<&'static Descriptor> = perflab_monitors::registry()
-        .iter()
-        .map(|e| e.descriptor)
-        .collect();
+    #[cfg(test)]
+    extra::install_monitors();
+    let out = catalog::monitors().to_vec();
     #[cfg(test)]
     let out = [out, extra::all()].concat();
     out
+}
+
+/// The monitors' built-in span set called `name` (`netrx`), as an outline.
+pub fn span_set(name: &str) -> Option<SpanSetOutline> {
+    #[cfg(test)]
+    extra::install_monitors();
+    catalog::span_set(name)
 }
 
 /// Monitors (and workloads) tests declare for one thread: the report must render them
@@ -74,5 +83,10 @@ pub(crate) mod extra {
 
     pub(super) fn all() -> Vec<&'static Descriptor> {
         EXTRA.with(|e| e.borrow().clone())
+    }
+
+    /// The real monitors, as the binary installs them (a dev-dependency only).
+    pub(super) fn install_monitors() {
+        perflab_monitors::install_catalog();
     }
 }

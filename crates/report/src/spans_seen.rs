@@ -56,7 +56,7 @@ pub fn skipped_seed_spans(
     recs: &[&MeasurementRecord],
     path: &str,
 ) -> Vec<(String, String, String)> {
-    let Some(set) = perflab_monitors::trace::spans::built_in(SEED_SET) else {
+    let Some(set) = crate::hints::span_set(SEED_SET) else {
         return Vec::new();
     };
     let facts = std::collections::BTreeMap::from([(NET_PATH_FACT.to_string(), path.to_string())]);
@@ -89,7 +89,7 @@ pub fn skipped_seed_spans(
 /// Sorts rows of the seed's set in its declaration order (the order of a packet's way);
 /// rows of other sets keep their order, after them.
 pub fn in_set_order<T>(rows: &mut [T], key: impl Fn(&T) -> &str) {
-    let Some(set) = perflab_monitors::trace::spans::built_in(SEED_SET) else {
+    let Some(set) = crate::hints::span_set(SEED_SET) else {
         return;
     };
     let rank = |k: &str| {

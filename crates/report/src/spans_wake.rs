@@ -114,69 +114,103 @@ pub fn wake_table(ms: &[MeasurementRecord]) -> Option<WakeTable> {
         let Some(first) = per_variant.iter().flatten().next() else {
             continue;
         };
-        let label = labeler.label(&first.params);
+        pairs.push(WakePair {
+            point,
+            label: labeler.label(&first.params),
+            reps: per_variant.iter().map(Vec::len).collect(),
+            rows: Columns::new(per_variant).rows(),
+        });
+    }
+    Some(WakeTable { variants, pairs })
+}
+
+/// One CPU pair's traced repetitions per variant (the table's columns), the spans they
+/// recorded, and each column's whole wake-up p50 that the parts' shares are of.
+struct Columns<'a> {
+    per_variant: Vec<Vec<&'a MeasurementRecord>>,
+    ids: Vec<SpanId>,
+    wholes: Vec<Option<f64>>,
+}
+
+impl<'a> Columns<'a> {
+    fn new(per_variant: Vec<Vec<&'a MeasurementRecord>>) -> Self {
         let mine: Vec<&MeasurementRecord> = per_variant.iter().flatten().copied().collect();
-        let ids = trace_rows::span_ids(&mine);
-        let wholes: Vec<Option<f64>> = per_variant.iter().map(|r| p50(r, &whole)).collect();
-        let mut rows = Vec::new();
-        let row = |key: &str, label: String, state: Option<String>| WakeRow {
-            key: key.to_string(),
-            label,
-            state,
-            cells: per_variant
-                .iter()
-                .zip(&wholes)
-                .map(|(recs, w)| cell(recs, key, *w))
-                .collect(),
-        };
-        let label_of = |key: &str| {
-            ids.iter()
-                .find(|i| i.key == key)
-                .map_or(key.to_string(), |i| i.label.clone())
-        };
-        let mut w = row(&whole, label_of(&whole), None);
+        let whole = format!("{SET}.{WHOLE}");
+        Self {
+            ids: trace_rows::span_ids(&mine),
+            wholes: per_variant.iter().map(|r| p50(r, &whole)).collect(),
+            per_variant,
+        }
+    }
+
+    /// The whole wake-up, then each part the pair recorded followed by its idle states.
+    fn rows(&self) -> Vec<WakeRow> {
+        let whole = format!("{SET}.{WHOLE}");
+        let mut w = self.row(&whole, self.label_of(&whole), None);
         for c in &mut w.cells {
             if let WakeCell::Value { share_pct, .. } = c {
                 *share_pct = None; // 100 %, saying nothing
             }
         }
         let of_whole: Vec<Option<f64>> = w.cells.iter().map(WakeCell::matches).collect();
-        rows.push(w);
+        let mut rows = vec![w];
         for part in PARTS {
             let key = format!("{SET}.{part}");
-            if !ids.iter().any(|i| i.key == key) {
-                continue;
-            }
-            let mut p = row(&key, label_of(&key), None);
-            for (c, total) in p.cells.iter_mut().zip(&of_whole) {
-                if let WakeCell::Value { of_wakeups, .. } = c {
-                    *of_wakeups = *total;
-                }
-            }
-            let of_part: Vec<Option<f64>> = p.cells.iter().map(WakeCell::matches).collect();
-            rows.push(p);
-            for id in states_of(&ids, &key) {
-                let state = state_name(id);
-                let mut r = row(&id.key, format!("    left {state}"), Some(state));
-                for (c, total) in r.cells.iter_mut().zip(&of_part) {
-                    if let WakeCell::Value {
-                        share_pct, matches, ..
-                    } = c
-                    {
-                        *share_pct = total.filter(|t| *t > 0.0).map(|t| 100.0 * *matches / t);
-                    }
-                }
-                rows.push(r);
+            if self.ids.iter().any(|i| i.key == key) {
+                self.push_part(&key, &of_whole, &mut rows);
             }
         }
-        pairs.push(WakePair {
-            point,
-            label,
-            reps: per_variant.iter().map(Vec::len).collect(),
-            rows,
-        });
+        rows
     }
-    Some(WakeTable { variants, pairs })
+
+    /// A part's row, with the whole wake-up's matches beside its own, then a row per
+    /// idle state its targets left, with that state's share of the part's matches.
+    fn push_part(&self, key: &str, of_whole: &[Option<f64>], rows: &mut Vec<WakeRow>) {
+        let mut p = self.row(key, self.label_of(key), None);
+        for (c, total) in p.cells.iter_mut().zip(of_whole) {
+            if let WakeCell::Value { of_wakeups, .. } = c {
+                *of_wakeups = *total;
+            }
+        }
+        let of_part: Vec<Option<f64>> = p.cells.iter().map(WakeCell::matches).collect();
+        rows.push(p);
+        for id in states_of(&self.ids, key) {
+            let state = state_name(id);
+            let mut r = self.row(&id.key, format!("    left {state}"), Some(state));
+            for (c, total) in r.cells.iter_mut().zip(&of_part) {
+                if let WakeCell::Value {
+                    share_pct, matches, ..
+                } = c
+                {
+                    *share_pct = total.filter(|t| *t > 0.0).map(|t| 100.0 * *matches / t);
+                }
+            }
+            rows.push(r);
+        }
+    }
+
+    /// The row of span `key`: one cell per column.
+    fn row(&self, key: &str, label: String, state: Option<String>) -> WakeRow {
+        WakeRow {
+            key: key.to_string(),
+            label,
+            state,
+            cells: self
+                .per_variant
+                .iter()
+                .zip(&self.wholes)
+                .map(|(recs, w)| cell(recs, key, *w))
+                .collect(),
+        }
+    }
+
+    /// The monitor's label of span `key`, else the key.
+    fn label_of(&self, key: &str) -> String {
+        self.ids
+            .iter()
+            .find(|i| i.key == key)
+            .map_or(key.to_string(), |i| i.label.clone())
+    }
 }
 
 /// The per-state spans of `key` (`key@STATE`), in the order the monitor left them (by

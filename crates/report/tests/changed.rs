@@ -9,7 +9,10 @@ use perflab_report::{Changes, Format, Section};
 use perflab_stats::StatsConfig;
 use proptest::prelude::*;
 
+/// One repetition carrying `rows`; their monitors' hints (how rows are worded and
+/// grouped) are installed as the binary installs them.
 fn rec(rep: u32, rows: Vec<TelemetryRow>) -> MeasurementRecord {
+    common::catalog::install_monitors();
     MeasurementRecord {
         seq: rep,
         point: 0,

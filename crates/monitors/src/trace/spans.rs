@@ -35,7 +35,11 @@
 
 use std::collections::BTreeMap;
 
+use perflab_core::span_outline::{SpanOutline, SpanSetOutline};
 use serde::Deserialize;
+
+/// A span's condition: declared in core, where the report reads it too.
+pub use perflab_core::span_outline::When;
 
 /// The built-in sets, by name: (name, TOML text).
 pub const BUILT_IN: &[(&str, &str)] = &[
@@ -154,20 +158,21 @@ impl Filter {
     }
 }
 
-/// A span that applies only where a knob published a fact (`net.path` = `vm-…`).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct When {
-    pub fact: String,
-    #[serde(default)]
-    pub prefix: String,
-}
-
-impl When {
-    pub fn holds(&self, facts: &BTreeMap<String, String>) -> bool {
-        facts
-            .get(&self.fact)
-            .is_some_and(|v| v.starts_with(&self.prefix))
+impl SpanSet {
+    /// The names, labels and conditions of the spans, for the report.
+    pub fn outline(&self) -> SpanSetOutline {
+        SpanSetOutline {
+            name: self.name.clone(),
+            spans: self
+                .spans
+                .iter()
+                .map(|s| SpanOutline {
+                    name: s.name.clone(),
+                    label: s.label.clone(),
+                    when: s.when.clone(),
+                })
+                .collect(),
+        }
     }
 }
 

@@ -11,7 +11,8 @@ use crate::compare::ComparisonTable;
 use crate::design::Design;
 use crate::doc::Block;
 use crate::error::ReportError;
-use crate::full::{figures, run_name, ReportOptions, RunData};
+use crate::full::figures;
+use crate::full::input::{run_name, ReportOptions, RunData};
 use crate::{changed, compare_runs, compare_variants, distribution, measured_variants};
 
 /// One comparison to make: the table and the records of each side.

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::doc::{Block, Table};
-use crate::full::RunData;
+use crate::full::input::RunData;
 
 /// Fingerprint fields a reader must know differ, with the words the report uses.
 const FIELDS: &[(&str, &str)] = &[

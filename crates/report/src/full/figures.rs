@@ -14,8 +14,8 @@ use crate::plot::{
     Scale, TickFormat,
 };
 use crate::scan::ScanReport;
-use crate::select::is_ok;
-use crate::summary::SummaryTable;
+use crate::select::{is_ok, MetricChoice};
+use crate::summary::{SummaryRow, SummaryTable};
 use crate::telemetry::median_total_where;
 
 /// More categories than this make a bar chart unreadable; the table has them all.
@@ -315,69 +315,87 @@ pub(crate) fn telemetry_per_cpu(
 /// bars per point.
 pub(crate) fn summary_figure(s: &SummaryTable) -> Option<String> {
     let metric = s.metric.as_ref()?;
-    let rows: Vec<_> = s.rows.iter().filter(|r| r.summary.is_some()).collect();
+    let rows: Vec<&SummaryRow> = s.rows.iter().filter(|r| r.summary.is_some()).collect();
     if rows.is_empty() {
         return None;
     }
-    let y_label = axis_label(&metric.name, metric.unit);
-    let sizes: Vec<Option<f64>> = rows
-        .iter()
+    match sizes_of(&rows) {
+        Some(sizes) if rows.len() > 1 => summary_curves(s, metric, &rows, &sizes),
+        _ => Some(summary_bars(s, metric, rows)),
+    }
+}
+
+/// Each row's `size` in bytes, or `None` unless every row has one.
+fn sizes_of(rows: &[&SummaryRow]) -> Option<Vec<f64>> {
+    rows.iter()
         .map(|r| {
             r.params
                 .get("size")
                 .and_then(crate::scan::size_bytes)
                 .map(|b| b as f64)
         })
-        .collect();
-    if sizes.iter().all(Option::is_some) && rows.len() > 1 {
-        let mut curves: Vec<Curve> = Vec::new();
-        for (r, x) in rows.iter().zip(&sizes) {
-            let rest = crate::select::Labeler::new(rows.iter().map(|r| &r.params))
-                .label_without(&r.params, &["size"]);
-            let name = if rest.is_empty() {
-                r.variant.clone()
-            } else {
-                rest
-            };
-            let sum = r.summary.as_ref()?;
-            let point = CurvePoint {
-                x: x.unwrap_or(0.0),
-                y: sum.median,
-                band: (!sum.median_ci_degenerate).then_some(sum.median_ci),
-                flagged: !r.outlier_reps.is_empty(),
-            };
-            match curves.iter_mut().find(|c| c.name == name) {
-                Some(c) => c.points.push(point),
-                None => curves.push(Curve {
-                    name,
-                    points: vec![point],
-                }),
-            }
+        .collect()
+}
+
+/// The medians over size as curves, one per combination of the other parameters (or
+/// per variant when nothing else varies), with their intervals as bands.
+fn summary_curves(
+    s: &SummaryTable,
+    metric: &MetricChoice,
+    rows: &[&SummaryRow],
+    sizes: &[f64],
+) -> Option<String> {
+    let mut curves: Vec<Curve> = Vec::new();
+    for (r, &x) in rows.iter().zip(sizes) {
+        let rest = crate::select::Labeler::new(rows.iter().map(|r| &r.params))
+            .label_without(&r.params, &["size"]);
+        let name = if rest.is_empty() {
+            r.variant.clone()
+        } else {
+            rest
+        };
+        let sum = r.summary.as_ref()?;
+        let point = CurvePoint {
+            x,
+            y: sum.median,
+            band: (!sum.median_ci_degenerate).then_some(sum.median_ci),
+            flagged: !r.outlier_reps.is_empty(),
+        };
+        match curves.iter_mut().find(|c| c.name == name) {
+            Some(c) => c.points.push(point),
+            None => curves.push(Curve {
+                name,
+                points: vec![point],
+            }),
         }
-        let scale = y_scale(curves.iter().flat_map(|c| c.points.iter().map(|p| p.y)));
-        return Some(line_chart(&LineChart {
-            title: format!(
-                "Median {} by size (bands: {} CI; hollow: repetitions with outliers)",
-                metric.name,
-                s.config.confidence_label()
-            ),
-            x_label: "size (bytes)".into(),
-            y_label,
-            x_scale: Scale::Log,
-            y_scale: scale,
-            x_format: TickFormat::Bytes,
-            curves,
-        }));
     }
+    let scale = y_scale(curves.iter().flat_map(|c| c.points.iter().map(|p| p.y)));
+    Some(line_chart(&LineChart {
+        title: format!(
+            "Median {} by size (bands: {} CI; hollow: repetitions with outliers)",
+            metric.name,
+            s.config.confidence_label()
+        ),
+        x_label: "size (bytes)".into(),
+        y_label: axis_label(&metric.name, metric.unit),
+        x_scale: Scale::Log,
+        y_scale: scale,
+        x_format: TickFormat::Bytes,
+        curves,
+    }))
+}
+
+/// The medians as bars per point (the first [`MAX_BARS`]), intervals as error bars.
+fn summary_bars(s: &SummaryTable, metric: &MetricChoice, rows: Vec<&SummaryRow>) -> String {
     let rows: Vec<_> = rows.into_iter().take(MAX_BARS).collect();
-    Some(bar_chart(&BarChart {
+    bar_chart(&BarChart {
         title: format!(
             "Median {} per point (error bars: {} CI)",
             metric.name,
             s.config.confidence_label()
         ),
         x_label: "point".into(),
-        y_label,
+        y_label: axis_label(&metric.name, metric.unit),
         categories: rows.iter().map(|r| r.label.clone()).collect(),
         series: vec![BarSeries {
             name: "median".into(),
@@ -395,5 +413,5 @@ pub(crate) fn summary_figure(s: &SummaryTable) -> Option<String> {
                 })
                 .collect(),
         }],
-    }))
+    })
 }

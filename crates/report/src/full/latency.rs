@@ -11,7 +11,7 @@ use perflab_core::{HistogramData, Unit};
 use serde_json::{json, Value};
 
 use crate::doc::Block;
-use crate::full::{run_name, ReportOptions, RunData};
+use crate::full::input::{run_name, ReportOptions, RunData};
 use crate::latency_percentiles::{latency_percentiles, variant_params, LATENCY};
 use crate::latency_table::{decode, latency_table};
 use crate::plot::{

@@ -5,7 +5,7 @@ use perflab_core::record::{MeasurementRecord, RunInfo};
 use serde_json::Value;
 
 use crate::doc::Block;
-use crate::full::RunData;
+use crate::full::input::RunData;
 use crate::lock_wait::lock_wait_table;
 
 pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) -> Value {

@@ -10,6 +10,7 @@
 mod comparisons;
 mod env;
 mod figures;
+mod input;
 mod latency;
 mod lock_wait;
 mod quality;
@@ -17,8 +18,7 @@ mod runs;
 mod spans;
 mod threads;
 
-use perflab_core::record::{MeasurementRecord, RunInfo};
-use perflab_stats::{Buckets, StatsConfig};
+use perflab_stats::StatsConfig;
 use serde_json::{json, Value};
 
 use crate::design::Design;
@@ -27,38 +27,8 @@ use crate::error::ReportError;
 use crate::section::{self, Format, Section};
 
 pub use env::{environment_differences, EnvDifference};
-
-/// One stored run with its measurements.
-#[derive(Clone, Debug)]
-pub struct RunData {
-    pub info: RunInfo,
-    pub ms: Vec<MeasurementRecord>,
-}
-
-/// How the report reads the numbers.
-#[derive(Clone, Debug)]
-pub struct ReportOptions {
-    pub stats: StatsConfig,
-    /// The metric compared; `None` takes each run's primary metric.
-    pub metric: Option<String>,
-    pub buckets: Buckets,
-    /// Telemetry rows named per significant difference.
-    pub changes: usize,
-    /// Build the SVG figures (only the HTML page shows them).
-    pub figures: bool,
-}
-
-impl Default for ReportOptions {
-    fn default() -> Self {
-        Self {
-            stats: StatsConfig::default(),
-            metric: None,
-            buckets: Buckets::default(),
-            changes: 3,
-            figures: true,
-        }
-    }
-}
+use input::run_name;
+pub use input::{ReportOptions, RunData};
 
 /// The assembled report: its title heading, then its parts, each a [`Section`].
 #[derive(Clone, Debug)]
@@ -212,14 +182,6 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
         parts: parts.0,
         json,
     })
-}
-
-/// `run 3 "kernel 6.1"` or `run 3`.
-pub(crate) fn run_name(info: &RunInfo) -> String {
-    match info.label.as_deref().map(str::trim) {
-        Some(l) if !l.is_empty() => format!("run {} \"{l}\"", info.id),
-        _ => format!("run {}", info.id),
-    }
 }
 
 /// The footer: the statistics, and what each design present in the report means.

@@ -4,7 +4,7 @@ use perflab_core::record::MeasurementRecord;
 
 use crate::coverage;
 use crate::doc::{Block, Table};
-use crate::full::{run_name, RunData};
+use crate::full::input::{run_name, RunData};
 
 pub(crate) fn title(runs: &[RunData]) -> String {
     let studies: Vec<&str> = {

@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::doc::Block;
-use crate::full::{run_name, ReportOptions, RunData};
+use crate::full::input::{run_name, ReportOptions, RunData};
 use crate::plot::{stacked_bars, StackSegment, StackedBars};
 use crate::spans_ab::MAX_COMPARISONS;
 use crate::spans_seed::{SeedCell, SeedPath, LATENCY_METRIC};

@@ -6,7 +6,7 @@ use perflab_core::ThreadRecord;
 use serde_json::Value;
 
 use crate::doc::Block;
-use crate::full::{run_name, ReportOptions, RunData};
+use crate::full::input::{run_name, ReportOptions, RunData};
 use crate::parallel_table;
 use crate::plot::{timeline, Timeline, TimelineRow, TimelineSegment};
 use crate::select::{is_ok, Labeler};

@@ -2,7 +2,9 @@
 //! real ones (`perflab_workloads::install_catalog`): the report does not link the
 //! workloads, so its tests declare the hints of the two workloads whose runs they render
 //! with a workload-specific part (ctxsw's drill-down title, netrr's latency table). The
-//! values are the ones crates/workloads/src/{ctxsw,netrr}/mod.rs declare.
+//! values are the ones crates/workloads/src/{ctxsw,netrr}/mod.rs declare. The monitors'
+//! descriptors and span sets are the real ones (a dev-dependency), installed as the
+//! binary installs them (`perflab_monitors::install_catalog`).
 
 use perflab_core::{Descriptor, Kind, LatencyTableHints, Needs, ReportHints, WorkloadHints};
 
@@ -38,4 +40,11 @@ static NETRR: Descriptor = Descriptor {
 /// Installs the hints (once per test process; later calls do nothing).
 pub fn install() {
     perflab_core::catalog::install_workloads(vec![&CTXSW, &NETRR]);
+    install_monitors();
+}
+
+/// Installs the monitors only, for fixtures whose runs are rendered without workload
+/// hints.
+pub fn install_monitors() {
+    perflab_monitors::install_catalog();
 }

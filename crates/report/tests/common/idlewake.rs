@@ -140,6 +140,7 @@ fn rows(cpu_b: i64, variant: &str, rep: u32) -> Vec<TelemetryRow> {
 }
 
 pub fn records() -> Vec<MeasurementRecord> {
+    super::catalog::install_monitors();
     let mut ms = Vec::new();
     for (point, cpu_b) in [0i64, 1, 2].into_iter().enumerate() {
         for rep in 0..REPS {
