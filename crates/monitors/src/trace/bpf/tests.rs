@@ -224,17 +224,21 @@ fn raw_programs_read_what_classic_ones_read_needs_root_and_bpf() {
         let (kx, ky) = (x.kernel.unwrap(), y.kernel.unwrap());
         assert!(ky.starts > 100 && ky.ends > 100, "{}: {ky:?}", y.name);
         // Every event but `recv`'s end is one of our named thread's; that end is every
-        // task's recvfrom, so the moments between enabling the two sets differ a little.
-        let ends_differ = kx.ends.abs_diff(ky.ends);
-        let slack = if x.name == "recv" {
-            ky.ends / 100 + 10
+        // task's recvfrom, and the two sets are detached one after the other, so on a busy
+        // machine (another test's netrr at 100k receives a second) their end counts differ
+        // by thousands. What both must agree on there is the ends that matched a start of
+        // our thread: the spans measured.
+        let same_ends = if x.name == "recv" {
+            x.count() == y.count()
         } else {
-            0
+            kx.ends == ky.ends
         };
         assert!(
-            kx.starts == ky.starts && ends_differ <= slack,
-            "span {}: raw {kx:?}, classic {ky:?}",
-            x.name
+            kx.starts == ky.starts && same_ends,
+            "span {}: raw {kx:?} ({} matched), classic {ky:?} ({} matched)",
+            x.name,
+            x.count(),
+            y.count()
         );
         assert!(x.count() > 0 && y.count() > 0, "span {}", x.name);
     }
