@@ -55,6 +55,7 @@ pub mod trace_rows;
 #[cfg(test)]
 mod unknown_monitor_tests;
 mod verdict_text;
+pub mod views;
 
 pub use blocks::Changes;
 pub use changed::{changes_for_table, involved_cpus, what_changed, RowChanges, TelemetryChange};
