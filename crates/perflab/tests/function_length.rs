@@ -23,15 +23,11 @@ const MAX_LINES: usize = 80;
 const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/core/src/params.rs", "ParamSpec::parse", OTHER),
     ("crates/monitors/src/trace/bpf/plan.rs", "plan", OTHER),
-    ("crates/perflab/src/cmd/compare.rs", "run", OTHER),
-    ("crates/perflab/src/cmd/export.rs", "run", OTHER),
     (
         "crates/report/src/blocks.rs",
         "LatencyTable::to_blocks",
         OTHER,
     ),
-    ("crates/report/src/compare.rs", "compare_variants", OTHER),
-    ("crates/report/src/compare.rs", "compare_runs", OTHER),
     ("crates/report/src/counters.rs", "counter_table", OTHER),
     ("crates/report/src/drilldown.rs", "metric_section", OTHER),
     ("crates/report/src/full/figures.rs", "summary_figure", OTHER),
