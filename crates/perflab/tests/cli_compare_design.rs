@@ -89,7 +89,7 @@ fn compare_and_report_name_the_design_and_the_drift_guard() {
     assert_guarded(&out, &a, &b);
     let o = lab.run(&["report", &a, &b, "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let c = &doc["comparisons"][0]["comparison"];
+    let c = &doc["comparison"][0]["comparison"];
     assert_eq!(c["design"], "separate_runs");
     assert_eq!(c["drift"]["probes"].as_array().unwrap().len(), 2);
 }

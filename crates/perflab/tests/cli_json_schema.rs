@@ -1,6 +1,7 @@
 //! Every command that prints data, run with `--format json` on a database of `null` runs,
 //! checked against the documented schema (docs/schema/perflab.json): the document a
-//! script reads is the one the documentation describes, envelope included.
+//! script reads is the one the documentation describes, envelope included, and its
+//! `format` names the definition it is checked against.
 
 mod common;
 mod json_schema;
@@ -19,8 +20,8 @@ fn schema() -> Value {
         .expect("the schema is JSON")
 }
 
-/// `cmd`'s standard output, one JSON document valid against `$defs/<def>`; its exit code
-/// must be `code`.
+/// `cmd`'s standard output, one JSON document valid against `$defs/<def>` whose `format`
+/// is `perflab-<def>`; its exit code must be `code`.
 fn valid(def: &str, mut cmd: Command, code: i32) -> Value {
     let o = cmd.output().expect("run perflab");
     let (out, err) = text(&o);
@@ -29,6 +30,7 @@ fn valid(def: &str, mut cmd: Command, code: i32) -> Value {
         .unwrap_or_else(|e| panic!("{cmd:?}: not one JSON document ({e}):\n{out}"));
     let root = schema();
     assert!(root["$defs"].get(def).is_some(), "no $defs/{def}");
+    assert_eq!(doc["format"], format!("perflab-{def}"), "{cmd:?}");
     let errors = json_schema::validate(
         &root,
         &serde_json::json!({ "$ref": format!("#/$defs/{def}") }),
@@ -103,19 +105,65 @@ fn every_command_prints_json_its_schema_describes() {
 
     let shown = valid("show", perflab(&lab, &["show", &id, "--format", "json"]), 0);
     assert!(shown["summary"].is_object(), "{shown}");
+    let picked = valid(
+        "show",
+        perflab(
+            &lab,
+            &["show", &id, "--section", "summary", "--format", "json"],
+        ),
+        0,
+    );
+    // `--section` picks in JSON as in text; the envelope, `run` and `adaptive` stay.
+    assert_eq!(
+        keys(&picked),
+        keys(
+            &serde_json::json!({"format": 0, "format_version": 0, "command": 0, "run": 0,
+                                 "summary": 0, "adaptive": 0})
+        ),
+        "{picked}"
+    );
     let ls = valid("ls", perflab(&lab, &["ls", "--format", "json"]), 0);
     assert_eq!(ls["runs"].as_array().map(Vec::len), Some(2));
     valid("list", perflab(&lab, &["list", "--format", "json"]), 0);
-    valid(
+    let compared = valid(
         "compare",
         perflab(&lab, &["compare", &id, "--format", "json"]),
         0,
     );
+    assert!(compared["comparison"]["rows"].is_array(), "{compared}");
+    let other = one["run"].to_string();
     valid(
+        "compare",
+        perflab(&lab, &["compare", &id, &other, "--format", "json"]),
+        0,
+    );
+    let report = valid(
         "report",
         perflab(&lab, &["report", &id, "--format", "json"]),
         0,
     );
+    // Keyed by section id, every part (how-to-read is text only).
+    let parts = perflab_report::section::REPORT.iter();
+    for part in parts.filter(|p| **p != "how-to-read") {
+        assert!(report.get(part).is_some(), "{part}: {report}");
+    }
+    let picked = valid(
+        "report",
+        perflab(
+            &lab,
+            &[
+                "report",
+                &id,
+                &other,
+                "--section",
+                "comparison,runs,environment,quality",
+                "--format",
+                "json",
+            ],
+        ),
+        0,
+    );
+    assert!(picked.get("spans").is_none(), "{picked}");
     valid(
         "export",
         perflab(&lab, &["export", &id, "--format", "json"]),
@@ -163,6 +211,40 @@ fn every_command_prints_json_its_schema_describes() {
         0,
     );
     assert_eq!(fleets["fleets"].as_array().map(Vec::len), Some(1));
+
+    // The host marked complete with run `id` as its own: `fleet report` prints the report,
+    // `fleet resume` (nothing left to do) the hosts and that report.
+    let fleet_id = fleets["fleets"][0]["id"].as_str().unwrap().to_string();
+    complete_host(&lab, &fleet_id, &id);
+    let mut fleet = perflab(&lab, &["fleet", "report", &fleet_id, "--format", "json"]);
+    fleet.env("PERFLAB_SSH", &ssh);
+    let fleet_report = valid("report", fleet, 0);
+    assert_eq!(fleet_report["command"], "fleet report");
+    let mut fleet = perflab(&lab, &["fleet", "resume", &fleet_id, "--format", "json"]);
+    fleet.env("PERFLAB_SSH", &ssh);
+    let resumed = valid("fleet-run", fleet, 0);
+    assert!(resumed["report"]["comparison"].is_array(), "{resumed}");
+}
+
+/// The top-level keys of `doc`.
+fn keys(doc: &Value) -> std::collections::BTreeSet<String> {
+    doc.as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// Marks the one host of fleet `fleet` complete, its run `run` of the lab's store.
+fn complete_host(lab: &Lab, fleet: &str, run: &str) {
+    let path = lab
+        .dir
+        .path()
+        .join(format!("state/perflab/fleets/{fleet}.json"));
+    let mut state: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    state["hosts"][0]["status"] = "complete".into();
+    state["hosts"][0]["local_run"] = run.parse::<i64>().unwrap().into();
+    std::fs::write(&path, state.to_string()).unwrap();
 }
 
 /// `--json` is `--format json` under its old name, so scripts written for it still run;

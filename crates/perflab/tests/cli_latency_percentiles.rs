@@ -63,10 +63,7 @@ fn ctxsw_percentiles_in_show_compare_and_report() {
     }
     // The JSON of compare and report carry the same rows as show.
     let compared = json(&["compare", &id, "--format", "json"]);
-    assert_eq!(
-        compared["latency_percentiles"]["rows"].as_array().unwrap(),
-        &rows
-    );
+    assert_eq!(compared["percentiles"]["rows"].as_array().unwrap(), &rows);
     let reported = json(&["report", &id, "--format", "json"]);
     assert_eq!(
         reported["latency"]["percentiles"]["rows"]

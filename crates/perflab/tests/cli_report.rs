@@ -40,7 +40,7 @@ fn report_in_every_format_and_as_html() {
     let o = lab.run(&["report", &a, &b, "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     assert_eq!(doc["runs"].as_array().unwrap().len(), 2);
-    assert_eq!(doc["comparisons"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["comparison"].as_array().unwrap().len(), 1);
 
     let page = lab.dir.path().join("report.html");
     let o = lab.run(&["report", &a, "--html", page.to_str().unwrap()]);

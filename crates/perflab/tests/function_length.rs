@@ -23,10 +23,6 @@ const MAX_LINES: usize = 80;
 const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/core/src/params.rs", "ParamSpec::parse", OTHER),
     ("crates/monitors/src/trace/bpf/plan.rs", "plan", OTHER),
-    ("crates/perflab/src/cmd/compare.rs", "run", OTHER),
-    ("crates/perflab/src/cmd/export.rs", "run", OTHER),
-    ("crates/report/src/compare.rs", "compare_variants", OTHER),
-    ("crates/report/src/compare.rs", "compare_runs", OTHER),
     ("crates/store/src/pg/write.rs", "PgBackend::record", OTHER),
     (
         "crates/store/src/pg/write.rs",

@@ -8,6 +8,8 @@
 //! their p-values are adjusted together (Benjamini-Hochberg) and the verdicts drawn from
 //! the adjusted ones.
 
+use std::collections::HashMap;
+
 use perflab_core::record::{MeasurementRecord, RunId, RunInfo};
 use perflab_core::{Better, Params, Unit};
 use perflab_stats::{
@@ -130,31 +132,7 @@ pub fn compare_variants(
         }
     }
     let chosen = choose_metric(run, ms, metric)?;
-    let mut points: Vec<u32> = ms
-        .iter()
-        .filter(|m| m.variant == base || m.variant == other)
-        .map(|m| m.point)
-        .collect();
-    points.sort_unstable();
-    points.dedup();
-    // Each point's records (in seq order), gathered once: a pass over the run per point
-    // made 1,000 points × 20,000 records.
-    let mut by_point: std::collections::HashMap<u32, Vec<&MeasurementRecord>> =
-        std::collections::HashMap::new();
-    for m in ms {
-        by_point.entry(m.point).or_default().push(m);
-    }
-    let at = |p: u32| by_point.get(&p).map_or(&[][..], Vec::as_slice);
-    let point_params = |p: u32| {
-        // A variant may override parameters; the baseline's are the point's name.
-        at(p)
-            .iter()
-            .min_by_key(|m| (m.variant != base, m.seq))
-            .map(|m| m.params.clone())
-            .unwrap_or_default()
-    };
-    let params: Vec<Params> = points.iter().map(|&p| point_params(p)).collect();
-    let labeler = Labeler::new(params.iter());
+    let points = VariantPoints::gather(ms, base, other);
     let mut b = Builder::new(cfg, chosen.better);
     // The variants of one run were interleaved (A1 B1, A2 B2, ...): repetition r of A and
     // of B ran side by side, so they pair.
@@ -164,34 +142,7 @@ pub fn compare_variants(
     b.schedule = run.spec.until_decided.map(|u| {
         perflab_stats::decide::sequential::Schedule::new(u.planned as usize, u.cap as usize)
     });
-    for (&point, params) in points.iter().zip(params) {
-        let side = |v: &str| {
-            SideValues::gather(
-                at(point).iter().copied().filter(|m| m.variant == v),
-                &chosen.name,
-            )
-        };
-        let label = labeler.label(&params);
-        b.add(
-            label,
-            params,
-            None,
-            (point, point),
-            (side(base), side(other)),
-            (base, other),
-        );
-    }
-    let mut variant_params: Vec<String> = Vec::new();
-    for point in &points {
-        let side = |v: &str| at(*point).iter().find(|m| m.variant == v);
-        if let (Some(x), Some(y)) = (side(base), side(other)) {
-            for (k, val) in &x.params.0 {
-                if y.params.get(k) != Some(val) && !variant_params.contains(k) {
-                    variant_params.push(k.clone());
-                }
-            }
-        }
-    }
+    points.add_rows(&mut b, &chosen.name);
     let mut table = b.finish(
         TableKind::Variants {
             run: run.id,
@@ -203,10 +154,94 @@ pub fn compare_variants(
         (base.to_string(), other.to_string()),
         unavailable_of(&[run]),
     );
-    variant_params.sort();
-    table.variant_params = variant_params;
+    table.variant_params = points.variant_params();
     table.notes.extend(crate::coverage::monitor_lines(ms));
     Ok(table)
+}
+
+/// The points two variants of one run were measured at, each with its records.
+struct VariantPoints<'a> {
+    sides: (&'a str, &'a str),
+    /// The point indices, ascending, with the parameters that name each.
+    points: Vec<(u32, Params)>,
+    /// Each point's records (in seq order), gathered once: a pass over the run per point
+    /// made 1,000 points × 20,000 records.
+    by_point: HashMap<u32, Vec<&'a MeasurementRecord>>,
+}
+
+impl<'a> VariantPoints<'a> {
+    fn gather(ms: &'a [MeasurementRecord], base: &'a str, other: &'a str) -> Self {
+        let mut by_point: HashMap<u32, Vec<&MeasurementRecord>> = HashMap::new();
+        for m in ms {
+            by_point.entry(m.point).or_default().push(m);
+        }
+        let mut indices: Vec<u32> = ms
+            .iter()
+            .filter(|m| m.variant == base || m.variant == other)
+            .map(|m| m.point)
+            .collect();
+        indices.sort_unstable();
+        indices.dedup();
+        let mut out = Self {
+            sides: (base, other),
+            points: Vec::new(),
+            by_point,
+        };
+        out.points = indices.iter().map(|&p| (p, out.point_params(p))).collect();
+        out
+    }
+
+    fn at(&self, point: u32) -> &[&'a MeasurementRecord] {
+        self.by_point.get(&point).map_or(&[][..], Vec::as_slice)
+    }
+
+    /// A variant may override parameters; the baseline's are the point's name.
+    fn point_params(&self, point: u32) -> Params {
+        self.at(point)
+            .iter()
+            .min_by_key(|m| (m.variant != self.sides.0, m.seq))
+            .map(|m| m.params.clone())
+            .unwrap_or_default()
+    }
+
+    /// A row per point, from the values of `metric`.
+    fn add_rows(&self, b: &mut Builder, metric: &str) {
+        let labeler = Labeler::new(self.points.iter().map(|(_, p)| p));
+        let (base, other) = self.sides;
+        for (point, params) in &self.points {
+            let side = |v: &str| {
+                SideValues::gather(
+                    self.at(*point).iter().copied().filter(|m| m.variant == v),
+                    metric,
+                )
+            };
+            b.add(
+                labeler.label(params),
+                params.clone(),
+                None,
+                (*point, *point),
+                (side(base), side(other)),
+                (base, other),
+            );
+        }
+    }
+
+    /// Parameters the two variants set differently at some point, sorted.
+    fn variant_params(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for (point, _) in &self.points {
+            let side = |v: &str| self.at(*point).iter().find(|m| m.variant == v);
+            if let (Some(x), Some(y)) = (side(self.sides.0), side(self.sides.1)) {
+                for (k, val) in &x.params.0 {
+                    if y.params.get(k) != Some(val) && !out.contains(k) {
+                        out.push(k.clone());
+                    }
+                }
+            }
+        }
+        out.sort();
+        out
+    }
 }
 
 /// Run `b` against run `a`: every (parameters, variant) of either run, matched exactly.
@@ -223,56 +258,9 @@ pub fn compare_runs(
     if b_ms.iter().any(crate::select::is_ok) {
         choose_metric(b_run, b_ms, Some(&chosen.name))?;
     }
-    // Keys in the order run A measured them, then what only run B has.
-    let key = |m: &MeasurementRecord| (m.params.describe(), m.variant.clone());
-    let mut keys: Vec<(String, String)> = Vec::new();
-    let mut firsts: Vec<&MeasurementRecord> = Vec::new();
-    let mut sorted: Vec<&MeasurementRecord> = a_ms.iter().collect();
-    sorted.sort_by_key(|m| (m.point, m.seq));
-    let mut sorted_b: Vec<&MeasurementRecord> = b_ms.iter().collect();
-    sorted_b.sort_by_key(|m| (m.point, m.seq));
-    sorted.extend(sorted_b);
-    for m in sorted {
-        let k = key(m);
-        if !keys.contains(&k) {
-            keys.push(k);
-            firsts.push(m);
-        }
-    }
-    let labeler = Labeler::new(firsts.iter().map(|m| &m.params));
     let names = run_labels(a_run, b_run);
     let mut b = Builder::new(cfg, chosen.better);
-    // Each record's key once, grouped: matching every key against every record re-renders
-    // the parameters keys × records times (1.5 s of 4.6 s for two 10,000-measurement runs).
-    let group = |ms: &'_ [MeasurementRecord]| {
-        let mut g: std::collections::HashMap<(String, String), Vec<usize>> = Default::default();
-        for (i, m) in ms.iter().enumerate() {
-            g.entry(key(m)).or_default().push(i);
-        }
-        g
-    };
-    let (groups_a, groups_b) = (group(a_ms), group(b_ms));
-    let none: Vec<usize> = Vec::new();
-    for (k, first) in keys.iter().zip(&firsts) {
-        let ia = groups_a.get(k).unwrap_or(&none);
-        let ib = groups_b.get(k).unwrap_or(&none);
-        let in_a = ia.iter().map(|&i| &a_ms[i]);
-        let in_b = ib.iter().map(|&i| &b_ms[i]);
-        let point_a = ia.first().map_or(first.point, |&i| a_ms[i].point);
-        let point_b = ib.first().map_or(first.point, |&i| b_ms[i].point);
-        let sides = (
-            SideValues::gather(in_a, &chosen.name),
-            SideValues::gather(in_b, &chosen.name),
-        );
-        b.add(
-            labeler.label(&first.params),
-            first.params.clone(),
-            Some(k.1.clone()),
-            (point_a, point_b),
-            sides,
-            (&names.0, &names.1),
-        );
-    }
+    add_run_rows(&mut b, (a_ms, b_ms), &chosen.name, &names);
     let drift = DriftGuard::new((a_run, a_ms), (b_run, b_ms), cfg.noise_pct);
     let mut table = b.finish(
         TableKind::Runs {
@@ -291,6 +279,77 @@ pub fn compare_runs(
             .extend(lines.into_iter().map(|l| format!("run {}: {l}", run.id)));
     }
     Ok(table)
+}
+
+/// What two runs are matched by: a record's parameters and variant.
+type RunKey = (String, String);
+
+fn run_key(m: &MeasurementRecord) -> RunKey {
+    (m.params.describe(), m.variant.clone())
+}
+
+/// Every key of the two runs, in the order run A measured them, then what only run B
+/// has, each with its first record.
+fn run_keys<'a>(
+    a_ms: &'a [MeasurementRecord],
+    b_ms: &'a [MeasurementRecord],
+) -> Vec<(RunKey, &'a MeasurementRecord)> {
+    let in_order = |ms: &'a [MeasurementRecord]| {
+        let mut sorted: Vec<&MeasurementRecord> = ms.iter().collect();
+        sorted.sort_by_key(|m| (m.point, m.seq));
+        sorted
+    };
+    let mut seen: std::collections::HashSet<RunKey> = Default::default();
+    let mut out = Vec::new();
+    for m in in_order(a_ms).into_iter().chain(in_order(b_ms)) {
+        let k = run_key(m);
+        if seen.insert(k.clone()) {
+            out.push((k, m));
+        }
+    }
+    out
+}
+
+/// Each record's index by key, grouped once: matching every key against every record
+/// re-renders the parameters keys × records times (1.5 s of 4.6 s for two
+/// 10,000-measurement runs).
+fn group_by_key(ms: &[MeasurementRecord]) -> HashMap<RunKey, Vec<usize>> {
+    let mut g: HashMap<RunKey, Vec<usize>> = HashMap::new();
+    for (i, m) in ms.iter().enumerate() {
+        g.entry(run_key(m)).or_default().push(i);
+    }
+    g
+}
+
+/// A row per key of the two runs, from the values of `metric`; `names` name the sides.
+fn add_run_rows(
+    b: &mut Builder,
+    (a_ms, b_ms): (&[MeasurementRecord], &[MeasurementRecord]),
+    metric: &str,
+    names: &(String, String),
+) {
+    let keys = run_keys(a_ms, b_ms);
+    let labeler = Labeler::new(keys.iter().map(|(_, m)| &m.params));
+    let (groups_a, groups_b) = (group_by_key(a_ms), group_by_key(b_ms));
+    let none: Vec<usize> = Vec::new();
+    for (k, first) in &keys {
+        let ia = groups_a.get(k).unwrap_or(&none);
+        let ib = groups_b.get(k).unwrap_or(&none);
+        let point_a = ia.first().map_or(first.point, |&i| a_ms[i].point);
+        let point_b = ib.first().map_or(first.point, |&i| b_ms[i].point);
+        let sides = (
+            SideValues::gather(ia.iter().map(|&i| &a_ms[i]), metric),
+            SideValues::gather(ib.iter().map(|&i| &b_ms[i]), metric),
+        );
+        b.add(
+            labeler.label(&first.params),
+            first.params.clone(),
+            Some(k.1.clone()),
+            (point_a, point_b),
+            sides,
+            (&names.0, &names.1),
+        );
+    }
 }
 
 /// How a run is named in a table: its label ("kernel 6.1"), or `run N` when it has none.

@@ -36,6 +36,25 @@ pub enum ReportError {
     },
     #[error("a report needs at least one run")]
     NoRuns,
+    /// `--section` named a section the command does not print (the message lists those
+    /// it does).
+    #[error("{0}")]
+    Section(String),
+    #[error("run {run} measured {count} variant(s) ({measured}); nothing to compare{why}")]
+    NothingToCompare {
+        run: RunId,
+        count: usize,
+        measured: String,
+        /// ` (<variant> was unavailable: <reason>; …)` when the run names any, else empty.
+        why: String,
+    },
+    /// The stored spec's regression buckets do not make a distribution.
+    #[error(transparent)]
+    Stats(#[from] perflab_stats::StatsError),
+    #[error("run {run} has no measurements yet")]
+    NoMeasurements { run: RunId },
+    #[error("run {run} has no measurement {seq}")]
+    NoSuchMeasurement { run: RunId, seq: u32 },
     #[error("cannot encode the report as JSON: {0}")]
     Json(#[from] serde_json::Error),
 }

@@ -2,8 +2,9 @@
 //! size scans of them (`scan_tables`), the regression distribution of the seed study,
 //! per-pair drill-downs, and for a run with one measurable variant its summary and
 //! single-variant drill-down. Every table is a [`Section`] described once as blocks
-//! (`blocks`, [`doc`]); `show`, `compare` and `report` render lists of sections through
-//! [`section::render`] as text, 72-column mail, Markdown or HTML.
+//! (`blocks`, [`doc`]); each command's view ([`views`]) is a list of sections, rendered
+//! through [`section::render`] as text, 72-column mail, Markdown or HTML, and through
+//! [`section::json`] as JSON keyed by section id.
 //!
 //! Inputs are `perflab_core::record` types, so this crate never touches the database.
 //! Only successful measurements are numbers; failed ones are counted and named.
@@ -55,6 +56,7 @@ pub mod trace_rows;
 #[cfg(test)]
 mod unknown_monitor_tests;
 mod verdict_text;
+pub mod views;
 
 pub use blocks::Changes;
 pub use changed::{changes_for_table, involved_cpus, what_changed, RowChanges, TelemetryChange};

@@ -1,6 +1,7 @@
-//! The envelope of every JSON document perflab prints: `format_version` and `command`
-//! first, then the command's own fields (docs/json.md, docs/schema/). One version for all
-//! commands, so a script checks one number whatever it reads.
+//! The envelope of every JSON document perflab prints: `format`, `format_version` and
+//! `command` first, then the command's own fields (docs/json.md, docs/schema/). One
+//! version for all commands, so a script checks one number whatever it reads; `format`
+//! names the document's shape (its definition in the schema), `command` what was typed.
 
 use std::sync::OnceLock;
 
@@ -8,7 +9,7 @@ use serde::Serialize;
 
 /// Raised when a field of any command's JSON changes meaning or goes away; new fields
 /// alone keep it (docs/json.md). The export's `format_version` is this one.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The command being run, as typed (`show`, `fleet report`): set once by `dispatch`, so
 /// that a view shared by two commands (`report` and `fleet report`) names the right one.
@@ -22,10 +23,31 @@ pub fn command() -> &'static str {
     COMMAND.get().copied().unwrap_or("perflab")
 }
 
+/// The `format` of the document `command` prints: `perflab-` and its definition in
+/// docs/schema/perflab.json. Two commands that print the same document share one
+/// (`fleet resume` prints `fleet run`'s, `fleet report` `report`'s).
+pub fn format_of(command: &str) -> &'static str {
+    match command {
+        "run" => "perflab-run",
+        "show" => "perflab-show",
+        "ls" => "perflab-ls",
+        "list" => "perflab-list",
+        "compare" => "perflab-compare",
+        "report" | "fleet report" => "perflab-report",
+        "export" => "perflab-export",
+        "doctor" => "perflab-doctor",
+        "fleet run" | "fleet resume" => "perflab-fleet-run",
+        "fleet ls" => "perflab-fleet-ls",
+        "fleet doctor" => "perflab-fleet-doctor",
+        _ => "perflab",
+    }
+}
+
 /// `body`'s fields after the envelope's; `body` must serialize as a JSON object (a
 /// struct or a map), which keeps its fields in their order.
 #[derive(Serialize)]
 pub struct Envelope<'a, T: Serialize + ?Sized> {
+    pub format: &'static str,
     pub format_version: u32,
     pub command: &'static str,
     #[serde(flatten)]
@@ -33,7 +55,14 @@ pub struct Envelope<'a, T: Serialize + ?Sized> {
 }
 
 pub fn wrap<T: Serialize + ?Sized>(body: &T) -> Envelope<'_, T> {
+    wrap_as(format_of(command()), body)
+}
+
+/// `body` as a document of `format`, for a command that prints more than one kind
+/// (`run --dry-run`).
+pub fn wrap_as<'a, T: Serialize + ?Sized>(format: &'static str, body: &'a T) -> Envelope<'a, T> {
     Envelope {
+        format,
         format_version: FORMAT_VERSION,
         command: command(),
         body,
@@ -42,7 +71,16 @@ pub fn wrap<T: Serialize + ?Sized>(body: &T) -> Envelope<'_, T> {
 
 /// The enveloped document, pretty-printed, on standard output.
 pub fn print<T: Serialize + ?Sized>(body: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(&wrap(body))?);
+    print_doc(&wrap(body))
+}
+
+/// [`print`] of a document of `format` ([`wrap_as`]).
+pub fn print_as<T: Serialize + ?Sized>(format: &'static str, body: &T) -> anyhow::Result<()> {
+    print_doc(&wrap_as(format, body))
+}
+
+fn print_doc<T: Serialize + ?Sized>(doc: &Envelope<'_, T>) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(doc)?);
     Ok(())
 }
 
@@ -71,7 +109,7 @@ mod tests {
         let text = serde_json::to_string(&wrap(&Body { runs: vec![1] })).unwrap();
         assert_eq!(
             text,
-            r#"{"format_version":1,"command":"perflab","runs":[1]}"#
+            r#"{"format":"perflab","format_version":2,"command":"perflab","runs":[1]}"#
         );
         assert_eq!(unwrap_field(&text, "runs"), "[1]");
         assert_eq!(unwrap_field("[1]", "runs"), "[1]");

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use perflab_store::{MeasurementRecord, RunId, StoreError};
+use perflab_store::{MeasurementRecord, RunId, RunInfo, Store, StoreError};
 
 use crate::cli::{ExportArgs, ExportFormat, Global};
 use crate::cmd::common;
@@ -27,102 +27,118 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
         ),
         None => Box::new(std::io::stdout().lock()),
     };
-    let mut out = std::io::BufWriter::new(out);
+    let out = std::io::BufWriter::new(out);
     match a.format {
-        ExportFormat::Json => {
-            let plan = store.plan(a.run)?;
-            let head = Head {
-                format: FORMAT,
-                format_version: FORMAT_VERSION,
-                command: crate::cmd::envelope::command(),
-                run: &info,
-                plan: &plan,
-            };
-            let mut json = JsonStream::start(out, &head)?;
-            visit(&store, a.run, true, |m| json.push(&m))?;
-            json.finish()?;
-        }
-        ExportFormat::Benchstat => {
-            // Its header needs every result's parameters and units first; it reads no
-            // histograms, threads or telemetry, so only the rest of each record is kept.
-            let mut ms = Vec::new();
-            visit(&store, a.run, false, |m| {
-                ms.push(perflab_report::slim::without_detail(m));
-                Ok::<(), std::io::Error>(())
-            })?;
-            let text = perflab_report::benchstat::benchstat_text(&info, &ms);
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
-        }
-        ExportFormat::Csv => {
-            let mut w = csv::Writer::from_writer(out);
-            w.write_record([
-                "run",
-                "seq",
-                "point",
-                "variant",
-                "rep",
-                "params",
-                "status",
-                "metric",
-                "value",
-                "unit",
-                "started_at",
-                "elapsed_s",
-                "error",
-                // headline (a result) or telemetry (carried the disturbing monitors only)
-                "role",
-            ])?;
-            // One row per metric: the telemetry rows are not read at all.
-            visit(&store, a.run, false, |m| {
-                let status = m.status.word();
-                let err = m.status.message().unwrap_or_default().to_string();
-                let base = [
-                    a.run.to_string(),
-                    m.seq.to_string(),
-                    m.point.to_string(),
-                    m.variant.clone(),
-                    m.rep.to_string(),
-                    m.params.describe(),
-                ];
-                if m.output.metrics.is_empty() {
-                    let mut row = base.to_vec();
-                    row.extend([status.into(), String::new(), String::new(), String::new()]);
-                    row.extend([
-                        m.started_at.to_string(),
-                        m.elapsed_s.to_string(),
-                        err.clone(),
-                        m.role.as_str().to_string(),
-                    ]);
-                    w.write_record(&row)?;
-                }
-                for metric in &m.output.metrics {
-                    let mut row = base.to_vec();
-                    row.extend([
-                        status.to_string(),
-                        metric.name.clone(),
-                        metric.value.to_string(),
-                        metric.unit.symbol().to_string(),
-                        m.started_at.to_string(),
-                        m.elapsed_s.to_string(),
-                        err.clone(),
-                        m.role.as_str().to_string(),
-                    ]);
-                    w.write_record(&row)?;
-                }
-                Ok::<(), csv::Error>(())
-            })?;
-            w.flush()?;
-        }
-    }
+        ExportFormat::Json => json(&store, &info, out),
+        ExportFormat::Benchstat => benchstat(&store, &info, out),
+        ExportFormat::Csv => csv(&store, a.run, out),
+    }?;
     Ok(0)
+}
+
+/// The whole run: its record, its plan, then every measurement with its telemetry.
+fn json(store: &Store, info: &RunInfo, out: impl Write) -> anyhow::Result<()> {
+    let plan = store.plan(info.id)?;
+    let head = Head {
+        format: FORMAT,
+        format_version: FORMAT_VERSION,
+        command: crate::cmd::envelope::command(),
+        run: info,
+        plan: &plan,
+    };
+    let mut json = JsonStream::start(out, &head)?;
+    visit(store, info.id, true, |m| json.push(&m))?;
+    json.finish()?;
+    Ok(())
+}
+
+/// Go's benchmark format. Its header needs every result's parameters and units first; it
+/// reads no histograms, threads or telemetry, so only the rest of each record is kept.
+fn benchstat(store: &Store, info: &RunInfo, mut out: impl Write) -> anyhow::Result<()> {
+    let mut ms = Vec::new();
+    visit(store, info.id, false, |m| {
+        ms.push(perflab_report::slim::without_detail(m));
+        Ok::<(), std::io::Error>(())
+    })?;
+    let text = perflab_report::benchstat::benchstat_text(info, &ms);
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The CSV's columns.
+const CSV_HEAD: [&str; 14] = [
+    "run",
+    "seq",
+    "point",
+    "variant",
+    "rep",
+    "params",
+    "status",
+    "metric",
+    "value",
+    "unit",
+    "started_at",
+    "elapsed_s",
+    "error",
+    // headline (a result) or telemetry (carried the disturbing monitors only)
+    "role",
+];
+
+/// One row per measurement and metric (one without a metric for a measurement that has
+/// none); the telemetry rows are not read at all.
+fn csv(store: &Store, run: RunId, out: impl Write) -> anyhow::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    w.write_record(CSV_HEAD)?;
+    visit(store, run, false, |m| {
+        for row in csv_rows(run, &m) {
+            w.write_record(&row)?;
+        }
+        Ok::<(), csv::Error>(())
+    })?;
+    w.flush()?;
+    Ok(())
+}
+
+/// The rows of one measurement, in [`CSV_HEAD`]'s columns.
+fn csv_rows(run: RunId, m: &MeasurementRecord) -> Vec<Vec<String>> {
+    let base = [
+        run.to_string(),
+        m.seq.to_string(),
+        m.point.to_string(),
+        m.variant.clone(),
+        m.rep.to_string(),
+        m.params.describe(),
+        m.status.word().to_string(),
+    ];
+    let tail = [
+        m.started_at.to_string(),
+        m.elapsed_s.to_string(),
+        m.status.message().unwrap_or_default().to_string(),
+        m.role.as_str().to_string(),
+    ];
+    let row = |metric: [String; 3]| [&base[..], &metric, &tail].concat();
+    if m.output.metrics.is_empty() {
+        return vec![row(Default::default())];
+    }
+    m.output
+        .metrics
+        .iter()
+        .map(|metric| {
+            row([
+                metric.name.clone(),
+                metric.value.to_string(),
+                metric.unit.symbol().to_string(),
+            ])
+        })
+        .collect()
 }
 
 /// [`perflab_store::Store::visit_measurements`] (with every record's telemetry rows, or
 /// none) with a visitor whose own error (a write that failed) stops the read and comes
 /// back as itself.
 fn visit<E>(
-    store: &perflab_store::Store,
+    store: &Store,
     run: RunId,
     telemetry: bool,
     mut f: impl FnMut(MeasurementRecord) -> Result<(), E>,

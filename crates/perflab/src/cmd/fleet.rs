@@ -220,7 +220,10 @@ fn drive(
             let report = if runs.is_empty() {
                 serde_json::Value::Null
             } else {
-                perflab_report::full::build_report(&runs, &opts)?.json
+                // The report's sections by id, as `perflab report --format json` has them.
+                serde_json::Value::Object(
+                    perflab_report::views::report::view(&runs, &opts)?.json(&[])?,
+                )
             };
             #[derive(serde::Serialize)]
             struct Doc<'a> {

@@ -1,69 +1,23 @@
 //! `perflab list`: the plug-ins and studies this perflab knows, read from the registries'
-//! descriptors; as text, or (`--format json`) the same entries as data.
+//! descriptors, shown by `perflab_report::views::list`.
 
 use perflab_core::Descriptor;
-use serde::Serialize;
+use perflab_report::views::list::{self, Entry, Listing, Param};
 
 use crate::cli::ListArgs;
 use crate::cmd::envelope;
 
-/// One plug-in or study: its name, the first line of its help, and a workload's
-/// parameters.
-#[derive(Serialize)]
-struct Entry {
-    name: &'static str,
-    summary: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    params: Vec<Param>,
-}
-
-#[derive(Serialize)]
-struct Param {
-    name: &'static str,
-    help: &'static str,
-    /// As the text says it: `integer 1..64`, `duration`, `a|b`.
-    kind: String,
-    default: Option<&'static str>,
-}
-
-/// Every kind of entry, in the text's order.
-#[derive(Serialize)]
-struct Listing {
-    studies: Vec<Entry>,
-    workloads: Vec<Entry>,
-    monitors: Vec<Entry>,
-    parsers: Vec<Entry>,
-    knobs: Vec<Entry>,
-}
-
 pub fn run(a: ListArgs) -> anyhow::Result<i32> {
-    let l = listing();
+    let view = list::view(&listing())?;
     if a.format.is_json() {
-        envelope::print(&l)?;
-        return Ok(0);
+        envelope::print(&view.json())?;
+    } else {
+        print!("{}", view.text());
     }
-    println!("Studies (perflab run STUDY):");
-    l.studies.iter().for_each(line);
-    println!("\nWorkloads (perflab run --workload NAME -p param=value):");
-    for w in &l.workloads {
-        line(w);
-        for p in &w.params {
-            let default = p
-                .default
-                .map(|d| format!(" [default: {d}]"))
-                .unwrap_or_default();
-            println!("      {:<12} {} ({}){default}", p.name, p.help, p.kind);
-        }
-    }
-    println!("\nMonitors (--monitors a,b):");
-    l.monitors.iter().for_each(line);
-    println!("\nParsers (exec -p parser=NAME, perflab import --parser NAME):");
-    l.parsers.iter().for_each(line);
-    println!("\nKnobs (--variant NAME:knob=value):");
-    l.knobs.iter().for_each(line);
     Ok(0)
 }
 
+/// The entries of every registry, read off their descriptors.
 fn listing() -> Listing {
     let studies = perflab_lab::presets::PRESETS
         .iter()
@@ -126,9 +80,4 @@ fn entry(d: &Descriptor) -> Entry {
         summary: d.summary().to_string(),
         params: Vec::new(),
     }
-}
-
-/// `  NAME         first line of its help`.
-fn line(e: &Entry) {
-    println!("  {:<12} {}", e.name, e.summary);
 }

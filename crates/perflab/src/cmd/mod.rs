@@ -23,7 +23,6 @@ mod report;
 mod restore;
 mod run;
 mod run_end;
-mod run_json;
 mod run_spec;
 mod run_view;
 mod serve;

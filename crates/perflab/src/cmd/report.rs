@@ -1,7 +1,8 @@
 //! `perflab report`: one or more runs as terminal text, Markdown, 72-column mail, JSON,
 //! or a self-contained HTML page with the plots.
 
-use perflab_report::full::{build_report, ReportOptions, RunData};
+use perflab_report::full::{ReportOptions, RunData};
+use perflab_report::views::report;
 use perflab_report::Format;
 
 use crate::cli::{Global, ReportArgs, ReportFormat};
@@ -55,16 +56,17 @@ pub fn emit(
         // One stream cannot carry a page and a table that a reader could split again.
         if let Some(f) = format {
             return Err(input(format!(
-                "--html - writes the page to standard output; --format {} cannot go there                  too (write the page to a file, or leave out --format)",
+                "--html - writes the page to standard output; --format {} cannot go there \
+                 too (write the page to a file, or leave out --format)",
                 format_name(f)
             )));
         }
     } else if let Some(path) = html {
         html_dir_exists(path)?;
     }
-    let report = build_report(runs, opts)?;
+    let view = report::view(runs, opts)?;
     if let Some(path) = html {
-        let page = report.render_parts(Format::Html, sections).map_err(input)?;
+        let page = view.render(Format::Html, sections)?;
         if to_stdout {
             let mut out = std::io::stdout().lock();
             std::io::Write::write_all(&mut out, page.as_bytes())?;
@@ -89,7 +91,7 @@ pub fn emit(
             if figures == 1 { "" } else { "s" }
         );
     }
-    let text = |f: Format| report.render_parts(f, sections).map_err(input);
+    let text = |f: Format| view.render(f, sections);
     let format = match (format, html) {
         (Some(f), _) => Some(f),
         (None, None) => Some(ReportFormat::Text),
@@ -99,7 +101,7 @@ pub fn emit(
         Some(ReportFormat::Text) => print!("{}", text(Format::Text)?),
         Some(ReportFormat::Markdown) => print!("{}", text(Format::Markdown)?),
         Some(ReportFormat::Mail) => print!("{}", text(Format::Mail)?),
-        Some(ReportFormat::Json) => crate::cmd::envelope::print(&report.json)?,
+        Some(ReportFormat::Json) => crate::cmd::envelope::print(&view.json(sections)?)?,
         None => {}
     }
     Ok(())

@@ -10,7 +10,7 @@ use perflab_store::RunStatus;
 
 use crate::cli::{Global, RunArgs, RunFormat};
 use crate::cmd::run_end::RunEnd;
-use crate::cmd::{common, drilldown_dir, envelope, hint, run_json, run_spec, run_view, show};
+use crate::cmd::{common, drilldown_dir, envelope, hint, run_spec, run_view};
 use crate::exit::INTERRUPTED;
 use crate::progress::Reporter;
 
@@ -82,11 +82,12 @@ fn execute(
         outcome.recorded,
         outcome.failed,
         outcome.remaining,
-        run_json::database_location(store)
+        run_view::database_location(store)
     );
-    // The run's totals, not this session's: a resume that retried the failures is judged
-    // by what the run holds now.
-    let end = RunEnd::of(&store.run(id)?);
+    // The run as it stands now, read once: its totals, not this session's (a resume that
+    // retried the failures is judged by what the run holds now), and its view.
+    let info = store.run(id)?;
+    let end = RunEnd::of(&info);
     if outcome.status == RunStatus::Interrupted {
         eprintln!(
             "resume with: perflab run --resume {}{}",
@@ -96,25 +97,14 @@ fn execute(
     }
     let json = a.format == RunFormat::Json;
     if json || outcome.status != RunStatus::Interrupted {
-        let (info, ms) = (store.run(id)?, store.measurements(id)?);
-        let after = show::AfterRun::of(&info, &ms, out, store.path())?;
-        let cap = match json {
-            true => usize::MAX,
-            false => perflab_report::spans_ab::MAX_COMPARISONS,
-        };
-        let view = run_view::EndView::of(&info, &ms, after, cap)?;
-        let drilldown = view.write_drilldown(&info, &ms)?;
-        if json {
-            let doc =
-                run_json::document(store, &info, &ms, &view, drilldown, &end, &hint::db_flag(g));
-            envelope::print(&doc)?;
-        } else {
-            print!("{}", view.text(drilldown.as_deref()));
-            print_adaptive(store, id)?;
+        let ms = store.measurements(id)?;
+        run_view::print(store, (&info, &ms), out, &end, json, &hint::db_flag(g))?;
+        if !json {
+            print_adaptive(store, &info, &ms)?;
         }
     }
     if a.out.is_none() {
-        give_drilldown(g, store, id);
+        give_drilldown(g, store, &info);
     }
     if let Some(line) = end.last_line(&hint::db_flag(g)) {
         // After the tables, where a reader (and `tail -1` of a log) looks last.
@@ -130,12 +120,11 @@ fn execute(
 
 /// Under sudo, the drill-down written beside the invoking user's database is theirs, as
 /// the database is; a failure is said, not fatal (the results are safe in the database).
-fn give_drilldown(g: &Global, store: &perflab_store::Store, id: i64) {
+fn give_drilldown(g: &Global, store: &perflab_store::Store, info: &perflab_store::RunInfo) {
     let Some(user) = crate::cmd::sudo_db::sudo_user(g) else {
         return;
     };
-    let Ok(info) = store.run(id) else { return };
-    let dir = drilldown_dir::default_dir(&info.study, id, store.path());
+    let dir = drilldown_dir::default_dir(&info.study, info.id, store.path());
     let Some(top) = dir.parent().filter(|t| t.exists()) else {
         return;
     };
@@ -149,17 +138,19 @@ fn give_drilldown(g: &Global, store: &perflab_store::Store, id: i64) {
 }
 
 /// The adaptive run's last word: which points reached the target and which the cap.
-fn print_adaptive(store: &perflab_store::Store, id: i64) -> anyhow::Result<()> {
-    let info = store.run(id)?;
+fn print_adaptive(
+    store: &perflab_store::Store,
+    info: &perflab_store::RunInfo,
+    ms: &[perflab_store::MeasurementRecord],
+) -> anyhow::Result<()> {
     if info.spec.adaptive.is_none() && info.spec.until_decided.is_none() {
         return Ok(());
     }
-    let ms = store.measurements(id)?;
-    if let Some(r) = adaptive::report(&info.spec, &ms) {
+    if let Some(r) = adaptive::report(&info.spec, ms) {
         println!();
         println!("{}", r.summary);
     }
-    if let Some(line) = adaptive::decided::report_line(&info.spec, &store.plan(id)?, &ms) {
+    if let Some(line) = adaptive::decided::report_line(&info.spec, &store.plan(info.id)?, ms) {
         println!();
         println!("{line}");
     }
@@ -212,7 +203,7 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
             timed_seconds: timed,
             plan: &plan,
         };
-        envelope::print(&doc)?;
+        envelope::print_as("perflab-run-dry-run", &doc)?;
         return Ok(());
     }
     println!("{}", serde_json::to_string_pretty(&p.spec)?);

@@ -1,0 +1,83 @@
+//! `perflab report` (and `fleet report`): everything known about one or more runs, built
+//! by [`crate::full::build_report`] as parts, each part here a section keyed by its id in
+//! every format, JSON included.
+
+use serde_json::{Map, Value};
+
+use crate::doc::Block;
+use crate::error::ReportError;
+use crate::full::{build_report, ReportOptions, RunData};
+use crate::section::{self, Format, Section};
+use crate::views::data::{pick, Data};
+
+/// The JSON key the full report gives each part's data under, where it is not the part's
+/// id (format_version 1 used these names; docs/json.md lists the renames).
+const OLD_KEYS: &[(&str, &str)] = &[
+    ("comparison", "comparisons"),
+    ("threads", "parallel"),
+    ("lock-wait", "lock_waits"),
+];
+
+pub struct ReportView {
+    /// The report's title heading (`title` in JSON); the HTML page is named by it.
+    pub title: Data,
+    /// One section per id of [`section::REPORT`], in that order; a part the runs have
+    /// nothing for has no blocks.
+    pub parts: Vec<Data>,
+}
+
+/// The report of `runs`: with one run, its variants against the baseline; with several,
+/// each later run against the first.
+pub fn view(runs: &[RunData], opts: &ReportOptions) -> Result<ReportView, ReportError> {
+    let full = build_report(runs, opts)?;
+    let mut json = match full.json {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    let mut parts: Vec<Data> = Vec::new();
+    for &id in section::REPORT {
+        let part = full.parts.iter().find(|p| p.id == id);
+        let key = OLD_KEYS
+            .iter()
+            .find(|(new, _)| *new == id)
+            .map_or(id, |(_, old)| old);
+        parts.push(Data {
+            id,
+            title: part.map_or_else(|| id.to_string(), |p| p.title.clone()),
+            blocks: part.map(|p| p.blocks.clone()).unwrap_or_default(),
+            json: json.remove(key).or_else(|| json.remove(id)),
+        });
+    }
+    Ok(ReportView {
+        title: Data {
+            id: "title",
+            title: full.title.clone(),
+            blocks: vec![Block::heading(1, full.title.clone())],
+            json: Some(Value::String(full.title)),
+        },
+        parts,
+    })
+}
+
+impl ReportView {
+    /// The title, then the parts `wanted` names (all when empty).
+    fn pick(&self, wanted: &[String]) -> Result<Vec<&dyn Section>, ReportError> {
+        let mut out: Vec<&dyn Section> = vec![&self.title];
+        out.extend(pick(
+            self.parts.iter().map(|p| p as &dyn Section),
+            wanted,
+            section::REPORT,
+        )?);
+        Ok(out)
+    }
+
+    /// The title and the parts `wanted` names (all when empty), in `format`.
+    pub fn render(&self, format: Format, wanted: &[String]) -> Result<String, ReportError> {
+        Ok(section::render(&self.pick(wanted)?, format))
+    }
+
+    /// The title and the parts `wanted` names (all when empty) by id.
+    pub fn json(&self, wanted: &[String]) -> Result<Map<String, Value>, ReportError> {
+        Ok(section::json(&self.pick(wanted)?, &[]))
+    }
+}
