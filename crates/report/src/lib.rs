@@ -38,6 +38,7 @@ pub mod scan;
 mod scan_exec;
 mod scan_render;
 pub mod section;
+mod section_data;
 mod sections;
 pub mod select;
 pub mod single;

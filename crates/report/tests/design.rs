@@ -167,7 +167,8 @@ fn a_probe_that_moved_is_a_warning_in_every_format() {
             "{form} claims interleaving"
         );
     }
-    let c = &r.json["comparisons"][0]["comparison"];
+    let json = r.json();
+    let c = &json["comparison"][0]["comparison"];
     assert_eq!(c["design"], "separate_runs");
     assert_eq!(c["drift"]["probes"][0]["moved"], true);
 }

@@ -122,7 +122,8 @@ fn the_full_report_carries_the_table_in_text_markdown_mail_and_json() {
             "{format}: {out}"
         );
     }
-    let rows = r.json["latency"]["percentiles"]["rows"].as_array().unwrap();
+    let json = r.json();
+    let rows = json["latency"]["percentiles"]["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 4);
     assert!(rows[0]["p90"].is_f64(), "{}", rows[0]);
 }

@@ -33,7 +33,7 @@ fn same_report(runs: Vec<(RunInfo, Vec<MeasurementRecord>)>) {
         build_report(&whole, &opts).unwrap(),
         build_report(&folded, &opts).unwrap(),
     );
-    assert_eq!(a.json, b.json);
+    assert_eq!(a.json(), b.json());
     for f in [Format::Text, Format::Markdown, Format::Mail, Format::Html] {
         assert_eq!(a.render(f), b.render(f), "{f:?}");
     }

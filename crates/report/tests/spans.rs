@@ -148,7 +148,7 @@ fn report_markdown_and_mail() {
         "wider than a mail:\n{mail}"
     );
     insta::assert_snapshot!("spans_mail", mail);
-    assert_eq!(r.json["spans"].as_array().map(Vec::len), Some(1));
+    assert_eq!(r.json()["spans"].as_array().map(Vec::len), Some(1));
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn without_trace_rows_there_is_no_span_section() {
         assert!(!text.contains("trace spans"), "{text}");
         assert!(!text.contains("Spans:"), "{text}");
     }
-    assert_eq!(r.json["spans"], serde_json::json!([]));
+    assert_eq!(r.json()["spans"], serde_json::json!([]));
 }
 
 #[test]

@@ -124,7 +124,7 @@ fn wake_table_markdown_mail_and_html() {
     assert!(html.contains("CPU pair 0-2"));
     assert!(html.contains("left C6"));
     assert_eq!(
-        r.json["spans"][0]["table"]["wake"]["pairs"]
+        r.json()["spans"][0]["table"]["wake"]["pairs"]
             .as_array()
             .map(Vec::len),
         Some(3)

@@ -19,44 +19,28 @@ mod spans;
 mod threads;
 
 use perflab_stats::StatsConfig;
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 
 use crate::design::Design;
 use crate::doc::Block;
 use crate::error::ReportError;
 use crate::section::{self, Format, Section};
+use crate::section_data::Data;
 
 pub use env::{environment_differences, EnvDifference};
 use input::run_name;
 pub use input::{ReportOptions, RunData};
 
-/// The assembled report: its title heading, then its parts, each a [`Section`].
+/// The assembled report: its title heading, then its parts, each a [`Section`] with its
+/// blocks and its JSON (every part of [`section::REPORT`] that has data, keyed by its id).
 #[derive(Clone, Debug)]
 pub struct FullReport {
     pub title: String,
     pub parts: Vec<Part>,
-    pub json: Value,
 }
 
 /// One part of the report (`comparison`, `latency`, …) as a section.
-#[derive(Clone, Debug)]
-pub struct Part {
-    pub id: &'static str,
-    pub title: String,
-    pub blocks: Vec<Block>,
-}
-
-impl Section for Part {
-    fn id(&self) -> &'static str {
-        self.id
-    }
-    fn title(&self) -> String {
-        self.title.clone()
-    }
-    fn blocks(&self) -> Vec<Block> {
-        self.blocks.clone()
-    }
-}
+pub type Part = Data;
 
 /// The report's title over its parts, as one section.
 struct Titled<'a>(&'a FullReport, Vec<&'a dyn Section>);
@@ -112,21 +96,33 @@ impl FullReport {
     pub fn html(&self) -> String {
         self.render(Format::Html)
     }
+
+    /// The title and every part's JSON, keyed by id.
+    pub fn json(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("title".into(), Value::String(self.title.clone()));
+        for p in &self.parts {
+            if let Some(j) = p.json() {
+                out.insert(p.id.into(), j);
+            }
+        }
+        Value::Object(out)
+    }
 }
 
 /// Gathers the report's blocks part by part.
 struct Parts(Vec<Part>);
 
 impl Parts {
-    /// Blocks added to `blocks` since the last cut become the part `id`.
-    fn cut(&mut self, id: &'static str, title: &str, blocks: &mut Vec<Block>) {
-        if !blocks.is_empty() {
-            self.0.push(Part {
-                id,
-                title: title.into(),
-                blocks: std::mem::take(blocks),
-            });
-        }
+    /// Blocks added to `blocks` since the last cut become the part `id`, with `json` as
+    /// its JSON (kept even when the part has nothing to print: scripts read an empty list).
+    fn cut(&mut self, id: &'static str, title: &str, json: Option<Value>, blocks: &mut Vec<Block>) {
+        self.0.push(Part {
+            id,
+            title: title.into(),
+            blocks: std::mem::take(blocks),
+            json,
+        });
     }
 }
 
@@ -139,28 +135,36 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
     let title = runs::title(runs);
     let mut blocks = Vec::new();
     let mut parts = Parts(Vec::new());
-    let mut json = json!({ "title": title });
 
     let diffs = env::section(runs, &mut blocks);
-    json["environment"] = serde_json::to_value(&diffs)?;
-    parts.cut("environment", "Environment", &mut blocks);
+    let environment = serde_json::to_value(&diffs)?;
+    parts.cut("environment", "Environment", Some(environment), &mut blocks);
     runs::section(runs, &mut blocks);
-    json["runs"] = serde_json::to_value(runs.iter().map(|r| &r.info).collect::<Vec<_>>())?;
-    parts.cut("runs", "Runs", &mut blocks);
+    let infos = serde_json::to_value(runs.iter().map(|r| &r.info).collect::<Vec<_>>())?;
+    parts.cut("runs", "Runs", Some(infos), &mut blocks);
 
     let (compared, designs) = comparisons::section(runs, opts, &mut blocks)?;
-    json["comparisons"] = compared;
-    parts.cut("comparison", "Comparisons", &mut blocks);
-    json["quality"] = quality::section(runs, opts, &mut blocks)?;
-    parts.cut("quality", "Repetitions and spread", &mut blocks);
-    json["latency"] = latency::section(runs, opts, &mut blocks);
-    parts.cut("latency", "Latency distributions", &mut blocks);
-    json["spans"] = spans::section(runs, opts, &mut blocks);
-    parts.cut("spans", "Where the time goes", &mut blocks);
-    json["parallel"] = threads::section(runs, opts, &mut blocks);
-    parts.cut("threads", "Threads", &mut blocks);
-    json["lock_waits"] = lock_wait::section(runs, &mut blocks);
-    parts.cut("lock-wait", "Lock waits", &mut blocks);
+    parts.cut("comparison", "Comparisons", Some(compared), &mut blocks);
+    let quality = quality::section(runs, opts, &mut blocks)?;
+    parts.cut(
+        "quality",
+        "Repetitions and spread",
+        Some(quality),
+        &mut blocks,
+    );
+    let latency = latency::section(runs, opts, &mut blocks);
+    parts.cut(
+        "latency",
+        "Latency distributions",
+        Some(latency),
+        &mut blocks,
+    );
+    let spans = spans::section(runs, opts, &mut blocks);
+    parts.cut("spans", "Where the time goes", Some(spans), &mut blocks);
+    let threads = threads::section(runs, opts, &mut blocks);
+    parts.cut("threads", "Threads", Some(threads), &mut blocks);
+    let lock_wait = lock_wait::section(runs, &mut blocks);
+    parts.cut("lock-wait", "Lock waits", Some(lock_wait), &mut blocks);
     let mut counters = Vec::new();
     for r in runs {
         if let Some(t) = crate::counter_table(&r.info, &r.ms) {
@@ -172,15 +176,18 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
             counters.push(serde_json::to_value(&t)?);
         }
     }
-    json["counters"] = Value::Array(counters);
-    parts.cut("counters", "Counters", &mut blocks);
+    parts.cut(
+        "counters",
+        "Counters",
+        Some(Value::Array(counters)),
+        &mut blocks,
+    );
     blocks.push(Block::heading(2, "How to read this report"));
     blocks.push(Block::para(how_to_read(&opts.stats, &designs)));
-    parts.cut("how-to-read", "How to read this report", &mut blocks);
+    parts.cut("how-to-read", "How to read this report", None, &mut blocks);
     Ok(FullReport {
         title,
         parts: parts.0,
-        json,
     })
 }
 

@@ -1,50 +1,8 @@
 //! A section made of given parts, and the selection of a view's sections by id.
 
-use crate::doc::Block;
 use crate::error::ReportError;
 use crate::section::{self, Section};
-
-/// A section whose blocks and JSON a view gives: its own data (the stored run, the list
-/// of runs, a registry's entries) beside the tables that have types of their own.
-pub struct Data {
-    pub id: &'static str,
-    pub title: String,
-    pub blocks: Vec<Block>,
-    pub json: Option<serde_json::Value>,
-}
-
-impl Data {
-    /// A section of lines laid out as written (`lines` without a final newline; none
-    /// at all when empty), with `json` as its JSON form.
-    pub fn lines(id: &'static str, title: &str, lines: &str, json: serde_json::Value) -> Self {
-        let lines = lines.strip_suffix('\n').unwrap_or(lines);
-        Self {
-            id,
-            title: title.into(),
-            blocks: if lines.is_empty() {
-                Vec::new()
-            } else {
-                vec![Block::Pre(lines.into())]
-            },
-            json: Some(json),
-        }
-    }
-}
-
-impl Section for Data {
-    fn id(&self) -> &'static str {
-        self.id
-    }
-    fn title(&self) -> String {
-        self.title.clone()
-    }
-    fn blocks(&self) -> Vec<Block> {
-        self.blocks.clone()
-    }
-    fn json(&self) -> Option<serde_json::Value> {
-        self.json.clone()
-    }
-}
+pub use crate::section_data::Data;
 
 /// `value` as JSON; the views' data are plain structs and maps, which always encode.
 pub(crate) fn to_json(value: &impl serde::Serialize) -> Result<serde_json::Value, ReportError> {

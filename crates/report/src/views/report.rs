@@ -10,14 +10,6 @@ use crate::full::{build_report, ReportOptions, RunData};
 use crate::section::{self, Format, Section};
 use crate::views::data::{pick, Data};
 
-/// The JSON key the full report gives each part's data under, where it is not the part's
-/// id (format_version 1 used these names; docs/json.md lists the renames).
-const OLD_KEYS: &[(&str, &str)] = &[
-    ("comparison", "comparisons"),
-    ("threads", "parallel"),
-    ("lock-wait", "lock_waits"),
-];
-
 pub struct ReportView {
     /// The report's title heading (`title` in JSON); the HTML page is named by it.
     pub title: Data,
@@ -30,24 +22,12 @@ pub struct ReportView {
 /// each later run against the first.
 pub fn view(runs: &[RunData], opts: &ReportOptions) -> Result<ReportView, ReportError> {
     let full = build_report(runs, opts)?;
-    let mut json = match full.json {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    };
-    let mut parts: Vec<Data> = Vec::new();
-    for &id in section::REPORT {
-        let part = full.parts.iter().find(|p| p.id == id);
-        let key = OLD_KEYS
-            .iter()
-            .find(|(new, _)| *new == id)
-            .map_or(id, |(_, old)| old);
-        parts.push(Data {
-            id,
-            title: part.map_or_else(|| id.to_string(), |p| p.title.clone()),
-            blocks: part.map(|p| p.blocks.clone()).unwrap_or_default(),
-            json: json.remove(key).or_else(|| json.remove(id)),
-        });
-    }
+    // The full report cuts one part per id of section::REPORT, in its order.
+    debug_assert!(full
+        .parts
+        .iter()
+        .map(|p| p.id)
+        .eq(section::REPORT.iter().copied()));
     Ok(ReportView {
         title: Data {
             id: "title",
@@ -55,7 +35,7 @@ pub fn view(runs: &[RunData], opts: &ReportOptions) -> Result<ReportView, Report
             blocks: vec![Block::heading(1, full.title.clone())],
             json: Some(Value::String(full.title)),
         },
-        parts,
+        parts: full.parts,
     })
 }
 
