@@ -27,7 +27,6 @@ const NOT_YET_UNTANGLED: &[&str] = &[
     "knobs: journal target_lock target_lock::holder target_lock::lock target_lock::targets",
     "parsers: (root) cyclictest cyclictest_histogram dmatest fio hyperfine iperf3 json perf_bench perf_stat perf_stat_csv perf_stat_text plausible seed_scan sockperf text",
     "report: full full::comparisons full::env full::latency full::lock_wait full::quality full::runs full::spans full::threads",
-    "stats: compare decide fdr",
     "store: (root) assemble backend codec error pg pg::claim pg::open sqlite sqlite::claim",
     "sys: doctor doctor::cpu doctor::dma doctor::idle doctor::kernel doctor::memory doctor::net doctor::netpaths doctor::perf doctor::privileges",
     "workloads: ctxsw ctxsw::process",
