@@ -29,8 +29,6 @@ const NOT_YET_UNTANGLED: &[&str] = &[
     "report: full full::comparisons full::env full::latency full::lock_wait full::quality full::runs full::spans full::threads",
     "store: (root) assemble backend codec error pg pg::claim pg::open sqlite sqlite::claim",
     "sys: doctor doctor::cpu doctor::dma doctor::idle doctor::kernel doctor::memory doctor::net doctor::netpaths doctor::perf doctor::privileges",
-    "workloads: ctxsw ctxsw::process",
-    "workloads: xfer xfer::threaded",
 ];
 
 #[test]
