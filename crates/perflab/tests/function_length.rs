@@ -49,8 +49,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("crates/store/src/sqlite/write.rs", "insert_children", OTHER),
     ("crates/sys/src/doctor/cpu.rs", "isolation", OTHER),
     ("crates/sys/src/doctor/idle.rs", "cpuidle", OTHER),
-    ("crates/workloads/src/netrr/mod.rs", "measure", OTHER),
-    ("crates/workloads/src/netrr/mod.rs", "output", OTHER),
 ];
 
 /// Left long while these files were rewritten for other parts of issue 24 (streaming
