@@ -33,6 +33,7 @@
 
 pub mod auth;
 mod client;
+mod error;
 mod handshake;
 mod load;
 mod ns;
@@ -63,7 +64,8 @@ pub use client::DEAD_AFTER;
 pub use remote::{parse_peer, DEFAULT_PORT};
 pub use sock::Proto;
 
-use client::{ClientPlan, ClientResult, INTERRUPTED};
+use client::{ClientPlan, ClientResult};
+use error::NetrrError;
 use load::Background;
 use output::{output, Load};
 use proto::OpenRequest;
@@ -270,12 +272,11 @@ impl Workload for Netrr {
             return Err(WorkloadError::Interrupted);
         }
         let settings = Settings::read(params)?;
-        measure(&settings, ctx).map_err(|e| {
-            if ctx.stopping() || e == INTERRUPTED {
-                WorkloadError::Interrupted
-            } else {
-                WorkloadError::Failed(format!("netrr: {e}"))
-            }
+        measure(&settings, ctx).map_err(|e| match e {
+            // A side may fail on its way out of a stop; the stop is what to report.
+            _ if ctx.stopping() => WorkloadError::Interrupted,
+            NetrrError::Interrupted => WorkloadError::Interrupted,
+            NetrrError::Failed(why) => WorkloadError::Failed(format!("netrr: {why}")),
         })
     }
 }
@@ -302,7 +303,7 @@ pub(crate) enum Route {
     },
 }
 
-fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, String> {
+fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, NetrrError> {
     let peer = s.peer.as_str();
     if let Some(facts) = NetPathFacts::from_facts(&ctx.facts) {
         if !peer.is_empty() {
@@ -310,7 +311,8 @@ fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, String> {
             return Err(format!(
                 "peer={peer} and the netpath={path} knob both say where the server is; \
                  give one"
-            ));
+            )
+            .into());
         }
         let NetPathFacts {
             path,
@@ -349,7 +351,8 @@ fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, String> {
         return Err(format!(
             "peer={peer} needs the token its `perflab serve` printed: give token= or set \
              PERFLAB_SERVE_TOKEN"
-        ));
+        )
+        .into());
     }
     let peer = parse_peer(peer)?;
     Ok(Route::Remote {
@@ -364,7 +367,7 @@ fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, String> {
 /// The token for `peer=`: the parameter's secret, else `PERFLAB_SERVE_TOKEN`. A run
 /// resumed by another process has only the token's fingerprint; the environment's token
 /// is then used when it is the same token.
-fn peer_token(token: &SecretValue) -> Result<String, String> {
+fn peer_token(token: &SecretValue) -> Result<String, NetrrError> {
     let env = || std::env::var("PERFLAB_SERVE_TOKEN").unwrap_or_default();
     match token {
         SecretValue::Known(t) if t.is_empty() => Ok(env()),
@@ -375,14 +378,15 @@ fn peer_token(token: &SecretValue) -> Result<String, String> {
         SecretValue::FingerprintOnly(fp) => Err(format!(
             "this run stored only the token's fingerprint ({fp}), not the token: set \
              PERFLAB_SERVE_TOKEN to the token of the peer's `perflab serve` to go on"
-        )),
+        )
+        .into()),
     }
 }
 
 /// Byte counts of the load at the window's start and end.
 type Marks = Arc<Mutex<Vec<(Instant, u64)>>>;
 
-fn measure(cfg: &Settings, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> {
+fn measure(cfg: &Settings, ctx: &MeasureCtx) -> Result<WorkloadOutput, NetrrError> {
     let shape = Shape::of(cfg)?;
     let hogs = hog_cpus(&cfg.hogs)?;
     let route = route(cfg, ctx)?;
@@ -431,7 +435,7 @@ struct Shape {
 }
 
 impl Shape {
-    fn of(cfg: &Settings) -> Result<Self, String> {
+    fn of(cfg: &Settings) -> Result<Self, NetrrError> {
         let proto =
             Proto::from_name(&cfg.proto).ok_or_else(|| format!("unknown proto {:?}", cfg.proto))?;
         Ok(Self {
@@ -470,7 +474,7 @@ impl Started {
         cfg: &Settings,
         shape: &Shape,
         ctx: &MeasureCtx,
-    ) -> Result<ClientEnd, String> {
+    ) -> Result<ClientEnd, NetrrError> {
         match route {
             Route::Local {
                 path,
@@ -524,7 +528,7 @@ impl Started {
         place: &Placement,
         client_netns: &str,
         client_addr: IpAddr,
-    ) -> Result<SocketAddr, String> {
+    ) -> Result<SocketAddr, NetrrError> {
         let echo = responder::start_echo(shape.proto, shape.size, place)?;
         let target = SocketAddr::new(place.addr, echo.port);
         self.echo = Some(echo);
@@ -553,7 +557,7 @@ impl Started {
         token: &str,
         netns: &str,
         bind: Option<IpAddr>,
-    ) -> Result<(IpAddr, SocketAddr), String> {
+    ) -> Result<(IpAddr, SocketAddr), NetrrError> {
         let req = OpenRequest {
             proto: shape.proto.name().into(),
             size: shape.size,
@@ -566,7 +570,8 @@ impl Started {
                 "the peer {peer} allows sessions of {:.0} s, this measurement needs about \
                  {needed:.0} s (start serve with a longer --session-time)",
                 s.session_time_s
-            ));
+            )
+            .into());
         }
         let bind = bind.unwrap_or_else(|| unspecified(s.data));
         if let Some(sink) = s.sink {
@@ -581,13 +586,14 @@ impl Started {
 
     /// The client's error, with the responder's when it had stopped: a responder that
     /// failed explains a client that got no answer.
-    fn explain(&mut self, e: String) -> String {
+    fn explain(&mut self, e: NetrrError) -> NetrrError {
+        let NetrrError::Failed(e) = e else { return e };
         match self.echo.take() {
             Some(r) if r.is_finished() => match r.finish() {
-                Err(why) => format!("{e}; the responder had stopped: {why}"),
-                Ok(()) => e,
+                Err(why) => format!("{e}; the responder had stopped: {why}").into(),
+                Ok(()) => e.into(),
             },
-            _ => e,
+            _ => e.into(),
         }
     }
 
@@ -638,7 +644,7 @@ fn run_client(
     ctx: &MeasureCtx,
     counter: Arc<AtomicU64>,
     marks: Marks,
-) -> Result<ClientResult, String> {
+) -> Result<ClientResult, NetrrError> {
     std::thread::scope(|s| {
         let h = s.spawn(|| {
             let mut probe = ctx.threads.begin("client", plan.cpu);
@@ -653,7 +659,7 @@ fn run_client(
             r
         });
         h.join()
-            .unwrap_or_else(|_| Err("the client thread panicked".into()))
+            .unwrap_or_else(|_| Err(NetrrError::Failed("the client thread panicked".into())))
     })
 }
 
