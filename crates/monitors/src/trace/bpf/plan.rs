@@ -105,18 +105,15 @@ pub struct EventPlan {
     pub actions: Vec<Action>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Why a span set has no BPF programs (see the module documentation).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
+    /// The user's mistake: one line, exit 2.
+    #[error("{0}")]
     Bad(String),
+    /// What the BPF backend cannot express: the text backend measures it instead.
+    #[error("{0}")]
     Unsupported(String),
-}
-
-impl std::fmt::Display for PlanError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PlanError::Bad(s) | PlanError::Unsupported(s) => f.write_str(s),
-        }
-    }
 }
 
 /// Spans a program tracks at once: the bitmask of spans ended by the current event is
