@@ -311,14 +311,14 @@ impl ParamSpec {
             // Free text is kept exactly as given, spaces included.
             ParamKind::Text { max_len } | ParamKind::Secret { max_len } => free_text(text, max_len),
         };
-        checked.map_err(|reason| ParamError::Invalid {
+        checked.map_err(|refusal| ParamError::Invalid {
             name: self.name.to_string(),
             // A secret is never quoted: the error is printed.
             value: match self.kind {
                 ParamKind::Secret { .. } => crate::secret::fingerprint(text),
                 _ => text.to_string(),
             },
-            reason,
+            reason: refusal.to_string(),
         })
     }
 
@@ -341,76 +341,100 @@ impl ParamSpec {
     }
 }
 
-// The check of each kind: the value, or the reason it is refused (one line, made into a
-// `ParamError::Invalid` by `ParamSpec::parse`).
+/// Why text is not a value of its parameter's kind: the one-line reason a
+/// `ParamError::Invalid` gives.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Refusal {
+    #[error("not an integer")]
+    NotAnInteger,
+    #[error("not a CPU number")]
+    NotACpu,
+    #[error("not a number")]
+    NotANumber,
+    /// A size or a duration that does not read, with forms that do.
+    #[error("{0}")]
+    Unreadable(String),
+    /// The bounds as the kind writes them (`4K`, `0.5s`).
+    #[error("must be between {0} and {1}")]
+    OutOfRange(String, String),
+    #[error("must be one of {}", .0.join(", "))]
+    NotOneOf(&'static [&'static str]),
+    #[error("must be true or false")]
+    NotABool,
+    /// Free text: neither of these quotes the text (a secret's error is printed).
+    #[error("longer than {0} bytes")]
+    TooLong(usize),
+    #[error("contains a NUL byte")]
+    ContainsNul,
+}
 
-fn int_within(t: &str, min: i64, max: i64) -> Result<ParamValue, String> {
-    let v: i64 = t.parse().map_err(|_| "not an integer".to_string())?;
+// The check of each kind: the value, or why the text is refused.
+
+fn int_within(t: &str, min: i64, max: i64) -> Result<ParamValue, Refusal> {
+    let v: i64 = t.parse().map_err(|_| Refusal::NotAnInteger)?;
     if v < min || v > max {
-        return Err(format!("must be between {min} and {max}"));
+        return Err(Refusal::OutOfRange(min.to_string(), max.to_string()));
     }
     Ok(ParamValue::Int(v))
 }
 
-fn cpu_number(t: &str) -> Result<ParamValue, String> {
+fn cpu_number(t: &str) -> Result<ParamValue, Refusal> {
     match t.parse::<i64>() {
         Ok(v) if (0..=65535).contains(&v) => Ok(ParamValue::Int(v)),
-        _ => Err("not a CPU number".into()),
+        _ => Err(Refusal::NotACpu),
     }
 }
 
-fn size_within(t: &str, min: u64, max: u64) -> Result<ParamValue, String> {
-    let v = parse_size(t)?;
+fn size_within(t: &str, min: u64, max: u64) -> Result<ParamValue, Refusal> {
+    let v = parse_size(t).map_err(Refusal::Unreadable)?;
     if v < min || v > max {
-        return Err(format!(
-            "must be between {} and {}",
-            format_size(min),
-            format_size(max)
-        ));
+        return Err(Refusal::OutOfRange(format_size(min), format_size(max)));
     }
     Ok(ParamValue::Int(v.min(i64::MAX as u64) as i64))
 }
 
-fn float_within(t: &str, min: f64, max: f64) -> Result<ParamValue, String> {
-    let v: f64 = t.parse().map_err(|_| "not a number".to_string())?;
+fn float_within(t: &str, min: f64, max: f64) -> Result<ParamValue, Refusal> {
+    let v: f64 = t.parse().map_err(|_| Refusal::NotANumber)?;
     if !v.is_finite() || v < min || v > max {
-        return Err(format!("must be between {min} and {max}"));
+        return Err(Refusal::OutOfRange(min.to_string(), max.to_string()));
     }
     Ok(ParamValue::Float(v))
 }
 
-fn duration_within(t: &str, min_s: f64, max_s: f64) -> Result<ParamValue, String> {
-    let v = parse_duration(t)?;
+fn duration_within(t: &str, min_s: f64, max_s: f64) -> Result<ParamValue, Refusal> {
+    let v = parse_duration(t).map_err(Refusal::Unreadable)?;
     if v < min_s || v > max_s {
-        return Err(format!("must be between {min_s}s and {max_s}s"));
+        return Err(Refusal::OutOfRange(
+            format!("{min_s}s"),
+            format!("{max_s}s"),
+        ));
     }
     Ok(ParamValue::Float(v))
 }
 
-fn one_of(t: &str, words: &[&str]) -> Result<ParamValue, String> {
+fn one_of(t: &str, words: &'static [&'static str]) -> Result<ParamValue, Refusal> {
     if words.contains(&t) {
         Ok(ParamValue::Str(t.to_string()))
     } else {
-        Err(format!("must be one of {}", words.join(", ")))
+        Err(Refusal::NotOneOf(words))
     }
 }
 
-fn boolean(t: &str) -> Result<ParamValue, String> {
+fn boolean(t: &str) -> Result<ParamValue, Refusal> {
     match t {
         "true" | "yes" | "1" | "on" => Ok(ParamValue::Bool(true)),
         "false" | "no" | "0" | "off" => Ok(ParamValue::Bool(false)),
-        _ => Err("must be true or false".into()),
+        _ => Err(Refusal::NotABool),
     }
 }
 
-/// Free text of at most `max_len` bytes without NUL. The reason never quotes the text
-/// (a secret's error is printed).
-fn free_text(text: &str, max_len: usize) -> Result<ParamValue, String> {
+/// Free text of at most `max_len` bytes without NUL.
+fn free_text(text: &str, max_len: usize) -> Result<ParamValue, Refusal> {
     if text.len() > max_len {
-        return Err(format!("longer than {max_len} bytes"));
+        return Err(Refusal::TooLong(max_len));
     }
     if text.contains('\0') {
-        return Err("contains a NUL byte".into());
+        return Err(Refusal::ContainsNul);
     }
     Ok(ParamValue::Str(text.to_string()))
 }
