@@ -299,89 +299,27 @@ pub fn parse_duration(text: &str) -> Result<f64, String> {
 impl ParamSpec {
     /// Turns user text into a checked value of this parameter's kind.
     pub fn parse(&self, text: &str) -> Result<ParamValue, ParamError> {
-        let bad = |reason: String| ParamError::Invalid {
-            name: self.name.to_string(),
-            value: text.to_string(),
-            reason,
-        };
         let t = text.trim();
-        match self.kind {
-            ParamKind::Int { min, max } => {
-                let v: i64 = t.parse().map_err(|_| bad("not an integer".into()))?;
-                if v < min || v > max {
-                    return Err(bad(format!("must be between {min} and {max}")));
-                }
-                Ok(ParamValue::Int(v))
-            }
-            ParamKind::Cpu => {
-                let v: i64 = t.parse().map_err(|_| bad("not a CPU number".into()))?;
-                if !(0..=65535).contains(&v) {
-                    return Err(bad("not a CPU number".into()));
-                }
-                Ok(ParamValue::Int(v))
-            }
-            ParamKind::Size { min, max } => {
-                let v = parse_size(t).map_err(bad)?;
-                if v < min || v > max {
-                    return Err(bad(format!(
-                        "must be between {} and {}",
-                        format_size(min),
-                        format_size(max)
-                    )));
-                }
-                Ok(ParamValue::Int(v.min(i64::MAX as u64) as i64))
-            }
-            ParamKind::Float { min, max } => {
-                let v: f64 = t.parse().map_err(|_| bad("not a number".into()))?;
-                if !v.is_finite() || v < min || v > max {
-                    return Err(bad(format!("must be between {min} and {max}")));
-                }
-                Ok(ParamValue::Float(v))
-            }
-            ParamKind::Duration { min_s, max_s } => {
-                let v = parse_duration(t).map_err(bad)?;
-                if v < min_s || v > max_s {
-                    return Err(bad(format!("must be between {min_s}s and {max_s}s")));
-                }
-                Ok(ParamValue::Float(v))
-            }
-            ParamKind::Choice(words) => {
-                if words.contains(&t) {
-                    Ok(ParamValue::Str(t.to_string()))
-                } else {
-                    Err(bad(format!("must be one of {}", words.join(", "))))
-                }
-            }
-            ParamKind::Bool => match t {
-                "true" | "yes" | "1" | "on" => Ok(ParamValue::Bool(true)),
-                "false" | "no" | "0" | "off" => Ok(ParamValue::Bool(false)),
-                _ => Err(bad("must be true or false".into())),
+        let checked = match self.kind {
+            ParamKind::Int { min, max } => int_within(t, min, max),
+            ParamKind::Cpu => cpu_number(t),
+            ParamKind::Size { min, max } => size_within(t, min, max),
+            ParamKind::Float { min, max } => float_within(t, min, max),
+            ParamKind::Duration { min_s, max_s } => duration_within(t, min_s, max_s),
+            ParamKind::Choice(words) => one_of(t, words),
+            ParamKind::Bool => boolean(t),
+            // Free text is kept exactly as given, spaces included.
+            ParamKind::Text { max_len } | ParamKind::Secret { max_len } => free_text(text, max_len),
+        };
+        checked.map_err(|refusal| ParamError::Invalid {
+            name: self.name.to_string(),
+            // A secret is never quoted: the error is printed.
+            value: match self.kind {
+                ParamKind::Secret { .. } => crate::secret::fingerprint(text),
+                _ => text.to_string(),
             },
-            ParamKind::Secret { max_len } => {
-                // The reason never quotes the text: the error is printed.
-                let bad = |reason: &str| ParamError::Invalid {
-                    name: self.name.to_string(),
-                    value: crate::secret::fingerprint(text),
-                    reason: reason.to_string(),
-                };
-                if text.len() > max_len {
-                    return Err(bad(&format!("longer than {max_len} bytes")));
-                }
-                if text.contains('\0') {
-                    return Err(bad("contains a NUL byte"));
-                }
-                Ok(ParamValue::Str(text.to_string()))
-            }
-            ParamKind::Text { max_len } => {
-                if text.len() > max_len {
-                    return Err(bad(format!("longer than {max_len} bytes")));
-                }
-                if text.contains('\0') {
-                    return Err(bad("contains a NUL byte".into()));
-                }
-                Ok(ParamValue::Str(text.to_string()))
-            }
-        }
+            reason: refusal.to_string(),
+        })
     }
 
     /// Human description of the kind, for `--help` style listings.
@@ -401,6 +339,104 @@ impl ParamSpec {
             ParamKind::Secret { .. } => "secret text".into(),
         }
     }
+}
+
+/// Why text is not a value of its parameter's kind: the one-line reason a
+/// `ParamError::Invalid` gives.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Refusal {
+    #[error("not an integer")]
+    NotAnInteger,
+    #[error("not a CPU number")]
+    NotACpu,
+    #[error("not a number")]
+    NotANumber,
+    /// A size or a duration that does not read, with forms that do.
+    #[error("{0}")]
+    Unreadable(String),
+    /// The bounds as the kind writes them (`4K`, `0.5s`).
+    #[error("must be between {0} and {1}")]
+    OutOfRange(String, String),
+    #[error("must be one of {}", .0.join(", "))]
+    NotOneOf(&'static [&'static str]),
+    #[error("must be true or false")]
+    NotABool,
+    /// Free text: neither of these quotes the text (a secret's error is printed).
+    #[error("longer than {0} bytes")]
+    TooLong(usize),
+    #[error("contains a NUL byte")]
+    ContainsNul,
+}
+
+// The check of each kind: the value, or why the text is refused.
+
+fn int_within(t: &str, min: i64, max: i64) -> Result<ParamValue, Refusal> {
+    let v: i64 = t.parse().map_err(|_| Refusal::NotAnInteger)?;
+    if v < min || v > max {
+        return Err(Refusal::OutOfRange(min.to_string(), max.to_string()));
+    }
+    Ok(ParamValue::Int(v))
+}
+
+fn cpu_number(t: &str) -> Result<ParamValue, Refusal> {
+    match t.parse::<i64>() {
+        Ok(v) if (0..=65535).contains(&v) => Ok(ParamValue::Int(v)),
+        _ => Err(Refusal::NotACpu),
+    }
+}
+
+fn size_within(t: &str, min: u64, max: u64) -> Result<ParamValue, Refusal> {
+    let v = parse_size(t).map_err(Refusal::Unreadable)?;
+    if v < min || v > max {
+        return Err(Refusal::OutOfRange(format_size(min), format_size(max)));
+    }
+    Ok(ParamValue::Int(v.min(i64::MAX as u64) as i64))
+}
+
+fn float_within(t: &str, min: f64, max: f64) -> Result<ParamValue, Refusal> {
+    let v: f64 = t.parse().map_err(|_| Refusal::NotANumber)?;
+    if !v.is_finite() || v < min || v > max {
+        return Err(Refusal::OutOfRange(min.to_string(), max.to_string()));
+    }
+    Ok(ParamValue::Float(v))
+}
+
+fn duration_within(t: &str, min_s: f64, max_s: f64) -> Result<ParamValue, Refusal> {
+    let v = parse_duration(t).map_err(Refusal::Unreadable)?;
+    if v < min_s || v > max_s {
+        return Err(Refusal::OutOfRange(
+            format!("{min_s}s"),
+            format!("{max_s}s"),
+        ));
+    }
+    Ok(ParamValue::Float(v))
+}
+
+fn one_of(t: &str, words: &'static [&'static str]) -> Result<ParamValue, Refusal> {
+    if words.contains(&t) {
+        Ok(ParamValue::Str(t.to_string()))
+    } else {
+        Err(Refusal::NotOneOf(words))
+    }
+}
+
+fn boolean(t: &str) -> Result<ParamValue, Refusal> {
+    match t {
+        "true" | "yes" | "1" | "on" => Ok(ParamValue::Bool(true)),
+        "false" | "no" | "0" | "off" => Ok(ParamValue::Bool(false)),
+        _ => Err(Refusal::NotABool),
+    }
+}
+
+/// Free text of at most `max_len` bytes without NUL.
+fn free_text(text: &str, max_len: usize) -> Result<ParamValue, Refusal> {
+    if text.len() > max_len {
+        return Err(Refusal::TooLong(max_len));
+    }
+    if text.contains('\0') {
+        return Err(Refusal::ContainsNul);
+    }
+    Ok(ParamValue::Str(text.to_string()))
 }
 
 /// Resolves user-supplied parameter text against the declared specs: unknown names are
@@ -637,5 +673,62 @@ mod tests {
         assert_eq!(parse_duration("0.3ms").unwrap(), 3e-4);
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("NaNs").is_err());
+    }
+
+    #[test]
+    fn every_kind_refuses_bad_text_in_one_line_that_says_why() {
+        let spec = |kind| ParamSpec {
+            name: "p",
+            help: "",
+            kind,
+            default: None,
+        };
+        let cases = [
+            (ParamKind::Int { min: 1, max: 9 }, "x", "not an integer"),
+            (ParamKind::Int { min: 1, max: 9 }, "10", "between 1 and 9"),
+            (ParamKind::Cpu, "-1", "not a CPU number"),
+            (
+                ParamKind::Size {
+                    min: 4096,
+                    max: 1 << 20,
+                },
+                "2M",
+                "between 4K and 1M",
+            ),
+            (
+                ParamKind::Float { min: 0.0, max: 1.0 },
+                "NaN",
+                "between 0 and 1",
+            ),
+            (
+                ParamKind::Duration {
+                    min_s: 1.0,
+                    max_s: 2.0,
+                },
+                "3s",
+                "between 1s and 2s",
+            ),
+            (ParamKind::Choice(&["a", "b"]), "c", "one of a, b"),
+            (ParamKind::Bool, "maybe", "true or false"),
+        ];
+        for (kind, text, why) in cases {
+            let e = spec(kind).parse(text).unwrap_err().to_string();
+            assert!(
+                e.contains(why) && e.contains(text) && !e.contains('\n'),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            spec(ParamKind::Cpu).parse(" 3 ").unwrap(),
+            ParamValue::Int(3)
+        );
+        let e = spec(ParamKind::Secret { max_len: 4 })
+            .parse("hunter2")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("longer than 4 bytes") && !e.contains("hunter2"),
+            "{e}"
+        );
     }
 }

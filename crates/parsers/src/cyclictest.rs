@@ -14,8 +14,9 @@ use perflab_core::{Better, HistogramData, Metric, Unit};
 
 use crate::cyclictest_histogram::read_histogram;
 use crate::cyclictest_thread::{Thread, TOOL};
+use crate::error::ParseError;
+use crate::parsed::{Parsed, ParsedRow};
 use crate::text::{bad, metric, not_this, num, shown, strip_ansi, word_after};
-use crate::{ParseError, Parsed, ParsedRow};
 
 pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
     kind: Kind::Parser,

@@ -20,8 +20,8 @@
 use perflab_core::{AboveRange, HistogramData, Unit};
 
 use crate::cyclictest_thread::{Thread, TOOL};
+use crate::error::ParseError;
 use crate::text::{bad, num, shown};
-use crate::ParseError;
 
 /// What the histogram output holds: each thread's figures, and its latency histogram
 /// (named `latency`; a thread whose buckets and overflows are all empty has none).

@@ -18,8 +18,9 @@ use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 
 use crate::dmatest_log::{scan, Summary};
+use crate::error::ParseError;
+use crate::parsed::{Parsed, ParsedRow};
 use crate::text::{bad, metric, not_this};
-use crate::{ParseError, Parsed, ParsedRow};
 
 pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
     kind: Kind::Parser,

@@ -5,9 +5,10 @@ use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 use serde_json::Value;
 
+use crate::error::ParseError;
 use crate::json::{document, f64_at, line_of};
+use crate::parsed::{Parsed, ParsedRow};
 use crate::text::{bad, metric, not_this, percentile_name};
-use crate::{ParseError, Parsed, ParsedRow};
 
 pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
     kind: Kind::Parser,

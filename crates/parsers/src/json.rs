@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
+use crate::error::ParseError;
 use crate::text::{bad, not_this};
-use crate::ParseError;
 
 /// The first JSON object in `text`, and the 1-based line it starts on. `marker` is a string
 /// only this tool's JSON holds: broken JSON that holds it is this tool's, and Bad; broken

@@ -9,17 +9,19 @@
 //! of fio jobs' bandwidths would only if the jobs ran at the same time, which the output
 //! does not say).
 
-use perflab_core::{Descriptor, HistogramData, Metric, Registered, Registry};
+use perflab_core::{Descriptor, Registered, Registry};
 
 mod cyclictest;
 mod cyclictest_histogram;
 mod cyclictest_thread;
 mod dmatest;
 pub mod dmatest_log;
+mod error;
 mod fio;
 mod hyperfine;
 mod iperf3;
 mod json;
+mod parsed;
 mod perf_bench;
 mod perf_stat;
 mod perf_stat_csv;
@@ -30,71 +32,8 @@ mod seed_scan;
 mod sockperf;
 mod text;
 
-/// What a parser found in one tool's output.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Parsed {
-    pub metrics: Vec<Metric>,
-    pub histograms: Vec<HistogramData>,
-    /// Rows of a table that holds several measurements (e.g. a scan table: one row per
-    /// buffer size): each row's parameters and metrics. Empty for single-result output.
-    pub rows: Vec<ParsedRow>,
-    /// Remarks a person should see next to the numbers: events the tool could not count,
-    /// jobs that reported errors, anything left out and why.
-    pub notes: Vec<String>,
-}
-
-impl Parsed {
-    pub fn metric(&self, name: &str) -> Option<&Metric> {
-        self.metrics.iter().find(|m| m.name == name)
-    }
-}
-
-/// One row of a multi-measurement output.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ParsedRow {
-    /// Parameters that identify the row, as text (`size` = `32768`).
-    pub params: Vec<(String, String)>,
-    /// A column label when the table has one column per side (e.g. a software version).
-    pub series: Option<String>,
-    pub metrics: Vec<Metric>,
-    /// Histograms of this row alone (a cyclictest thread's latencies), stored with its
-    /// measurement; [`Parsed::histograms`] holds those of single-result output.
-    pub histograms: Vec<HistogramData>,
-}
-
-impl ParsedRow {
-    pub fn metric(&self, name: &str) -> Option<&Metric> {
-        self.metrics.iter().find(|m| m.name == name)
-    }
-
-    pub fn param(&self, key: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// Why output could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ParseError {
-    /// The text is not this tool's output (e.g. fio's JSON given to the iperf3 parser).
-    #[error("this is not {tool} output: {why}")]
-    NotThisTool { tool: &'static str, why: String },
-    #[error("{tool} output, line {line}: {why}")]
-    Bad {
-        tool: &'static str,
-        line: usize,
-        why: String,
-    },
-    /// The output reads, but holds a figure that cannot be (a negative rate, a `nan`).
-    #[error("{place}, {why}")]
-    Impossible {
-        tool: &'static str,
-        place: String,
-        why: String,
-    },
-}
+pub use error::ParseError;
+pub use parsed::{Parsed, ParsedRow};
 
 /// A parser in the registry: its descriptor (declared in its own file) and the function.
 /// It reads as its descriptor (`p.name`, `p.help`).

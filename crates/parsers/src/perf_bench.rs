@@ -25,8 +25,9 @@
 use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use perflab_core::{Better, Metric, Unit};
 
+use crate::error::ParseError;
+use crate::parsed::{Parsed, ParsedRow};
 use crate::text::{bad, metric, not_this, num, shown};
-use crate::{ParseError, Parsed, ParsedRow};
 
 pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
     kind: Kind::Parser,

@@ -7,9 +7,11 @@ use std::collections::HashSet;
 
 use perflab_core::{Better, Metric, Unit};
 
+use crate::error::ParseError;
+use crate::parsed::Parsed;
 use crate::perf_stat_line::{EventLine, Missing, Times, TOOL};
 use crate::text::{bad, metric, not_this, snake};
-use crate::{perf_stat_csv, perf_stat_text, ParseError, Parsed};
+use crate::{perf_stat_csv, perf_stat_text};
 
 pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
     kind: Kind::Parser,

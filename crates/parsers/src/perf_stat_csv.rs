@@ -1,9 +1,9 @@
 //! `perf stat -x,` lines: value,unit,event[,variance%],run-time,running%,metric,metric-unit.
 //! Lines that are not counter lines (the command's own stderr) are skipped.
 
+use crate::error::ParseError;
 use crate::perf_stat_line::{is_event_name, is_unit, EventLine, Missing};
 use crate::text::num;
-use crate::ParseError;
 
 pub(crate) fn read(text: &str) -> Result<Vec<EventLine>, ParseError> {
     let mut out = Vec::new();

@@ -14,9 +14,9 @@
 //!
 //! Only lines after the header are read: what comes before is the command's own output.
 
+use crate::error::ParseError;
 use crate::perf_stat_line::{is_event_name, is_unit, EventLine, Missing, Times, TOOL};
 use crate::text::{bad, grouped_num, num, shown};
-use crate::ParseError;
 
 const HEADER: &str = "Performance counter stats for";
 

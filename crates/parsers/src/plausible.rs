@@ -4,7 +4,8 @@
 
 use perflab_core::plausible::{check_histogram, check_metric, Impossible, Nan};
 
-use crate::{ParseError, Parsed};
+use crate::error::ParseError;
+use crate::parsed::Parsed;
 
 /// Checks every figure of `parsed`; the error names the row (1-based, as a person counts
 /// the rows of the tool's table), or the summary or histogram it sits in, and the field.
@@ -31,7 +32,7 @@ pub(crate) fn check(tool: &'static str, parsed: &Parsed) -> Result<(), ParseErro
     Ok(())
 }
 
-fn row_place(i: usize, row: &crate::ParsedRow) -> String {
+fn row_place(i: usize, row: &crate::parsed::ParsedRow) -> String {
     let mut ids: Vec<String> = row.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     ids.extend(row.series.iter().map(|s| format!("series {s}")));
     if ids.is_empty() {

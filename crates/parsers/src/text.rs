@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use perflab_core::{Better, Metric, Unit};
 
-use crate::ParseError;
+use crate::error::ParseError;
 
 pub(crate) fn not_this(tool: &'static str, why: impl Into<String>) -> ParseError {
     ParseError::NotThisTool {

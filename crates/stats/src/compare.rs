@@ -7,8 +7,8 @@
 //! descriptions (`test`, `shift`) for drill-downs; no verdict rests on them.
 
 use perflab_core::Better;
-use serde::Serialize;
 
+use crate::comparison::Comparison;
 use crate::config::StatsConfig;
 use crate::decide::{decide_family, Decision, Evidence};
 use crate::hodges_lehmann::{hodges_lehmann, Shift};
@@ -16,44 +16,6 @@ use crate::mann_whitney::{mann_whitney, MannWhitney, MwMethod};
 use crate::sample::Sample;
 use crate::summary::Summary;
 use crate::verdict::Verdict;
-
-/// Everything known about B relative to A.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Comparison {
-    pub a: Summary,
-    pub b: Summary,
-    pub better: Better,
-    /// The change the verdict estimates, in percent: the geometric mean of the paired
-    /// ratios B/A minus 1 (the ratio of the geometric means, unpaired; the rank centre
-    /// when a rank test decided). `None` when median A is 0.
-    pub change_pct: Option<f64>,
-    /// The interval the verdict used, in percent ([`Decision::level`] confidence).
-    /// Computed on the log scale, so it never reaches −100 %.
-    pub change_ci_pct: Option<(f64, f64)>,
-    /// Positive = worse (see [`crate::regression_pct`]); `None` when `change_pct` is.
-    pub regression_pct: Option<f64>,
-    /// The decision p-value of this row read alone: "the change sits on the nearer
-    /// threshold" (see [`crate::decide`]); small when the row is clearly decided.
-    pub p_value: f64,
-    /// `p_value` adjusted for the other rows of the same family (Benjamini-Hochberg).
-    pub p_adjusted: f64,
-    /// Mann-Whitney on the raw values, a description only.
-    pub test: MannWhitney,
-    /// Hodges-Lehmann shift of the raw values, a description only.
-    pub shift: Shift,
-    pub verdict: Verdict,
-    /// How the verdict was reached: method, interval, level, repetitions to decide.
-    pub decision: Decision,
-    /// Caveats a reader must see: a zero baseline, an interval widened for lack of data.
-    pub notes: Vec<String>,
-}
-
-impl Comparison {
-    /// The verdict's word, e.g. `same`.
-    pub fn symbol(&self) -> &'static str {
-        self.verdict.symbol()
-    }
-}
 
 /// Compares B against the baseline A, unpaired (e.g. two runs measured apart).
 pub fn compare(a: &Sample, b: &Sample, better: Better, cfg: &StatsConfig) -> Comparison {

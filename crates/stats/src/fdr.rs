@@ -12,8 +12,7 @@
 
 use serde::Serialize;
 
-use crate::compare::Comparison;
-use crate::config::StatsConfig;
+use crate::decide::Prior;
 
 /// Benjamini-Hochberg adjusted p-values, in the order given. A value that is not a
 /// probability (NaN) is read as 1: it can never be a discovery, and it still counts in m.
@@ -48,7 +47,7 @@ pub struct FamilyAdjustment {
     /// alone.
     pub lost: usize,
     /// The variance the rows borrowed from each other (moderated t), when they could.
-    pub prior: Option<crate::decide::Prior>,
+    pub prior: Option<Prior>,
     /// Confidence of every interval shown: 1 − R·alpha/m for R decided rows of m.
     pub level: f64,
 }
@@ -64,15 +63,6 @@ impl FamilyAdjustment {
             level: 0.95,
         }
     }
-}
-
-/// Decides the rows of `family` (one comparison) together: see [`crate::decide`].
-pub fn adjust_family<'a>(
-    family: impl IntoIterator<Item = &'a mut Comparison>,
-    cfg: &StatsConfig,
-) -> FamilyAdjustment {
-    let mut rows: Vec<&mut Comparison> = family.into_iter().collect();
-    crate::decide::decide_family(&mut rows, cfg)
 }
 
 /// How many rows of a family of `rows` must reach p = `floor` (the smallest p-value their

@@ -19,6 +19,7 @@
 
 pub mod buckets;
 pub mod compare;
+pub mod comparison;
 pub mod config;
 pub mod decide;
 pub mod drift;
@@ -34,12 +35,13 @@ pub mod summary;
 pub mod verdict;
 
 pub use buckets::{Bucket, Buckets, DEFAULT_EDGES};
-pub use compare::{compare, compare_paired, fmt_p, geomean, Comparison};
+pub use compare::{compare, compare_paired, fmt_p, geomean};
+pub use comparison::Comparison;
 pub use config::StatsConfig;
-pub use decide::{decide_family, Decision, Evidence, Method, Prior, Scale};
+pub use decide::{adjust_family, decide_family, Decision, Evidence, Method, Prior, Scale};
 pub use drift::{probe_drift, ProbeDrift, ProbeReading, TimingProbe};
 pub use error::StatsError;
-pub use fdr::{adjust_family, benjamini_hochberg, rows_needed_together, FamilyAdjustment};
+pub use fdr::{benjamini_hochberg, rows_needed_together, FamilyAdjustment};
 pub use hodges_lehmann::{hodges_lehmann, Shift};
 pub use mann_whitney::{mann_whitney, min_p_value, reps_needed, MannWhitney, MwMethod};
 pub use precision::{reps_for_half_width, PRACTICAL_REPS};

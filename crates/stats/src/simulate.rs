@@ -12,7 +12,7 @@ use perflab_core::Better;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
-use crate::compare::Comparison;
+use crate::comparison::Comparison;
 use crate::config::StatsConfig;
 use crate::decide::decide_family;
 use crate::decide::sequential::Schedule;

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::journal::unix_ms;
+use crate::journal::file::unix_ms;
 use crate::owner::Owner;
 
 /// Who holds a target, as its lock file records it.

@@ -11,9 +11,11 @@ use std::time::Duration;
 
 use perflab_sys::SysRoot;
 
-use super::{lock_dir, lock_file, target_key, Holder};
+use super::holder::Holder;
+use super::paths::{lock_dir, lock_file, target_key};
 use crate::error::KnobError;
-use crate::journal::{self, Action};
+use crate::journal::file as journal_file;
+use crate::journal::record::Action;
 use crate::owner::{booted_since, Owner};
 
 /// A held lock on one target.
@@ -115,7 +117,7 @@ fn left_changed(target: &Path, left: &Holder) -> Result<(), KnobError> {
         target: target.to_path_buf(),
         why,
     };
-    let entries = journal::entries(&left.journal).map_err(|e| {
+    let entries = journal_file::entries(&left.journal).map_err(|e| {
         held(format!(
             "{} did not release it, and its journal cannot be read to see whether it put the \
              original back: {e}",
@@ -333,7 +335,7 @@ mod tests {
         );
 
         // Its entry gone (restored by hand, say): the record is stale and replaced.
-        journal::modify(&journal_path, |f| {
+        crate::journal::modify(&journal_path, |f| {
             f.entries.clear();
             Ok(())
         })

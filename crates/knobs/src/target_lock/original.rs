@@ -8,8 +8,9 @@ use std::path::PathBuf;
 use perflab_sys::SysRoot;
 
 use super::lock::read_record;
-use super::{lock_dir, lock_file_name, target_key, LOCK_DIR};
-use crate::journal::{self, Action};
+use super::paths::{lock_dir, lock_file_name, target_key, LOCK_DIR};
+use crate::journal::file as journal_file;
+use crate::journal::record::Action;
 
 /// The bytes `rel` (under `sys`) held before a perflab changed it, as that perflab
 /// journaled them, while it has not put them back; `None` when no perflab has it changed
@@ -31,7 +32,7 @@ pub fn journaled_original(sys: &SysRoot, rel: &str) -> Option<Vec<u8>> {
         let owner = holder.owner();
         // The oldest entry is the machine's value: a later one of the same holder
         // recorded its own earlier change.
-        journal::entries(&holder.journal)
+        journal_file::entries(&holder.journal)
             .ok()?
             .into_iter()
             .find_map(|e| match e.action {

@@ -3,8 +3,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use super::holder::Holder;
 use super::lock::TargetLock;
-use super::Holder;
 use crate::error::KnobError;
 use crate::journal::EntryId;
 

@@ -27,18 +27,19 @@
 //!
 //! The verdict is read from the interval itself, so the two can never disagree.
 
+pub mod decision;
 pub mod evidence;
 pub mod moderate;
 pub mod sequential;
 pub mod signed_rank;
 
-use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
+pub use decision::{Decision, Method};
 pub use evidence::{Evidence, Scale};
 pub use moderate::Prior;
 
-use crate::compare::Comparison;
+use crate::comparison::Comparison;
 use crate::config::StatsConfig;
 use crate::fdr::{benjamini_hochberg, FamilyAdjustment};
 use crate::hodges_lehmann::hodges_lehmann;
@@ -50,84 +51,6 @@ use crate::verdict::Verdict;
 /// Tail probability of the assumption checks, over the whole family: a bell-shaped row
 /// falls back to ranks by mistake in about 1 % of families.
 const CHECK_ALPHA: f64 = 0.01;
-
-/// The test a row's verdict rests on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Method {
-    /// t on the row's differences, its variance moderated across the family.
-    ModeratedT,
-    /// t on the row's own variance (a family too small to borrow from, or a row on
-    /// another scale than the family's).
-    T,
-    /// Wilcoxon signed rank on the paired differences (the t's assumptions failed).
-    SignedRank,
-    /// Mann-Whitney on the two sides' logs (unpaired, the t's assumptions failed).
-    RankSum,
-    /// Nothing to test: the baseline's median is 0.
-    None,
-}
-
-impl Method {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::ModeratedT => "moderated t",
-            Method::T => "t",
-            Method::SignedRank => "signed rank",
-            Method::RankSum => "rank sum",
-            Method::None => "none",
-        }
-    }
-}
-
-/// How a row's verdict was reached, for the reader and for JSON.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Decision {
-    pub method: Method,
-    /// The row's own statistics (`None` with a zero baseline).
-    pub evidence: Option<Evidence>,
-    /// Degrees of freedom of the t law used (own plus borrowed); `None` for rank tests.
-    pub df: Option<f64>,
-    /// The threshold θ, in percent: "same" lies inside ±θ.
-    pub threshold_pct: f64,
-    /// Confidence of the interval shown, 1 − R·α/m.
-    pub level: f64,
-    /// The interval, on the row's scale (log-ratio, or relative).
-    pub interval: (f64, f64),
-    /// The rank interval cannot reach `level` with so few repetitions: the full range is
-    /// shown and the row is undecided.
-    pub widened: bool,
-    /// Why the t's assumptions were judged broken, when they were.
-    pub fallback: Option<String>,
-    /// For an undecided row: about how many repetitions (pairs) would decide it, if the
-    /// change and spread stay as they are; `None` when decided, or beyond practical.
-    pub reps_to_decide: Option<u64>,
-    /// The share of alpha this row may spend at the look where it stopped: 1 for a fixed
-    /// design; less for a row that took repetitions until decided, whose looks share
-    /// alpha ([`sequential`]).
-    pub weight: f64,
-}
-
-impl Decision {
-    pub(crate) fn pending(threshold_pct: f64, evidence: Option<Evidence>) -> Self {
-        Self {
-            method: if evidence.is_some() {
-                Method::T
-            } else {
-                Method::None
-            },
-            evidence,
-            df: None,
-            threshold_pct,
-            level: 0.0,
-            interval: (f64::NEG_INFINITY, f64::INFINITY),
-            widened: false,
-            fallback: None,
-            reps_to_decide: None,
-            weight: 1.0,
-        }
-    }
-}
 
 /// A row's test before the family's level is known.
 struct Plan {
@@ -141,6 +64,15 @@ struct Plan {
     /// from the data and each side gets half.
     within: bool,
     fallback: Option<String>,
+}
+
+/// Decides the rows of `family` (one comparison) together: see the module documentation.
+pub fn adjust_family<'a>(
+    family: impl IntoIterator<Item = &'a mut Comparison>,
+    cfg: &StatsConfig,
+) -> FamilyAdjustment {
+    let mut rows: Vec<&mut Comparison> = family.into_iter().collect();
+    decide_family(&mut rows, cfg)
 }
 
 /// Decides every row of `family` together (see the module documentation).

@@ -46,7 +46,7 @@ use perflab_core::{Kind, ReportHints, WorkloadHints};
 
 pub use channel::Mechanism;
 use channel::{Endpoint, Pair};
-use sides::{PingPlan, PingResult, SideError};
+use sides::{combine, PingPlan, PingResult, RunSpec, SideError};
 
 /// The ctxsw workload.
 #[derive(Debug, Default)]
@@ -170,14 +170,6 @@ impl Workload for Ctxsw {
     }
 }
 
-/// Everything one measurement needs besides the mechanism.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RunSpec {
-    pub plan: PingPlan,
-    pub cpu_b: u32,
-    pub process: bool,
-}
-
 fn measure(mech: Mechanism, spec: RunSpec, ctx: &MeasureCtx) -> Result<PingResult, WorkloadError> {
     let pair = Pair::new(mech, spec.process)
         .map_err(|e| WorkloadError::Failed(format!("ctxsw: cannot set up {}: {e}", mech.name())))?;
@@ -215,19 +207,6 @@ fn join<T>(
             "ctxsw: the {role} thread panicked"
         )))
     })
-}
-
-/// The ping side's result, or the error that explains it: when ping only saw its peer
-/// stop, the peer's own error says why.
-pub(crate) fn combine(
-    ping: Result<PingResult, SideError>,
-    pong: Result<(), SideError>,
-) -> Result<PingResult, WorkloadError> {
-    match (ping, pong) {
-        (Ok(r), _) => Ok(r),
-        (Err(SideError::PeerStopped), Err(e)) => Err(e.into()),
-        (Err(e), _) => Err(e.into()),
-    }
 }
 
 fn output(r: &PingResult, rtt_every: u64) -> WorkloadOutput {

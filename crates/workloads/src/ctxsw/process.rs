@@ -18,8 +18,7 @@ use perflab_core::{MeasureCtx, ThreadRecord, ThreadTracker, WorkloadError};
 use serde::{Deserialize, Serialize};
 
 use super::channel::Endpoint;
-use super::sides::{self, PingResult, SideError};
-use super::RunSpec;
+use super::sides::{self, combine, PingResult, RunSpec, SideError};
 
 /// What the child sends back.
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -182,5 +181,5 @@ fn parent_main<E: Endpoint>(
             ctx.threads.add(rec);
         }
     }
-    super::combine(ping, pong)
+    combine(ping, pong)
 }

@@ -1,4 +1,6 @@
-//! The two loops of a ping-pong: ping drives, counts and times; pong answers.
+//! The two loops of a ping-pong: ping drives, counts and times; pong answers. Also what
+//! both the thread and the process runner share: the measurement's plan and how the two
+//! sides' endings combine into one result.
 
 use std::sync::atomic::Ordering;
 
@@ -54,6 +56,27 @@ impl From<SideError> for WorkloadError {
             SideError::Interrupted => WorkloadError::Interrupted,
             SideError::Failed(m) => WorkloadError::Failed(m),
         }
+    }
+}
+
+/// Everything one measurement needs besides the mechanism.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RunSpec {
+    pub plan: PingPlan,
+    pub cpu_b: u32,
+    pub process: bool,
+}
+
+/// The ping side's result, or the error that explains it: when ping only saw its peer
+/// stop, the peer's own error says why.
+pub(crate) fn combine(
+    ping: Result<PingResult, SideError>,
+    pong: Result<(), SideError>,
+) -> Result<PingResult, WorkloadError> {
+    match (ping, pong) {
+        (Ok(r), _) => Ok(r),
+        (Err(SideError::PeerStopped), Err(e)) => Err(e.into()),
+        (Err(e), _) => Err(e.into()),
     }
 }
 
@@ -295,7 +318,7 @@ mod tests {
         };
         assert!(matches!(seen, SideError::PeerStopped), "{seen:?}");
         let gone = SideError::Failed("the pong process was killed".into());
-        let e = super::super::combine(Err(seen), Err(gone));
+        let e = combine(Err(seen), Err(gone));
         assert!(matches!(e, Err(WorkloadError::Failed(m)) if m.contains("pong")));
     }
 }

@@ -24,11 +24,9 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use super::error::NetrrError;
 use super::ns::{enter_netns, pin_self};
 use super::sock::{is_timeout, Conn, Proto};
-
-/// What an interrupted client reports, turned into `WorkloadError::Interrupted`.
-pub(crate) const INTERRUPTED: &str = "interrupted";
 
 /// Timeouts in a row without a reply after which the peer counts as not answering.
 pub const DEAD_AFTER: u32 = 4;
@@ -105,7 +103,7 @@ pub(crate) fn run(
     plan: &ClientPlan,
     stop: &AtomicBool,
     window_marks: &mut dyn FnMut(),
-) -> Result<ClientResult, String> {
+) -> Result<ClientResult, NetrrError> {
     enter_netns(&plan.netns)?;
     pin_self(plan.cpu)?;
     let conn = Conn::connect(
@@ -158,7 +156,7 @@ fn closed_loop(
     mut conn: Conn,
     stop: &AtomicBool,
     window_marks: &mut dyn FnMut(),
-) -> Result<ClientResult, String> {
+) -> Result<ClientResult, NetrrError> {
     let mut rtt = new_histogram();
     let mut out = vec![0u8; plan.size];
     let mut back = vec![0u8; plan.size.max(1) + 1];
@@ -169,7 +167,7 @@ fn closed_loop(
     let mut window_start: Option<Instant> = None;
     loop {
         if stop.load(Ordering::Relaxed) {
-            return Err(INTERRUPTED.into());
+            return Err(NetrrError::Interrupted);
         }
         let timed = seq >= plan.warmup;
         if timed && window_start.is_none() {
@@ -197,10 +195,10 @@ fn closed_loop(
                 Err(e) if is_timeout(&e) => {
                     silent += 1;
                     if silent >= DEAD_AFTER {
-                        return Err(no_answer(plan));
+                        return Err(no_answer(plan).into());
                     }
                 }
-                Err(e) => return Err(io_failure(plan, "receive", &e)),
+                Err(e) => return Err(io_failure(plan, "receive", &e).into()),
             }
         };
         let t1 = Instant::now();
@@ -218,7 +216,7 @@ fn closed_loop(
                 warmup_lost += 1;
             }
             if silent >= DEAD_AFTER {
-                return Err(no_answer(plan));
+                return Err(no_answer(plan).into());
             }
         }
         seq += 1;
@@ -277,12 +275,13 @@ fn open_loop(
     mut conn: Conn,
     stop: &AtomicBool,
     window_marks: &mut dyn FnMut(),
-) -> Result<ClientResult, String> {
+) -> Result<ClientResult, NetrrError> {
     if plan.size < 8 {
         return Err(format!(
             "open loop (rate={}) needs size >= 8 to carry each request's sequence number",
             plan.rate
-        ));
+        )
+        .into());
     }
     let interval = Duration::from_secs_f64(1.0 / plan.rate);
     let total = plan.warmup + (plan.duration.as_secs_f64() * plan.rate).ceil() as u64;
@@ -317,7 +316,7 @@ fn open_loop(
         let lag = sender
             .join()
             .unwrap_or_else(|_| Err("the sender thread panicked".into()));
-        outcome.and(lag)
+        outcome.and(lag.map_err(NetrrError::from))
     });
     window_marks();
     let max_lag = result?;
@@ -380,7 +379,7 @@ fn receive_answers(
     progress: &Progress,
     rtt: &mut Histogram<u64>,
     window_marks: &mut dyn FnMut(),
-) -> Result<(), String> {
+) -> Result<(), NetrrError> {
     let size = plan.size;
     // The measured window opens once the warm-up requests are due.
     let window_start = schedule.due(plan.warmup);
@@ -390,7 +389,7 @@ fn receive_answers(
     let mut marked = false;
     loop {
         if stop.load(Ordering::Relaxed) {
-            break Err(INTERRUPTED.into());
+            break Err(NetrrError::Interrupted);
         }
         if !marked && Instant::now() >= window_start {
             window_marks();
@@ -430,12 +429,12 @@ fn receive_answers(
                 silent += 1;
                 if silent >= DEAD_AFTER {
                     progress.failed.store(true, Ordering::Relaxed);
-                    break Err(no_answer(plan));
+                    break Err(no_answer(plan).into());
                 }
             }
             Err(e) => {
                 progress.failed.store(true, Ordering::Relaxed);
-                break Err(io_failure(plan, "receive", &e));
+                break Err(io_failure(plan, "receive", &e).into());
             }
         }
     }

@@ -32,10 +32,6 @@ pub(crate) struct Background {
 }
 
 impl Background {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// Starts `n` bulk streams from `bind` (inside `netns`) to `target`.
     pub fn start_streams(
         &mut self,

@@ -33,9 +33,11 @@
 
 pub mod auth;
 mod client;
+mod error;
 mod handshake;
 mod load;
 mod ns;
+mod output;
 pub mod proto;
 mod remote;
 mod responder;
@@ -52,18 +54,20 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use perflab_core::net_facts::{self, NetPathFacts, NetServer};
-use perflab_core::{
-    Better, HistogramData, MeasureCtx, Metric, Needs, ParamError, ParamKind, ParamSpec, Params,
-    SecretValue, Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
-};
 use perflab_core::{Kind, LatencyTableHints, ReportHints, WorkloadHints};
+use perflab_core::{
+    MeasureCtx, Needs, ParamError, ParamKind, ParamSpec, Params, SecretValue, Workload,
+    WorkloadError, WorkloadInfo, WorkloadOutput,
+};
 
 pub use client::DEAD_AFTER;
 pub use remote::{parse_peer, DEFAULT_PORT};
 pub use sock::Proto;
 
-use client::{ClientPlan, ClientResult, INTERRUPTED};
+use client::{ClientPlan, ClientResult};
+use error::NetrrError;
 use load::Background;
+use output::{output, Load};
 use proto::OpenRequest;
 use remote::RemoteSession;
 use responder::Placement;
@@ -268,12 +272,11 @@ impl Workload for Netrr {
             return Err(WorkloadError::Interrupted);
         }
         let settings = Settings::read(params)?;
-        measure(&settings, ctx).map_err(|e| {
-            if ctx.stopping() || e == INTERRUPTED {
-                WorkloadError::Interrupted
-            } else {
-                WorkloadError::Failed(format!("netrr: {e}"))
-            }
+        measure(&settings, ctx).map_err(|e| match e {
+            // A side may fail on its way out of a stop; the stop is what to report.
+            _ if ctx.stopping() => WorkloadError::Interrupted,
+            NetrrError::Interrupted => WorkloadError::Interrupted,
+            NetrrError::Failed(why) => WorkloadError::Failed(format!("netrr: {why}")),
         })
     }
 }
@@ -300,7 +303,7 @@ pub(crate) enum Route {
     },
 }
 
-fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, String> {
+fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, NetrrError> {
     let peer = s.peer.as_str();
     if let Some(facts) = NetPathFacts::from_facts(&ctx.facts) {
         if !peer.is_empty() {
@@ -308,7 +311,8 @@ fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, String> {
             return Err(format!(
                 "peer={peer} and the netpath={path} knob both say where the server is; \
                  give one"
-            ));
+            )
+            .into());
         }
         let NetPathFacts {
             path,
@@ -347,7 +351,8 @@ fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, String> {
         return Err(format!(
             "peer={peer} needs the token its `perflab serve` printed: give token= or set \
              PERFLAB_SERVE_TOKEN"
-        ));
+        )
+        .into());
     }
     let peer = parse_peer(peer)?;
     Ok(Route::Remote {
@@ -362,7 +367,7 @@ fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, String> {
 /// The token for `peer=`: the parameter's secret, else `PERFLAB_SERVE_TOKEN`. A run
 /// resumed by another process has only the token's fingerprint; the environment's token
 /// is then used when it is the same token.
-fn peer_token(token: &SecretValue) -> Result<String, String> {
+fn peer_token(token: &SecretValue) -> Result<String, NetrrError> {
     let env = || std::env::var("PERFLAB_SERVE_TOKEN").unwrap_or_default();
     match token {
         SecretValue::Known(t) if t.is_empty() => Ok(env()),
@@ -373,133 +378,238 @@ fn peer_token(token: &SecretValue) -> Result<String, String> {
         SecretValue::FingerprintOnly(fp) => Err(format!(
             "this run stored only the token's fingerprint ({fp}), not the token: set \
              PERFLAB_SERVE_TOKEN to the token of the peer's `perflab serve` to go on"
-        )),
+        )
+        .into()),
     }
 }
 
 /// Byte counts of the load at the window's start and end.
 type Marks = Arc<Mutex<Vec<(Instant, u64)>>>;
 
-fn measure(cfg: &Settings, ctx: &MeasureCtx) -> Result<WorkloadOutput, String> {
-    let proto =
-        Proto::from_name(&cfg.proto).ok_or_else(|| format!("unknown proto {:?}", cfg.proto))?;
-    let size = cfg.size.clamp(1, proto::MAX_DATA_SIZE as i64) as usize;
-    let streams = cfg.load_streams.clamp(0, 16) as u32;
-    let timeout = Duration::from_secs_f64(cfg.timeout.max(0.001));
-    let duration = Duration::from_secs_f64(cfg.duration);
+fn measure(cfg: &Settings, ctx: &MeasureCtx) -> Result<WorkloadOutput, NetrrError> {
+    let shape = Shape::of(cfg)?;
     let hogs = hog_cpus(&cfg.hogs)?;
     let route = route(cfg, ctx)?;
-    let mut notes = Vec::new();
-
-    // Everything started from here on is stopped by these guards' drops, on every path.
-    let mut bg = Background::new();
-    let mut echo = None;
-    let mut session = None;
-    let (netns, bind, target, path) = match &route {
-        Route::Local {
-            path,
-            server_netns,
-            client_netns,
-            server_addr,
-            client_addr,
-        } => {
-            let place = Placement {
-                netns: server_netns.clone(),
-                addr: *server_addr,
-                cpu: cfg.server_cpu,
-                allow: None,
-            };
-            let started = responder::start_echo(proto, size, &place)?;
-            let target = SocketAddr::new(*server_addr, started.port);
-            echo = Some(started);
-            if streams > 0 {
-                let sink = responder::start_sink(streams, &place, bg.received.clone())?;
-                let sink_addr = SocketAddr::new(*server_addr, sink.port);
-                bg.sink = Some(sink);
-                bg.start_streams(
-                    streams,
-                    client_netns,
-                    *client_addr,
-                    sink_addr,
-                    client::connect_timeout(timeout),
-                )?;
-            }
-            (client_netns.clone(), *client_addr, target, path.clone())
-        }
-        Route::Remote {
-            path,
-            peer,
-            token,
-            netns,
-            bind,
-        } => {
-            let req = OpenRequest {
-                proto: proto.name().into(),
-                size,
-                load_streams: streams,
-            };
-            let s = open_session(*peer, token, req, netns, timeout)?;
-            let needed = duration.as_secs_f64() + 5.0;
-            if s.session_time_s < needed {
-                return Err(format!(
-                    "the peer {peer} allows sessions of {:.0} s, this measurement needs about \
-                     {needed:.0} s (start serve with a longer --session-time)",
-                    s.session_time_s
-                ));
-            }
-            let bind = bind.unwrap_or_else(|| unspecified(s.data));
-            if let Some(sink) = s.sink {
-                bg.start_streams(streams, netns, bind, sink, client::connect_timeout(timeout))?;
-            }
-            if cfg.server_cpu.is_some() {
-                notes.push("server_cpu is ignored with a remote peer".into());
-            }
-            if let Some(note) = guest_note(ctx) {
-                notes.push(note);
-            }
-            let data = s.data;
-            session = Some(s);
-            (netns.clone(), bind, data, path.clone())
-        }
-    };
-    bg.start_hogs(&hogs)?;
+    // Everything started from here on is stopped by its drop, on every path.
+    let mut started = Started::default();
+    let end = started.start(&route, cfg, &shape, ctx)?;
+    started.bg.start_hogs(&hogs)?;
     let plan = ClientPlan {
-        proto,
-        size,
+        proto: shape.proto,
+        size: shape.size,
         rate: cfg.rate,
         warmup: cfg.warmup.max(0) as u64,
-        duration,
-        timeout,
+        duration: shape.duration,
+        timeout: shape.timeout,
         cpu: cfg.client_cpu,
-        netns,
-        bind,
-        target,
+        netns: end.netns,
+        bind: end.bind,
+        target: end.target,
     };
-    let counter = if bg.sink.is_some() {
-        bg.received.clone()
+    // The load's bytes as they arrive at the sink when it is ours, else as sent.
+    let counter = if started.bg.sink.is_some() {
+        started.bg.received.clone()
     } else {
-        bg.sent.clone()
+        started.bg.sent.clone()
     };
     let marks: Marks = Arc::new(Mutex::new(Vec::new()));
-    let result = run_client(&plan, ctx, counter, marks.clone()).map_err(|e| {
-        // A responder that failed explains a client that got no answer.
-        match echo.take() {
-            Some(r) if r.is_finished() => match r.finish() {
-                Err(why) => format!("{e}; the responder had stopped: {why}"),
-                Ok(()) => e,
-            },
-            _ => e,
-        }
-    })?;
-    drop(echo);
-    bg.stop();
-    if let Some(s) = session.take() {
-        if let Err(e) = s.close() {
-            notes.push(format!("closing the session on the peer: {e}"));
+    let result = run_client(&plan, ctx, counter, marks.clone()).map_err(|e| started.explain(e))?;
+    let notes = started.stop();
+    let marks = marks.lock().map(|m| m.clone()).unwrap_or_default();
+    let load = Load {
+        streams: shape.streams,
+        hogs: &hogs,
+        marks: &marks,
+    };
+    Ok(output(&result, &plan, &end.path, &load, notes))
+}
+
+/// What the client sends, how long and how patiently, and the load beside it: the
+/// settings made into the values the sides take.
+struct Shape {
+    proto: Proto,
+    size: usize,
+    streams: u32,
+    timeout: Duration,
+    duration: Duration,
+}
+
+impl Shape {
+    fn of(cfg: &Settings) -> Result<Self, NetrrError> {
+        let proto =
+            Proto::from_name(&cfg.proto).ok_or_else(|| format!("unknown proto {:?}", cfg.proto))?;
+        Ok(Self {
+            proto,
+            size: cfg.size.clamp(1, proto::MAX_DATA_SIZE as i64) as usize,
+            streams: cfg.load_streams.clamp(0, 16) as u32,
+            timeout: Duration::from_secs_f64(cfg.timeout.max(0.001)),
+            duration: Duration::from_secs_f64(cfg.duration),
+        })
+    }
+}
+
+/// Where the client runs (namespace, address it binds) and whom it asks.
+struct ClientEnd {
+    netns: String,
+    bind: IpAddr,
+    target: SocketAddr,
+    path: String,
+}
+
+/// Everything a measurement starts besides the client, and the notes made while starting
+/// it. Dropping it stops all of it, the session first, then the responder, then the load.
+#[derive(Default)]
+struct Started {
+    session: Option<RemoteSession>,
+    echo: Option<responder::Running>,
+    bg: Background,
+    notes: Vec<String>,
+}
+
+impl Started {
+    /// Starts the server side the route names, and the load; returns the client's end.
+    fn start(
+        &mut self,
+        route: &Route,
+        cfg: &Settings,
+        shape: &Shape,
+        ctx: &MeasureCtx,
+    ) -> Result<ClientEnd, NetrrError> {
+        match route {
+            Route::Local {
+                path,
+                server_netns,
+                client_netns,
+                server_addr,
+                client_addr,
+            } => {
+                let place = Placement {
+                    netns: server_netns.clone(),
+                    addr: *server_addr,
+                    cpu: cfg.server_cpu,
+                    allow: None,
+                };
+                let target = self.start_local(shape, &place, client_netns, *client_addr)?;
+                Ok(ClientEnd {
+                    netns: client_netns.clone(),
+                    bind: *client_addr,
+                    target,
+                    path: path.clone(),
+                })
+            }
+            Route::Remote {
+                path,
+                peer,
+                token,
+                netns,
+                bind,
+            } => {
+                let (bind, target) = self.start_remote(shape, *peer, token, netns, *bind)?;
+                if cfg.server_cpu.is_some() {
+                    self.notes
+                        .push("server_cpu is ignored with a remote peer".into());
+                }
+                self.notes.extend(guest_note(ctx));
+                Ok(ClientEnd {
+                    netns: netns.clone(),
+                    bind,
+                    target,
+                    path: path.clone(),
+                })
+            }
         }
     }
-    let marks = marks.lock().map(|m| m.clone()).unwrap_or_default();
-    Ok(output(&result, &plan, &path, streams, &hogs, &marks, notes))
+
+    /// The responder thread in the server's namespace, and with load the sink beside it
+    /// and the streams from the client's; returns the responder's address.
+    fn start_local(
+        &mut self,
+        shape: &Shape,
+        place: &Placement,
+        client_netns: &str,
+        client_addr: IpAddr,
+    ) -> Result<SocketAddr, NetrrError> {
+        let echo = responder::start_echo(shape.proto, shape.size, place)?;
+        let target = SocketAddr::new(place.addr, echo.port);
+        self.echo = Some(echo);
+        if shape.streams > 0 {
+            let sink = responder::start_sink(shape.streams, place, self.bg.received.clone())?;
+            let sink_addr = SocketAddr::new(place.addr, sink.port);
+            self.bg.sink = Some(sink);
+            self.bg.start_streams(
+                shape.streams,
+                client_netns,
+                client_addr,
+                sink_addr,
+                client::connect_timeout(shape.timeout),
+            )?;
+        }
+        Ok(target)
+    }
+
+    /// A session on the peer's `perflab serve` long enough for the measurement, and with
+    /// load the streams to its sink; returns the address the client binds and the
+    /// session's data address.
+    fn start_remote(
+        &mut self,
+        shape: &Shape,
+        peer: SocketAddr,
+        token: &str,
+        netns: &str,
+        bind: Option<IpAddr>,
+    ) -> Result<(IpAddr, SocketAddr), NetrrError> {
+        let req = OpenRequest {
+            proto: shape.proto.name().into(),
+            size: shape.size,
+            load_streams: shape.streams,
+        };
+        let s = open_session(peer, token, req, netns, shape.timeout)?;
+        let needed = shape.duration.as_secs_f64() + 5.0;
+        if s.session_time_s < needed {
+            return Err(format!(
+                "the peer {peer} allows sessions of {:.0} s, this measurement needs about \
+                 {needed:.0} s (start serve with a longer --session-time)",
+                s.session_time_s
+            )
+            .into());
+        }
+        let bind = bind.unwrap_or_else(|| unspecified(s.data));
+        if let Some(sink) = s.sink {
+            let timeout = client::connect_timeout(shape.timeout);
+            self.bg
+                .start_streams(shape.streams, netns, bind, sink, timeout)?;
+        }
+        let data = s.data;
+        self.session = Some(s);
+        Ok((bind, data))
+    }
+
+    /// The client's error, with the responder's when it had stopped: a responder that
+    /// failed explains a client that got no answer.
+    fn explain(&mut self, e: NetrrError) -> NetrrError {
+        let NetrrError::Failed(e) = e else { return e };
+        match self.echo.take() {
+            Some(r) if r.is_finished() => match r.finish() {
+                Err(why) => format!("{e}; the responder had stopped: {why}").into(),
+                Ok(()) => e.into(),
+            },
+            _ => e.into(),
+        }
+    }
+
+    /// Stops the responder, the load and the session, in that order; returns the notes,
+    /// with one about a session the peer did not close cleanly.
+    fn stop(mut self) -> Vec<String> {
+        drop(self.echo.take());
+        self.bg.stop();
+        if let Some(s) = self.session.take() {
+            if let Err(e) = s.close() {
+                self.notes
+                    .push(format!("closing the session on the peer: {e}"));
+            }
+        }
+        std::mem::take(&mut self.notes)
+    }
 }
 
 /// Opens the control session from a thread inside `netns` (a socket belongs to the
@@ -534,7 +644,7 @@ fn run_client(
     ctx: &MeasureCtx,
     counter: Arc<AtomicU64>,
     marks: Marks,
-) -> Result<ClientResult, String> {
+) -> Result<ClientResult, NetrrError> {
     std::thread::scope(|s| {
         let h = s.spawn(|| {
             let mut probe = ctx.threads.begin("client", plan.cpu);
@@ -549,117 +659,8 @@ fn run_client(
             r
         });
         h.join()
-            .unwrap_or_else(|_| Err("the client thread panicked".into()))
+            .unwrap_or_else(|_| Err(NetrrError::Failed("the client thread panicked".into())))
     })
-}
-
-fn us(name: &str, ns: f64) -> Metric {
-    Metric::new(name, ns / 1000.0, Unit::Microseconds, Better::Lower)
-}
-
-fn output(
-    r: &ClientResult,
-    plan: &ClientPlan,
-    path: &str,
-    streams: u32,
-    hogs: &[u32],
-    marks: &[(Instant, u64)],
-    mut notes: Vec<String>,
-) -> WorkloadOutput {
-    let h = HistogramData::from_hdr("rtt", Unit::Nanoseconds, &r.rtt);
-    let secs = r.window.as_secs_f64();
-    let tps = if secs > 0.0 {
-        r.exchanges as f64 / secs
-    } else {
-        0.0
-    };
-    let mut metrics = vec![
-        Metric::new("transactions_per_s", tps, Unit::PerSecond, Better::Higher),
-        us("rtt_p50_us", h.p50),
-        us("rtt_avg_us", h.mean),
-        us("rtt_min_us", h.min),
-        us("rtt_max_us", h.max),
-        us("rtt_stddev_us", h.stddev),
-        us("rtt_p90_us", h.p90),
-        us("rtt_p99_us", h.p99),
-        us("rtt_p99_9_us", h.p999),
-        us("rtt_p99_99_us", h.p9999),
-        Metric::new(
-            "exchanges",
-            r.exchanges as f64,
-            Unit::Count,
-            Better::Neither,
-        ),
-        Metric::new("lost", r.lost as f64, Unit::Count, Better::Lower),
-    ];
-    if let Some(lag) = r.max_send_lag {
-        metrics.push(us("send_lag_max_us", lag.as_nanos() as f64));
-        if lag > Duration::from_secs_f64(1.0 / plan.rate) {
-            notes.push(format!(
-                "the sender fell behind its schedule by up to {:.0} µs; those requests' \
-                 latency counts from their scheduled time",
-                lag.as_secs_f64() * 1e6
-            ));
-        }
-    }
-    if streams > 0 {
-        let mib_s = match (marks.first(), marks.last()) {
-            (Some(a), Some(b)) if b.0 > a.0 => {
-                (b.1.saturating_sub(a.1)) as f64 / (1 << 20) as f64 / (b.0 - a.0).as_secs_f64()
-            }
-            _ => 0.0,
-        };
-        metrics.push(Metric::new(
-            "load_mib_s",
-            mib_s,
-            Unit::MibPerSecond,
-            Better::Neither,
-        ));
-        if mib_s == 0.0 {
-            notes.push("the load streams moved no data during the timed window".into());
-        }
-    }
-    if !hogs.is_empty() {
-        notes.push(format!(
-            "CPU hogs on {}",
-            perflab_sys::cpulist::format_cpu_list(hogs)
-        ));
-    }
-    if r.warmup_lost > 0 {
-        notes.push(format!(
-            "{} warm-up requests got no reply within {} ms (not counted in lost; each \
-             delayed the start by that timeout)",
-            r.warmup_lost,
-            plan.timeout.as_millis()
-        ));
-    }
-    if r.lost > 0 {
-        notes.push(format!(
-            "{} of {} requests got no reply within {} ms (lost)",
-            r.lost,
-            r.lost + r.exchanges,
-            plan.timeout.as_millis()
-        ));
-    }
-    notes.insert(
-        0,
-        format!(
-            "path {path}: {} {} B, {}",
-            plan.proto.name(),
-            plan.size,
-            if plan.rate > 0.0 {
-                format!("open loop at {} req/s", plan.rate)
-            } else {
-                "closed loop".into()
-            }
-        ),
-    );
-    WorkloadOutput {
-        metrics,
-        histograms: vec![h],
-        threads: Vec::new(),
-        notes,
-    }
 }
 
 /// What the guest a `netpath=vm-*` knob booted says a reader must know (TCG), if any.

@@ -508,3 +508,11 @@ impl Step for Xfer<'_> {
         Ok(())
     }
 }
+
+/// Peak buffer bytes of a setup: every buffer, the pvm peer's included, in whole pages
+/// of its backing.
+pub fn peak_bytes(s: &Setup) -> u64 {
+    s.engine
+        .buffers()
+        .saturating_mul(mapped_len(s.size, s.backing))
+}

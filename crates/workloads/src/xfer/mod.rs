@@ -29,6 +29,7 @@ pub mod backing;
 pub mod buffer;
 pub mod channels;
 pub mod engine;
+mod failure;
 pub mod irq;
 mod peer;
 pub mod placement;
@@ -37,15 +38,16 @@ mod threaded;
 pub mod timing;
 
 use perflab_core::{
-    format_size, Better, HistogramData, MeasureCtx, Metric, Needs, ParamError, ParamKind,
-    ParamSpec, Params, SysRoot, Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
+    Better, HistogramData, MeasureCtx, Metric, Needs, ParamError, ParamKind, ParamSpec, Params,
+    SysRoot, Unit, Workload, WorkloadError, WorkloadInfo, WorkloadOutput,
 };
 use perflab_core::{Kind, Need, ReportHints, WorkloadHints};
 
 pub use buffer::Backing;
-use buffer::{mapped_len, MapError, MapStep};
-pub use engine::{Direction, Engine, Setup};
+use buffer::MapError;
+pub use engine::{peak_bytes, Direction, Engine, Setup};
 use engine::{Seen, Xfer as Buffers};
+use failure::{failed, map_failure};
 use timing::Timed;
 
 /// The xfer workload.
@@ -213,10 +215,6 @@ static INFO: WorkloadInfo = WorkloadInfo {
     }),
 };
 
-fn failed(msg: String) -> WorkloadError {
-    WorkloadError::Failed(msg)
-}
-
 /// The parameters with every missing one at its default, so a caller that built Params
 /// by hand (without `resolve`) cannot get CPU 0 or a zero size by omission.
 fn complete(params: &Params) -> Params {
@@ -265,14 +263,6 @@ pub fn setup(params: &Params) -> Result<Setup, WorkloadError> {
         pinned,
         zero_data,
     })
-}
-
-/// Peak buffer bytes of a setup: every buffer, the pvm peer's included, in whole pages
-/// of its backing.
-pub fn peak_bytes(s: &Setup) -> u64 {
-    s.engine
-        .buffers()
-        .saturating_mul(mapped_len(s.size, s.backing))
 }
 
 impl Workload for Xfer {
@@ -538,67 +528,9 @@ fn output(s: &Setup, t: &Timed, seen: &Seen) -> WorkloadOutput {
     out
 }
 
-/// The message for a buffer that could not be mapped or locked: which buffer, size and
-/// backing, and for hugetlb which pool is short and how to fill it. `held` is what the
-/// measurement's other buffers already took, counted back into the pool's free pages.
-fn map_failure(s: &Setup, sys: &SysRoot, label: &str, e: MapError, held: u64) -> WorkloadError {
-    let err = std::io::Error::from_raw_os_error(e.errno);
-    let what = format!(
-        "xfer: cannot map the {label} ({} with {} backing)",
-        format_size(s.size),
-        s.backing.name()
-    );
-    let msg = match (e.step, s.backing.pool_kb()) {
-        (MapStep::Map, Some(kb)) => {
-            let page = s.backing.page_bytes();
-            let need = peak_bytes(s) / page;
-            let held = held / page;
-            let name = format_size(s.backing.page_bytes());
-            let pool = perflab_sys::hugepages::pools(sys)
-                .ok()
-                .and_then(|ps| ps.into_iter().find(|p| p.size_kb == kb));
-            let state = match &pool {
-                Some(p) => format!(
-                    "the {name} hugetlb pool (hugepages-{kb}kB) had {} free of {} pages, \
-                     this measurement needs {need}",
-                    p.free + held,
-                    p.nr
-                ),
-                None => format!(
-                    "this machine has no {name} hugetlb pool (no \
-                     /sys/kernel/mm/hugepages/hugepages-{kb}kB)"
-                ),
-            };
-            let total = pool.as_ref().map_or(need, |p| {
-                p.nr.saturating_add(need.saturating_sub(p.free + held))
-            });
-            let how = if s.backing == Backing::Huge2M {
-                format!("`sysctl vm.nr_hugepages={total}`")
-            } else {
-                format!("`echo {total} > /sys/kernel/mm/hugepages/hugepages-{kb}kB/nr_hugepages`")
-            };
-            format!(
-                "{what}: mmap(MAP_HUGETLB) failed: {err}; {state}; fill it with the perflab \
-                 knob `hugepages={name}:auto` or {how}"
-            )
-        }
-        (MapStep::Advise, None) if s.backing == Backing::Thp && e.errno == libc::EINVAL => {
-            format!(
-                "{what}: madvise(MADV_HUGEPAGE) failed: {err}; this kernel has no \
-                 transparent huge pages"
-            )
-        }
-        (MapStep::Lock, _) => format!(
-            "{what}: mlock failed: {err}; a pinned buffer must be locked: raise the \
-             locked-memory limit (ulimit -l) or run as root"
-        ),
-        (step, _) => format!("{what}: {step:?} step failed: {err}"),
-    };
-    failed(msg)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::buffer::MapStep;
     use super::*;
     use perflab_core::resolve;
 

@@ -21,10 +21,11 @@ use perflab_core::{
 
 use super::buffer::Backing;
 use super::channels::{wait_histogram, Channel};
+use super::engine::Setup;
 use super::engine::{MapFailure, Seen, Xfer as Buffers};
+use super::failure::{failed, map_failure};
 use super::shape::Shape;
 use super::timing::Step;
-use super::{failed, map_failure, Setup};
 use crate::parallel::{self, Criteria, Span};
 
 /// The thread's CPU is sampled about this often, outside the copies.

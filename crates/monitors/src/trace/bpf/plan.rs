@@ -105,18 +105,15 @@ pub struct EventPlan {
     pub actions: Vec<Action>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Why a span set has no BPF programs (see the module documentation).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
+    /// The user's mistake: one line, exit 2.
+    #[error("{0}")]
     Bad(String),
+    /// What the BPF backend cannot express: the text backend measures it instead.
+    #[error("{0}")]
     Unsupported(String),
-}
-
-impl std::fmt::Display for PlanError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PlanError::Bad(s) | PlanError::Unsupported(s) => f.write_str(s),
-        }
-    }
 }
 
 /// Spans a program tracks at once: the bitmask of spans ended by the current event is
@@ -141,6 +138,7 @@ pub fn plan(
             spans.len()
         )));
     }
+    let splits = split_entries(spans);
     let mut out: Vec<EventPlan> = Vec::new();
     for s in spans {
         for (system, event) in s.events() {
@@ -153,68 +151,89 @@ pub fn plan(
                     s.name
                 ))
             })?;
+            let actions = actions_at(spans, &splits, (&system, &event), &f, symbols)?;
             out.push(EventPlan {
                 system,
                 event,
                 id: f.id,
-                actions: Vec::new(),
+                actions,
             });
-            let plan = out.last_mut().expect("pushed above");
-            let splits = split_entries(spans);
-            for (i, span) in spans.iter().enumerate() {
-                let sides = [
-                    (Role::End, Some(&span.to)),
-                    (Role::Cancel, span.cancel.as_ref()),
-                    (Role::Start, Some(&span.from)),
-                    (Role::Split, span.split.as_ref().map(|s| &s.side)),
-                ];
-                for (role, side) in sides {
-                    let Some(side) = side else { continue };
-                    if !side
-                        .events
-                        .iter()
-                        .any(|(s, e)| *s == plan.system && *e == plan.event)
-                    {
-                        continue;
-                    }
-                    let at = |e: PlanError| {
-                        e.within(&format!(
-                            "span {:?}, event {}:{}",
-                            span.name, plan.system, plan.event
-                        ))
-                    };
-                    plan.actions.push(Action {
-                        span: i as u32,
-                        role,
-                        after: match role {
-                            Role::Start => span.after.map(|a| a as u32),
-                            _ => None,
-                        },
-                        key: key(side, &f).map_err(&at)?,
-                        local: is_local(span),
-                        checks: side
-                            .filters
-                            .iter()
-                            .map(|flt| check(flt, &f, symbols))
-                            .collect::<Result<_, _>>()
-                            .map_err(&at)?,
-                        value: match (role, &span.split) {
-                            (Role::Split, Some(sp)) => Some(
-                                number_field(&f, &sp.field)
-                                    .map_err(|e| at(e.prefixed("split: ")))?,
-                            ),
-                            _ => None,
-                        },
-                        split: match role {
-                            Role::End => splits.iter().find(|(s, _)| *s == i).map(|(_, e)| *e),
-                            _ => None,
-                        },
-                    });
-                }
-            }
         }
     }
     Ok(out)
+}
+
+/// What the program of one event does: an action for every span side that names the
+/// event, in the set's order and, within a span, in the order end, cancel, start, split.
+fn actions_at(
+    spans: &[Span],
+    splits: &[(usize, u32)],
+    (system, event): (&str, &str),
+    f: &Format,
+    symbols: &Symbols<'_>,
+) -> Result<Vec<Action>, PlanError> {
+    let mut actions = Vec::new();
+    for (i, span) in spans.iter().enumerate() {
+        let sides = [
+            (Role::End, Some(&span.to)),
+            (Role::Cancel, span.cancel.as_ref()),
+            (Role::Start, Some(&span.from)),
+            (Role::Split, span.split.as_ref().map(|s| &s.side)),
+        ];
+        for (role, side) in sides {
+            let Some(side) = side else { continue };
+            if !side.events.iter().any(|(s, e)| s == system && e == event) {
+                continue;
+            }
+            let split = match role {
+                Role::End => splits.iter().find(|(s, _)| *s == i).map(|(_, e)| *e),
+                _ => None,
+            };
+            let action = side_action((i, span), role, side, f, symbols, split)
+                .map_err(|e| e.within(&format!("span {:?}, event {system}:{event}", span.name)))?;
+            actions.push(action);
+        }
+    }
+    Ok(actions)
+}
+
+/// One side's action, its key, filters and (for a split) the value to remember resolved
+/// to loads from the event's record. `split`: the span-map entry of an end's value 0.
+fn side_action(
+    (i, span): (usize, &Span),
+    role: Role,
+    side: &Side,
+    f: &Format,
+    symbols: &Symbols<'_>,
+    split: Option<u32>,
+) -> Result<Action, PlanError> {
+    // Resolved in this order so that the first refusal is the one a reader of the
+    // declaration meets first: key, filters, split value.
+    let key = key(side, f)?;
+    let checks = side
+        .filters
+        .iter()
+        .map(|flt| check(flt, f, symbols))
+        .collect::<Result<_, _>>()?;
+    let value = match (role, &span.split) {
+        (Role::Split, Some(sp)) => {
+            Some(number_field(f, &sp.field).map_err(|e| e.prefixed("split: "))?)
+        }
+        _ => None,
+    };
+    Ok(Action {
+        span: i as u32,
+        role,
+        after: match role {
+            Role::Start => span.after.map(|a| a as u32),
+            _ => None,
+        },
+        key,
+        local: is_local(span),
+        checks,
+        value,
+        split,
+    })
 }
 
 fn is_local(span: &Span) -> bool {

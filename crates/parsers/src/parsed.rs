@@ -1,0 +1,49 @@
+//! What a parser found in one tool's output: single-result figures, or one row per
+//! measurement (see the crate documentation for which).
+
+use perflab_core::{HistogramData, Metric};
+
+/// What a parser found in one tool's output.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Parsed {
+    pub metrics: Vec<Metric>,
+    pub histograms: Vec<HistogramData>,
+    /// Rows of a table that holds several measurements (e.g. a scan table: one row per
+    /// buffer size): each row's parameters and metrics. Empty for single-result output.
+    pub rows: Vec<ParsedRow>,
+    /// Remarks a person should see next to the numbers: events the tool could not count,
+    /// jobs that reported errors, anything left out and why.
+    pub notes: Vec<String>,
+}
+
+impl Parsed {
+    pub fn metric(&self, name: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+}
+
+/// One row of a multi-measurement output.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParsedRow {
+    /// Parameters that identify the row, as text (`size` = `32768`).
+    pub params: Vec<(String, String)>,
+    /// A column label when the table has one column per side (e.g. a software version).
+    pub series: Option<String>,
+    pub metrics: Vec<Metric>,
+    /// Histograms of this row alone (a cyclictest thread's latencies), stored with its
+    /// measurement; [`Parsed::histograms`] holds those of single-result output.
+    pub histograms: Vec<HistogramData>,
+}
+
+impl ParsedRow {
+    pub fn metric(&self, name: &str) -> Option<&Metric> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
+
+    pub fn param(&self, key: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}

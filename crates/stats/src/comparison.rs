@@ -1,0 +1,50 @@
+//! What a comparison of a candidate B with a baseline A holds: both summaries, the change
+//! and its interval, the verdict and how it was reached. Built by [`crate::compare`],
+//! decided by [`crate::decide`].
+
+use perflab_core::Better;
+use serde::Serialize;
+
+use crate::decide::Decision;
+use crate::hodges_lehmann::Shift;
+use crate::mann_whitney::MannWhitney;
+use crate::summary::Summary;
+use crate::verdict::Verdict;
+
+/// Everything known about B relative to A.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    pub a: Summary,
+    pub b: Summary,
+    pub better: Better,
+    /// The change the verdict estimates, in percent: the geometric mean of the paired
+    /// ratios B/A minus 1 (the ratio of the geometric means, unpaired; the rank centre
+    /// when a rank test decided). `None` when median A is 0.
+    pub change_pct: Option<f64>,
+    /// The interval the verdict used, in percent ([`Decision::level`] confidence).
+    /// Computed on the log scale, so it never reaches −100 %.
+    pub change_ci_pct: Option<(f64, f64)>,
+    /// Positive = worse (see [`crate::regression_pct`]); `None` when `change_pct` is.
+    pub regression_pct: Option<f64>,
+    /// The decision p-value of this row read alone: "the change sits on the nearer
+    /// threshold" (see [`crate::decide`]); small when the row is clearly decided.
+    pub p_value: f64,
+    /// `p_value` adjusted for the other rows of the same family (Benjamini-Hochberg).
+    pub p_adjusted: f64,
+    /// Mann-Whitney on the raw values, a description only.
+    pub test: MannWhitney,
+    /// Hodges-Lehmann shift of the raw values, a description only.
+    pub shift: Shift,
+    pub verdict: Verdict,
+    /// How the verdict was reached: method, interval, level, repetitions to decide.
+    pub decision: Decision,
+    /// Caveats a reader must see: a zero baseline, an interval widened for lack of data.
+    pub notes: Vec<String>,
+}
+
+impl Comparison {
+    /// The verdict's word, e.g. `same`.
+    pub fn symbol(&self) -> &'static str {
+        self.verdict.symbol()
+    }
+}
