@@ -4,7 +4,7 @@
 mod claim;
 mod open;
 mod read;
-pub(crate) mod schema;
+mod tx;
 mod write;
 
 use std::cell::RefCell;
@@ -12,7 +12,8 @@ use std::collections::HashMap;
 
 use postgres::{Client, Config, GenericClient, Statement};
 
-use crate::error::PgAt;
+use crate::migrate::{bring_up_to_date, DbState};
+use crate::schema::MIGRATIONS;
 use crate::{
     Backend, Claim, Location, MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunInfo,
     RunStatus, StoreError,
@@ -24,7 +25,7 @@ pub(crate) struct PgBackend {
     client: RefCell<Client>,
     /// Statements prepared on this session, by their text: a record runs the same dozen
     /// statements each time, and preparing costs a round trip.
-    prepared: RefCell<HashMap<&'static str, Statement>>,
+    prepared: tx::Prepared,
     config: Config,
     location: Location,
 }
@@ -36,8 +37,7 @@ impl PgBackend {
         let config = open::config(&location)?;
         let mut client = open::connect(&location, &config)?;
         open::check(&mut client, &location)?;
-        open::bring_up_to_date(&mut client, &location, schema::MIGRATIONS)?;
-        Ok(PgBackend::new(client, config, location))
+        PgBackend::new(client, config, location).migrated()
     }
 
     /// As [`PgBackend::open`], but a database without perflab's schema is refused, not
@@ -45,7 +45,7 @@ impl PgBackend {
     pub(crate) fn open_existing(location: Location) -> Result<PgBackend, StoreError> {
         let config = open::config(&location)?;
         let mut client = open::connect(&location, &config)?;
-        if open::check(&mut client, &location)? == open::DbState::Empty {
+        if open::check(&mut client, &location)? == DbState::Empty {
             return Err(StoreError::NotPerflab {
                 db: location,
                 reason: "it holds no perflab results yet (a `perflab run` with this --db \
@@ -53,8 +53,13 @@ impl PgBackend {
                     .into(),
             });
         }
-        open::bring_up_to_date(&mut client, &location, schema::MIGRATIONS)?;
-        Ok(PgBackend::new(client, config, location))
+        PgBackend::new(client, config, location).migrated()
+    }
+
+    /// This store with its schema created or brought up to date.
+    fn migrated(mut self) -> Result<PgBackend, StoreError> {
+        bring_up_to_date(self.begin_schema_change()?, MIGRATIONS)?;
+        Ok(self)
     }
 
     fn new(client: Client, config: Config, location: Location) -> PgBackend {
@@ -67,13 +72,8 @@ impl PgBackend {
     }
 
     /// The statement for `sql`, prepared once per session.
-    fn stmt(&self, c: &mut impl GenericClient, sql: &'static str) -> Result<Statement, StoreError> {
-        if let Some(s) = self.prepared.borrow().get(sql) {
-            return Ok(s.clone());
-        }
-        let s = c.prepare(sql).at(&self.location)?;
-        self.prepared.borrow_mut().insert(sql, s.clone());
-        Ok(s)
+    fn stmt(&self, c: &mut impl GenericClient, sql: &str) -> Result<Statement, StoreError> {
+        tx::prepare(c, &self.prepared, &self.location, sql)
     }
 
     fn no_run(&self, id: RunId) -> StoreError {

@@ -5,9 +5,10 @@ mod health;
 
 pub use claim::claims_path;
 pub use open::check_file_path;
-pub(crate) mod migrate;
+mod inspect;
 mod open;
 mod read;
+mod tx;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -24,7 +25,7 @@ pub(crate) struct SqliteBackend {
 }
 
 impl SqliteBackend {
-    fn new(conn: rusqlite::Connection, path: &Path) -> SqliteBackend {
+    pub(crate) fn new(conn: rusqlite::Connection, path: &Path) -> SqliteBackend {
         SqliteBackend {
             conn,
             path: path.to_path_buf(),

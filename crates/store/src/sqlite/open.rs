@@ -5,9 +5,10 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-use super::migrate::{bring_up_to_date, inspect, supported, DbState};
+use super::inspect::inspect;
 use super::SqliteBackend;
 use crate::error::At;
+use crate::migrate::{bring_up_to_date, newer, refuse_newer, supported, DbState};
 use crate::schema::MIGRATIONS;
 use crate::StoreError;
 
@@ -135,11 +136,9 @@ fn open_read_only(path: &Path) -> Result<SqliteBackend, StoreError> {
             db: path.into(),
             reason: "it is an empty database".into(),
         }),
-        DbState::Perflab { version } if version > target => Err(StoreError::NewerSchema {
-            db: path.into(),
-            found: version,
-            supported: target,
-        }),
+        DbState::Perflab { version } if version > target => {
+            Err(newer(&path.into(), version, MIGRATIONS))
+        }
         DbState::Perflab { version } if version < target => Err(StoreError::ReadOnlyOld {
             path: path.to_path_buf(),
             found: version,
@@ -176,31 +175,23 @@ enum Purpose {
 fn open_with(path: &Path, extra: OpenFlags, purpose: Purpose) -> Result<SqliteBackend, StoreError> {
     // No SQLITE_OPEN_URI: a file named "file:..." is a file, not a URI.
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra;
-    let mut conn = Connection::open_with_flags(path, flags).at(path)?;
+    let conn = Connection::open_with_flags(path, flags).at(path)?;
     conn.busy_timeout(BUSY_TIMEOUT).at(path)?;
     conn.pragma_update(None, "foreign_keys", true).at(path)?;
 
     // Everything up to here is per-connection; the file is first written below, after it is
     // known to be ours and not newer.
-    if let DbState::Perflab { version } = inspect(&conn, path)? {
-        let target = supported(MIGRATIONS);
-        if version > target {
-            return Err(StoreError::NewerSchema {
-                db: path.into(),
-                found: version,
-                supported: target,
-            });
-        }
-        if purpose == Purpose::Write {
-            super::health::check(&conn, path)?;
-        }
+    let state = refuse_newer(&path.into(), inspect(&conn, path)?, MIGRATIONS)?;
+    if state != DbState::Empty && purpose == Purpose::Write {
+        super::health::check(&conn, path)?;
     }
     // WAL lets readers run beside the writer; with synchronous=NORMAL a commit appends to
     // the log without an fsync, which keeps a commit per measurement cheap.
     use_wal(&conn, path)?;
     conn.pragma_update(None, "synchronous", "NORMAL").at(path)?;
-    bring_up_to_date(&mut conn, path, MIGRATIONS)?;
-    Ok(SqliteBackend::new(conn, path))
+    let mut backend = SqliteBackend::new(conn, path);
+    bring_up_to_date(backend.begin()?, MIGRATIONS)?;
+    Ok(backend)
 }
 
 /// Puts the database in WAL mode unless it is already. Switching needs the file to itself

@@ -1,55 +1,19 @@
-//! The SQLite schema, as a list of migrations. Version 0 is a database holding only `meta`; each
-//! migration takes it one version up. A new schema version is a new entry at the end of
-//! [`MIGRATIONS`] — existing entries never change, because databases in the field were
-//! built by them.
-//!
-//! Conventions shared by all tables:
-//! - floats that may be NaN are nullable, because SQLite stores a bound NaN as NULL; the
-//!   reader turns NULL back into NaN;
-//! - u64 counters are stored as their two's-complement i64 bit pattern, which round-trips
-//!   every value losslessly (values above i64::MAX, which no counter reaches in practice,
-//!   would look negative to a person reading the table with sqlite3);
-//! - enums (units, directions, statuses) are stored as their serde names, the same words
-//!   the JSON exports use;
-//! - child rows of a measurement carry `idx`, their position in the recorded vector, so
-//!   reading them back in key order restores the order the workload produced.
-
-/// The value of `meta.application` in every perflab database.
-pub const APPLICATION: &str = "perflab";
-
-/// The schema version this build writes and understands.
-pub const SCHEMA_VERSION: u32 = 6;
-
-/// One step up the schema versions.
-#[derive(Clone, Copy, Debug)]
-pub struct Migration {
-    /// The version the database has after this step.
-    pub to: u32,
-    pub sql: &'static str,
-}
+//! The SQLite text of each schema step, exactly as it has built the databases in the
+//! field (never edited: a database's `sqlite_schema` keeps the text that made it).
 
 /// Created before any migration; its rows say whose database this is and which version.
-pub const META: &str =
+pub(super) const META: &str =
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;";
-
-pub const MIGRATIONS: &[Migration] = &[
-    Migration { to: 1, sql: V1 },
-    Migration { to: 2, sql: V2 },
-    Migration { to: 3, sql: V3 },
-    Migration { to: 4, sql: V4 },
-    Migration { to: 5, sql: V5 },
-    Migration { to: 6, sql: V6 },
-];
 
 /// `histograms.above`, `histograms.above_count`: samples past the range of a tool's fixed
 /// buckets (cyclictest's overflows), each at least `above`; NULL where the histogram has no
 /// such range (every one recorded before version 6).
-pub(crate) const V6: &str = "ALTER TABLE histograms ADD COLUMN above REAL;
+pub(super) const V6: &str = "ALTER TABLE histograms ADD COLUMN above REAL;
 ALTER TABLE histograms ADD COLUMN above_count INTEGER;";
 
 /// `runs.uid`: the run's identity across databases (32 hex digits of random bits), kept
 /// when a run is pushed or imported elsewhere. Runs made before version 5 get one here.
-const V5: &str = "ALTER TABLE runs ADD COLUMN uid TEXT;
+pub(super) const V5: &str = "ALTER TABLE runs ADD COLUMN uid TEXT;
 UPDATE runs SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL;
 CREATE UNIQUE INDEX runs_uid ON runs (uid);";
 
@@ -61,19 +25,19 @@ CREATE UNIQUE INDEX runs_uid ON runs (uid);";
 ///   every knob held or nothing could tell.
 /// - `measurements.monitors`: JSON array of the monitors that ran around it; NULL before
 ///   version 4 (not recorded).
-const V4: &str = "ALTER TABLE plan ADD COLUMN role TEXT NOT NULL DEFAULT 'headline';
+pub(super) const V4: &str = "ALTER TABLE plan ADD COLUMN role TEXT NOT NULL DEFAULT 'headline';
 ALTER TABLE measurements ADD COLUMN ineffective TEXT;
 ALTER TABLE measurements ADD COLUMN monitors TEXT;";
 
 /// Where each thread ran over time (JSON `{"changes": [[ns, cpu], ...], "unknown_after"}`;
 /// NULL when nothing sampled it over time, as every thread recorded before version 3).
-const V3: &str = "ALTER TABLE threads ADD COLUMN cpu_path TEXT;";
+pub(super) const V3: &str = "ALTER TABLE threads ADD COLUMN cpu_path TEXT;";
 
 /// Per-thread perf counts (JSON `[{"event", "value", "running_pct"}, ...]`; NULL when the
 /// thread counted nothing, as every thread recorded before version 2).
-const V2: &str = "ALTER TABLE threads ADD COLUMN counters TEXT;";
+pub(super) const V2: &str = "ALTER TABLE threads ADD COLUMN counters TEXT;";
 
-const V1: &str = r#"
+pub(super) const V1: &str = r#"
 CREATE TABLE runs (
     -- AUTOINCREMENT so that the number of a deleted run is never given to a new one:
     -- users keep run numbers in notes and mails.
