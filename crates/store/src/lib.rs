@@ -28,6 +28,7 @@ mod sql;
 mod sqlite;
 mod store;
 mod uid;
+mod write;
 
 pub use assemble::TelemetryFilter;
 pub use backend::{Backend, Claim};

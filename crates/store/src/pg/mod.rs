@@ -4,8 +4,8 @@
 mod claim;
 mod open;
 mod read;
+mod statements;
 mod tx;
-mod write;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -14,6 +14,7 @@ use postgres::{Client, Config, GenericClient, Statement};
 
 use crate::migrate::{bring_up_to_date, DbState};
 use crate::schema::MIGRATIONS;
+use crate::write;
 use crate::{
     Backend, Claim, Location, MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunInfo,
     RunStatus, StoreError,
@@ -23,9 +24,8 @@ pub(crate) struct PgBackend {
     /// Reads take `&self` (as SQLite's do) but a session needs `&mut`: one store is used
     /// by one thread at a time, so a RefCell is enough.
     client: RefCell<Client>,
-    /// Statements prepared on this session, by their text: a record runs the same dozen
-    /// statements each time, and preparing costs a round trip.
-    prepared: tx::Prepared,
+    /// Statements prepared on this session (see `statements`).
+    prepared: statements::Prepared,
     config: Config,
     location: Location,
 }
@@ -73,7 +73,7 @@ impl PgBackend {
 
     /// The statement for `sql`, prepared once per session.
     fn stmt(&self, c: &mut impl GenericClient, sql: &str) -> Result<Statement, StoreError> {
-        tx::prepare(c, &self.prepared, &self.location, sql)
+        statements::prepare(c, &self.prepared, &self.location, sql)
     }
 
     fn no_run(&self, id: RunId) -> StoreError {
@@ -84,6 +84,8 @@ impl PgBackend {
     }
 }
 
+// Reads are the inherent methods of read.rs; writes are the shared writer's, in a
+// transaction of tx.rs.
 impl Backend for PgBackend {
     fn location(&self) -> &Location {
         &self.location
@@ -118,22 +120,22 @@ impl Backend for PgBackend {
         PgBackend::recorded(self, id)
     }
     fn create_run(&mut self, run: &NewRun, created_at: f64) -> Result<RunId, StoreError> {
-        PgBackend::create_run(self, run, created_at)
+        write::create_run(self.begin()?, run, created_at)
     }
     fn append_plan(&mut self, run: RunId, more: &[PlannedMeasurement]) -> Result<u32, StoreError> {
-        PgBackend::append_plan(self, run, more)
+        write::append_plan(self.begin()?, run, more)
     }
     fn record(&mut self, run: RunId, rec: &MeasurementRecord) -> Result<(), StoreError> {
-        PgBackend::record(self, run, rec)
+        write::record(self.begin()?, run, rec)
     }
     fn set_status(&mut self, run: RunId, status: RunStatus) -> Result<(), StoreError> {
-        PgBackend::set_status(self, run, status)
+        write::set_status(self.begin()?, run, status)
     }
     fn set_label(&mut self, run: RunId, label: Option<&str>) -> Result<(), StoreError> {
-        PgBackend::set_label(self, run, label)
+        write::set_label(self.begin()?, run, label)
     }
     fn delete_run(&mut self, run: RunId) -> Result<(), StoreError> {
-        PgBackend::delete_run(self, run)
+        write::delete_run(self.begin()?, run)
     }
     fn claim(&self, run: RunId) -> Result<Claim, StoreError> {
         claim::take(&self.config, &self.location, run)
@@ -141,11 +143,6 @@ impl Backend for PgBackend {
     fn is_claimed(&self, run: RunId) -> Result<bool, StoreError> {
         claim::held(&self.config, &self.location, run)
     }
-}
-
-/// Column values to and from the BIGINT columns.
-pub(crate) fn big(v: u32) -> i64 {
-    i64::from(v)
 }
 
 /// A BIGINT read back into a u32 field; out of range means the row was not written by

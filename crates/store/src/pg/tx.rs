@@ -3,12 +3,10 @@
 //! (`INSERT … SELECT FROM unnest(arrays)`), so a measurement with hundreds of telemetry
 //! rows is a handful of round trips to the server, not hundreds.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use postgres::types::ToSql;
-use postgres::{GenericClient, Row, Statement, Transaction};
+use postgres::{Row, Statement, Transaction};
 
+use super::statements::{prepare, Prepared};
 use super::{small, PgBackend};
 use crate::error::PgAt;
 use crate::migrate::{DbState, Inspect};
@@ -17,24 +15,6 @@ use crate::{Location, StoreError};
 
 /// The advisory lock that serialises schema changes (any bigint: perflab's own number).
 const SCHEMA_LOCK: i64 = 0x7065_7266_6c61_6231; // "perflab1"
-
-/// Statements prepared on one session, by their text.
-pub(crate) type Prepared = RefCell<HashMap<String, Statement>>;
-
-/// The statement for `sql` on the session `c` belongs to, prepared once per session.
-pub(crate) fn prepare(
-    c: &mut impl GenericClient,
-    prepared: &Prepared,
-    db: &Location,
-    sql: &str,
-) -> Result<Statement, StoreError> {
-    if let Some(s) = prepared.borrow().get(sql) {
-        return Ok(s.clone());
-    }
-    let s = c.prepare(sql).at(db)?;
-    prepared.borrow_mut().insert(sql.to_string(), s.clone());
-    Ok(s)
-}
 
 /// A write transaction on the server.
 pub(crate) struct PgTx<'c> {

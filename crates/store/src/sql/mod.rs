@@ -9,7 +9,7 @@
 
 mod value;
 
-pub(crate) use value::{Batch, Cell, Column, Value};
+pub(crate) use value::{Batch, Column, Value};
 
 use std::borrow::Cow;
 

@@ -9,10 +9,10 @@ mod inspect;
 mod open;
 mod read;
 mod tx;
-mod write;
 
 use std::path::{Path, PathBuf};
 
+use crate::write;
 use crate::{
     Backend, Claim, Location, MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunInfo,
     RunStatus, StoreError,
@@ -34,7 +34,8 @@ impl SqliteBackend {
     }
 }
 
-// The inherent methods (read.rs, write.rs) carry the SQL; the trait forwards to them.
+// Reads are the inherent methods of read.rs; writes are the shared writer's, in a
+// transaction of tx.rs.
 impl Backend for SqliteBackend {
     fn location(&self) -> &Location {
         &self.location
@@ -69,22 +70,22 @@ impl Backend for SqliteBackend {
         SqliteBackend::recorded(self, id)
     }
     fn create_run(&mut self, run: &NewRun, created_at: f64) -> Result<RunId, StoreError> {
-        SqliteBackend::create_run(self, run, created_at)
+        write::create_run(self.begin()?, run, created_at)
     }
     fn append_plan(&mut self, run: RunId, more: &[PlannedMeasurement]) -> Result<u32, StoreError> {
-        SqliteBackend::append_plan(self, run, more)
+        write::append_plan(self.begin()?, run, more)
     }
     fn record(&mut self, run: RunId, rec: &MeasurementRecord) -> Result<(), StoreError> {
-        SqliteBackend::record(self, run, rec)
+        write::record(self.begin()?, run, rec)
     }
     fn set_status(&mut self, run: RunId, status: RunStatus) -> Result<(), StoreError> {
-        SqliteBackend::set_status(self, run, status)
+        write::set_status(self.begin()?, run, status)
     }
     fn set_label(&mut self, run: RunId, label: Option<&str>) -> Result<(), StoreError> {
-        SqliteBackend::set_label(self, run, label)
+        write::set_label(self.begin()?, run, label)
     }
     fn delete_run(&mut self, run: RunId) -> Result<(), StoreError> {
-        SqliteBackend::delete_run(self, run)
+        write::delete_run(self.begin()?, run)
     }
     fn claim(&self, run: RunId) -> Result<Claim, StoreError> {
         claim::take(&self.path, run)

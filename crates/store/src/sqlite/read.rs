@@ -9,7 +9,6 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::write::run_exists;
 use super::SqliteBackend;
 use crate::assemble::{
     measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
@@ -256,6 +255,10 @@ impl SqliteBackend {
     }
 
     fn require_run(&self, conn: &Connection, id: RunId) -> Result<(), StoreError> {
+        let run_exists = |conn: &Connection, run: RunId| -> rusqlite::Result<bool> {
+            conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1)")?
+                .query_row([run], |r| r.get(0))
+        };
         if run_exists(conn, id).at(&self.path)? {
             Ok(())
         } else {
