@@ -3,7 +3,9 @@
 mod common;
 
 use perflab_core::{Better, Metric, TelemetryRow, Unit};
-use perflab_store::{MeasurementStatus, Role, RunStatus, StoreError};
+use std::time::Duration;
+
+use perflab_store::{Location, MeasurementStatus, Role, RunStatus, StoreError};
 
 use common::backends::TestDb;
 use common::{failed, new_run, record};
@@ -312,7 +314,64 @@ fn runs_have_uids_that_find_them(db: TestDb) {
     assert_eq!(store.runs().unwrap()[0].uid, store.run(c).unwrap().uid);
 }
 
+/// Runs `sql` in a transaction of another session that commits `hold` after it ran;
+/// returns once it ran, with the thread that commits.
+fn uncommitted(db: &TestDb, sql: &'static str, hold: Duration) -> std::thread::JoinHandle<()> {
+    let loc = db.loc.clone();
+    let (ran, wait) = std::sync::mpsc::channel();
+    let other = std::thread::spawn(move || match loc {
+        Location::Sqlite(p) => {
+            let c = rusqlite::Connection::open(p).unwrap();
+            c.execute_batch(&format!("BEGIN IMMEDIATE; {sql}")).unwrap();
+            ran.send(()).unwrap();
+            std::thread::sleep(hold);
+            c.execute_batch("COMMIT").unwrap();
+        }
+        Location::Postgres(url) => {
+            let mut c = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+            let mut tx = c.transaction().unwrap();
+            tx.batch_execute(sql).unwrap();
+            ran.send(()).unwrap();
+            std::thread::sleep(hold);
+            tx.commit().unwrap();
+        }
+    });
+    wait.recv().unwrap();
+    other
+}
+
+/// Two copies of one run at once: another session creates a run of the same uid and
+/// commits it only while this one is creating it. It is found, not made twice (SQLite's
+/// write lock makes this one wait and look; on PostgreSQL the insert waits and does
+/// nothing).
+fn a_run_created_meanwhile_elsewhere_is_found_not_made_twice(db: TestDb) {
+    let mut store = db.store();
+    let mut run = new_run(2);
+    run.uid = Some("feedfacefeedfacefeedfacefeedface".into());
+    let other = uncommitted(
+        &db,
+        "INSERT INTO runs (created_at, study, workload, status, spec, fingerprint, uid) \
+         VALUES (1.0, 's', 'w', 'running', '{}', '{}', 'feedfacefeedfacefeedfacefeedface')",
+        Duration::from_millis(300),
+    );
+    let e = store.create_run(&run, 2.0).unwrap_err();
+    other.join().unwrap();
+    let existing = store
+        .run_by_uid("feedfacefeedfacefeedfacefeedface")
+        .unwrap();
+    assert!(
+        matches!(&e, StoreError::DuplicateUid { existing: id, .. } if Some(*id) == existing),
+        "{e}"
+    );
+    assert_eq!(
+        db.rows("plan", existing.unwrap()),
+        0,
+        "nothing of it is kept"
+    );
+}
+
 both_backends!(
+    a_run_created_meanwhile_elsewhere_is_found_not_made_twice,
     runs_have_uids_that_find_them,
     a_run_round_trips,
     measurements_round_trip_exactly,
