@@ -24,12 +24,30 @@ pub(crate) fn take(config: &Config, db: &Location, run: RunId) -> Result<Claim, 
         .at(db)?
         .get(0);
     if got {
-        Ok(Claim::holding(client))
+        Ok(Claim::holding(Held { client, key }))
     } else {
         Err(StoreError::Claimed {
             db: db.clone(),
             run,
         })
+    }
+}
+
+/// The session that holds a claim. Dropped, it releases the lock before it closes: the
+/// server would release it too when the session ends, but a moment later, so a process
+/// that drops a claim and looks (or claims again) at once could still find it held.
+struct Held {
+    client: postgres::Client,
+    key: i32,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        // A failure leaves the release to the session's end, as when a process is killed.
+        let _ = self.client.execute(
+            "SELECT pg_advisory_unlock($1, $2)",
+            &[&CLAIM_SPACE, &self.key],
+        );
     }
 }
 
