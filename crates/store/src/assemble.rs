@@ -30,26 +30,6 @@ pub(crate) struct RawMeasurement {
     pub(crate) monitors: Option<String>,
 }
 
-/// The query of a run's measurement rows with seq in a range, in the order
-/// [`RawMeasurement`] takes its columns, with the placeholders of the backend's dialect
-/// (`?1`, `$1`) for the run id and the range's ends.
-macro_rules! measurements_select {
-    ($run_id:literal, $lo:literal, $hi:literal) => {
-        concat!(
-            "SELECT m.seq, p.point, p.params, p.variant, p.rep, m.status, m.error, \
-             m.started_at, m.elapsed_s, m.notes, m.ineffective, p.role, m.monitors \
-             FROM measurements m JOIN plan p ON p.run_id = m.run_id AND p.seq = m.seq \
-             WHERE m.run_id = ",
-            $run_id,
-            " AND m.seq BETWEEN ",
-            $lo,
-            " AND ",
-            $hi,
-            " ORDER BY m.seq"
-        )
-    };
-}
-
 /// Recorded measurements a streaming read assembles at a time: enough that each of its
 /// five queries is worth its round trip, few enough that a chunk of records with their
 /// histograms and telemetry stays a few MB.
@@ -59,7 +39,6 @@ pub(crate) const CHUNK: usize = 256;
 pub(crate) fn chunks(seqs: &[u32]) -> impl Iterator<Item = (u32, u32)> + '_ {
     seqs.chunks(CHUNK).map(|c| (c[0], c[c.len() - 1]))
 }
-pub(crate) use measurements_select;
 
 /// A `threads` row.
 pub(crate) struct RawThread {

@@ -157,18 +157,19 @@ mod tests {
     use rusqlite::Connection;
 
     use super::*;
+    use crate::engine::Engine;
     use crate::schema::{MIGRATIONS, SCHEMA_VERSION};
-    use crate::sqlite::SqliteBackend;
+    use crate::sqlite::SqliteEngine;
 
-    fn memory() -> SqliteBackend {
-        SqliteBackend::new(Connection::open_in_memory().unwrap(), Path::new("test.db"))
+    fn memory() -> SqliteEngine {
+        SqliteEngine::new(Connection::open_in_memory().unwrap(), Path::new("test.db"))
     }
 
-    fn migrate(b: &mut SqliteBackend, migrations: &[Migration]) -> Result<(), StoreError> {
+    fn migrate(b: &mut SqliteEngine, migrations: &[Migration]) -> Result<(), StoreError> {
         bring_up_to_date(b.begin()?, migrations)
     }
 
-    fn version(b: &mut SqliteBackend) -> DbState {
+    fn version(b: &mut SqliteEngine) -> DbState {
         b.begin().unwrap().inspect().unwrap()
     }
 

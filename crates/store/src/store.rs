@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::assemble::TelemetryFilter;
 use crate::backend::{Backend, Claim};
+use crate::engine::{Engine, SqlBackend};
 use crate::{
     pg, sqlite, Location, MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunInfo, RunStatus,
     StoreError,
@@ -20,17 +21,15 @@ impl Store {
     /// and migrating an older schema. A file that is not a perflab database, or one from a
     /// newer perflab, is refused and left untouched.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
-        Ok(Store::from_backend(Box::new(sqlite::SqliteBackend::open(
-            path.as_ref(),
-        )?)))
+        Ok(Store::over(sqlite::SqliteEngine::open(path.as_ref())?))
     }
 
     /// Opens an SQLite database that must already exist, for commands that only look at
     /// results (and `run --resume`). A file this process cannot write is opened read-only.
     pub fn open_existing(path: impl AsRef<Path>) -> Result<Store, StoreError> {
-        Ok(Store::from_backend(Box::new(
-            sqlite::SqliteBackend::open_existing(path.as_ref())?,
-        )))
+        Ok(Store::over(sqlite::SqliteEngine::open_existing(
+            path.as_ref(),
+        )?))
     }
 
     /// [`Store::open`] for any location: a PostgreSQL server gets the schema created or
@@ -38,9 +37,7 @@ impl Store {
     pub fn open_location(loc: &Location) -> Result<Store, StoreError> {
         match loc {
             Location::Sqlite(p) => Store::open(p),
-            Location::Postgres(_) => Ok(Store::from_backend(Box::new(pg::PgBackend::open(
-                loc.clone(),
-            )?))),
+            Location::Postgres(_) => Ok(Store::over(pg::PgEngine::open(loc.clone())?)),
         }
     }
 
@@ -50,10 +47,13 @@ impl Store {
     pub fn open_existing_location(loc: &Location) -> Result<Store, StoreError> {
         match loc {
             Location::Sqlite(p) => Store::open_existing(p),
-            Location::Postgres(_) => Ok(Store::from_backend(Box::new(
-                pg::PgBackend::open_existing(loc.clone())?,
-            ))),
+            Location::Postgres(_) => Ok(Store::over(pg::PgEngine::open_existing(loc.clone())?)),
         }
+    }
+
+    /// The store over one of perflab's SQL engines.
+    fn over(engine: impl Engine + 'static) -> Store {
+        Store::from_backend(Box::new(SqlBackend(engine)))
     }
 
     /// A store over any backend (a wrapper that also streams what is recorded, a test

@@ -1,32 +1,39 @@
-//! PostgreSQL's side of the seam (`crate::sql`): a write transaction whose statements
-//! are prepared once per session, and which inserts a whole batch with one statement
+//! PostgreSQL's side of the seam (`crate::sql`): transactions whose statements are
+//! prepared once per session, and which insert a whole batch with one statement
 //! (`INSERT … SELECT FROM unnest(arrays)`), so a measurement with hundreds of telemetry
 //! rows is a handful of round trips to the server, not hundreds.
 
-use postgres::types::ToSql;
-use postgres::{Row, Statement, Transaction};
+use postgres::types::{FromSql, ToSql};
+use postgres::{IsolationLevel, Row, Statement, Transaction};
 
 use super::statements::{prepare, Prepared};
-use super::{small, PgBackend};
-use crate::error::PgAt;
+use super::PgEngine;
+use crate::engine::Engine;
+use crate::error::{corrupt, PgAt};
 use crate::migrate::{DbState, Inspect};
-use crate::sql::{Batch, Cells, Column, Dialect, Value, WriteTx};
-use crate::{Location, StoreError};
+use crate::sql::{Batch, Cells, Column, Dialect, Query, Value, WriteTx};
+use crate::{Claim, Location, RunId, StoreError};
 
 /// The advisory lock that serialises schema changes (any bigint: perflab's own number).
 const SCHEMA_LOCK: i64 = 0x7065_7266_6c61_6231; // "perflab1"
 
-/// A write transaction on the server.
+/// A transaction on the server.
 pub(crate) struct PgTx<'c> {
     tx: Transaction<'c>,
     prepared: &'c Prepared,
     db: &'c Location,
 }
 
-impl PgBackend {
-    /// Begins a write transaction (READ COMMITTED: what must not change under it, it
-    /// locks with [`Dialect::row_lock`]).
-    pub(crate) fn begin(&mut self) -> Result<PgTx<'_>, StoreError> {
+impl Engine for PgEngine {
+    type Tx<'a> = PgTx<'a>;
+
+    fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// READ COMMITTED: what must not change under it, the writer locks with
+    /// [`Dialect::row_lock`].
+    fn begin(&mut self) -> Result<PgTx<'_>, StoreError> {
         let tx = self.client.get_mut().transaction().at(&self.location)?;
         Ok(PgTx {
             tx,
@@ -35,6 +42,39 @@ impl PgBackend {
         })
     }
 
+    /// One REPEATABLE READ, READ ONLY transaction: one snapshot even while another
+    /// process records into the run, as SQLite's read transactions give.
+    fn snapshot<T>(
+        &self,
+        read: impl FnOnce(&mut dyn Query) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut client = self.client.borrow_mut();
+        let tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .at(&self.location)?;
+        let mut tx = PgTx {
+            tx,
+            prepared: &self.prepared,
+            db: &self.location,
+        };
+        let out = read(&mut tx)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
+    fn claim(&self, run: RunId) -> Result<Claim, StoreError> {
+        super::claim::take(&self.config, &self.location, run)
+    }
+
+    fn is_claimed(&self, run: RunId) -> Result<bool, StoreError> {
+        super::claim::held(&self.config, &self.location, run)
+    }
+}
+
+impl PgEngine {
     /// Begins the transaction that creates or migrates the schema: it holds the schema's
     /// advisory lock, so a second opener waits here, then finds the schema the first one
     /// committed.
@@ -82,22 +122,13 @@ fn array<'c>(c: &'c Column<'_>) -> (&'c (dyn ToSql + Sync), &'static str) {
     }
 }
 
-impl WriteTx for PgTx<'_> {
+impl Query for PgTx<'_> {
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
     }
 
     fn db(&self) -> &Location {
         self.db
-    }
-
-    fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
-        self.tx.batch_execute(sql).at(self.db)
-    }
-
-    fn execute(&mut self, sql: &str, values: &[Value<'_>]) -> Result<u64, StoreError> {
-        let st = self.stmt(sql)?;
-        self.tx.execute(&st, &params(values)).at(self.db)
     }
 
     fn query(
@@ -114,6 +145,17 @@ impl WriteTx for PgTx<'_> {
             })?;
         }
         Ok(())
+    }
+}
+
+impl WriteTx for PgTx<'_> {
+    fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        self.tx.batch_execute(sql).at(self.db)
+    }
+
+    fn execute(&mut self, sql: &str, values: &[Value<'_>]) -> Result<u64, StoreError> {
+        let st = self.stmt(sql)?;
+        self.tx.execute(&st, &params(values)).at(self.db)
     }
 
     /// `INSERT INTO t (shared…, columns…) SELECT $1, …, * FROM unnest($k::type[], …)`.
@@ -154,27 +196,72 @@ impl Inspect for PgTx<'_> {
     }
 }
 
-/// A row of an answer. Every integer column is a BIGINT; one read into a u32 field that
-/// does not fit was not written by perflab.
+/// A row of an answer. Every integer column is a BIGINT; one read into a narrower field
+/// that does not fit was not written by perflab.
 struct PgRow<'r> {
     row: &'r Row,
     db: &'r Location,
 }
 
+impl PgRow<'_> {
+    fn get<'a, T: FromSql<'a>>(&'a self, i: usize) -> Result<T, StoreError> {
+        self.row.try_get(i).at(self.db)
+    }
+
+    fn out_of_range(&self, what: &str, v: i64) -> StoreError {
+        corrupt(self.db, format!("{what} {v} is out of range"))
+    }
+}
+
 impl Cells for PgRow<'_> {
     fn int(&self, i: usize) -> Result<i64, StoreError> {
-        self.row.try_get(i).at(self.db)
+        self.get(i)
+    }
+
+    fn opt_int(&self, i: usize) -> Result<Option<i64>, StoreError> {
+        self.get(i)
     }
 
     fn u32(&self, i: usize, what: &str) -> Result<u32, StoreError> {
-        small(self.db, what, self.int(i)?)
+        let v = self.int(i)?;
+        u32::try_from(v).map_err(|_| self.out_of_range(what, v))
+    }
+
+    fn opt_u32(&self, i: usize, what: &str) -> Result<Option<u32>, StoreError> {
+        let Some(v) = self.opt_int(i)? else {
+            return Ok(None);
+        };
+        u32::try_from(v)
+            .map(Some)
+            .map_err(|_| self.out_of_range(what, v))
+    }
+
+    fn i32(&self, i: usize, what: &str) -> Result<i32, StoreError> {
+        let v = self.int(i)?;
+        i32::try_from(v).map_err(|_| self.out_of_range(what, v))
+    }
+
+    fn real(&self, i: usize) -> Result<Option<f64>, StoreError> {
+        self.get(i)
     }
 
     fn text(&self, i: usize) -> Result<String, StoreError> {
-        self.row.try_get(i).at(self.db)
+        self.get(i)
+    }
+
+    fn opt_text(&self, i: usize) -> Result<Option<String>, StoreError> {
+        self.get(i)
+    }
+
+    fn str(&self, i: usize) -> Result<&str, StoreError> {
+        self.get(i)
+    }
+
+    fn blob(&self, i: usize) -> Result<Vec<u8>, StoreError> {
+        self.get(i)
     }
 
     fn flag(&self, i: usize) -> Result<bool, StoreError> {
-        self.row.try_get(i).at(self.db)
+        self.get(i)
     }
 }

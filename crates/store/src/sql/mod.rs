@@ -1,11 +1,12 @@
 //! The seam between what the store does with SQL and the backend that runs it.
 //!
-//! The migration driver (`crate::migrate`) and the measurement writer (`crate::write`)
-//! are written once against [`WriteTx`]; each backend supplies only how a transaction
-//! starts, runs one statement, hands back rows and inserts a batch of rows. SQL passes
-//! through this seam in PostgreSQL's placeholder style (`$1`, `$2`, …), which the SQLite
-//! backend turns into its own (`?1`, `?2`, …); the few other places where the dialects'
-//! words differ are [`Dialect`]'s.
+//! The migration driver (`crate::migrate`), the writer (`crate::write`) and the reader
+//! (`crate::read`) are written once against [`Query`] and [`WriteTx`]; each backend
+//! supplies only how a transaction starts, runs one statement, hands back rows and
+//! inserts a batch of rows (`crate::engine::Engine`). SQL passes through this seam in
+//! PostgreSQL's placeholder style (`$1`, `$2`, …), which the SQLite backend turns into
+//! its own (`?1`, `?2`, …); the few other places where the dialects' words differ are
+//! [`Dialect`]'s, and the schema's text is each dialect's own (`crate::schema`).
 
 mod value;
 
@@ -56,23 +57,28 @@ impl Dialect {
 pub(crate) trait Cells {
     /// An integer column.
     fn int(&self, i: usize) -> Result<i64, StoreError>;
+    fn opt_int(&self, i: usize) -> Result<Option<i64>, StoreError>;
     /// An integer column that holds a u32 field (`what` names it in an error).
     fn u32(&self, i: usize, what: &str) -> Result<u32, StoreError>;
+    fn opt_u32(&self, i: usize, what: &str) -> Result<Option<u32>, StoreError>;
+    fn i32(&self, i: usize, what: &str) -> Result<i32, StoreError>;
+    /// A float column; NULL where SQLite stored a NaN.
+    fn real(&self, i: usize) -> Result<Option<f64>, StoreError>;
     fn text(&self, i: usize) -> Result<String, StoreError>;
+    fn opt_text(&self, i: usize) -> Result<Option<String>, StoreError>;
+    /// A text column borrowed from the row, not copied (a unit's name, decoded at once).
+    fn str(&self, i: usize) -> Result<&str, StoreError>;
+    fn blob(&self, i: usize) -> Result<Vec<u8>, StoreError>;
     /// A boolean (`EXISTS`, a comparison).
     fn flag(&self, i: usize) -> Result<bool, StoreError>;
 }
 
-/// An open write transaction of one backend. Dropping it without [`WriteTx::commit`]
-/// rolls back everything it did.
-pub(crate) trait WriteTx {
+/// An open transaction of one backend, reading or writing. Dropping it without
+/// [`WriteTx::commit`] rolls back everything it did.
+pub(crate) trait Query {
     fn dialect(&self) -> Dialect;
     /// The database, for errors.
     fn db(&self) -> &Location;
-    /// Runs SQL that may hold several statements and takes no parameters (a schema step).
-    fn batch(&mut self, sql: &str) -> Result<(), StoreError>;
-    /// Runs one statement; the number of rows it changed.
-    fn execute(&mut self, sql: &str, params: &[Value<'_>]) -> Result<u64, StoreError>;
     /// Runs one query, handing each row of its answer to `each` in order.
     fn query(
         &mut self,
@@ -80,27 +86,46 @@ pub(crate) trait WriteTx {
         params: &[Value<'_>],
         each: &mut dyn FnMut(&dyn Cells) -> Result<(), StoreError>,
     ) -> Result<(), StoreError>;
-    /// Inserts every row of `rows` (a statement per row, or one for them all).
-    fn insert(&mut self, rows: &Batch<'_>) -> Result<(), StoreError>;
-    fn commit(self) -> Result<(), StoreError>;
+}
 
-    /// The first row of a query's answer, read by `read`; `None` when there is none.
+/// What every [`Query`] can do with its one method, a trait object as well.
+pub(crate) trait QueryExt: Query {
+    /// The first row of a query's answer, read by `read`; `None` when there is none (for
+    /// queries of one row at most).
     fn query_opt<T>(
         &mut self,
         sql: &str,
         params: &[Value<'_>],
         read: impl Fn(&dyn Cells) -> Result<T, StoreError>,
-    ) -> Result<Option<T>, StoreError>
-    where
-        Self: Sized,
-    {
-        let mut first = None;
+    ) -> Result<Option<T>, StoreError> {
+        Ok(self.query_all(sql, params, read)?.into_iter().next())
+    }
+
+    /// Every row of a query's answer, each read by `read`.
+    fn query_all<T>(
+        &mut self,
+        sql: &str,
+        params: &[Value<'_>],
+        read: impl Fn(&dyn Cells) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
+        let mut all = Vec::new();
         self.query(sql, params, &mut |row| {
-            if first.is_none() {
-                first = Some(read(row)?);
-            }
+            all.push(read(row)?);
             Ok(())
         })?;
-        Ok(first)
+        Ok(all)
     }
+}
+
+impl<Q: Query + ?Sized> QueryExt for Q {}
+
+/// An open write transaction.
+pub(crate) trait WriteTx: Query {
+    /// Runs SQL that may hold several statements and takes no parameters (a schema step).
+    fn batch(&mut self, sql: &str) -> Result<(), StoreError>;
+    /// Runs one statement; the number of rows it changed.
+    fn execute(&mut self, sql: &str, params: &[Value<'_>]) -> Result<u64, StoreError>;
+    /// Inserts every row of `rows` (a statement per row, or one for them all).
+    fn insert(&mut self, rows: &Batch<'_>) -> Result<(), StoreError>;
+    fn commit(self) -> Result<(), StoreError>;
 }

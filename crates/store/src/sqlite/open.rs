@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::inspect::inspect;
-use super::SqliteBackend;
+use super::SqliteEngine;
+use crate::engine::Engine;
 use crate::error::At;
 use crate::migrate::{bring_up_to_date, newer, refuse_newer, supported, DbState};
 use crate::schema::MIGRATIONS;
@@ -16,11 +17,11 @@ use crate::StoreError;
 /// or `label`) before giving up; commits are short, so this only trips on a stuck process.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-impl SqliteBackend {
+impl SqliteEngine {
     /// Opens the database at `path`, creating it and its directories if missing, and
     /// migrating an older schema. A file that is not a perflab database, or one from a newer
     /// perflab, is refused and left untouched.
-    pub(crate) fn open(path: &Path) -> Result<SqliteBackend, StoreError> {
+    pub(crate) fn open(path: &Path) -> Result<SqliteEngine, StoreError> {
         check_file_path(path)?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|source| StoreError::CreateDir {
@@ -42,7 +43,7 @@ impl SqliteBackend {
     /// One this process cannot write (a read-only file or mount, an immutable file) is
     /// opened read-only: nothing is written to it, not even a pragma, and it is not
     /// migrated — an older schema is refused with [`StoreError::ReadOnlyOld`].
-    pub(crate) fn open_existing(path: &Path) -> Result<SqliteBackend, StoreError> {
+    pub(crate) fn open_existing(path: &Path) -> Result<SqliteEngine, StoreError> {
         check_file_path(path)?;
         if !path.exists() {
             return Err(StoreError::Missing {
@@ -112,7 +113,7 @@ fn is_read_only_error(e: &rusqlite::Error) -> bool {
 /// missing beside a directory this process cannot write cannot be read that way
 /// (SQLite must create the `-shm` to read the log); it is opened `immutable=1` then,
 /// which reads the main file only — what a cleanly closed database holds entirely.
-fn open_read_only(path: &Path) -> Result<SqliteBackend, StoreError> {
+fn open_read_only(path: &Path) -> Result<SqliteEngine, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).at(path)?;
     let (conn, state) = match inspect(&conn, path) {
@@ -144,7 +145,7 @@ fn open_read_only(path: &Path) -> Result<SqliteBackend, StoreError> {
             found: version,
             supported: target,
         }),
-        DbState::Perflab { .. } => Ok(SqliteBackend::new(conn, path)),
+        DbState::Perflab { .. } => Ok(SqliteEngine::new(conn, path)),
     }
 }
 
@@ -172,7 +173,7 @@ enum Purpose {
     Read,
 }
 
-fn open_with(path: &Path, extra: OpenFlags, purpose: Purpose) -> Result<SqliteBackend, StoreError> {
+fn open_with(path: &Path, extra: OpenFlags, purpose: Purpose) -> Result<SqliteEngine, StoreError> {
     // No SQLITE_OPEN_URI: a file named "file:..." is a file, not a URI.
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra;
     let conn = Connection::open_with_flags(path, flags).at(path)?;
@@ -189,7 +190,7 @@ fn open_with(path: &Path, extra: OpenFlags, purpose: Purpose) -> Result<SqliteBa
     // the log without an fsync, which keeps a commit per measurement cheap.
     use_wal(&conn, path)?;
     conn.pragma_update(None, "synchronous", "NORMAL").at(path)?;
-    let mut backend = SqliteBackend::new(conn, path);
+    let mut backend = SqliteEngine::new(conn, path);
     bring_up_to_date(backend.begin()?, MIGRATIONS)?;
     Ok(backend)
 }

@@ -1,30 +1,37 @@
-//! SQLite's side of the seam (`crate::sql`): a write transaction that runs statements
-//! through the connection's statement cache and inserts a batch one row at a time (a
-//! prepared insert costs a few microseconds a row in-process).
+//! SQLite's side of the seam (`crate::sql`): transactions that run statements through
+//! the connection's statement cache, and insert a batch one row at a time (a prepared
+//! insert costs a few microseconds a row in-process).
 
 use std::path::Path;
 
 use rusqlite::types::ToSqlOutput;
 use rusqlite::{params_from_iter, Row, ToSql, Transaction, TransactionBehavior};
 
-use super::SqliteBackend;
+use super::SqliteEngine;
+use crate::engine::Engine;
 use crate::error::At;
 use crate::migrate::{DbState, Inspect};
-use crate::sql::{Batch, Cells, Dialect, Value, WriteTx};
-use crate::{Location, StoreError};
+use crate::sql::{Batch, Cells, Dialect, Query, Value, WriteTx};
+use crate::{Claim, Location, RunId, StoreError};
 
-/// A write transaction on the database file.
+/// A transaction on the database file.
 pub(crate) struct SqliteTx<'c> {
     tx: Transaction<'c>,
     path: &'c Path,
     db: &'c Location,
 }
 
-impl SqliteBackend {
-    /// Begins a write transaction. IMMEDIATE takes the write lock before anything is
-    /// read, so what the transaction reads (a plan row, the schema version) stays true
-    /// until it commits, and two processes creating one new database take turns.
-    pub(crate) fn begin(&mut self) -> Result<SqliteTx<'_>, StoreError> {
+impl Engine for SqliteEngine {
+    type Tx<'a> = SqliteTx<'a>;
+
+    fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// IMMEDIATE takes the write lock before anything is read, so what the transaction
+    /// reads (a plan row, the schema version) stays true until it commits, and two
+    /// processes creating one new database take turns.
+    fn begin(&mut self) -> Result<SqliteTx<'_>, StoreError> {
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -34,6 +41,28 @@ impl SqliteBackend {
             path: &self.path,
             db: &self.location,
         })
+    }
+
+    /// A deferred transaction: one snapshot of the file, even while another process
+    /// records into it (WAL). Dropped at the end, it ends (a rollback: it wrote nothing).
+    fn snapshot<T>(
+        &self,
+        read: impl FnOnce(&mut dyn Query) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let tx = self.conn.unchecked_transaction().at(&self.path)?;
+        read(&mut SqliteTx {
+            tx,
+            path: &self.path,
+            db: &self.location,
+        })
+    }
+
+    fn claim(&self, run: RunId) -> Result<Claim, StoreError> {
+        super::claim::take(&self.path, run)
+    }
+
+    fn is_claimed(&self, run: RunId) -> Result<bool, StoreError> {
+        super::claim::held(&self.path, run)
     }
 }
 
@@ -48,27 +77,13 @@ impl ToSql for Value<'_> {
     }
 }
 
-impl WriteTx for SqliteTx<'_> {
+impl Query for SqliteTx<'_> {
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
     }
 
     fn db(&self) -> &Location {
         self.db
-    }
-
-    fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
-        self.tx.execute_batch(sql).at(self.path)
-    }
-
-    fn execute(&mut self, sql: &str, params: &[Value<'_>]) -> Result<u64, StoreError> {
-        let n = self
-            .tx
-            .prepare_cached(&Dialect::Sqlite.text(sql))
-            .at(self.path)?
-            .execute(params_from_iter(params))
-            .at(self.path)?;
-        Ok(n as u64)
     }
 
     fn query(
@@ -87,6 +102,22 @@ impl WriteTx for SqliteTx<'_> {
             each(&SqliteRow { row, path })?;
         }
         Ok(())
+    }
+}
+
+impl WriteTx for SqliteTx<'_> {
+    fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        self.tx.execute_batch(sql).at(self.path)
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Value<'_>]) -> Result<u64, StoreError> {
+        let n = self
+            .tx
+            .prepare_cached(&Dialect::Sqlite.text(sql))
+            .at(self.path)?
+            .execute(params_from_iter(params))
+            .at(self.path)?;
+        Ok(n as u64)
     }
 
     fn insert(&mut self, rows: &Batch<'_>) -> Result<(), StoreError> {
@@ -137,11 +168,42 @@ impl Cells for SqliteRow<'_, '_> {
         self.row.get(i).at(self.path)
     }
 
+    fn opt_int(&self, i: usize) -> Result<Option<i64>, StoreError> {
+        self.row.get(i).at(self.path)
+    }
+
     fn u32(&self, i: usize, _what: &str) -> Result<u32, StoreError> {
         self.row.get(i).at(self.path)
     }
 
+    fn opt_u32(&self, i: usize, _what: &str) -> Result<Option<u32>, StoreError> {
+        self.row.get(i).at(self.path)
+    }
+
+    fn i32(&self, i: usize, _what: &str) -> Result<i32, StoreError> {
+        self.row.get(i).at(self.path)
+    }
+
+    fn real(&self, i: usize) -> Result<Option<f64>, StoreError> {
+        self.row.get(i).at(self.path)
+    }
+
     fn text(&self, i: usize) -> Result<String, StoreError> {
+        self.row.get(i).at(self.path)
+    }
+
+    fn opt_text(&self, i: usize) -> Result<Option<String>, StoreError> {
+        self.row.get(i).at(self.path)
+    }
+
+    fn str(&self, i: usize) -> Result<&str, StoreError> {
+        let v = self.row.get_ref(i).at(self.path)?;
+        v.as_str()
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, v.data_type(), Box::new(e)))
+            .at(self.path)
+    }
+
+    fn blob(&self, i: usize) -> Result<Vec<u8>, StoreError> {
         self.row.get(i).at(self.path)
     }
 

@@ -9,8 +9,9 @@ use std::collections::HashSet;
 
 use crate::codec::{json, status_columns, OK};
 use crate::error::corrupt;
+use crate::read::{no_run, run_by_uid, run_exists};
 use crate::rules::{check_append, check_matches_plan, check_new_plan, PlanRow, RepKey};
-use crate::sql::WriteTx;
+use crate::sql::{QueryExt, WriteTx};
 use crate::{MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunStatus, StoreError};
 
 /// Stores a new run with status `running`, its whole plan and its unavailable variants.
@@ -153,34 +154,12 @@ fn update_run(
     tx.commit()
 }
 
-fn no_run(tx: &impl WriteTx, id: RunId) -> StoreError {
-    StoreError::NoRun {
-        db: tx.db().clone(),
-        id,
-    }
-}
-
 fn duplicate_uid(tx: &impl WriteTx, uid: String, existing: RunId) -> StoreError {
     StoreError::DuplicateUid {
         db: tx.db().clone(),
         uid,
         existing,
     }
-}
-
-fn run_by_uid(tx: &mut impl WriteTx, uid: &str) -> Result<Option<RunId>, StoreError> {
-    tx.query_opt("SELECT id FROM runs WHERE uid = $1", &[uid.into()], |r| {
-        r.int(0)
-    })
-}
-
-fn run_exists(tx: &mut impl WriteTx, run: RunId) -> Result<bool, StoreError> {
-    let exists = tx.query_opt(
-        "SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1)",
-        &[run.into()],
-        |r| r.flag(0),
-    )?;
-    Ok(exists == Some(true))
 }
 
 /// Locks the run's row for the rest of the transaction; `NoRun` when there is none.

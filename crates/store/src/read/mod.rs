@@ -1,0 +1,202 @@
+//! Reading runs, plans and measurements back, for every backend, over the seam
+//! (`crate::sql`). Each function runs in one read transaction the backend began (a
+//! snapshot: it sees one state of the database even while another process records into
+//! the same run) and loads each table with one query per run, or per chunk of a run,
+//! rather than one per measurement.
+
+mod rows;
+
+use std::collections::HashMap;
+
+use crate::assemble::{chunks, TelemetryFilter};
+use crate::codec::{parse_params, parse_role, RawRun};
+use crate::sql::{Cells, Query, QueryExt};
+use crate::{
+    MeasurementRecord, PlannedMeasurement, RunId, RunInfo, StoreError, UnavailableVariant,
+};
+
+const RUN_SELECT: &str = "SELECT r.id, r.created_at, r.study, r.workload, r.label, r.status, \
+     r.spec, r.fingerprint, \
+     (SELECT count(*) FROM plan p WHERE p.run_id = r.id), \
+     (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.status = 'ok'), \
+     (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.status = 'failed'), \
+     (SELECT count(*) FROM measurements m WHERE m.run_id = r.id AND m.ineffective IS NOT NULL), \
+     r.uid \
+     FROM runs r";
+
+fn raw_run(r: &dyn Cells) -> Result<RawRun, StoreError> {
+    Ok(RawRun {
+        id: r.int(0)?,
+        created_at: r.real(1)?,
+        study: r.text(2)?,
+        workload: r.text(3)?,
+        label: r.opt_text(4)?,
+        status: r.text(5)?,
+        spec: r.text(6)?,
+        fingerprint: r.text(7)?,
+        planned: r.u32(8, "a planned count")?,
+        done: r.u32(9, "a done count")?,
+        failed: r.u32(10, "a failed count")?,
+        ineffective: r.u32(11, "an ineffective count")?,
+        uid: r.opt_text(12)?,
+    })
+}
+
+fn unavailable(r: &dyn Cells, at: usize) -> Result<UnavailableVariant, StoreError> {
+    Ok(UnavailableVariant {
+        variant: r.text(at)?,
+        reason: r.text(at + 1)?,
+    })
+}
+
+/// All runs, newest first.
+pub(crate) fn runs(q: &mut dyn Query) -> Result<Vec<RunInfo>, StoreError> {
+    let raw = q.query_all(&format!("{RUN_SELECT} ORDER BY r.id DESC"), &[], raw_run)?;
+    let mut unavailable_of: HashMap<RunId, Vec<UnavailableVariant>> = HashMap::new();
+    q.query(
+        "SELECT run_id, variant, reason FROM unavailable ORDER BY run_id, idx",
+        &[],
+        &mut |r| {
+            let u = unavailable(r, 1)?;
+            unavailable_of.entry(r.int(0)?).or_default().push(u);
+            Ok(())
+        },
+    )?;
+    raw.into_iter()
+        .map(|r| {
+            let u = unavailable_of.remove(&r.id).unwrap_or_default();
+            r.decode(q.db(), u)
+        })
+        .collect()
+}
+
+/// One run; [`StoreError::NoRun`] when there is none.
+pub(crate) fn run(q: &mut dyn Query, id: RunId) -> Result<RunInfo, StoreError> {
+    let raw = q
+        .query_opt(
+            &format!("{RUN_SELECT} WHERE r.id = $1"),
+            &[id.into()],
+            raw_run,
+        )?
+        .ok_or_else(|| no_run(q, id))?;
+    let unavailable = q.query_all(
+        "SELECT variant, reason FROM unavailable WHERE run_id = $1 ORDER BY idx",
+        &[id.into()],
+        |r| unavailable(r, 0),
+    )?;
+    raw.decode(q.db(), unavailable)
+}
+
+pub(crate) fn run_by_uid(
+    q: &mut (impl Query + ?Sized),
+    uid: &str,
+) -> Result<Option<RunId>, StoreError> {
+    q.query_opt("SELECT id FROM runs WHERE uid = $1", &[uid.into()], |r| {
+        r.int(0)
+    })
+}
+
+/// Each recorded seq with whether it is `Ok`, ordered by seq.
+pub(crate) fn recorded(q: &mut dyn Query, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {
+    require_run(q, id)?;
+    q.query_all(
+        "SELECT seq, status = 'ok' FROM measurements WHERE run_id = $1 ORDER BY seq",
+        &[id.into()],
+        |r| Ok((r.u32(0, "a seq")?, r.flag(1)?)),
+    )
+}
+
+/// The run's whole plan, in execution order.
+pub(crate) fn plan(q: &mut dyn Query, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError> {
+    planned(
+        q,
+        id,
+        "SELECT seq, point, params, variant, rep, role FROM plan WHERE run_id = $1 \
+         ORDER BY seq",
+    )
+}
+
+/// What a resume still has to do: planned measurements not recorded `Ok` (never
+/// recorded, or failed), in execution order.
+pub(crate) fn pending(q: &mut dyn Query, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError> {
+    planned(
+        q,
+        id,
+        "SELECT p.seq, p.point, p.params, p.variant, p.rep, p.role FROM plan p \
+         LEFT JOIN measurements m ON m.run_id = p.run_id AND m.seq = p.seq \
+         WHERE p.run_id = $1 AND (m.status IS NULL OR m.status <> 'ok') ORDER BY p.seq",
+    )
+}
+
+fn planned(q: &mut dyn Query, id: RunId, sql: &str) -> Result<Vec<PlannedMeasurement>, StoreError> {
+    require_run(q, id)?;
+    let db = q.db().clone();
+    q.query_all(sql, &[id.into()], |r| {
+        let seq = r.u32(0, "a seq")?;
+        Ok(PlannedMeasurement {
+            seq,
+            point: r.u32(1, "a point")?,
+            params: parse_params(&db, id, seq, r.str(2)?)?,
+            variant: r.text(3)?,
+            rep: r.u32(4, "a rep")?,
+            role: parse_role(&db, id, seq, r.str(5)?)?,
+        })
+    })
+}
+
+/// Every recorded measurement of the run (Ok and failed), ordered by seq, with all it
+/// produced and its telemetry.
+pub(crate) fn measurements(
+    q: &mut dyn Query,
+    id: RunId,
+) -> Result<Vec<MeasurementRecord>, StoreError> {
+    require_run(q, id)?;
+    rows::seq_range(q, id, (0, u32::MAX), &mut |_| true)
+}
+
+/// The run's measurements handed to `visit` one at a time, in seq order, read a chunk of
+/// seqs at a time: one snapshot, as [`measurements`], without the whole run in memory at
+/// once.
+pub(crate) fn visit_measurements(
+    q: &mut dyn Query,
+    id: RunId,
+    telemetry: TelemetryFilter,
+    visit: &mut dyn FnMut(MeasurementRecord) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    require_run(q, id)?;
+    let seqs = q.query_all(
+        "SELECT seq FROM measurements WHERE run_id = $1 ORDER BY seq",
+        &[id.into()],
+        |r| r.u32(0, "a seq"),
+    )?;
+    for range in chunks(&seqs) {
+        for m in rows::seq_range(q, id, range, &mut *telemetry)? {
+            visit(m)?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn run_exists(q: &mut (impl Query + ?Sized), id: RunId) -> Result<bool, StoreError> {
+    let exists = q.query_opt(
+        "SELECT EXISTS (SELECT 1 FROM runs WHERE id = $1)",
+        &[id.into()],
+        |r| r.flag(0),
+    )?;
+    Ok(exists == Some(true))
+}
+
+fn require_run(q: &mut dyn Query, id: RunId) -> Result<(), StoreError> {
+    if run_exists(q, id)? {
+        Ok(())
+    } else {
+        Err(no_run(q, id))
+    }
+}
+
+pub(crate) fn no_run(q: &(impl Query + ?Sized), id: RunId) -> StoreError {
+    StoreError::NoRun {
+        db: q.db().clone(),
+        id,
+    }
+}
