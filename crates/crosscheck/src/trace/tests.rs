@@ -44,3 +44,28 @@ fn medians_of_rounds() {
     assert_eq!(median(vec![4.0, 1.0]), Some(2.5));
     assert_eq!(median(vec![]), None);
 }
+
+#[test]
+fn spans_are_compared_only_where_both_matched_about_as_many() {
+    assert!(comparable(3_635.0, 3_426.0));
+    assert!(comparable(1_000.0, 1_100.0));
+    // This guest's text backend: half of the wake-ups (CPU 1's) never recorded.
+    assert!(!comparable(6_185.0, 11_888.0));
+    assert!(!comparable(0.0, 0.0));
+    assert!(!comparable(0.0, 10.0));
+}
+
+#[test]
+fn why_the_backends_saw_different_events() {
+    let idle = "trace: tracefs recorded 334 switches to idle on CPU 1 and none away from it: \
+                this kernel's ring buffer drops them, so spans ending at a wake-up from idle \
+                there are missing (the BPF backend sees them)";
+    let why = why_apart(&[NOTE.to_string(), idle.to_string()]);
+    assert!(why.contains("no switch away from idle on CPU 1"), "{why}");
+    let lost = "trace: the kernel dropped 12 events (buffer full); spans open across them were \
+                not counted";
+    assert!(why_apart(&[lost.into(), idle.into()]).starts_with("the kernel dropped 12"));
+    assert_eq!(why_apart(&[]), "the backends matched different events");
+}
+
+const NOTE: &str = perflab_monitors::trace::NOTE_TEXT;

@@ -136,6 +136,36 @@ pub fn check_name(name: &str, sys: &SysRoot) -> Result<(), String> {
     }
 }
 
+/// The events a `trace` monitor name (`trace`, `trace:SET`, `trace:FILE.toml`) traces for
+/// `workload` on this kernel outside any variant, each `system:event` with how its program
+/// attaches here (`crosscheck trace-cost` measures what each one costs).
+pub fn events_here(
+    name: &str,
+    workload: &str,
+    sys: &SysRoot,
+) -> Result<Vec<(String, &'static str)>, String> {
+    let choice = parse_name(name).ok_or_else(|| format!("{name} is not a trace monitor"))??;
+    let set = match choice {
+        Choice::Auto => spans::set_for(workload, &Default::default())
+            .and_then(spans::built_in)
+            .ok_or_else(|| format!("workload {workload:?} has no built-in span set"))?,
+        Choice::BuiltIn(s) | Choice::User(s) => s,
+    };
+    let fs = Tracefs::open(sys)?;
+    let all: Vec<String> = set.spans.iter().map(|s| s.name.clone()).collect();
+    let here = set
+        .spans
+        .into_iter()
+        .filter(|s| s.when.is_none() && s.events().iter().all(|(a, b)| fs.has_event(a, b)))
+        .collect();
+    let (plans, attach) = bpf::attach_here(&fs.fs, sys, &renumber_after(here, &all))?;
+    Ok(plans
+        .iter()
+        .zip(&attach)
+        .map(|(p, a)| (format!("{}:{}", p.system, p.event), a.method()))
+        .collect())
+}
+
 /// Which backend measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Backend {
@@ -338,11 +368,12 @@ fn start_bpf(
         .ok()
         .and_then(|t| bpf::sys::possible_cpus(&t))
         .ok_or("cannot read /sys/devices/system/cpu/possible")?;
-    let loaded = bpf::Loaded::load(&planned.plans, &planned.attach, spans, cpus)?;
+    let (plans, attach) = bpf::selected_events(&planned.plans, &planned.attach);
+    let loaded = bpf::Loaded::load(&plans, &attach, spans, cpus)?;
     loaded.set_enabled(true)?;
     let how = format!(
         "trace: BPF programs attached as {}",
-        bpf::describe(&planned.plans, &loaded.used)
+        bpf::describe(&plans, &loaded.used)
     );
     Ok((loaded, how))
 }

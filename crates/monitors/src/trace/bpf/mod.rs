@@ -126,6 +126,55 @@ pub fn attachments(fs: &SysRoot, sys: &SysRoot, plans: &[EventPlan]) -> Vec<Atta
 /// attachments alone cost a workload, the floor under any matching (a diagnostic).
 pub const EMPTY_VAR: &str = "PERFLAB_TRACE_EMPTY_PROGRAMS";
 
+/// A diagnostic, as [`EMPTY_VAR`]: `system:event,…` loads only those events' programs,
+/// `-system:event,…` every event's but those, so what one event's program adds to a
+/// workload's cost can be measured alone and in context (`perflab crosscheck trace-cost`).
+pub const EVENTS_VAR: &str = "PERFLAB_TRACE_EVENTS";
+
+/// Whether `system:event` is loaded under [`EVENTS_VAR`] = `spec` (unset: every event).
+pub fn event_selected(spec: Option<&str>, system: &str, event: &str) -> bool {
+    let Some(spec) = spec.map(str::trim).filter(|s| !s.is_empty()) else {
+        return true;
+    };
+    let (listed_loads, list) = match spec.strip_prefix('-') {
+        Some(rest) => (false, rest),
+        None => (true, spec),
+    };
+    let listed = list
+        .split(',')
+        .map(str::trim)
+        .any(|e| e.split_once(':') == Some((system, event)));
+    listed == listed_loads
+}
+
+/// The planned events [`EVENTS_VAR`] keeps, each with its attach method.
+pub fn selected_events(plans: &[EventPlan], attach: &[Attach]) -> (Vec<EventPlan>, Vec<Attach>) {
+    let spec = std::env::var(EVENTS_VAR).ok();
+    plans
+        .iter()
+        .zip(attach)
+        .filter(|(p, _)| event_selected(spec.as_deref(), &p.system, &p.event))
+        .map(|(p, a)| (p.clone(), a.clone()))
+        .unzip()
+}
+
+/// A set's programs on this kernel and how each would attach, after asking the kernel
+/// to load a trivial program of each kind (what the doctor and `crosscheck trace-cost`
+/// show without loading the set).
+pub fn attach_here(
+    fs: &SysRoot,
+    sys: &SysRoot,
+    spans: &[Span],
+) -> Result<(Vec<EventPlan>, Vec<Attach>), String> {
+    probe()?;
+    let plans = plan_spans(fs, sys, spans).map_err(|e| e.to_string())?;
+    let attach = attachments(fs, sys, &plans)
+        .into_iter()
+        .map(try_attach)
+        .collect();
+    Ok((plans, attach))
+}
+
 /// A program that does nothing.
 fn empty() -> Result<Vec<insn::Insn>, String> {
     let mut a = insn::Asm::new();

@@ -44,6 +44,21 @@ fn per_cpu_slots_sum_into_one_span() {
 }
 
 #[test]
+fn the_events_variable_keeps_the_listed_events_or_all_but_them() {
+    let sel = |spec: Option<&str>, e: &str| event_selected(spec, "sched", e);
+    assert!(sel(None, "sched_switch"));
+    assert!(sel(Some(" "), "sched_switch"));
+    let only = Some("sched:sched_switch, irq:softirq_raise");
+    assert!(sel(only, "sched_switch"));
+    assert!(!sel(only, "sched_waking"));
+    // The system is part of the name: irq:sched_switch is not sched:sched_switch.
+    assert!(!sel(Some("irq:sched_switch"), "sched_switch"));
+    let all_but = Some("-sched:sched_switch");
+    assert!(!sel(all_but, "sched_switch"));
+    assert!(sel(all_but, "sched_waking"));
+}
+
+#[test]
 fn kallsyms_lines() {
     let t = "ffffffff81001000 T generic_smp_call_function_single_interrupt\n\
              ffffffff81002000 t generic_smp_call_function_single_interrupt_x [mod]\n\

@@ -1,0 +1,380 @@
+//! `perflab crosscheck trace-cost`: where the `trace` monitor's cost goes, event by event
+//! (a diagnostic for issue 23's overhead targets, left out of `--help`'s list).
+//!
+//! For each workload of `--workloads` and each `trace` monitor of `--monitor-sets`, the
+//! BPF backend runs in several configurations, each held against the workload without
+//! monitors in interleaved pairs as `crosscheck monitors` takes them: the whole set with
+//! empty programs (`r0 = 0; exit`: the attachments alone) and with its matching programs,
+//! each attached as this kernel allows (raw tracepoint where it can) and as classic
+//! tracepoints; then, for the first set, every event alone (empty, matching, and both
+//! classic where the event is not classic already) and the set without that event (its
+//! matching in context: the whole set's cost minus this row's is the event's share).
+//! Every configuration takes one pair per round, so a machine whose load drifts drifts
+//! under all of them alike. Nothing is judged: the numbers are for choosing events and
+//! attach methods, on a machine quiet enough to tell them apart.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use perflab_core::Workload;
+use perflab_lab::{measure_once, MonitorSet, RunOptions};
+use perflab_monitors::trace::bpf::{raw::ATTACH_VAR, EMPTY_VAR, EVENTS_VAR};
+use perflab_monitors::trace::BACKEND_VAR;
+use perflab_stats::{Sample, StatsConfig, Summary};
+use perflab_store::{PlannedMeasurement, Role};
+
+use crate::error::{input, Error, Result};
+use crate::monitors::{say_once, settings, value, workloads, Quiet};
+use crate::options::Options;
+use crate::say;
+use crate::tolerance::Verdicts;
+
+/// The variables a configuration sets; every one is cleared after its measurement.
+const VARS: [&str; 4] = [BACKEND_VAR, EMPTY_VAR, ATTACH_VAR, EVENTS_VAR];
+
+/// One way of running the trace monitor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub label: String,
+    pub monitor: String,
+    /// (variable, value) besides `PERFLAB_TRACE_BACKEND=bpf`.
+    pub env: Vec<(&'static str, String)>,
+}
+
+impl Config {
+    fn new(label: String, monitor: &str, env: &[(&'static str, &str)]) -> Self {
+        Self {
+            label,
+            monitor: monitor.to_string(),
+            env: env.iter().map(|(k, v)| (*k, v.to_string())).collect(),
+        }
+    }
+}
+
+/// The whole set four ways: empty or matching programs, attached as this kernel allows or
+/// all classic.
+pub fn whole_set(monitor: &str) -> Vec<Config> {
+    let mut out = Vec::new();
+    for (empty, what) in [(true, "empty programs"), (false, "matching programs")] {
+        for classic in [false, true] {
+            let mut env = Vec::new();
+            if empty {
+                env.push((EMPTY_VAR, "1"));
+            }
+            if classic {
+                env.push((ATTACH_VAR, "classic"));
+            }
+            let how = if classic { "classic" } else { "as attached here" };
+            out.push(Config::new(format!("{monitor}: {what}, {how}"), monitor, &env));
+        }
+    }
+    out
+}
+
+/// One event's rows: alone (empty and matching; classic too where `method` is not) and
+/// the set without it.
+pub fn one_event(monitor: &str, event: &str, method: &str) -> Vec<Config> {
+    let classic = method == "tracepoint";
+    let mut out = vec![Config::new(
+        format!("{event} alone, empty ({method})"),
+        monitor,
+        &[(EMPTY_VAR, "1"), (EVENTS_VAR, event)],
+    )];
+    if !classic {
+        out.push(Config::new(
+            format!("{event} alone, empty (tracepoint)"),
+            monitor,
+            &[(EMPTY_VAR, "1"), (EVENTS_VAR, event), (ATTACH_VAR, "classic")],
+        ));
+    }
+    out.push(Config::new(
+        format!("{event} alone, matching ({method})"),
+        monitor,
+        &[(EVENTS_VAR, event)],
+    ));
+    if !classic {
+        out.push(Config::new(
+            format!("{event} alone, matching (tracepoint)"),
+            monitor,
+            &[(EVENTS_VAR, event), (ATTACH_VAR, "classic")],
+        ));
+    }
+    out.push(Config::new(
+        format!("all but {event}, matching"),
+        monitor,
+        &[(EVENTS_VAR, &format!("-{event}"))],
+    ));
+    out
+}
+
+/// The `trace` monitors among `--monitor-sets` (other monitors are left out).
+fn trace_sets(list: &str) -> Result<Vec<&str>> {
+    let sets: Vec<&str> = list
+        .split_whitespace()
+        .filter(|s| *s == "trace" || s.starts_with("trace:"))
+        .collect();
+    if sets.is_empty() {
+        return Err(input(
+            "--monitor-sets: trace-cost needs a trace monitor (trace, trace:SET, trace:FILE.toml)",
+        ));
+    }
+    Ok(sets)
+}
+
+/// Every configuration of one workload, in the order they are measured each round.
+fn configs(w: &dyn Workload, sets: &[&str], a: &Options) -> Result<Vec<Config>> {
+    let mut out = Vec::new();
+    for (k, set) in sets.iter().enumerate() {
+        out.extend(whole_set(set));
+        if k > 0 {
+            continue;
+        }
+        let events = perflab_monitors::trace::events_here(set, w.info().name, &a.sys)
+            .map_err(|e| Error::Failed(format!("{set}: {e}")))?;
+        for (event, method) in events {
+            out.extend(one_event(set, &event, method));
+        }
+    }
+    Ok(out)
+}
+
+/// What one configuration measured.
+#[derive(Default)]
+struct Cell {
+    offs: Vec<f64>,
+    ratios: Vec<f64>,
+    /// How the programs were attached, as the monitor said.
+    attached: Vec<String>,
+}
+
+pub fn run(a: &Options, out: &mut dyn Write, _verdicts: &mut Verdicts) -> Result<()> {
+    let (duration, rounds, _) = settings(a)?;
+    let sets = trace_sets(&a.monitor_sets)?;
+    let opts = RunOptions {
+        sys: a.sys.clone(),
+        journal: std::env::temp_dir().join(format!("perflab-tracecost-{}.json", std::process::id())),
+        stop: Arc::new(AtomicBool::new(false)),
+        label: None,
+    };
+    let _signals = perflab_knobs::signals::install(opts.stop.clone())?;
+    let before: Vec<_> = VARS.iter().map(|v| (*v, std::env::var(v).ok())).collect();
+    let result = each_workload(a, &sets, duration, rounds, &opts, out);
+    // Restored, so nothing after this check runs under a diagnostic's variables.
+    for (var, value) in before {
+        match value {
+            Some(v) => std::env::set_var(var, v),
+            None => std::env::remove_var(var),
+        }
+    }
+    result
+}
+
+fn each_workload(
+    a: &Options,
+    sets: &[&str],
+    duration: &str,
+    rounds: u32,
+    opts: &RunOptions,
+    out: &mut dyn Write,
+) -> Result<()> {
+    for (w, given) in workloads(&a.workloads)? {
+        let mut p = given.clone();
+        if w.info().params.iter().any(|s| s.name == "duration") {
+            p.insert("duration".into(), duration.to_string());
+        }
+        let params = perflab_core::resolve(w.info().name, w.info().params, &p)
+            .map_err(|e| input(e.to_string()))?;
+        let configs = configs(w, sets, a)?;
+        say!(
+            out,
+            "{}: the trace monitor's BPF backend in {} configurations against no monitors, \
+             {rounds} rounds of one interleaved pair each ({duration} measurements); ratio = \
+             on / off of {}",
+            w.info().name,
+            configs.len(),
+            w.info().primary_metric()
+        );
+        let cells = measure(w, &params, &configs, rounds, opts)?;
+        print(out, w.info().primary_metric(), &configs, &cells);
+    }
+    Ok(())
+}
+
+fn measure(
+    w: &'static dyn Workload,
+    params: &perflab_core::Params,
+    configs: &[Config],
+    rounds: u32,
+    opts: &RunOptions,
+) -> Result<Vec<Cell>> {
+    let metric = w.info().primary_metric();
+    let mut quiet = Quiet::default();
+    let mut said = Vec::new();
+    let mut seq = 0;
+    // (value, the monitor's note of how it attached its programs, if it ran)
+    let mut take = |names: &[String], env: &[(&'static str, String)]| -> Result<(f64, Option<String>)> {
+        let pm = PlannedMeasurement {
+            seq,
+            point: 0,
+            params: params.clone(),
+            variant: String::new(),
+            rep: seq,
+            role: Role::Telemetry,
+        };
+        seq += 1;
+        for (k, v) in env {
+            std::env::set_var(k, v);
+        }
+        // A fresh monitor each time: the variables are read when it starts.
+        let rec = measure_once(&pm, w, &mut MonitorSet::new(names), opts, &mut quiet);
+        for k in VARS {
+            std::env::remove_var(k);
+        }
+        let notes = std::mem::take(&mut quiet.notes);
+        let attached = notes
+            .iter()
+            .find(|n| n.starts_with("trace: BPF programs attached"))
+            .cloned();
+        let rec = rec.ok_or_else(|| Error::Failed("stopped by a signal".into()))?;
+        if !names.is_empty() && !rec.monitors.iter().any(|m| m.starts_with("trace")) {
+            return Err(Error::Failed(format!(
+                "the trace monitor did not run: {}",
+                notes.join("; ")
+            )));
+        }
+        say_once(
+            notes.into_iter().filter(|n| !n.starts_with("trace:")).collect(),
+            &mut said,
+        );
+        Ok((value(&rec, metric)?, attached))
+    };
+    // The first measurement of a process pays for lazy set-up that no later one sees.
+    take(&[], &[])?;
+    let mut cells: Vec<Cell> = configs.iter().map(|_| Cell::default()).collect();
+    for r in 0..rounds {
+        for (i, (c, cell)) in configs.iter().zip(&mut cells).enumerate() {
+            let mut env = vec![(BACKEND_VAR, "bpf".to_string())];
+            env.extend(c.env.iter().cloned());
+            let names = [c.monitor.clone()];
+            let (off, (on, attached)) = if (r as usize + i) % 2 == 0 {
+                let off = take(&[], &[])?.0;
+                (off, take(&names, &env)?)
+            } else {
+                let on = take(&names, &env)?;
+                (take(&[], &[])?.0, on)
+            };
+            cell.offs.push(off);
+            cell.ratios.push(on / off);
+            if let Some(n) = attached.filter(|n| !cell.attached.contains(n)) {
+                cell.attached.push(n);
+            }
+            if opts.stop.load(Ordering::Relaxed) {
+                return Err(Error::Failed("stopped by a signal".into()));
+            }
+        }
+    }
+    Ok(cells)
+}
+
+/// What a ratio adds to one operation of the workload: µs of latency for a `_us` metric,
+/// µs per operation for a `_per_s` rate (its inverse), else nothing.
+pub fn added_us(metric: &str, off: f64, ratio: f64) -> Option<f64> {
+    if metric.ends_with("_us") {
+        Some((ratio - 1.0) * off)
+    } else if metric.ends_with("_per_s") && off > 0.0 && ratio > 0.0 {
+        Some((1.0 / ratio - 1.0) * 1e6 / off)
+    } else {
+        None
+    }
+}
+
+fn print(out: &mut dyn Write, metric: &str, configs: &[Config], cells: &[Cell]) {
+    let cfg = StatsConfig::default();
+    say!(
+        out,
+        "{:<52} {:>5} {:>10} {:>7}  {:<18} {:>10}",
+        "configuration",
+        "pairs",
+        "off median",
+        "ratio",
+        "95% CI",
+        "added µs"
+    );
+    for (c, cell) in configs.iter().zip(cells) {
+        let median = |v: &[f64]| Sample::new(v.to_vec()).map(|s| s.median()).unwrap_or(f64::NAN);
+        let off = median(&cell.offs);
+        let Ok(sample) = Sample::new(cell.ratios.clone()) else {
+            continue;
+        };
+        let s = Summary::new(&sample, &cfg);
+        let added = added_us(metric, off, s.median).map_or("-".into(), |v| format!("{v:+.3}"));
+        say!(
+            out,
+            "{:<52} {:>5} {:>10.2} {:>7.4}  [{:.4}, {:.4}] {:>10}",
+            c.label,
+            s.n,
+            off,
+            s.median,
+            s.median_ci.0,
+            s.median_ci.1,
+            added
+        );
+    }
+    say!(out, "how the programs were attached (the first configuration that did it so):");
+    let mut seen: Vec<&str> = Vec::new();
+    for (c, cell) in configs.iter().zip(cells) {
+        for n in &cell.attached {
+            if !seen.contains(&n.as_str()) {
+                seen.push(n);
+                say!(out, "  {}: {n}", c.label);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_has_five_rows_unless_it_is_classic_already() {
+        let raw = one_event("trace", "sched:sched_switch", "raw tracepoint");
+        let labels: Vec<&str> = raw.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "sched:sched_switch alone, empty (raw tracepoint)",
+                "sched:sched_switch alone, empty (tracepoint)",
+                "sched:sched_switch alone, matching (raw tracepoint)",
+                "sched:sched_switch alone, matching (tracepoint)",
+                "all but sched:sched_switch, matching",
+            ]
+        );
+        assert_eq!(raw[4].env, vec![(EVENTS_VAR, "-sched:sched_switch".into())]);
+        assert!(raw[1].env.contains(&(ATTACH_VAR, "classic".into())));
+        let classic = one_event("trace", "syscalls:sys_exit_recvfrom", "tracepoint");
+        assert_eq!(classic.len(), 3);
+        assert!(classic.iter().all(|c| !c.env.iter().any(|(k, _)| *k == ATTACH_VAR)));
+    }
+
+    #[test]
+    fn the_whole_set_runs_empty_and_matching_both_ways() {
+        let rows = whole_set("trace:netrx");
+        assert_eq!(rows.len(), 4);
+        assert_eq!(rows[0].env, vec![(EMPTY_VAR, "1".into())]);
+        assert_eq!(rows[3].env, vec![(ATTACH_VAR, "classic".into())]);
+        assert!(rows.iter().all(|c| c.monitor == "trace:netrx"));
+    }
+
+    #[test]
+    fn added_time_per_operation() {
+        assert_eq!(added_us("rtt_p50_us", 10.0, 1.25), Some(2.5));
+        // 100,000 round trips/s at 0.8 of that: 10 µs became 12.5 µs.
+        let a = added_us("round_trips_per_s", 100_000.0, 0.8).unwrap();
+        assert!((a - 2.5).abs() < 1e-9, "{a}");
+        assert_eq!(added_us("bandwidth_mib_s", 1.0, 1.0), None);
+        assert!(trace_sets("default counters").is_err());
+        assert_eq!(trace_sets("default trace trace:x.toml").unwrap(), ["trace", "trace:x.toml"]);
+    }
+}
