@@ -40,7 +40,20 @@ pub struct Config {
     pub monitor: String,
     /// (variable, value) besides `PERFLAB_TRACE_BACKEND=bpf`.
     pub env: Vec<(&'static str, String)>,
+    /// The event measured alone or left out; `None` for the whole set.
+    pub event: Option<String>,
+    /// Its column in the per-event summary, [`COLUMNS`].
+    pub column: usize,
 }
+
+/// The per-event summary's columns, in the order [`one_event`] makes them.
+pub const COLUMNS: [&str; 5] = [
+    "empty",
+    "empty classic",
+    "matching",
+    "matching classic",
+    "in the set",
+];
 
 impl Config {
     fn new(label: String, monitor: &str, env: &[(&'static str, &str)]) -> Self {
@@ -48,15 +61,30 @@ impl Config {
             label,
             monitor: monitor.to_string(),
             env: env.iter().map(|(k, v)| (*k, v.to_string())).collect(),
+            event: None,
+            column: 0,
         }
+    }
+
+    fn of(mut self, event: &str, column: usize) -> Self {
+        self.event = Some(event.to_string());
+        self.column = column;
+        self
     }
 }
 
-/// The whole set four ways: empty or matching programs, attached as this kernel allows or
-/// all classic.
+/// A monitor's name for a label: `trace`, the set of `trace:SET`, a file's stem.
+pub fn short(monitor: &str) -> &str {
+    let arg = monitor.strip_prefix("trace:").unwrap_or(monitor);
+    let file = arg.rsplit('/').next().unwrap_or(arg);
+    file.strip_suffix(".toml").unwrap_or(file)
+}
+
+/// The whole set four ways: empty or matching programs, attached as this kernel allows
+/// (raw where it can) or all classic.
 pub fn whole_set(monitor: &str) -> Vec<Config> {
     let mut out = Vec::new();
-    for (empty, what) in [(true, "empty programs"), (false, "matching programs")] {
+    for (empty, what) in [(true, "empty"), (false, "matching")] {
         for classic in [false, true] {
             let mut env = Vec::new();
             if empty {
@@ -65,46 +93,41 @@ pub fn whole_set(monitor: &str) -> Vec<Config> {
             if classic {
                 env.push((ATTACH_VAR, "classic"));
             }
-            let how = if classic { "classic" } else { "as attached here" };
-            out.push(Config::new(format!("{monitor}: {what}, {how}"), monitor, &env));
+            let how = if classic { ", all classic" } else { "" };
+            let label = format!("{}: all events, {what}{how}", short(monitor));
+            let mut c = Config::new(label, monitor, &env);
+            c.column = 2 * usize::from(!empty) + usize::from(classic);
+            out.push(c);
         }
     }
     out
 }
 
-/// One event's rows: alone (empty and matching; classic too where `method` is not) and
-/// the set without it.
+/// One event's rows: alone (empty and matching, each as attached here and, where that is
+/// not classic already, classic) and the set without it.
 pub fn one_event(monitor: &str, event: &str, method: &str) -> Vec<Config> {
-    let classic = method == "tracepoint";
-    let mut out = vec![Config::new(
-        format!("{event} alone, empty ({method})"),
-        monitor,
-        &[(EMPTY_VAR, "1"), (EVENTS_VAR, event)],
-    )];
-    if !classic {
-        out.push(Config::new(
-            format!("{event} alone, empty (tracepoint)"),
-            monitor,
-            &[(EMPTY_VAR, "1"), (EVENTS_VAR, event), (ATTACH_VAR, "classic")],
-        ));
+    let mut out = Vec::new();
+    for (empty, what) in [(true, "empty"), (false, "matching")] {
+        let mut ways = vec![(method, false)];
+        if method != "tracepoint" {
+            ways.push(("tracepoint", true));
+        }
+        for (how, classic) in ways {
+            let mut env = vec![(EVENTS_VAR, event)];
+            if empty {
+                env.push((EMPTY_VAR, "1"));
+            }
+            if classic {
+                env.push((ATTACH_VAR, "classic"));
+            }
+            let column = 2 * usize::from(!empty) + usize::from(classic);
+            let label = format!("{event} alone, {what}, {how}");
+            out.push(Config::new(label, monitor, &env).of(event, column));
+        }
     }
-    out.push(Config::new(
-        format!("{event} alone, matching ({method})"),
-        monitor,
-        &[(EVENTS_VAR, event)],
-    ));
-    if !classic {
-        out.push(Config::new(
-            format!("{event} alone, matching (tracepoint)"),
-            monitor,
-            &[(EVENTS_VAR, event), (ATTACH_VAR, "classic")],
-        ));
-    }
-    out.push(Config::new(
-        format!("all but {event}, matching"),
-        monitor,
-        &[(EVENTS_VAR, &format!("-{event}"))],
-    ));
+    let without = format!("-{event}");
+    let label = format!("{} without {event}", short(monitor));
+    out.push(Config::new(label, monitor, &[(EVENTS_VAR, &without)]).of(event, 4));
     out
 }
 
@@ -291,9 +314,10 @@ pub fn added_us(metric: &str, off: f64, ratio: f64) -> Option<f64> {
 
 fn print(out: &mut dyn Write, metric: &str, configs: &[Config], cells: &[Cell]) {
     let cfg = StatsConfig::default();
+    let width = configs.iter().map(|c| c.label.chars().count()).max().unwrap_or(0);
     say!(
         out,
-        "{:<52} {:>5} {:>10} {:>7}  {:<18} {:>10}",
+        "{:<width$} {:>5} {:>10} {:>7}  {:<18} {:>10}",
         "configuration",
         "pairs",
         "off median",
@@ -301,35 +325,78 @@ fn print(out: &mut dyn Write, metric: &str, configs: &[Config], cells: &[Cell]) 
         "95% CI",
         "added µs"
     );
+    // Per configuration, what it adds to one operation (µs), for the summary.
+    let mut added = Vec::new();
     for (c, cell) in configs.iter().zip(cells) {
-        let median = |v: &[f64]| Sample::new(v.to_vec()).map(|s| s.median()).unwrap_or(f64::NAN);
-        let off = median(&cell.offs);
+        let off = Sample::new(cell.offs.clone()).map_or(f64::NAN, |s| s.median());
         let Ok(sample) = Sample::new(cell.ratios.clone()) else {
+            added.push(None);
             continue;
         };
         let s = Summary::new(&sample, &cfg);
-        let added = added_us(metric, off, s.median).map_or("-".into(), |v| format!("{v:+.3}"));
+        let a = added_us(metric, off, s.median);
+        added.push(a);
         say!(
             out,
-            "{:<52} {:>5} {:>10.2} {:>7.4}  [{:.4}, {:.4}] {:>10}",
+            "{:<width$} {:>5} {:>10.2} {:>7.4}  [{:.4}, {:.4}] {:>10}",
             c.label,
             s.n,
             off,
             s.median,
             s.median_ci.0,
             s.median_ci.1,
-            added
+            a.map_or("-".into(), |v| format!("{v:+.3}"))
         );
     }
-    say!(out, "how the programs were attached (the first configuration that did it so):");
-    let mut seen: Vec<&str> = Vec::new();
+    summary(out, configs, &added);
+    // How the whole sets attached, and any program the kernel refused in its way.
     for (c, cell) in configs.iter().zip(cells) {
         for n in &cell.attached {
-            if !seen.contains(&n.as_str()) {
-                seen.push(n);
+            if c.event.is_none() || n.contains("refused") {
                 say!(out, "  {}: {n}", c.label);
             }
         }
+    }
+}
+
+/// Per event of the first set: what it adds (µs per operation) alone, empty and matching,
+/// as attached here and classic, and in the set (the whole set's matching cost less the
+/// set's without it).
+fn summary(out: &mut dyn Write, configs: &[Config], added: &[Option<f64>]) {
+    let Some(first) = configs.first().map(|c| c.monitor.as_str()) else {
+        return;
+    };
+    let whole = configs
+        .iter()
+        .zip(added)
+        .find(|(c, _)| c.monitor == first && c.event.is_none() && c.column == 2)
+        .and_then(|(_, a)| *a);
+    let mut events: Vec<&str> = Vec::new();
+    for c in configs {
+        if let Some(e) = c.event.as_deref().filter(|e| !events.contains(e)) {
+            events.push(e);
+        }
+    }
+    if events.is_empty() {
+        return;
+    }
+    let width = events.iter().map(|e| e.len()).max().unwrap_or(0).max(5);
+    say!(out, "added µs per operation, per event of {first}:");
+    let head: Vec<String> = COLUMNS.iter().map(|h| format!("{h:>17}")).collect();
+    say!(out, "{:<width$} {}", "event", head.join(""));
+    for e in events {
+        let cell = |col: usize| {
+            configs
+                .iter()
+                .zip(added)
+                .find(|(c, _)| c.event.as_deref() == Some(e) && c.column == col)
+                .and_then(|(_, a)| *a)
+                .map(|a| if col == 4 { whole.map(|w| w - a) } else { Some(a) })
+                .flatten()
+                .map_or(format!("{:>17}", "-"), |v| format!("{v:>+17.3}"))
+        };
+        let row: Vec<String> = (0..COLUMNS.len()).map(cell).collect();
+        say!(out, "{e:<width$} {}", row.join(""));
     }
 }
 
@@ -344,15 +411,16 @@ mod tests {
         assert_eq!(
             labels,
             [
-                "sched:sched_switch alone, empty (raw tracepoint)",
-                "sched:sched_switch alone, empty (tracepoint)",
-                "sched:sched_switch alone, matching (raw tracepoint)",
-                "sched:sched_switch alone, matching (tracepoint)",
-                "all but sched:sched_switch, matching",
+                "sched:sched_switch alone, empty, raw tracepoint",
+                "sched:sched_switch alone, empty, tracepoint",
+                "sched:sched_switch alone, matching, raw tracepoint",
+                "sched:sched_switch alone, matching, tracepoint",
+                "trace without sched:sched_switch",
             ]
         );
         assert_eq!(raw[4].env, vec![(EVENTS_VAR, "-sched:sched_switch".into())]);
         assert!(raw[1].env.contains(&(ATTACH_VAR, "classic".into())));
+        assert!(!raw[2].env.iter().any(|(k, _)| *k == EMPTY_VAR));
         let classic = one_event("trace", "syscalls:sys_exit_recvfrom", "tracepoint");
         assert_eq!(classic.len(), 3);
         assert!(classic.iter().all(|c| !c.env.iter().any(|(k, _)| *k == ATTACH_VAR)));
@@ -360,11 +428,14 @@ mod tests {
 
     #[test]
     fn the_whole_set_runs_empty_and_matching_both_ways() {
-        let rows = whole_set("trace:netrx");
+        let rows = whole_set("trace:/tmp/netrx-sock.toml");
         assert_eq!(rows.len(), 4);
+        assert_eq!(rows[0].label, "netrx-sock: all events, empty");
         assert_eq!(rows[0].env, vec![(EMPTY_VAR, "1".into())]);
         assert_eq!(rows[3].env, vec![(ATTACH_VAR, "classic".into())]);
-        assert!(rows.iter().all(|c| c.monitor == "trace:netrx"));
+        assert!(rows.iter().all(|c| c.monitor == "trace:/tmp/netrx-sock.toml"));
+        assert_eq!(short("trace"), "trace");
+        assert_eq!(short("trace:netrx"), "netrx");
     }
 
     #[test]

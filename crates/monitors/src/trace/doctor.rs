@@ -63,10 +63,12 @@ fn backend_check(sys: &SysRoot, fs: &Tracefs, probe: &Result<(), String>) -> Che
             continue;
         };
         let total = set.spans.len();
+        let has = |a: &str, b: &str| fs.has_event(a, b);
         let here: Vec<Span> = set
             .spans
             .into_iter()
-            .filter(|s| s.events().iter().all(|(a, b)| fs.has_event(a, b)))
+            .map(|s| s.with_fallbacks(&has))
+            .filter(|s| s.events().iter().all(|(a, b)| has(a, b)))
             .collect();
         let what = format!("{name} ({} of {total} spans' tracepoints here)", here.len());
         let planned = match probe {

@@ -117,7 +117,13 @@ pub fn check_name(name: &str, sys: &SysRoot) -> Result<(), String> {
     let Ok(fs) = Tracefs::open(sys) else {
         return Ok(());
     };
-    for span in &set.spans {
+    let has = |s: &str, e: &str| fs.has_event(s, e);
+    let spans: Vec<Span> = set
+        .spans
+        .into_iter()
+        .map(|s| s.with_fallbacks(&has))
+        .collect();
+    for span in &spans {
         for (system, event) in span.events() {
             if !fs.has_event(&system, &event) {
                 return Err(format!(
@@ -130,7 +136,7 @@ pub fn check_name(name: &str, sys: &SysRoot) -> Result<(), String> {
         }
     }
     // A key or filter field the event does not carry never matches, in either backend.
-    match bpf::plan_spans(&fs.fs, sys, &set.spans) {
+    match bpf::plan_spans(&fs.fs, sys, &spans) {
         Err(bpf::plan::PlanError::Bad(e)) => Err(format!("monitor {name}: {e}")),
         _ => Ok(()),
     }
@@ -153,10 +159,12 @@ pub fn events_here(
     };
     let fs = Tracefs::open(sys)?;
     let all: Vec<String> = set.spans.iter().map(|s| s.name.clone()).collect();
+    let has = |s: &str, e: &str| fs.has_event(s, e);
     let here = set
         .spans
         .into_iter()
-        .filter(|s| s.when.is_none() && s.events().iter().all(|(a, b)| fs.has_event(a, b)))
+        .map(|s| s.with_fallbacks(&has))
+        .filter(|s| s.when.is_none() && s.events().iter().all(|(a, b)| has(a, b)))
         .collect();
     let (plans, attach) = bpf::attach_here(&fs.fs, sys, &renumber_after(here, &all))?;
     Ok(plans
@@ -292,6 +300,7 @@ impl TraceMonitor {
             if span.when.as_ref().is_some_and(|w| !w.holds(&ctx.facts)) {
                 continue;
             }
+            let span = span.with_fallbacks(&|s, e| fs.has_event(s, e));
             let missing: Vec<String> = span
                 .events()
                 .into_iter()
