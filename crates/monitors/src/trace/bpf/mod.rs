@@ -189,6 +189,7 @@ pub fn try_attach(how: Attach) -> Attach {
     let (kind, tp) = match &how {
         Attach::Classic(_) => return how,
         Attach::Raw { tp, .. } => (ProgKind::RawTracepoint, Some(tp.as_str())),
+        Attach::BtfRaw { btf_id, .. } => (ProgKind::BtfRawTracepoint(*btf_id), None),
         Attach::Fexit { btf_id, .. } => (ProgKind::Fexit(*btf_id), None),
     };
     let tried = empty()
@@ -196,7 +197,10 @@ pub fn try_attach(how: Attach) -> Attach {
         .and_then(|p| Link::open(tp, &p).map(drop).map_err(|e| e.to_string()));
     match tried {
         Ok(()) => how,
-        Err(e) => Attach::Classic(format!("{} refused: {e}", how.method())),
+        Err(e) => match how.fallback(&e) {
+            Some(next) => try_attach(next),
+            None => how,
+        },
     }
 }
 
@@ -207,7 +211,7 @@ pub fn describe(plans: &[EventPlan], attach: &[Attach]) -> String {
     for (p, a) in plans.iter().zip(attach) {
         let what = match a {
             Attach::Classic(why) => format!("{}:{} ({why})", p.system, p.event),
-            Attach::Raw { tp, .. } => tp.clone(),
+            Attach::Raw { tp, .. } | Attach::BtfRaw { tp, .. } => tp.clone(),
             Attach::Fexit { func, .. } => format!("{func} for {}", p.event),
         };
         match parts.iter_mut().find(|(m, _)| *m == a.method()) {
@@ -268,6 +272,11 @@ fn load_one(p: &EventPlan, how: &Attach, maps: Maps) -> Result<(Prog, LinkTo, At
             Fields::Args(reads),
             Some(Some(tp.clone())),
         ),
+        Attach::BtfRaw { btf_id, reads, .. } => (
+            ProgKind::BtfRawTracepoint(*btf_id),
+            Fields::Btf(reads),
+            Some(None),
+        ),
         Attach::Fexit { btf_id, .. } => (ProgKind::Fexit(*btf_id), Fields::Args(&[]), Some(None)),
     };
     let insns = if std::env::var_os(EMPTY_VAR).is_some() {
@@ -320,19 +329,26 @@ impl Loaded {
         let mut attached = Vec::new();
         let mut used = Vec::new();
         for (p, how) in plans.iter().zip(attach) {
-            // A raw or fexit program the kernel refuses (a kernel or security policy that
-            // allows one attach type and not another) falls back to the classic program
-            // of that event, the reason kept for the note.
-            let at = |how: &Attach, e: String| {
-                format!("{}:{} ({}): {e}", p.system, p.event, how.method())
-            };
-            let (prog, link, how) = match load_one(p, how, maps) {
-                Ok(x) => x,
-                Err(e) if !matches!(how, Attach::Classic(_)) => {
-                    let classic = Attach::Classic(format!("{} refused: {e}", how.method()));
-                    load_one(p, &classic, maps).map_err(|e| at(&classic, e))?
+            // A program the kernel refuses (a kernel or security policy that allows one
+            // attach type and not another) falls back: a BTF raw tracepoint to a plain
+            // one, that or fexit to the classic program of the event, the reason kept for
+            // the note.
+            let mut how = how.clone();
+            let (prog, link, how) = loop {
+                match load_one(p, &how, maps) {
+                    Ok(x) => break x,
+                    Err(e) => match how.fallback(&e) {
+                        Some(next) => how = next,
+                        None => {
+                            return Err(format!(
+                                "{}:{} ({}): {e}",
+                                p.system,
+                                p.event,
+                                how.method()
+                            ))
+                        }
+                    },
                 }
-                Err(e) => return Err(at(how, e)),
             };
             if link.is_none() {
                 attached.push(Attached::tracepoint(p.id, &prog).map_err(|e| {

@@ -20,6 +20,7 @@ pub const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
 const BPF_PROG_TYPE_TRACEPOINT: u32 = 5;
 const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
 const BPF_PROG_TYPE_TRACING: u32 = 26;
+const BPF_TRACE_RAW_TP: u32 = 23;
 const BPF_TRACE_FEXIT: u32 = 25;
 
 /// `union bpf_attr` for BPF_MAP_CREATE (the fields up to `map_name`).
@@ -169,6 +170,9 @@ pub enum ProgKind {
     Tracepoint,
     /// A raw tracepoint's arguments.
     RawTracepoint,
+    /// A raw tracepoint's arguments typed by BTF: the tracepoint whose `btf_trace_` typedef
+    /// has this id.
+    BtfRawTracepoint(u32),
     /// The arguments of the kernel function with this BTF id, at its return.
     Fexit(u32),
 }
@@ -185,6 +189,7 @@ impl Prog {
         let (prog_type, expected_attach_type, attach_btf_id) = match kind {
             ProgKind::Tracepoint => (BPF_PROG_TYPE_TRACEPOINT, 0, 0),
             ProgKind::RawTracepoint => (BPF_PROG_TYPE_RAW_TRACEPOINT, 0, 0),
+            ProgKind::BtfRawTracepoint(id) => (BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP, id),
             ProgKind::Fexit(id) => (BPF_PROG_TYPE_TRACING, BPF_TRACE_FEXIT, id),
         };
         let code = bytes(insns);
@@ -245,7 +250,8 @@ pub struct Link {
 }
 
 impl Link {
-    /// Attaches `prog` to raw tracepoint `tp`, or an fexit program to its function (`None`).
+    /// Attaches `prog` to raw tracepoint `tp`, or a tracing program (fexit, BTF raw
+    /// tracepoint) to what it was loaded for (`None`).
     pub fn open(tp: Option<&str>, prog: &Prog) -> io::Result<Self> {
         let name = tp
             .map(|t| std::ffi::CString::new(t).map_err(|_| io::ErrorKind::InvalidInput))
