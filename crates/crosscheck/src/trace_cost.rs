@@ -86,7 +86,11 @@ pub fn short(monitor: &str) -> &str {
 pub fn whole_set(monitor: &str) -> Vec<Config> {
     let mut out = Vec::new();
     for (empty, what) in [(true, "empty"), (false, "matching")] {
-        for (way, how) in [("", ""), ("raw", ", plain raw"), ("classic", ", all classic")] {
+        for (way, how) in [
+            ("", ""),
+            ("raw", ", plain raw"),
+            ("classic", ", all classic"),
+        ] {
             let mut env = Vec::new();
             if empty {
                 env.push((EMPTY_VAR, "1"));
@@ -181,7 +185,8 @@ pub fn run(a: &Options, out: &mut dyn Write, _verdicts: &mut Verdicts) -> Result
     let sets = trace_sets(&a.monitor_sets)?;
     let opts = RunOptions {
         sys: a.sys.clone(),
-        journal: std::env::temp_dir().join(format!("perflab-tracecost-{}.json", std::process::id())),
+        journal: std::env::temp_dir()
+            .join(format!("perflab-tracecost-{}.json", std::process::id())),
         stop: Arc::new(AtomicBool::new(false)),
         label: None,
     };
@@ -241,42 +246,46 @@ fn measure(
     let mut said = Vec::new();
     let mut seq = 0;
     // (value, the monitor's note of how it attached its programs, if it ran)
-    let mut take = |names: &[String], env: &[(&'static str, String)]| -> Result<(f64, Option<String>)> {
-        let pm = PlannedMeasurement {
-            seq,
-            point: 0,
-            params: params.clone(),
-            variant: String::new(),
-            rep: seq,
-            role: Role::Telemetry,
+    let mut take =
+        |names: &[String], env: &[(&'static str, String)]| -> Result<(f64, Option<String>)> {
+            let pm = PlannedMeasurement {
+                seq,
+                point: 0,
+                params: params.clone(),
+                variant: String::new(),
+                rep: seq,
+                role: Role::Telemetry,
+            };
+            seq += 1;
+            for (k, v) in env {
+                std::env::set_var(k, v);
+            }
+            // A fresh monitor each time: the variables are read when it starts.
+            let rec = measure_once(&pm, w, &mut MonitorSet::new(names), opts, &mut quiet);
+            for k in VARS {
+                std::env::remove_var(k);
+            }
+            let notes = std::mem::take(&mut quiet.notes);
+            let attached = notes
+                .iter()
+                .find(|n| n.starts_with("trace: BPF programs attached"))
+                .cloned();
+            let rec = rec.ok_or_else(|| Error::Failed("stopped by a signal".into()))?;
+            if !names.is_empty() && !rec.monitors.iter().any(|m| m.starts_with("trace")) {
+                return Err(Error::Failed(format!(
+                    "the trace monitor did not run: {}",
+                    notes.join("; ")
+                )));
+            }
+            say_once(
+                notes
+                    .into_iter()
+                    .filter(|n| !n.starts_with("trace:"))
+                    .collect(),
+                &mut said,
+            );
+            Ok((value(&rec, metric)?, attached))
         };
-        seq += 1;
-        for (k, v) in env {
-            std::env::set_var(k, v);
-        }
-        // A fresh monitor each time: the variables are read when it starts.
-        let rec = measure_once(&pm, w, &mut MonitorSet::new(names), opts, &mut quiet);
-        for k in VARS {
-            std::env::remove_var(k);
-        }
-        let notes = std::mem::take(&mut quiet.notes);
-        let attached = notes
-            .iter()
-            .find(|n| n.starts_with("trace: BPF programs attached"))
-            .cloned();
-        let rec = rec.ok_or_else(|| Error::Failed("stopped by a signal".into()))?;
-        if !names.is_empty() && !rec.monitors.iter().any(|m| m.starts_with("trace")) {
-            return Err(Error::Failed(format!(
-                "the trace monitor did not run: {}",
-                notes.join("; ")
-            )));
-        }
-        say_once(
-            notes.into_iter().filter(|n| !n.starts_with("trace:")).collect(),
-            &mut said,
-        );
-        Ok((value(&rec, metric)?, attached))
-    };
     // The first measurement of a process pays for lazy set-up that no later one sees.
     take(&[], &[])?;
     let mut cells: Vec<Cell> = configs.iter().map(|_| Cell::default()).collect();
@@ -285,7 +294,7 @@ fn measure(
             let mut env = vec![(BACKEND_VAR, "bpf".to_string())];
             env.extend(c.env.iter().cloned());
             let names = [c.monitor.clone()];
-            let (off, (on, attached)) = if (r as usize + i) % 2 == 0 {
+            let (off, (on, attached)) = if (r as usize + i).is_multiple_of(2) {
                 let off = take(&[], &[])?.0;
                 (off, take(&names, &env)?)
             } else {
@@ -319,7 +328,11 @@ pub fn added_us(metric: &str, off: f64, ratio: f64) -> Option<f64> {
 
 fn print(out: &mut dyn Write, metric: &str, configs: &[Config], cells: &[Cell]) {
     let cfg = StatsConfig::default();
-    let width = configs.iter().map(|c| c.label.chars().count()).max().unwrap_or(0);
+    let width = configs
+        .iter()
+        .map(|c| c.label.chars().count())
+        .max()
+        .unwrap_or(0);
     say!(
         out,
         "{:<width$} {:>5} {:>10} {:>7}  {:<18} {:>10}",
@@ -405,8 +418,14 @@ fn summary(out: &mut dyn Write, configs: &[Config], added: &[Option<f64>]) {
                 .zip(added)
                 .find(|(c, _)| c.event.as_deref() == Some(e) && c.column == col)
                 .and_then(|(_, a)| *a)
-                .map(|a| if col == 4 { whole.map(|w| w - a) } else { Some(a) })
-                .flatten()
+                // The last column is the whole set's cost less the set's without it.
+                .and_then(|a| {
+                    if col == COLUMNS.len() - 1 {
+                        whole.map(|w| w - a)
+                    } else {
+                        Some(a)
+                    }
+                })
                 .map_or(format!("{:>17}", "-"), |v| format!("{v:>+17.3}"))
         };
         let row: Vec<String> = (0..COLUMNS.len()).map(cell).collect();
@@ -437,7 +456,9 @@ mod tests {
         assert!(!raw[2].env.iter().any(|(k, _)| *k == EMPTY_VAR));
         let classic = one_event("trace", "syscalls:sys_exit_recvfrom", "tracepoint");
         assert_eq!(classic.len(), 3);
-        assert!(classic.iter().all(|c| !c.env.iter().any(|(k, _)| *k == ATTACH_VAR)));
+        assert!(classic
+            .iter()
+            .all(|c| !c.env.iter().any(|(k, _)| *k == ATTACH_VAR)));
     }
 
     #[test]
@@ -451,7 +472,9 @@ mod tests {
         assert_eq!(rows[5].env, vec![(ATTACH_VAR, "classic".into())]);
         // The summary's whole-set cost is the matching row as attached here.
         assert_eq!(rows[3].column, 2);
-        assert!(rows.iter().all(|c| c.monitor == "trace:/tmp/netrx-sock.toml"));
+        assert!(rows
+            .iter()
+            .all(|c| c.monitor == "trace:/tmp/netrx-sock.toml"));
         assert_eq!(short("trace"), "trace");
         assert_eq!(short("trace:netrx"), "netrx");
     }
@@ -464,6 +487,9 @@ mod tests {
         assert!((a - 2.5).abs() < 1e-9, "{a}");
         assert_eq!(added_us("bandwidth_mib_s", 1.0, 1.0), None);
         assert!(trace_sets("default counters").is_err());
-        assert_eq!(trace_sets("default trace trace:x.toml").unwrap(), ["trace", "trace:x.toml"]);
+        assert_eq!(
+            trace_sets("default trace trace:x.toml").unwrap(),
+            ["trace", "trace:x.toml"]
+        );
     }
 }

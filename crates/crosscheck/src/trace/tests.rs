@@ -76,7 +76,11 @@ fn the_checked_spans_are_netrx_host_spans_restricted_to_netrr_threads() {
     let ours = parse_set(SPANS, "crosscheck trace").unwrap();
     let netrx = built_in("netrx").unwrap();
     assert_eq!(ours.name, netrx.name);
-    let host: Vec<Span> = netrx.spans.into_iter().filter(|s| s.when.is_none()).collect();
+    let host: Vec<Span> = netrx
+        .spans
+        .into_iter()
+        .filter(|s| s.when.is_none())
+        .collect();
     // Without their task filters, the same spans as the built-in set's, in its order.
     let unfiltered = |s: &Span| {
         let mut s = s.clone();
@@ -92,7 +96,10 @@ fn the_checked_spans_are_netrx_host_spans_restricted_to_netrr_threads() {
     assert_eq!(a, host);
     // Every wake-up and switch a span takes is one of netrr's threads'.
     for s in &ours.spans {
-        for side in [Some(&s.from), Some(&s.to), s.cancel.as_ref()].into_iter().flatten() {
+        for side in [Some(&s.from), Some(&s.to), s.cancel.as_ref()]
+            .into_iter()
+            .flatten()
+        {
             if side.events.iter().any(|(sys, _)| sys == "sched") {
                 assert!(
                     side.filters.iter().any(|f| f.accepts("netrr-udp-respo")

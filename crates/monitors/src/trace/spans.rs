@@ -179,9 +179,14 @@ impl Span {
     /// an event `has` says the kernel lacks uses its fallback events instead.
     pub fn with_fallbacks(mut self, has: &dyn Fn(&str, &str) -> bool) -> Self {
         let split = self.split.as_mut().map(|s| &mut s.side);
-        for side in [Some(&mut self.from), Some(&mut self.to), self.cancel.as_mut(), split]
-            .into_iter()
-            .flatten()
+        for side in [
+            Some(&mut self.from),
+            Some(&mut self.to),
+            self.cancel.as_mut(),
+            split,
+        ]
+        .into_iter()
+        .flatten()
         {
             if !side.fallback.is_empty() && side.events.iter().any(|(s, e)| !has(s, e)) {
                 side.events = std::mem::take(&mut side.fallback);
@@ -568,9 +573,15 @@ to = { events = ["sched:sched_switch"], key = "field:next_pid", where = { next_c
         );
         // A side without a fallback keeps its events (the span is then skipped).
         assert_eq!(older.from.events, [ev("sched", "sched_waking")]);
-        let bad = GOOD.replace("key = \"field:pid\"", "key = \"field:pid\", fallback = [\"x\"]");
+        let bad = GOOD.replace(
+            "key = \"field:pid\"",
+            "key = \"field:pid\", fallback = [\"x\"]",
+        );
         let e = parse_set(&bad, "f.toml").unwrap_err();
-        assert!(e.contains("from: fallback: event \"x\" is not SYSTEM:EVENT"), "{e}");
+        assert!(
+            e.contains("from: fallback: event \"x\" is not SYSTEM:EVENT"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -340,12 +340,7 @@ impl Loaded {
                     Err(e) => match how.fallback(&e) {
                         Some(next) => how = next,
                         None => {
-                            return Err(format!(
-                                "{}:{} ({}): {e}",
-                                p.system,
-                                p.event,
-                                how.method()
-                            ))
+                            return Err(format!("{}:{} ({}): {e}", p.system, p.event, how.method()))
                         }
                     },
                 }

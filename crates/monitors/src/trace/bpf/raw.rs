@@ -4,7 +4,9 @@
 //! in a per-CPU buffer: every field is computed and copied whether the program reads it or
 //! not. A raw tracepoint program (BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_RAW_TRACEPOINT_OPEN)
 //! runs on the tracepoint's own arguments (its TP_PROTO, as an array of u64) with no record
-//! at all, and a syscall exit is better taken by `fexit` on the function behind it than by
+//! at all; typed by BTF (`tp_btf`, [`Attach::BtfRaw`]) it also reads a struct member an
+//! argument points to with one load instead of a helper call. A syscall exit is better
+//! taken by `fexit` on the function behind it than by
 //! a syscall tracepoint, whose mere enabling puts every syscall of every task on the slow
 //! path (TIF_SYSCALL_TRACEPOINT).
 //!

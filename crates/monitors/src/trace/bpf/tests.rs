@@ -259,11 +259,19 @@ fn raw_programs_read_what_classic_ones_read_needs_root_and_bpf() {
     if kernel_takes_them {
         assert_eq!(typed(&a.used), typed(&raw), "{}", describe(&plans, &a.used));
     }
-    let (ra, ru, rb) = (a.finish().unwrap(), u.finish().unwrap(), b.finish().unwrap());
+    let (ra, ru, rb) = (
+        a.finish().unwrap(),
+        u.finish().unwrap(),
+        b.finish().unwrap(),
+    );
     for (x, y) in ra.iter().zip(&rb).chain(ru.iter().zip(&rb)) {
         let (kx, ky) = (x.kernel.unwrap(), y.kernel.unwrap());
         assert!(ky.starts > 100 && ky.ends > 100, "{}: {ky:?}", y.name);
-        assert_eq!(kx.starts, ky.starts, "span {}: raw {kx:?}, classic {ky:?}", x.name);
+        assert_eq!(
+            kx.starts, ky.starts,
+            "span {}: raw {kx:?}, classic {ky:?}",
+            x.name
+        );
         // Every event but `recv`'s end is one of our named thread's. That end is every
         // task's recvfrom, and a classic program runs from its load until it is closed
         // (a disabled perf event does not stop it), so while the first set is read the
@@ -277,7 +285,11 @@ fn raw_programs_read_what_classic_ones_read_needs_root_and_bpf() {
                 y.count()
             );
         } else {
-            assert_eq!(kx.ends, ky.ends, "span {}: raw {kx:?}, classic {ky:?}", x.name);
+            assert_eq!(
+                kx.ends, ky.ends,
+                "span {}: raw {kx:?}, classic {ky:?}",
+                x.name
+            );
         }
         assert!(x.count() > 0 && y.count() > 0, "span {}", x.name);
     }
