@@ -87,11 +87,14 @@ pub fn comparable(text_count: f64, bpf_count: f64) -> bool {
 /// Why the text backend matched fewer (or more) of a span than BPF, from its notes.
 pub fn why_apart(text_notes: &[String]) -> String {
     // The text backend's note: "… switches to idle on CPU 1 and none away from it …".
-    let idle: Vec<&str> = text_notes
+    let mut idle: Vec<&str> = text_notes
         .iter()
         .filter(|n| n.contains("switches to idle on CPU "))
         .filter_map(|n| n.split_once(" on CPU ")?.1.split_once(' ').map(|(c, _)| c))
         .collect();
+    // One note per measurement: the same CPU in each round.
+    idle.sort_unstable();
+    idle.dedup();
     if let Some(n) = text_notes.iter().find(|n| n.contains("dropped")) {
         return n.trim_start_matches("trace: ").to_string();
     }
