@@ -11,8 +11,9 @@
 //! kernel (nanoseconds, nothing streamed, nothing lost), the tracefs text one above is the
 //! fallback where BPF cannot be used; a note of each measurement says which measured.
 //! `PERFLAB_TRACE_BACKEND=text` or `=bpf` insists on one; within the BPF backend each event's
-//! program is a raw tracepoint, an fexit or a classic tracepoint ([`bpf::raw`]), and
-//! `PERFLAB_TRACE_ATTACH=classic` keeps them all classic.
+//! program is a raw tracepoint (typed by BTF where it reads struct members), an fexit or
+//! a classic tracepoint ([`bpf::raw`]); `PERFLAB_TRACE_ATTACH=classic` keeps them all
+//! classic, `=raw` keeps raw ones untyped.
 //!
 //! Names: `trace` picks the set of the workload (netrr → `netrx`, ctxsw → `wakeup`, or
 //! `idlewake` under a variant that sets the idle states as idle-ipi's do, xfer/dmatest/parallel → `lock`), `trace:SET` a built-in set, `trace:FILE.toml`

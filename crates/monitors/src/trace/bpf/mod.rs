@@ -245,8 +245,9 @@ pub struct Loaded {
     // Field order is drop order: attachments first, then programs, then maps.
     links: std::cell::RefCell<Vec<Link>>,
     attached: Vec<Attached>,
-    /// Each program, with the raw tracepoint (`Some`) or fexit (`None`) it is linked to
-    /// when enabled; classic ones are attached (disabled) at load.
+    /// Each program, with the raw tracepoint (`Some`) it is linked to when enabled, or
+    /// `None` for a tracing program (fexit, BTF raw tracepoint), linked to what it was
+    /// loaded for; classic ones are attached (disabled) at load.
     progs: Vec<(Prog, LinkTo)>,
     /// How each event's program is attached, after any fallback.
     pub used: Vec<Attach>,
@@ -258,8 +259,9 @@ pub struct Loaded {
     cpus: usize,
 }
 
-/// What one event's program is linked to when enabled: a raw tracepoint (`Some`), its
-/// fexit function (`None`); no link for a classic program, attached at load.
+/// What one event's program is linked to when enabled: a raw tracepoint (`Some`), what a
+/// tracing program was loaded for (`None`: fexit's function, a BTF raw tracepoint); no
+/// link for a classic program, attached at load.
 type LinkTo = Option<Option<String>>;
 
 /// Loads one event's program as `how` says; for a raw one, links and unlinks it once, so
@@ -382,7 +384,7 @@ impl Loaded {
                     format!(
                         "cannot attach a BPF program to {}: {e}",
                         tp.as_deref()
-                            .map_or("its function (fexit)".into(), |t| format!(
+                            .map_or("what it was loaded for".into(), |t| format!(
                                 "the raw tracepoint {t}"
                             ))
                     )
