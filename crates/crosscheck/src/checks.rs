@@ -37,6 +37,8 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<Verdicts> {
         }
         "monitors" => crate::monitors::run(o, out, &mut verdicts)?,
         "trace" => crate::trace::run(o, out, &mut verdicts)?,
+        // A diagnostic, not in the list below: see docs/trace.md.
+        "trace-cost" => crate::trace_cost::run(o, out, &mut verdicts)?,
         "verdicts" => crate::verdicts::run(o, out, &mut verdicts)?,
         "gpu" => crate::gpu::run(o, out, &mut verdicts)?,
         other => {

@@ -10,6 +10,7 @@
 //! - [`net`]: netrr UDP against `sockperf ping-pong` on 127.0.0.1, same pinning;
 //! - [`monitors`]: each workload with its monitors on against none, interleaved;
 //! - [`trace`]: the trace monitor's BPF backend against its text backend, span by span;
+//! - [`trace_cost`]: what each event of a trace set costs a workload (a diagnostic);
 //! - [`checks`]: the runner's own cost per measurement, and the ratio checks' tables;
 //! - [`report_cost`]: the time and memory `perflab report` needs over a large run;
 //! - [`verdicts`]: the seeded simulation of the verdicts' error rates and power.
@@ -37,6 +38,7 @@ pub mod peer_tool;
 pub mod report_cost;
 pub mod tolerance;
 pub mod trace;
+pub mod trace_cost;
 pub mod verdicts;
 
 pub use checks::run;

@@ -93,7 +93,7 @@ pub fn run(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<
 }
 
 /// `--measure`, `--monitor-pairs` and `--tolerance`, checked.
-fn settings(a: &Options) -> Result<(&str, u32, f64)> {
+pub(crate) fn settings(a: &Options) -> Result<(&str, u32, f64)> {
     let duration = a.measure.as_deref().unwrap_or("0.3s");
     perflab_core::parse_duration(duration)
         .map_err(|e| input(format!("--measure {duration:?}: {e}")))?;
@@ -141,9 +141,9 @@ fn largest(cells: &[Cell]) -> f64 {
 /// The workloads to check, each with the parameters of its row: same-CPU pipe ping-pong
 /// (where per-task counters cost the most), a pinned 1 MiB memcpy, loopback UDP.
 /// A workload with the parameters of its row.
-type Row = (&'static dyn Workload, BTreeMap<String, String>);
+pub(crate) type Row = (&'static dyn Workload, BTreeMap<String, String>);
 
-fn workloads(list: &str) -> Result<Vec<Row>> {
+pub(crate) fn workloads(list: &str) -> Result<Vec<Row>> {
     let mut out = Vec::new();
     for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let params: &[(&str, &str)] = match name {
@@ -284,7 +284,7 @@ fn disturbing(names: &[String]) -> bool {
 }
 
 /// Prints each note not said before (the same monitor notes recur in every cell).
-fn say_once(notes: Vec<String>, said: &mut Vec<String>) {
+pub(crate) fn say_once(notes: Vec<String>, said: &mut Vec<String>) {
     for note in notes {
         if !said.contains(&note) {
             eprintln!("{note}");
@@ -303,7 +303,7 @@ fn precise(ratios: &[f64], cfg: &StatsConfig, pct: f64) -> bool {
     (hi - lo) / 2.0 / s.median.abs() * 100.0 <= pct
 }
 
-fn value(rec: &MeasurementRecord, metric: &str) -> Result<f64> {
+pub(crate) fn value(rec: &MeasurementRecord, metric: &str) -> Result<f64> {
     if let Some(why) = rec.status.message() {
         return Err(Error::Failed(format!(
             "{} failed: {why}",
@@ -366,8 +366,8 @@ fn print_cell(out: &mut dyn Write, c: &Cell, tolerance: f64, header: bool) {
 
 /// Collects the runner's notes (a monitor this machine lacks) to print once per row.
 #[derive(Default)]
-struct Quiet {
-    notes: Vec<String>,
+pub(crate) struct Quiet {
+    pub(crate) notes: Vec<String>,
 }
 
 impl Progress for Quiet {

@@ -39,22 +39,20 @@ fn backend_check(sys: &SysRoot, fs: &Tracefs, probe: &Result<(), String>) -> Che
             continue;
         };
         let total = set.spans.len();
+        let has = |a: &str, b: &str| fs.has_event(a, b);
         let here: Vec<Span> = set
             .spans
             .into_iter()
-            .filter(|s| s.events().iter().all(|(a, b)| fs.has_event(a, b)))
+            .map(|s| s.with_fallbacks(&has))
+            .filter(|s| s.events().iter().all(|(a, b)| has(a, b)))
             .collect();
         let what = format!("{name} ({} of {total} spans' tracepoints here)", here.len());
         let planned = match probe {
             Err(e) => Err(e.clone()),
-            Ok(()) => bpf::plan_spans(&fs.fs, sys, &here).map_err(|e| e.to_string()),
+            Ok(()) => bpf::attach_here(&fs.fs, sys, &here),
         };
         match planned {
-            Ok(plans) => {
-                let attach: Vec<_> = bpf::attachments(&fs.fs, sys, &plans)
-                    .into_iter()
-                    .map(bpf::try_attach)
-                    .collect();
+            Ok((plans, attach)) => {
                 bpf_sets.push(format!("{what} [{}]", bpf::describe(&plans, &attach)));
             }
             Err(e) => text_sets.push(format!("{what}: {e}")),

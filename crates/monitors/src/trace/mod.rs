@@ -11,8 +11,9 @@
 //! kernel (nanoseconds, nothing streamed, nothing lost), the tracefs text one above is the
 //! fallback where BPF cannot be used; a note of each measurement says which measured.
 //! `PERFLAB_TRACE_BACKEND=text` or `=bpf` insists on one; within the BPF backend each event's
-//! program is a raw tracepoint, an fexit or a classic tracepoint ([`bpf::raw`]), and
-//! `PERFLAB_TRACE_ATTACH=classic` keeps them all classic.
+//! program is a raw tracepoint (typed by BTF where it reads struct members), an fexit or
+//! a classic tracepoint ([`bpf::raw`]); `PERFLAB_TRACE_ATTACH=classic` keeps them all
+//! classic, `=raw` keeps raw ones untyped.
 //!
 //! Names: `trace` picks the set of the workload (netrr → `netrx`, ctxsw → `wakeup`, or
 //! `idlewake` under a variant that sets the idle states as idle-ipi's do, xfer/dmatest/parallel → `lock`), `trace:SET` a built-in set, `trace:FILE.toml`
@@ -117,7 +118,13 @@ pub fn check_name(name: &str, sys: &SysRoot) -> Result<(), String> {
     let Ok(fs) = Tracefs::open(sys) else {
         return Ok(());
     };
-    for span in &set.spans {
+    let has = |s: &str, e: &str| fs.has_event(s, e);
+    let spans: Vec<Span> = set
+        .spans
+        .into_iter()
+        .map(|s| s.with_fallbacks(&has))
+        .collect();
+    for span in &spans {
         for (system, event) in span.events() {
             if !fs.has_event(&system, &event) {
                 return Err(format!(
@@ -130,10 +137,42 @@ pub fn check_name(name: &str, sys: &SysRoot) -> Result<(), String> {
         }
     }
     // A key or filter field the event does not carry never matches, in either backend.
-    match bpf::plan_spans(&fs.fs, sys, &set.spans) {
+    match bpf::plan_spans(&fs.fs, sys, &spans) {
         Err(bpf::plan::PlanError::Bad(e)) => Err(format!("monitor {name}: {e}")),
         _ => Ok(()),
     }
+}
+
+/// The events a `trace` monitor name (`trace`, `trace:SET`, `trace:FILE.toml`) traces for
+/// `workload` on this kernel outside any variant, each `system:event` with how its program
+/// attaches here (`crosscheck trace-cost` measures what each one costs).
+pub fn events_here(
+    name: &str,
+    workload: &str,
+    sys: &SysRoot,
+) -> Result<Vec<(String, &'static str)>, String> {
+    let choice = parse_name(name).ok_or_else(|| format!("{name} is not a trace monitor"))??;
+    let set = match choice {
+        Choice::Auto => spans::set_for(workload, &Default::default())
+            .and_then(spans::built_in)
+            .ok_or_else(|| format!("workload {workload:?} has no built-in span set"))?,
+        Choice::BuiltIn(s) | Choice::User(s) => s,
+    };
+    let fs = Tracefs::open(sys)?;
+    let all: Vec<String> = set.spans.iter().map(|s| s.name.clone()).collect();
+    let has = |s: &str, e: &str| fs.has_event(s, e);
+    let here = set
+        .spans
+        .into_iter()
+        .map(|s| s.with_fallbacks(&has))
+        .filter(|s| s.when.is_none() && s.events().iter().all(|(a, b)| has(a, b)))
+        .collect();
+    let (plans, attach) = bpf::attach_here(&fs.fs, sys, &renumber_after(here, &all))?;
+    Ok(plans
+        .iter()
+        .zip(&attach)
+        .map(|(p, a)| (format!("{}:{}", p.system, p.event), a.method()))
+        .collect())
 }
 
 /// Which backend measures.
@@ -262,6 +301,7 @@ impl TraceMonitor {
             if span.when.as_ref().is_some_and(|w| !w.holds(&ctx.facts)) {
                 continue;
             }
+            let span = span.with_fallbacks(&|s, e| fs.has_event(s, e));
             let missing: Vec<String> = span
                 .events()
                 .into_iter()
@@ -338,11 +378,12 @@ fn start_bpf(
         .ok()
         .and_then(|t| bpf::sys::possible_cpus(&t))
         .ok_or("cannot read /sys/devices/system/cpu/possible")?;
-    let loaded = bpf::Loaded::load(&planned.plans, &planned.attach, spans, cpus)?;
+    let (plans, attach) = bpf::selected_events(&planned.plans, &planned.attach);
+    let loaded = bpf::Loaded::load(&plans, &attach, spans, cpus)?;
     loaded.set_enabled(true)?;
     let how = format!(
         "trace: BPF programs attached as {}",
-        bpf::describe(&planned.plans, &loaded.used)
+        bpf::describe(&plans, &loaded.used)
     );
     Ok((loaded, how))
 }

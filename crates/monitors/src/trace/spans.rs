@@ -129,6 +129,9 @@ pub struct Side {
     pub events: Vec<(String, String)>,
     pub key: Key,
     pub filters: Vec<Filter>,
+    /// The events used instead where this kernel lacks one of `events` (a tracepoint
+    /// newer kernels added, and the older, costlier one it replaces); empty: none.
+    pub fallback: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -177,6 +180,26 @@ impl SpanSet {
 }
 
 impl Span {
+    /// The span as this kernel traces it: each side that declares a `fallback` and names
+    /// an event `has` says the kernel lacks uses its fallback events instead.
+    pub fn with_fallbacks(mut self, has: &dyn Fn(&str, &str) -> bool) -> Self {
+        let split = self.split.as_mut().map(|s| &mut s.side);
+        for side in [
+            Some(&mut self.from),
+            Some(&mut self.to),
+            self.cancel.as_mut(),
+            split,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !side.fallback.is_empty() && side.events.iter().any(|(s, e)| !has(s, e)) {
+                side.events = std::mem::take(&mut side.fallback);
+            }
+        }
+        self
+    }
+
     /// Every `(system, event)` the span needs, each once.
     pub fn events(&self) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
@@ -242,6 +265,8 @@ struct RawSide {
     key: String,
     #[serde(default, rename = "where")]
     filters: BTreeMap<String, String>,
+    #[serde(default)]
+    fallback: Vec<String>,
 }
 
 /// Parses and checks a span set; the error is one line naming the problem (`origin` is
@@ -317,13 +342,9 @@ pub fn parse_set(text: &str, origin: &str) -> Result<SpanSet, String> {
     })
 }
 
-fn side(r: RawSide) -> Result<Side, String> {
-    if r.events.is_empty() {
-        return Err("no events".into());
-    }
-    let events = r
-        .events
-        .iter()
+/// `SYSTEM:EVENT` names as pairs.
+fn event_names(list: &[String]) -> Result<Vec<(String, String)>, String> {
+    list.iter()
         .map(|e| match e.split_once(':') {
             Some((sys, ev)) if is_event_ident(sys) && is_event_ident(ev) => {
                 Ok((sys.to_string(), ev.to_string()))
@@ -332,7 +353,15 @@ fn side(r: RawSide) -> Result<Side, String> {
                 "event {e:?} is not SYSTEM:EVENT (e.g. sched:sched_switch)"
             )),
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect()
+}
+
+fn side(r: RawSide) -> Result<Side, String> {
+    if r.events.is_empty() {
+        return Err("no events".into());
+    }
+    let events = event_names(&r.events)?;
+    let fallback = event_names(&r.fallback).map_err(|e| format!("fallback: {e}"))?;
     let key = parse_key(&r.key)?;
     let filters = r
         .filters
@@ -352,6 +381,7 @@ fn side(r: RawSide) -> Result<Side, String> {
         events,
         key,
         filters,
+        fallback,
     })
 }
 
@@ -372,6 +402,7 @@ fn split(r: RawSplit) -> Result<Split, String> {
         events: r.events,
         key: r.key,
         filters: r.filters,
+        fallback: Vec::new(),
     })
     .map_err(|e| format!("split: {e}"))?;
     Ok(Split {
@@ -521,6 +552,40 @@ to = { events = ["sched:sched_switch"], key = "field:next_pid", where = { next_c
                 ("sched".into(), "sched_waking".into()),
                 ("sched".into(), "sched_switch".into())
             ]
+        );
+    }
+
+    #[test]
+    fn a_side_falls_back_where_the_kernel_lacks_its_events() {
+        let text = GOOD.replace(
+            "to = { events = [\"sched:sched_switch\"], key = \"field:next_pid\",",
+            "to = { events = [\"sock:sock_recv_length\"], fallback = \
+             [\"syscalls:sys_exit_recvfrom\", \"syscalls:sys_exit_recvmsg\"], key = \"pid\",",
+        );
+        let span = parse_set(&text, "f.toml").unwrap().spans.remove(0);
+        let ev = |s: &str, e: &str| (s.to_string(), e.to_string());
+        assert_eq!(span.to.events, [ev("sock", "sock_recv_length")]);
+        // A kernel with the new tracepoint keeps it; one without uses the fallback.
+        let newer = span.clone().with_fallbacks(&|_, _| true);
+        assert_eq!(newer.to.events, [ev("sock", "sock_recv_length")]);
+        let older = span.with_fallbacks(&|s, _| s != "sock");
+        assert_eq!(
+            older.to.events,
+            [
+                ev("syscalls", "sys_exit_recvfrom"),
+                ev("syscalls", "sys_exit_recvmsg")
+            ]
+        );
+        // A side without a fallback keeps its events (the span is then skipped).
+        assert_eq!(older.from.events, [ev("sched", "sched_waking")]);
+        let bad = GOOD.replace(
+            "key = \"field:pid\"",
+            "key = \"field:pid\", fallback = [\"x\"]",
+        );
+        let e = parse_set(&bad, "f.toml").unwrap_err();
+        assert!(
+            e.contains("from: fallback: event \"x\" is not SYSTEM:EVENT"),
+            "{e}"
         );
     }
 

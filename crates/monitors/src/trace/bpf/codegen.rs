@@ -86,13 +86,16 @@ pub enum Fields<'a> {
     Record,
     /// A raw tracepoint or fexit: each record offset the plan reads, mapped.
     Args(&'a [(u32, Read)]),
+    /// A BTF raw tracepoint: mapped the same, and a member is loaded straight from the
+    /// typed pointer (the verifier makes the load fault-safe), no helper call.
+    Btf(&'a [(u32, Read)]),
 }
 
 impl Fields<'_> {
     fn at(&self, offset: u32) -> Result<Option<Read>, String> {
         match self {
             Fields::Record => Ok(None),
-            Fields::Args(list) => list
+            Fields::Args(list) | Fields::Btf(list) => list
                 .iter()
                 .find(|(o, _)| *o == offset)
                 .map(|(_, r)| Some(*r))
@@ -155,6 +158,10 @@ fn value(a: &mut Asm, dst: Reg, s: Source, fields: Fields<'_>) -> Result<(), Str
                         a.alu_imm(Alu::Rsh, dst, bits);
                     }
                 }
+                Some(Read::Member { arg, offset }) if matches!(fields, Fields::Btf(_)) => {
+                    a.load(Size::DW, R3, R6, arg_offset(arg)?);
+                    a.load(sz, dst, R3, member_offset(offset)?);
+                }
                 Some(Read::Member { arg, offset, .. }) => {
                     probe_read(a, arg, offset, size, MEMBER)?;
                     a.load(sz, dst, FP, MEMBER);
@@ -191,6 +198,11 @@ fn arg_offset(n: u32) -> Result<i16, String> {
         return Err(format!("a raw tracepoint has no argument {n}"));
     }
     Ok((n * 8) as i16)
+}
+
+/// A struct member's offset as a load's (an i16).
+fn member_offset(offset: u32) -> Result<i16, String> {
+    i16::try_from(offset).map_err(|_| format!("member offset {offset} too large for a load"))
 }
 
 /// `bytes` bytes at `offset` into the struct argument `arg` points to, copied to the
@@ -231,6 +243,12 @@ fn checks(a: &mut Asm, list: &[Check], fields: Fields<'_>, fail: Label) -> Resul
                 // A raw program copies the bytes every pattern needs to the stack once.
                 let (base, at) = match fields.at(*offset)? {
                     None => (R6, *offset as i32),
+                    Some(Read::Member { arg, offset }) if matches!(fields, Fields::Btf(_)) => {
+                        // Every byte compared must be within a load's reach.
+                        member_offset(offset + *size)?;
+                        a.load(Size::DW, R2, R6, arg_offset(arg)?);
+                        (R2, offset as i32)
+                    }
                     Some(Read::Member { arg, offset, .. }) => {
                         let most = any_of
                             .iter()

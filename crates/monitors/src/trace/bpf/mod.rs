@@ -126,6 +126,55 @@ pub fn attachments(fs: &SysRoot, sys: &SysRoot, plans: &[EventPlan]) -> Vec<Atta
 /// attachments alone cost a workload, the floor under any matching (a diagnostic).
 pub const EMPTY_VAR: &str = "PERFLAB_TRACE_EMPTY_PROGRAMS";
 
+/// A diagnostic, as [`EMPTY_VAR`]: `system:event,…` loads only those events' programs,
+/// `-system:event,…` every event's but those, so what one event's program adds to a
+/// workload's cost can be measured alone and in context (`perflab crosscheck trace-cost`).
+pub const EVENTS_VAR: &str = "PERFLAB_TRACE_EVENTS";
+
+/// Whether `system:event` is loaded under [`EVENTS_VAR`] = `spec` (unset: every event).
+pub fn event_selected(spec: Option<&str>, system: &str, event: &str) -> bool {
+    let Some(spec) = spec.map(str::trim).filter(|s| !s.is_empty()) else {
+        return true;
+    };
+    let (listed_loads, list) = match spec.strip_prefix('-') {
+        Some(rest) => (false, rest),
+        None => (true, spec),
+    };
+    let listed = list
+        .split(',')
+        .map(str::trim)
+        .any(|e| e.split_once(':') == Some((system, event)));
+    listed == listed_loads
+}
+
+/// The planned events [`EVENTS_VAR`] keeps, each with its attach method.
+pub fn selected_events(plans: &[EventPlan], attach: &[Attach]) -> (Vec<EventPlan>, Vec<Attach>) {
+    let spec = std::env::var(EVENTS_VAR).ok();
+    plans
+        .iter()
+        .zip(attach)
+        .filter(|(p, _)| event_selected(spec.as_deref(), &p.system, &p.event))
+        .map(|(p, a)| (p.clone(), a.clone()))
+        .unzip()
+}
+
+/// A set's programs on this kernel and how each would attach, after asking the kernel
+/// to load a trivial program of each kind (what the doctor and `crosscheck trace-cost`
+/// show without loading the set).
+pub fn attach_here(
+    fs: &SysRoot,
+    sys: &SysRoot,
+    spans: &[Span],
+) -> Result<(Vec<EventPlan>, Vec<Attach>), String> {
+    probe()?;
+    let plans = plan_spans(fs, sys, spans).map_err(|e| e.to_string())?;
+    let attach = attachments(fs, sys, &plans)
+        .into_iter()
+        .map(try_attach)
+        .collect();
+    Ok((plans, attach))
+}
+
 /// A program that does nothing.
 fn empty() -> Result<Vec<insn::Insn>, String> {
     let mut a = insn::Asm::new();
@@ -140,6 +189,7 @@ pub fn try_attach(how: Attach) -> Attach {
     let (kind, tp) = match &how {
         Attach::Classic(_) => return how,
         Attach::Raw { tp, .. } => (ProgKind::RawTracepoint, Some(tp.as_str())),
+        Attach::BtfRaw { btf_id, .. } => (ProgKind::BtfRawTracepoint(*btf_id), None),
         Attach::Fexit { btf_id, .. } => (ProgKind::Fexit(*btf_id), None),
     };
     let tried = empty()
@@ -147,7 +197,10 @@ pub fn try_attach(how: Attach) -> Attach {
         .and_then(|p| Link::open(tp, &p).map(drop).map_err(|e| e.to_string()));
     match tried {
         Ok(()) => how,
-        Err(e) => Attach::Classic(format!("{} refused: {e}", how.method())),
+        Err(e) => match how.fallback(&e) {
+            Some(next) => try_attach(next),
+            None => how,
+        },
     }
 }
 
@@ -158,7 +211,7 @@ pub fn describe(plans: &[EventPlan], attach: &[Attach]) -> String {
     for (p, a) in plans.iter().zip(attach) {
         let what = match a {
             Attach::Classic(why) => format!("{}:{} ({why})", p.system, p.event),
-            Attach::Raw { tp, .. } => tp.clone(),
+            Attach::Raw { tp, .. } | Attach::BtfRaw { tp, .. } => tp.clone(),
             Attach::Fexit { func, .. } => format!("{func} for {}", p.event),
         };
         match parts.iter_mut().find(|(m, _)| *m == a.method()) {
@@ -187,8 +240,9 @@ pub struct Loaded {
     // Field order is drop order: attachments first, then programs, then maps.
     links: std::cell::RefCell<Vec<Link>>,
     attached: Vec<Attached>,
-    /// Each program, with the raw tracepoint (`Some`) or fexit (`None`) it is linked to
-    /// when enabled; classic ones are attached (disabled) at load.
+    /// Each program, with the raw tracepoint (`Some`) it is linked to when enabled, or
+    /// `None` for a tracing program (fexit, BTF raw tracepoint), linked to what it was
+    /// loaded for; classic ones are attached (disabled) at load.
     progs: Vec<(Prog, LinkTo)>,
     /// How each event's program is attached, after any fallback.
     pub used: Vec<Attach>,
@@ -200,8 +254,9 @@ pub struct Loaded {
     cpus: usize,
 }
 
-/// What one event's program is linked to when enabled: a raw tracepoint (`Some`), its
-/// fexit function (`None`); no link for a classic program, attached at load.
+/// What one event's program is linked to when enabled: a raw tracepoint (`Some`), what a
+/// tracing program was loaded for (`None`: fexit's function, a BTF raw tracepoint); no
+/// link for a classic program, attached at load.
 type LinkTo = Option<Option<String>>;
 
 /// Loads one event's program as `how` says; for a raw one, links and unlinks it once, so
@@ -213,6 +268,11 @@ fn load_one(p: &EventPlan, how: &Attach, maps: Maps) -> Result<(Prog, LinkTo, At
             ProgKind::RawTracepoint,
             Fields::Args(reads),
             Some(Some(tp.clone())),
+        ),
+        Attach::BtfRaw { btf_id, reads, .. } => (
+            ProgKind::BtfRawTracepoint(*btf_id),
+            Fields::Btf(reads),
+            Some(None),
         ),
         Attach::Fexit { btf_id, .. } => (ProgKind::Fexit(*btf_id), Fields::Args(&[]), Some(None)),
     };
@@ -266,19 +326,21 @@ impl Loaded {
         let mut attached = Vec::new();
         let mut used = Vec::new();
         for (p, how) in plans.iter().zip(attach) {
-            // A raw or fexit program the kernel refuses (a kernel or security policy that
-            // allows one attach type and not another) falls back to the classic program
-            // of that event, the reason kept for the note.
-            let at = |how: &Attach, e: String| {
-                format!("{}:{} ({}): {e}", p.system, p.event, how.method())
-            };
-            let (prog, link, how) = match load_one(p, how, maps) {
-                Ok(x) => x,
-                Err(e) if !matches!(how, Attach::Classic(_)) => {
-                    let classic = Attach::Classic(format!("{} refused: {e}", how.method()));
-                    load_one(p, &classic, maps).map_err(|e| at(&classic, e))?
+            // A program the kernel refuses (a kernel or security policy that allows one
+            // attach type and not another) falls back: a BTF raw tracepoint to a plain
+            // one, that or fexit to the classic program of the event, the reason kept for
+            // the note.
+            let mut how = how.clone();
+            let (prog, link, how) = loop {
+                match load_one(p, &how, maps) {
+                    Ok(x) => break x,
+                    Err(e) => match how.fallback(&e) {
+                        Some(next) => how = next,
+                        None => {
+                            return Err(format!("{}:{} ({}): {e}", p.system, p.event, how.method()))
+                        }
+                    },
                 }
-                Err(e) => return Err(at(how, e)),
             };
             if link.is_none() {
                 attached.push(Attached::tracepoint(p.id, &prog).map_err(|e| {
@@ -317,7 +379,7 @@ impl Loaded {
                     format!(
                         "cannot attach a BPF program to {}: {e}",
                         tp.as_deref()
-                            .map_or("its function (fexit)".into(), |t| format!(
+                            .map_or("what it was loaded for".into(), |t| format!(
                                 "the raw tracepoint {t}"
                             ))
                     )

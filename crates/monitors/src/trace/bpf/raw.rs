@@ -4,7 +4,9 @@
 //! in a per-CPU buffer: every field is computed and copied whether the program reads it or
 //! not. A raw tracepoint program (BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_RAW_TRACEPOINT_OPEN)
 //! runs on the tracepoint's own arguments (its TP_PROTO, as an array of u64) with no record
-//! at all, and a syscall exit is better taken by `fexit` on the function behind it than by
+//! at all; typed by BTF (`tp_btf`, [`Attach::BtfRaw`]) it also reads a struct member an
+//! argument points to with one load instead of a helper call. A syscall exit is better
+//! taken by `fexit` on the function behind it than by
 //! a syscall tracepoint, whose mere enabling puts every syscall of every task on the slow
 //! path (TIF_SYSCALL_TRACEPOINT).
 //!
@@ -38,6 +40,15 @@ pub enum Attach {
     /// A raw tracepoint program on tracepoint `tp`, each record offset the plan reads
     /// mapped to where the arguments hold it.
     Raw { tp: String, reads: Vec<(u32, Read)> },
+    /// The same program typed by BTF (`tp_btf`: BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP,
+    /// attached to `btf_trace_<tp>`, the typedef `btf_id`): the verifier knows what each
+    /// pointer argument points to, so a struct member is one load instead of a
+    /// `bpf_probe_read_kernel` call. Chosen where the program reads a member.
+    BtfRaw {
+        tp: String,
+        btf_id: u32,
+        reads: Vec<(u32, Read)>,
+    },
     /// An `fexit` program on kernel function `func` (its BTF id), for a syscall's exit.
     Fexit { func: String, btf_id: u32 },
 }
@@ -48,7 +59,21 @@ impl Attach {
         match self {
             Attach::Classic(_) => "tracepoint",
             Attach::Raw { .. } => "raw tracepoint",
+            Attach::BtfRaw { .. } => "BTF raw tracepoint",
             Attach::Fexit { .. } => "fexit",
+        }
+    }
+
+    /// What to load instead where the kernel refuses this method (`why`): a BTF raw
+    /// tracepoint becomes a plain one, a raw tracepoint or fexit the classic program.
+    pub fn fallback(&self, why: &str) -> Option<Attach> {
+        match self {
+            Attach::Classic(_) => None,
+            Attach::BtfRaw { tp, reads, .. } => Some(Attach::Raw {
+                tp: tp.clone(),
+                reads: reads.clone(),
+            }),
+            _ => Some(Attach::Classic(format!("{} refused: {why}", self.method()))),
         }
     }
 }
@@ -199,13 +224,19 @@ pub const SYSCALL_EXITS: &[(&str, &str)] = &[
     ("sys_exit_sendmsg", "__sys_sendmsg"),
 ];
 
-/// The variable that keeps every event on classic tracepoint programs (`classic`), for
-/// comparing the two and for kernels where a raw program misbehaves.
+/// The variable that keeps every event on classic tracepoint programs (`classic`), or
+/// raw ones on plain raw tracepoints, members read by helper calls (`raw`), for comparing
+/// the methods and for kernels where one misbehaves.
 pub const ATTACH_VAR: &str = "PERFLAB_TRACE_ATTACH";
 
 /// Whether the user asked for classic programs only.
 pub fn classic_forced() -> bool {
     std::env::var(ATTACH_VAR).as_deref() == Ok("classic")
+}
+
+/// Whether the user asked for plain raw tracepoints, not BTF-typed ones.
+fn untyped_forced() -> bool {
+    std::env::var(ATTACH_VAR).as_deref() == Ok("raw")
 }
 
 /// The record offsets a plan's program reads (keys, number filters, text filters).
@@ -269,9 +300,20 @@ pub fn choose(plan: &EventPlan, format: &Format, btf: Option<&Btf>) -> Attach {
             }
         }
     }
-    Attach::Raw {
-        tp: plan.event.clone(),
-        reads,
+    let typed = reads.iter().any(|(_, r)| matches!(r, Read::Member { .. }));
+    let btf_id = btf
+        .filter(|_| typed && !untyped_forced())
+        .and_then(|b| b.find(btf::TYPEDEF, &format!("btf_trace_{}", plan.event)));
+    match btf_id {
+        Some(btf_id) => Attach::BtfRaw {
+            tp: plan.event.clone(),
+            btf_id,
+            reads,
+        },
+        None => Attach::Raw {
+            tp: plan.event.clone(),
+            reads,
+        },
     }
 }
 

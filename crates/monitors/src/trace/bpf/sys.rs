@@ -7,6 +7,8 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+use perflab_core::perf_event;
+
 use super::insn::{bytes, Insn};
 
 const BPF_MAP_CREATE: libc::c_long = 0;
@@ -18,14 +20,8 @@ pub const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
 const BPF_PROG_TYPE_TRACEPOINT: u32 = 5;
 const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
 const BPF_PROG_TYPE_TRACING: u32 = 26;
+const BPF_TRACE_RAW_TP: u32 = 23;
 const BPF_TRACE_FEXIT: u32 = 25;
-const PERF_TYPE_TRACEPOINT: u32 = 2;
-const PERF_SAMPLE_RAW: u64 = 1 << 10;
-// _IO('$', 0), _IO('$', 1), _IOW('$', 8, u32)
-const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
-const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
-const PERF_EVENT_IOC_SET_BPF: libc::c_ulong = 0x4004_2408;
-const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 
 /// `union bpf_attr` for BPF_MAP_CREATE (the fields up to `map_name`).
 #[repr(C)]
@@ -87,26 +83,6 @@ struct RawOpen {
     prog_fd: u32,
     pad: u32,
 }
-
-/// `struct perf_event_attr` up to `config2` (PERF_ATTR_SIZE_VER1, 72 bytes).
-#[repr(C)]
-#[derive(Default)]
-struct PerfAttr {
-    type_: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    config1: u64,
-    config2: u64,
-}
-
-/// The flag bit `disabled` of `perf_event_attr`.
-const PERF_ATTR_DISABLED: u64 = 1;
 
 fn bpf<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<libc::c_long> {
     // SAFETY: `attr` is a live, initialised #[repr(C)] prefix of `union bpf_attr` whose
@@ -194,6 +170,9 @@ pub enum ProgKind {
     Tracepoint,
     /// A raw tracepoint's arguments.
     RawTracepoint,
+    /// A raw tracepoint's arguments typed by BTF: the tracepoint whose `btf_trace_` typedef
+    /// has this id.
+    BtfRawTracepoint(u32),
     /// The arguments of the kernel function with this BTF id, at its return.
     Fexit(u32),
 }
@@ -210,6 +189,7 @@ impl Prog {
         let (prog_type, expected_attach_type, attach_btf_id) = match kind {
             ProgKind::Tracepoint => (BPF_PROG_TYPE_TRACEPOINT, 0, 0),
             ProgKind::RawTracepoint => (BPF_PROG_TYPE_RAW_TRACEPOINT, 0, 0),
+            ProgKind::BtfRawTracepoint(id) => (BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP, id),
             ProgKind::Fexit(id) => (BPF_PROG_TYPE_TRACING, BPF_TRACE_FEXIT, id),
         };
         let code = bytes(insns);
@@ -270,7 +250,8 @@ pub struct Link {
 }
 
 impl Link {
-    /// Attaches `prog` to raw tracepoint `tp`, or an fexit program to its function (`None`).
+    /// Attaches `prog` to raw tracepoint `tp`, or a tracing program (fexit, BTF raw
+    /// tracepoint) to what it was loaded for (`None`).
     pub fn open(tp: Option<&str>, prog: &Prog) -> io::Result<Self> {
         let name = tp
             .map(|t| std::ffi::CString::new(t).map_err(|_| io::ErrorKind::InvalidInput))
@@ -295,51 +276,26 @@ impl Attached {
     /// One perf event on CPU 0 for any task: a tracepoint's BPF programs run on every CPU
     /// (they hang on the tracepoint, not on the event's CPU), as libbpf and BCC attach.
     pub fn tracepoint(id: u64, prog: &Prog) -> io::Result<Self> {
-        let attr = PerfAttr {
-            type_: PERF_TYPE_TRACEPOINT,
-            size: std::mem::size_of::<PerfAttr>() as u32,
+        let attr = perf_event::Attr {
+            type_: perf_event::PERF_TYPE_TRACEPOINT,
             config: id,
             sample_period: 1,
-            sample_type: PERF_SAMPLE_RAW,
-            flags: PERF_ATTR_DISABLED,
+            sample_type: perf_event::SAMPLE_RAW,
+            flags: perf_event::FLAG_DISABLED,
             wakeup_events: 1,
             ..Default::default()
         };
-        // SAFETY: `attr` is a valid perf_event_attr of the size it states, alive for the call.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_perf_event_open,
-                &attr as *const PerfAttr,
-                -1 as libc::c_int,
-                0 as libc::c_int,
-                -1 as libc::c_int,
-                PERF_FLAG_FD_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let me = Self { fd: owned(fd) };
-        me.ioctl(PERF_EVENT_IOC_SET_BPF, prog.fd.as_raw_fd() as libc::c_ulong)?;
-        Ok(me)
-    }
-
-    fn ioctl(&self, req: libc::c_ulong, arg: libc::c_ulong) -> io::Result<()> {
-        // SAFETY: a perf event fd we own; these requests take an integer argument.
-        if unsafe { libc::ioctl(self.fd.as_raw_fd(), req as _, arg) } < 0 {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
-        }
+        let fd = perf_event::open_attr(&attr, -1, 0).map_err(io::Error::from_raw_os_error)?;
+        perf_event::set_bpf(&fd, &prog.fd)?;
+        Ok(Self { fd })
     }
 
     pub fn set_enabled(&self, on: bool) -> io::Result<()> {
-        let req = if on {
-            PERF_EVENT_IOC_ENABLE
+        if on {
+            perf_event::enable(&self.fd)
         } else {
-            PERF_EVENT_IOC_DISABLE
-        };
-        self.ioctl(req, 0)
+            perf_event::disable(&self.fd)
+        }
     }
 }
 
@@ -413,7 +369,6 @@ mod tests {
 
     #[test]
     fn attr_layouts_match_the_kernel() {
-        assert_eq!(std::mem::size_of::<PerfAttr>(), 72);
         assert_eq!(std::mem::size_of::<MapCreate>(), 44);
         assert_eq!(std::mem::size_of::<ProgLoad>(), 120);
         assert_eq!(std::mem::offset_of!(ProgLoad, expected_attach_type), 68);

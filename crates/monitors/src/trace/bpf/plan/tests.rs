@@ -19,6 +19,7 @@ const FORMATS: &[(&str, &str, &str)] = &[
     ("irq", "softirq_exit", "ID: 222\n\tfield:unsigned int vec;\toffset:8;\tsize:4;\tsigned:0;\n"),
     ("syscalls", "sys_exit_recvfrom", "ID: 2221\n\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n"),
     ("syscalls", "sys_exit_recvmsg", "ID: 2209\n\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n"),
+    ("sock", "sock_recv_length", "ID: 2283\n\tfield:void * sk;\toffset:8;\tsize:8;\tsigned:0;\n\tfield:__u16 family;\toffset:16;\tsize:2;\tsigned:0;\n\tfield:__u16 protocol;\toffset:18;\tsize:2;\tsigned:0;\n\tfield:int ret;\toffset:20;\tsize:4;\tsigned:1;\n\tfield:int flags;\toffset:24;\tsize:4;\tsigned:1;\n"),
     // x86 KVM's, as include/trace/events/kvm.h and arch/x86/kvm/trace.h declare them.
     ("kvm", "kvm_set_irq", "ID: 1402\n\tfield:unsigned int gsi;\toffset:8;\tsize:4;\tsigned:0;\n\tfield:int level;\toffset:12;\tsize:4;\tsigned:1;\n\tfield:int irq_source_id;\toffset:16;\tsize:4;\tsigned:1;\n"),
     ("kvm", "kvm_msi_set_irq", "ID: 1440\n\tfield:__u64 address;\toffset:8;\tsize:8;\tsigned:0;\n\tfield:__u64 data;\toffset:16;\tsize:8;\tsigned:0;\n"),

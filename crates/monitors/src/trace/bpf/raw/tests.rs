@@ -68,20 +68,39 @@ fn task_fields_become_members_of_the_argument() {
         any_of: vec![(b"vhost".to_vec(), true)],
     };
     let p = plan("sched", "sched_waking", num(24, 4), vec![comm]);
+    // Members are read through the typed pointer: a BTF raw tracepoint on the typedef.
+    let btf_id = btf().find(btf::TYPEDEF, "btf_trace_sched_waking").unwrap();
+    let reads = vec![
+        (8, Read::Member { arg: 0, offset: 32 }),
+        (24, Read::Member { arg: 0, offset: 24 }),
+    ];
+    let chosen = choose(&p, &waking_format(4), Some(&btf()));
     assert_eq!(
-        choose(&p, &waking_format(4), Some(&btf())),
-        Attach::Raw {
+        chosen,
+        Attach::BtfRaw {
             tp: "sched_waking".into(),
-            reads: vec![
-                (8, Read::Member { arg: 0, offset: 32 }),
-                (24, Read::Member { arg: 0, offset: 24 }),
-            ],
+            btf_id,
+            reads: reads.clone(),
         }
     );
+    // Refused, it becomes the plain raw tracepoint with the same reads, then classic.
+    let raw = chosen.fallback("EINVAL").unwrap();
+    assert_eq!(
+        raw,
+        Attach::Raw {
+            tp: "sched_waking".into(),
+            reads
+        }
+    );
+    assert_eq!(
+        raw.fallback("EPERM"),
+        Some(Attach::Classic("raw tracepoint refused: EPERM".into()))
+    );
+    assert_eq!(Attach::Classic("x".into()).fallback("EPERM"), None);
     // task_cpu(p) through the nested thread_info, and prio in an anonymous union.
     let p = plan("sched", "sched_waking", num(32, 4), vec![]);
-    let Attach::Raw { reads, .. } = choose(&p, &waking_format(4), Some(&btf())) else {
-        panic!("not raw")
+    let Attach::BtfRaw { reads, .. } = choose(&p, &waking_format(4), Some(&btf())) else {
+        panic!("not BTF raw")
     };
     assert_eq!(reads, vec![(32, Read::Member { arg: 0, offset: 4 })]);
 }
