@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::design::{Design, DriftGuard};
 use crate::error::ReportError;
-use crate::select::{choose_metric, cpu_pair, Labeler, SideValues};
+use crate::select::{choose_metric, cpu_pair, describe_each, Labeler, SideValues};
 
 /// What is compared with what.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -224,18 +224,21 @@ pub fn compare_runs(
         choose_metric(b_run, b_ms, Some(&chosen.name))?;
     }
     // Keys in the order run A measured them, then what only run B has.
-    let key = |m: &MeasurementRecord| (m.params.describe(), m.variant.clone());
+    let (described_a, described_b) = (describe_each(a_ms), describe_each(b_ms));
+    let key = |d: &str, m: &MeasurementRecord| (d.to_string(), m.variant.clone());
     let mut keys: Vec<(String, String)> = Vec::new();
     let mut firsts: Vec<&MeasurementRecord> = Vec::new();
-    let mut sorted: Vec<&MeasurementRecord> = a_ms.iter().collect();
-    sorted.sort_by_key(|m| (m.point, m.seq));
-    let mut sorted_b: Vec<&MeasurementRecord> = b_ms.iter().collect();
-    sorted_b.sort_by_key(|m| (m.point, m.seq));
+    let mut sorted: Vec<(&str, &MeasurementRecord)> =
+        described_a.iter().map(|d| &**d).zip(a_ms).collect();
+    sorted.sort_by_key(|(_, m)| (m.point, m.seq));
+    let mut sorted_b: Vec<(&str, &MeasurementRecord)> =
+        described_b.iter().map(|d| &**d).zip(b_ms).collect();
+    sorted_b.sort_by_key(|(_, m)| (m.point, m.seq));
     sorted.extend(sorted_b);
-    for m in sorted {
-        let k = key(m);
-        if !keys.contains(&k) {
-            keys.push(k);
+    let mut seen = std::collections::HashSet::new();
+    for (d, m) in sorted {
+        if seen.insert((d, m.variant.as_str())) {
+            keys.push(key(d, m));
             firsts.push(m);
         }
     }
@@ -244,14 +247,14 @@ pub fn compare_runs(
     let mut b = Builder::new(cfg, chosen.better);
     // Each record's key once, grouped: matching every key against every record re-renders
     // the parameters keys × records times (1.5 s of 4.6 s for two 10,000-measurement runs).
-    let group = |ms: &'_ [MeasurementRecord]| {
+    let group = |ms: &'_ [MeasurementRecord], described: &[String]| {
         let mut g: std::collections::HashMap<(String, String), Vec<usize>> = Default::default();
-        for (i, m) in ms.iter().enumerate() {
-            g.entry(key(m)).or_default().push(i);
+        for (i, (m, d)) in ms.iter().zip(described).enumerate() {
+            g.entry(key(d, m)).or_default().push(i);
         }
         g
     };
-    let (groups_a, groups_b) = (group(a_ms), group(b_ms));
+    let (groups_a, groups_b) = (group(a_ms, &described_a), group(b_ms, &described_b));
     let none: Vec<usize> = Vec::new();
     for (k, first) in keys.iter().zip(&firsts) {
         let ia = groups_a.get(k).unwrap_or(&none);

@@ -103,13 +103,20 @@ pub(crate) struct RawTelemetry {
 
 impl RawMeasurement {
     /// The record with an empty output; its child rows go in through [`Assembler`].
-    pub(crate) fn decode(self, db: &Location, id: RunId) -> Result<MeasurementRecord, StoreError> {
+    pub(crate) fn decode(
+        self,
+        db: &Location,
+        id: RunId,
+        seen: &mut Decoded,
+    ) -> Result<MeasurementRecord, StoreError> {
         let seq = self.seq;
         let bad = |what: String| corrupt(db, format!("run {id} measurement {seq}: {what}"));
         Ok(MeasurementRecord {
             seq,
             point: self.point,
-            params: parse_params(db, id, seq, &self.params)?,
+            params: seen
+                .params
+                .get(&self.params, |t| parse_params(db, id, seq, t))?,
             variant: self.variant,
             rep: self.rep,
             status: status_from_columns(&self.status, self.error, self.ineffective)
@@ -117,16 +124,66 @@ impl RawMeasurement {
             started_at: real(self.started_at),
             elapsed_s: real(self.elapsed_s),
             output: WorkloadOutput {
-                notes: serde_json::from_str(&self.notes).map_err(|e| bad(format!("notes: {e}")))?,
+                notes: seen.notes.get(&self.notes, |t| {
+                    serde_json::from_str(t).map_err(|e| bad(format!("notes: {e}")))
+                })?,
                 ..WorkloadOutput::default()
             },
             telemetry: Vec::new(),
             role: parse_role(db, id, seq, &self.role)?,
             monitors: match self.monitors {
-                Some(m) => serde_json::from_str(&m).map_err(|e| bad(format!("monitors: {e}")))?,
+                Some(m) => seen.monitors.get(&m, |t| {
+                    serde_json::from_str(t).map_err(|e| bad(format!("monitors: {e}")))
+                })?,
                 None => Vec::new(),
             },
         })
+    }
+}
+
+/// The JSON columns of a run's measurements, each distinct text decoded once per read:
+/// the 100,000 measurements of a run share a few hundred parameter sets and one or two
+/// monitor lists, and decoding each row's own (parameters through an untagged enum) was
+/// a tenth of a report's time.
+#[derive(Default)]
+pub(crate) struct Decoded {
+    params: Memo<perflab_core::Params>,
+    notes: Memo<Vec<String>>,
+    monitors: Memo<Vec<String>>,
+}
+
+/// Decoded values by their text; cleared when full, so a run whose every row differs
+/// (unusual: parameters are per point) costs what it cost before and holds little.
+struct Memo<T> {
+    seen: HashMap<String, T>,
+}
+
+impl<T> Default for Memo<T> {
+    fn default() -> Self {
+        Self {
+            seen: HashMap::new(),
+        }
+    }
+}
+
+/// Distinct texts a [`Memo`] keeps: more points than any grid has.
+const MEMO_LIMIT: usize = 4096;
+
+impl<T: Clone> Memo<T> {
+    fn get(
+        &mut self,
+        text: &str,
+        decode: impl FnOnce(&str) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        if let Some(v) = self.seen.get(text) {
+            return Ok(v.clone());
+        }
+        let v = decode(text)?;
+        if self.seen.len() >= MEMO_LIMIT {
+            self.seen.clear();
+        }
+        self.seen.insert(text.to_string(), v.clone());
+        Ok(v)
     }
 }
 
@@ -160,18 +217,27 @@ impl<'a> Assembler<'a> {
         }
     }
 
-    /// Asks `filter` which records get telemetry rows; whether any does (when none does,
-    /// the backend skips the query).
-    pub(crate) fn filter_telemetry(&mut self, filter: TelemetryFilter) -> bool {
-        let wanted: std::collections::HashSet<u32> = self
-            .recs
-            .iter()
-            .filter(|r| filter(r))
-            .map(|r| r.seq)
-            .collect();
-        let any = !wanted.is_empty();
+    /// Asks `filter` which records get telemetry rows; the seq ranges (`lo..=hi`) the
+    /// backend reads them from: one per stretch of wanted records, so the rows of the
+    /// records between are never read (none at all when no record is wanted).
+    pub(crate) fn filter_telemetry(&mut self, filter: TelemetryFilter) -> Vec<(u32, u32)> {
+        let mut wanted = std::collections::HashSet::new();
+        let mut ranges: Vec<(u32, u32)> = Vec::new();
+        let mut extends = false;
+        for r in &self.recs {
+            if !filter(r) {
+                extends = false;
+                continue;
+            }
+            wanted.insert(r.seq);
+            match ranges.last_mut() {
+                Some((_, hi)) if extends => *hi = r.seq,
+                _ => ranges.push((r.seq, r.seq)),
+            }
+            extends = true;
+        }
         self.telemetry = Some(wanted);
-        any
+        ranges
     }
 
     /// Whether the telemetry rows of `seq` are wanted (checked before they are decoded).
@@ -305,5 +371,36 @@ impl<'a> Assembler<'a> {
 
     pub(crate) fn finish(self) -> Vec<MeasurementRecord> {
         self.recs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memo_decodes_each_text_once_and_forgets_when_full() {
+        let mut memo = Memo::<usize>::default();
+        let decoded = std::cell::Cell::new(0);
+        let get = |memo: &mut Memo<usize>, text: &str| {
+            memo.get(text, |t| {
+                decoded.set(decoded.get() + 1);
+                Ok(t.len())
+            })
+            .unwrap()
+        };
+        assert_eq!(get(&mut memo, "abc"), 3);
+        assert_eq!(get(&mut memo, "abc"), 3);
+        assert_eq!(get(&mut memo, "de"), 2);
+        assert_eq!(decoded.get(), 2);
+        for i in 0..MEMO_LIMIT + 10 {
+            assert_eq!(get(&mut memo, &"x".repeat(i % 50 + 1)), i % 50 + 1);
+            let _ = get(&mut memo, &format!("{i:08}"));
+        }
+        assert!(memo.seen.len() <= MEMO_LIMIT);
+        // An error is passed on and nothing is kept for it.
+        let e = memo.get("bad", |_| Err(StoreError::Visitor("no".into())));
+        assert!(e.is_err());
+        assert!(!memo.seen.contains_key("bad"));
     }
 }

@@ -10,7 +10,7 @@ use postgres::{Client, IsolationLevel, Row, Transaction};
 
 use super::{small, PgBackend};
 use crate::assemble::{
-    measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
+    measurements_select, Assembler, Decoded, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
     TelemetryFilter,
 };
 use crate::codec::{parse_params, parse_role, RawRun};
@@ -209,7 +209,8 @@ impl PgBackend {
         let mut client = self.client.borrow_mut();
         let mut tx = snapshot(&mut client, db)?;
         self.require_run(&mut tx, id)?;
-        let out = self.seq_range(&mut tx, id, (0, i64::from(u32::MAX)), &mut |_| true)?;
+        let all = (0, i64::from(u32::MAX));
+        let out = self.seq_range(&mut tx, id, all, &mut |_| true, &mut Decoded::default())?;
         tx.commit().at(db)?;
         Ok(out)
     }
@@ -237,9 +238,10 @@ impl PgBackend {
             .iter()
             .map(|r| col32(r, 0, db, "a seq"))
             .collect::<Result<Vec<_>, StoreError>>()?;
+        let mut seen = Decoded::default();
         for (lo, hi) in crate::assemble::chunks(&seqs) {
             let range = (i64::from(lo), i64::from(hi));
-            for m in self.seq_range(&mut tx, id, range, &mut *telemetry)? {
+            for m in self.seq_range(&mut tx, id, range, &mut *telemetry, &mut seen)? {
                 visit(m)?;
             }
         }
@@ -254,18 +256,19 @@ impl PgBackend {
         id: RunId,
         (lo, hi): (i64, i64),
         telemetry: TelemetryFilter,
+        seen: &mut Decoded,
     ) -> Result<Vec<MeasurementRecord>, StoreError> {
         let db = &self.location;
-        let recs = self.load_measurements(tx, id, (lo, hi))?;
+        let recs = self.load_measurements(tx, id, (lo, hi), seen)?;
         let mut a = Assembler::new(db, id, recs);
-        let any_telemetry = a.filter_telemetry(telemetry);
+        let telemetry = a.filter_telemetry(telemetry);
 
         let range = (id, lo, hi);
         self.read_metrics(tx, range, &mut a)?;
         self.read_histograms(tx, range, &mut a)?;
         self.read_threads(tx, range, &mut a)?;
-        if any_telemetry {
-            self.read_telemetry(tx, range, &mut a)?;
+        for (lo, hi) in telemetry {
+            self.read_telemetry(tx, (id, i64::from(lo), i64::from(hi)), &mut a)?;
         }
         Ok(a.finish())
     }
@@ -402,6 +405,7 @@ impl PgBackend {
         tx: &mut Transaction<'_>,
         id: RunId,
         (lo, hi): (i64, i64),
+        seen: &mut Decoded,
     ) -> Result<Vec<MeasurementRecord>, StoreError> {
         let db = &self.location;
         let st = self.stmt(tx, measurements_select!("$1", "$2", "$3"))?;
@@ -422,7 +426,7 @@ impl PgBackend {
                 role: col(&r, 11, db)?,
                 monitors: col(&r, 12, db)?,
             };
-            out.push(raw.decode(db, id)?);
+            out.push(raw.decode(db, id, seen)?);
         }
         Ok(out)
     }

@@ -12,7 +12,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use super::write::run_exists;
 use super::SqliteBackend;
 use crate::assemble::{
-    measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
+    measurements_select, Assembler, Decoded, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
     TelemetryFilter,
 };
 use crate::codec::{parse_params, parse_role, RawRun};
@@ -203,7 +203,8 @@ impl SqliteBackend {
         let path = &self.path;
         let tx = self.conn.unchecked_transaction().at(path)?;
         self.require_run(&tx, id)?;
-        self.seq_range(&tx, id, (0, u32::MAX), &mut |_| true)
+        let mut seen = Decoded::default();
+        self.seq_range(&tx, id, (0, u32::MAX), &mut |_| true, &mut seen)
     }
 
     /// The run's measurements handed to `visit` one at a time, in seq order, read a
@@ -225,8 +226,9 @@ impl SqliteBackend {
             .at(path)?
             .collect::<rusqlite::Result<Vec<_>>>()
             .at(path)?;
+        let mut seen = Decoded::default();
         for range in crate::assemble::chunks(&seqs) {
-            for m in self.seq_range(&tx, id, range, &mut *telemetry)? {
+            for m in self.seq_range(&tx, id, range, &mut *telemetry, &mut seen)? {
                 visit(m)?;
             }
         }
@@ -240,17 +242,19 @@ impl SqliteBackend {
         id: RunId,
         (lo, hi): (u32, u32),
         telemetry: TelemetryFilter,
+        seen: &mut Decoded,
     ) -> Result<Vec<MeasurementRecord>, StoreError> {
         let path = &self.path;
         let db = &self.location;
-        let mut a = Assembler::new(db, id, load_measurements(tx, path, db, id, (lo, hi))?);
-        let any_telemetry = a.filter_telemetry(telemetry);
+        let recs = load_measurements(tx, path, db, id, (lo, hi), seen)?;
+        let mut a = Assembler::new(db, id, recs);
+        let telemetry = a.filter_telemetry(telemetry);
         let range = (id, lo, hi);
         read_metrics(tx, path, range, &mut a)?;
         read_histograms(tx, path, range, &mut a)?;
         read_threads(tx, path, range, &mut a)?;
-        if any_telemetry {
-            read_telemetry(tx, path, range, &mut a)?;
+        for (lo, hi) in telemetry {
+            read_telemetry(tx, path, (id, lo, hi), &mut a)?;
         }
         Ok(a.finish())
     }
@@ -278,6 +282,7 @@ fn load_measurements(
     db: &Location,
     id: RunId,
     (lo, hi): (u32, u32),
+    seen: &mut Decoded,
 ) -> Result<Vec<MeasurementRecord>, StoreError> {
     let mut stmt = conn
         .prepare_cached(measurements_select!("?1", "?2", "?3"))
@@ -300,7 +305,7 @@ fn load_measurements(
             role: r.get(11).at(path)?,
             monitors: r.get(12).at(path)?,
         };
-        out.push(raw.decode(db, id)?);
+        out.push(raw.decode(db, id, seen)?);
     }
     Ok(out)
 }
