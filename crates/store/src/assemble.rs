@@ -150,6 +150,9 @@ pub(crate) struct Decoded {
     params: Memo<perflab_core::Params>,
     notes: Memo<Vec<String>>,
     monitors: Memo<Vec<String>>,
+    cpu_samples: Memo<Vec<(u32, u64)>>,
+    cpu_path: Memo<perflab_core::CpuPath>,
+    counters: Memo<Vec<perflab_core::ThreadCount>>,
 }
 
 /// Decoded values by their text; cleared when full, so a run whose every row differs
@@ -191,6 +194,7 @@ impl<T: Clone> Memo<T> {
 pub(crate) struct Assembler<'a> {
     db: &'a Location,
     id: RunId,
+    seen: &'a mut Decoded,
     recs: Vec<MeasurementRecord>,
     index: HashMap<u32, usize>,
     units: NameCache<Unit>,
@@ -199,16 +203,38 @@ pub(crate) struct Assembler<'a> {
     telemetry: Option<std::collections::HashSet<u32>>,
 }
 
+/// Decodes a thread's JSON column `what` of measurement `seq`, naming both where the
+/// text does not read.
+fn json<'d, T: serde::de::DeserializeOwned>(
+    (db, id, seq): (&'d Location, RunId, u32),
+    what: &'static str,
+) -> impl FnOnce(&str) -> Result<T, StoreError> + 'd {
+    move |text| {
+        serde_json::from_str(text).map_err(|e| {
+            corrupt(
+                db,
+                format!("run {id} measurement {seq}: thread {what}: {e}"),
+            )
+        })
+    }
+}
+
 /// Which records of a read get their telemetry rows (a record's rows are most of its
 /// size: 59 on a 2-CPU machine with the default monitors, several hundred on a big one).
 pub type TelemetryFilter<'f> = &'f mut dyn FnMut(&MeasurementRecord) -> bool;
 
 impl<'a> Assembler<'a> {
-    pub(crate) fn new(db: &'a Location, id: RunId, recs: Vec<MeasurementRecord>) -> Self {
+    pub(crate) fn new(
+        db: &'a Location,
+        id: RunId,
+        recs: Vec<MeasurementRecord>,
+        seen: &'a mut Decoded,
+    ) -> Self {
         let index = recs.iter().enumerate().map(|(i, r)| (r.seq, i)).collect();
         Self {
             db,
             id,
+            seen,
             recs,
             index,
             units: NameCache::new(),
@@ -261,21 +287,6 @@ impl<'a> Assembler<'a> {
         self.units
             .get(s)
             .ok_or_else(|| corrupt(db, format!("unknown unit {s:?}")))
-    }
-
-    /// A thread's JSON column.
-    fn json<T: serde::de::DeserializeOwned>(
-        &self,
-        seq: u32,
-        what: &str,
-        text: &str,
-    ) -> Result<T, StoreError> {
-        serde_json::from_str(text).map_err(|e| {
-            corrupt(
-                self.db,
-                format!("run {} measurement {seq}: thread {what}: {e}", self.id),
-            )
-        })
     }
 
     pub(crate) fn metric(
@@ -332,14 +343,18 @@ impl<'a> Assembler<'a> {
 
     pub(crate) fn thread(&mut self, raw: RawThread) -> Result<(), StoreError> {
         let seq = raw.seq;
+        let at = (self.db, self.id, seq);
+        let seen = &mut *self.seen;
         let t = ThreadRecord {
             role: raw.role,
             tid: raw.tid,
             pinned_cpu: raw.pinned_cpu,
-            cpu_samples: self.json(seq, "CPU samples", &raw.cpu_samples)?,
+            cpu_samples: seen
+                .cpu_samples
+                .get(&raw.cpu_samples, json(at, "CPU samples"))?,
             cpu_path: match &raw.cpu_path {
                 None => Default::default(),
-                Some(text) => self.json(seq, "CPU path", text)?,
+                Some(text) => seen.cpu_path.get(text, json(at, "CPU path"))?,
             },
             migrations: raw.migrations.map(u64_from_sql),
             voluntary_switches: raw.voluntary_switches.map(u64_from_sql),
@@ -349,7 +364,7 @@ impl<'a> Assembler<'a> {
             bytes: raw.bytes.map(u64_from_sql),
             counters: match &raw.counters {
                 None => Vec::new(),
-                Some(text) => self.json(seq, "counters", text)?,
+                Some(text) => seen.counters.get(text, json(at, "counters"))?,
             },
         };
         self.slot(seq)?.output.threads.push(t);

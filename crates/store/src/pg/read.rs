@@ -260,7 +260,7 @@ impl PgBackend {
     ) -> Result<Vec<MeasurementRecord>, StoreError> {
         let db = &self.location;
         let recs = self.load_measurements(tx, id, (lo, hi), seen)?;
-        let mut a = Assembler::new(db, id, recs);
+        let mut a = Assembler::new(db, id, recs, seen);
         let telemetry = a.filter_telemetry(telemetry);
 
         let range = (id, lo, hi);
