@@ -75,7 +75,7 @@ fn the_json_export_says_its_format_and_version_first() {
         [
             "{",
             "\"format\": \"perflab-export\",",
-            "\"format_version\": 1,"
+            "\"format_version\": 2,"
         ]
     );
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();

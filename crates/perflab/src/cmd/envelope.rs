@@ -8,7 +8,7 @@ use serde::Serialize;
 
 /// Raised when a field of any command's JSON changes meaning or goes away; new fields
 /// alone keep it (docs/json.md). The export's `format_version` is this one.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The command being run, as typed (`show`, `fleet report`): set once by `dispatch`, so
 /// that a view shared by two commands (`report` and `fleet report`) names the right one.
@@ -71,7 +71,7 @@ mod tests {
         let text = serde_json::to_string(&wrap(&Body { runs: vec![1] })).unwrap();
         assert_eq!(
             text,
-            r#"{"format_version":1,"command":"perflab","runs":[1]}"#
+            r#"{"format_version":2,"command":"perflab","runs":[1]}"#
         );
         assert_eq!(unwrap_field(&text, "runs"), "[1]");
         assert_eq!(unwrap_field("[1]", "runs"), "[1]");

@@ -36,9 +36,8 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
                 format_version: FORMAT_VERSION,
                 command: crate::cmd::envelope::command(),
                 run: &info,
-                plan: &plan,
             };
-            let mut json = JsonStream::start(out, &head)?;
+            let mut json = JsonStream::start(out, &head, &plan)?;
             visit(&store, a.run, true, |m| json.push(&m))?;
             json.finish()?;
         }
