@@ -91,14 +91,14 @@ pub(crate) struct RawHistogram {
 }
 
 /// A `telemetry` row.
-pub(crate) struct RawTelemetry {
+pub(crate) struct RawTelemetry<'r> {
     pub(crate) seq: u32,
     pub(crate) source: String,
     pub(crate) key: String,
     pub(crate) label: String,
     pub(crate) cpu: Option<u32>,
     pub(crate) value: Option<f64>,
-    pub(crate) unit: String,
+    pub(crate) unit: &'r str,
 }
 
 impl RawMeasurement {
@@ -153,6 +153,39 @@ pub(crate) struct Decoded {
     cpu_samples: Memo<Vec<(u32, u64)>>,
     cpu_path: Memo<perflab_core::CpuPath>,
     counters: Memo<Vec<perflab_core::ThreadCount>>,
+    /// The source, key and label of each telemetry row of the last measurement read, by
+    /// the row's place in it.
+    telemetry_names: Vec<[String; 3]>,
+}
+
+impl Decoded {
+    /// The source, key and label of the `k`-th telemetry row of a measurement, from their
+    /// columns' bytes. A measurement's rows name the same things in the same order as
+    /// the one before it (59 rows each with the default monitors on two CPUs, millions
+    /// in an export), so each is copied from the last measurement's `k`-th row where its
+    /// bytes are the same, and only what differs is checked as UTF-8 and read.
+    pub(crate) fn telemetry_names(
+        &mut self,
+        k: usize,
+        columns: [&[u8]; 3],
+    ) -> Result<[String; 3], std::str::Utf8Error> {
+        if let Some(known) = self.telemetry_names.get(k) {
+            if known.iter().zip(columns).all(|(s, c)| s.as_bytes() == c) {
+                return Ok(known.clone());
+            }
+        }
+        let mut names: [String; 3] = Default::default();
+        for (name, bytes) in names.iter_mut().zip(columns) {
+            *name = std::str::from_utf8(bytes)?.to_string();
+        }
+        let known = &mut self.telemetry_names;
+        if k < known.len() {
+            known[k].clone_from(&names);
+        } else if k == known.len() {
+            known.push(names.clone());
+        }
+        Ok(names)
+    }
 }
 
 /// Decoded values by their text; cleared when full, so a run whose every row differs
@@ -264,6 +297,11 @@ impl<'a> Assembler<'a> {
         }
         self.telemetry = Some(wanted);
         ranges
+    }
+
+    /// What the read remembers of the rows decoded so far.
+    pub(crate) fn seen(&mut self) -> &mut Decoded {
+        self.seen
     }
 
     /// Whether the telemetry rows of `seq` are wanted (checked before they are decoded).
@@ -378,7 +416,7 @@ impl<'a> Assembler<'a> {
             label: raw.label,
             cpu: raw.cpu,
             value: real(raw.value),
-            unit: self.unit(&raw.unit)?,
+            unit: self.unit(raw.unit)?,
         };
         self.slot(raw.seq)?.telemetry.push(t);
         Ok(())
@@ -392,6 +430,40 @@ impl<'a> Assembler<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn telemetry_names_follow_the_rows_whatever_the_last_measurement_named() {
+        let mut d = Decoded::default();
+        let names = |d: &mut Decoded, k: usize, c: [&str; 3]| {
+            d.telemetry_names(k, c.map(str::as_bytes)).unwrap()
+        };
+        let row = |a: &str, b: &str, c: &str| [a, b, c].map(String::from);
+        // A measurement of two rows, then one of three whose second row differs.
+        assert_eq!(
+            names(&mut d, 0, ["irq", "LOC", "timer"]),
+            row("irq", "LOC", "timer")
+        );
+        assert_eq!(names(&mut d, 1, ["irq", "NMI", ""]), row("irq", "NMI", ""));
+        assert_eq!(
+            names(&mut d, 0, ["irq", "LOC", "timer"]),
+            row("irq", "LOC", "timer")
+        );
+        assert_eq!(
+            names(&mut d, 1, ["irq", "RES", "resched"]),
+            row("irq", "RES", "resched")
+        );
+        assert_eq!(
+            names(&mut d, 2, ["cpu", "user", ""]),
+            row("cpu", "user", "")
+        );
+        // Out of step (a row without its predecessors): read, not remembered.
+        assert_eq!(names(&mut d, 7, ["x", "y", "z"]), row("x", "y", "z"));
+        assert_eq!(
+            names(&mut d, 1, ["irq", "RES", "resched"]),
+            row("irq", "RES", "resched")
+        );
+        assert!(d.telemetry_names(0, [b"irq", b"\xff", b""]).is_err());
+    }
 
     #[test]
     fn a_memo_decodes_each_text_once_and_forgets_when_full() {

@@ -206,13 +206,29 @@ pub fn report_records(
     id: perflab_store::RunId,
     telemetry: bool,
 ) -> anyhow::Result<Vec<perflab_store::MeasurementRecord>> {
-    let mut bound = perflab_report::slim::TelemetryBound::default();
-    let mut fold = perflab_report::slim::RunFold::new();
-    store.visit_measurements(id, &mut |m| telemetry && bound.keeps(m), &mut |m| {
-        fold.push(m);
-        Ok(())
-    })?;
-    Ok(fold.finish())
+    use perflab_report::slim::{pipeline, RunFold, TelemetryBound};
+    let mut bound = TelemetryBound::default();
+    let mut read = Ok(());
+    // Summing the histograms takes about as long as reading: on a thread beside it.
+    let records = pipeline::beside(
+        |sink| {
+            read = store.visit_measurements(id, &mut |m| telemetry && bound.keeps(m), &mut |m| {
+                match sink(m) {
+                    true => Ok(()),
+                    false => Err(perflab_store::StoreError::Visitor(
+                        "the fold stopped".into(),
+                    )),
+                }
+            })
+        },
+        |records| {
+            let mut fold = RunFold::new();
+            records.for_each(|m| fold.push(m));
+            fold.finish()
+        },
+    );
+    read?;
+    Ok(records)
 }
 
 #[cfg(test)]

@@ -61,13 +61,19 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
         };
         let t = report::compare_variants(&info, &ms, &base, &other, a.metric.as_deref(), &cfg)?;
         // The percentiles read histograms only: the two variants' records are copied
-        // without their telemetry rows, most of a record.
-        let two: Vec<_> = ms
-            .iter()
-            .filter(|m| m.variant == base || m.variant == other)
-            .map(report::slim::without_telemetry)
-            .collect();
-        percentiles = report::latency_percentiles(&[(&info, &two)]);
+        // without their telemetry rows, most of a record (unless that is all of them
+        // already: no telemetry is read without --drilldown).
+        let theirs = |m: &perflab_store::MeasurementRecord| m.variant == base || m.variant == other;
+        percentiles = if ms.iter().all(|m| theirs(m) && m.telemetry.is_empty()) {
+            report::latency_percentiles(&[(&info, &ms)])
+        } else {
+            let two: Vec<_> = ms
+                .iter()
+                .filter(|m| theirs(m))
+                .map(report::slim::without_telemetry)
+                .collect();
+            report::latency_percentiles(&[(&info, &two)])
+        };
         t
     };
     let pairs = table.rows.iter().any(|r| r.pair.is_some());

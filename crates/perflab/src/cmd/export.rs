@@ -7,7 +7,7 @@ use perflab_store::{MeasurementRecord, RunId, StoreError};
 
 use crate::cli::{ExportArgs, ExportFormat, Global};
 use crate::cmd::common;
-use crate::cmd::export_stream::{Head, JsonStream};
+use crate::cmd::export_stream::{self, Head};
 
 /// What the JSON document says it is, first, so a reader (`perflab import --parser
 /// perflab-json`, a script) knows what it holds before reading on.
@@ -20,14 +20,16 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
     let store = common::read_store(g)?;
     let info = store.run(a.run)?;
     // Measurements are written as the store hands them out, never all held at once.
-    let out: Box<dyn Write> = match &a.output {
+    // `Send`: the JSON is written on a thread beside the reading (see `export_stream`).
+    let out: Box<dyn Write + Send> = match &a.output {
         Some(p) => Box::new(
             std::fs::File::create(p)
                 .map_err(|e| crate::exit::input(format!("{}: cannot create: {e}", p.display())))?,
         ),
-        None => Box::new(std::io::stdout().lock()),
+        None => Box::new(std::io::stdout()),
     };
-    let mut out = std::io::BufWriter::new(out);
+    // Large writes: a JSON export of 50,000 measurements is hundreds of MB.
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, out);
     match a.format {
         ExportFormat::Json => {
             let plan = store.plan(a.run)?;
@@ -37,9 +39,9 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
                 command: crate::cmd::envelope::command(),
                 run: &info,
             };
-            let mut json = JsonStream::start(out, &head, &plan)?;
-            visit(&store, a.run, true, |m| json.push(&m))?;
-            json.finish()?;
+            export_stream::write(out, &head, &plan, |send| {
+                visit(&store, a.run, true, |m| send(m))
+            })?;
         }
         ExportFormat::Benchstat => {
             // Its header needs every result's parameters and units first; it reads no

@@ -27,6 +27,9 @@ pub struct Head<'a> {
 pub struct JsonStream<W: Write> {
     out: W,
     written: usize,
+    /// The record being written: serialized here and written whole, which is a third
+    /// cheaper than serde_json's many small writes into the `BufWriter`.
+    line: Vec<u8>,
 }
 
 /// Where each record of the two lists starts: inside `{ "plan": [`.
@@ -43,13 +46,22 @@ impl<W: Write> JsonStream<W> {
         text.truncate(text.len() - 2);
         out.write_all(&text)?;
         out.write_all(b",\n  \"plan\": [")?;
-        write_list(&mut out, plan)?;
+        let mut line = Vec::new();
+        for (i, row) in plan.iter().enumerate() {
+            write_item(&mut out, &mut line, i, row)?;
+        }
+        close_list(&mut out, plan.len())?;
         out.write_all(b",\n  \"measurements\": [")?;
-        Ok(Self { out, written: 0 })
+        Ok(Self {
+            out,
+            written: 0,
+            line,
+        })
     }
 
     pub fn push(&mut self, m: &MeasurementRecord) -> std::io::Result<()> {
-        write_item(&mut self.out, self.written, &ExportedMeasurement::new(m))?;
+        let m = ExportedMeasurement::new(m);
+        write_item(&mut self.out, &mut self.line, self.written, &m)?;
         self.written += 1;
         Ok(())
     }
@@ -63,20 +75,50 @@ impl<W: Write> JsonStream<W> {
     }
 }
 
-/// `items` as the rest of a list whose `[` is written: one per line, and its `]`.
-fn write_list<T: Serialize>(out: &mut impl Write, items: &[T]) -> std::io::Result<()> {
-    for (i, item) in items.iter().enumerate() {
-        write_item(out, i, item)?;
-    }
-    close_list(out, items.len())
+/// Writes the export of `head`, `plan` and the records `read` hands to its sink, the
+/// writing on a thread beside the reading (reading the store and writing JSON take about
+/// as long each). The document is ended only when `read` succeeds; a failed write stops
+/// the reading and is the error returned.
+pub fn write<W: Write + Send>(
+    out: W,
+    head: &Head,
+    plan: &[PlannedMeasurement],
+    read: impl FnOnce(&mut dyn FnMut(MeasurementRecord) -> std::io::Result<()>) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut result = Ok(());
+    let written = perflab_report::slim::pipeline::beside(
+        |sink| {
+            result = read(&mut |m| match sink(m) {
+                true => Ok(()),
+                false => Err(std::io::Error::other("the export's writer stopped")),
+            })
+        },
+        |records| -> std::io::Result<JsonStream<W>> {
+            let mut json = JsonStream::start(out, head, plan)?;
+            for m in records {
+                json.push(&m)?;
+            }
+            Ok(json)
+        },
+    );
+    let json = written?;
+    result?;
+    json.finish()?;
+    Ok(())
 }
 
-/// The list's item number `i` on a line of its own, compact.
-fn write_item<T: Serialize>(out: &mut impl Write, i: usize, item: &T) -> std::io::Result<()> {
-    out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
-    out.write_all(INDENT)?;
-    serde_json::to_writer(&mut *out, item)?;
-    Ok(())
+/// A list's item number `i` on a line of its own, compact (serialized into `line`).
+fn write_item<T: Serialize>(
+    out: &mut impl Write,
+    line: &mut Vec<u8>,
+    i: usize,
+    item: &T,
+) -> std::io::Result<()> {
+    line.clear();
+    line.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+    line.extend_from_slice(INDENT);
+    serde_json::to_writer(&mut *line, item)?;
+    out.write_all(line)
 }
 
 fn close_list(out: &mut impl Write, written: usize) -> std::io::Result<()> {

@@ -153,6 +153,11 @@ fn walk<const TAKE_BACK: bool>(
                 return Walked::Refused { applied };
             }
             if index >= counts.len() {
+                if index >= counts.capacity() {
+                    // Room for every bucket at once, given back by `Sum::add` after the
+                    // walk: growing bucket by bucket copied the counts again and again.
+                    counts.reserve_exact(len - counts.len());
+                }
                 counts.resize(index + 1, 0);
             }
             let slot = &mut counts[index];

@@ -439,20 +439,46 @@ fn read_telemetry(
         )
         .at(path)?;
     let mut rows = stmt.query(params![id, lo, hi]).at(path)?;
+    // The row's place in its measurement's rows.
+    let (mut last, mut k) = (None, 0);
     while let Some(r) = rows.next().at(path)? {
         let seq = r.get(0).at(path)?;
         if !a.wants_telemetry(seq) {
             continue;
         }
+        k = if last == Some(seq) { k + 1 } else { 0 };
+        last = Some(seq);
+        let columns = [
+            bytes(r, 1).at(path)?,
+            bytes(r, 2).at(path)?,
+            bytes(r, 3).at(path)?,
+        ];
+        let [source, key, label] = a
+            .seen()
+            .telemetry_names(k, columns)
+            .map_err(|e| rusqlite::Error::Utf8Error(1, e))
+            .at(path)?;
         a.telemetry(RawTelemetry {
             seq,
-            source: r.get(1).at(path)?,
-            key: r.get(2).at(path)?,
-            label: r.get(3).at(path)?,
+            source,
+            key,
+            label,
             cpu: r.get(4).at(path)?,
             value: r.get(5).at(path)?,
-            unit: r.get(6).at(path)?,
+            unit: text(r, 6).at(path)?,
         })?;
     }
     Ok(())
+}
+
+/// A text column's bytes, borrowed from the row and not yet checked as UTF-8.
+fn bytes<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<&'r [u8]> {
+    match r.get_ref(i)? {
+        rusqlite::types::ValueRef::Text(b) => Ok(b),
+        v => Err(rusqlite::Error::InvalidColumnType(
+            i,
+            "a text column".into(),
+            v.data_type(),
+        )),
+    }
 }
