@@ -234,6 +234,10 @@ pub(crate) struct Assembler<'a> {
     betters: NameCache<Better>,
     /// The records whose telemetry rows are read; `None`: all of them.
     telemetry: Option<std::collections::HashSet<u32>>,
+    /// The last seq looked up, with its record's place, and whether its telemetry is
+    /// wanted.
+    last: Option<(u32, usize)>,
+    wanted: Option<(u32, bool)>,
 }
 
 /// Decodes a thread's JSON column `what` of measurement `seq`, naming both where the
@@ -273,6 +277,8 @@ impl<'a> Assembler<'a> {
             units: NameCache::new(),
             betters: NameCache::new(),
             telemetry: None,
+            last: None,
+            wanted: None,
         }
     }
 
@@ -305,18 +311,33 @@ impl<'a> Assembler<'a> {
     }
 
     /// Whether the telemetry rows of `seq` are wanted (checked before they are decoded).
-    pub(crate) fn wants_telemetry(&self, seq: u32) -> bool {
-        self.telemetry.as_ref().is_none_or(|w| w.contains(&seq))
+    pub(crate) fn wants_telemetry(&mut self, seq: u32) -> bool {
+        match self.wanted {
+            Some((s, wanted)) if s == seq => wanted,
+            _ => {
+                let wanted = self.telemetry.as_ref().is_none_or(|w| w.contains(&seq));
+                self.wanted = Some((seq, wanted));
+                wanted
+            }
+        }
     }
 
     fn slot(&mut self, seq: u32) -> Result<&mut MeasurementRecord, StoreError> {
-        let (db, id) = (self.db, self.id);
-        let i = self.index.get(&seq).copied().ok_or_else(|| {
-            corrupt(
-                db,
-                format!("run {id}: rows for unrecorded measurement {seq}"),
-            )
-        })?;
+        // Rows come by seq: a record's many rows look it up once.
+        let i = match self.last {
+            Some((s, i)) if s == seq => i,
+            _ => {
+                let (db, id) = (self.db, self.id);
+                let i = self.index.get(&seq).copied().ok_or_else(|| {
+                    corrupt(
+                        db,
+                        format!("run {id}: rows for unrecorded measurement {seq}"),
+                    )
+                })?;
+                self.last = Some((seq, i));
+                i
+            }
+        };
         Ok(&mut self.recs[i])
     }
 
@@ -418,7 +439,13 @@ impl<'a> Assembler<'a> {
             value: real(raw.value),
             unit: self.unit(raw.unit)?,
         };
-        self.slot(raw.seq)?.telemetry.push(t);
+        // Room for as many rows as the measurements before had.
+        let expected = self.seen.telemetry_names.len();
+        let rows = &mut self.slot(raw.seq)?.telemetry;
+        if rows.is_empty() {
+            rows.reserve_exact(expected);
+        }
+        rows.push(t);
         Ok(())
     }
 

@@ -85,23 +85,18 @@ pub fn write<W: Write + Send>(
     plan: &[PlannedMeasurement],
     read: impl FnOnce(&mut dyn FnMut(MeasurementRecord) -> std::io::Result<()>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
+    let mut json = JsonStream::start(out, head, plan)?;
     let mut result = Ok(());
-    let written = perflab_report::slim::pipeline::beside(
+    let written = perflab_report::slim::pipeline::look_beside(
         |sink| {
             result = read(&mut |m| match sink(m) {
                 true => Ok(()),
                 false => Err(std::io::Error::other("the export's writer stopped")),
             })
         },
-        |records| -> std::io::Result<JsonStream<W>> {
-            let mut json = JsonStream::start(out, head, plan)?;
-            for m in records {
-                json.push(&m)?;
-            }
-            Ok(json)
-        },
+        |m| json.push(m),
     );
-    let json = written?;
+    written?;
     result?;
     json.finish()?;
     Ok(())

@@ -96,83 +96,109 @@ fn walk<const TAKE_BACK: bool>(
     counts: &mut Vec<u32>,
     limit: usize,
 ) -> Walked {
-    let (mut at, mut index, mut applied, mut wrapped) = (0, 0usize, 0, false);
-    while at < payload.len() && applied < limit {
-        // The common case (97% of ctxsw's and netrr's varints): one byte, at a bucket
-        // `counts` already holds, in a loop of its own over the counts as a slice (so
-        // nothing is reloaded after each add) and without a branch on what the byte
-        // holds: an even byte is a count of b/2 for this bucket, an odd one a run of
-        // b/2 + 1 empty buckets, which adds 0 here.
-        let slots = counts.as_mut_slice();
+    let mut at = Cursor::default();
+    while at.byte < payload.len() && at.applied < limit {
+        at.one_byte_stretch::<TAKE_BACK>(payload, counts, limit);
+        if at.byte == payload.len() || at.applied >= limit {
+            break;
+        }
+        if at.any_varint::<TAKE_BACK>(payload, len, counts).is_none() {
+            return Walked::Refused {
+                applied: at.applied,
+            };
+        }
+    }
+    Walked::Whole {
+        wrapped: at.wrapped,
+    }
+}
+
+/// Where a [`walk`] is: the payload byte, the bucket, the counts applied so far, and
+/// whether a bucket wrapped.
+#[derive(Default)]
+struct Cursor {
+    byte: usize,
+    bucket: usize,
+    applied: usize,
+    wrapped: bool,
+}
+
+impl Cursor {
+    /// Walks the common case (97% of ctxsw's and netrr's varints) until it ends: one
+    /// byte, at a bucket `counts` already holds, over the counts as a slice (so nothing
+    /// is reloaded after each add) and without a branch on what the byte holds: an even
+    /// byte is a count of b/2 for this bucket, an odd one a run of b/2 + 1 empty buckets,
+    /// which adds 0 here.
+    fn one_byte_stretch<const TAKE_BACK: bool>(
+        &mut self,
+        payload: &[u8],
+        counts: &mut [u32],
+        limit: usize,
+    ) {
+        let (mut at, mut index, mut applied, mut wrapped) =
+            (self.byte, self.bucket, self.applied, self.wrapped);
         while let Some(&b) = payload.get(at) {
-            if b >= 0x80 || index >= slots.len() || applied >= limit {
+            if b >= 0x80 || index >= counts.len() || applied >= limit {
                 break;
             }
             let half = usize::from(b >> 1);
             let count_mask = usize::from(b & 1).wrapping_sub(1);
             let c = (half & count_mask) as u32;
             let (sum, over) = if TAKE_BACK {
-                slots[index].overflowing_sub(c)
+                counts[index].overflowing_sub(c)
             } else {
-                slots[index].overflowing_add(c)
+                counts[index].overflowing_add(c)
             };
-            slots[index] = sum;
+            counts[index] = sum;
             wrapped |= over;
             applied += usize::from(c != 0);
             index += 1 + (half & !count_mask);
             at += 1;
         }
-        let Some(&b) = payload.get(at) else {
-            break;
-        };
-        if applied >= limit {
-            break;
-        }
-        let (zz, n) = match b {
-            b if b < 0x80 => (u64::from(b), 1),
-            _ => match varint(&payload[at..]) {
-                Some(v) => v,
-                None => return Walked::Refused { applied },
-            },
-        };
-        at += n;
+        (self.byte, self.bucket, self.applied, self.wrapped) = (at, index, applied, wrapped);
+    }
+
+    /// Walks one varint of any length at any bucket, growing `counts` to it; `None`
+    /// where the payload is refused.
+    fn any_varint<const TAKE_BACK: bool>(
+        &mut self,
+        payload: &[u8],
+        len: usize,
+        counts: &mut Vec<u32>,
+    ) -> Option<()> {
+        let (zz, n) = varint(&payload[self.byte..])?;
+        self.byte += n;
         if zz & 1 == 1 {
             // A run of (zz >> 1) + 1 empty buckets (zig-zag: -v - 1 = zz >> 1).
-            index = match index.checked_add((zz >> 1) as usize + 1) {
-                Some(i) => i,
-                None => return Walked::Refused { applied },
-            };
-            continue;
+            self.bucket = self.bucket.checked_add((zz >> 1) as usize + 1)?;
+            return Some(());
         }
-        let v = zz >> 1;
-        if v > 0 {
-            let Ok(c) = u32::try_from(v) else {
-                return Walked::Refused { applied };
-            };
-            if index >= len {
-                return Walked::Refused { applied };
+        let c = u32::try_from(zz >> 1).ok()?;
+        if c > 0 {
+            if self.bucket >= len {
+                return None;
             }
-            if index >= counts.len() {
-                if index >= counts.capacity() {
+            if self.bucket >= counts.len() {
+                if self.bucket >= counts.capacity() {
                     // Room for every bucket at once, given back by `Sum::add` after the
                     // walk: growing bucket by bucket copied the counts again and again.
                     counts.reserve_exact(len - counts.len());
                 }
-                counts.resize(index + 1, 0);
+                counts.resize(self.bucket + 1, 0);
             }
-            let slot = &mut counts[index];
+            let slot = &mut counts[self.bucket];
             let (sum, over) = if TAKE_BACK {
                 slot.overflowing_sub(c)
             } else {
                 slot.overflowing_add(c)
             };
             *slot = sum;
-            wrapped |= over;
-            applied += 1;
+            self.wrapped |= over;
+            self.applied += 1;
         }
-        index += 1;
+        self.bucket += 1;
+        Some(())
     }
-    Walked::Whole { wrapped }
 }
 
 /// The counts arrays' lengths by header, so each is computed once.
