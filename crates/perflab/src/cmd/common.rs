@@ -337,7 +337,7 @@ mod tests {
     #[test]
     fn a_streamed_run_is_the_whole_run_folded() {
         let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(&dir.path().join("streamed.db")).unwrap();
+        let mut store = Store::open(dir.path().join("streamed.db")).unwrap();
         let (id, written) = stored_run(&mut store);
         let whole = store.measurements(id).unwrap();
         assert_eq!(whole, written);

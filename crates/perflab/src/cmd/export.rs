@@ -39,9 +39,7 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
                 command: crate::cmd::envelope::command(),
                 run: &info,
             };
-            export_stream::write(out, &head, &plan, |send| {
-                visit(&store, a.run, true, |m| send(m))
-            })?;
+            export_stream::write(out, &head, &plan, |send| visit(&store, a.run, true, send))?;
         }
         ExportFormat::Benchstat => {
             // Its header needs every result's parameters and units first; it reads no
