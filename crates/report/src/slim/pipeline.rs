@@ -7,7 +7,7 @@
 //! with two CPUs free the two overlap. The results are the same either way: one
 //! consumer sees every record in the order the reader sent them.
 
-use std::sync::mpsc::sync_channel;
+use std::sync::mpsc::{sync_channel, Receiver};
 
 /// Records handed over at once: one wake-up of the other thread per batch, not per
 /// record (50,000 wake-ups were a tenth of an export's time).
@@ -28,29 +28,11 @@ where
     T: Send,
     C: Send,
 {
-    let (tx, rx) = sync_channel::<Vec<T>>(QUEUE);
-    std::thread::scope(|s| {
-        let consumer = s.spawn(move || consume(&mut rx.into_iter().flatten()));
-        let mut batch = Vec::with_capacity(BATCH);
-        let mut open = true;
-        produce(&mut |item| {
-            batch.push(item);
-            if batch.len() == BATCH {
-                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                open = tx.send(full).is_ok();
-            }
-            open
-        });
-        if open && !batch.is_empty() {
-            let _ = tx.send(batch);
-        }
-        // The end of the queue, for the consumer's iterator.
-        drop(tx);
-        match consumer.join() {
-            Ok(out) => out,
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    })
+    in_batches(
+        produce,
+        |batches| consume(&mut batches.into_iter().flatten()),
+        None,
+    )
 }
 
 /// [`beside`] for a consumer that only looks at each item (`look`, on a thread of its
@@ -66,19 +48,39 @@ where
     T: Send,
     E: Send,
 {
-    let (back_tx, back_rx) = sync_channel::<Vec<T>>(QUEUE + 2);
+    let (back, spent) = sync_channel::<Vec<T>>(QUEUE + 2);
+    let consume = move |batches: Receiver<Vec<T>>| {
+        for batch in batches {
+            for item in &batch {
+                look(item)?;
+            }
+            // Dropped on the other side; if it has gone, here.
+            let _ = back.try_send(batch);
+        }
+        Ok(())
+    };
+    in_batches(produce, consume, Some(spent))
+}
+
+/// Runs `consume` on a thread of its own over the batches of what `produce` hands to
+/// its sink, and returns what it returns; drops what comes back on `spent` here.
+fn in_batches<T, C>(
+    produce: impl FnOnce(&mut dyn FnMut(T) -> bool),
+    consume: impl FnOnce(Receiver<Vec<T>>) -> C + Send,
+    spent: Option<Receiver<Vec<T>>>,
+) -> C
+where
+    T: Send,
+    C: Send,
+{
+    let drop_spent = || {
+        if let Some(spent) = &spent {
+            while spent.try_recv().is_ok() {}
+        }
+    };
     let (tx, rx) = sync_channel::<Vec<T>>(QUEUE);
     std::thread::scope(|s| {
-        let consumer = s.spawn(move || {
-            for batch in rx {
-                for item in &batch {
-                    look(item)?;
-                }
-                // Dropped on the other side; if it has gone, here.
-                let _ = back_tx.try_send(batch);
-            }
-            Ok(())
-        });
+        let consumer = s.spawn(move || consume(rx));
         let mut batch = Vec::with_capacity(BATCH);
         let mut open = true;
         produce(&mut |item| {
@@ -86,20 +88,20 @@ where
             if batch.len() == BATCH {
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
                 open = tx.send(full).is_ok();
-                // What the consumer is done with, freed here.
-                while back_rx.try_recv().is_ok() {}
+                drop_spent();
             }
             open
         });
         if open && !batch.is_empty() {
             let _ = tx.send(batch);
         }
+        // The end of the queue, for the consumer.
         drop(tx);
         let out = match consumer.join() {
             Ok(out) => out,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        while back_rx.try_recv().is_ok() {}
+        drop_spent();
         out
     })
 }
