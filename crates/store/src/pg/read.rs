@@ -10,10 +10,11 @@ use postgres::{Client, IsolationLevel, Row, Transaction};
 
 use super::{small, PgBackend};
 use crate::assemble::{
-    measurements_select, Assembler, Decoded, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
+    measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
     TelemetryFilter,
 };
 use crate::codec::{parse_params, parse_role, RawRun};
+use crate::decoded::Decoded;
 use crate::error::{corrupt, PgAt};
 use crate::{
     Location, MeasurementRecord, PlannedMeasurement, RunId, RunInfo, StoreError, UnavailableVariant,

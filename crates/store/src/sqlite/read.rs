@@ -13,10 +13,11 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use super::write::run_exists;
 use super::SqliteBackend;
 use crate::assemble::{
-    measurements_select, Assembler, Decoded, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
+    measurements_select, Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread,
     TelemetryFilter,
 };
 use crate::codec::{parse_params, parse_role, RawRun};
+use crate::decoded::Decoded;
 use crate::error::At;
 use crate::{
     Location, MeasurementRecord, PlannedMeasurement, RunId, RunInfo, StoreError, UnavailableVariant,
