@@ -75,7 +75,7 @@ impl Summary {
 /// A report summarizes the same repetitions more than once (a comparison's sides, then
 /// the spread of each run), and at 500 repetitions a cell's 2,000 resamples are most of
 /// its cost; the interval depends only on the values in order and the configuration, so
-/// each is computed once per thread and remembered.
+/// each is computed once per process and remembered.
 pub fn bootstrap_median_ci(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
     type Key = (u64, usize, u64, Vec<u64>);
     // One for the process, not per thread: a comparison bootstraps its two sides on
