@@ -24,6 +24,7 @@ pub mod registry;
 pub mod run_spec;
 pub mod sched;
 pub mod secret;
+pub mod serde_base64;
 pub mod serde_nan;
 pub mod span_outline;
 pub mod spec;

@@ -51,7 +51,13 @@ pub struct HistogramData {
     pub p999: f64,
     #[serde(deserialize_with = "crate::serde_nan::f64_or_nan")]
     pub p9999: f64,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Written as an array of byte values (the export writes base64 instead); either
+    /// is read.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::serde_base64::bytes_or_base64"
+    )]
     pub encoded: Vec<u8>,
     /// Samples past the range of a tool's fixed buckets (cyclictest's overflows): counted
     /// in `count`, absent from `encoded`, each at least `limit`; see `crate::censored`.

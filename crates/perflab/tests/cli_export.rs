@@ -119,3 +119,49 @@ fn the_json_export_says_its_format_and_version_first() {
     assert!(metric["value"].is_f64() && metric["unit"].is_string());
     assert!(["higher", "lower", "neither"].contains(&metric["better"].as_str().unwrap()));
 }
+
+/// An export as format_version 1 wrote it (each histogram's bytes an array of numbers,
+/// the document pretty-printed) still imports, as the very run a version 2 export is.
+#[test]
+fn a_version_1_export_imports_as_the_same_run() {
+    #[derive(serde::Deserialize)]
+    struct Bytes(
+        #[serde(deserialize_with = "perflab_core::serde_base64::bytes_or_base64")] Vec<u8>,
+    );
+    let lab = Lab::new();
+    let id = two_variant_null_run(&lab, &[]);
+    let v2 = lab.export(&id);
+    let mut v1 = v2.clone();
+    v1["format_version"] = 1.into();
+    let mut arrays = 0;
+    for m in v1["measurements"].as_array_mut().unwrap() {
+        for h in m["output"]["histograms"].as_array_mut().unwrap() {
+            let encoded = &mut h["encoded"];
+            assert!(encoded.is_string(), "version 2 writes base64: {encoded}");
+            let Bytes(bytes) = serde_json::from_value(encoded.clone()).unwrap();
+            *encoded = serde_json::to_value(bytes).unwrap();
+            arrays += 1;
+        }
+    }
+    assert!(arrays > 0, "the null workload's runs carry histograms");
+    let file = lab.dir.path().join("v1.json");
+    std::fs::write(&file, serde_json::to_vec_pretty(&v1).unwrap()).unwrap();
+    let other = lab.dir.path().join("other.db");
+    let other = other.to_str().unwrap();
+    let o = lab.run(&[
+        "--db",
+        other,
+        "import",
+        "--parser",
+        "perflab-json",
+        file.to_str().unwrap(),
+    ]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let there = common::run_id(&err);
+    let o = lab.run(&["--db", other, "export", &there]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let mut again: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    again["run"]["id"] = v2["run"]["id"].clone();
+    assert_eq!(again, v2);
+}

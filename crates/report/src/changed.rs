@@ -478,12 +478,21 @@ struct Sides<'m>(HashMap<(u32, String, &'m str), Vec<&'m MeasurementRecord>>);
 impl<'m> Sides<'m> {
     fn new(kind: &TableKind, ms: &'m [MeasurementRecord]) -> Self {
         let mut index: HashMap<_, Vec<_>> = HashMap::new();
-        for m in ms.iter().filter(|m| m.status == MeasurementStatus::Ok) {
+        let mut described = match kind {
+            TableKind::Runs { .. } => crate::select::describe_each(ms),
+            TableKind::Variants { .. } => Vec::new(),
+        };
+        for (i, m) in ms.iter().enumerate() {
+            if m.status != MeasurementStatus::Ok {
+                continue;
+            }
             // compare_runs matches measurements by (parameters, variant); a variant
             // comparison by point.
             let key = match kind {
                 TableKind::Variants { .. } => (m.point, String::new(), m.variant.as_str()),
-                TableKind::Runs { .. } => (0, m.params.describe(), m.variant.as_str()),
+                TableKind::Runs { .. } => {
+                    (0, std::mem::take(&mut described[i]), m.variant.as_str())
+                }
             };
             index.entry(key).or_default().push(m);
         }

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::design::{Design, DriftGuard};
 use crate::error::ReportError;
-use crate::select::{choose_metric, cpu_pair, Labeler, SideValues};
+use crate::select::{choose_metric, cpu_pair, describe_each, Labeler, SideValues};
 
 /// What is compared with what.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -284,27 +284,33 @@ pub fn compare_runs(
 /// What two runs are matched by: a record's parameters and variant.
 type RunKey = (String, String);
 
-fn run_key(m: &MeasurementRecord) -> RunKey {
-    (m.params.describe(), m.variant.clone())
+/// A run's records with each one's parameters rendered once ([`describe_each`]).
+type Described<'a> = (&'a [MeasurementRecord], Vec<String>);
+
+fn run_key(d: &str, m: &MeasurementRecord) -> RunKey {
+    (d.to_string(), m.variant.clone())
 }
 
 /// Every key of the two runs, in the order run A measured them, then what only run B
 /// has, each with its first record.
 fn run_keys<'a>(
-    a_ms: &'a [MeasurementRecord],
-    b_ms: &'a [MeasurementRecord],
+    a: &'a Described<'a>,
+    b: &'a Described<'a>,
 ) -> Vec<(RunKey, &'a MeasurementRecord)> {
-    let in_order = |ms: &'a [MeasurementRecord]| {
-        let mut sorted: Vec<&MeasurementRecord> = ms.iter().collect();
-        sorted.sort_by_key(|m| (m.point, m.seq));
+    let in_order = |(ms, described): &'a Described<'a>| {
+        let mut sorted: Vec<(&'a str, &'a MeasurementRecord)> = described
+            .iter()
+            .map(String::as_str)
+            .zip(ms.iter())
+            .collect();
+        sorted.sort_by_key(|(_, m)| (m.point, m.seq));
         sorted
     };
-    let mut seen: std::collections::HashSet<RunKey> = Default::default();
+    let mut seen: std::collections::HashSet<(&str, &str)> = Default::default();
     let mut out = Vec::new();
-    for m in in_order(a_ms).into_iter().chain(in_order(b_ms)) {
-        let k = run_key(m);
-        if seen.insert(k.clone()) {
-            out.push((k, m));
+    for (d, m) in in_order(a).into_iter().chain(in_order(b)) {
+        if seen.insert((d, m.variant.as_str())) {
+            out.push((run_key(d, m), m));
         }
     }
     out
@@ -313,10 +319,10 @@ fn run_keys<'a>(
 /// Each record's index by key, grouped once: matching every key against every record
 /// re-renders the parameters keys × records times (1.5 s of 4.6 s for two
 /// 10,000-measurement runs).
-fn group_by_key(ms: &[MeasurementRecord]) -> HashMap<RunKey, Vec<usize>> {
+fn group_by_key((ms, described): &Described<'_>) -> HashMap<RunKey, Vec<usize>> {
     let mut g: HashMap<RunKey, Vec<usize>> = HashMap::new();
-    for (i, m) in ms.iter().enumerate() {
-        g.entry(run_key(m)).or_default().push(i);
+    for (i, (m, d)) in ms.iter().zip(described).enumerate() {
+        g.entry(run_key(d, m)).or_default().push(i);
     }
     g
 }
@@ -328,9 +334,11 @@ fn add_run_rows(
     metric: &str,
     names: &(String, String),
 ) {
-    let keys = run_keys(a_ms, b_ms);
+    let a: Described = (a_ms, describe_each(a_ms));
+    let b_: Described = (b_ms, describe_each(b_ms));
+    let keys = run_keys(&a, &b_);
     let labeler = Labeler::new(keys.iter().map(|(_, m)| &m.params));
-    let (groups_a, groups_b) = (group_by_key(a_ms), group_by_key(b_ms));
+    let (groups_a, groups_b) = (group_by_key(&a), group_by_key(&b_));
     let none: Vec<usize> = Vec::new();
     for (k, first) in &keys {
         let ia = groups_a.get(k).unwrap_or(&none);

@@ -211,9 +211,45 @@ pub struct Labeler {
     varying: Vec<String>,
 }
 
+/// How many of the parameter sets last seen the two helpers below remember: a run's
+/// records come point by point, cycling through the point's variants (each may set
+/// parameters of its own), so a handful catches nearly every repeat.
+const RECENT: usize = 8;
+
+/// Each record's `params.describe()`, rendered once per point and variant rather than
+/// once per record (100,000 renderings were a twentieth of a report).
+pub(crate) fn describe_each(ms: &[MeasurementRecord]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(ms.len());
+    // The last parameter sets rendered, with where their text is in `out`.
+    let mut recent: Vec<(&Params, usize)> = Vec::with_capacity(RECENT);
+    for m in ms {
+        let d = match recent.iter().rev().find(|(p, _)| **p == m.params) {
+            Some(&(_, i)) => out[i].clone(),
+            None => {
+                if recent.len() == RECENT {
+                    recent.remove(0);
+                }
+                recent.push((&m.params, out.len()));
+                m.params.describe()
+            }
+        };
+        out.push(d);
+    }
+    out
+}
+
 impl Labeler {
     pub fn new<'a>(all: impl Iterator<Item = &'a Params>) -> Self {
-        let all: Vec<&Params> = all.collect();
+        // What varies depends only on the distinct parameter sets, in any order but the
+        // first: a repeat of one of the last few kept is left out, which leaves a few
+        // hundred of 100,000 records.
+        let mut distinct: Vec<&Params> = Vec::new();
+        for p in all {
+            if !distinct.iter().rev().take(RECENT).any(|q| *q == p) {
+                distinct.push(p);
+            }
+        }
+        let all = distinct;
         let mut varying = Vec::new();
         if let Some(first) = all.first() {
             let mut names: Vec<&String> = all.iter().flat_map(|p| p.0.keys()).collect();

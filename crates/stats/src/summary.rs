@@ -8,8 +8,11 @@
 //! (Tukey 1977, "Exploratory Data Analysis"): below Q1 − 1.5·IQR or above Q3 + 1.5·IQR.
 //! They are only marked, never removed: a slow repetition is data.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::{RngExt, SeedableRng};
+use rand::{Rng, RngExt, SeedableRng};
 use serde::Serialize;
 
 use crate::config::StatsConfig;
@@ -72,31 +75,30 @@ impl Summary {
 /// A report summarizes the same repetitions more than once (a comparison's sides, then
 /// the spread of each run), and at 500 repetitions a cell's 2,000 resamples are most of
 /// its cost; the interval depends only on the values in order and the configuration, so
-/// each is computed once per thread and remembered.
+/// each is computed once per process and remembered.
 pub fn bootstrap_median_ci(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
     type Key = (u64, usize, u64, Vec<u64>);
-    thread_local! {
-        static SEEN: std::cell::RefCell<std::collections::HashMap<Key, (f64, f64)>> =
-            Default::default();
-    }
+    // One for the process, not per thread: a comparison bootstraps its two sides on
+    // two threads (see `compare`), and later readers of either side must find it.
+    static SEEN: std::sync::LazyLock<Mutex<HashMap<Key, (f64, f64)>>> =
+        std::sync::LazyLock::new(Default::default);
+    let seen = || SEEN.lock().unwrap_or_else(PoisonError::into_inner);
     let key: Key = (
         cfg.seed,
         cfg.resamples,
         cfg.confidence.to_bits(),
         sample.values().iter().map(|v| v.to_bits()).collect(),
     );
-    if let Some(ci) = SEEN.with(|s| s.borrow().get(&key).copied()) {
+    if let Some(ci) = seen().get(&key).copied() {
         return ci;
     }
     let ci = bootstrap(sample, cfg);
-    SEEN.with(|s| {
-        let mut seen = s.borrow_mut();
-        // A long-lived process (an adaptive run's checks) must not keep every sample.
-        if seen.len() >= 4096 {
-            seen.clear();
-        }
-        seen.insert(key, ci);
-    });
+    let mut seen = seen();
+    // A long-lived process (an adaptive run's checks) must not keep every sample.
+    if seen.len() >= 4096 {
+        seen.clear();
+    }
+    seen.insert(key, ci);
     ci
 }
 
@@ -119,8 +121,17 @@ fn bootstrap(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
     let mut counts = vec![0u32; n];
     for _ in 0..cfg.resamples.max(1) {
         counts.fill(0);
-        for _ in 0..n {
-            counts[rank[rng.random_range(0..n)]] += 1;
+        match u32::try_from(n) {
+            Ok(n32) => {
+                for _ in 0..n {
+                    counts[rank[below(&mut rng, n32)]] += 1;
+                }
+            }
+            Err(_) => {
+                for _ in 0..n {
+                    counts[rank[rng.random_range(0..n)]] += 1;
+                }
+            }
         }
         medians.push(median_of_counts(&counts, sorted));
     }
@@ -130,6 +141,23 @@ fn bootstrap(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
         quantile_of_sorted(&medians, tail),
         quantile_of_sorted(&medians, 1.0 - tail),
     )
+}
+
+/// `rng.random_range(0..n)` as rand 0.10 draws it for a range that fits 32 bits (a
+/// widening multiply of one 32-bit draw, and Canon's correction with a second draw when
+/// the low half lands within `n` of the top), written out so it inlines into the
+/// resampling loop: through the library's generic call, drawing was half of a 500-value
+/// bootstrap. `same_draws_as_random_range` holds it to the library's draws.
+#[inline(always)]
+fn below(rng: &mut Xoshiro256PlusPlus, n: u32) -> usize {
+    let wide = |x: u32| u64::from(x) * u64::from(n);
+    let first = wide(rng.next_u32());
+    let (hi, lo) = ((first >> 32) as u32, first as u32);
+    if lo > n.wrapping_neg() {
+        let next_hi = (wide(rng.next_u32()) >> 32) as u32;
+        return (hi + u32::from(lo.checked_add(next_hi).is_none())) as usize;
+    }
+    hi as usize
 }
 
 /// The median of the resample that drew `sorted[r]` `counts[r]` times, as
@@ -271,6 +299,36 @@ mod tests {
             quantile_of_sorted(&medians, tail),
             quantile_of_sorted(&medians, 1.0 - tail),
         )
+    }
+
+    #[test]
+    fn same_draws_as_random_range() {
+        // Small ranges, a bootstrap's, and ranges near 2^32 where the second draw of
+        // Canon's correction is taken often.
+        for n in [
+            1u32,
+            2,
+            3,
+            7,
+            500,
+            1000,
+            1 << 31,
+            (1 << 31) + 1,
+            u32::MAX - 1,
+            u32::MAX,
+        ] {
+            for seed in [0u64, 1, 2026] {
+                let mut ours = Xoshiro256PlusPlus::seed_from_u64(seed);
+                let mut theirs = Xoshiro256PlusPlus::seed_from_u64(seed);
+                for i in 0..20_000 {
+                    assert_eq!(
+                        below(&mut ours, n),
+                        theirs.random_range(0..n as usize),
+                        "n {n} seed {seed} draw {i}"
+                    );
+                }
+            }
+        }
     }
 
     proptest::proptest! {

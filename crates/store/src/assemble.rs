@@ -10,6 +10,7 @@ use perflab_core::{
 };
 
 use crate::codec::{parse_params, parse_role, real, status_from_columns, u64_from_sql, NameCache};
+use crate::decoded::Decoded;
 use crate::error::corrupt;
 use crate::{Location, MeasurementRecord, RunId, StoreError};
 
@@ -70,25 +71,32 @@ pub(crate) struct RawHistogram {
 }
 
 /// A `telemetry` row.
-pub(crate) struct RawTelemetry {
+pub(crate) struct RawTelemetry<'r> {
     pub(crate) seq: u32,
     pub(crate) source: String,
     pub(crate) key: String,
     pub(crate) label: String,
     pub(crate) cpu: Option<u32>,
     pub(crate) value: Option<f64>,
-    pub(crate) unit: String,
+    pub(crate) unit: &'r str,
 }
 
 impl RawMeasurement {
     /// The record with an empty output; its child rows go in through [`Assembler`].
-    pub(crate) fn decode(self, db: &Location, id: RunId) -> Result<MeasurementRecord, StoreError> {
+    pub(crate) fn decode(
+        self,
+        db: &Location,
+        id: RunId,
+        seen: &mut Decoded,
+    ) -> Result<MeasurementRecord, StoreError> {
         let seq = self.seq;
         let bad = |what: String| corrupt(db, format!("run {id} measurement {seq}: {what}"));
         Ok(MeasurementRecord {
             seq,
             point: self.point,
-            params: parse_params(db, id, seq, &self.params)?,
+            params: seen
+                .params
+                .get(&self.params, |t| parse_params(db, id, seq, t))?,
             variant: self.variant,
             rep: self.rep,
             status: status_from_columns(&self.status, self.error, self.ineffective)
@@ -96,13 +104,17 @@ impl RawMeasurement {
             started_at: real(self.started_at),
             elapsed_s: real(self.elapsed_s),
             output: WorkloadOutput {
-                notes: serde_json::from_str(&self.notes).map_err(|e| bad(format!("notes: {e}")))?,
+                notes: seen.notes.get(&self.notes, |t| {
+                    serde_json::from_str(t).map_err(|e| bad(format!("notes: {e}")))
+                })?,
                 ..WorkloadOutput::default()
             },
             telemetry: Vec::new(),
             role: parse_role(db, id, seq, &self.role)?,
             monitors: match self.monitors {
-                Some(m) => serde_json::from_str(&m).map_err(|e| bad(format!("monitors: {e}")))?,
+                Some(m) => seen.monitors.get(&m, |t| {
+                    serde_json::from_str(t).map_err(|e| bad(format!("monitors: {e}")))
+                })?,
                 None => Vec::new(),
             },
         })
@@ -113,12 +125,33 @@ impl RawMeasurement {
 pub(crate) struct Assembler<'a> {
     db: &'a Location,
     id: RunId,
+    seen: &'a mut Decoded,
     recs: Vec<MeasurementRecord>,
     index: HashMap<u32, usize>,
     units: NameCache<Unit>,
     betters: NameCache<Better>,
     /// The records whose telemetry rows are read; `None`: all of them.
     telemetry: Option<std::collections::HashSet<u32>>,
+    /// The last seq looked up, with its record's place, and whether its telemetry is
+    /// wanted.
+    last: Option<(u32, usize)>,
+    wanted: Option<(u32, bool)>,
+}
+
+/// Decodes a thread's JSON column `what` of measurement `seq`, naming both where the
+/// text does not read.
+fn json<'d, T: serde::de::DeserializeOwned>(
+    (db, id, seq): (&'d Location, RunId, u32),
+    what: &'static str,
+) -> impl FnOnce(&str) -> Result<T, StoreError> + 'd {
+    move |text| {
+        serde_json::from_str(text).map_err(|e| {
+            corrupt(
+                db,
+                format!("run {id} measurement {seq}: thread {what}: {e}"),
+            )
+        })
+    }
 }
 
 /// Which records of a read get their telemetry rows (a record's rows are most of its
@@ -126,46 +159,83 @@ pub(crate) struct Assembler<'a> {
 pub type TelemetryFilter<'f> = &'f mut dyn FnMut(&MeasurementRecord) -> bool;
 
 impl<'a> Assembler<'a> {
-    pub(crate) fn new(db: &'a Location, id: RunId, recs: Vec<MeasurementRecord>) -> Self {
+    pub(crate) fn new(
+        db: &'a Location,
+        id: RunId,
+        recs: Vec<MeasurementRecord>,
+        seen: &'a mut Decoded,
+    ) -> Self {
         let index = recs.iter().enumerate().map(|(i, r)| (r.seq, i)).collect();
         Self {
             db,
             id,
+            seen,
             recs,
             index,
             units: NameCache::new(),
             betters: NameCache::new(),
             telemetry: None,
+            last: None,
+            wanted: None,
         }
     }
 
-    /// Asks `filter` which records get telemetry rows; whether any does (when none does,
-    /// the backend skips the query).
-    pub(crate) fn filter_telemetry(&mut self, filter: TelemetryFilter) -> bool {
-        let wanted: std::collections::HashSet<u32> = self
-            .recs
-            .iter()
-            .filter(|r| filter(r))
-            .map(|r| r.seq)
-            .collect();
-        let any = !wanted.is_empty();
+    /// Asks `filter` which records get telemetry rows; the seq ranges (`lo..=hi`) the
+    /// backend reads them from: one per stretch of wanted records, so the rows of the
+    /// records between are never read (none at all when no record is wanted).
+    pub(crate) fn filter_telemetry(&mut self, filter: TelemetryFilter) -> Vec<(u32, u32)> {
+        let mut wanted = std::collections::HashSet::new();
+        let mut ranges: Vec<(u32, u32)> = Vec::new();
+        let mut extends = false;
+        for r in &self.recs {
+            if !filter(r) {
+                extends = false;
+                continue;
+            }
+            wanted.insert(r.seq);
+            match ranges.last_mut() {
+                Some((_, hi)) if extends => *hi = r.seq,
+                _ => ranges.push((r.seq, r.seq)),
+            }
+            extends = true;
+        }
         self.telemetry = Some(wanted);
-        any
+        ranges
+    }
+
+    /// What the read remembers of the rows decoded so far.
+    pub(crate) fn seen(&mut self) -> &mut Decoded {
+        self.seen
     }
 
     /// Whether the telemetry rows of `seq` are wanted (checked before they are decoded).
-    pub(crate) fn wants_telemetry(&self, seq: u32) -> bool {
-        self.telemetry.as_ref().is_none_or(|w| w.contains(&seq))
+    pub(crate) fn wants_telemetry(&mut self, seq: u32) -> bool {
+        match self.wanted {
+            Some((s, wanted)) if s == seq => wanted,
+            _ => {
+                let wanted = self.telemetry.as_ref().is_none_or(|w| w.contains(&seq));
+                self.wanted = Some((seq, wanted));
+                wanted
+            }
+        }
     }
 
     fn slot(&mut self, seq: u32) -> Result<&mut MeasurementRecord, StoreError> {
-        let (db, id) = (self.db, self.id);
-        let i = self.index.get(&seq).copied().ok_or_else(|| {
-            corrupt(
-                db,
-                format!("run {id}: rows for unrecorded measurement {seq}"),
-            )
-        })?;
+        // Rows come by seq: a record's many rows look it up once.
+        let i = match self.last {
+            Some((s, i)) if s == seq => i,
+            _ => {
+                let (db, id) = (self.db, self.id);
+                let i = self.index.get(&seq).copied().ok_or_else(|| {
+                    corrupt(
+                        db,
+                        format!("run {id}: rows for unrecorded measurement {seq}"),
+                    )
+                })?;
+                self.last = Some((seq, i));
+                i
+            }
+        };
         Ok(&mut self.recs[i])
     }
 
@@ -174,21 +244,6 @@ impl<'a> Assembler<'a> {
         self.units
             .get(s)
             .ok_or_else(|| corrupt(db, format!("unknown unit {s:?}")))
-    }
-
-    /// A thread's JSON column.
-    fn json<T: serde::de::DeserializeOwned>(
-        &self,
-        seq: u32,
-        what: &str,
-        text: &str,
-    ) -> Result<T, StoreError> {
-        serde_json::from_str(text).map_err(|e| {
-            corrupt(
-                self.db,
-                format!("run {} measurement {seq}: thread {what}: {e}", self.id),
-            )
-        })
     }
 
     pub(crate) fn metric(
@@ -245,14 +300,18 @@ impl<'a> Assembler<'a> {
 
     pub(crate) fn thread(&mut self, raw: RawThread) -> Result<(), StoreError> {
         let seq = raw.seq;
+        let at = (self.db, self.id, seq);
+        let seen = &mut *self.seen;
         let t = ThreadRecord {
             role: raw.role,
             tid: raw.tid,
             pinned_cpu: raw.pinned_cpu,
-            cpu_samples: self.json(seq, "CPU samples", &raw.cpu_samples)?,
+            cpu_samples: seen
+                .cpu_samples
+                .get(&raw.cpu_samples, json(at, "CPU samples"))?,
             cpu_path: match &raw.cpu_path {
                 None => Default::default(),
-                Some(text) => self.json(seq, "CPU path", text)?,
+                Some(text) => seen.cpu_path.get(text, json(at, "CPU path"))?,
             },
             migrations: raw.migrations.map(u64_from_sql),
             voluntary_switches: raw.voluntary_switches.map(u64_from_sql),
@@ -262,7 +321,7 @@ impl<'a> Assembler<'a> {
             bytes: raw.bytes.map(u64_from_sql),
             counters: match &raw.counters {
                 None => Vec::new(),
-                Some(text) => self.json(seq, "counters", text)?,
+                Some(text) => seen.counters.get(text, json(at, "counters"))?,
             },
         };
         self.slot(seq)?.output.threads.push(t);
@@ -276,9 +335,15 @@ impl<'a> Assembler<'a> {
             label: raw.label,
             cpu: raw.cpu,
             value: real(raw.value),
-            unit: self.unit(&raw.unit)?,
+            unit: self.unit(raw.unit)?,
         };
-        self.slot(raw.seq)?.telemetry.push(t);
+        // Room for as many rows as the measurements before had.
+        let expected = self.seen.telemetry_rows();
+        let rows = &mut self.slot(raw.seq)?.telemetry;
+        if rows.is_empty() {
+            rows.reserve_exact(expected);
+        }
+        rows.push(t);
         Ok(())
     }
 

@@ -17,6 +17,7 @@ mod assemble;
 mod backend;
 mod codec;
 mod copy;
+mod decoded;
 mod engine;
 mod error;
 mod location;

@@ -206,20 +206,165 @@ pub fn report_records(
     id: perflab_store::RunId,
     telemetry: bool,
 ) -> anyhow::Result<Vec<perflab_store::MeasurementRecord>> {
-    let mut bound = perflab_report::slim::TelemetryBound::default();
-    let mut fold = perflab_report::slim::RunFold::new();
-    store.visit_measurements(id, &mut |m| telemetry && bound.keeps(m), &mut |m| {
-        fold.push(m);
-        Ok(())
-    })?;
-    Ok(fold.finish())
+    use perflab_report::slim::{pipeline, RunFold, TelemetryBound};
+    let mut bound = TelemetryBound::default();
+    let mut read = Ok(());
+    // Summing the histograms takes about as long as reading: on a thread beside it.
+    let records = pipeline::beside(
+        |sink| {
+            read = store.visit_measurements(id, &mut |m| telemetry && bound.keeps(m), &mut |m| {
+                match sink(m) {
+                    true => Ok(()),
+                    false => Err(perflab_store::StoreError::Visitor(
+                        "the fold stopped".into(),
+                    )),
+                }
+            })
+        },
+        |records| {
+            let mut fold = RunFold::new();
+            records.for_each(|m| fold.push(m));
+            fold.finish()
+        },
+    );
+    read?;
+    Ok(records)
 }
 
 #[cfg(test)]
 mod tests {
+    use perflab_core::{Better, HistogramData, Metric, ParamValue, Params, TelemetryRow, Unit};
+    use perflab_report::full::{build_report, ReportOptions, RunData};
+    use perflab_report::Format;
+    use perflab_store::{MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement, Store};
+
     #[test]
     fn utc_formats_known_instants() {
         assert_eq!(super::utc(0.0), "1970-01-01 00:00:00");
         assert_eq!(super::utc(1_795_000_000.0), "2026-11-18 11:06:40");
+    }
+
+    /// 3 points × 2 variants × 60 repetitions, interleaved: more records than a chunk of
+    /// the store's streaming read, more repetitions than the telemetry rows are kept
+    /// for, parameters that differ between the variants, a failure, an ineffective one.
+    fn stored_run(store: &mut Store) -> (perflab_store::RunId, Vec<MeasurementRecord>) {
+        let plan: Vec<PlannedMeasurement> = (0..360u32)
+            .map(|seq| {
+                let (point, variant) = (seq / 120, ["a", "b"][(seq % 2) as usize]);
+                let value = ParamValue::Float(f64::from(100 + point * 10 + seq % 2));
+                PlannedMeasurement {
+                    seq,
+                    point,
+                    params: Params([("value".to_string(), value)].into_iter().collect()),
+                    variant: variant.into(),
+                    rep: (seq % 120) / 2,
+                    role: Default::default(),
+                }
+            })
+            .collect();
+        let spec = serde_json::from_value(serde_json::json!({
+            "name": "streamed", "workload": "null", "primary_metric": "value",
+            "variants": [{"name": "a"}, {"name": "b"}], "repetitions": 60
+        }))
+        .unwrap();
+        let run = NewRun {
+            uid: None,
+            study: "streamed".into(),
+            workload: "null".into(),
+            label: None,
+            spec,
+            fingerprint: Default::default(),
+            plan: plan.clone(),
+            unavailable: Vec::new(),
+        };
+        let id = store.create_run(&run, 1.0).unwrap();
+        let mut written = Vec::new();
+        let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+        for p in &plan {
+            h.reset();
+            for i in 0..500u64 {
+                h.record(2_000 + (i * 7_919 + u64::from(p.seq) * 31) % 9_000)
+                    .unwrap();
+            }
+            let status = match p.seq {
+                7 => MeasurementStatus::Failed("died".into()),
+                200 => MeasurementStatus::Ineffective("a knob let go".into()),
+                _ => MeasurementStatus::Ok,
+            };
+            let telemetry = ["LOC", "RES", "CAL"]
+                .iter()
+                .map(|k| {
+                    TelemetryRow::new(
+                        "interrupts",
+                        *k,
+                        "",
+                        Some(1),
+                        f64::from(p.seq % 9),
+                        Unit::Count,
+                    )
+                })
+                .collect();
+            let value = f64::from(1_000 + p.seq % 17) * if p.variant == "b" { 1.1 } else { 1.0 };
+            let rec = MeasurementRecord {
+                seq: p.seq,
+                point: p.point,
+                params: p.params.clone(),
+                variant: p.variant.clone(),
+                rep: p.rep,
+                status,
+                started_at: 10.0 + f64::from(p.seq),
+                elapsed_s: 0.5,
+                output: perflab_core::WorkloadOutput {
+                    metrics: vec![Metric::new("value", value, Unit::Count, Better::Higher)],
+                    histograms: vec![HistogramData::from_hdr("latency", Unit::Nanoseconds, &h)],
+                    threads: Vec::new(),
+                    notes: Vec::new(),
+                },
+                telemetry,
+                role: Default::default(),
+                monitors: vec!["interrupts".into()],
+            };
+            store.record(id, &rec).unwrap();
+            written.push(rec);
+        }
+        (id, written)
+    }
+
+    /// Reading a run as it streams (in chunks, telemetry rows read for the first
+    /// repetitions only, parameters decoded once, histograms summed on a thread beside
+    /// the reading) gives what folding the whole run in memory gives, and so the same
+    /// report in every format.
+    #[test]
+    fn a_streamed_run_is_the_whole_run_folded() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("streamed.db")).unwrap();
+        let (id, written) = stored_run(&mut store);
+        let whole = store.measurements(id).unwrap();
+        assert_eq!(whole, written);
+        let folded = perflab_report::slim::fold(whole.clone());
+        let streamed = super::report_records(&store, id, true).unwrap();
+        assert_eq!(streamed, folded);
+        let kept = streamed.iter().filter(|m| !m.telemetry.is_empty()).count();
+        // The first 20 of each point and variant, and the failed and the ineffective
+        // one (cells of their own).
+        assert_eq!(kept, 3 * 2 * perflab_report::slim::TELEMETRY_REPS + 2);
+        // Without telemetry: the same records, none with rows.
+        let bare = super::report_records(&store, id, false).unwrap();
+        let mut without = folded.clone();
+        without.iter_mut().for_each(|m| m.telemetry.clear());
+        assert_eq!(bare, without);
+        let info = store.run(id).unwrap();
+        let report = |ms: Vec<MeasurementRecord>| {
+            let runs = [RunData {
+                info: info.clone(),
+                ms,
+            }];
+            build_report(&runs, &ReportOptions::default()).unwrap()
+        };
+        let (a, b) = (report(streamed), report(folded));
+        for f in [Format::Text, Format::Markdown, Format::Mail, Format::Html] {
+            assert_eq!(a.render(f), b.render(f), "{f:?}");
+        }
+        assert_eq!(a.json(), b.json());
     }
 }

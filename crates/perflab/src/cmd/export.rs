@@ -7,7 +7,7 @@ use perflab_store::{MeasurementRecord, RunId, RunInfo, Store, StoreError};
 
 use crate::cli::{ExportArgs, ExportFormat, Global};
 use crate::cmd::common;
-use crate::cmd::export_stream::{Head, JsonStream};
+use crate::cmd::export_stream::{self, Head};
 
 /// What the JSON document says it is, first, so a reader (`perflab import --parser
 /// perflab-json`, a script) knows what it holds before reading on.
@@ -20,14 +20,16 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
     let store = common::read_store(g)?;
     let info = store.run(a.run)?;
     // Measurements are written as the store hands them out, never all held at once.
-    let out: Box<dyn Write> = match &a.output {
+    // `Send`: the JSON is written on a thread beside the reading (see `export_stream`).
+    let out: Box<dyn Write + Send> = match &a.output {
         Some(p) => Box::new(
             std::fs::File::create(p)
                 .map_err(|e| crate::exit::input(format!("{}: cannot create: {e}", p.display())))?,
         ),
-        None => Box::new(std::io::stdout().lock()),
+        None => Box::new(std::io::stdout()),
     };
-    let out = std::io::BufWriter::new(out);
+    // Large writes: a JSON export of 50,000 measurements is hundreds of MB.
+    let out = std::io::BufWriter::with_capacity(1 << 20, out);
     match a.format {
         ExportFormat::Json => json(&store, &info, out),
         ExportFormat::Benchstat => benchstat(&store, &info, out),
@@ -37,18 +39,15 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
 }
 
 /// The whole run: its record, its plan, then every measurement with its telemetry.
-fn json(store: &Store, info: &RunInfo, out: impl Write) -> anyhow::Result<()> {
+fn json(store: &Store, info: &RunInfo, out: impl Write + Send) -> anyhow::Result<()> {
     let plan = store.plan(info.id)?;
     let head = Head {
         format: FORMAT,
         format_version: FORMAT_VERSION,
         command: crate::cmd::envelope::command(),
         run: info,
-        plan: &plan,
     };
-    let mut json = JsonStream::start(out, &head)?;
-    visit(store, info.id, true, |m| json.push(&m))?;
-    json.finish()?;
+    export_stream::write(out, &head, &plan, |send| visit(store, info.id, true, send))?;
     Ok(())
 }
 

@@ -8,6 +8,7 @@ mod doctor;
 mod drilldown_dir;
 mod envelope;
 mod export;
+mod export_record;
 mod export_stream;
 mod fleet;
 mod fleet_doctor;

@@ -12,7 +12,6 @@
 //! payload: zig-zag LEB128 varints (of at most 9 bytes, the 9th taken whole), each a
 //! count, or when negative a run of that many empty buckets.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 
 use hdrhistogram::Histogram;
@@ -76,35 +75,130 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-/// Calls `f` with each non-zero count of `payload` and its bucket index; `false` where
-/// the payload is cut short or runs past `len` buckets (the deserializer's errors), or
-/// `f` returns `false` (then it is called no more).
-fn each_count(payload: &[u8], len: usize, mut f: impl FnMut(usize, u64) -> bool) -> bool {
-    let (mut at, mut index) = (0, 0usize);
-    while at < payload.len() {
-        // Most counts and runs fit one byte.
-        let (zz, n) = match payload[at] {
-            b if b < 0x80 => (u64::from(b), 1),
-            _ => match varint(&payload[at..]) {
-                Some(v) => v,
-                None => return false,
-            },
-        };
-        at += n;
-        let v = ((zz >> 1) as i64) ^ -((zz & 1) as i64);
-        if v < 0 {
-            index = match index.checked_add(v.unsigned_abs() as usize) {
-                Some(i) => i,
-                None => return false,
+/// What [`walk`] did with a payload.
+#[derive(Debug, PartialEq)]
+enum Walked {
+    /// Every count applied; `wrapped` when some bucket passed 32 bits (and wrapped).
+    Whole { wrapped: bool },
+    /// Refused (cut short, past `len` buckets, a count past 32 bits, the deserializer's
+    /// errors) after the first `applied` non-zero counts were applied.
+    Refused { applied: usize },
+}
+
+/// Adds each non-zero count of `payload` into `counts` at its bucket (wrapping at 32 bits;
+/// `TAKE_BACK`: subtracts it instead), growing `counts` to the buckets it reaches, for at
+/// most `limit` counts. One pass that adds as it decodes: wrapping adds are undone exactly
+/// by wrapping subtractions, so a payload refused halfway (rare) is taken back by walking
+/// it again as far, and nothing is kept aside for the common case.
+fn walk<const TAKE_BACK: bool>(
+    payload: &[u8],
+    len: usize,
+    counts: &mut Vec<u32>,
+    limit: usize,
+) -> Walked {
+    let mut at = Cursor::default();
+    while at.byte < payload.len() && at.applied < limit {
+        at.one_byte_stretch::<TAKE_BACK>(payload, counts, limit);
+        if at.byte == payload.len() || at.applied >= limit {
+            break;
+        }
+        if at.any_varint::<TAKE_BACK>(payload, len, counts).is_none() {
+            return Walked::Refused {
+                applied: at.applied,
             };
-        } else {
-            if v > 0 && (index >= len || !f(index, v as u64)) {
-                return false;
-            }
-            index += 1;
         }
     }
-    true
+    Walked::Whole {
+        wrapped: at.wrapped,
+    }
+}
+
+/// Where a [`walk`] is: the payload byte, the bucket, the counts applied so far, and
+/// whether a bucket wrapped.
+#[derive(Default)]
+struct Cursor {
+    byte: usize,
+    bucket: usize,
+    applied: usize,
+    wrapped: bool,
+}
+
+impl Cursor {
+    /// Walks the common case (97% of ctxsw's and netrr's varints) until it ends: one
+    /// byte, at a bucket `counts` already holds, over the counts as a slice (so nothing
+    /// is reloaded after each add) and without a branch on what the byte holds: an even
+    /// byte is a count of b/2 for this bucket, an odd one a run of b/2 + 1 empty buckets,
+    /// which adds 0 here.
+    fn one_byte_stretch<const TAKE_BACK: bool>(
+        &mut self,
+        payload: &[u8],
+        counts: &mut [u32],
+        limit: usize,
+    ) {
+        let (mut at, mut index, mut applied, mut wrapped) =
+            (self.byte, self.bucket, self.applied, self.wrapped);
+        while let Some(&b) = payload.get(at) {
+            if b >= 0x80 || index >= counts.len() || applied >= limit {
+                break;
+            }
+            let half = usize::from(b >> 1);
+            let count_mask = usize::from(b & 1).wrapping_sub(1);
+            let c = (half & count_mask) as u32;
+            let (sum, over) = if TAKE_BACK {
+                counts[index].overflowing_sub(c)
+            } else {
+                counts[index].overflowing_add(c)
+            };
+            counts[index] = sum;
+            wrapped |= over;
+            applied += usize::from(c != 0);
+            index += 1 + (half & !count_mask);
+            at += 1;
+        }
+        (self.byte, self.bucket, self.applied, self.wrapped) = (at, index, applied, wrapped);
+    }
+
+    /// Walks one varint of any length at any bucket, growing `counts` to it; `None`
+    /// where the payload is refused.
+    fn any_varint<const TAKE_BACK: bool>(
+        &mut self,
+        payload: &[u8],
+        len: usize,
+        counts: &mut Vec<u32>,
+    ) -> Option<()> {
+        let (zz, n) = varint(&payload[self.byte..])?;
+        self.byte += n;
+        if zz & 1 == 1 {
+            // A run of (zz >> 1) + 1 empty buckets (zig-zag: -v - 1 = zz >> 1).
+            self.bucket = self.bucket.checked_add((zz >> 1) as usize + 1)?;
+            return Some(());
+        }
+        let c = u32::try_from(zz >> 1).ok()?;
+        if c > 0 {
+            if self.bucket >= len {
+                return None;
+            }
+            if self.bucket >= counts.len() {
+                if self.bucket >= counts.capacity() {
+                    // Room for every bucket at once, given back by `Sum::add` after the
+                    // walk: growing bucket by bucket copied the counts again and again.
+                    counts.reserve_exact(len - counts.len());
+                }
+                counts.resize(self.bucket + 1, 0);
+            }
+            let slot = &mut counts[self.bucket];
+            let (sum, over) = if TAKE_BACK {
+                slot.overflowing_sub(c)
+            } else {
+                slot.overflowing_add(c)
+            };
+            *slot = sum;
+            self.wrapped |= over;
+            self.applied += 1;
+        }
+        self.bucket += 1;
+        Some(())
+    }
 }
 
 /// The counts arrays' lengths by header, so each is computed once.
@@ -120,12 +214,6 @@ impl Lengths {
                 .map(|x| x.distinct_values())
         })
     }
-}
-
-thread_local! {
-    /// One payload's (bucket, count) pairs, decoded once and reused: decoding each payload
-    /// twice (check, then add) was a quarter of a 2 × 50,000 report's time.
-    static DECODED: RefCell<Vec<(usize, u32)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The sum of some V2-encoded histograms that share a header.
@@ -162,42 +250,23 @@ impl Sum {
         if header != self.header {
             return false;
         }
-        let (len, counts) = (self.len, &mut self.counts);
-        DECODED.with_borrow_mut(|pairs| {
-            pairs.clear();
-            // Checked whole before any count is added, so a bad payload leaves the sum
-            // alone.
-            if !each_count(payload, len, |i, c| match u32::try_from(c) {
-                Ok(c) => {
-                    pairs.push((i, c));
-                    true
+        let (len, had) = (self.len, self.counts.len());
+        let applied = match walk::<false>(payload, len, &mut self.counts, usize::MAX) {
+            Walked::Whole { wrapped: false } => {
+                if self.counts.capacity() > self.counts.len() + self.counts.len() / 8 {
+                    // Grown this time: back to what it holds, as the sums must stay small.
+                    self.counts.shrink_to_fit();
                 }
-                Err(_) => false,
-            }) {
-                return false;
-            }
-            // Buckets come in increasing order: the last is the highest.
-            let Some(&(top, _)) = pairs.last() else {
                 return true;
-            };
-            if top >= counts.len() {
-                counts.reserve_exact(top + 1 - counts.len());
-                counts.resize(top + 1, 0);
             }
-            for (n, &(i, c)) in pairs.iter().enumerate() {
-                match counts[i].checked_add(c) {
-                    Some(sum) => counts[i] = sum,
-                    None => {
-                        // Taken back: the counts added before the one that did not fit.
-                        for &(j, d) in &pairs[..n] {
-                            counts[j] -= d;
-                        }
-                        return false;
-                    }
-                }
-            }
-            true
-        })
+            // A bucket past 32 bits: all of it taken back.
+            Walked::Whole { wrapped: true } => usize::MAX,
+            Walked::Refused { applied } => applied,
+        };
+        walk::<true>(payload, len, &mut self.counts, applied);
+        self.counts.truncate(had);
+        self.counts.shrink_to_fit();
+        false
     }
 
     /// The sum in V2, up to its last bucket with a count, as the crate writes it.
@@ -302,6 +371,39 @@ mod tests {
     }
 
     proptest! {
+        /// A payload refused partway (cut short at any byte, or a bucket passing 32 bits)
+        /// after some of its counts were added leaves the sum exactly as it was.
+        #[test]
+        fn a_refused_payload_is_taken_back_whole(
+            first in prop::collection::vec((1u64..50_000_000_000, 1u64..1_000), 1..40),
+            second in prop::collection::vec((1u64..50_000_000_000, 1u64..300), 1..40),
+            cut in 0.0f64..1.0,
+            huge in any::<bool>(),
+        ) {
+            let mut lengths = Lengths::default();
+            let mut s = Sum::first(&encode(&hist(&first)), &mut lengths).unwrap();
+            let before = s.encode();
+            let mut second = second;
+            if huge {
+                // Passes 32 bits in the sum, though not in its own payload.
+                second.push((first[0].0, u64::from(u32::MAX) - first[0].1 + 1));
+            }
+            let mut bytes = encode(&hist(&second));
+            if huge {
+                prop_assert!(!s.add(&bytes));
+            } else {
+                // Cut, with the header's payload length saying so, so the walk itself
+                // meets the end: within a varint it refuses, between two it adds less.
+                let payload = ((bytes.len() - HEADER) as f64 * cut) as usize;
+                bytes.truncate(HEADER + payload);
+                bytes[4..8].copy_from_slice(&(payload as u32).to_be_bytes());
+                if s.add(&bytes) {
+                    return Ok(());
+                }
+            }
+            prop_assert_eq!(s.encode(), before);
+        }
+
         /// The sum encoded back decodes to what adding the decoded histograms gives:
         /// the same counts, so every quantile, the count, minimum and maximum agree.
         #[test]

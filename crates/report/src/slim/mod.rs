@@ -28,6 +28,7 @@
 //! [`without_detail`] drops everything but metrics, for benchstat's export.
 
 pub(crate) mod hdr_v2;
+pub mod pipeline;
 
 use std::collections::HashMap;
 

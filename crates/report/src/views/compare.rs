@@ -56,13 +56,19 @@ pub fn variants(
     };
     let table = crate::compare_variants(info, ms, &base, &other, how.metric, how.cfg)?;
     // The percentiles read histograms only: the two variants' records are copied without
-    // their telemetry rows, most of a record.
-    let two: Vec<_> = ms
-        .iter()
-        .filter(|m| m.variant == base || m.variant == other)
-        .map(crate::slim::without_telemetry)
-        .collect();
-    let percentiles = crate::latency_percentiles(&[(info, &two)]);
+    // their telemetry rows, most of a record (unless that is all of them already: no
+    // telemetry is read without --drilldown).
+    let theirs = |m: &MeasurementRecord| m.variant == base || m.variant == other;
+    let percentiles = if ms.iter().all(|m| theirs(m) && m.telemetry.is_empty()) {
+        crate::latency_percentiles(&[(info, ms)])
+    } else {
+        let two: Vec<_> = ms
+            .iter()
+            .filter(|m| theirs(m))
+            .map(crate::slim::without_telemetry)
+            .collect();
+        crate::latency_percentiles(&[(info, &two)])
+    };
     Ok(CompareView::of(table, percentiles, None, how.buckets))
 }
 

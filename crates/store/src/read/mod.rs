@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use crate::assemble::{chunks, TelemetryFilter};
 use crate::codec::{parse_params, parse_role, RawRun};
+use crate::decoded::Decoded;
 use crate::sql::{Cells, Query, QueryExt};
 use crate::{
     MeasurementRecord, PlannedMeasurement, RunId, RunInfo, StoreError, UnavailableVariant,
@@ -151,7 +152,7 @@ pub(crate) fn measurements(
     id: RunId,
 ) -> Result<Vec<MeasurementRecord>, StoreError> {
     require_run(q, id)?;
-    rows::seq_range(q, id, (0, u32::MAX), &mut |_| true)
+    rows::seq_range(q, id, (0, u32::MAX), &mut |_| true, &mut Decoded::default())
 }
 
 /// The run's measurements handed to `visit` one at a time, in seq order, read a chunk of
@@ -169,8 +170,9 @@ pub(crate) fn visit_measurements(
         &[id.into()],
         |r| r.u32(0, "a seq"),
     )?;
+    let mut seen = Decoded::default();
     for range in chunks(&seqs) {
-        for m in rows::seq_range(q, id, range, &mut *telemetry)? {
+        for m in rows::seq_range(q, id, range, &mut *telemetry, &mut seen)? {
             visit(m)?;
         }
     }

@@ -4,6 +4,7 @@
 use crate::assemble::{
     Assembler, RawHistogram, RawMeasurement, RawTelemetry, RawThread, TelemetryFilter,
 };
+use crate::decoded::Decoded;
 use crate::sql::{Cells, Query, Value};
 use crate::{MeasurementRecord, RunId, StoreError};
 
@@ -29,22 +30,23 @@ const TELEMETRY: &str = "SELECT seq, source, key, label, cpu, value, unit FROM t
      WHERE run_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq, idx";
 
 /// The measurements of `id` whose seq lies in `lo..=hi`, whole; telemetry rows only for
-/// those `telemetry` wants.
+/// those `telemetry` wants. `seen` keeps what earlier ranges of the same read decoded.
 pub(super) fn seq_range(
     q: &mut dyn Query,
     id: RunId,
     (lo, hi): (u32, u32),
     telemetry: TelemetryFilter,
+    seen: &mut Decoded,
 ) -> Result<Vec<MeasurementRecord>, StoreError> {
     let range = [id.into(), lo.into(), hi.into()];
     let db = q.db().clone();
     let mut recs = Vec::new();
     q.query(MEASUREMENTS, &range, &mut |r| {
-        recs.push(measurement(r)?.decode(&db, id)?);
+        recs.push(measurement(r)?.decode(&db, id, seen)?);
         Ok(())
     })?;
-    let mut a = Assembler::new(&db, id, recs);
-    let any_telemetry = a.filter_telemetry(telemetry);
+    let mut a = Assembler::new(&db, id, recs, seen);
+    let telemetry = a.filter_telemetry(telemetry);
     read(q, METRICS, &range, &mut a, |a, r| {
         a.metric(
             r.u32(0, "a seq")?,
@@ -58,14 +60,22 @@ pub(super) fn seq_range(
         a.histogram(histogram(r)?)
     })?;
     read(q, THREADS, &range, &mut a, |a, r| a.thread(thread(r)?))?;
-    if any_telemetry {
-        read(q, TELEMETRY, &range, &mut a, |a, r| {
+    // Only the stretches of seqs whose telemetry is wanted: the rows between are not read.
+    for (lo, hi) in telemetry {
+        let wanted = [id.into(), lo.into(), hi.into()];
+        // The row's place in its measurement's rows, for the names it shares with the
+        // row in that place of the measurement before.
+        let (mut last, mut k) = (None, 0);
+        read(q, TELEMETRY, &wanted, &mut a, |a, r| {
             // Checked before the row is decoded: most telemetry rows are not wanted.
             let seq = r.u32(0, "a seq")?;
+            k = if last == Some(seq) { k + 1 } else { 0 };
+            last = Some(seq);
             if !a.wants_telemetry(seq) {
                 return Ok(());
             }
-            a.telemetry(telemetry_row(seq, r)?)
+            let row = telemetry_row((&db, seq, k), a.seen(), r)?;
+            a.telemetry(row)
         })?;
     }
     Ok(a.finish())
@@ -134,14 +144,24 @@ fn thread(r: &dyn Cells) -> Result<RawThread, StoreError> {
     })
 }
 
-fn telemetry_row(seq: u32, r: &dyn Cells) -> Result<RawTelemetry, StoreError> {
+/// A telemetry row, the `k`-th of measurement `seq`: its names shared with the row in that
+/// place of the measurement before where they are the same (see [`Decoded`]).
+fn telemetry_row<'r>(
+    (db, seq, k): (&crate::Location, u32, usize),
+    seen: &mut Decoded,
+    r: &'r dyn Cells,
+) -> Result<RawTelemetry<'r>, StoreError> {
+    let columns = [r.str(1)?, r.str(2)?, r.str(3)?].map(str::as_bytes);
+    let [source, key, label] = seen
+        .telemetry_names(k, columns)
+        .map_err(|e| crate::error::corrupt(db.clone(), format!("telemetry name: {e}")))?;
     Ok(RawTelemetry {
         seq,
-        source: r.text(1)?,
-        key: r.text(2)?,
-        label: r.text(3)?,
+        source,
+        key,
+        label,
         cpu: r.opt_u32(4, "a CPU")?,
         value: r.real(5)?,
-        unit: r.text(6)?,
+        unit: r.str(6)?,
     })
 }
