@@ -67,68 +67,7 @@ fn build(
     } else {
         Vec::new()
     };
-    let ((test, shift, summary_a), summary_b) = beside(
-        || {
-            let (test, shift) = describe_pair(a, b, cfg, describe);
-            (test, shift, Summary::new(a, cfg))
-        },
-        || Summary::new(b, cfg),
-        b.len() * cfg.resamples,
-    );
-    Comparison {
-        a: summary_a,
-        b: summary_b,
-        better,
-        change_pct: None,
-        change_ci_pct: None,
-        regression_pct: None,
-        p_value: 1.0,
-        p_adjusted: 1.0,
-        test,
-        shift,
-        verdict: Verdict::Undecided,
-        decision: Decision::pending(cfg.noise_pct, evidence),
-        notes,
-    }
-}
-
-/// Bootstrap draws above which B's summary is worth a thread of its own beside A's and
-/// the descriptive test: 500 repetitions a side draw 1,000,000 per side, milliseconds
-/// each, and a report over 2 × 50,000 measurements has a hundred such rows.
-const DRAWS_FOR_A_THREAD: usize = 200_000;
-
-/// `first()` and `second()`, the second on a thread of its own when `draws` (what it
-/// costs) reach [`DRAWS_FOR_A_THREAD`]; both give what they give on one thread.
-fn beside<F, S>(
-    first: impl FnOnce() -> F,
-    second: impl FnOnce() -> S + Send,
-    draws: usize,
-) -> (F, S)
-where
-    S: Send,
-{
-    if draws < DRAWS_FOR_A_THREAD {
-        return (first(), second());
-    }
-    std::thread::scope(|s| {
-        let other = s.spawn(second);
-        let mine = first();
-        match other.join() {
-            Ok(theirs) => (mine, theirs),
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    })
-}
-
-/// The Mann-Whitney test and Hodges-Lehmann shift of B against A, or NaN placeholders
-/// where they are not wanted.
-fn describe_pair(
-    a: &Sample,
-    b: &Sample,
-    cfg: &StatsConfig,
-    describe: bool,
-) -> (MannWhitney, Shift) {
-    if describe {
+    let (test, shift) = if describe {
         (mann_whitney(a, b), hodges_lehmann(a, b, cfg.confidence))
     } else {
         (
@@ -146,6 +85,21 @@ fn describe_pair(
                 widened: false,
             },
         )
+    };
+    Comparison {
+        a: Summary::new(a, cfg),
+        b: Summary::new(b, cfg),
+        better,
+        change_pct: None,
+        change_ci_pct: None,
+        regression_pct: None,
+        p_value: 1.0,
+        p_adjusted: 1.0,
+        test,
+        shift,
+        verdict: Verdict::Undecided,
+        decision: Decision::pending(cfg.noise_pct, evidence),
+        notes,
     }
 }
 

@@ -8,9 +8,6 @@
 //! (Tukey 1977, "Exploratory Data Analysis"): below Q1 − 1.5·IQR or above Q3 + 1.5·IQR.
 //! They are only marked, never removed: a slow repetition is data.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
-
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{Rng, RngExt, SeedableRng};
 use serde::Serialize;
@@ -75,30 +72,31 @@ impl Summary {
 /// A report summarizes the same repetitions more than once (a comparison's sides, then
 /// the spread of each run), and at 500 repetitions a cell's 2,000 resamples are most of
 /// its cost; the interval depends only on the values in order and the configuration, so
-/// each is computed once per process and remembered.
+/// each is computed once per thread and remembered.
 pub fn bootstrap_median_ci(sample: &Sample, cfg: &StatsConfig) -> (f64, f64) {
     type Key = (u64, usize, u64, Vec<u64>);
-    // One for the process, not per thread: a comparison bootstraps its two sides on
-    // two threads (see `compare`), and later readers of either side must find it.
-    static SEEN: std::sync::LazyLock<Mutex<HashMap<Key, (f64, f64)>>> =
-        std::sync::LazyLock::new(Default::default);
-    let seen = || SEEN.lock().unwrap_or_else(PoisonError::into_inner);
+    thread_local! {
+        static SEEN: std::cell::RefCell<std::collections::HashMap<Key, (f64, f64)>> =
+            Default::default();
+    }
     let key: Key = (
         cfg.seed,
         cfg.resamples,
         cfg.confidence.to_bits(),
         sample.values().iter().map(|v| v.to_bits()).collect(),
     );
-    if let Some(ci) = seen().get(&key).copied() {
+    if let Some(ci) = SEEN.with(|s| s.borrow().get(&key).copied()) {
         return ci;
     }
     let ci = bootstrap(sample, cfg);
-    let mut seen = seen();
-    // A long-lived process (an adaptive run's checks) must not keep every sample.
-    if seen.len() >= 4096 {
-        seen.clear();
-    }
-    seen.insert(key, ci);
+    SEEN.with(|s| {
+        let mut seen = s.borrow_mut();
+        // A long-lived process (an adaptive run's checks) must not keep every sample.
+        if seen.len() >= 4096 {
+            seen.clear();
+        }
+        seen.insert(key, ci);
+    });
     ci
 }
 

@@ -206,29 +206,13 @@ pub fn report_records(
     id: perflab_store::RunId,
     telemetry: bool,
 ) -> anyhow::Result<Vec<perflab_store::MeasurementRecord>> {
-    use perflab_report::slim::{pipeline, RunFold, TelemetryBound};
-    let mut bound = TelemetryBound::default();
-    let mut read = Ok(());
-    // Summing the histograms takes about as long as reading: on a thread beside it.
-    let records = pipeline::beside(
-        |sink| {
-            read = store.visit_measurements(id, &mut |m| telemetry && bound.keeps(m), &mut |m| {
-                match sink(m) {
-                    true => Ok(()),
-                    false => Err(perflab_store::StoreError::Visitor(
-                        "the fold stopped".into(),
-                    )),
-                }
-            })
-        },
-        |records| {
-            let mut fold = RunFold::new();
-            records.for_each(|m| fold.push(m));
-            fold.finish()
-        },
-    );
-    read?;
-    Ok(records)
+    let mut bound = perflab_report::slim::TelemetryBound::default();
+    let mut fold = perflab_report::slim::RunFold::new();
+    store.visit_measurements(id, &mut |m| telemetry && bound.keeps(m), &mut |m| {
+        fold.push(m);
+        Ok(())
+    })?;
+    Ok(fold.finish())
 }
 
 #[cfg(test)]
@@ -331,9 +315,9 @@ mod tests {
     }
 
     /// Reading a run as it streams (in chunks, telemetry rows read for the first
-    /// repetitions only, parameters decoded once, histograms summed on a thread beside
-    /// the reading) gives what folding the whole run in memory gives, and so the same
-    /// report in every format.
+    /// repetitions only, parameters decoded once, histograms summed as they come) gives
+    /// what folding the whole run in memory gives, and so the same report in every
+    /// format.
     #[test]
     fn a_streamed_run_is_the_whole_run_folded() {
         let dir = tempfile::tempdir().unwrap();
