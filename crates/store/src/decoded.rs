@@ -4,8 +4,6 @@
 
 use std::collections::HashMap;
 
-use crate::StoreError;
-
 /// The JSON columns of a run's measurements, each distinct text decoded once per read:
 /// the 100,000 measurements of a run share a few hundred parameter sets and one or two
 /// monitor lists, and decoding each row's own (parameters through an untagged enum) was
@@ -76,11 +74,11 @@ impl<T> Default for Memo<T> {
 const MEMO_LIMIT: usize = 4096;
 
 impl<T: Clone> Memo<T> {
-    pub(crate) fn get(
+    pub(crate) fn get<E>(
         &mut self,
         text: &str,
-        decode: impl FnOnce(&str) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+        decode: impl FnOnce(&str) -> Result<T, E>,
+    ) -> Result<T, E> {
         if let Some(v) = self.seen.get(text) {
             return Ok(v.clone());
         }
@@ -138,7 +136,7 @@ mod tests {
         let get = |memo: &mut Memo<usize>, text: &str| {
             memo.get(text, |t| {
                 decoded.set(decoded.get() + 1);
-                Ok(t.len())
+                Ok::<_, &str>(t.len())
             })
             .unwrap()
         };
@@ -152,7 +150,7 @@ mod tests {
         }
         assert!(memo.seen.len() <= MEMO_LIMIT);
         // An error is passed on and nothing is kept for it.
-        let e = memo.get("bad", |_| Err(StoreError::Visitor("no".into())));
+        let e = memo.get("bad", |_| Err("no"));
         assert!(e.is_err());
         assert!(!memo.seen.contains_key("bad"));
     }
