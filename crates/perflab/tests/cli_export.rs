@@ -80,7 +80,9 @@ fn the_json_export_says_its_format_and_version_first() {
     );
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     let keys: Vec<&String> = doc.as_object().unwrap().keys().collect();
-    assert_eq!(keys.len(), 6, "{keys:?}");
+    assert_eq!(keys.len(), 7, "{keys:?}");
+    let columns = ["source", "key", "label", "cpu", "value", "unit"];
+    assert_eq!(doc["telemetry_columns"], serde_json::json!(columns));
     assert!(doc["plan"].is_array(), "the plan, for import");
     // The keys the documentation lists are there, with the types it gives.
     let run = &doc["run"];
@@ -111,6 +113,16 @@ fn the_json_export_says_its_format_and_version_first() {
     assert_eq!(m["status"]["status"], "ok");
     assert_eq!(m["role"], "headline");
     assert!(m["telemetry"].is_array() && m["monitors"].is_array());
+    // Each telemetry row is the array of its fields, as `telemetry_columns` names them.
+    let rows = m["telemetry"].as_array().unwrap();
+    assert!(!rows.is_empty(), "the default monitors' rows");
+    for row in rows {
+        let row = row.as_array().unwrap();
+        assert_eq!(row.len(), columns.len(), "{row:?}");
+        assert!(row[0].is_string() && row[1].is_string() && row[2].is_string());
+        assert!(row[3].is_null() || row[3].is_u64());
+        assert!(row[4].is_number() && row[5].is_string());
+    }
     for k in ["metrics", "histograms", "threads", "notes"] {
         assert!(m["output"][k].is_array(), "output.{k}");
     }
@@ -121,7 +133,8 @@ fn the_json_export_says_its_format_and_version_first() {
 }
 
 /// An export as format_version 1 wrote it (each histogram's bytes an array of numbers,
-/// the document pretty-printed) still imports, as the very run a version 2 export is.
+/// each telemetry row an object, the document pretty-printed) still imports, as the
+/// very run a version 2 export is.
 #[test]
 fn a_version_1_export_imports_as_the_same_run() {
     #[derive(serde::Deserialize)]
@@ -133,8 +146,18 @@ fn a_version_1_export_imports_as_the_same_run() {
     let v2 = lab.export(&id);
     let mut v1 = v2.clone();
     v1["format_version"] = 1.into();
+    let columns = v1
+        .as_object_mut()
+        .unwrap()
+        .remove("telemetry_columns")
+        .unwrap();
+    let columns: Vec<String> = serde_json::from_value(columns).unwrap();
     let mut arrays = 0;
     for m in v1["measurements"].as_array_mut().unwrap() {
+        for row in m["telemetry"].as_array_mut().unwrap() {
+            let fields = row.as_array().unwrap().clone();
+            *row = serde_json::Value::Object(columns.iter().cloned().zip(fields).collect());
+        }
         for h in m["output"]["histograms"].as_array_mut().unwrap() {
             let encoded = &mut h["encoded"];
             assert!(encoded.is_string(), "version 2 writes base64: {encoded}");

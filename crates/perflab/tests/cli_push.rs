@@ -202,6 +202,9 @@ fn a_bad_export_is_one_line_exit_2_and_changes_nothing() {
     newer["format_version"] = serde_json::json!(99);
     let mut other = good.clone();
     other["format"] = serde_json::json!("someone-else");
+    let mut reordered = good.clone();
+    reordered["telemetry_columns"] =
+        serde_json::json!(["key", "source", "label", "cpu", "value", "unit"]);
     let cases = [
         (
             "garbage",
@@ -215,6 +218,11 @@ fn a_bad_export_is_one_line_exit_2_and_changes_nothing() {
             "another format",
             other.to_string(),
             "not \"perflab-export\"",
+        ),
+        (
+            "other telemetry columns",
+            reordered.to_string(),
+            "its telemetry rows list",
         ),
     ];
     let db = lab.dir.path().join("target.db");

@@ -1,8 +1,13 @@
 //! A measurement as the JSON export writes it (format_version 2): the stored record's
-//! own fields, in its order and under its names, except that each histogram's HDR
-//! encoding is one base64 string instead of an array of byte values (the array made a
-//! 50,000-measurement export 2.5 GB, five times what base64 takes). Records read either
-//! form back (`perflab_core::serde_base64`), so `import` takes both versions.
+//! own fields, in its order and under its names, except two lists that are most of a
+//! measurement. Each histogram's HDR encoding is one base64 string instead of an array
+//! of byte values (the array made a 50,000-measurement export 2.5 GB, five times what
+//! base64 takes), and each telemetry row is an array of its fields in the order the
+//! head's `telemetry_columns` names ([`TELEMETRY_COLUMNS`]), not an object repeating
+//! their names: 59 rows a measurement on a 2-CPU machine, hundreds on a big one, and
+//! their names were a quarter of the export. Records read either form of both back
+//! (`perflab_core::serde_base64`; serde reads a struct from an array of its fields in
+//! order), so `import` takes both versions.
 //!
 //! The record is taken apart field by field, with no `..`: a field added to
 //! `MeasurementRecord`, `WorkloadOutput` or `HistogramData` does not compile here until
@@ -13,6 +18,10 @@ use perflab_core::{
 };
 use perflab_store::{MeasurementRecord, MeasurementStatus, Role};
 use serde::Serialize;
+
+/// The fields of a telemetry row in the order each row lists them: `TelemetryRow`'s own
+/// order, which is how serde reads a row written as an array back.
+pub const TELEMETRY_COLUMNS: [&str; 6] = ["source", "key", "label", "cpu", "value", "unit"];
 
 #[derive(Serialize)]
 pub struct ExportedMeasurement<'a> {
@@ -25,7 +34,7 @@ pub struct ExportedMeasurement<'a> {
     started_at: f64,
     elapsed_s: f64,
     output: Output<'a>,
-    telemetry: &'a [TelemetryRow],
+    telemetry: Vec<Row<'a>>,
     role: Role,
     monitors: &'a [String],
 }
@@ -36,6 +45,24 @@ struct Output<'a> {
     histograms: Vec<Histogram<'a>>,
     threads: &'a [ThreadRecord],
     notes: &'a [String],
+}
+
+/// A telemetry row as the array of its fields, in [`TELEMETRY_COLUMNS`]' order.
+#[derive(Serialize)]
+struct Row<'a>(&'a str, &'a str, &'a str, Option<u32>, f64, Unit);
+
+impl<'a> Row<'a> {
+    fn new(t: &'a TelemetryRow) -> Self {
+        let TelemetryRow {
+            source,
+            key,
+            label,
+            cpu,
+            value,
+            unit,
+        } = t;
+        Row(source, key, label, *cpu, *value, *unit)
+    }
 }
 
 /// `HistogramData` with its bytes as base64; its attributes as there.
@@ -99,7 +126,7 @@ impl<'a> ExportedMeasurement<'a> {
                 threads,
                 notes,
             },
-            telemetry,
+            telemetry: telemetry.iter().map(Row::new).collect(),
             role: *role,
             monitors,
         }

@@ -11,9 +11,10 @@ use std::io::Write;
 use perflab_store::{MeasurementRecord, PlannedMeasurement, RunInfo};
 use serde::Serialize;
 
-use crate::cmd::export_record::ExportedMeasurement;
+use crate::cmd::export_record::{ExportedMeasurement, TELEMETRY_COLUMNS};
 
-/// The JSON export's head, its fields in this order; `plan` and `measurements` follow.
+/// The JSON export's head, its fields in this order; `telemetry_columns`, `plan` and
+/// `measurements` follow.
 #[derive(Serialize)]
 pub struct Head<'a> {
     pub format: &'static str,
@@ -45,6 +46,8 @@ impl<W: Write> JsonStream<W> {
         debug_assert!(text.ends_with(b"\n}"));
         text.truncate(text.len() - 2);
         out.write_all(&text)?;
+        out.write_all(b",\n  \"telemetry_columns\": ")?;
+        serde_json::to_writer(&mut out, &TELEMETRY_COLUMNS)?;
         out.write_all(b",\n  \"plan\": [")?;
         let mut line = Vec::new();
         for (i, row) in plan.iter().enumerate() {
@@ -198,7 +201,8 @@ mod tests {
     }
 
     /// Version 2 holds what version 1 held, under the same names: only the histogram
-    /// bytes are written otherwise, a base64 string for the array.
+    /// bytes are written otherwise, a base64 string for the array, and the telemetry
+    /// rows, arrays of the fields the head's `telemetry_columns` names.
     #[test]
     fn version_2_is_version_1_with_base64_bytes() {
         let (info, plan, ms) = run_with_everything();
@@ -209,6 +213,18 @@ mod tests {
         assert!(!text.is_empty());
         let bytes = &ms[0].output.histograms[0].encoded;
         *h = serde_json::to_value(bytes).unwrap();
+        let columns = v2.as_object_mut().unwrap().remove("telemetry_columns");
+        assert_eq!(columns, Some(serde_json::json!(TELEMETRY_COLUMNS)));
+        let mut rows = 0;
+        for m in v2["measurements"].as_array_mut().unwrap() {
+            for row in m["telemetry"].as_array_mut().unwrap() {
+                let fields = row.as_array().expect("a row as an array").clone();
+                let named = TELEMETRY_COLUMNS.iter().map(|c| c.to_string()).zip(fields);
+                *row = serde_json::Value::Object(named.collect());
+                rows += 1;
+            }
+        }
+        assert!(rows > 0);
         v2["format_version"] = 1.into();
         assert_eq!(v2, v1);
     }

@@ -28,6 +28,9 @@ struct Export {
     run: RunInfo,
     #[serde(default)]
     plan: Option<Vec<PlannedMeasurement>>,
+    /// Version 2: the fields each telemetry row (an array) lists, in order.
+    #[serde(default)]
+    telemetry_columns: Option<Vec<String>>,
     measurements: Vec<MeasurementRecord>,
 }
 
@@ -51,6 +54,14 @@ pub fn run(g: &Global, a: &ImportArgs) -> anyhow::Result<i32> {
             )))
         }
         _ => {}
+    }
+    // serde reads a row written as an array by `TelemetryRow`'s field order, which is the
+    // order the export names; a document naming another was not written by perflab.
+    let ours = super::export_record::TELEMETRY_COLUMNS;
+    if let Some(columns) = doc.telemetry_columns.as_deref().filter(|c| *c != ours) {
+        return Err(input(format!(
+            "{file}: its telemetry rows list {columns:?}, not {ours:?} as perflab writes them"
+        )));
     }
     let mut info = doc.run;
     if let Some(label) = &a.label {

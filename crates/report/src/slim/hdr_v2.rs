@@ -201,13 +201,20 @@ impl Cursor {
     }
 }
 
-/// The counts arrays' lengths by header, so each is computed once.
+/// What summing keeps from one sum to the next: the counts arrays' lengths by header,
+/// so each is computed once, and a zeroed array of every bucket that each sum's first
+/// payload is walked into before the sum takes its own array at its size (growing the
+/// sum's array bucket by bucket and then trimming it was a tenth of a compare over
+/// 1,000 points, whose 2,000 cells have 10 repetitions each).
 #[derive(Default)]
-pub(crate) struct Lengths(HashMap<Header, Option<usize>>);
+pub(crate) struct Workspace {
+    lengths: HashMap<Header, Option<usize>>,
+    zeroed: Vec<u32>,
+}
 
-impl Lengths {
-    fn of(&mut self, h: Header) -> Option<usize> {
-        *self.0.entry(h).or_insert_with(|| {
+impl Workspace {
+    fn len_of(&mut self, h: Header) -> Option<usize> {
+        *self.lengths.entry(h).or_insert_with(|| {
             let digits = u8::try_from(h.digits).ok()?;
             Histogram::<u64>::new_with_bounds(h.low, h.high, digits)
                 .ok()
@@ -231,14 +238,24 @@ pub(crate) struct Sum {
 
 impl Sum {
     /// A sum holding `bytes`; `None` where `add` would refuse them.
-    pub(crate) fn first(bytes: &[u8], lengths: &mut Lengths) -> Option<Sum> {
+    pub(crate) fn first(bytes: &[u8], space: &mut Workspace) -> Option<Sum> {
         let (header, _) = split(bytes)?;
+        let len = space.len_of(header)?;
+        // Zeros for every bucket (a refused payload is taken back to zeros too).
+        let mut counts = std::mem::take(&mut space.zeroed);
+        counts.resize(len, 0);
         let mut s = Sum {
             header,
-            len: lengths.of(header)?,
-            counts: Vec::new(),
+            len,
+            counts,
         };
-        s.add(bytes).then_some(s)
+        let added = s.add(bytes);
+        let mut zeroed = std::mem::take(&mut s.counts);
+        let used = zeroed.iter().rposition(|&c| c > 0).map_or(0, |top| top + 1);
+        s.counts = zeroed[..used].to_vec();
+        zeroed[..used].fill(0);
+        space.zeroed = zeroed;
+        added.then_some(s)
     }
 
     /// Adds `bytes` when they decode and share the header; `false` (and the sum as it
@@ -350,8 +367,8 @@ mod tests {
 
     #[test]
     fn other_bounds_and_garbage_are_refused_not_summed() {
-        let mut lengths = Lengths::default();
-        let mut s = Sum::first(&encode(&hist(&[(100, 2)])), &mut lengths).unwrap();
+        let mut space = Workspace::default();
+        let mut s = Sum::first(&encode(&hist(&[(100, 2)])), &mut space).unwrap();
         let other = Histogram::<u64>::new_with_bounds(1, 1000, 2).unwrap();
         assert!(!s.add(&encode(&other)));
         assert!(!s.add(b"not a histogram"));
@@ -363,8 +380,8 @@ mod tests {
 
     #[test]
     fn a_count_past_32_bits_is_refused_and_leaves_the_sum_as_it_was() {
-        let mut lengths = Lengths::default();
-        let mut s = Sum::first(&encode(&hist(&[(100, 3), (5_000, 1)])), &mut lengths).unwrap();
+        let mut space = Workspace::default();
+        let mut s = Sum::first(&encode(&hist(&[(100, 3), (5_000, 1)])), &mut space).unwrap();
         assert!(!s.add(&encode(&hist(&[(100, 1), (5_000, u64::from(u32::MAX))]))));
         assert!(!s.add(&encode(&hist(&[(7, 1 << 33)]))));
         assert_eq!(decode(&s.encode()), hist(&[(100, 3), (5_000, 1)]));
@@ -380,8 +397,8 @@ mod tests {
             cut in 0.0f64..1.0,
             huge in any::<bool>(),
         ) {
-            let mut lengths = Lengths::default();
-            let mut s = Sum::first(&encode(&hist(&first)), &mut lengths).unwrap();
+            let mut space = Workspace::default();
+            let mut s = Sum::first(&encode(&hist(&first)), &mut space).unwrap();
             let before = s.encode();
             let mut second = second;
             if huge {
@@ -414,8 +431,8 @@ mod tests {
             )
         ) {
             let hs: Vec<Histogram<u64>> = reps.iter().map(|r| hist(r)).collect();
-            let mut lengths = Lengths::default();
-            let mut s = Sum::first(&encode(&hs[0]), &mut lengths).unwrap();
+            let mut space = Workspace::default();
+            let mut s = Sum::first(&encode(&hs[0]), &mut space).unwrap();
             let mut want = hs[0].clone();
             for h in &hs[1..] {
                 prop_assert!(s.add(&encode(h)));

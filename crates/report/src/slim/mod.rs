@@ -34,7 +34,7 @@ use std::collections::HashMap;
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, Role};
 
-use hdr_v2::{Lengths, Sum};
+use hdr_v2::{Sum, Workspace};
 
 /// Repetitions of a cell whose telemetry rows a report keeps: more than any ordinary
 /// run has (the snapshot tests' 3 to 5, studies' 5 to 10), few enough that 100,000
@@ -84,7 +84,7 @@ struct Cell {
 pub struct RunFold {
     ms: Vec<MeasurementRecord>,
     cells: HashMap<CellKey, Cell>,
-    lengths: Lengths,
+    space: Workspace,
     empty: Vec<u8>,
 }
 
@@ -114,7 +114,7 @@ impl RunFold {
             );
             match self.cells.get_mut(&key) {
                 None => {
-                    let sum = Sum::first(&h.encoded, &mut self.lengths);
+                    let sum = Sum::first(&h.encoded, &mut self.space);
                     let cell = Cell {
                         carrier: sum.is_some().then_some((at, slot)),
                         verbatim: sum.is_none(),
