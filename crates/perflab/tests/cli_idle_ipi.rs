@@ -28,7 +28,7 @@ fn idle_ipi_quick_on_this_machine() {
     let (stdout, err) = text(&o);
     let id = run_id(&err);
 
-    let doc = lab.export(&id);
+    let doc = lab.export_named(&id);
     let run = &doc["run"];
     // Without root poll-only is unavailable: the comparison never happened (exit 5).
     let expected = match run["unavailable"].as_array().unwrap().is_empty() {
@@ -165,7 +165,7 @@ fn idle_ipi_on_fixture_trees_runs_both_variants_and_restores_the_tree() {
             "{host}: the tree was left changed"
         );
         let id = run_id(&err);
-        let doc = lab.export(&id);
+        let doc = lab.export_named(&id);
         let all = doc["measurements"].as_array().unwrap();
         // The default counters monitor runs in one telemetry repetition per point and
         // variant, after the point's headline ones (none where perf events cannot open).

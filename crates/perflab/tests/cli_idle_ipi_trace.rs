@@ -41,7 +41,7 @@ fn idle_ipi_with_idlewake_stores_spans_per_idle_state_needs_root_and_idle_states
     ]);
     let (stdout, err) = text(&o);
     let id = run_id(&err);
-    let doc = lab.export(&id);
+    let doc = lab.export_named(&id);
     let keys: Vec<String> = doc["measurements"]
         .as_array()
         .unwrap()

@@ -85,7 +85,7 @@ fn tool_outputs_with_impossible_figures_are_refused_whole() {
 #[test]
 fn perflab_json_with_impossible_figures_is_refused_whole() {
     let lab = lab_with_a_run();
-    let doc = lab.export("1");
+    let doc = lab.export_named("1");
     let edit = |f: &dyn Fn(&mut serde_json::Value)| {
         let mut d = doc.clone();
         // Another uid, so that a wrongly accepted import would add a run.
@@ -168,7 +168,7 @@ fn an_overflowed_cyclictest_histogram_reads_as_censored() {
         out.contains("`≥N` where the percentile falls among samples past"),
         "{out}"
     );
-    let doc = lab.export("1");
+    let doc = lab.export_named("1");
     let h = &doc["measurements"][0]["output"]["histograms"][0];
     assert_eq!(h["count"], 957);
     assert_eq!(h["p50"], serde_json::Value::Null);
@@ -185,5 +185,5 @@ fn an_overflowed_cyclictest_histogram_reads_as_censored() {
         exported.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{:?}", text(&o));
-    assert_eq!(other.export("1")["measurements"], doc["measurements"]);
+    assert_eq!(other.export_named("1")["measurements"], doc["measurements"]);
 }

@@ -73,7 +73,7 @@ fn irq_fill_compares_one_paced_fill_under_two_interrupt_settings_never_paced_vs_
     assert!(o.status.success(), "{out}\n{err}");
     assert_eq!(affinities(), before, "IRQ affinities were left changed");
     let id = run_id(&err);
-    let doc = lab.export(&id);
+    let doc = lab.export_named(&id);
     let ms = doc["measurements"].as_array().unwrap();
     let measured: std::collections::BTreeSet<&str> =
         ms.iter().map(|m| m["variant"].as_str().unwrap()).collect();
@@ -140,7 +140,7 @@ fn an_unpaced_cpu_fill_says_it_raises_no_device_interrupts() {
     ]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}\n{err}");
-    let doc = lab.export(&run_id(&err));
+    let doc = lab.export_named(&run_id(&err));
     let m = &doc["measurements"][0];
     assert!(metric(m, "timer_waits").is_none());
     assert!(

@@ -95,7 +95,7 @@ fn netpaths_quick_over_five_paths_leaves_the_host_as_it_was_needs_root() {
     }
     assert_eq!(out.matches("3 streams").count(), 5, "{out}");
 
-    let doc = lab.export(&run_id(&err));
+    let doc = lab.export_named(&run_id(&err));
     let ms = doc["measurements"].as_array().unwrap();
     assert_eq!(ms.len(), 5 * 2 * 4, "5 paths x 2 loads x 4 repetitions");
     for m in ms {
@@ -269,7 +269,7 @@ fn a_peer_that_does_not_answer_fails_the_repetition_in_bounded_time() {
         "took {:?}",
         t0.elapsed()
     );
-    let doc = lab.export(&run_id(&err));
+    let doc = lab.export_named(&run_id(&err));
     let why = doc["measurements"][0]["status"]["error"]
         .as_str()
         .expect("the repetition failed")

@@ -65,7 +65,7 @@ fn perf_memcpy_study_by_size_and_page_size_needs_root_and_perf() {
     );
     assert!(out.contains("Counters (counters"), "{out}");
     let id = run_id(&err);
-    let doc = lab.export(&id);
+    let doc = lab.export_named(&id);
     let all = doc["measurements"].as_array().unwrap();
     let ms: Vec<&serde_json::Value> = all.iter().filter(|m| m["role"] == "headline").collect();
     assert_eq!(ms.len(), 2 * 3 * 4, "2 sizes x 3 variants x 4 repetitions");

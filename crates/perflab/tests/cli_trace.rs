@@ -127,7 +127,7 @@ fn netrr_netrx_spans_fit_in_the_round_trip_needs_root() {
     );
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    let run = lab.export(&run_id(&err));
+    let run = lab.export_named(&run_id(&err));
     let tele: Vec<&serde_json::Value> = run["measurements"]
         .as_array()
         .unwrap()
@@ -194,7 +194,7 @@ fn bpf_run(workload: &str) -> serde_json::Value {
         .expect("run perflab");
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    let run = lab.export(&run_id(&err));
+    let run = lab.export_named(&run_id(&err));
     let m = run["measurements"]
         .as_array()
         .unwrap()

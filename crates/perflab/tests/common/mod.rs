@@ -49,12 +49,34 @@ impl Lab {
         serde_json::from_slice(&o.stdout).expect("export prints JSON")
     }
 
+    /// `perflab export RUN` with each telemetry row an object keyed by the head's
+    /// `telemetry_columns` (the export writes rows as arrays; tests read fields by name).
+    pub fn export_named(&self, id: &str) -> serde_json::Value {
+        let mut doc = self.export(id);
+        name_telemetry_fields(&mut doc);
+        doc
+    }
+
     /// A writable copy of `tests/fixtures/<name>` inside this lab.
     pub fn fixture_copy(&self, name: &str) -> PathBuf {
         let src = fixtures().join(name);
         let dst = self.dir.path().join(format!("root-{name}"));
         copy_tree(&src, &dst);
         dst
+    }
+}
+
+/// Turns every measurement's telemetry rows from arrays into objects named by the
+/// document's `telemetry_columns`; panics on a row whose length differs from the columns.
+pub fn name_telemetry_fields(doc: &mut serde_json::Value) {
+    let columns: Vec<String> = serde_json::from_value(doc["telemetry_columns"].clone())
+        .expect("the export names its telemetry columns");
+    for m in doc["measurements"].as_array_mut().into_iter().flatten() {
+        for row in m["telemetry"].as_array_mut().into_iter().flatten() {
+            let fields = row.as_array().expect("a telemetry row is an array").clone();
+            assert_eq!(fields.len(), columns.len(), "telemetry row {row}");
+            *row = columns.iter().cloned().zip(fields).collect();
+        }
     }
 }
 
