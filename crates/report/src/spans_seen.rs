@@ -36,8 +36,8 @@ pub fn why_absent(span: &str, path: &str, tcg: bool) -> Option<&'static str> {
     match name {
         "vhost_wake" | "vhost_run" if novhost => Some("no vhost-net on this path"),
         "vhost_wake" | "vhost_run" => Some("no vhost worker woke: vhost-net not in use?"),
-        "vhost_irq" if tcg => Some("TCG has no KVM interrupt injection"),
-        "vhost_irq" if novhost => Some("no vhost-net on this path"),
+        "vhost_irq" | "vcpu_wake" if tcg => Some("TCG has no KVM interrupt injection"),
+        "vhost_irq" | "vcpu_wake" if novhost => Some("no vhost-net on this path"),
         "guest_entry" if tcg => Some("TCG has no KVM exits or entries"),
         // The receiving task of a VM path runs inside the guest, which the host's
         // tracepoints do not see.

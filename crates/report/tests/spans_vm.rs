@@ -40,7 +40,7 @@ const SPANS: [(&str, &str, f64, f64); 5] = [
     ),
     (
         "netrx.guest_entry",
-        "(d) guest interrupt injected → vCPU enters guest",
+        "(d) KVM wakes the vCPU → vCPU enters guest",
         0.0,
         0.0,
     ),
@@ -158,8 +158,7 @@ fn seed_spans_the_kernel_could_not_trace_keep_their_rows_and_say_why() {
             "trace: this kernel has no kvm:kvm_set_irq, kvm:kvm_msi_set_irq: span \
              netrx.vhost_irq is skipped"
                 .to_string(),
-            "trace: this kernel has no kvm:kvm_set_irq, kvm:kvm_msi_set_irq, kvm:kvm_entry: \
-             span netrx.guest_entry is skipped"
+            "trace: this kernel has no kvm:kvm_entry: span netrx.guest_entry is skipped"
                 .to_string(),
         ]);
     }
@@ -176,15 +175,15 @@ fn seed_spans_the_kernel_could_not_trace_keep_their_rows_and_say_why() {
         (
             "netrx.guest_entry",
             &SeedCell::NotTraced(
-                "this kernel has no kvm:kvm_set_irq, kvm:kvm_msi_set_irq, kvm:kvm_entry (no \
-                 kvm module: a TCG host, or KVM not loaded)"
+                "this kernel has no kvm:kvm_entry (no kvm module: a TCG host, or KVM not \
+                 loaded)"
                     .into()
             )
         )
     );
     let text = t.render(Format::Text);
     assert!(
-        text.contains("(d) guest interrupt injected → vCPU enters guest")
+        text.contains("(d) KVM wakes the vCPU → vCPU enters guest")
             && text.contains("not traced: this kernel has no kvm:kvm_set_irq"),
         "{text}"
     );

@@ -599,8 +599,10 @@ fn idle_entries(sys: &SysRoot) -> u64 {
 }
 
 /// netrx's every span on a KVM + vhost-net host (tests/fixtures/trace/kvm-vhost-rx.txt,
-/// built from the kernel's event formats by make_kvm_vhost.py): four packets, the fourth
-/// finding the vhost worker running, with noise on other CPUs.
+/// built from the kernel's event formats by make_kvm_vhost.py): six packets, the fourth
+/// finding the vhost worker running, the fifth with other vCPUs (one of another VM)
+/// entering their guests while vCPU 0 is woken, the sixth finding vCPU 0 in its guest;
+/// noise on other CPUs.
 #[test]
 fn netrx_on_a_kvm_vhost_host_measures_a_to_d() {
     let set = built_in("netrx").unwrap();
@@ -617,23 +619,40 @@ fn netrx_on_a_kvm_vhost_host_measures_a_to_d() {
     };
     // (a) NET_RX raised → softirq runs: every packet, 3 µs; the TIMER/RCU/SCHED softirqs
     // of other CPUs are filtered out.
-    assert_eq!(got("raise"), (4, 3_000, 0));
+    assert_eq!(got("raise"), (6, 3_000, 0));
     // The NIC's interrupt → NET_RX raised, the NVMe interrupt on CPU 0 cancelled by its exit.
-    assert_eq!(got("irq"), (4, 1_000, 0));
-    // (b) NET_RX → vhost worker woken: the three packets that found it asleep, 5 µs; the
+    assert_eq!(got("irq"), (6, 1_000, 0));
+    // (b) NET_RX → vhost worker woken: the five packets that found it asleep, 5 µs; the
     // fourth is cancelled by the softirq's exit (a running worker is not woken).
-    assert_eq!(got("vhost_wake").0, 3);
+    assert_eq!(got("vhost_wake").0, 5);
     assert_eq!(got("vhost_wake").1, 5_000);
     // (Every other switch is an end without a start, as everywhere.)
-    assert_eq!(got("vhost_run").0, 3);
+    assert_eq!(got("vhost_run").0, 5);
     assert_eq!(got("vhost_run").1, 6_000);
-    // (c) vhost running → guest interrupt injected, through MSI (packets 1, 3) and INTx
-    // (packet 2); packet 4's injection follows no traced wake-up: unmatched.
-    assert_eq!(got("vhost_irq"), (3, 6_000, 1));
-    // (d) injected → vCPU enters the guest, 9 µs; vCPU 1's entries and packet 4's are
-    // unmatched (keyed globally: the set assumes one vCPU takes the interrupt).
-    assert_eq!(got("guest_entry"), (3, 9_000, 3));
-    for name in ["raise", "vhost_wake", "vhost_irq", "guest_entry"] {
+    // (c) vhost running → guest interrupt injected, through MSI (packets 1, 3, 5, 6) and
+    // INTx (packet 2); packet 4's injection follows no traced wake-up: unmatched.
+    assert_eq!(got("vhost_irq"), (5, 6_000, 1));
+    // Injected → vCPU 0 woken by the injecting worker, 1 µs, where vCPU 0 was halted;
+    // packet 6's wait (vCPU 0 running its guest) is cancelled when the worker sleeps, so
+    // the worker's later wake-up of QEMU's main thread does not end it.
+    assert_eq!(got("vcpu_wake").0, 4);
+    assert_eq!(got("vcpu_wake").1, 1_000);
+    // (d) KVM wakes vCPU 0 → it enters its guest, 8 µs every time: keyed by the woken
+    // thread, so packet 5's entries of vCPU 1 and of another VM's vCPU 0 (1 and 2 µs after
+    // the wake-up) do not end it; they and the other entries outside a window are
+    // unmatched.
+    assert_eq!(got("guest_entry"), (4, 8_000, 5));
+    assert_eq!(
+        by_name(&r, "guest_entry").hist.value_at_quantile(0.0),
+        8_000
+    );
+    for name in [
+        "raise",
+        "vhost_wake",
+        "vhost_irq",
+        "vcpu_wake",
+        "guest_entry",
+    ] {
         let s = by_name(&r, name);
         assert_eq!(
             s.hist.value_at_quantile(0.0),
@@ -643,6 +662,6 @@ fn netrx_on_a_kvm_vhost_host_measures_a_to_d() {
     }
     // On the host the receiver is the vhost worker: the host-path spans see it woken and
     // run, and no receive syscall (the guest's receiver is out of the host's sight).
-    assert_eq!(got("wake").0, 3);
+    assert_eq!(got("wake").0, 5);
     assert_eq!(got("syscall").0, 0);
 }

@@ -206,7 +206,7 @@ mod proofs {
         let (t, m) = both(built_in("netrx").unwrap().spans, &text);
         assert_eq!(t, m);
         let d = m.iter().find(|s| s.0 == "guest_entry").unwrap();
-        assert_eq!((d.1, d.3), (3, 9_000));
+        assert_eq!((d.1, d.3), (4, 8_000));
     }
 
     #[test]
