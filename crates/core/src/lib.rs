@@ -6,6 +6,7 @@
 pub mod adaptive_target;
 pub mod catalog;
 pub mod censored;
+pub mod clocks;
 pub mod cpu_path;
 pub mod descriptor;
 pub mod error;
@@ -31,6 +32,7 @@ pub mod spec;
 pub mod sys_error;
 pub mod sysroot;
 pub mod telemetry;
+pub mod thread_accounting;
 pub mod threads;
 pub mod timing_probe;
 pub mod units;

@@ -11,27 +11,9 @@ use std::sync::Mutex;
 
 use crate::output::{ThreadCount, ThreadRecord};
 use crate::perf_event;
+use crate::thread_accounting::{Accounted, Reading};
 
-/// CLOCK_MONOTONIC in nanoseconds: the one clock all thread records use.
-pub fn monotonic_ns() -> u64 {
-    clock_ns(libc::CLOCK_MONOTONIC)
-}
-
-/// The CPU time the calling thread has used, in nanoseconds: its busy time, which a
-/// thread's interval alone cannot tell from time spent preempted.
-pub fn thread_cpu_ns() -> u64 {
-    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
-fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use crate::clocks::{monotonic_ns, thread_cpu_ns};
 
 /// The CPU the calling thread runs on now.
 pub fn current_cpu() -> Option<u32> {
@@ -92,16 +74,21 @@ impl ThreadTracker {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone();
-        // Opened on the thread itself (pid 0), disabled until `start`, never inherited:
-        // the count is this thread's alone. An event that fails to open is left out; the
-        // monitor has already said which events this machine lacks.
+        // The software events come from the kernel's own accounting of the thread
+        // (`thread_accounting`: a perf event per thread made every context switch dearer).
+        // The rest are opened on the thread itself (pid 0), disabled until `start`, never
+        // inherited: the count is this thread's alone. An event that fails to open is
+        // left out; the monitor has already said which events this machine lacks.
         let counters = events
             .iter()
-            .filter_map(|e| {
-                let flags = e.flags | perf_event::FLAG_DISABLED;
-                perf_event::open(e.type_, e.config, perf_event::READ_TIMES, flags, 0, -1)
-                    .ok()
-                    .map(|fd| (e.name, fd))
+            .filter_map(|e| match Accounted::of(e.type_, e.config, e.flags) {
+                Some(a) => Some((e.name, Counter::Kernel(a))),
+                None => {
+                    let flags = e.flags | perf_event::FLAG_DISABLED;
+                    perf_event::open(e.type_, e.config, perf_event::READ_TIMES, flags, 0, -1)
+                        .ok()
+                        .map(|fd| (e.name, Counter::Perf(fd)))
+                }
             })
             .collect();
         ThreadProbe {
@@ -113,6 +100,7 @@ impl ThreadTracker {
             },
             samples: BTreeMap::new(),
             counters,
+            accounted_from: None,
         }
     }
 
@@ -143,12 +131,29 @@ impl ThreadTracker {
     }
 }
 
+/// Where one of a thread's counts comes from.
+#[derive(Debug)]
+enum Counter {
+    Perf(OwnedFd),
+    Kernel(Accounted),
+}
+
 /// The running record of one thread.
 #[derive(Debug)]
 pub struct ThreadProbe {
     record: ThreadRecord,
     samples: BTreeMap<u32, u64>,
-    counters: Vec<(&'static str, OwnedFd)>,
+    counters: Vec<(&'static str, Counter)>,
+    /// The kernel's accounting of the thread at `start`, where a count comes from it.
+    accounted_from: Option<Reading>,
+}
+
+impl ThreadProbe {
+    fn wants_migrations(&self) -> bool {
+        self.counters
+            .iter()
+            .any(|(_, c)| matches!(c, Counter::Kernel(Accounted::CpuMigrations)))
+    }
 }
 
 impl ThreadProbe {
@@ -156,8 +161,17 @@ impl ThreadProbe {
     pub fn start(&mut self) {
         // A counter that cannot be enabled reads zero time enabled, which the record's
         // scaling reports as not counted rather than as a zero count.
-        for (_, fd) in &self.counters {
-            let _ = perf_event::enable(fd);
+        for (_, c) in &self.counters {
+            if let Counter::Perf(fd) = c {
+                let _ = perf_event::enable(fd);
+            }
+        }
+        if self
+            .counters
+            .iter()
+            .any(|(_, c)| matches!(c, Counter::Kernel(_)))
+        {
+            self.accounted_from = Some(Reading::now(self.wants_migrations()));
         }
         self.record.start_ns = monotonic_ns();
         self.sample_cpu();
@@ -179,13 +193,23 @@ impl ThreadProbe {
     pub fn finish(mut self, tracker: &ThreadTracker, bytes: Option<u64>) {
         self.sample_cpu();
         self.record.end_ns = monotonic_ns();
+        let accounted_to = self
+            .accounted_from
+            .map(|_| Reading::now(self.wants_migrations()));
         self.record.counters = self
             .counters
             .iter()
-            .filter_map(|(name, fd)| {
-                perf_event::read_times(fd)
+            .filter_map(|(name, c)| match c {
+                Counter::Perf(fd) => perf_event::read_times(fd)
                     .ok()
-                    .map(|t| ThreadCount::from_times(name, t))
+                    .map(|t| ThreadCount::from_times(name, t)),
+                Counter::Kernel(a) => Some(ThreadCount {
+                    event: name.to_string(),
+                    value: accounted_to
+                        .zip(self.accounted_from)
+                        .and_then(|(to, from)| to.since(&from, *a)),
+                    running_pct: None,
+                }),
             })
             .collect();
         self.record.bytes = bytes;

@@ -354,7 +354,9 @@ impl Monitor for CountersMonitor {
         }
         if self.scope == Scope::Process {
             // Workload threads that begin after this count the same events on themselves,
-            // so their records say which thread did what (the rows stay the process sum).
+            // so their records say which thread did what (the rows stay the process sum):
+            // the software events from the kernel's accounting of each thread, at no cost
+            // to a context switch (perflab_core::thread_accounting), the others as events.
             let flags = perf::mode_flags(self.modes.unwrap_or(Modes::UserAndKernel));
             ctx.threads.count_per_thread(
                 opened
