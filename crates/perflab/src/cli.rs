@@ -362,7 +362,7 @@ pub struct CrosscheckArgs {
     /// every format over runs of 10,000 and 50,000 measurements and a compare over 1,000
     /// points; exits 4 outside issue 24's targets; about 2 minutes on 2 CPUs, most of it
     /// storing the runs, and 2 GB of temporary files), monitors (each workload with each monitor
-    /// set on against none, interleaved, as a ratio; exits 1 when a set that runs around
+    /// set on against none, interleaved, as a ratio; exits 4 when a set that runs around
     /// headline figures moves them by more than --tolerance), gpu (gpuxfer against a plain
     /// CUDA-events loop, h2d and d2h, host memory 4k, thp, 2m, pinned, at --sizes; 6 to 24
     /// interleaved pairs per row, so give a short duration, e.g. --duration=0.2s), trace (the
