@@ -78,7 +78,11 @@ fn netpaths_quick_over_five_paths_leaves_the_host_as_it_was_needs_root() {
     let pid = child.id();
     let o = child.wait_with_output().unwrap();
     let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}\n{err}");
+    // On a loaded machine the tap path under its 3 bulk streams can drop 4 requests in a
+    // row (the tap's queue full of the streams' segments): that measurement fails, as it
+    // should, and the run exits 3. Any other failure fails the test (below).
+    let some_failed = o.status.code() == Some(3);
+    assert!(o.status.success() || some_failed, "{out}\n{err}");
     assert_eq!(
         host_network(Some(pid)),
         before,
@@ -98,8 +102,20 @@ fn netpaths_quick_over_five_paths_leaves_the_host_as_it_was_needs_root() {
     let doc = lab.export_named(&run_id(&err));
     let ms = doc["measurements"].as_array().unwrap();
     assert_eq!(ms.len(), 5 * 2 * 4, "5 paths x 2 loads x 4 repetitions");
+    let mut failed = 0;
     for m in ms {
-        assert_eq!(m["status"]["status"], "ok", "{m}");
+        if m["status"]["status"] != "ok" {
+            let why = m["status"]["error"].as_str().unwrap_or_default();
+            assert!(
+                some_failed
+                    && m["params"]["load_streams"] == 3
+                    && m["variant"] == "tap"
+                    && why.contains("requests in a row"),
+                "{m}"
+            );
+            failed += 1;
+            continue;
+        }
         let h = &m["output"]["histograms"][0];
         assert_eq!(h["name"], "rtt");
         // Round trips were timed on every path. How many fit in 0.5 s is a speed (the tap
@@ -125,6 +141,9 @@ fn netpaths_quick_over_five_paths_leaves_the_host_as_it_was_needs_root() {
             assert!(load["value"].as_f64().unwrap() > 0.0, "{load}");
         }
     }
+    // Exit 3 says some failed; at most the loaded tap point's 4 repetitions may have.
+    assert_eq!(some_failed, failed > 0, "{err}");
+    assert!(failed <= 4, "{failed} measurements failed\n{err}");
 }
 
 #[test]
