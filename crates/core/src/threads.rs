@@ -154,9 +154,7 @@ impl ThreadProbe {
             .iter()
             .any(|(_, c)| matches!(c, Counter::Kernel(Accounted::CpuMigrations)))
     }
-}
 
-impl ThreadProbe {
     /// Starts the record's interval and its counters (a cheap ioctl per counter).
     pub fn start(&mut self) {
         // A counter that cannot be enabled reads zero time enabled, which the record's
