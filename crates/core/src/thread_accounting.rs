@@ -44,46 +44,55 @@ impl Accounted {
             1 => Some(Self::TaskClock),
             2 => Some(Self::PageFaults),
             3 => Some(Self::ContextSwitches),
-            4 if read_migrations().is_some() => Some(Self::CpuMigrations),
+            4 if has_migrations() => Some(Self::CpuMigrations),
             _ => None,
         }
     }
 }
 
-/// The calling thread's accounting at one moment.
+/// The calling thread's accounting at one moment: what a thread record keeps of it at its
+/// end too (switches, migrations), so the end is read once.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Reading {
     pub cpu_ns: u64,
-    pub switches: u64,
-    pub faults: u64,
+    /// Voluntary and involuntary context switches (`None` where getrusage failed).
+    pub voluntary: Option<u64>,
+    pub involuntary: Option<u64>,
+    pub faults: Option<u64>,
     pub migrations: Option<u64>,
 }
 
 impl Reading {
-    /// The calling thread's counts now; the migrations only when `migrations` is asked
-    /// for (a /proc read, where the rest are two system calls).
-    pub fn now(migrations: bool) -> Self {
+    /// The calling thread's counts now: two system calls and a /proc read.
+    pub fn now() -> Self {
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         // SAFETY: getrusage writes into the rusage we own.
         let ok = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } == 0;
-        let field = |v: libc::c_long| if ok { v.max(0) as u64 } else { 0 };
+        let field = |v: libc::c_long| ok.then_some(v.max(0) as u64);
         Self {
             cpu_ns: crate::clocks::thread_cpu_ns(),
-            switches: field(ru.ru_nvcsw) + field(ru.ru_nivcsw),
-            faults: field(ru.ru_minflt) + field(ru.ru_majflt),
-            migrations: if migrations { read_migrations() } else { None },
+            voluntary: field(ru.ru_nvcsw),
+            involuntary: field(ru.ru_nivcsw),
+            faults: field(ru.ru_minflt)
+                .zip(field(ru.ru_majflt))
+                .map(|(a, b)| a + b),
+            migrations: read_migrations(),
         }
+    }
+
+    fn switches(&self) -> Option<u64> {
+        Some(self.voluntary? + self.involuntary?)
     }
 
     /// The count of `event` from `start` to this reading, in the event's own unit
     /// (nanoseconds for task-clock); `None` where a side lacks it.
     pub fn since(&self, start: &Reading, event: Accounted) -> Option<f64> {
-        let delta = |a: u64, b: u64| a.checked_sub(b).map(|d| d as f64);
+        let delta = |a: Option<u64>, b: Option<u64>| a?.checked_sub(b?).map(|d| d as f64);
         match event {
-            Accounted::TaskClock => delta(self.cpu_ns, start.cpu_ns),
-            Accounted::ContextSwitches => delta(self.switches, start.switches),
+            Accounted::TaskClock => delta(Some(self.cpu_ns), Some(start.cpu_ns)),
+            Accounted::ContextSwitches => delta(self.switches(), start.switches()),
             Accounted::PageFaults => delta(self.faults, start.faults),
-            Accounted::CpuMigrations => delta(self.migrations?, start.migrations?),
+            Accounted::CpuMigrations => delta(self.migrations, start.migrations),
         }
     }
 }
@@ -93,6 +102,12 @@ impl Reading {
 fn read_migrations() -> Option<u64> {
     let f = std::fs::File::open("/proc/thread-self/sched").ok()?;
     crate::sched::parse_nr_migrations(std::io::BufReader::new(f))
+}
+
+/// Whether this kernel shows a thread's migrations (SCHED_DEBUG), asked once.
+fn has_migrations() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| read_migrations().is_some())
 }
 
 #[cfg(test)]
@@ -114,14 +129,16 @@ mod tests {
     fn counts_are_differences_and_a_missing_side_is_unknown() {
         let a = Reading {
             cpu_ns: 1_000,
-            switches: 5,
-            faults: 7,
+            voluntary: Some(4),
+            involuntary: Some(1),
+            faults: Some(7),
             migrations: Some(1),
         };
         let b = Reading {
             cpu_ns: 4_500,
-            switches: 9,
-            faults: 7,
+            voluntary: Some(7),
+            involuntary: Some(2),
+            faults: Some(7),
             migrations: None,
         };
         assert_eq!(b.since(&a, Accounted::TaskClock), Some(3_500.0));
@@ -134,11 +151,11 @@ mod tests {
 
     #[test]
     fn a_thread_that_sleeps_switches_and_one_that_spins_uses_cpu() {
-        let start = Reading::now(true);
+        let start = Reading::now();
         std::thread::sleep(std::time::Duration::from_millis(2));
         let t0 = crate::clocks::thread_cpu_ns();
         while crate::clocks::thread_cpu_ns() - t0 < 2_000_000 {}
-        let end = Reading::now(true);
+        let end = Reading::now();
         assert!(end.since(&start, Accounted::ContextSwitches).unwrap() >= 1.0);
         assert!(end.since(&start, Accounted::TaskClock).unwrap() >= 2e6);
     }

@@ -149,12 +149,6 @@ pub struct ThreadProbe {
 }
 
 impl ThreadProbe {
-    fn wants_migrations(&self) -> bool {
-        self.counters
-            .iter()
-            .any(|(_, c)| matches!(c, Counter::Kernel(Accounted::CpuMigrations)))
-    }
-
     /// Starts the record's interval and its counters (a cheap ioctl per counter).
     pub fn start(&mut self) {
         // A counter that cannot be enabled reads zero time enabled, which the record's
@@ -169,7 +163,7 @@ impl ThreadProbe {
             .iter()
             .any(|(_, c)| matches!(c, Counter::Kernel(_)))
         {
-            self.accounted_from = Some(Reading::now(self.wants_migrations()));
+            self.accounted_from = Some(Reading::now());
         }
         self.record.start_ns = monotonic_ns();
         self.sample_cpu();
@@ -191,9 +185,11 @@ impl ThreadProbe {
     pub fn finish(mut self, tracker: &ThreadTracker, bytes: Option<u64>) {
         self.sample_cpu();
         self.record.end_ns = monotonic_ns();
-        let accounted_to = self
-            .accounted_from
-            .map(|_| Reading::now(self.wants_migrations()));
+        // One reading of the thread's accounting serves its counts and the record's
+        // own scheduler figures. They describe this process on the running kernel, not
+        // the machine's configuration, so they come from the real /proc and getrusage
+        // rather than through a SysRoot that may point at another machine's tree.
+        let end = Reading::now();
         self.record.counters = self
             .counters
             .iter()
@@ -203,27 +199,16 @@ impl ThreadProbe {
                     .map(|t| ThreadCount::from_times(name, t)),
                 Counter::Kernel(a) => Some(ThreadCount {
                     event: name.to_string(),
-                    value: accounted_to
-                        .zip(self.accounted_from)
-                        .and_then(|(to, from)| to.since(&from, *a)),
+                    value: self.accounted_from.and_then(|from| end.since(&from, *a)),
                     running_pct: None,
                 }),
             })
             .collect();
         self.record.bytes = bytes;
         self.record.cpu_samples = self.samples.into_iter().collect();
-        // The thread's own live scheduler counters: these describe this process on the
-        // running kernel, not the machine's configuration, so they are read from the real
-        // /proc rather than through a SysRoot that may point at another machine's tree.
-        self.record.migrations = std::fs::File::open("/proc/thread-self/sched")
-            .ok()
-            .and_then(|f| crate::sched::parse_nr_migrations(std::io::BufReader::new(f)));
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: getrusage writes into the rusage we own.
-        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } == 0 {
-            self.record.voluntary_switches = Some(ru.ru_nvcsw as u64);
-            self.record.involuntary_switches = Some(ru.ru_nivcsw as u64);
-        }
+        self.record.migrations = end.migrations;
+        self.record.voluntary_switches = end.voluntary;
+        self.record.involuntary_switches = end.involuntary;
         tracker.push(self.record);
     }
 }

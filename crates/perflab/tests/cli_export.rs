@@ -171,17 +171,7 @@ fn a_version_1_export_imports_as_the_same_run() {
     std::fs::write(&file, serde_json::to_vec_pretty(&v1).unwrap()).unwrap();
     let other = lab.dir.path().join("other.db");
     let other = other.to_str().unwrap();
-    let o = lab.run(&[
-        "--db",
-        other,
-        "import",
-        "--parser",
-        "perflab-json",
-        file.to_str().unwrap(),
-    ]);
-    let (_, err) = text(&o);
-    assert!(o.status.success(), "{err}");
-    let there = common::run_id(&err);
+    let (there, _) = lab.import_export_file(other, &file);
     let o = lab.run(&["--db", other, "export", &there]);
     assert!(o.status.success(), "{:?}", text(&o));
     let mut again: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();

@@ -151,32 +151,13 @@ fn an_export_imports_back_exactly_once() {
             file.to_str().unwrap(),
         ]);
         assert!(o.status.success(), "{:?}", text(&o));
-        let o = lab.run(&[
-            "--db",
-            other,
-            "import",
-            "--parser",
-            "perflab-json",
-            file.to_str().unwrap(),
-        ]);
-        let (_, err) = text(&o);
-        assert!(o.status.success(), "{err}");
-        let there = run_id(&err);
+        let (there, err) = lab.import_export_file(other, &file);
         assert!(err.contains("imported from"), "{err}");
         let src = lab.db().display().to_string();
         assert_eq!(export(&lab, &src, id), export(&lab, other, &there));
         // Again: the uid finds the run, nothing is added.
-        let o = lab.run(&[
-            "--db",
-            other,
-            "import",
-            "--parser",
-            "perflab-json",
-            file.to_str().unwrap(),
-        ]);
-        let (_, err) = text(&o);
-        assert!(o.status.success(), "{err}");
-        assert_eq!(run_id(&err), there);
+        let (again, err) = lab.import_export_file(other, &file);
+        assert_eq!(again, there);
         assert!(
             err.contains("imported before") && err.contains(": 0 new measurement(s)"),
             "{err}"

@@ -57,6 +57,22 @@ impl Lab {
         doc
     }
 
+    /// `perflab --db DB import --parser perflab-json FILE`, asserted to succeed: the run id
+    /// it names and its stderr.
+    pub fn import_export_file(&self, db: &str, file: &Path) -> (String, String) {
+        let o = self.run(&[
+            "--db",
+            db,
+            "import",
+            "--parser",
+            "perflab-json",
+            file.to_str().expect("a UTF-8 path"),
+        ]);
+        let (_, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        (run_id(&err), err)
+    }
+
     /// A writable copy of `tests/fixtures/<name>` inside this lab.
     pub fn fixture_copy(&self, name: &str) -> PathBuf {
         let src = fixtures().join(name);
