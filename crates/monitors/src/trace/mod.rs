@@ -443,6 +443,7 @@ impl Monitor for TraceMonitor {
                 Ok((loaded, how)) => {
                     self.note(NOTE_BPF.into());
                     self.note(how);
+                    self.note(loaded.histograms());
                     self.running = Some(Running {
                         set,
                         spans,

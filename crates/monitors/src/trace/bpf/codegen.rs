@@ -9,8 +9,11 @@
 //! - `starts`, a hash map `{span: u32, pad: u32, key: u64}` → start time in ns (0: no
 //!   start open on the key; keys are never deleted during a measurement); with `pad` = 1,
 //!   a split span's last value at the key ([`Role::Split`]);
-//! - `spans`, a per-CPU array indexed by span, whose value is [`SLOTS`] u64s: the
-//!   histogram buckets ([`hist`]) then the counters at [`Slot`].
+//! - `spans`, an array indexed by span, whose value is [`SLOTS`] u64s: the histogram
+//!   buckets ([`hist`]) then the counters at [`Slot`]. Per CPU as a rule (plain adds, no
+//!   cache line shared between CPUs); one shared copy updated with atomic adds where
+//!   [`Maps::shared`] (a set whose events come from a few CPUs, see
+//!   [`super::plan::shared_histograms`]): its size then does not grow with the machine.
 //!
 //! Registers: r6 the record, r7 the bitmask of spans this event ended (for `after`),
 //! r8/r9 kept across helper calls. Stack: `now` at -8, the start key at -24..-8, the
@@ -80,6 +83,9 @@ const NOEXIST: i32 = 1;
 pub struct Maps {
     pub starts: i32,
     pub spans: i32,
+    /// `spans` is one copy for every CPU: adds are atomic, the longest duration is raised
+    /// by compare-and-exchange, and no start is kept in a CPU's own slots.
+    pub shared: bool,
 }
 
 /// Where a program's context holds the record's fields.
@@ -123,7 +129,9 @@ pub fn program(plan: &EventPlan, maps: Maps, fields: Fields<'_>) -> Result<Vec<I
     a.store_imm(Size::DW, FP, NOW, 0);
     for act in &plan.actions {
         let done = a.label();
-        match (act.role, act.local) {
+        // A shared map has no slots of a CPU's own: a CPU-keyed span's start goes to the
+        // start map under its CPU like any other key.
+        match (act.role, act.local && !maps.shared) {
             (Role::End, false) => end(&mut a, act, env, done)?,
             (Role::Cancel, false) => cancel(&mut a, act, env, done)?,
             (Role::Start, false) => start(&mut a, act, env, done)?,
@@ -324,9 +332,7 @@ fn span_slots(a: &mut Asm, span: u32, maps: Maps, missing: Label) {
 fn bump(a: &mut Asm, span: u32, slot: Slot, maps: Maps) {
     let skip = a.label();
     span_slots(a, span, maps, skip);
-    a.load(Size::DW, R1, R0, slot.off());
-    a.alu_imm(Alu::Add, R1, 1);
-    a.store(Size::DW, R0, slot.off(), R1);
+    add_one(a, R0, slot, maps.shared);
     a.bind(skip);
 }
 
@@ -379,30 +385,51 @@ fn end(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), Strin
 /// Adds the duration in r9 to the span's counters and histogram.
 fn record(a: &mut Asm, span: u32, maps: Maps, done: Label) {
     span_slots(a, span, maps, done);
-    record_at(a);
+    record_at(a, maps.shared);
 }
 
+/// How many times a shared map's longest duration is tried before it is left: each
+/// failure means another CPU raised it in between, which with the few CPUs a shared map
+/// serves is already rare.
+const MAX_TRIES: usize = 3;
+
 /// [`record`] with the span's slots already in r0.
-fn record_at(a: &mut Asm) {
-    for (slot, op) in [(Slot::Count, None), (Slot::Sum, Some(R9))] {
-        a.load(Size::DW, R1, R0, slot.off());
-        match op {
-            None => a.alu_imm(Alu::Add, R1, 1),
-            Some(r) => a.alu_reg(Alu::Add, R1, r),
-        }
-        a.store(Size::DW, R0, slot.off(), R1);
-    }
+fn record_at(a: &mut Asm, shared: bool) {
+    add_one(a, R0, Slot::Count, shared);
+    add(a, R0, Slot::Sum.off(), R9, shared);
     let kept = a.label();
-    a.load(Size::DW, R1, R0, Slot::Max.off());
-    a.jmp_reg(Cond::Ge, R1, R9, kept);
-    a.store(Size::DW, R0, Slot::Max.off(), R9);
-    a.bind(kept);
+    if shared {
+        a.mov(R3, R0);
+        a.load(Size::DW, R0, R3, Slot::Max.off());
+        for _ in 0..MAX_TRIES {
+            a.jmp_reg(Cond::Ge, R0, R9, kept);
+            a.mov(R4, R0);
+            a.atomic_cmpxchg(R3, Slot::Max.off(), R9);
+            a.jmp_reg(Cond::Eq, R0, R4, kept);
+        }
+        a.bind(kept);
+        a.mov(R0, R3);
+    } else {
+        a.load(Size::DW, R1, R0, Slot::Max.off());
+        a.jmp_reg(Cond::Ge, R1, R9, kept);
+        a.store(Size::DW, R0, Slot::Max.off(), R9);
+        a.bind(kept);
+    }
     bucket_index(a);
     a.alu_imm(Alu::Lsh, R1, 3);
     a.alu_reg(Alu::Add, R0, R1);
-    a.load(Size::DW, R2, R0, 0);
-    a.alu_imm(Alu::Add, R2, 1);
-    a.store(Size::DW, R0, 0, R2);
+    inc(a, R0, 0, shared);
+}
+
+/// `*(u64 *)(base + off) += src`, atomically in a shared map (r1 clobbered).
+fn add(a: &mut Asm, base: Reg, off: i16, src: Reg, shared: bool) {
+    if shared {
+        a.atomic_add(base, off, src);
+    } else {
+        a.load(Size::DW, R1, base, off);
+        a.alu_reg(Alu::Add, R1, src);
+        a.store(Size::DW, base, off, R1);
+    }
 }
 
 /// r1 = [`hist::index`] of r9, with r2–r5 as scratch: a binary search for the highest set
@@ -441,11 +468,21 @@ pub(super) fn bucket_index(a: &mut Asm) {
     a.bind(inside);
 }
 
-/// `*(slot of r8) += 1`.
-fn add_one(a: &mut Asm, base: Reg, slot: Slot) {
-    a.load(Size::DW, R1, base, slot.off());
-    a.alu_imm(Alu::Add, R1, 1);
-    a.store(Size::DW, base, slot.off(), R1);
+/// `*(slot of base) += 1` (r1 clobbered).
+fn add_one(a: &mut Asm, base: Reg, slot: Slot, shared: bool) {
+    inc(a, base, slot.off(), shared);
+}
+
+/// `*(u64 *)(base + off) += 1`, atomically in a shared map (r1 clobbered).
+fn inc(a: &mut Asm, base: Reg, off: i16, shared: bool) {
+    if shared {
+        a.mov_imm(R1, 1);
+        a.atomic_add(base, off, R1);
+    } else {
+        a.load(Size::DW, R1, base, off);
+        a.alu_imm(Alu::Add, R1, 1);
+        a.store(Size::DW, base, off, R1);
+    }
 }
 
 /// The after-check shared by both kinds of start.
@@ -469,11 +506,11 @@ fn start_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(
     checks(a, &act.checks, env.fields, done)?;
     span_slots(a, act.span, maps, done);
     a.mov(R8, R0);
-    add_one(a, R8, Slot::StartEvents);
+    add_one(a, R8, Slot::StartEvents, false);
     let fresh = a.label();
     a.load(Size::DW, R1, R8, Slot::OpenStart.off());
     a.jmp_imm(Cond::Eq, R1, 0, fresh);
-    add_one(a, R8, Slot::LostStarts);
+    add_one(a, R8, Slot::LostStarts, false);
     a.bind(fresh);
     now(a, R1);
     a.store(Size::DW, R8, Slot::OpenStart.off(), R1);
@@ -486,7 +523,7 @@ fn end_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(),
     checks(a, &act.checks, env.fields, done)?;
     span_slots(a, act.span, maps, done);
     a.mov(R8, R0);
-    add_one(a, R8, Slot::EndEvents);
+    add_one(a, R8, Slot::EndEvents, false);
     // The clock only where a start is open: most ends find none (see `end`).
     a.load(Size::DW, R1, R8, Slot::OpenStart.off());
     a.jmp_imm(Cond::Eq, R1, 0, unmatched);
@@ -498,14 +535,14 @@ fn end_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(),
     a.ld_imm64(R1, 1u64 << act.span);
     a.alu_reg(Alu::Or, R7, R1);
     a.mov(R0, R8);
-    record_at(a);
+    record_at(a, false);
     if let Some(first) = act.split {
         key(a, act, env.fields)?;
         tag(a, first, maps, done);
     }
     a.ja(done);
     a.bind(unmatched);
-    add_one(a, R8, Slot::Unmatched);
+    add_one(a, R8, Slot::Unmatched, false);
     Ok(())
 }
 
@@ -528,7 +565,7 @@ fn tag(a: &mut Asm, first: u32, maps: Maps, done: Label) {
     a.alu_imm(Alu::Add, R2, SPAN_IX as i32);
     a.call(Helper::MapLookupElem);
     a.jmp_imm(Cond::Eq, R0, 0, done);
-    record_at(a);
+    record_at(a, maps.shared);
 }
 
 /// Remembers the split's value at its key (any earlier one replaced).

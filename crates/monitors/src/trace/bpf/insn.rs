@@ -58,6 +58,10 @@ const JMP: u8 = 0x05;
 const ALU64: u8 = 0x07;
 const IMM: u8 = 0x00;
 const MEM: u8 = 0x60;
+const ATOMIC: u8 = 0xc0;
+/// The atomic operations' immediates: add, and compare-and-exchange (which fetches).
+const ATOMIC_ADD: i32 = 0x00;
+const ATOMIC_CMPXCHG: i32 = 0xf0 | 0x01;
 const K: u8 = 0x00;
 const X: u8 = 0x08;
 const CALL: u8 = 0x80;
@@ -196,6 +200,17 @@ impl Asm {
         self.push(STX | MEM | size as u8, dst, src, off, 0);
     }
 
+    /// `*(u64 *)(dst + off) += src`, atomically (`lock add` once jitted on x86).
+    pub fn atomic_add(&mut self, dst: Reg, off: i16, src: Reg) {
+        self.push(STX | ATOMIC | Size::DW as u8, dst, src, off, ATOMIC_ADD);
+    }
+
+    /// `r0 = cmpxchg((u64 *)(dst + off), r0, src)`: stores `src` where the word equals
+    /// r0, and r0 is the word as it was either way.
+    pub fn atomic_cmpxchg(&mut self, dst: Reg, off: i16, src: Reg) {
+        self.push(STX | ATOMIC | Size::DW as u8, dst, src, off, ATOMIC_CMPXCHG);
+    }
+
     /// `*(size *)(dst + off) = imm`.
     pub fn store_imm(&mut self, size: Size, dst: Reg, off: i16, imm: i32) {
         self.push(ST | MEM | size as u8, dst, R0, off, imm);
@@ -296,6 +311,18 @@ mod tests {
                 "0000000000000000",
                 "9500000000000000",
             ]
+        );
+    }
+
+    #[test]
+    fn assembles_atomics() {
+        // As llvm-objdump prints them (clang -target bpf -mcpu=v3).
+        let mut a = Asm::new();
+        a.atomic_add(R0, 16, R1); // lock *(u64 *)(r0 + 16) += r1
+        a.atomic_cmpxchg(R3, 8, R9); // r0 = cmpxchg_64(r3 + 8, r0, r9)
+        assert_eq!(
+            hex(&a.finish().unwrap()),
+            ["db10100000000000", "db930800f1000000"]
         );
     }
 

@@ -30,7 +30,7 @@ use hdrhistogram::Histogram;
 use perflab_sys::SysRoot;
 
 use super::matcher::{KernelCounts, SpanResult, MAX_NS, MAX_OPEN};
-use super::spans::Span;
+use super::spans::{Span, MAX_SPLIT};
 use codegen::{Fields, Maps, Slot, SLOTS};
 use plan::{EventPlan, PlanError};
 use raw::Attach;
@@ -252,6 +252,11 @@ pub struct Loaded {
     /// (span, span-map entry of its value 0) of the split spans.
     splits: Vec<(usize, u32)>,
     cpus: usize,
+    /// The span map is one copy for all CPUs ([`plan::shared_histograms`]).
+    shared: bool,
+    /// Why a set that could share its histograms has them per CPU (the kernel refused
+    /// the atomic instructions), for the note.
+    unshared_why: Option<String>,
 }
 
 /// What one event's program is linked to when enabled: a raw tracepoint (`Some`), what a
@@ -290,7 +295,10 @@ fn load_one(p: &EventPlan, how: &Attach, maps: Maps) -> Result<(Prog, LinkTo, At
 
 impl Loaded {
     /// Creates the maps, loads one program per event as `attach` says, and attaches the
-    /// classic ones, disabled (the others are linked by `set_enabled`).
+    /// classic ones, disabled (the others are linked by `set_enabled`). The histograms
+    /// are shared where the set allows it ([`plan::shared_histograms`]), per CPU where
+    /// it does not or where the kernel refuses the atomic instructions sharing needs
+    /// (before Linux 5.12).
     pub fn load(
         plans: &[EventPlan],
         attach: &[Attach],
@@ -300,6 +308,47 @@ impl Loaded {
         if attach.len() != plans.len() {
             return Err("one attach method per planned event is needed".into());
         }
+        if !plan::shared_histograms(spans) {
+            return Self::load_maps(plans, attach, spans, cpus, false);
+        }
+        Self::load_maps(plans, attach, spans, cpus, true).or_else(|why| {
+            let mut per_cpu = Self::load_maps(plans, attach, spans, cpus, false)?;
+            per_cpu.unshared_why = Some(why);
+            Ok(per_cpu)
+        })
+    }
+
+    /// Where the histograms are kept and what they take, for the measurement's notes.
+    pub fn histograms(&self) -> String {
+        let entries = self.spans.len() as u32 + self.splits.len() as u32 * MAX_SPLIT as u32;
+        let bytes = plan::span_map_bytes(entries, SLOTS * 8, self.cpus, self.shared);
+        let mib = bytes as f64 / (1024.0 * 1024.0);
+        match (&self.unshared_why, self.shared) {
+            (_, true) => format!(
+                "trace: span histograms in one map shared by the CPUs the set's events come from (atomic adds): {entries} × {} KiB = {mib:.1} MiB",
+                SLOTS * 8 / 1024
+            ),
+            (Some(why), false) => format!(
+                "trace: span histograms per CPU ({entries} × {} KiB × {} CPUs = {mib:.1} MiB): the kernel refused the shared map's atomic instructions ({})",
+                SLOTS * 8 / 1024,
+                self.cpus,
+                why.lines().last().unwrap_or("")
+            ),
+            (None, false) => format!(
+                "trace: span histograms per CPU: {entries} × {} KiB × {} CPUs = {mib:.1} MiB",
+                SLOTS * 8 / 1024,
+                self.cpus
+            ),
+        }
+    }
+
+    fn load_maps(
+        plans: &[EventPlan],
+        attach: &[Attach],
+        spans: &[Span],
+        cpus: usize,
+        shared: bool,
+    ) -> Result<Self, String> {
         let n = spans.len() as u32;
         let starts = Map::create(
             sys::BPF_MAP_TYPE_HASH,
@@ -310,7 +359,11 @@ impl Loaded {
         )
         .map_err(|e| format!("cannot create the BPF start map: {e}"))?;
         let spans_map = Map::create(
-            sys::BPF_MAP_TYPE_PERCPU_ARRAY,
+            if shared {
+                sys::BPF_MAP_TYPE_ARRAY
+            } else {
+                sys::BPF_MAP_TYPE_PERCPU_ARRAY
+            },
             PROG_NAME,
             4,
             (SLOTS * 8) as u32,
@@ -321,6 +374,7 @@ impl Loaded {
         let maps = Maps {
             starts: starts.fd.as_raw_fd(),
             spans: spans_map.fd.as_raw_fd(),
+            shared,
         };
         let mut progs = Vec::new();
         let mut attached = Vec::new();
@@ -366,6 +420,8 @@ impl Loaded {
                 .collect(),
             splits: plan::split_entries(spans),
             cpus,
+            shared,
+            unshared_why: None,
         })
     }
 
@@ -403,7 +459,7 @@ impl Loaded {
         self.attached.clear();
         let read = |entry: u32, name: &str| {
             self.spans_map
-                .lookup_percpu(entry, self.cpus)
+                .lookup_percpu(entry, if self.shared { 1 } else { self.cpus })
                 .map_err(|e| format!("cannot read the BPF histogram of span {name}: {e}"))
         };
         let mut out = Vec::new();

@@ -96,6 +96,43 @@ pub fn map_entries(spans: &[Span]) -> u32 {
     spans.len() as u32 + split_entries(spans).len() as u32 * MAX_SPLIT as u32
 }
 
+/// At most this many CPUs may write a shared histogram map (see [`shared_histograms`]).
+pub const SHARED_MAX_CPUS: usize = 4;
+
+/// Whether the spans' histograms can be one copy shared by every CPU rather than a copy
+/// per CPU: where every side of every span passes only events on a few listed CPUs (a
+/// set restricted to the workload's CPUs, such as idle-ipi's pair), so at most that many
+/// CPUs' programs add to it and an atomic add rarely finds its cache line elsewhere. A
+/// per-CPU map's memory is its entries × 28 KiB × every possible CPU: `idlewake`'s 35
+/// would be 250 MiB on a 256-CPU machine, and as much read back after each measurement;
+/// shared, 1 MiB whatever the machine.
+pub fn shared_histograms(spans: &[Span]) -> bool {
+    let few_cpus = |side: &Side| {
+        side.filters.iter().any(|f| {
+            f.field == "cpu"
+                && f.patterns.len() <= SHARED_MAX_CPUS
+                && f
+                    .patterns
+                    .iter()
+                    .all(|(p, prefix)| !prefix && p.parse::<u32>().is_ok())
+        })
+    };
+    !spans.is_empty()
+        && spans.iter().all(|s| {
+            [Some(&s.from), Some(&s.to), s.cancel.as_ref(), s.split.as_ref().map(|x| &x.side)]
+                .into_iter()
+                .flatten()
+                .all(few_cpus)
+        })
+}
+
+/// Bytes of kernel memory the span map takes: its value rounded to 8 bytes, per entry,
+/// per possible CPU unless shared.
+pub fn span_map_bytes(entries: u32, value_size: usize, cpus: usize, shared: bool) -> u64 {
+    let per_entry = value_size.div_ceil(8) as u64 * 8;
+    u64::from(entries) * per_entry * if shared { 1 } else { cpus as u64 }
+}
+
 /// One tracepoint and its program's actions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventPlan {

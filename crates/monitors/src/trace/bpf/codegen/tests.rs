@@ -1,14 +1,21 @@
 //! The generated code: the bucket index computed by the emitted instructions equals
-//! [`hist::index`] (run on a tiny interpreter of the ALU and jump instructions), and the
-//! programs of the built-in sets assemble.
+//! [`hist::index`] (run on a tiny interpreter of the ALU, jump and 64-bit memory
+//! instructions), a shared map's atomic recording leaves what a per-CPU map's plain one
+//! does, and the programs of the built-in sets assemble.
 
 use super::*;
 use crate::trace::bpf::insn::Insn;
 use proptest::prelude::*;
 
-/// Runs straight-line ALU64/JMP code (no memory, no calls) and returns r0 at `exit`.
-fn interpret(p: &[Insn], regs: &mut [u64; 11]) -> u64 {
+/// Where the interpreter's one memory region (a map value) starts: a register holding
+/// `MEM + 8k` points at its u64 number k.
+const MEM: u64 = 0x1000_0000;
+
+/// Runs ALU64/JMP code and 64-bit loads, stores and atomics on `mem` (no calls) and
+/// returns r0 at `exit`.
+fn interpret(p: &[Insn], regs: &mut [u64; 11], mem: &mut [u64]) -> u64 {
     let mut pc = 0usize;
+    let at = |base: u64, off: i16| ((base as i64 + i64::from(off)) as u64 - MEM) as usize / 8;
     for _ in 0..10_000 {
         let i = p[pc];
         let class = i.code & 0x07;
@@ -49,7 +56,26 @@ fn interpret(p: &[Insn], regs: &mut [u64; 11]) -> u64 {
                     pc = (pc as i64 + i64::from(i.off)) as usize;
                 }
             }
-            c => panic!("class {c:#x} not interpreted"),
+            // ldx dw
+            0x01 if i.code == 0x79 => regs[d] = mem[at(regs[i.src as usize], i.off)],
+            // stx dw, and the atomics: add, and cmpxchg (compared with r0, r0 = the old)
+            0x03 => {
+                let k = at(regs[d], i.off);
+                let v = regs[i.src as usize];
+                match (i.code, i.imm) {
+                    (0x7b, _) => mem[k] = v,
+                    (0xdb, 0x00) => mem[k] = mem[k].wrapping_add(v),
+                    (0xdb, 0xf1) => {
+                        let old = mem[k];
+                        if old == regs[0] {
+                            mem[k] = v;
+                        }
+                        regs[0] = old;
+                    }
+                    other => panic!("store {other:?} not interpreted"),
+                }
+            }
+            c => panic!("class {c:#x} (code {:#x}) not interpreted", i.code),
         }
     }
     panic!("no exit")
@@ -66,7 +92,44 @@ fn bucket_program() -> Vec<Insn> {
 fn emitted_index(p: &[Insn], v: u64) -> u64 {
     let mut regs = [0u64; 11];
     regs[9] = v;
-    interpret(p, &mut regs)
+    interpret(p, &mut regs, &mut [])
+}
+
+/// `record_at` as a program: r0 the span's slots, r9 the duration.
+fn record_program(shared: bool) -> Vec<Insn> {
+    let mut a = Asm::new();
+    record_at(&mut a, shared);
+    a.mov_imm(R0, 0);
+    a.exit();
+    a.finish().unwrap()
+}
+
+/// The slots after recording `durations` one after the other with `p`.
+fn recorded(p: &[Insn], durations: &[u64]) -> Vec<u64> {
+    let mut slots = vec![0u64; SLOTS];
+    for &d in durations {
+        let mut regs = [0u64; 11];
+        regs[0] = MEM;
+        regs[9] = d;
+        interpret(p, &mut regs, &mut slots);
+    }
+    slots
+}
+
+#[test]
+fn shared_recording_uses_atomics_and_per_cpu_plain_adds() {
+    let atomics = |p: &[Insn]| p.iter().filter(|i| i.code == 0xdb).count();
+    // Count, sum, bucket, and the longest duration's tries.
+    assert_eq!(atomics(&record_program(true)), 3 + MAX_TRIES);
+    assert_eq!(atomics(&record_program(false)), 0);
+    let r = recorded(&record_program(true), &[1_500, 40_000, 90]);
+    let c = |s: Slot| r[hist::BUCKETS + s as usize];
+    assert_eq!(
+        (c(Slot::Count), c(Slot::Sum), c(Slot::Max)),
+        (3, 41_590, 40_000)
+    );
+    assert_eq!(r[hist::index(1_500) as usize], 1);
+    assert_eq!(r[hist::index(90) as usize], 1);
 }
 
 #[test]
@@ -82,6 +145,18 @@ fn emitted_bucket_index_matches_at_the_edges() {
 }
 
 proptest! {
+    /// One CPU's sequence of durations leaves the same buckets and counters in a shared
+    /// map as in a CPU's own slots (what atomics add is only safety across CPUs).
+    #[test]
+    fn shared_recording_leaves_what_per_cpu_recording_does(
+        durations in proptest::collection::vec(0u64..(1 << 36), 0..60)
+    ) {
+        prop_assert_eq!(
+            recorded(&record_program(true), &durations),
+            recorded(&record_program(false), &durations)
+        );
+    }
+
     #[test]
     fn emitted_bucket_index_matches_everywhere(v in any::<u64>(), small in 0u64..20_000_000_000) {
         let p = bucket_program();
@@ -170,6 +245,7 @@ fn switch_plan() -> EventPlan {
 const MAPS: Maps = Maps {
     starts: 7,
     spans: 9,
+    shared: false,
 };
 
 #[test]
@@ -251,4 +327,24 @@ fn a_raw_program_reads_members_through_the_argument_pointer() {
     assert!(program(&switch_plan(), MAPS, Fields::Args(&missing))
         .unwrap_err()
         .contains("offset 56"));
+}
+
+/// In a shared map a CPU-keyed span has no slots of a CPU's own: its start, end and
+/// cancel go through the start map like any other key, and every count is atomic.
+#[test]
+fn a_shared_map_keeps_cpu_keyed_starts_in_the_start_map() {
+    let shared = Maps {
+        shared: true,
+        ..MAPS
+    };
+    let p = program(&switch_plan(), shared, Fields::Record).unwrap();
+    let q = program(&switch_plan(), MAPS, Fields::Record).unwrap();
+    let open_start = |p: &[Insn]| p.iter().any(|i| i.off == Slot::OpenStart.off());
+    assert!(open_start(&q) && !open_start(&p));
+    // Plain read-modify-write of a span-map value: none left in the shared program
+    // (the only plain stores to memory are to the stack, r10, and the start map's value).
+    let lookups = |p: &[Insn]| p.iter().filter(|i| i.code == 0x85 && i.imm == 1).count();
+    assert!(lookups(&p) > lookups(&q), "span 2 now looks its key up");
+    assert!(p.iter().any(|i| i.code == 0xdb));
+    assert!(!q.iter().any(|i| i.code == 0xdb));
 }

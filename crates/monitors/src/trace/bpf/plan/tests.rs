@@ -391,3 +391,34 @@ fn the_workloads_cpus_are_one_more_check_on_every_action() {
         }
     }
 }
+
+/// A set restricted to a few listed CPUs (idlewake on idle-ipi's pair) shares one copy
+/// of its histograms; a set that traces the whole machine, or a restriction to many CPUs,
+/// keeps them per CPU. At 256 CPUs that is the difference between 1 MiB and 250 MiB.
+#[test]
+fn histograms_are_shared_only_where_a_few_cpus_write_them() {
+    use crate::trace::spans::on_cpus;
+    let idlewake = built_in("idlewake").unwrap().spans;
+    assert!(!shared_histograms(&idlewake), "no CPUs named: the whole machine");
+    let pair = on_cpus(idlewake.clone(), &[2, 3]);
+    assert!(shared_histograms(&pair));
+    let many = on_cpus(idlewake.clone(), &(0..=SHARED_MAX_CPUS as u32).collect::<Vec<_>>());
+    assert!(!shared_histograms(&many), "{} CPUs", SHARED_MAX_CPUS + 1);
+    assert!(!shared_histograms(&built_in("netrx").unwrap().spans));
+    assert!(!shared_histograms(&[]));
+    // One side without the restriction (a user set that filters only its starts) is enough
+    // to keep them per CPU.
+    let mut partial = pair.clone();
+    partial[0].to.filters.clear();
+    assert!(!shared_histograms(&partial));
+
+    let entries = map_entries(&pair);
+    assert_eq!(entries, 5 + 3 * MAX_SPLIT as u32);
+    let value = crate::trace::bpf::codegen::SLOTS * 8;
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    let shared = span_map_bytes(entries, value, 256, true);
+    let per_cpu = span_map_bytes(entries, value, 256, false);
+    assert!(mib(shared) < 1.0, "{} MiB", mib(shared));
+    assert!(mib(per_cpu) > 240.0, "{} MiB", mib(per_cpu));
+    assert_eq!(per_cpu, shared * 256);
+}
