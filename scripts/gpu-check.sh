@@ -11,27 +11,21 @@
 # Everything goes there: one file per step and summary.txt. To try it without a GPU,
 # point perflab at the stand-in driver library:
 #   PERFLAB_LIBCUDA=$CARGO_TARGET_DIR/debug/libcuda_standin.so scripts/gpu-check.sh ...
+# scripts/device-check.sh runs it after the other device checks with a shorter budget:
+# GPU_CHECK_SIZES (the cross-check's sizes), GPU_CHECK_XFER_LIMIT and
+# GPU_CHECK_CROSS_LIMIT (seconds for the study and the cross-check).
 set -u
+SIZES=${GPU_CHECK_SIZES:-64K,16M,256M}
+XFER_LIMIT=${GPU_CHECK_XFER_LIMIT:-260}
+CROSS_LIMIT=${GPU_CHECK_CROSS_LIMIT:-240}
 PERFLAB=${1:?usage: gpu-check.sh PATH/TO/perflab [OUTDIR]}
 OUTDIR=${2:-${OUT:-./gpu-check-out}}
 mkdir -p "$OUTDIR"
 SUMMARY="$OUTDIR/summary.txt"
 : > "$SUMMARY"
 
-say() { echo "== $*" | tee -a "$SUMMARY"; }
-
-# step NAME SECONDS COMMAND...: output to NAME.txt, exit status and time to the summary.
-step() {
-    local name=$1 limit=$2
-    shift 2
-    say "$name: $* (limit ${limit}s)"
-    local start rc
-    start=$(date +%s)
-    timeout -k 5 "$limit" "$@" > "$OUTDIR/$name.txt" 2>&1
-    rc=$?
-    say "$name: exit $rc after $(( $(date +%s) - start ))s"
-    tail -n 60 "$OUTDIR/$name.txt"
-}
+# shellcheck source=lib/steps.sh
+. "$(dirname "$0")/lib/steps.sh"
 
 {
     date -u
@@ -49,7 +43,7 @@ step doctor 30 "$PERFLAB" doctor
 # The study reserves its own 2 MiB pages (knob hugepages=2M:auto) and gives them back.
 DB="$OUTDIR/gpu.db"
 rm -f "$DB"
-step gpu-xfer 260 "$PERFLAB" --db "$DB" run gpu-xfer --quick
+step gpu-xfer "$XFER_LIMIT" "$PERFLAB" --db "$DB" run gpu-xfer --quick
 # Should the timeout have killed the run, the pool it grew is given back from the journal.
 step restore 20 "$PERFLAB" restore
 for v in pinned 2m thp; do
@@ -74,7 +68,7 @@ if [ -z "${PERFLAB_LIBCUDA:-}" ] && [ -n "$ORIG" ] && [ "$ORIG" -lt 160 ]; then
     fi
 fi
 # Interleaved pairs, 6-12 per pinned/2m row and 12-24 per pageable row: 0.1 s each.
-step crosscheck-gpu 240 "$PERFLAB" crosscheck gpu --duration 0.1s --sizes 64K,16M,256M
+step crosscheck-gpu "$CROSS_LIMIT" "$PERFLAB" crosscheck gpu --duration 0.1s --sizes "$SIZES"
 if [ "$GREW" = yes ]; then
     echo "$ORIG" > "$POOL" 2>/dev/null
     say "hugetlb pool back to $(cat "$POOL" 2>/dev/null) pages (was $ORIG)"
