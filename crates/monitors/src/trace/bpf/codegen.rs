@@ -230,6 +230,51 @@ fn probe_read(a: &mut Asm, arg: u32, offset: u32, bytes: u32, to: i16) -> Result
     Ok(())
 }
 
+/// Jumps to `ok` when r1 is one of `values`, else falls through (r2 clobbered).
+///
+/// The values go as runs of consecutive numbers, each one or two compares: a set's
+/// `cpus = "workload"` on 128 CPUs `0-127` is one range instead of 128 compares on every
+/// event, and idlewake's idle states `0|1|…|9` one instead of ten.
+pub(super) fn one_of(a: &mut Asm, values: &[u64], ok: Label) {
+    for (lo, hi) in runs(values) {
+        if lo == hi {
+            compare(a, Cond::Eq, lo, ok);
+        } else {
+            let next = a.label();
+            compare(a, Cond::Lt, lo, next);
+            compare(a, Cond::Le, hi, ok);
+            a.bind(next);
+        }
+    }
+}
+
+/// `if r1 cond n goto to`, unsigned: an immediate where n fits one unchanged (the
+/// kernel sign-extends it), else through r2.
+fn compare(a: &mut Asm, cond: Cond, n: u64, to: Label) {
+    match i32::try_from(n) {
+        Ok(imm) => a.jmp_imm(cond, R1, imm, to),
+        Err(_) => {
+            a.ld_imm64(R2, n);
+            a.jmp_reg(cond, R1, R2, to);
+        }
+    }
+}
+
+/// The values sorted and deduplicated as runs of consecutive numbers `(first, last)`.
+pub(super) fn runs(values: &[u64]) -> Vec<(u64, u64)> {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for v in sorted {
+        match out.last_mut() {
+            Some((_, hi)) if hi.checked_add(1) == Some(v) => *hi = v,
+            _ => out.push((v, v)),
+        }
+    }
+    out
+}
+
 /// Falls through when every check holds, else jumps to `fail`.
 fn checks(a: &mut Asm, list: &[Check], fields: Fields<'_>, fail: Label) -> Result<(), String> {
     for c in list {
@@ -237,10 +282,7 @@ fn checks(a: &mut Asm, list: &[Check], fields: Fields<'_>, fail: Label) -> Resul
         match c {
             Check::Num { source, any_of } => {
                 value(a, R1, *source, fields)?;
-                for n in any_of {
-                    a.ld_imm64(R2, *n);
-                    a.jmp_reg(Cond::Eq, R1, R2, ok);
-                }
+                one_of(a, any_of, ok);
             }
             Check::Text {
                 offset,

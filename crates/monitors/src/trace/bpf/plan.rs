@@ -111,18 +111,22 @@ pub fn shared_histograms(spans: &[Span]) -> bool {
         side.filters.iter().any(|f| {
             f.field == "cpu"
                 && f.patterns.len() <= SHARED_MAX_CPUS
-                && f
-                    .patterns
+                && f.patterns
                     .iter()
                     .all(|(p, prefix)| !prefix && p.parse::<u32>().is_ok())
         })
     };
     !spans.is_empty()
         && spans.iter().all(|s| {
-            [Some(&s.from), Some(&s.to), s.cancel.as_ref(), s.split.as_ref().map(|x| &x.side)]
-                .into_iter()
-                .flatten()
-                .all(few_cpus)
+            [
+                Some(&s.from),
+                Some(&s.to),
+                s.cancel.as_ref(),
+                s.split.as_ref().map(|x| &x.side),
+            ]
+            .into_iter()
+            .flatten()
+            .all(few_cpus)
         })
 }
 

@@ -334,7 +334,9 @@ fn shared_histograms_count_what_per_cpu_ones_count_needs_root_and_bpf() {
         perflab_testkit::skip("tracefs", "tracefs cannot be mounted");
         return;
     };
-    let spans = crate::trace::spans::parse_set(SHARED, "test").unwrap().spans;
+    let spans = crate::trace::spans::parse_set(SHARED, "test")
+        .unwrap()
+        .spans;
     let spans = crate::trace::spans::on_cpus(spans, &[0]);
     assert!(plan::shared_histograms(&spans));
     let plans = plan_spans(&fs.fs, &host, &spans).unwrap();
@@ -343,7 +345,11 @@ fn shared_histograms_count_what_per_cpu_ones_count_needs_root_and_bpf() {
         sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap()).unwrap();
     let shared = Loaded::load(&plans, &attach, &spans, cpus).unwrap();
     assert!(shared.shared, "{}", shared.histograms());
-    assert!(shared.histograms().contains("shared"), "{}", shared.histograms());
+    assert!(
+        shared.histograms().contains("shared"),
+        "{}",
+        shared.histograms()
+    );
     let per_cpu = Loaded::load_maps(&plans, &attach, &spans, cpus, false).unwrap();
     assert!(per_cpu.histograms().contains("per CPU"));
     shared.set_enabled(true).unwrap();
@@ -401,8 +407,17 @@ fn shared_histograms_count_what_per_cpu_ones_count_needs_root_and_bpf() {
             p.count()
         );
         if let (Some(ks), Some(kp)) = (s.kernel, p.kernel) {
-            assert_eq!((ks.starts, ks.ends), (kp.starts, kp.ends), "span {}", s.name);
+            assert_eq!(
+                (ks.starts, ks.ends),
+                (kp.starts, kp.ends),
+                "span {}",
+                s.name
+            );
         }
-        assert!(s.max_ns > 0 && s.sum_ns >= u128::from(s.max_ns), "span {}", s.name);
+        assert!(
+            s.max_ns > 0 && s.sum_ns >= u128::from(s.max_ns),
+            "span {}",
+            s.name
+        );
     }
 }

@@ -56,6 +56,11 @@ fn interpret(p: &[Insn], regs: &mut [u64; 11], mem: &mut [u64]) -> u64 {
                     pc = (pc as i64 + i64::from(i.off)) as usize;
                 }
             }
+            // ld_imm64: the high half in the next slot's immediate
+            0x00 if i.code == 0x18 => {
+                regs[d] = u64::from(i.imm as u32) | u64::from(p[pc].imm as u32) << 32;
+                pc += 1;
+            }
             // ldx dw
             0x01 if i.code == 0x79 => regs[d] = mem[at(regs[i.src as usize], i.off)],
             // stx dw, and the atomics: add, and cmpxchg (compared with r0, r0 = the old)
@@ -144,7 +149,73 @@ fn emitted_bucket_index_matches_at_the_edges() {
     }
 }
 
+/// `one_of` as a program: r0 = 1 where r1 is one of `values`, else 0.
+fn one_of_program(values: &[u64]) -> Vec<Insn> {
+    let mut a = Asm::new();
+    let ok = a.label();
+    one_of(&mut a, values, ok);
+    a.mov_imm(R0, 0);
+    a.exit();
+    a.bind(ok);
+    a.mov_imm(R0, 1);
+    a.exit();
+    a.finish().unwrap()
+}
+
+fn is_one_of(p: &[Insn], v: u64) -> bool {
+    let mut regs = [0u64; 11];
+    regs[1] = v;
+    interpret(p, &mut regs, &mut []) == 1
+}
+
+#[test]
+fn numbers_are_compared_as_runs() {
+    assert_eq!(
+        runs(&[3, 1, 2, 2, 7, 9, 8, u64::MAX]),
+        [(1, 3), (7, 9), (u64::MAX, u64::MAX)]
+    );
+    assert_eq!(runs(&[]), []);
+    // 128 CPUs in one range: two compares, not 128.
+    let cpus: Vec<u64> = (0..128).collect();
+    let p = one_of_program(&cpus);
+    let jumps = p
+        .iter()
+        .filter(|i| i.code & 0x07 == 0x05 && i.code & 0xf0 != 0x90)
+        .count();
+    assert_eq!(jumps, 2);
+    assert!(is_one_of(&p, 0) && is_one_of(&p, 127) && !is_one_of(&p, 128));
+    // cpu_idle's exit state, 4294967295, cannot be an immediate (sign-extended to 2^64 - 1).
+    let exit = one_of_program(&[4_294_967_295]);
+    assert!(is_one_of(&exit, 4_294_967_295) && !is_one_of(&exit, u64::MAX));
+    // Nothing listed: nothing is one of them.
+    assert!(!is_one_of(&one_of_program(&[]), 0));
+}
+
 proptest! {
+    /// Whatever the numbers, the emitted compares accept exactly those.
+    #[test]
+    fn one_of_accepts_exactly_the_listed_numbers(
+        small in proptest::collection::vec(0u64..300, 0..40),
+        edges in proptest::collection::vec(
+            prop_oneof![
+                Just(i32::MAX as u64), Just(i32::MAX as u64 + 1), Just(u32::MAX as u64),
+                Just(u64::MAX), Just(u64::MAX - 1), Just((-1i64) as u64 - 5), any::<u64>()
+            ],
+            0..6
+        ),
+        probes in proptest::collection::vec(any::<u64>(), 0..20),
+    ) {
+        let values: Vec<u64> = small.iter().chain(&edges).copied().collect();
+        let p = one_of_program(&values);
+        let mut tried: Vec<u64> = probes;
+        for v in &values {
+            tried.extend([*v, v.wrapping_sub(1), v.wrapping_add(1)]);
+        }
+        for v in tried {
+            prop_assert_eq!(is_one_of(&p, v), values.contains(&v), "v = {}", v);
+        }
+    }
+
     /// One CPU's sequence of durations leaves the same buckets and counters in a shared
     /// map as in a CPU's own slots (what atomics add is only safety across CPUs).
     #[test]

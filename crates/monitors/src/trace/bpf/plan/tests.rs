@@ -399,10 +399,16 @@ fn the_workloads_cpus_are_one_more_check_on_every_action() {
 fn histograms_are_shared_only_where_a_few_cpus_write_them() {
     use crate::trace::spans::on_cpus;
     let idlewake = built_in("idlewake").unwrap().spans;
-    assert!(!shared_histograms(&idlewake), "no CPUs named: the whole machine");
+    assert!(
+        !shared_histograms(&idlewake),
+        "no CPUs named: the whole machine"
+    );
     let pair = on_cpus(idlewake.clone(), &[2, 3]);
     assert!(shared_histograms(&pair));
-    let many = on_cpus(idlewake.clone(), &(0..=SHARED_MAX_CPUS as u32).collect::<Vec<_>>());
+    let many = on_cpus(
+        idlewake.clone(),
+        &(0..=SHARED_MAX_CPUS as u32).collect::<Vec<_>>(),
+    );
     assert!(!shared_histograms(&many), "{} CPUs", SHARED_MAX_CPUS + 1);
     assert!(!shared_histograms(&built_in("netrx").unwrap().spans));
     assert!(!shared_histograms(&[]));
