@@ -323,22 +323,20 @@ impl Loaded {
         let entries = self.spans.len() as u32 + self.splits.len() as u32 * MAX_SPLIT as u32;
         let bytes = plan::span_map_bytes(entries, SLOTS * 8, self.cpus, self.shared);
         let mib = bytes as f64 / (1024.0 * 1024.0);
-        match (&self.unshared_why, self.shared) {
-            (_, true) => format!(
-                "trace: span histograms in one map shared by the CPUs the set's events come from (atomic adds): {entries} × {} KiB = {mib:.1} MiB",
-                SLOTS * 8 / 1024
-            ),
-            (Some(why), false) => format!(
-                "trace: span histograms per CPU ({entries} × {} KiB × {} CPUs = {mib:.1} MiB): the kernel refused the shared map's atomic instructions ({})",
-                SLOTS * 8 / 1024,
-                self.cpus,
+        let kib = SLOTS * 8 / 1024;
+        if self.shared {
+            return format!(
+                "trace: span histograms in one map shared by the CPUs the set's events come from (atomic adds): {entries} × {kib} KiB = {mib:.1} MiB"
+            );
+        }
+        let size = format!("{entries} × {kib} KiB × {} CPUs = {mib:.1} MiB", self.cpus);
+        match &self.unshared_why {
+            // Whatever the kernel refused, the same programs loaded with plain adds.
+            Some(why) => format!(
+                "trace: span histograms per CPU ({size}): the kernel refused the shared map's programs ({})",
                 why.lines().last().unwrap_or("")
             ),
-            (None, false) => format!(
-                "trace: span histograms per CPU: {entries} × {} KiB × {} CPUs = {mib:.1} MiB",
-                SLOTS * 8 / 1024,
-                self.cpus
-            ),
+            None => format!("trace: span histograms per CPU: {size}"),
         }
     }
 
@@ -349,27 +347,7 @@ impl Loaded {
         cpus: usize,
         shared: bool,
     ) -> Result<Self, String> {
-        let n = spans.len() as u32;
-        let starts = Map::create(
-            sys::BPF_MAP_TYPE_HASH,
-            PROG_NAME,
-            16,
-            8,
-            (MAX_OPEN as u32).saturating_mul(n.max(1)),
-        )
-        .map_err(|e| format!("cannot create the BPF start map: {e}"))?;
-        let spans_map = Map::create(
-            if shared {
-                sys::BPF_MAP_TYPE_ARRAY
-            } else {
-                sys::BPF_MAP_TYPE_PERCPU_ARRAY
-            },
-            PROG_NAME,
-            4,
-            (SLOTS * 8) as u32,
-            plan::map_entries(spans).max(1),
-        )
-        .map_err(|e| format!("cannot create the BPF histogram map: {e}"))?;
+        let (starts, spans_map) = create_maps(spans, shared)?;
         use std::os::fd::AsRawFd;
         let maps = Maps {
             starts: starts.fd.as_raw_fd(),
@@ -457,6 +435,7 @@ impl Loaded {
     pub fn finish(mut self) -> Result<Vec<SpanResult>, String> {
         let _ = self.set_enabled(false);
         self.attached.clear();
+        // A shared map's lookup gives its one value, a per-CPU map's one per CPU.
         let read = |entry: u32, name: &str| {
             self.spans_map
                 .lookup_percpu(entry, if self.shared { 1 } else { self.cpus })
@@ -481,6 +460,33 @@ impl Loaded {
         }
         Ok(out)
     }
+}
+
+/// The start map (16,384 keys per span) and the span map: per CPU, or one shared copy.
+fn create_maps(spans: &[Span], shared: bool) -> Result<(Map, Map), String> {
+    let n = spans.len() as u32;
+    let starts = Map::create(
+        sys::BPF_MAP_TYPE_HASH,
+        PROG_NAME,
+        16,
+        8,
+        (MAX_OPEN as u32).saturating_mul(n.max(1)),
+    )
+    .map_err(|e| format!("cannot create the BPF start map: {e}"))?;
+    let kind = if shared {
+        sys::BPF_MAP_TYPE_ARRAY
+    } else {
+        sys::BPF_MAP_TYPE_PERCPU_ARRAY
+    };
+    let spans_map = Map::create(
+        kind,
+        PROG_NAME,
+        4,
+        (SLOTS * 8) as u32,
+        plan::map_entries(spans).max(1),
+    )
+    .map_err(|e| format!("cannot create the BPF histogram map: {e}"))?;
+    Ok((starts, spans_map))
 }
 
 /// A span's result from its per-CPU slots (`cpus × SLOTS` u64s): buckets and counters
