@@ -49,6 +49,7 @@ pub mod spans_seed;
 pub mod spans_seen;
 mod spans_text;
 pub mod spans_wake;
+mod spans_wake_overview;
 pub mod summary;
 mod summary_text;
 mod table_text;

@@ -336,6 +336,7 @@ impl WakeTable {
                  matched no event; - = not recorded.",
             ),
         ];
+        out.extend(crate::spans_wake_overview::overview(self));
         for p in &self.pairs {
             out.push(Block::heading(4, format!("CPU pair {}", p.label)));
             let mut head = vec!["part (usec)".to_string()];
