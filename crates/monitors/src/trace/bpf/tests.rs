@@ -74,20 +74,31 @@ fn kallsyms_lines() {
     );
 }
 
-/// Loads the wakeup set's programs on this kernel, switches between two threads, and
-/// reads spans with nanosecond resolution back.
-#[test]
-fn the_wakeup_set_loads_and_measures_here_needs_root_and_bpf() {
+/// As root where the kernel allows BPF: the host, its tracefs, and its possible CPUs;
+/// `None` after saying which prerequisite is missing (the test then passes as skipped).
+fn bpf_host() -> Option<(SysRoot, crate::trace::tracefs::Tracefs, usize)> {
     if !perflab_testkit::have_root("loading BPF programs") {
-        return;
+        return None;
     }
     if let Err(e) = probe() {
         perflab_testkit::skip("bpf", e);
-        return;
+        return None;
     }
     let host = SysRoot::host();
     let Ok(fs) = crate::trace::tracefs::Tracefs::open(&host) else {
         perflab_testkit::skip("tracefs", "tracefs cannot be mounted");
+        return None;
+    };
+    let cpus =
+        sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap()).unwrap();
+    Some((host, fs, cpus))
+}
+
+/// Loads the wakeup set's programs on this kernel, switches between two threads, and
+/// reads spans with nanosecond resolution back.
+#[test]
+fn the_wakeup_set_loads_and_measures_here_needs_root_and_bpf() {
+    let Some((host, fs, cpus)) = bpf_host() else {
         return;
     };
     let set = crate::trace::spans::built_in("wakeup").unwrap();
@@ -97,8 +108,6 @@ fn the_wakeup_set_loads_and_measures_here_needs_root_and_bpf() {
         .filter(|s| s.events().iter().all(|(a, b)| fs.has_event(a, b)))
         .collect();
     let plans = plan_spans(&fs.fs, &host, &spans).unwrap();
-    let cpus =
-        sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap()).unwrap();
     let attach = attachments(&fs.fs, &host, &plans);
     let loaded = Loaded::load(&plans, &attach, &spans, cpus).unwrap();
     loaded.set_enabled(true).unwrap();
@@ -170,22 +179,13 @@ to = { events = ["syscalls:sys_exit_recvfrom"], key = "pid" }
 /// are compared (they are stamped at different moments).
 #[test]
 fn raw_programs_read_what_classic_ones_read_needs_root_and_bpf() {
-    if !perflab_testkit::have_root("loading BPF programs") {
+    let Some((host, fs, cpus)) = bpf_host() else {
         return;
-    }
-    if let Err(e) = probe() {
-        perflab_testkit::skip("bpf", e);
-        return;
-    }
-    let host = SysRoot::host();
+    };
     if let Err(e) = vmlinux_btf(&host) {
         perflab_testkit::skip("btf", e);
         return;
     }
-    let Ok(fs) = crate::trace::tracefs::Tracefs::open(&host) else {
-        perflab_testkit::skip("tracefs", "tracefs cannot be mounted");
-        return;
-    };
     let spans = crate::trace::spans::parse_set(COMPARED, "test")
         .unwrap()
         .spans;
@@ -215,8 +215,6 @@ fn raw_programs_read_what_classic_ones_read_needs_root_and_bpf() {
         .iter()
         .map(|_| raw::Attach::Classic("compared".into()))
         .collect();
-    let cpus =
-        sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap()).unwrap();
     let a = Loaded::load(&plans, &raw, &spans, cpus).unwrap();
     let u = Loaded::load(&plans, &untyped, &spans, cpus).unwrap();
     let b = Loaded::load(&plans, &classic, &spans, cpus).unwrap();
@@ -322,16 +320,7 @@ split = { events = ["sched:sched_switch"], key = "cpu", field = "prev_state" }
 /// counts equal but for the few events that fall between the two programs' clock reads.
 #[test]
 fn shared_histograms_count_what_per_cpu_ones_count_needs_root_and_bpf() {
-    if !perflab_testkit::have_root("loading BPF programs") {
-        return;
-    }
-    if let Err(e) = probe() {
-        perflab_testkit::skip("bpf", e);
-        return;
-    }
-    let host = SysRoot::host();
-    let Ok(fs) = crate::trace::tracefs::Tracefs::open(&host) else {
-        perflab_testkit::skip("tracefs", "tracefs cannot be mounted");
+    let Some((host, fs, cpus)) = bpf_host() else {
         return;
     };
     let spans = crate::trace::spans::parse_set(SHARED, "test")
@@ -341,8 +330,6 @@ fn shared_histograms_count_what_per_cpu_ones_count_needs_root_and_bpf() {
     assert!(plan::shared_histograms(&spans));
     let plans = plan_spans(&fs.fs, &host, &spans).unwrap();
     let attach = attachments(&fs.fs, &host, &plans);
-    let cpus =
-        sys::possible_cpus(&host.read_string("sys/devices/system/cpu/possible").unwrap()).unwrap();
     let shared = Loaded::load(&plans, &attach, &spans, cpus).unwrap();
     assert!(shared.shared, "{}", shared.histograms());
     assert!(
