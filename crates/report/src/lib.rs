@@ -49,7 +49,7 @@ pub mod spans_seed;
 pub mod spans_seen;
 mod spans_text;
 pub mod spans_wake;
-mod spans_wake_overview;
+mod spans_wake_text;
 pub mod summary;
 mod summary_text;
 mod table_text;

@@ -19,8 +19,6 @@
 use perflab_core::record::MeasurementRecord;
 use serde::Serialize;
 
-use crate::doc::{Block, Table};
-use crate::fmt;
 use crate::trace_rows::{self, SpanId};
 
 /// The set whose spans these are.
@@ -271,90 +269,5 @@ impl WakeCell {
             WakeCell::Value { matches, .. } => Some(*matches),
             _ => None,
         }
-    }
-}
-
-/// Parts in fewer wake-ups than this (percent) say in how many.
-const FEW_PCT: f64 = 50.0;
-
-/// `8.10 (65%)` for a part, `40.58 (854%; in 6 of 88035 wake-ups)` for one most wake-ups
-/// do not have, `9.80 (1200 = 79%)` for a state: how often it was left.
-fn cell_text(c: &WakeCell, state: bool) -> String {
-    match c {
-        WakeCell::Value {
-            us,
-            share_pct,
-            matches,
-            of_wakeups,
-            matched_reps,
-            reps,
-        } => {
-            let share = share_pct.map(|s| format!("{s:.0}%"));
-            let some_reps = (matched_reps < reps).then(|| format!("{matched_reps}/{reps} reps"));
-            let few = of_wakeups
-                .filter(|w| *w > 0.0 && 100.0 * matches / w < FEW_PCT)
-                .map(|w| format!("in {} of {} wake-ups", fmt::count(*matches), fmt::count(w)));
-            match (state, share) {
-                (true, share) => {
-                    let n = match share {
-                        Some(s) => format!("{} = {s}", fmt::count(*matches)),
-                        None => fmt::count(*matches),
-                    };
-                    let inner: Vec<String> = std::iter::once(n).chain(some_reps).collect();
-                    format!("{} ({})", fmt::value(*us), inner.join("; "))
-                }
-                (false, s) => {
-                    let inner: Vec<String> = s.into_iter().chain(few).chain(some_reps).collect();
-                    if inner.is_empty() {
-                        fmt::value(*us)
-                    } else {
-                        format!("{} ({})", fmt::value(*us), inner.join("; "))
-                    }
-                }
-            }
-        }
-        WakeCell::None => "none".into(),
-        WakeCell::Missing => "-".into(),
-    }
-}
-
-impl WakeTable {
-    pub fn to_blocks(&self) -> Vec<Block> {
-        let mut out = vec![
-            Block::heading(3, "The wake-up in parts, per CPU pair (seed 004)"),
-            Block::para(
-                "Each figure is a p50 in usec, the median over the repetitions that traced. \
-                 A part's (share) is of the whole wake-up's p50 in the same column; shares \
-                 need not add up to 100%: medians of the parts are not parts of the median, \
-                 and (1) and (2) exist only for wake-ups that sent an IPI (a target polling \
-                 in idle sees the flag itself, so none there is expected); a part that \
-                 fewer than half the wake-ups have says in how many, per measurement (its \
-                 share then describes those few). left STATE: the part for the wake-ups whose target \
-                 CPU left that idle state, (n = share) how many per measurement and their \
-                 share of the part's. k/n reps: the p50 is of the k repetitions (of n) in \
-                 which the span matched, the counts medians over all n. none = the span \
-                 matched no event; - = not recorded.",
-            ),
-        ];
-        out.extend(crate::spans_wake_overview::overview(self));
-        for p in &self.pairs {
-            out.push(Block::heading(4, format!("CPU pair {}", p.label)));
-            let mut head = vec!["part (usec)".to_string()];
-            head.extend(self.variants.iter().cloned());
-            let mut rows: Vec<Vec<String>> = p
-                .rows
-                .iter()
-                .map(|r| {
-                    let mut cells = vec![r.label.clone()];
-                    cells.extend(r.cells.iter().map(|c| cell_text(c, r.state.is_some())));
-                    cells
-                })
-                .collect();
-            let mut reps = vec!["reps".to_string()];
-            reps.extend(p.reps.iter().map(usize::to_string));
-            rows.push(reps);
-            out.push(Block::Table(Table::new(head, rows, vec![0])));
-        }
-        out
     }
 }
