@@ -114,7 +114,8 @@ fn cross(axes: &[(String, Vec<String>)]) -> Vec<BTreeMap<String, String>> {
     points
 }
 
-/// A variant may set only parameters that have one value in the grid.
+/// A variant may set only parameters that have one value in the grid, and a parameter of
+/// the grid must be left to at least one variant.
 fn check_variant_params(spec: &ExperimentSpec, axes: &[(String, Vec<String>)]) -> Result<()> {
     for v in &spec.effective_variants() {
         for name in v.params.keys() {
@@ -128,6 +129,24 @@ fn check_variant_params(spec: &ExperimentSpec, axes: &[(String, Vec<String>)]) -
                     v.name
                 )));
             }
+        }
+    }
+    // A parameter every variant sets is never run with the grid's value: `-p backing=2m`
+    // on a study whose variants are the backings would silently run all of them.
+    let variants = spec.effective_variants();
+    for (name, values) in axes {
+        let setters: Vec<&str> = variants
+            .iter()
+            .filter(|v| v.params.contains_key(name))
+            .map(|v| v.name.as_str())
+            .collect();
+        if !variants.is_empty() && setters.len() == variants.len() {
+            return Err(LabError::Input(format!(
+                "parameter {name} = {} is set by every variant ({}), so that value would \
+                 never be used: drop it (--variant NAME keeps only the variants named)",
+                values.join(","),
+                setters.join(", ")
+            )));
         }
     }
     Ok(())

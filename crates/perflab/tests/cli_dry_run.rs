@@ -62,3 +62,46 @@ fn a_json_dry_run_counts_the_telemetry_measurements() {
     assert_eq!(doc["measurements"], 24);
     assert_eq!(doc["telemetry_measurements"], 4);
 }
+
+/// A parameter every variant sets would never run with its grid value (`-p backing=2m`
+/// on gpu-xfer, whose variants are the backings): one line naming it and the variants,
+/// exit 2, before anything is planned or stored. Where a variant leaves it alone, it runs.
+#[test]
+fn a_parameter_every_variant_overrides_is_refused() {
+    let lab = Lab::new();
+    let args = [
+        "run",
+        "--workload",
+        "null",
+        "-p",
+        "value=5",
+        "--variant",
+        "a:value=1",
+        "--variant",
+        "b:value=2",
+        "--dry-run",
+    ];
+    let o = lab.run(&args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("parameter value = 5 is set by every variant (a, b)"),
+        "{err}"
+    );
+    // One variant that leaves it alone, and the value is used there.
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "-p",
+        "value=5",
+        "--variant",
+        "a:value=1",
+        "--variant",
+        "b:noise_pct=0",
+        "--dry-run",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+}
