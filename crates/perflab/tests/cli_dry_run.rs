@@ -69,19 +69,23 @@ fn a_json_dry_run_counts_the_telemetry_measurements() {
 #[test]
 fn a_parameter_every_variant_overrides_is_refused() {
     let lab = Lab::new();
-    let args = [
-        "run",
-        "--workload",
-        "null",
-        "-p",
-        "value=5",
-        "--variant",
-        "a:value=1",
-        "--variant",
-        "b:value=2",
-        "--dry-run",
-    ];
-    let o = lab.run(&args);
+    // `-p value=5` with variant a setting value and variant b setting `second`.
+    let run = |second: &str| {
+        let b = format!("b:{second}");
+        lab.run(&[
+            "run",
+            "--workload",
+            "null",
+            "-p",
+            "value=5",
+            "--variant",
+            "a:value=1",
+            "--variant",
+            &b,
+            "--dry-run",
+        ])
+    };
+    let o = run("value=2");
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -90,18 +94,7 @@ fn a_parameter_every_variant_overrides_is_refused() {
         "{err}"
     );
     // One variant that leaves it alone, and the value is used there.
-    let o = lab.run(&[
-        "run",
-        "--workload",
-        "null",
-        "-p",
-        "value=5",
-        "--variant",
-        "a:value=1",
-        "--variant",
-        "b:noise_pct=0",
-        "--dry-run",
-    ]);
+    let o = run("noise_pct=0");
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
 }
