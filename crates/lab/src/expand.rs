@@ -117,7 +117,8 @@ fn cross(axes: &[(String, Vec<String>)]) -> Vec<BTreeMap<String, String>> {
 /// A variant may set only parameters that have one value in the grid, and a parameter of
 /// the grid must be left to at least one variant.
 fn check_variant_params(spec: &ExperimentSpec, axes: &[(String, Vec<String>)]) -> Result<()> {
-    for v in &spec.effective_variants() {
+    let variants = spec.effective_variants();
+    for v in &variants {
         for name in v.params.keys() {
             if axes
                 .iter()
@@ -133,7 +134,6 @@ fn check_variant_params(spec: &ExperimentSpec, axes: &[(String, Vec<String>)]) -
     }
     // A parameter every variant sets is never run with the grid's value: `-p backing=2m`
     // on a study whose variants are the backings would silently run all of them.
-    let variants = spec.effective_variants();
     for (name, values) in axes {
         let setters: Vec<&str> = variants
             .iter()

@@ -180,11 +180,23 @@ impl SpanSet {
 }
 
 impl Span {
-    /// The span as this kernel traces it: each side that declares a `fallback` and names
-    /// an event `has` says the kernel lacks uses its fallback events instead.
-    pub fn with_fallbacks(mut self, has: &dyn Fn(&str, &str) -> bool) -> Self {
+    /// Every side the span declares: from, to, then cancel and split where it has them.
+    pub fn sides(&self) -> impl Iterator<Item = &Side> {
+        let split = self.split.as_ref().map(|s| &s.side);
+        [
+            Some(&self.from),
+            Some(&self.to),
+            self.cancel.as_ref(),
+            split,
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    /// [`Span::sides`], to change them.
+    pub fn sides_mut(&mut self) -> impl Iterator<Item = &mut Side> {
         let split = self.split.as_mut().map(|s| &mut s.side);
-        for side in [
+        [
             Some(&mut self.from),
             Some(&mut self.to),
             self.cancel.as_mut(),
@@ -192,7 +204,12 @@ impl Span {
         ]
         .into_iter()
         .flatten()
-        {
+    }
+
+    /// The span as this kernel traces it: each side that declares a `fallback` and names
+    /// an event `has` says the kernel lacks uses its fallback events instead.
+    pub fn with_fallbacks(mut self, has: &dyn Fn(&str, &str) -> bool) -> Self {
+        for side in self.sides_mut() {
             if !side.fallback.is_empty() && side.events.iter().any(|(s, e)| !has(s, e)) {
                 side.events = std::mem::take(&mut side.fallback);
             }
@@ -203,14 +220,7 @@ impl Span {
     /// Every `(system, event)` the span needs, each once.
     pub fn events(&self) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
-        let split = self.split.as_ref().map(|s| &s.side);
-        let sides = [
-            Some(&self.from),
-            Some(&self.to),
-            self.cancel.as_ref(),
-            split,
-        ];
-        for side in sides.into_iter().flatten() {
+        for side in self.sides() {
             for e in &side.events {
                 if !out.contains(e) {
                     out.push(e.clone());
@@ -426,11 +436,7 @@ pub fn on_cpus(spans: Vec<Span>, cpus: &[u32]) -> Vec<Span> {
     spans
         .into_iter()
         .map(|mut s| {
-            let split = s.split.as_mut().map(|x| &mut x.side);
-            for side in [Some(&mut s.from), Some(&mut s.to), s.cancel.as_mut(), split]
-                .into_iter()
-                .flatten()
-            {
+            for side in s.sides_mut() {
                 side.filters.retain(|f| f.field != "cpu");
                 side.filters.push(filter.clone());
             }

@@ -374,7 +374,7 @@ fn span_slots(a: &mut Asm, span: u32, maps: Maps, missing: Label) {
 fn bump(a: &mut Asm, span: u32, slot: Slot, maps: Maps) {
     let skip = a.label();
     span_slots(a, span, maps, skip);
-    add_one(a, R0, slot, maps.shared);
+    inc(a, R0, slot.off(), maps.shared);
     a.bind(skip);
 }
 
@@ -437,7 +437,7 @@ const MAX_TRIES: usize = 3;
 
 /// [`record`] with the span's slots already in r0.
 fn record_at(a: &mut Asm, shared: bool) {
-    add_one(a, R0, Slot::Count, shared);
+    inc(a, R0, Slot::Count.off(), shared);
     add(a, R0, Slot::Sum.off(), R9, shared);
     let kept = a.label();
     if shared {
@@ -510,11 +510,6 @@ pub(super) fn bucket_index(a: &mut Asm) {
     a.bind(inside);
 }
 
-/// `*(slot of base) += 1` (r1 clobbered).
-fn add_one(a: &mut Asm, base: Reg, slot: Slot, shared: bool) {
-    inc(a, base, slot.off(), shared);
-}
-
 /// `*(u64 *)(base + off) += 1`, atomically in a shared map (r1 clobbered).
 fn inc(a: &mut Asm, base: Reg, off: i16, shared: bool) {
     if shared {
@@ -548,11 +543,11 @@ fn start_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(
     checks(a, &act.checks, env.fields, done)?;
     span_slots(a, act.span, maps, done);
     a.mov(R8, R0);
-    add_one(a, R8, Slot::StartEvents, false);
+    inc(a, R8, Slot::StartEvents.off(), false);
     let fresh = a.label();
     a.load(Size::DW, R1, R8, Slot::OpenStart.off());
     a.jmp_imm(Cond::Eq, R1, 0, fresh);
-    add_one(a, R8, Slot::LostStarts, false);
+    inc(a, R8, Slot::LostStarts.off(), false);
     a.bind(fresh);
     now(a, R1);
     a.store(Size::DW, R8, Slot::OpenStart.off(), R1);
@@ -565,7 +560,7 @@ fn end_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(),
     checks(a, &act.checks, env.fields, done)?;
     span_slots(a, act.span, maps, done);
     a.mov(R8, R0);
-    add_one(a, R8, Slot::EndEvents, false);
+    inc(a, R8, Slot::EndEvents.off(), false);
     // The clock only where a start is open: most ends find none (see `end`).
     a.load(Size::DW, R1, R8, Slot::OpenStart.off());
     a.jmp_imm(Cond::Eq, R1, 0, unmatched);
@@ -584,7 +579,7 @@ fn end_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(),
     }
     a.ja(done);
     a.bind(unmatched);
-    add_one(a, R8, Slot::Unmatched, false);
+    inc(a, R8, Slot::Unmatched.off(), false);
     Ok(())
 }
 

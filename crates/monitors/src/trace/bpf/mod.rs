@@ -30,7 +30,7 @@ use hdrhistogram::Histogram;
 use perflab_sys::SysRoot;
 
 use super::matcher::{KernelCounts, SpanResult, MAX_NS, MAX_OPEN};
-use super::spans::{Span, MAX_SPLIT};
+use super::spans::Span;
 use codegen::{Fields, Maps, Slot, SLOTS};
 use plan::{EventPlan, PlanError};
 use raw::Attach;
@@ -251,6 +251,8 @@ pub struct Loaded {
     spans: Vec<(String, String)>,
     /// (span, span-map entry of its value 0) of the split spans.
     splits: Vec<(usize, u32)>,
+    /// Entries of the span map: the spans, then each split span's values.
+    entries: u32,
     cpus: usize,
     /// The span map is one copy for all CPUs ([`plan::shared_histograms`]).
     shared: bool,
@@ -320,7 +322,7 @@ impl Loaded {
 
     /// Where the histograms are kept and what they take, for the measurement's notes.
     pub fn histograms(&self) -> String {
-        let entries = self.spans.len() as u32 + self.splits.len() as u32 * MAX_SPLIT as u32;
+        let entries = self.entries;
         let bytes = plan::span_map_bytes(entries, SLOTS * 8, self.cpus, self.shared);
         let mib = bytes as f64 / (1024.0 * 1024.0);
         let kib = SLOTS * 8 / 1024;
@@ -347,7 +349,8 @@ impl Loaded {
         cpus: usize,
         shared: bool,
     ) -> Result<Self, String> {
-        let (starts, spans_map) = create_maps(spans, shared)?;
+        let entries = plan::map_entries(spans);
+        let (starts, spans_map) = create_maps(spans.len() as u32, entries, shared)?;
         use std::os::fd::AsRawFd;
         let maps = Maps {
             starts: starts.fd.as_raw_fd(),
@@ -397,6 +400,7 @@ impl Loaded {
                 .map(|s| (s.name.clone(), s.label.clone()))
                 .collect(),
             splits: plan::split_entries(spans),
+            entries,
             cpus,
             shared,
             unshared_why: None,
@@ -463,14 +467,13 @@ impl Loaded {
 }
 
 /// The start map (16,384 keys per span) and the span map: per CPU, or one shared copy.
-fn create_maps(spans: &[Span], shared: bool) -> Result<(Map, Map), String> {
-    let n = spans.len() as u32;
+fn create_maps(spans: u32, entries: u32, shared: bool) -> Result<(Map, Map), String> {
     let starts = Map::create(
         sys::BPF_MAP_TYPE_HASH,
         PROG_NAME,
         16,
         8,
-        (MAX_OPEN as u32).saturating_mul(n.max(1)),
+        (MAX_OPEN as u32).saturating_mul(spans.max(1)),
     )
     .map_err(|e| format!("cannot create the BPF start map: {e}"))?;
     let kind = if shared {
@@ -478,14 +481,8 @@ fn create_maps(spans: &[Span], shared: bool) -> Result<(Map, Map), String> {
     } else {
         sys::BPF_MAP_TYPE_PERCPU_ARRAY
     };
-    let spans_map = Map::create(
-        kind,
-        PROG_NAME,
-        4,
-        (SLOTS * 8) as u32,
-        plan::map_entries(spans).max(1),
-    )
-    .map_err(|e| format!("cannot create the BPF histogram map: {e}"))?;
+    let spans_map = Map::create(kind, PROG_NAME, 4, (SLOTS * 8) as u32, entries.max(1))
+        .map_err(|e| format!("cannot create the BPF histogram map: {e}"))?;
     Ok((starts, spans_map))
 }
 

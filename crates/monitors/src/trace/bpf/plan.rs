@@ -116,18 +116,7 @@ pub fn shared_histograms(spans: &[Span]) -> bool {
                     .all(|(p, prefix)| !prefix && p.parse::<u32>().is_ok())
         })
     };
-    !spans.is_empty()
-        && spans.iter().all(|s| {
-            [
-                Some(&s.from),
-                Some(&s.to),
-                s.cancel.as_ref(),
-                s.split.as_ref().map(|x| &x.side),
-            ]
-            .into_iter()
-            .flatten()
-            .all(few_cpus)
-        })
+    !spans.is_empty() && spans.iter().all(|s| s.sides().all(few_cpus))
 }
 
 /// Bytes of kernel memory the span map takes: its value rounded to 8 bytes, per entry,
