@@ -2,7 +2,7 @@
 //! after, on writable fixture trees whose counters and files the test moves the way a
 //! kernel (or another process) would.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -2,7 +2,7 @@
 //! (`tests/fixtures/<host>`, see its README), so that they meet real layouts: 16 x86 CPUs
 //! with intel_idle, 32 POWER CPUs with snooze and stop states, a VM without cpuidle.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

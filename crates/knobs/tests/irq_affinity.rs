@@ -1,6 +1,6 @@
 //! `irqaffinity=` on a copy of a real 2-vCPU KVM guest's /proc/irq, without root.
 
-mod common;
+use crate::common;
 
 use std::fs;
 

@@ -6,7 +6,7 @@
 //! which is what the kernel would then show as `always [madvise] never`: comparisons
 //! go through [`as_kernel_shows`], and separate asserts check the raw word written back.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -4,8 +4,6 @@
 //! and skip with the reason elsewhere, as they do for a path this kernel cannot build
 //! (it must then be unavailable with the reason, which is checked).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -292,7 +290,7 @@ fn kill_mid_run(kind: &str) {
         .args([
             "--ignored",
             "--exact",
-            "child_builds_a_path_and_waits",
+            "netpath::child_builds_a_path_and_waits",
             "--nocapture",
             "--test-threads=1",
         ])
@@ -381,7 +379,7 @@ fn without_root_the_path_is_unavailable_with_the_reason() {
         cmd.args([
             "--ignored",
             "--exact",
-            "child_checks_without_root",
+            "netpath::child_checks_without_root",
             "--nocapture",
             "--test-threads=1",
         ])
@@ -474,7 +472,7 @@ fn ovs_without_a_running_ovsdb_is_unavailable_with_how_to_start_it_needs_root() 
         .args([
             "--ignored",
             "--exact",
-            "child_checks_ovs",
+            "netpath::child_checks_ovs",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -3,7 +3,7 @@
 //! the system-wide locks, each journaled the other's temporary value as its original and
 //! THP stayed at `never` after both had restored.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -231,7 +231,7 @@ fn holder(tree: &Tree, journal: &Path) -> (Child, BufReader<ChildStdout>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "child_holds_thp_never",
+            "target_locks::child_holds_thp_never",
             "--ignored",
             "--nocapture",
             "--test-threads=1",

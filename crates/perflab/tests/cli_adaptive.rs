@@ -2,7 +2,7 @@
 //! seeded noise: a loose target stops at the planned repetitions, an impossible one at
 //! exactly the cap, bad settings change nothing, and a stopped adaptive run resumes.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

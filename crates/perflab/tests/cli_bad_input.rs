@@ -1,6 +1,6 @@
 //! Bad input gets one clear line naming the problem, exit code 2, and changes nothing.
 
-mod common;
+use crate::common;
 
 use common::{text, Lab};
 

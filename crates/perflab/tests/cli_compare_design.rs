@@ -4,7 +4,7 @@
 //! "interleaved within one run". The probe's figures are never checked against expected
 //! values (this machine's speed is not known): only that they exist and are usable.
 
-mod common;
+use crate::common;
 
 use common::{text, two_variant_null_run, Lab};
 

@@ -3,7 +3,7 @@
 //! and the page is roff that `groff` and `man` read without a warning. Tools missing on
 //! this machine are skipped with a line saying so.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,7 +1,7 @@
 //! `perflab crosscheck verdicts`: the seeded simulation of issue 22 runs without root,
 //! prints the targets and exits 0 when no false-verdict rate exceeds its bound.
 
-mod common;
+use crate::common;
 
 use common::{text, Lab};
 

@@ -3,7 +3,7 @@
 //! before a run exists: one line, exit 2, nothing in the database. On the fixture tree of
 //! a machine with four channels the same command plans its run.
 
-mod common;
+use crate::common;
 
 use common::{text, Lab};
 

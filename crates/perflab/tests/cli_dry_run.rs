@@ -1,6 +1,6 @@
 //! What `run --dry-run` tells a person before anything is measured.
 
-mod common;
+use crate::common;
 use common::{text, Lab};
 
 /// Two points, two variants, five repetitions and one telemetry repetition per point and

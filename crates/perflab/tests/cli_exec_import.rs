@@ -1,7 +1,7 @@
 //! End-to-end: wrapping a command with `exec` (variants by environment, a failing
 //! repetition kept as failed), and importing a saved seed-002 scan table as a run.
 
-mod common;
+use crate::common;
 
 use common::{run_id, text, Lab};
 

@@ -3,7 +3,7 @@
 //! JSON document on stdout, a cross-check outside its tolerance exits 4, and an HTML report
 //! to a missing directory is bad input (2) that writes nothing.
 
-mod common;
+use crate::common;
 
 use common::{run_id, text, Lab};
 use serde_json::Value;

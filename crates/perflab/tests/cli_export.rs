@@ -1,7 +1,7 @@
 //! `perflab export` through the binary: benchstat's text format and the JSON document's
 //! format header, over a real run of the `null` workload.
 
-mod common;
+use crate::common;
 
 use common::{text, two_variant_null_run, Lab};
 

@@ -2,7 +2,7 @@
 //! (tests/common/ssh_hosts.rs), the study `quick` shortened, results streamed into one
 //! store. Needs root, iproute2 and openssh-server; skipped with the reason otherwise.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! End-to-end: gpuxfer through `perflab run` on the stand-in CUDA driver library, and the
 //! one-line refusals (exit 2) for no driver, no GPU, and buffers larger than the device.
 
-mod common;
+use crate::common;
 
 use common::{text, Lab};
 use perflab_testkit::cuda::standin_library;

@@ -2,7 +2,7 @@
 //! of machines with idle states (the knobs then write the copy; the workload still runs on
 //! this machine's CPUs 0 and 1).
 
-mod common;
+use crate::common;
 
 use common::{run_id, text, Lab};
 

@@ -4,7 +4,7 @@
 //! Skipped, with the reason, without root, without cpuidle states, or where no CPU went
 //! idle during the run (a machine kept busy by other jobs has nothing to split).
 
-mod common;
+use crate::common;
 
 use common::{run_id, text, Lab};
 

@@ -3,7 +3,7 @@
 //! study's one comparison never happened; it exits 5 and says so in its last line. As
 //! root the command runs as nobody (setpriv), else as the user running the tests.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! median, min and max of the same times. The file is real hyperfine output (see
 //! crates/parsers/tests/data/hyperfine/README.md).
 
-mod common;
+use crate::common;
 
 use common::{run_id, text, Lab};
 

@@ -3,7 +3,7 @@
 //! whole file with one line naming the file, where in it and the field; exit 2, and the
 //! database is byte-identical afterwards.
 
-mod common;
+use crate::common;
 
 use common::{text, Lab};
 use std::path::Path;

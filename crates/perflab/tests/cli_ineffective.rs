@@ -4,7 +4,7 @@
 //! is recorded ineffective with the reason, shown by show, compare, report and the
 //! drill-down, and no verdict is drawn from it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

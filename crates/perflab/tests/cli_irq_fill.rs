@@ -4,7 +4,7 @@
 //! monitor's LOC delta on CPU 0 rises by about one per timer wait; `run` and `show` print
 //! the interrupts on the fill's CPU; and the IRQ affinities are restored.
 
-mod common;
+use crate::common;
 
 use common::{run_id, text, Lab};
 use serde_json::Value;

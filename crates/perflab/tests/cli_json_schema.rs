@@ -3,8 +3,8 @@
 //! script reads is the one the documentation describes, envelope included, and its
 //! `format` names the definition it is checked against.
 
-mod common;
-mod json_schema;
+use crate::common;
+use crate::json_schema;
 
 use std::process::Command;
 

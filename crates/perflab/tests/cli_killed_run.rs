@@ -2,7 +2,7 @@
 //! listed as running forever. Its claim went with its process, so it is shown interrupted,
 //! with the resume hint, and resuming it finishes it.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! with one line naming the holder and the file, and the tree ends as it started (before
 //! the system-wide locks, each journaled the other's temporary value as the original).
 
-mod common;
+use crate::common;
 
 use common::{text, Lab};
 

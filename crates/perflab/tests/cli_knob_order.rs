@@ -2,7 +2,7 @@
 //! twice: from a TOML table, from a list of pairs, and from `--variant`. Observed through
 //! the `fake` knob (a file of a test tree) and `before=` hooks that log what they see.
 
-mod common;
+use crate::common;
 
 use common::{text, Lab};
 

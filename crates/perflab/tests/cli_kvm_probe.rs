@@ -5,7 +5,7 @@
 //! (the netpath knob), QEMU, busybox, a guest kernel and /dev/kvm; skipped with the reason
 //! where one is missing.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

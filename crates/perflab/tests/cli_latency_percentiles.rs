@@ -1,7 +1,7 @@
 //! The round-trip percentiles (p50, p90, p99, p99.9, max) of a real ctxsw run appear in
 //! every output of `show`, `compare` and `report`, with the same figures everywhere.
 
-mod common;
+use crate::common;
 
 use common::{run_id, text, Lab};
 

@@ -3,7 +3,7 @@
 //! odd `--monitors` and `--db` values get one plain line. Each refusal is exit 2 with one
 //! line, and no database is created.
 
-mod common;
+use crate::common;
 
 use common::{text, Lab};
 

@@ -6,7 +6,7 @@
 //! Each test needs its tool installed (`.ci/run` installs them) and is skipped, saying so,
 //! where it is not.
 
-mod common;
+use crate::common;
 
 use common::{run_id, text, Lab};
 use perflab_testkit::have_tool as have;

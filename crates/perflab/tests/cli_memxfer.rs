@@ -2,7 +2,7 @@
 //! the scan table in the seed's shape, the huge page pool given back, and the memory the
 //! run held.
 
-mod common;
+use crate::common;
 
 use common::{run_id, text, Lab};
 

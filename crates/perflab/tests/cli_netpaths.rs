@@ -2,7 +2,7 @@
 //! test (SIGKILL mid-run, then `perflab restore`), and bad input. Building namespaces needs
 //! root; those tests say so in their names and are skipped, saying why, without it.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::sync::Mutex;

@@ -3,7 +3,7 @@
 //! table printed; the two cases a 2-CPU machine can show (one thread per CPU against
 //! four threads pinned to one CPU); and bad input refused before anything runs.
 
-mod common;
+use crate::common;
 
 use common::{run_id, text, Lab};
 

@@ -2,7 +2,7 @@
 //! perf-memcpy study), with counters, stored and compared. Needs root (the thp and
 //! hugepages knobs) and a working perf; skipped, saying which, where either is missing.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

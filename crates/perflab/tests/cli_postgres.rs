@@ -2,7 +2,7 @@
 //! through the real binary with `PERFLAB_DB` or `--db` set to a `postgres://` URL, and an
 //! unreachable server refused with one line that does not show the password.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 

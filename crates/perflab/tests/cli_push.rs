@@ -2,7 +2,7 @@
 //! SQLite file or a PostgreSQL store, and exports imported back, come out the same (all
 //! but the run's number), and doing it again adds nothing.
 
-mod common;
+use crate::common;
 
 use common::{run_id, text, Lab};
 

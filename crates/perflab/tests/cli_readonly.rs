@@ -2,7 +2,7 @@
 //! a read-only mount): `ls`, `show`, `report`, `export` and `compare` work and change
 //! nothing; an older schema there is refused with one line saying to copy it.
 
-mod common;
+use crate::common;
 
 use common::{snapshot, text, Lab};
 use perflab_testkit::ReadOnlyView;

@@ -2,7 +2,7 @@
 //! in every format, the HTML file written, and bad input refused with one line, exit 2,
 //! and nothing written.
 
-mod common;
+use crate::common;
 
 use common::{text, two_variant_null_run, Lab};
 

@@ -1,7 +1,7 @@
 //! End-to-end: runs of the deterministic `null` workload through the real binary, the
 //! store commands over them, and resume after an interrupt.
 
-mod common;
+use crate::common;
 
 use common::{run_id, text, Lab};
 

@@ -3,7 +3,7 @@
 //! gets its session; the server's threads and memory stay bounded; and the token is in
 //! no log line, no output, and no byte of the results database.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -3,7 +3,7 @@
 //! breakdown, seed 001's layout and the load A/B comparison are printed, said to come
 //! from telemetry repetitions; a run without span rows prints none of it.
 
-mod common;
+use crate::common;
 
 use common::{text, Lab};
 use perflab_core::record::{

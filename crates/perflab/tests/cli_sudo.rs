@@ -4,7 +4,7 @@
 //! perflab made there is theirs, and `perflab ls` as that user finds the run and can add
 //! to the database. Needs root and useradd; skips, saying so, without them.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! BPF; skipped, saying why, elsewhere), bad span definitions, the restore sweep of what a
 //! killed perflab's tracing left, and nothing left loaded after a SIGKILL.
 
-mod common;
+use crate::common;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! left undecided by the planned repetitions get more, interleaved, up to the cap, and
 //! the run's end says what was decided and what still is not.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -3,7 +3,7 @@
 //! 002's "veos 1.2.2 vs v1_64_96") and from `--variant NAME:cmd=...`. The fake "versions"
 //! print fixed numbers, so the test checks where each number came from, never a speed.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! Each test needs root, QEMU, busybox and a guest kernel, says so in its name, and is
 //! skipped with the reason where one is missing.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -1,6 +1,6 @@
 //! What the reports must get right beyond their look.
 
-mod common;
+use crate::common;
 
 use perflab_core::record::{MeasurementStatus, RunInfo};
 use perflab_report::{

@@ -4,7 +4,7 @@
 //! lines, `Unit` metadata lines, everything else ignored. (The real benchstat needs the Go
 //! module proxy, which this machine cannot reach.)
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

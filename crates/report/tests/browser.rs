@@ -2,7 +2,7 @@
 //! its axes, and no request left the page. Needs Debian's `chromium`; skipped with that
 //! reason where it is not installed.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,6 +1,6 @@
 //! "What changed with it": the telemetry ranked beside each significant difference.
 
-mod common;
+use crate::common;
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};
 use perflab_core::{ParamValue, Params, TelemetryRow, ThreadRecord, Unit, WorkloadOutput};

@@ -2,7 +2,7 @@
 //! machine with a PMU (hardware columns) and on one without (software columns, the
 //! hardware events named once as not counted, never shown as zeros).
 
-mod common;
+use crate::common;
 
 use common::xfer;
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};

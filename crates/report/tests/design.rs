@@ -2,7 +2,7 @@
 //! run, or separate runs), run-against-run tables carry the drift guard of the runs' timing
 //! probes, and the verdicts of a many-row table rest on p-values adjusted together.
 
-mod common;
+use crate::common;
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo};
 use perflab_core::{Better, Metric, ParamValue, Params, Unit, WorkloadOutput};

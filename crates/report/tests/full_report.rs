@@ -2,7 +2,7 @@
 //! terminal, in Markdown and in a 72-column mail is snapshot-tested; the HTML page is
 //! checked for one figure per plot kind and nothing that would load from the network.
 
-mod common;
+use crate::common;
 
 use common::more::{latency_run, threads_run};
 use common::xfer::{self, V164_2M, V164_4K, VEOS_2M, VEOS_4K};

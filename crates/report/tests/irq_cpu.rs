@@ -2,7 +2,7 @@
 //! change help, and what did the interrupts do): LOC first, device rows by their action
 //! name, rows that never moved on that CPU left out, and a Total.
 
-mod common;
+use crate::common;
 
 use common::xfer;
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};

@@ -1,7 +1,7 @@
 //! The latency percentile table (p50, p90, p99, p99.9, max) of ctxsw and netrr runs in
 //! every format, and its figures against the percentiles of all round trips together.
 
-mod common;
+use crate::common;
 
 use common::more::{ctxsw_run, latency_run};
 use hdrhistogram::serialization::Deserializer;

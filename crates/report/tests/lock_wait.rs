@@ -1,7 +1,7 @@
 //! The lock-wait table (seed 000's spintime) of threaded transfers in every format, and
 //! its figures against all acquisitions pooled.
 
-mod common;
+use crate::common;
 
 use common::more::{latency_run, threads_run};
 use perflab_report::lock_wait_table;

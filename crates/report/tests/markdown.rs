@@ -1,7 +1,7 @@
 //! Markdown renderings of the seed-shaped comparison and distribution: pipe tables whose
 //! raw text lines up, so they paste into a mail as well as into a pull request.
 
-mod common;
+use crate::common;
 
 use perflab_report::{compare_runs, compare_variants, distribution, ComparisonTable};
 use perflab_report::{Format, Section};

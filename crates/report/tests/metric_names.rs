@@ -2,7 +2,7 @@
 //! compared and reported against runs that carry the current name (`round_trips_per_s`),
 //! either way round and by either name.
 
-mod common;
+use crate::common;
 
 use perflab_core::record::{MeasurementRecord, RunInfo};
 use perflab_report::compare_runs;

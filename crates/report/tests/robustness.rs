@@ -1,8 +1,7 @@
 //! Reports must never panic, whatever the stored records hold: any mix of failures,
 //! zeros, negative values, missing telemetry and single repetitions.
 
-#[path = "common/catalog.rs"]
-mod catalog;
+use crate::common::catalog;
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo, RunStatus};
 use perflab_core::{Better, Metric, ParamValue, Params, TelemetryRow, Unit, WorkloadOutput};

@@ -1,7 +1,7 @@
 //! Size scans in the seed's shape: the tables a person pastes into a mail, and what the
 //! summary line must get right (parting, crossing, failed sizes).
 
-mod common;
+use crate::common;
 
 use common::xfer::{self, KIB, V164_2M, V164_4K, VEOS_2M, VEOS_4K};
 use perflab_core::record::MeasurementRecord;

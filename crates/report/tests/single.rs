@@ -1,7 +1,7 @@
 //! A run that measured one variant only: its summary, the per-pair drill-down and the
 //! drill-down directory, in the shape of an idle-ipi run on a 2-vCPU KVM guest.
 
-mod common;
+use crate::common;
 
 use common::kvm;
 use perflab_report::{

@@ -4,7 +4,7 @@
 //! runs with failures, telemetry repetitions, histograms without buckets, with other
 //! bounds, and damaged ones.
 
-mod common;
+use crate::common;
 
 use common::more::{ctxsw_run, latency_run, threads_run};
 use hdrhistogram::Histogram;

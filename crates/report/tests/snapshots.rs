@@ -1,6 +1,6 @@
 //! Snapshots of what a person reads: the table, the distribution, a drill-down.
 
-mod common;
+use crate::common;
 
 use perflab_report::{compare_runs, compare_variants, distribution, render_pair};
 use perflab_report::{Format, Section};

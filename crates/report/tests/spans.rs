@@ -3,7 +3,7 @@
 //! path) with the verdicts every metric gets, and nothing at all for a run that did not
 //! trace. Records are synthetic, shaped by the monitor's output contract.
 
-mod common;
+use crate::common;
 
 use common::spans::{records, run_info};
 use perflab_report::full::{build_report, ReportOptions, RunData};

@@ -2,7 +2,7 @@
 //! part's p50 and share of the whole wake-up, and the idle exit per idle state left.
 //! Records are synthetic, shaped by the monitor's output contract.
 
-mod common;
+use crate::common;
 
 use common::idlewake::{records, run_info};
 use perflab_report::full::{build_report, ReportOptions, RunData};

@@ -3,8 +3,7 @@
 //! trips and the KVM span none. Those cells say "not measured (k events for n round
 //! trips)" and why a span is absent, never a p50 as if it were the benchmark's.
 
-#[path = "common/catalog.rs"]
-mod catalog;
+use crate::common::catalog;
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, Role, RunInfo, RunStatus};
 use perflab_core::{Better, Metric, ParamValue, Params, TelemetryRow, Unit, WorkloadOutput};

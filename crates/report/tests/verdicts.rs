@@ -2,7 +2,7 @@
 //! CPU pairs that read better, WORSE, same and undecided, rendered as text, Markdown,
 //! mail and HTML, and its JSON with `verdict` and the interval the verdict used.
 
-mod common;
+use crate::common;
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};
 use perflab_core::{Better, Metric, ParamValue, Params, Unit, WorkloadOutput};

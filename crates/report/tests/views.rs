@@ -1,7 +1,7 @@
 //! The views of the commands (`perflab_report::views`): each format renders the same
 //! sections, and the JSON keys are the sections' ids.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 

@@ -1,7 +1,7 @@
 //! Appending to a run's plan (adaptive repetitions): order and repetition numbers continue,
 //! the planned count grows, and what was appended is pending until measured.
 
-mod common;
+use crate::common;
 
 use perflab_store::{PlannedMeasurement, StoreError};
 

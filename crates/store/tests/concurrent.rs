@@ -1,6 +1,6 @@
 //! A reader (`perflab show`) looking at a run while `perflab run` records into it.
 
-mod common;
+use crate::common;
 
 use std::sync::mpsc;
 use std::thread;

@@ -2,7 +2,7 @@
 //! run (uid, plan, figures) and copying again adds only what the destination lacks. Run
 //! for each direction between the backends.
 
-mod common;
+use crate::common;
 
 use perflab_store::{
     copy_records, copy_run, ensure_run, CopyReport, MeasurementStatus, PlannedMeasurement, RunId,

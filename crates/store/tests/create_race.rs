@@ -123,7 +123,7 @@ fn processes_creating_one_new_database_at_once_all_succeed() {
                 Command::new(std::env::current_exe().unwrap())
                     .args([
                         "--exact",
-                        "child_opens_the_database",
+                        "create_race::child_opens_the_database",
                         "--ignored",
                         "--nocapture",
                         "--test-threads=1",

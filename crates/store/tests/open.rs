@@ -1,6 +1,6 @@
 //! Opening: creation, refusals that leave files untouched, migrations from older versions.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

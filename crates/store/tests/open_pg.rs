@@ -1,7 +1,7 @@
 //! Opening a PostgreSQL store: what `open` creates, and what it refuses and leaves as it
 //! was (someone else's database, a newer perflab's, an unreachable server).
 
-mod common;
+use crate::common;
 
 use perflab_store::schema::SCHEMA_VERSION;
 use perflab_store::{Location, Store, StoreError};

@@ -1,7 +1,7 @@
 //! Recording and loading a realistic run of 1,000 measurements with 50 telemetry rows each.
 //! Prints timings (run with --release --nocapture to see them); asserts correctness only.
 
-mod common;
+use crate::common;
 
 use std::time::Instant;
 

@@ -5,7 +5,7 @@
 //! The reads happen in a helper process that sees the directory read-only (a read-only
 //! bind mount in a private mount namespace as root; write bits removed otherwise).
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
@@ -32,7 +32,7 @@ fn read_in_helper(db: &Path, expect: &str) -> Option<Result<(), String>> {
         .command(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "helper_reads_read_only",
+            "readonly::helper_reads_read_only",
             "--ignored",
             "--nocapture",
         ])

@@ -1,6 +1,6 @@
 //! Writing and reading back: exact round trips, counts, resume, errors naming the run.
 
-mod common;
+use crate::common;
 
 use perflab_core::{Better, Metric, TelemetryRow, Unit};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The streaming read: `visit_measurements` hands out exactly what `measurements` reads,
 //! in the same order, across chunk boundaries, and a visitor's error stops it.
 
-mod common;
+use crate::common;
 
 use perflab_store::StoreError;
 

@@ -7,7 +7,7 @@
 //! `hugepages` knob ([`hugepool`]) and give them back; elsewhere the 2m points are checked
 //! to fail with the pool named, and the skip says so.
 
-mod hugepool;
+use crate::hugepool;
 
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::source::{named_paths, Named, Naming};
+use super::source::{named_paths, Named, Naming};
 
 /// Module path (`a::b`, "" for the crate root) → file.
 pub fn modules(src: &Path) -> BTreeMap<String, PathBuf> {

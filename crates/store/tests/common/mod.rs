@@ -1,6 +1,7 @@
 //! Realistic runs and measurements for the store's tests.
 #![allow(dead_code)]
 
+#[macro_use]
 pub mod backends;
 
 use std::collections::BTreeMap;
