@@ -1,7 +1,9 @@
 //! ctxsw process mode when the pong process misbehaves: killed, or stopped (SIGSTOP) when
-//! a stop request comes. In a test binary of its own, so the only child of this process is
-//! the pong under test. Needs /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN) and
-//! is skipped, saying so, without it.
+//! a stop request comes. The crate's tests share one process, whose other tests fork
+//! children of their own: the pong under test is found as the child of the one thread that
+//! runs the measurement (/proc/self/task/<tid>/children lists the children a thread
+//! forked), never another test's. Needs CONFIG_PROC_CHILDREN and is skipped, saying so,
+//! without it.
 //!
 //! "Never hangs" is shown against a 300 s run: the bounds below leave a loaded machine
 //! tens of seconds and still prove the run did not wait for its duration.
@@ -20,18 +22,16 @@ fn children_listed() -> bool {
         .is_ok()
 }
 
-/// The pid of this process's forked child, once it shows up.
-fn find_child() -> i32 {
+/// The pid of the child thread `tid` forked (the pong), once it shows up.
+fn find_child(tid: i32) -> i32 {
     let sys = SysRoot::host();
     let deadline = Instant::now() + LIMIT;
     while Instant::now() < deadline {
-        for tid in sys.list_dir("proc/self/task").unwrap_or_default() {
-            let text = sys
-                .read_string(&format!("proc/self/task/{tid}/children"))
-                .unwrap_or_default();
-            if let Some(pid) = text.split_whitespace().find_map(|p| p.parse().ok()) {
-                return pid;
-            }
+        let text = sys
+            .read_string(&format!("proc/self/task/{tid}/children"))
+            .unwrap_or_default();
+        if let Some(pid) = text.split_whitespace().find_map(|p| p.parse().ok()) {
+            return pid;
         }
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -43,7 +43,9 @@ const LIMIT: Duration = Duration::from_secs(30);
 
 type Run = std::thread::JoinHandle<Result<f64, WorkloadError>>;
 
-fn start(mech: &str) -> (Run, MeasureCtx) {
+/// Starts a 300 s run on a thread of its own; the run, its context, and the thread's tid
+/// (whose child the pong is).
+fn start(mech: &str) -> (Run, MeasureCtx, i32) {
     let given: BTreeMap<String, String> = [
         ("cpu_a", "0"),
         ("cpu_b", "0"),
@@ -57,14 +59,18 @@ fn start(mech: &str) -> (Run, MeasureCtx) {
     let p = resolve("ctxsw", Ctxsw.info().params, &given).expect("params");
     let ctx = MeasureCtx::new(SysRoot::host(), vec![0]);
     let c = ctx.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
     let h = std::thread::spawn(move || {
+        // SAFETY: gettid has no preconditions.
+        let _ = tx.send(unsafe { libc::syscall(libc::SYS_gettid) } as i32);
         Ctxsw.run(&p, &c).map(|o| {
             o.metric("round_trips_per_s")
                 .map(|m| m.value)
                 .unwrap_or(0.0)
         })
     });
-    (h, ctx)
+    let tid = rx.recv().expect("the run thread's tid");
+    (h, ctx, tid)
 }
 
 fn signal(pid: i32, sig: libc::c_int) {
@@ -83,9 +89,9 @@ fn misbehaving_pong_process_never_hangs_the_run() {
     }
     for mech in ["pipe", "futex", "eventfd"] {
         // Killed: ping waits on a peer that is gone.
-        let (h, _ctx) = start(mech);
+        let (h, _ctx, tid) = start(mech);
         std::thread::sleep(Duration::from_millis(100));
-        let pid = find_child();
+        let pid = find_child(tid);
         let t0 = Instant::now();
         signal(pid, libc::SIGKILL);
         let res = h.join().expect("run thread");
@@ -96,9 +102,9 @@ fn misbehaving_pong_process_never_hangs_the_run() {
         }
 
         // Stopped: ping blocks, then the user asks to stop.
-        let (h, ctx) = start(mech);
+        let (h, ctx, tid) = start(mech);
         std::thread::sleep(Duration::from_millis(100));
-        let pid = find_child();
+        let pid = find_child(tid);
         signal(pid, libc::SIGSTOP);
         std::thread::sleep(Duration::from_millis(100));
         let t0 = Instant::now();

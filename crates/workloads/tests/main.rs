@@ -6,7 +6,6 @@
 mod ctxsw;
 mod ctxsw_child;
 mod gpuxfer;
-mod gpuxfer_gpu;
 mod hugepool;
 mod parallel_stored;
 mod param_names;
