@@ -20,6 +20,7 @@ pub mod parallel_metrics;
 pub mod params;
 pub mod perf_event;
 pub mod plausible;
+pub mod quantity_text;
 pub mod record;
 pub mod registry;
 pub mod run_spec;
@@ -51,8 +52,8 @@ pub use net_facts::{GuestPeer, NetEnd, NetPathFacts, NetServer};
 pub use output::{AboveRange, HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
 pub use parallel_metrics::ParallelMetrics;
 pub use params::{
-    format_size, parse_duration, parse_size, resolve, ParamKind, ParamSpec, ParamValue, Params,
-    SecretValue,
+    format_bytes, format_duration, format_size, parse_duration, parse_size, resolve, ParamKind,
+    ParamSpec, ParamValue, Params, SecretValue,
 };
 pub use registry::{Registered, Registry};
 pub use run_spec::{Grid, Imported, RunSpec, SkippedPoint};

@@ -58,7 +58,8 @@ pub fn flag_seconds(flag: &str, text: &str) -> Result<f64, String> {
         Ok(s)
     } else {
         Err(format!(
-            "{flag} {text}: must be above 0 and at most {FLAG_SECONDS_MAX} s (a day)"
+            "{flag} {text}: must be above 0 and at most {}",
+            crate::format_duration(FLAG_SECONDS_MAX)
         ))
     }
 }
@@ -101,7 +102,10 @@ mod tests {
         assert!(flag_seconds("--x", "0s").is_err());
         assert!(flag_seconds("--x", "1e300s")
             .unwrap_err()
-            .contains("at most 86400 s"));
+            .ends_with("must be above 0 and at most 1d"));
+        // "At most a day", as the help says: a day and a nanosecond are both times.
+        assert_eq!(flag_seconds("--x", "1d"), Ok(86_400.0));
+        assert_eq!(flag_seconds("--x", "1ns"), Ok(1e-9));
         assert!(check_bucket_edges("b", &[1.0, 2.0]).is_ok());
         assert!(check_bucket_edges("b", &[1.0, 1e308]).is_err());
         assert!(check_bucket_edges("b", &[2.0, 1.0]).is_err());

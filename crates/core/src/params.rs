@@ -7,6 +7,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ParamError;
+pub use crate::quantity_text::{
+    format_bytes, format_duration, format_size, parse_duration, parse_size,
+};
 
 /// The type and limits of a parameter.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -19,7 +22,8 @@ pub enum ParamKind {
         min: f64,
         max: f64,
     },
-    /// Seconds, written `10s`, `500ms`, `2m` or a bare number of seconds.
+    /// Seconds, written with a unit from `ns`, `us`, `ms`, `s`, `m`, `h` to `d` (`10s`,
+    /// `500ms`, `1d`) or as a bare number of seconds.
     Duration {
         min_s: f64,
         max_s: f64,
@@ -237,65 +241,6 @@ impl Params {
     }
 }
 
-/// Parses a size in bytes: `4096`, `32K`, `32KiB`, `2M`, `1G`, `1T` (binary multiples;
-/// a trailing `B` is allowed).
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let bad = || format!("{text:?} is not a size (try 4096, 32K, 2M or 1G)");
-    let t = text.trim();
-    let t = t
-        .strip_suffix("iB")
-        .or_else(|| t.strip_suffix('B'))
-        .unwrap_or(t);
-    let (num, shift) = match t.chars().last() {
-        Some('K' | 'k') => (&t[..t.len() - 1], 10),
-        Some('M' | 'm') => (&t[..t.len() - 1], 20),
-        Some('G' | 'g') => (&t[..t.len() - 1], 30),
-        Some('T' | 't') => (&t[..t.len() - 1], 40),
-        _ => (t, 0),
-    };
-    let n: u64 = num.trim().parse().map_err(|_| bad())?;
-    n.checked_mul(1u64 << shift).ok_or_else(bad)
-}
-
-/// Formats bytes the way people write buffer sizes: `32K`, `2M`, `1G`, else bytes.
-pub fn format_size(bytes: u64) -> String {
-    for (shift, suffix) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
-        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
-            return format!("{}{suffix}", bytes >> shift);
-        }
-    }
-    bytes.to_string()
-}
-
-/// Parses a duration: `10s`, `250ms`, `2m`, `1.5` (seconds).
-pub fn parse_duration(text: &str) -> Result<f64, String> {
-    let t = text.trim();
-    // (number, multiplier, divisor): sub-second units divide, so 50us is 50 / 1e6, the
-    // 5e-5 that the stored text reads back as (50 × 1e-6 is not, and a stored run would
-    // no longer match its plan).
-    let (num, mul, div) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1.0, 1e3)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1.0, 1e6)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0, 1.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0, 1.0)
-    } else if let Some(n) = t.strip_suffix('h') {
-        (n, 3600.0, 1.0)
-    } else {
-        (t, 1.0, 1.0)
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration (try 10s, 500ms or 2m)"))?;
-    if !v.is_finite() || v < 0.0 {
-        return Err(format!("{text:?} is not a duration (try 10s, 500ms or 2m)"));
-    }
-    Ok(v * mul / div)
-}
-
 impl ParamSpec {
     /// Turns user text into a checked value of this parameter's kind.
     pub fn parse(&self, text: &str) -> Result<ParamValue, ParamError> {
@@ -396,7 +341,11 @@ fn size_within(t: &str, min: u64, max: u64) -> Result<ParamValue, Refusal> {
 fn float_within(t: &str, min: f64, max: f64) -> Result<ParamValue, Refusal> {
     let v: f64 = t.parse().map_err(|_| Refusal::NotANumber)?;
     if !v.is_finite() || v < min || v > max {
-        return Err(Refusal::OutOfRange(min.to_string(), max.to_string()));
+        // 1e300, not its 301 digits.
+        return Err(Refusal::OutOfRange(
+            crate::limits::number(min),
+            crate::limits::number(max),
+        ));
     }
     Ok(ParamValue::Float(v))
 }
@@ -405,8 +354,8 @@ fn duration_within(t: &str, min_s: f64, max_s: f64) -> Result<ParamValue, Refusa
     let v = parse_duration(t).map_err(Refusal::Unreadable)?;
     if v < min_s || v > max_s {
         return Err(Refusal::OutOfRange(
-            format!("{min_s}s"),
-            format!("{max_s}s"),
+            format_duration(min_s),
+            format_duration(max_s),
         ));
     }
     Ok(ParamValue::Float(v))
@@ -626,21 +575,6 @@ mod tests {
     }
 
     #[test]
-    fn sizes_parse_and_format() {
-        assert_eq!(parse_size("32K").unwrap(), 32 << 10);
-        assert_eq!(parse_size("64KiB").unwrap(), 64 << 10);
-        assert_eq!(parse_size("2MB").unwrap(), 2 << 20);
-        assert_eq!(parse_size("1g").unwrap(), 1 << 30);
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert!(parse_size("1.5G").is_err());
-        assert!(parse_size("99999999999T").is_err());
-        assert!(parse_size("").is_err());
-        assert_eq!(format_size(32 << 10), "32K");
-        assert_eq!(format_size(1 << 30), "1G");
-        assert_eq!(format_size(1000), "1000");
-    }
-
-    #[test]
     fn text_is_kept_verbatim_within_its_limit() {
         let spec = ParamSpec {
             name: "cmd",
@@ -663,16 +597,50 @@ mod tests {
         assert!(e.contains("NUL"), "{e}");
     }
 
+    /// `-p value=1e308` on the null workload (bounds ±1e300) used to print both bounds as
+    /// 301-digit decimals, a 659-byte line; bounds read as the user would write them.
     #[test]
-    fn durations_parse_in_common_units() {
-        assert_eq!(parse_duration("2m").unwrap(), 120.0);
-        assert_eq!(parse_duration("250ms").unwrap(), 0.25);
-        assert_eq!(parse_duration("3").unwrap(), 3.0);
-        // Exactly the value the text of the result reads back as.
-        assert_eq!(parse_duration("50us").unwrap(), 5e-5);
-        assert_eq!(parse_duration("0.3ms").unwrap(), 3e-4);
-        assert!(parse_duration("fast").is_err());
-        assert!(parse_duration("NaNs").is_err());
+    fn bounds_are_printed_as_a_person_writes_them() {
+        let spec = |kind| ParamSpec {
+            name: "value",
+            help: "",
+            kind,
+            default: None,
+        };
+        let e = spec(ParamKind::Float {
+            min: -1e300,
+            max: 1e300,
+        })
+        .parse("1e308")
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "parameter value=\"1e308\": must be between -1e300 and 1e300"
+        );
+        let e = spec(ParamKind::Duration {
+            min_s: 0.001,
+            max_s: 86_400.0,
+        })
+        .parse("2d")
+        .unwrap_err()
+        .to_string();
+        assert!(e.ends_with("must be between 1ms and 1d"), "{e}");
+        let e = spec(ParamKind::Size {
+            min: 1,
+            max: 1 << 30,
+        })
+        .parse("2G")
+        .unwrap_err()
+        .to_string();
+        assert!(e.ends_with("must be between 1 and 1G"), "{e}");
+        // Durations as the help states them: from ns to days.
+        let day = spec(ParamKind::Duration {
+            min_s: 1e-9,
+            max_s: 86_400.0,
+        });
+        assert_eq!(day.parse("1d").unwrap(), ParamValue::Float(86_400.0));
+        assert_eq!(day.parse("1ns").unwrap(), ParamValue::Float(1e-9));
     }
 
     #[test]

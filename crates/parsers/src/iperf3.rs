@@ -60,6 +60,11 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         if let Some(sum) = sum {
             udp_metrics(m, sum);
         }
+        // The loss is a share of the packets sent.
+        if let Some(lost) = m.iter().find(|x| x.name == "lost_pct") {
+            let line = line_of(text, "\"lost_percent\"", first_line);
+            crate::plausible::share(TOOL, line, "lost_pct", lost.value)?;
+        }
     }
     for (key, name) in [
         ("host_total", "host_cpu_pct"),

@@ -58,15 +58,21 @@ fn name_and_unit(event: &str, unit: &str) -> (String, Unit) {
 }
 
 /// An event's value, and how long it was counted and how much it varied where perf says.
-fn push_event(metrics: &mut Vec<Metric>, e: &EventLine, name: &str, unit: Unit, value: f64) {
+/// The time on a counter is a share of the run: outside 0 to 100 the line is refused.
+fn push_event(
+    metrics: &mut Vec<Metric>,
+    e: &EventLine,
+    name: &str,
+    unit: Unit,
+    value: f64,
+) -> Result<(), ParseError> {
     metrics.push(metric(name, value, unit, Better::Neither));
-    if let Some(p) = e.running_pct.filter(|p| *p < 100.0) {
-        metrics.push(metric(
-            format!("{}_running_pct", snake(&e.event)),
-            p,
-            Unit::Percent,
-            Better::Neither,
-        ));
+    if let Some(p) = e.running_pct {
+        let running = format!("{}_running_pct", snake(&e.event));
+        let p = crate::plausible::share(TOOL, e.line, &running, p)?;
+        if p < 100.0 {
+            metrics.push(metric(running, p, Unit::Percent, Better::Neither));
+        }
     }
     if let Some(p) = e.rel_stddev_pct {
         metrics.push(metric(
@@ -76,6 +82,7 @@ fn push_event(metrics: &mut Vec<Metric>, e: &EventLine, name: &str, unit: Unit, 
             Better::Lower,
         ));
     }
+    Ok(())
 }
 
 fn build(events: Vec<EventLine>, times: Times) -> Result<Parsed, ParseError> {
@@ -114,7 +121,7 @@ fn build(events: Vec<EventLine>, times: Times) -> Result<Parsed, ParseError> {
                 continue;
             }
         };
-        push_event(&mut out.metrics, &e, &name, unit, value);
+        push_event(&mut out.metrics, &e, &name, unit, value)?;
     }
     let seconds = [
         ("time_elapsed_s", times.elapsed_s),

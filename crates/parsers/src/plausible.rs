@@ -1,8 +1,12 @@
 //! The boundary every parser's result crosses: a figure its unit says cannot be (a negative
-//! rate, an infinite latency, a `nan`) refuses the whole output, naming where it is, so no
-//! parser has to remember the rule and none can let such a value into the store.
+//! rate or percentage, an infinite latency, a `nan`, a bandwidth of 1e308) refuses the
+//! whole output, naming where it is, so no parser has to remember the rule and none can
+//! let such a value into the store. A tool reports readings, never changes, so no metric
+//! here is below zero whatever its unit; shares (0 to 100) are checked by the parser that
+//! knows which of its percentages are one ([`share`]).
 
-use perflab_core::plausible::{check_histogram, check_metric, Impossible, Nan};
+use perflab_core::plausible::{check_histogram, check_reading, check_share, Impossible, Nan};
+use perflab_core::Metric;
 
 use crate::error::ParseError;
 use crate::parsed::Parsed;
@@ -16,11 +20,11 @@ pub(crate) fn check(tool: &'static str, parsed: &Parsed) -> Result<(), ParseErro
         why: why.to_string(),
     };
     for m in &parsed.metrics {
-        check_metric(m, Nan::Refused).map_err(|e| refuse("summary".into(), e))?;
+        reading(m).map_err(|e| refuse("summary".into(), e))?;
     }
     for (i, row) in parsed.rows.iter().enumerate() {
         for m in &row.metrics {
-            check_metric(m, Nan::Refused).map_err(|e| refuse(row_place(i, row), e))?;
+            reading(m).map_err(|e| refuse(row_place(i, row), e))?;
         }
         for h in &row.histograms {
             check_histogram(h, Nan::Refused).map_err(|e| refuse(row_place(i, row), e))?;
@@ -30,6 +34,26 @@ pub(crate) fn check(tool: &'static str, parsed: &Parsed) -> Result<(), ParseErro
         check_histogram(h, Nan::Refused).map_err(|e| refuse("histogram".into(), e))?;
     }
     Ok(())
+}
+
+fn reading(m: &Metric) -> Result<(), Impossible> {
+    check_reading(&m.name, m.value, m.unit)
+}
+
+/// A share in percent (perf's time on a counter, iperf3's packets lost) read at `line` of
+/// `tool`'s output: 0 to 100, or the error naming the line.
+pub(crate) fn share(
+    tool: &'static str,
+    line: usize,
+    name: &str,
+    v: f64,
+) -> Result<f64, ParseError> {
+    check_share(name, v).map_err(|e| ParseError::Bad {
+        tool,
+        line,
+        why: e.to_string(),
+    })?;
+    Ok(v)
 }
 
 fn row_place(i: usize, row: &crate::parsed::ParsedRow) -> String {
@@ -46,7 +70,7 @@ fn row_place(i: usize, row: &crate::parsed::ParsedRow) -> String {
 mod tests {
     use super::*;
     use crate::ParsedRow;
-    use perflab_core::{Better, Metric, Unit};
+    use perflab_core::{Better, Unit};
 
     #[test]
     fn a_negative_rate_in_a_row_is_named_by_row_and_field() {

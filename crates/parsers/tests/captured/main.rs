@@ -7,6 +7,7 @@ mod dmatest;
 mod dmatest_log;
 mod fio;
 mod hyperfine;
+mod impossible_figures;
 mod iperf3;
 mod no_panic;
 mod perf_bench;

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use perflab_core::{format_size, ParamSpec, Params, WorkloadError};
+use perflab_core::{format_bytes, ParamSpec, Params, WorkloadError};
 use perflab_cuda::{Driver, Gpu};
 
 use super::host::HostKind;
@@ -105,16 +105,17 @@ pub fn setup(params: &Params) -> Result<Setup, WorkloadError> {
     })
 }
 
-/// The message for device buffers that do not fit.
+/// The message for device buffers that do not fit: every amount in one form
+/// ([`format_bytes`]), so `1M` never stands beside `100000000`.
 pub fn too_big(s: &Setup, free: u64) -> String {
     format!(
         "gpuxfer: {} needs {} device buffer(s) of {} ({}), GPU {} has {} free",
         s.direction.name(),
         s.direction.device_buffers(),
-        format_size(s.size),
-        format_size(s.device_bytes()),
+        format_bytes(s.size),
+        format_bytes(s.device_bytes()),
         s.device,
-        format_size(free)
+        format_bytes(free)
     )
 }
 
@@ -155,4 +156,25 @@ pub fn check_device(s: &Setup) -> Result<(), String> {
         return Err(too_big(s, free));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stand-in with CUDA_STANDIN_MEMORY=100000000 used to say "GPU 0 has 100000000
+    /// free" beside "of 1M": every amount of the line is now written one way.
+    #[test]
+    fn a_refusal_writes_every_amount_the_same_way() {
+        let s = Setup {
+            direction: Direction::HtoD,
+            size: 128 << 20,
+            host: HostKind::Pinned,
+            device: 0,
+        };
+        assert_eq!(
+            too_big(&s, 100_000_000),
+            "gpuxfer: h2d needs 1 device buffer(s) of 128M (128M), GPU 0 has 95.4M free"
+        );
+    }
 }
