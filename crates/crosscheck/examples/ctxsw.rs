@@ -5,6 +5,7 @@
 
 use perflab_crosscheck::ctxsw::ctxsw_vs_perf_bench;
 use perflab_crosscheck::lab_side::LabSide;
+use perflab_crosscheck::pairs::CPU_PLAN;
 use perflab_workloads::Mechanism;
 
 fn main() {
@@ -32,25 +33,27 @@ fn main() {
             std::process::exit(1);
         }
     };
-    match ctxsw_vs_perf_bench(&mut lab, &pairs, secs, mech) {
-        Ok(rows) => {
-            println!("a b  perflab_rt/s  perf_rt/s  ratio  peer_first  peer_pinned_after_ms");
-            for r in rows {
+    println!("a b  perflab_rt/s  perf_rt/s  ratio  95% CI  pairs  verdict  peer_pinned_after_ms");
+    for (a, b) in pairs {
+        match ctxsw_vs_perf_bench(&mut lab, (a, b), secs, mech, (CPU_PLAN, 3.0)) {
+            Ok(r) => {
+                let e = &r.estimate;
                 println!(
-                    "{} {}  {:12.0}  {:9.0}  {:.4}  {}  {:?}",
-                    r.a,
-                    r.b,
+                    "{a} {b}  {:12.0}  {:9.0}  {:.4}  [{:.4}, {:.4}]  {}  {}  {:?}",
                     r.perflab_rate,
                     r.peer_rate,
-                    r.ratio,
-                    r.peer_first,
+                    e.median,
+                    e.ci.0,
+                    e.ci.1,
+                    e.pairs,
+                    r.judgement.word(),
                     r.peer_pinned_after_ms
                 );
             }
-        }
-        Err(e) => {
-            eprintln!("crosscheck: {e}");
-            std::process::exit(1);
+            Err(e) => {
+                eprintln!("crosscheck: {e}");
+                std::process::exit(1);
+            }
         }
     }
 }

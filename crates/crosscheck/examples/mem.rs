@@ -6,7 +6,8 @@
 
 use perflab_core::{format_size, parse_size};
 use perflab_crosscheck::lab_side::LabSide;
-use perflab_crosscheck::mem::{memcpy_vs_perf_bench, PAIRS};
+use perflab_crosscheck::mem::memcpy_vs_perf_bench;
+use perflab_crosscheck::pairs::CPU_PLAN;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -26,18 +27,26 @@ fn main() {
             std::process::exit(1);
         }
     };
-    match memcpy_vs_perf_bench(&mut lab, &sizes, secs) {
+    match memcpy_vs_perf_bench(&mut lab, &sizes, secs, (CPU_PLAN, 3.0)) {
         Ok(rows) => {
-            println!("medians of {PAIRS} alternating pairs, {secs} s per run");
-            println!("size   perflab_MiB/s  perf_MiB/s  ratio   pair ratios");
+            println!("interleaved pairs until decided against ±3%, {secs} s per run");
+            println!("size   perflab_MiB/s  perf_MiB/s  ratio  95% CI  verdict  pair ratios");
             for r in rows {
-                let pairs: Vec<String> = r.pair_ratios.iter().map(|x| format!("{x:.3}")).collect();
+                let pairs: Vec<String> = r
+                    .pairs
+                    .iter()
+                    .map(|(p, q)| format!("{:.3}", p / q))
+                    .collect();
+                let e = &r.estimate;
                 println!(
-                    "{:>5}  {:13.0}  {:10.0}  {:.4}  {}",
+                    "{:>5}  {:13.0}  {:10.0}  {:.4}  [{:.4}, {:.4}]  {}  {}",
                     format_size(r.size),
                     r.perflab_mib_s,
                     r.peer_mib_s,
-                    r.ratio,
+                    e.median,
+                    e.ci.0,
+                    e.ci.1,
+                    r.judgement.word(),
                     pairs.join(" ")
                 );
             }

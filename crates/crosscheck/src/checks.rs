@@ -15,8 +15,9 @@ use crate::error::{input, Result};
 use crate::lab_side::LabSide;
 use crate::null_run::run_null;
 use crate::options::{tolerance, Options};
+use crate::pairs::{self, Estimate, Judgement};
 use crate::say;
-use crate::tolerance::{fmt_num, ratio_within, Verdicts};
+use crate::tolerance::{fmt_num, Verdicts};
 
 /// Runs the check, writing its tables to `out`; every number it holds to a tolerance is
 /// in the returned [`Verdicts`] (the binary prints their last line and takes its exit
@@ -78,47 +79,52 @@ fn ctxsw(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()
     let mut lab = LabSide::new()?;
     say!(
         out,
-        "ctxsw (perflab) against `perf bench sched pipe -T`, pipe, {duration} s per measurement, \
-         {} alternating rounds",
-        a.rounds
+        "ctxsw (perflab) against `perf bench sched pipe -T`, pipe, {} s per measurement, {}",
+        fmt_num(duration / 2.0),
+        plan_words()
     );
     say!(
         out,
-        "{:>7}  {:>16}  {:>16}  {:>7}",
+        "{:>7}  {:>14}  {:>15}  {:>7}  {:>17}  {:>5}  {}",
         "pair",
         "perflab RT/s",
         "perf bench RT/s",
-        "ratio"
+        "ratio",
+        "95% CI",
+        "pairs",
+        "verdict"
     );
-    let mut ratios = Vec::new();
+    let mut decided = Vec::new();
     for (ca, cb) in pairs {
-        let mut rows = Vec::new();
-        for _ in 0..a.rounds.max(1) {
-            // The peer goes first on every other call, so order effects cancel.
-            rows.extend(crate::ctxsw::ctxsw_vs_perf_bench(
-                &mut lab,
-                &[(ca, cb), (ca, cb)],
-                duration / 2.0,
-                perflab_workloads::Mechanism::Pipe,
-            )?);
-        }
-        let ours = median(rows.iter().map(|r| r.perflab_rate).collect());
-        let peer = median(rows.iter().map(|r| r.peer_rate).collect());
-        let ratio = ours / peer;
-        ratios.push(ratio);
-        verdicts.ratio(format!("pair {ca}-{cb}"), ratio, tol);
+        let r = crate::ctxsw::ctxsw_vs_perf_bench(
+            &mut lab,
+            (ca, cb),
+            duration / 2.0,
+            perflab_workloads::Mechanism::Pipe,
+            (pairs::CPU_PLAN, tol),
+        )?;
+        let j = verdicts.interval(
+            format!("pair {ca}-{cb}"),
+            r.estimate.median,
+            r.estimate.ci,
+            tol,
+        );
         say!(
             out,
-            "{:>7}  {ours:>16.0}  {peer:>16.0}  {ratio:>7.3}",
-            format!("{ca}-{cb}")
+            "{:>7}  {:>14.0}  {:>15.0}  {}",
+            format!("{ca}-{cb}"),
+            r.perflab_rate,
+            r.peer_rate,
+            decided_cells(&r.estimate, j)
         );
+        decided.push((r.estimate, j));
     }
-    print_worst(out, "largest deviation", &ratios, tol);
+    print_judged(out, &decided, tol);
     Ok(())
 }
 
 /// xfer's memcpy engine (pinned, 4 KiB pages) against `perf bench mem memcpy` at the same
-/// sizes, alternating; perf has no page-size option, so 4 KiB pages only.
+/// sizes, in interleaved pairs; perf has no page-size option, so 4 KiB pages only.
 fn memcpy(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()> {
     let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
     let tol = tolerance(a, 3.0)?;
@@ -126,40 +132,47 @@ fn memcpy(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<(
     say!(
         out,
         "xfer memcpy (perflab, pinned, 4k) against `perf bench mem memcpy`, {duration} s per \
-         measurement, medians of alternating pairs"
+         measurement, {}",
+        plan_words()
     );
     say!(
         out,
-        "{:>10}  {:>14}  {:>14}  {:>7}",
+        "{:>10}  {:>14}  {:>14}  {:>7}  {:>17}  {:>5}  {}",
         "size",
         "perflab MiB/s",
         "perf MiB/s",
-        "ratio"
+        "ratio",
+        "95% CI",
+        "pairs",
+        "verdict"
     );
     let mut lab = LabSide::new()?;
-    let rows = crate::mem::memcpy_vs_perf_bench(&mut lab, &sizes, duration)?;
+    let rows =
+        crate::mem::memcpy_vs_perf_bench(&mut lab, &sizes, duration, (pairs::CPU_PLAN, tol))?;
+    let mut decided = Vec::new();
     for r in &rows {
         let size = perflab_core::format_size(r.size);
-        verdicts.ratio(format!("size {size}"), r.ratio, tol);
+        let j = verdicts.interval(
+            format!("size {size}"),
+            r.estimate.median,
+            r.estimate.ci,
+            tol,
+        );
         say!(
             out,
-            "{size:>10}  {:>14.0}  {:>14.0}  {:>7.3}",
+            "{size:>10}  {:>14.0}  {:>14.0}  {}",
             r.perflab_mib_s,
             r.peer_mib_s,
-            r.ratio
+            decided_cells(&r.estimate, j)
         );
+        decided.push((r.estimate.clone(), j));
     }
-    print_worst(
-        out,
-        "largest deviation",
-        &rows.iter().map(|r| r.ratio).collect::<Vec<_>>(),
-        tol,
-    );
+    print_judged(out, &decided, tol);
     Ok(())
 }
 
 /// netrr UDP against `sockperf ping-pong --full-rtt` on 127.0.0.1, per CPU pair (client,
-/// server) and message size, medians over alternating rounds.
+/// server) and message size, in interleaved pairs; the p50 ratio is the one judged.
 fn netrr(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()> {
     let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
     let pairs = pairs_arg(a)?;
@@ -179,13 +192,13 @@ fn netrr(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()
     say!(
         out,
         "netrr UDP (perflab) against `sockperf ping-pong --full-rtt` on 127.0.0.1, round trips \
-         in µs, {} s per measurement, medians of {} alternating rounds",
+         in µs, {} s per measurement, medians of the rounds; the p50 ratio is judged, {}",
         duration.ceil().max(1.0),
-        a.rounds.max(1)
+        plan_words()
     );
     say!(
         out,
-        "{:>9} {:>6}  {:>9} {:>9} {:>9}  {:>9} {:>9} {:>9}  {:>6} {:>6} {:>6}",
+        "{:>9} {:>6}  {:>9} {:>9} {:>9}  {:>9} {:>9} {:>9}  {:>6} {:>6}  {:>6} {:>17}  {:>5}  {}",
         "cpus c,s",
         "size",
         "netrr avg",
@@ -195,15 +208,25 @@ fn netrr(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()
         "p50",
         "p99",
         "avg",
+        "p99",
         "p50",
-        "p99"
+        "95% CI",
+        "pairs",
+        "verdict"
     );
-    let mut p50s = Vec::new();
+    let mut decided = Vec::new();
     for (c, s) in pairs {
         for &size in &sizes {
-            let rows = crate::net::netrr_vs_sockperf(&mut lab, size, c, s, duration, a.rounds)?;
-            let med =
-                |f: &dyn Fn(&crate::net::NetCrossRow) -> f64| median(rows.iter().map(f).collect());
+            let d = crate::net::netrr_vs_sockperf(
+                &mut lab,
+                size,
+                (c, s),
+                duration,
+                (pairs::CPU_PLAN, tol),
+            )?;
+            let med = |f: &dyn Fn(&crate::net::NetCrossRow) -> f64| {
+                perflab_stats::median(d.rows.iter().map(f)).unwrap_or(f64::NAN)
+            };
             let (na, n50, n99) = (
                 med(&|r| r.netrr.avg_us),
                 med(&|r| r.netrr.p50_us),
@@ -214,42 +237,72 @@ fn netrr(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()
                 med(&|r| r.sockperf.p50_us),
                 med(&|r| r.sockperf.p99_us),
             );
-            p50s.push(n50 / s50);
-            verdicts.ratio(format!("cpus {c},{s} size {size} p50"), n50 / s50, tol);
+            let j = verdicts.interval(
+                format!("cpus {c},{s} size {size} p50"),
+                d.estimate.median,
+                d.estimate.ci,
+                tol,
+            );
             say!(
                 out,
                 "{:>9} {size:>6}  {na:>9.2} {n50:>9.2} {n99:>9.2}  {sa:>9.2} {s50:>9.2} \
-                 {s99:>9.2}  {:>6.3} {:>6.3} {:>6.3}",
+                 {s99:>9.2}  {:>6.3} {:>6.3}  {}",
                 format!("{c},{s}"),
                 na / sa,
-                n50 / s50,
-                n99 / s99
+                n99 / s99,
+                decided_cells(&d.estimate, j)
             );
+            decided.push((d.estimate, j));
         }
     }
     say!(
         out,
-        "ratios are netrr / sockperf; the p50 is held to within {}%",
-        fmt_num(tol)
+        "ratios are netrr / sockperf; avg and p99 are ratios of the rounds' medians, shown, \
+         not judged"
     );
-    print_worst(out, "largest p50 deviation", &p50s, tol);
+    print_judged(out, &decided, tol);
     Ok(())
 }
 
-/// The largest deviation of perflab from the peer, against the tolerance the check holds
-/// its ratios to.
-fn print_worst(out: &mut dyn Write, what: &str, ratios: &[f64], tol: f64) {
-    let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
-    let side = if ratios.iter().all(|&r| ratio_within(r, tol)) {
-        "within"
-    } else {
-        "outside"
-    };
+/// How the ratio checks decide, in one phrase for their headers.
+fn plan_words() -> String {
+    format!(
+        "interleaved pairs (order alternating), {} at first and up to {} while undecided; \
+         the ratio is the median of the pair ratios",
+        pairs::CPU_PLAN.0,
+        pairs::CPU_PLAN.1
+    )
+}
+
+/// `  1.012  [0.998, 1.020]     12  within`: a row's ratio, interval, pairs and verdict.
+fn decided_cells(e: &Estimate, j: Judgement) -> String {
+    format!(
+        "{:>7.3}  {:>17}  {:>5}  {}",
+        e.median,
+        format!("[{:.3}, {:.3}]", e.ci.0, e.ci.1),
+        e.pairs,
+        j.word()
+    )
+}
+
+/// The check's last line of its own: how many rows held within ±`tol` %, were OUTSIDE, or
+/// stayed undecided, and the largest deviation among the medians.
+fn print_judged(out: &mut dyn Write, rows: &[(Estimate, Judgement)], tol: f64) {
+    let count = |j: Judgement| rows.iter().filter(|(_, k)| *k == j).count();
+    let worst = rows
+        .iter()
+        .map(|(e, _)| (e.median - 1.0).abs())
+        .fold(0.0, f64::max);
     say!(
         out,
-        "{what} {:.1}% ({side} ±{}%)",
-        worst * 100.0,
-        fmt_num(tol)
+        "{} rows: {} within ±{}%, {} OUTSIDE, {} undecided; largest deviation of a median \
+         {:.2}%",
+        rows.len(),
+        count(Judgement::Within),
+        fmt_num(tol),
+        count(Judgement::Outside),
+        count(Judgement::Undecided),
+        worst * 100.0
     );
 }
 
@@ -261,15 +314,6 @@ fn default_pairs(sys: &SysRoot) -> Result<Vec<(u32, u32)>> {
         pairs.push((anchor, other[0]));
     }
     Ok(pairs)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 struct Quiet;

@@ -1,8 +1,10 @@
 //! Cross-check of `ctxsw` against the tool kernel engineers already trust:
 //! `perf bench sched pipe -T` (two threads, one pipe each way, one op = one round trip).
 //!
-//! For each CPU pair both run in one process lifetime, back to back, the order alternating
-//! from pair to pair so a drift of the machine does not always favour the same side.
+//! For each CPU pair both run in interleaved pairs, back to back, the order alternating from
+//! pair to pair so a drift of the machine does not always favour the same side; the row is
+//! the median of the pair ratios with its interval, judged within / OUTSIDE / undecided
+//! against the tolerance, pairs added while undecided ([`crate::pairs`]).
 //!
 //! Placement of the peer: perf bench sched pipe has no CPU option (perf 6.1 here has only
 //! `-l` and `-T`; later versions add `-G` cgroups and `-n` non-blocking, still no CPU
@@ -26,6 +28,7 @@ use perflab_core::SysRoot;
 use perflab_workloads::Mechanism;
 
 use crate::lab_side::{LabSide, LabSideError};
+use crate::pairs::{self, Estimate, Judgement};
 use crate::peer_tool::{self, PeerError, TASKSET_HINT};
 
 /// One CPU pair measured by both tools. Rates are round trips per second.
@@ -33,13 +36,15 @@ use crate::peer_tool::{self, PeerError, TASKSET_HINT};
 pub struct CrossRow {
     pub a: u32,
     pub b: u32,
+    /// Medians of each side's rates over the pairs.
     pub perflab_rate: f64,
     pub peer_rate: f64,
-    /// perflab_rate / peer_rate.
-    pub ratio: f64,
-    /// Whether perf ran before perflab for this pair.
-    pub peer_first: bool,
-    /// For a != b: how long after perf started its workers were pinned by tid.
+    /// The median of the pair ratios perflab / perf and its interval.
+    pub estimate: Estimate,
+    pub judgement: Judgement,
+    /// (perflab, perf) rates of each pair in the order run; perf ran first on odd pairs.
+    pub pairs: Vec<(f64, f64)>,
+    /// For a != b: the longest it took, after perf started, to pin its workers by tid.
     pub peer_pinned_after_ms: Option<f64>,
 }
 
@@ -59,42 +64,46 @@ pub enum CrossError {
 const CALIBRATION_LOOPS: u64 = 10_000;
 
 /// Runs ctxsw (threads, `mechanism`, through the lab runner into `lab`) and `perf bench
-/// sched pipe -T` on each pair for about `duration_s` each. perf only knows pipes: another
-/// mechanism compares against perf's pipe.
+/// sched pipe -T` on CPUs `(a, b)` for about `duration_s` each, in interleaved pairs until
+/// the ratio is decided against ±`pct` % or `plan`'s most pairs are spent. perf only knows
+/// pipes: another mechanism compares against perf's pipe.
 pub fn ctxsw_vs_perf_bench(
     lab: &mut LabSide,
-    pairs: &[(u32, u32)],
+    (a, b): (u32, u32),
     duration_s: f64,
     mechanism: Mechanism,
-) -> Result<Vec<CrossRow>, CrossError> {
+    (plan, pct): ((usize, usize), f64),
+) -> Result<CrossRow, CrossError> {
     peer_tool::check_perf("perf", &["bench", "sched", "pipe"], "--loop")?;
-    let mut rows = Vec::with_capacity(pairs.len());
-    for (i, &(a, b)) in pairs.iter().enumerate() {
-        let peer_first = i % 2 == 1;
-        let calib = run_peer(a, b, CALIBRATION_LOOPS)?;
-        let loops = (calib.0 * duration_s).clamp(CALIBRATION_LOOPS as f64, i32::MAX as f64) as u64;
-        let (perflab_rate, (peer_rate, pinned)) = if peer_first {
+    let calib = run_peer(a, b, CALIBRATION_LOOPS)?;
+    let loops = (calib.0 * duration_s).clamp(CALIBRATION_LOOPS as f64, i32::MAX as f64) as u64;
+    let mut pinned: Option<f64> = None;
+    let (estimate, judgement, pairs) = pairs::decide(plan, pct, |k| {
+        let (ours, (theirs, pin)) = if k % 2 == 1 {
             let peer = run_peer(a, b, loops)?;
             (run_perflab(lab, a, b, duration_s, mechanism)?, peer)
         } else {
             let ours = run_perflab(lab, a, b, duration_s, mechanism)?;
             (ours, run_peer(a, b, loops)?)
         };
-        rows.push(CrossRow {
-            a,
-            b,
-            perflab_rate,
-            peer_rate,
-            ratio: if peer_rate > 0.0 {
-                perflab_rate / peer_rate
-            } else {
-                f64::NAN
-            },
-            peer_first,
-            peer_pinned_after_ms: pinned,
-        });
-    }
-    Ok(rows)
+        if let Some(ms) = pin {
+            pinned = Some(pinned.map_or(ms, |p| p.max(ms)));
+        }
+        Ok::<_, CrossError>((ours, theirs))
+    })?;
+    let side = |pick: fn(&(f64, f64)) -> f64| {
+        perflab_stats::median(pairs.iter().map(pick)).unwrap_or(f64::NAN)
+    };
+    Ok(CrossRow {
+        a,
+        b,
+        perflab_rate: side(|p| p.0),
+        peer_rate: side(|p| p.1),
+        estimate,
+        judgement,
+        pairs,
+        peer_pinned_after_ms: pinned,
+    })
 }
 
 /// ctxsw's round trips per second on (a, b), threads, measured by the lab runner.

@@ -34,6 +34,7 @@ pub mod monitors;
 pub mod net;
 pub mod null_run;
 pub mod options;
+pub mod pairs;
 pub mod peer_tool;
 pub mod report_cost;
 pub mod tolerance;

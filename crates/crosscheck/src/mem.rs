@@ -26,8 +26,9 @@
 //!   machine whose THP mode is `madvise` or `never` (with `always` perf's buffers may get
 //!   huge pages and the ratio says so).
 //!
-//! Neither side is pinned to a CPU. Each size is measured in [`PAIRS`] back-to-back pairs,
-//! the order alternating, and rows report medians: on this 2-vCPU guest one 1M run lands
+//! Neither side is pinned to a CPU. Each size is measured in back-to-back pairs, the order
+//! alternating, until the median pair ratio's interval is decided against the tolerance
+//! ([`crate::pairs`]): on this 2-vCPU guest one 1M run lands
 //! at about 28.7k or 35k MiB/s depending on where its buffers fall in physical memory, for
 //! both tools alike, and 16M (a 32 MiB working set against a 32 MiB L3 shared with other
 //! guests) and 256M (DRAM) scatter by ±5–9% from pair to pair, more than the tools differ.
@@ -54,10 +55,8 @@ use std::process::{Command, Stdio};
 use perflab_core::format_size;
 
 use crate::lab_side::{LabSide, LabSideError};
+use crate::pairs::{self, Estimate, Judgement};
 use crate::peer_tool::{self, PeerError};
-
-/// Back-to-back pairs measured per size.
-pub const PAIRS: usize = 5;
 
 /// perf's glibc buffers as fresh mmap'd chunks, page-aligned relative to each other.
 const PERF_TUNABLES: &str = "glibc.malloc.mmap_threshold=4096";
@@ -69,10 +68,11 @@ pub struct MemCrossRow {
     pub size: u64,
     pub perflab_mib_s: f64,
     pub peer_mib_s: f64,
-    /// perflab_mib_s / peer_mib_s.
-    pub ratio: f64,
-    /// perflab / perf of each pair, in the order run.
-    pub pair_ratios: Vec<f64>,
+    /// The median of the pair ratios perflab / perf and its interval.
+    pub estimate: Estimate,
+    pub judgement: Judgement,
+    /// (perflab, perf) MiB/s of each pair, in the order run.
+    pub pairs: Vec<(f64, f64)>,
     /// perf's `-l` in the measured runs.
     pub peer_loops: u64,
 }
@@ -95,12 +95,13 @@ pub enum MemCrossError {
 const CALIBRATION_BYTES: u64 = 256 << 20;
 
 /// Runs xfer memcpy (pinned, 4k, zero data; through the lab runner into `lab`) and `perf
-/// bench mem memcpy -f default` at each size for about `duration_s` each, [`PAIRS`] times
-/// in alternating order.
+/// bench mem memcpy -f default` at each size for about `duration_s` each, in interleaved
+/// pairs until each size's ratio is decided against ±`pct` % or `plan`'s most are spent.
 pub fn memcpy_vs_perf_bench(
     lab: &mut LabSide,
     sizes: &[u64],
     duration_s: f64,
+    (plan, pct): ((usize, usize), f64),
 ) -> Result<Vec<MemCrossRow>, MemCrossError> {
     peer_tool::check_perf("perf", &["bench", "mem", "memcpy"], "--nr_loops")?;
     let mut rows = Vec::with_capacity(sizes.len());
@@ -109,39 +110,29 @@ pub fn memcpy_vs_perf_bench(
         let calib = run_peer(size, calib_loops)?;
         let loops = (duration_s * calib * (1u64 << 20) as f64 / size as f64)
             .clamp(1.0, i32::MAX as f64) as u64;
-        let (mut ours, mut theirs, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-        for k in 0..PAIRS {
-            let (a, b) = if (i + k) % 2 == 1 {
+        let (estimate, judgement, pairs) = pairs::decide(plan, pct, |k| {
+            if (i + k) % 2 == 1 {
                 let peer = run_peer(size, loops)?;
-                (run_perflab(lab, size, duration_s)?, peer)
+                Ok::<_, MemCrossError>((run_perflab(lab, size, duration_s)?, peer))
             } else {
-                let a = run_perflab(lab, size, duration_s)?;
-                (a, run_peer(size, loops)?)
-            };
-            ours.push(a);
-            theirs.push(b);
-            ratios.push(a / b);
-        }
-        let (p, q) = (median(&mut ours), median(&mut theirs));
+                let ours = run_perflab(lab, size, duration_s)?;
+                Ok((ours, run_peer(size, loops)?))
+            }
+        })?;
+        let side = |pick: fn(&(f64, f64)) -> f64| {
+            perflab_stats::median(pairs.iter().map(pick)).unwrap_or(f64::NAN)
+        };
         rows.push(MemCrossRow {
             size,
-            perflab_mib_s: p,
-            peer_mib_s: q,
-            ratio: p / q,
-            pair_ratios: ratios,
+            perflab_mib_s: side(|p| p.0),
+            peer_mib_s: side(|p| p.1),
+            estimate,
+            judgement,
+            pairs,
             peer_loops: loops,
         });
     }
     Ok(rows)
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 /// xfer's memcpy rate in MiB/s, measured by the lab runner.
@@ -180,16 +171,4 @@ fn run_peer(size: u64, loops: u64) -> Result<f64, MemCrossError> {
         .metric("bandwidth_mib_s")
         .map(|m| m.value)
         .ok_or(MemCrossError::NoDefault { cmd })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn median_of_odd_and_even() {
-        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
-        assert!(median(&mut []).is_nan());
-    }
 }

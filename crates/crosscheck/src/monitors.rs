@@ -20,7 +20,7 @@ use perflab_store::{MeasurementRecord, PlannedMeasurement, Role};
 use crate::error::{input, Error, Result};
 use crate::options::{tolerance, Options};
 use crate::say;
-use crate::tolerance::{ratio_within, Verdicts};
+use crate::tolerance::Verdicts;
 
 /// What one row measured.
 struct Cell {
@@ -115,9 +115,12 @@ pub(crate) fn settings(a: &Options) -> Result<(&str, u32, f64)> {
 /// Every headline set's ratio goes to the verdicts; the largest deviation is said.
 fn judge(cells: &[Cell], tolerance: f64, out: &mut dyn Write, verdicts: &mut Verdicts) {
     for c in cells.iter().filter(|c| c.role == Role::Headline) {
-        verdicts.ratio(
+        // Judged by its interval, as every ratio check is (crate::pairs): a median that
+        // lands inside the tolerance by luck with an interval across its edge is undecided.
+        verdicts.interval(
             format!("{} with monitors {}", c.workload, c.set),
             c.ratio.median,
+            c.ratio.median_ci,
             tolerance,
         );
     }
@@ -335,10 +338,10 @@ fn print_cell(out: &mut dyn Write, c: &Cell, tolerance: f64, header: bool) {
     }
     let verdict = match c.role {
         Role::Telemetry => "telemetry only: never in a result".to_string(),
-        Role::Headline if ratio_within(c.ratio.median, tolerance) => {
-            format!("within ±{tolerance}%")
-        }
-        Role::Headline => format!("OUTSIDE ±{tolerance}%"),
+        Role::Headline => format!(
+            "{} ±{tolerance}%",
+            crate::pairs::judge(c.ratio.median_ci, tolerance).word()
+        ),
     };
     say!(
         out,

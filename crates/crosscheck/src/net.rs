@@ -16,6 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use crate::lab_side::{LabSide, LabSideError};
+use crate::pairs::{self, Estimate, Judgement};
 use crate::peer_tool::{self, PeerError, TASKSET_HINT};
 
 /// Round-trip figures of one tool, µs.
@@ -71,16 +72,26 @@ pub enum NetCrossError {
     Port(std::io::Error),
 }
 
-/// `rounds` alternating measurements of each tool, `duration_s` each; netrr through the
-/// lab runner into `lab`.
+/// One placement and size, decided: every round run, and the p50 ratio netrr / sockperf
+/// (the figure the check holds to its tolerance) as the median of the rounds' ratios with
+/// its interval ([`crate::pairs`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetDecided {
+    pub rows: Vec<NetCrossRow>,
+    pub estimate: Estimate,
+    pub judgement: Judgement,
+}
+
+/// Alternating measurements of each tool, `duration_s` each, netrr through the lab runner
+/// into `lab`, in interleaved pairs until the p50 ratio is decided against ±`pct` % or
+/// `plan`'s most pairs are spent.
 pub fn netrr_vs_sockperf(
     lab: &mut LabSide,
     size: usize,
-    client_cpu: u32,
-    server_cpu: u32,
+    (client_cpu, server_cpu): (u32, u32),
     duration_s: f64,
-    rounds: u32,
-) -> Result<Vec<NetCrossRow>, NetCrossError> {
+    (plan, pct): ((usize, usize), f64),
+) -> Result<NetDecided, NetCrossError> {
     if size < 14 {
         return Err(NetCrossError::TooSmall(size));
     }
@@ -88,7 +99,7 @@ pub fn netrr_vs_sockperf(
     // sockperf takes whole seconds; netrr runs as long.
     let duration_s = duration_s.ceil().max(1.0);
     let mut rows = Vec::new();
-    for round in 0..rounds.max(1) {
+    let (estimate, judgement, _) = pairs::decide(plan, pct, |round| {
         let sockperf_first = round % 2 == 1;
         let (netrr, sockperf) = if sockperf_first {
             let s = run_sockperf(size, client_cpu, server_cpu, duration_s)?;
@@ -105,8 +116,13 @@ pub fn netrr_vs_sockperf(
             sockperf,
             sockperf_first,
         });
-    }
-    Ok(rows)
+        Ok::<_, NetCrossError>((netrr.p50_us, sockperf.p50_us))
+    })?;
+    Ok(NetDecided {
+        rows,
+        estimate,
+        judgement,
+    })
 }
 
 fn check_sockperf() -> Result<(), NetCrossError> {

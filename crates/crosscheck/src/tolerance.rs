@@ -16,7 +16,7 @@ pub enum Bound {
     Below { limit: f64, unit: &'static str },
     /// A rate (a share, 0.05 = 5 %) at most `limit`: a false-verdict rate.
     Rate { limit: f64 },
-    /// A ratio's interval [`lo`, `hi`] inside 1 ± `pct` % (see [`crate::gpu_pairs`]).
+    /// A ratio's interval [`lo`, `hi`] inside 1 ± `pct` % (see [`crate::pairs`]).
     Interval { pct: f64, lo: f64, hi: f64 },
 }
 
@@ -108,8 +108,8 @@ impl Verdicts {
         ratio: f64,
         (lo, hi): (f64, f64),
         pct: f64,
-    ) -> crate::gpu_pairs::Judgement {
-        use crate::gpu_pairs::{judge, Judgement};
+    ) -> crate::pairs::Judgement {
+        use crate::pairs::{judge, Judgement};
         let j = if ratio.is_finite() && lo.is_finite() && hi.is_finite() {
             judge((lo, hi), pct)
         } else {
@@ -243,7 +243,7 @@ mod tests {
     #[test]
     fn an_interval_across_the_tolerance_is_named_but_does_not_fail() {
         let mut v = Verdicts::new();
-        use crate::gpu_pairs::Judgement;
+        use crate::pairs::Judgement;
         assert_eq!(
             v.interval("h2d pinned 1M", 1.0, (0.99, 1.01), 3.0),
             Judgement::Within

@@ -16,25 +16,30 @@ use perflab_workloads::Mechanism;
 #[test]
 fn ctxsw_and_perf_bench_both_run_and_report_rates() {
     let mut lab = LabSide::new().expect("scratch store");
-    let rows = match ctxsw_vs_perf_bench(&mut lab, &[(0, 0)], 0.3, Mechanism::Pipe) {
+    let r = match ctxsw_vs_perf_bench(&mut lab, (0, 0), 0.3, Mechanism::Pipe, ((6, 6), 3.0)) {
         Err(CrossError::Peer(PeerError::PerfMissing(why))) => {
             perflab_testkit::skip("perf", format!("perf is not usable here ({why})"));
             return;
         }
         other => other.expect("crosscheck"),
     };
-    assert_eq!(rows.len(), 1);
-    let r = &rows[0];
     assert_eq!((r.a, r.b), (0, 0));
     assert!(r.perflab_rate > 0.0 && r.peer_rate > 0.0, "{r:?}");
     assert!(
         r.perflab_rate.is_finite() && r.peer_rate.is_finite(),
         "{r:?}"
     );
-    assert!(!r.peer_first && r.peer_pinned_after_ms.is_none(), "{r:?}");
+    assert!(r.peer_pinned_after_ms.is_none(), "{r:?}");
+    // Six interleaved pairs (the plan's first look is also its most), the ratio the median
+    // of their ratios, inside its own interval.
+    assert_eq!((r.pairs.len(), r.estimate.pairs), (6, 6), "{r:?}");
+    let mut ratios: Vec<f64> = r.pairs.iter().map(|(p, q)| p / q).collect();
+    ratios.sort_by(f64::total_cmp);
+    let median = (ratios[2] + ratios[3]) / 2.0;
+    assert!((r.estimate.median - median).abs() <= 1e-9 * median, "{r:?}");
     assert!(
-        (r.ratio - r.perflab_rate / r.peer_rate).abs() <= 1e-9 * r.ratio,
+        r.estimate.ci.0 <= median && median <= r.estimate.ci.1,
         "{r:?}"
     );
-    assert!((0.1..10.0).contains(&r.ratio), "{r:?}");
+    assert!((0.1..10.0).contains(&r.estimate.median), "{r:?}");
 }

@@ -371,7 +371,10 @@ pub struct CrosscheckArgs {
     /// values, the spans' sum against the round trip; --pairs one client,server pair, as many
     /// rounds per backend as asked; root), or verdicts (a seeded simulation of the verdicts'
     /// false-verdict rates, power and `same` rate, and what --until-decided spends; exits 4
-    /// when a false-verdict rate exceeds its bound; no root, a few seconds)
+    /// when a false-verdict rate exceeds its bound; no root, a few seconds). ctxsw, memcpy
+    /// and netrr measure the two tools in interleaved pairs, 6 at first and up to 24 while
+    /// undecided, and judge the 95% interval of the median pair ratio: within, OUTSIDE
+    /// (exit 4) or undecided
     #[arg(default_value = "ctxsw")]
     pub workload: String,
     /// CPU pairs A,B separated by spaces [default: 0,0 and 0,<first CPU of another core>]
@@ -383,7 +386,8 @@ pub struct CrosscheckArgs {
     /// Time per measurement of each tool (above 0, at most a day)
     #[arg(long, default_value = "5s")]
     pub duration: String,
-    /// Rounds of alternating measurements per pair (1 to 1000)
+    /// trace: rounds of alternating measurements per backend (1 to 1000); the ratio checks
+    /// add pairs until decided instead
     #[arg(long, default_value_t = 3, value_parser = within::<u32, u32>(1..=1000u32))]
     pub rounds: u32,
     /// monitors: the monitor sets to check, separated by spaces, monitors of a set by
