@@ -120,6 +120,21 @@ pub trait Monitor: Send {
     /// (`cpu: None`) over all CPUs.
     fn finish(&mut self, ctx: &MeasureCtx) -> Result<Vec<TelemetryRow>, MonitorError>;
 
+    /// Whether this machine has the monitor's source, asked once before a run is planned
+    /// so that the run can say why a section of its report will be empty. The default
+    /// takes a trial snapshot and ends it; a monitor whose `start` makes kernel objects
+    /// (an ftrace instance, BPF programs) answers without them.
+    fn available(&mut self, ctx: &MeasureCtx) -> Result<(), crate::error::Unavailable> {
+        match self.start(ctx) {
+            Ok(()) => {
+                let _ = self.finish(ctx);
+                Ok(())
+            }
+            Err(MonitorError::Unavailable(u)) => Err(u),
+            Err(MonitorError::Failed(_)) => Ok(()),
+        }
+    }
+
     /// True when the monitor does work *while* the workload runs that can change what it
     /// measures (per-task perf counters are switched at every context switch; tracing
     /// writes every event). Such a monitor never runs in a headline repetition: the runner

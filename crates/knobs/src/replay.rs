@@ -116,7 +116,7 @@ pub fn restore_pending(path: &Path) -> Result<RestoreReport, KnobError> {
                 Action::Write { .. } | Action::Remove { .. } if reset_by_reboot(&entry) => {
                     report.reset_by_reboot.push(entry)
                 }
-                Action::Remove { object } => match crate::netpath::undo::remove(object) {
+                Action::Remove { object } => match remove_created(&entry, object) {
                     Ok(()) => report.restored.push(entry),
                     Err(why) => {
                         report.failed.push((entry.clone(), why));
@@ -151,6 +151,17 @@ pub fn restore_pending(path: &Path) -> Result<RestoreReport, KnobError> {
     Ok(report)
 }
 
+/// Removes what `entry` created: an ftrace instance through the tracefs under the entry's
+/// root (mounted for the purpose where it is not), anything else as its guard does.
+fn remove_created(entry: &Entry, object: &Created) -> Result<(), String> {
+    match object {
+        Created::TraceInstance { name } => {
+            perflab_sys::tracefs_mount::remove_instance_on(&SysRoot::at(&entry.root), name)
+        }
+        _ => crate::netpath::undo::remove(object),
+    }
+}
+
 /// sysfs, procfs and device settings of the live machine do not survive a reboot, nor do
 /// network namespaces, links and processes. An OVS bridge does (ovsdb keeps it), and so
 /// may a directory on a disk, so those are always removed.
@@ -176,5 +187,47 @@ impl Liveness {
             .0
             .entry(entry.owner())
             .or_insert_with_key(Owner::is_alive)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::Journal;
+
+    /// An ftrace instance a killed perflab journaled is removed by the replay, through
+    /// the tracefs under the entry's root, and its entry forgotten.
+    #[test]
+    fn a_journaled_ftrace_instance_of_a_dead_perflab_is_removed() {
+        let t = tempfile::tempdir().unwrap();
+        let sys = SysRoot::at(t.path());
+        let tracing = t.path().join("sys/kernel/tracing");
+        std::fs::create_dir_all(tracing.join("events")).unwrap();
+        std::fs::create_dir_all(tracing.join("instances/perflab-7-0")).unwrap();
+        let path = t.path().join("journal.json");
+        let journal = Journal::open(&path).unwrap();
+        let object = Created::TraceInstance {
+            name: "perflab-7-0".into(),
+        };
+        journal.save_created(&sys, &object, "trace").unwrap();
+        // Its owner killed: a pid no process has now.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let mut json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        json["entries"][0]["pid"] = dead.into();
+        std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+
+        let report = restore_pending(&path).unwrap();
+        assert!(report.is_clean(), "{:?}", report.lines());
+        assert_eq!(report.restored.len(), 1, "{:?}", report.lines());
+        assert!(
+            report.lines()[0].contains("created ftrace instance perflab-7-0"),
+            "{:?}",
+            report.lines()
+        );
+        assert!(!tracing.join("instances/perflab-7-0").exists());
+        assert!(journal::entries(&path).unwrap().is_empty());
     }
 }

@@ -57,6 +57,19 @@ pub fn measure_once(
     measure(pm, workload, &mut monitors.slots, opts, None, progress)
 }
 
+/// The variant's facts, and the journal always: a monitor that creates something (an
+/// ftrace instance) journals it there, with or without a variant.
+fn facts(
+    variant: Option<&AppliedVariant>,
+    opts: &RunOptions,
+) -> std::collections::BTreeMap<String, String> {
+    let mut facts = variant.map(|a| a.facts()).unwrap_or_default();
+    facts
+        .entry(perflab_knobs::JOURNAL_FACT.to_string())
+        .or_insert_with(|| opts.journal.to_string_lossy().into_owned());
+    facts
+}
+
 /// One measurement with its monitors. `None` when it was interrupted (not recorded).
 pub(crate) fn measure(
     pm: &PlannedMeasurement,
@@ -74,7 +87,7 @@ pub(crate) fn measure(
         stop: opts.stop.clone(),
         threads: Default::default(),
         cpus: cpus.clone().unwrap_or_default(),
-        facts: variant.map(|a| a.facts()).unwrap_or_default(),
+        facts: facts(variant, opts),
         workload: workload.info().name,
     };
     let started = start_monitors(monitors, pm.role, &ctx, progress);

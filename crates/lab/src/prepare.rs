@@ -1,7 +1,7 @@
 //! Everything checked before a run touches the system: the workload and its parameters,
 //! the CPUs, the monitors, and which variants' knobs this machine can apply.
 
-use perflab_core::{Grid, MeasureCtx, MonitorError, RunSpec, Workload};
+use perflab_core::{Grid, MeasureCtx, RunSpec, Workload};
 use perflab_knobs::{parse_knob, Knob};
 use perflab_store::UnavailableVariant;
 use perflab_sys::{SysRoot, Topology};
@@ -83,11 +83,11 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
                 perflab_monitors::names().join(", ")
             )));
         };
-        // A trial snapshot tells which sources this machine lacks, so the run can say
-        // why a section of its report is empty.
-        if let Err(MonitorError::Unavailable(u)) =
-            m.start(&MeasureCtx::new(sys.clone(), Vec::new()).with_workload(workload.info().name))
-        {
+        // Which sources this machine lacks, so the run can say why a section of its
+        // report is empty (a check, not a measurement: nothing is left running).
+        if let Err(u) = m.available(
+            &MeasureCtx::new(sys.clone(), Vec::new()).with_workload(workload.info().name),
+        ) {
             let reason = match u.hint {
                 Some(h) => format!("{} ({h})", u.reason),
                 None => u.reason,

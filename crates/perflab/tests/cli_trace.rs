@@ -16,7 +16,7 @@ use perflab_testkit::skip;
 /// at a time: another one's perflab, alive or just killed, would be counted too.
 static MACHINE_WIDE: Mutex<()> = Mutex::new(());
 
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     MACHINE_WIDE.lock().unwrap_or_else(|e| e.into_inner())
 }
 

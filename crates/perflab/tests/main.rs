@@ -43,6 +43,7 @@ mod cli_serve_auth;
 mod cli_spans;
 mod cli_sudo;
 mod cli_trace;
+mod cli_trace_text;
 mod cli_until_decided;
 mod cli_versions;
 mod cli_vm_paths;

@@ -23,6 +23,7 @@ pub mod sched;
 pub mod smaps;
 pub mod softirqs;
 pub mod topology;
+pub mod tracefs_mount;
 
 pub use cpulist::{format_cpu_list, parse_cpu_list};
 pub use error::{ParseError, SysError};

@@ -92,6 +92,9 @@ pub enum Created {
     },
     /// A directory of perflab's own files (a guest's initramfs and console log).
     Dir { path: std::path::PathBuf },
+    /// An ftrace instance (`instances/<name>` in tracefs, wherever tracefs is mounted)
+    /// with tracing on and its ring buffer allocated until it is removed.
+    TraceInstance { name: String },
 }
 
 impl Created {
@@ -108,6 +111,7 @@ impl Created {
             Created::OvsBridge { name } => format!("ovs/{name}"),
             Created::Process { pid, .. } => format!("process/{pid}"),
             Created::Dir { path } => format!("dir{}", path.display()),
+            Created::TraceInstance { name } => format!("tracefs/instances/{name}"),
         }
     }
 }
@@ -124,6 +128,7 @@ impl std::fmt::Display for Created {
             Created::OvsBridge { name } => write!(f, "OVS bridge {name}"),
             Created::Process { pid, what, .. } => write!(f, "{what} (pid {pid})"),
             Created::Dir { path } => write!(f, "directory {}", path.display()),
+            Created::TraceInstance { name } => write!(f, "ftrace instance {name}"),
         }
     }
 }
@@ -284,6 +289,9 @@ mod tests {
             },
             Created::Dir {
                 path: "/run/perflab/guest-1-0".into(),
+            },
+            Created::TraceInstance {
+                name: "perflab-1-0".into(),
             },
         ] {
             let action = Action::Remove { object };

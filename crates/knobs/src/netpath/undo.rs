@@ -17,6 +17,9 @@ pub fn remove(object: &Created) -> Result<(), String> {
             comm,
             ..
         } => crate::guest::process::stop(*pid, *start_ticks, comm.as_deref()),
+        Created::TraceInstance { name } => {
+            perflab_sys::tracefs_mount::remove_instance_on(&SysRoot::host(), name)
+        }
         Created::Dir { path } => match std::fs::remove_dir_all(path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

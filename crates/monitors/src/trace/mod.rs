@@ -37,6 +37,7 @@ use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, Unavailable}
 use perflab_sys::SysRoot;
 
 use matcher::Matcher;
+use perflab_knobs::{Journal, JOURNAL_FACT};
 use reader::Reader;
 use spans::{Span, SpanSet};
 use tracefs::{Instance, Tracefs};
@@ -221,18 +222,18 @@ struct Running {
 }
 
 enum Measuring {
-    Text {
-        reader: Reader,
-        // Dropped after the reader: the instance's pipe must be closed before its rmdir.
-        instance: Instance,
-    },
+    /// The reader owns the instance: it turns tracing off, closes the pipe and removes
+    /// the instance, in that order, however it ends.
+    Text(Reader),
     Kernel(bpf::Loaded),
 }
 
 pub struct TraceMonitor {
     choice: Choice,
-    fs: Option<Tracefs>,
+    /// What is being measured: ended (by `Drop` below) before `fs` goes, as an instance
+    /// torn down after its private tracefs mount stays in the kernel, tracing.
     running: Option<Running>,
+    fs: Option<Tracefs>,
     notes: Vec<String>,
     /// The last programs planned, by the spans they were planned for: planning reads every
     /// event's format (and /proc/kallsyms for a callback filter, the kernel's BTF for the
@@ -249,12 +250,18 @@ impl std::fmt::Debug for TraceMonitor {
     }
 }
 
+impl Drop for TraceMonitor {
+    fn drop(&mut self) {
+        self.running = None;
+    }
+}
+
 impl TraceMonitor {
     pub fn new(choice: Choice) -> Self {
         Self {
             choice,
-            fs: None,
             running: None,
+            fs: None,
             notes: Vec::new(),
             plans: None,
         }
@@ -415,6 +422,32 @@ fn renumber_after(kept: Vec<Span>, all: &[String]) -> Vec<Span> {
     out
 }
 
+impl TraceMonitor {
+    /// tracefs (opened once, kept for the monitor's life) and the set's spans here.
+    fn chosen(&mut self, ctx: &MeasureCtx) -> Result<(Tracefs, String, Vec<Span>), MonitorError> {
+        if self.fs.is_none() {
+            let fs = Tracefs::open(&ctx.sys).map_err(|reason| {
+                MonitorError::Unavailable(Unavailable::new(reason).with_hint(tracefs::HOW))
+            })?;
+            self.fs = Some(fs);
+        }
+        let fs = self.fs.clone().expect("set above");
+        let (set, spans) = self.spans_for(ctx, &fs)?;
+        Ok((fs, set, spans))
+    }
+}
+
+/// The run's journal, where an instance is recorded before it is made; `None` outside a
+/// run (a monitor driven by hand has no journal, and its instances are found by pid).
+fn journal_of(ctx: &MeasureCtx) -> Result<Option<Journal>, MonitorError> {
+    let Some(path) = ctx.facts.get(JOURNAL_FACT) else {
+        return Ok(None);
+    };
+    Journal::open(path)
+        .map(Some)
+        .map_err(|e| MonitorError::Failed(format!("cannot open the journal {path}: {e}")))
+}
+
 impl Monitor for TraceMonitor {
     fn name(&self) -> &'static str {
         NAME
@@ -426,17 +459,8 @@ impl Monitor for TraceMonitor {
 
     fn start(&mut self, ctx: &MeasureCtx) -> Result<(), MonitorError> {
         self.running = None;
-        if self.fs.is_none() {
-            let fs = Tracefs::open(&ctx.sys).map_err(|reason| {
-                MonitorError::Unavailable(Unavailable::new(reason).with_hint(tracefs::HOW))
-            })?;
-            self.fs = Some(fs);
-        }
-        let fs = self.fs.take().expect("set above");
-        let chosen = self.spans_for(ctx, &fs);
+        let (fs, set, spans) = self.chosen(ctx)?;
         let tracefs_root = fs.fs.clone();
-        self.fs = Some(fs);
-        let (set, spans) = chosen?;
         let want = backend();
         if want != Backend::Text {
             match start_bpf(ctx, &tracefs_root, &spans, &mut self.plans) {
@@ -476,17 +500,32 @@ impl Monitor for TraceMonitor {
             .unwrap_or(1);
         let unavailable =
             |e: String| MonitorError::Unavailable(Unavailable::new(e).with_hint(tracefs::HOW));
-        let instance =
-            Instance::create(&tracefs_root, &events, buffer_kb(cpus)).map_err(unavailable)?;
-        let reader = Reader::spawn(&instance.trace_pipe(), Matcher::new(spans.clone()))
-            .map_err(MonitorError::Failed)?;
-        instance.set_tracing(true).map_err(MonitorError::Failed)?;
+        let journal = journal_of(ctx)?;
+        let instance = Instance::create(
+            &fs,
+            &events,
+            buffer_kb(cpus),
+            journal.as_ref().map(|j| (j, &ctx.sys)),
+        )
+        .map_err(unavailable)?;
+        let reader =
+            Reader::spawn(instance, Matcher::new(spans.clone())).map_err(MonitorError::Failed)?;
         self.running = Some(Running {
             set,
             spans,
-            how: Measuring::Text { reader, instance },
+            how: Measuring::Text(reader),
         });
         Ok(())
+    }
+
+    /// Whether tracing can work here, without making an instance or loading a program:
+    /// tracefs can be reached and the set has a span this kernel and workload can have.
+    fn available(&mut self, ctx: &MeasureCtx) -> Result<(), Unavailable> {
+        match self.chosen(ctx) {
+            Ok(_) => Ok(()),
+            Err(MonitorError::Unavailable(u)) => Err(u),
+            Err(MonitorError::Failed(_)) => Ok(()),
+        }
     }
 
     fn finish(&mut self, ctx: &MeasureCtx) -> Result<Vec<TelemetryRow>, MonitorError> {
@@ -495,10 +534,17 @@ impl Monitor for TraceMonitor {
             .take()
             .ok_or_else(|| crate::counter::not_started(NAME))?;
         let mut results = match run.how {
-            Measuring::Text { reader, instance } => {
-                let _ = instance.set_tracing(false);
-                let matcher = reader.finish().map_err(MonitorError::Failed)?;
-                drop(instance);
+            Measuring::Text(reader) => {
+                let reader::Drained { matcher, cut_short } =
+                    reader.finish().map_err(MonitorError::Failed)?;
+                if cut_short {
+                    self.note(format!(
+                        "trace: {} s after tracing stopped the buffer was still not read to \
+                         its end (more events than the span matcher keeps up with); the rest \
+                         were not counted",
+                        reader::DRAIN_LIMIT.as_secs()
+                    ));
+                }
                 if matcher.lost > 0 {
                     self.note(format!(
                         "trace: the kernel dropped {} events (buffer full); spans open across \

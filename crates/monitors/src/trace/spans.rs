@@ -72,9 +72,8 @@ pub fn set_for(workload: &str, facts: &BTreeMap<String, String>) -> Option<&'sta
     }
 }
 
-/// The cpuidle knob's fact (`perflab_knobs::cpuidle::FACT`; monitors do not depend on
-/// knobs).
-pub const CPUIDLE_FACT: &str = "cpuidle.mode";
+/// The cpuidle knob's fact.
+pub const CPUIDLE_FACT: &str = perflab_knobs::cpuidle::FACT;
 
 /// A parsed, checked span set.
 #[derive(Clone, Debug, PartialEq)]

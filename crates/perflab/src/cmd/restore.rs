@@ -7,7 +7,8 @@ use crate::cmd::common;
 
 pub fn run(g: &Global, a: RestoreArgs) -> anyhow::Result<i32> {
     let path = common::journal_path(g);
-    // Tracing is not a journaled knob: what a killed perflab left is found by its pid.
+    // Instances are journaled (replayed below); the sweep also finds, by pid, the
+    // private tracefs mounts a killed perflab left and instances nothing journaled.
     let mut traces_clean = true;
     if !a.dry_run {
         let sys = common::sysroot(g)?;
