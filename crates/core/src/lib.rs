@@ -26,6 +26,8 @@ pub mod registry;
 pub mod run_spec;
 pub mod sched;
 pub mod secret;
+pub mod secret_key;
+mod secret_mask;
 pub mod serde_base64;
 pub mod serde_nan;
 pub mod span_outline;

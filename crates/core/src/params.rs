@@ -50,6 +50,12 @@ pub enum ParamKind {
     Secret {
         max_len: usize,
     },
+    /// Environment variables, `K=V;K=V`: checked as `Text`; the lab seals each value
+    /// named like a secret (`API_TOKEN`, `PGPASSWORD`) or holding a URL with a password,
+    /// as it does a `Secret` ([`crate::secret::seal_env`]).
+    Env {
+        max_len: usize,
+    },
 }
 
 /// A parameter declared by a workload.
@@ -254,13 +260,16 @@ impl ParamSpec {
             ParamKind::Choice(words) => one_of(t, words),
             ParamKind::Bool => boolean(t),
             // Free text is kept exactly as given, spaces included.
-            ParamKind::Text { max_len } | ParamKind::Secret { max_len } => free_text(text, max_len),
+            ParamKind::Text { max_len }
+            | ParamKind::Secret { max_len }
+            | ParamKind::Env { max_len } => free_text(text, max_len),
         };
         checked.map_err(|refusal| ParamError::Invalid {
             name: self.name.to_string(),
             // A secret is never quoted: the error is printed.
             value: match self.kind {
                 ParamKind::Secret { .. } => crate::secret::fingerprint(text),
+                ParamKind::Env { .. } => crate::secret::mask_env(text),
                 _ => text.to_string(),
             },
             reason: refusal.to_string(),
@@ -282,6 +291,7 @@ impl ParamSpec {
             ParamKind::Bool => "bool".into(),
             ParamKind::Text { .. } => "text".into(),
             ParamKind::Secret { .. } => "secret text".into(),
+            ParamKind::Env { .. } => "K=V;K=V".into(),
         }
     }
 }

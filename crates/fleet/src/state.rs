@@ -105,19 +105,11 @@ impl FleetState {
         std::fs::rename(tmp, path)
     }
 
-    /// The run options as shown to a person: a `token=` value is replaced by its
-    /// fingerprint, as it is in the results.
+    /// The run options as shown to a person: a secret (a `token=` value, a password in a
+    /// URL, an `env` item named like a secret) is replaced by its fingerprint, as it is in
+    /// the results.
     pub fn shown_args(&self) -> String {
-        self.run_args
-            .iter()
-            .map(|a| match a.split_once("token=") {
-                Some((head, secret)) if !secret.is_empty() => {
-                    format!("{head}token={}", perflab_core::secret::fingerprint(secret))
-                }
-                _ => a.clone(),
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
+        perflab_core::secret::mask_command(&self.run_args).join(" ")
     }
 
     pub fn load(dir: &Path, id: &str) -> Result<FleetState, String> {
@@ -188,11 +180,7 @@ mod tests {
         let mut t = s.clone();
         t.run_args = vec!["netpaths".into(), "-p".into(), "token=SECRET".into()];
         assert!(!t.shown_args().contains("SECRET"), "{}", t.shown_args());
-        assert!(
-            t.shown_args().contains("token=sha256:"),
-            "{}",
-            t.shown_args()
-        );
+        assert!(t.shown_args().contains("token=hmac:"), "{}", t.shown_args());
         let e = FleetState::load(dir.path(), "0a1b2c3e").unwrap_err();
         assert!(e.starts_with("no fleet 0a1b2c3e"), "{e}");
         assert!(FleetState::load(dir.path(), "../etc").is_err());

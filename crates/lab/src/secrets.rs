@@ -1,5 +1,6 @@
-//! Sealing a spec's secret parameters (`ParamKind::Secret`, e.g. netrr's `token`) before
-//! it is expanded: every value a run stores, prints or reports then holds the secret's
+//! Sealing a spec's secret parameters (`ParamKind::Secret`, e.g. netrr's `token`, and the
+//! secret-looking items of a `ParamKind::Env` list, e.g. exec's `env`) before it is
+//! expanded: every value a run stores, prints or reports then holds the secret's
 //! fingerprint, and the secret stays in this process (see `perflab_core::secret`).
 
 use perflab_core::{secret, ParamKind, ParamSpec};
@@ -13,13 +14,19 @@ use crate::spec::{ExperimentSpec, ParamInput, Scalar};
 pub fn seal_spec(spec: &ExperimentSpec, params: &[ParamSpec]) -> Result<ExperimentSpec> {
     let mut out = spec.clone();
     for p in params {
-        if !matches!(p.kind, ParamKind::Secret { .. }) {
-            continue;
-        }
+        let hide: fn(&str) -> String = match p.kind {
+            ParamKind::Secret { .. } => secret::seal,
+            ParamKind::Env { .. } => secret::seal_env,
+            _ => continue,
+        };
         let seal = |s: &mut Scalar| -> Result<()> {
             let text = s.text();
-            p.parse(&text).map_err(|e| LabError::Input(e.to_string()))?;
-            *s = Scalar::Str(secret::seal(&text));
+            // What was sealed before (a resumed run's spec) was checked then; its
+            // fingerprints may be longer than the secrets they stand for.
+            if !is_sealed(&text) {
+                p.parse(&text).map_err(|e| LabError::Input(e.to_string()))?;
+            }
+            *s = Scalar::Str(hide(&text));
             Ok(())
         };
         let mut inputs: Vec<&mut ParamInput> = out.params.get_mut(p.name).into_iter().collect();
@@ -44,6 +51,15 @@ pub fn seal_spec(spec: &ExperimentSpec, params: &[ParamSpec]) -> Result<Experime
     Ok(out)
 }
 
+/// Whether `text` is a fingerprint, or a `K=V;K=V` list with one.
+fn is_sealed(text: &str) -> bool {
+    secret::is_fingerprint(text)
+        || text.split(';').any(|item| {
+            item.split_once('=')
+                .is_some_and(|(_, v)| secret::is_fingerprint(v.trim()))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,6 +76,12 @@ mod tests {
             name: "peer",
             help: "",
             kind: ParamKind::Text { max_len: 64 },
+            default: Some(""),
+        },
+        ParamSpec {
+            name: "env",
+            help: "",
+            kind: ParamKind::Env { max_len: 256 },
             default: Some(""),
         },
     ];
@@ -82,9 +104,22 @@ mod tests {
             knobs: Default::default(),
             params: [("token".to_string(), Scalar::Str("SECRET3".into()))].into(),
         });
+        spec.params.insert(
+            "env".into(),
+            ParamInput::List(vec![
+                Scalar::Str("HUGE=1;API_TOKEN=SECRET4".into()),
+                Scalar::Str("DB=postgres://u:SECRET5@h/d;X=1".into()),
+            ]),
+        );
         let sealed = seal_spec(&spec, PARAMS).unwrap();
         let json = serde_json::to_string(&sealed).unwrap();
         assert!(!json.contains("SECRET"), "{json}");
+        assert!(json.contains("HUGE=1;API_TOKEN=hmac:"), "{json}");
+        assert!(json.contains(";X=1"), "{json}");
+        assert_eq!(
+            secret::unseal(&secret::fingerprint("SECRET4")).as_deref(),
+            Some("SECRET4")
+        );
         assert!(json.contains(&secret::fingerprint("SECRET1")), "{json}");
         assert!(json.contains("10.0.0.2"), "{json}");
         assert_eq!(

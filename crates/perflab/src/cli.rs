@@ -463,6 +463,10 @@ pub struct PushArgs {
     /// The runs to copy (numbers in the --db database)
     #[arg(value_name = "RUN", conflicts_with = "all")]
     pub runs: Vec<i64>,
+    /// Serve with a token under 128 bits (refused otherwise: anyone who reaches the port
+    /// can try tokens; each peer is refused for a while after 5 failed tries)
+    #[arg(long)]
+    pub allow_weak_token: bool,
     /// Copy every run
     #[arg(long)]
     pub all: bool,

@@ -41,6 +41,7 @@ mod cli_report;
 mod cli_runs;
 mod cli_serve_auth;
 mod cli_spans;
+mod cli_secrets;
 mod cli_sudo;
 mod cli_trace;
 mod cli_trace_text;

@@ -93,34 +93,9 @@ impl fmt::Debug for Location {
     }
 }
 
-/// The URL with any password replaced by `***`: in the userinfo part
-/// (`user:secret@host`) and in a `password=` query parameter.
+/// The URL with any password replaced by `***` (the rule every output of perflab uses).
 fn redact(url: &str) -> String {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-    // The authority ends at the first '/', '?' or '#'; the userinfo at its last '@'.
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let authority = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _secret)) => format!("{user}:***@{host}"),
-            None => format!("{userinfo}@{host}"),
-        },
-        None => authority.to_string(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let query: Vec<String> = query
-                .split('&')
-                .map(|kv| match kv.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => kv.to_string(),
-                })
-                .collect();
-            format!("{path}?{}", query.join("&"))
-        }
-        None => tail.to_string(),
-    };
-    format!("{scheme}://{authority}{tail}")
+    perflab_core::secret::redact_url(url)
 }
 
 #[cfg(test)]

@@ -33,7 +33,10 @@ fn reads_as(accessor: &str, kind: &ParamKind) -> bool {
             ParamKind::Float { .. } | ParamKind::Int { .. } | ParamKind::Size { .. }
         ),
         "seconds" => matches!(kind, ParamKind::Duration { .. }),
-        "str" => matches!(kind, ParamKind::Choice(_) | ParamKind::Text { .. }),
+        "str" => matches!(
+            kind,
+            ParamKind::Choice(_) | ParamKind::Text { .. } | ParamKind::Env { .. }
+        ),
         "bool" => matches!(kind, ParamKind::Bool),
         "secret" => matches!(kind, ParamKind::Secret { .. }),
         _ => false,

@@ -4,7 +4,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 use std::time::Duration;
@@ -39,6 +39,7 @@ impl TargetLock {
                 .write(true)
                 .create(true)
                 .truncate(false)
+                .mode(0o600)
                 .open(&path)
                 .map_err(|e| KnobError::io(&path, e))?;
             if !lock_past_sweepers(&file).map_err(|e| KnobError::io(&path, e))? {
@@ -50,6 +51,9 @@ impl TargetLock {
             if let Some(left) = read_record(&file) {
                 left_changed(&me.target, &left).map_err(|e| resume_hint(e, me))?;
             }
+            // Private, whoever made the file: one left by an earlier perflab is 0644.
+            file.set_permissions(fs::Permissions::from_mode(0o600))
+                .map_err(|e| KnobError::io(&path, e))?;
             write_record(&file, me).map_err(|e| KnobError::io(&path, e))?;
             return Ok(Self { file, path });
         }

@@ -20,7 +20,8 @@
 //! its variants. The kernel drops the flock when the holder dies, so a SIGKILL never
 //! leaves a target locked.
 //!
-//! The lock file holds a record of its holder (pid, command line, run, journal, knob). A
+//! The lock file holds a record of its holder (pid, command line with its secrets masked,
+//! run, journal, knob), readable by its owner only (0600): it outlives a kill. A
 //! clean release deletes the file while still holding the lock, so a lock file that is
 //! present and unlocked was left by a holder that did not finish (killed, or its restore
 //! failed). While the journal its record names still holds that holder's original of the

@@ -16,7 +16,8 @@ use crate::journal::record::Action;
 /// journaled them, while it has not put them back; `None` when no perflab has it changed
 /// (or its record or journal cannot be read, where the file's own value is the best left).
 /// The holder is found through the record on the target's lock file, in this user's lock
-/// directory and in root's.
+/// directory and in root's (readable by root only: a user's perflab describes the
+/// machine by the file's own value while a root perflab holds it changed).
 pub fn journaled_original(sys: &SysRoot, rel: &str) -> Option<Vec<u8>> {
     let target = target_key(sys, rel);
     let name = lock_file_name(&target);

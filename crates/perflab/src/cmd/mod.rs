@@ -16,6 +16,7 @@ mod fleet_hosts;
 mod hint;
 mod import;
 mod import_json;
+mod key_file;
 mod list;
 mod ls;
 mod man;
@@ -41,6 +42,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     // Restore reads the journal itself; completions and the manual touch nothing of the
     // machine's and must print only what they generate.
     if !matches!(
+    key_file::install(&g);
         cli.command,
         Command::Restore(_) | Command::Completions(_) | Command::Man(_)
     ) {

@@ -103,7 +103,9 @@ fn param_flag(spec: &mut ExperimentSpec, p: &str) -> anyhow::Result<()> {
             s.name == k
                 && matches!(
                     s.kind,
-                    perflab_core::ParamKind::Text { .. } | perflab_core::ParamKind::Secret { .. }
+                    perflab_core::ParamKind::Text { .. }
+                        | perflab_core::ParamKind::Secret { .. }
+                        | perflab_core::ParamKind::Env { .. }
                 )
         })
     });

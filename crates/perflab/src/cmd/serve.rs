@@ -32,6 +32,13 @@ pub fn run(_g: &Global, a: ServeArgs) -> anyhow::Result<i32> {
     cfg.max_sessions = a.max_sessions;
     cfg.session_time = Duration::from_secs_f64(session_time);
     cfg.handshake_time = Duration::from_secs_f64(handshake_time);
+    cfg.allow_weak_token = a.allow_weak_token;
+    if a.allow_weak_token {
+        if let Err(why) = perflab_workloads::netrr::serve::token_check(&token) {
+            let why = why.split(':').next().unwrap_or_default();
+            eprintln!("perflab serve: warning: {why}; served anyway (--allow-weak-token)");
+        }
+    }
     let server = Server::bind(cfg).map_err(|e| input(e.to_string()))?;
     let addr = server.local_addr()?;
     eprintln!(

@@ -29,6 +29,18 @@ pub fn sudo_user(g: &Global) -> Option<SudoUser> {
     }
 }
 
+/// [`sudo_user`] without its warning (said where the database is opened).
+pub fn sudo_user_quiet(g: &Global) -> Option<SudoUser> {
+    if g.db.is_some() {
+        return None;
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    perflab_store::sudo_user_from(euid, |n| std::env::var_os(n), getpwnam)
+        .ok()
+        .flatten()
+}
+
 /// The passwd entry of `name`, through the system's resolver (files, LDAP, …).
 fn getpwnam(name: &str) -> Option<PasswdEntry> {
     let cname = CString::new(name).ok()?;
@@ -82,11 +94,14 @@ pub fn missing_dirs(path: &Path) -> Vec<PathBuf> {
 /// later), and `dirs`, the directories perflab created for it.
 pub fn give_to(user: &SudoUser, db: &Path, dirs: &[PathBuf]) -> std::io::Result<()> {
     let claims = perflab_store::claims_path(db);
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&claims)?;
+    std::os::unix::fs::OpenOptionsExt::mode(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false),
+        0o600,
+    )
+    .open(&claims)?;
     let beside = |suffix: &str| {
         let mut name = db.as_os_str().to_owned();
         name.push(suffix);

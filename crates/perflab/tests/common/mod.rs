@@ -30,10 +30,23 @@ impl Lab {
         self.dir.path().join("journal.json")
     }
 
+    /// The key this lab's perflab fingerprints secrets with (made on first use).
+    pub fn fingerprint_key(&self) -> PathBuf {
+        self.dir.path().join("fingerprint.key")
+    }
+
+    /// `secret`'s fingerprint as this lab's perflab makes it.
+    pub fn fingerprint(&self, secret: &str) -> String {
+        let key = perflab_core::secret_key::load_or_create(&self.fingerprint_key(), None)
+            .expect("the lab's fingerprint key");
+        perflab_core::secret::fingerprint_with(&key, secret)
+    }
+
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_perflab"));
         c.env("PERFLAB_DB", self.db())
             .env("PERFLAB_JOURNAL", self.journal())
+            .env("PERFLAB_FINGERPRINT_KEY", self.fingerprint_key())
             .current_dir(self.dir.path());
         c
     }

@@ -8,6 +8,7 @@
 //! directory.
 
 use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -33,6 +34,7 @@ pub(crate) fn take(db: &Path, run: RunId) -> Result<Claim, StoreError> {
         .write(true)
         .create(true)
         .truncate(false)
+        .mode(0o600)
         .open(&path)
         .map_err(|e| failed(format!("{}: {e}", path.display())))?;
     // SAFETY: an all-zero `flock` is a valid value of this plain C struct.

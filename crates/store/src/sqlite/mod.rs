@@ -4,6 +4,7 @@ mod claim;
 mod health;
 mod inspect;
 mod open;
+mod private;
 mod tx;
 
 pub use claim::claims_path;

@@ -24,11 +24,12 @@ impl SqliteEngine {
     pub(crate) fn open(path: &Path) -> Result<SqliteEngine, StoreError> {
         check_file_path(path)?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::CreateDir {
+            super::private::create_dirs(parent).map_err(|source| StoreError::CreateDir {
                 path: parent.to_path_buf(),
                 source,
             })?;
         }
+        super::private::create_file(path);
         // A database this process may not write is refused before SQLite is asked to
         // open it for writing (it would answer "unable to open database file").
         if path.exists() && !writable(path) {

@@ -14,6 +14,7 @@
 
 mod capture;
 mod child;
+mod env_secret;
 mod extract;
 mod template;
 
@@ -73,8 +74,10 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "env",
-        help: "environment for the command, K=V;K=V (placeholders allowed in values)",
-        kind: text(8 << 10),
+        help: "environment for the command, K=V;K=V (placeholders allowed in values); a \
+               value named like a secret (TOKEN, PASSWORD, SECRET, KEY, CREDENTIAL, AUTH) \
+               or a URL with a password is stored and shown as its fingerprint",
+        kind: ParamKind::Env { max_len: 8 << 10 },
         default: Some(""),
     },
     ParamSpec {
@@ -318,13 +321,12 @@ fn prepare_from(params: &Params, p: &Given) -> Result<Prepared, String> {
     if script.trim().is_empty() {
         return Err("cmd is empty".into());
     }
-    let env = template::parse_pairs("env", p.env)?
-        .into_iter()
-        .map(|(k, v)| {
-            let v = expand(&format!("env {k}"), &v);
-            (k, v)
-        })
-        .collect();
+    let mut env = Vec::new();
+    for (k, v) in template::parse_pairs("env", p.env)? {
+        let v = env_secret::value(&k, &v, |n| std::env::var(n).ok())?;
+        let v = expand(&format!("env {k}"), &v);
+        env.push((k, v));
+    }
     let cwd = match p.cwd {
         "" => None,
         dir => Some(PathBuf::from(expand("cwd", dir))),

@@ -20,6 +20,8 @@ enum Stage {
     Hello,
     /// The challenge was sent; waiting for `auth`.
     Auth { nonce: Nonce },
+    /// An `auth` did not prove the token.
+    Failed,
 }
 
 /// A connection in its handshake.
@@ -51,8 +53,12 @@ pub(crate) enum Step {
     Wait(Pending),
     Authenticated(Authenticated),
     /// Refused (the client was told why, as far as it still listens); what failed, for
-    /// the log.
-    Refused(String),
+    /// the log, and whether it was a proof of the token that failed (a guess), which
+    /// counts against the peer.
+    Refused {
+        why: String,
+        guess: bool,
+    },
 }
 
 impl Pending {
@@ -86,9 +92,17 @@ impl Pending {
                 Ok(Some(body)) => body,
                 Ok(None) => return Step::Wait(self),
                 Err(ReadFail::Closed) => {
-                    return Step::Refused("closed by the client before authenticating".into())
+                    return Step::Refused {
+                        why: "closed by the client before authenticating".into(),
+                        guess: false,
+                    }
                 }
-                Err(ReadFail::Refuse(why)) => return Step::Refused(self.refuse(why)),
+                Err(ReadFail::Refuse(why)) => {
+                    return Step::Refused {
+                        why: self.refuse(why),
+                        guess: false,
+                    }
+                }
             };
             match self.on_message(&body, token, session_time) {
                 Ok(None) => continue,
@@ -101,7 +115,13 @@ impl Pending {
                         welcome,
                     })
                 }
-                Err(why) => return Step::Refused(self.refuse(why)),
+                Err(why) => {
+                    let guess = matches!(self.stage, Stage::Failed);
+                    return Step::Refused {
+                        why: self.refuse(why),
+                        guess,
+                    };
+                }
             }
         }
     }
@@ -173,9 +193,11 @@ impl Pending {
                                      (protocol version 2)"
                 .into()),
             (Stage::Auth { nonce }, Request::Auth { client_nonce, mac }) => {
+                let nonce = *nonce;
+                self.stage = Stage::Failed;
                 let client = auth::nonce_from_hex(&client_nonce)
                     .ok_or("authentication failed: the client nonce is not 32 bytes of hex")?;
-                if !auth::verify_client(token, nonce, &client, &mac) {
+                if !auth::verify_client(token, &nonce, &client, &mac) {
                     return Err(
                         "authentication failed: the MAC does not match this server's \
                                 token and challenge (a wrong token, or a replayed session)"
@@ -184,11 +206,12 @@ impl Pending {
                 }
                 Ok(Some(Reply::Welcome {
                     session_time_s: session_time.as_secs_f64(),
-                    server_mac: auth::server_mac(token, nonce, &client),
+                    server_mac: auth::server_mac(token, &nonce, &client),
                 }))
             }
             (Stage::Auth { .. }, Request::Hello { .. }) => Err("hello sent twice".into()),
             (Stage::Auth { .. }, _) => Err("expected auth after the challenge".into()),
+            (Stage::Failed, _) => Err("authentication failed already".into()),
         }
     }
 

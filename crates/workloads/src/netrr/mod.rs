@@ -38,6 +38,7 @@ mod handshake;
 mod load;
 mod ns;
 mod output;
+mod peer_guard;
 pub mod proto;
 mod remote;
 mod responder;
@@ -50,6 +51,7 @@ mod tests;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
+mod token_strength;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -165,7 +167,7 @@ const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "token",
         help: "the peer's shared token (else $PERFLAB_SERVE_TOKEN); a run stores and \
-               prints only its fingerprint, sha256:xxxxxxxx",
+               prints only its fingerprint, hmac:xxxxxxxxxxxxxxxx",
         kind: ParamKind::Secret { max_len: 256 },
         default: Some(""),
     },
@@ -372,9 +374,7 @@ fn peer_token(token: &SecretValue) -> Result<String, NetrrError> {
     match token {
         SecretValue::Known(t) if t.is_empty() => Ok(env()),
         SecretValue::Known(t) => Ok(t.clone()),
-        SecretValue::FingerprintOnly(fp) if perflab_core::secret::fingerprint(&env()) == *fp => {
-            Ok(env())
-        }
+        SecretValue::FingerprintOnly(fp) if perflab_core::secret::matches(&env(), fp) => Ok(env()),
         SecretValue::FingerprintOnly(fp) => Err(format!(
             "this run stored only the token's fingerprint ({fp}), not the token: set \
              PERFLAB_SERVE_TOKEN to the token of the peer's `perflab serve` to go on"

@@ -10,7 +10,10 @@
 //! never sent) and open, takes no thread and no session slot until it has authenticated,
 //! and at most `max_pending` connections wait at once (past it the oldest is dropped).
 //! Only an authenticated connection gets a session thread, or a "busy" answer when all
-//! slots are taken. Whatever goes wrong in one connection is answered with an error
+//! slots are taken. A peer whose proofs of the token fail `max_failures` times in a row
+//! is refused at accept for `block_time`, longer at each repeat ([`super::peer_guard`]),
+//! and the server refuses to start with a guessable token unless allowed
+//! ([`super::token_strength`]). Whatever goes wrong in one connection is answered with an error
 //! message on it and logged by peer address (never the token or a MAC); the server
 //! carries on.
 
@@ -23,6 +26,7 @@ use std::time::{Duration, Instant};
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 
 use super::handshake::{Authenticated, Pending, Step, Throttle, MAX_PENDING};
+use super::peer_guard::{Failed, PeerGuard};
 use super::proto::{self, OpenRequest, ProtoError, Reply, Request};
 use super::responder::{start_echo, start_sink, Placement, Running};
 use super::sock::{is_timeout, Proto};
@@ -41,6 +45,12 @@ pub struct ServeConfig {
     pub handshake_time: Duration,
     /// Connections in their handshake at once; past it the oldest is dropped.
     pub max_pending: usize,
+    /// Serve with a token under 128 bits (`--allow-weak-token`).
+    pub allow_weak_token: bool,
+    /// Failed proofs of the token in a row after which a peer is refused for a while.
+    pub max_failures: u32,
+    /// How long a peer is first refused (doubled at each repeat, at most an hour).
+    pub block_time: Duration,
 }
 
 impl ServeConfig {
@@ -53,6 +63,9 @@ impl ServeConfig {
             session_time: Duration::from_secs(600),
             handshake_time: Duration::from_secs(5),
             max_pending: MAX_PENDING,
+            allow_weak_token: false,
+            max_failures: 5,
+            block_time: Duration::from_secs(60),
         }
     }
 }
@@ -68,8 +81,15 @@ pub enum ServeError {
     },
     #[error("no token: a shared token is required (give --token or set PERFLAB_SERVE_TOKEN)")]
     NoToken,
+    #[error("{0}")]
+    WeakToken(String),
     #[error("serve: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// Whether `token` is strong enough to serve with: `Err` says why not and what to do.
+pub fn token_check(token: &str) -> Result<(), String> {
+    super::token_strength::check(token)
 }
 
 /// A bound server, not yet serving.
@@ -87,6 +107,9 @@ impl Server {
     pub fn bind(cfg: ServeConfig) -> Result<Self, ServeError> {
         if cfg.token.is_empty() {
             return Err(ServeError::NoToken);
+        }
+        if !cfg.allow_weak_token {
+            super::token_strength::check(&cfg.token).map_err(ServeError::WeakToken)?;
         }
         let listener = TcpListener::bind(cfg.listen).map_err(|source| {
             let hint = match source.kind() {
@@ -123,6 +146,7 @@ impl Server {
             dropped: 0,
             dropped_said: None,
             throttle: Throttle::new(20, Duration::from_secs(10)),
+            guard: PeerGuard::new(self.cfg.max_failures, self.cfg.block_time),
         };
         std::thread::scope(|scope| -> Result<(), ServeError> {
             while !stop.load(Ordering::Relaxed) {
@@ -212,6 +236,18 @@ impl Server {
             if stream.set_nonblocking(true).is_err() {
                 continue;
             }
+            if let Some(left) = hs.guard.blocked(from.ip(), Instant::now()) {
+                let why = format!(
+                    "too many failed authentications from {}: refused for another {:.0} s",
+                    from.ip(),
+                    left.as_secs_f64().ceil()
+                );
+                refuse(stream, &why);
+                for line in hs.throttle.admit(format!("connection from {from}: {why}")) {
+                    log(&line);
+                }
+                continue;
+            }
             if hs.pending.len() >= self.cfg.max_pending.max(1) {
                 // The oldest has had the most time to authenticate.
                 hs.pending.remove(0);
@@ -243,6 +279,8 @@ struct Handshakes {
     dropped: u64,
     dropped_said: Option<Instant>,
     throttle: Throttle,
+    /// Failed proofs of the token, by peer.
+    guard: PeerGuard,
 }
 
 impl Handshakes {
@@ -258,12 +296,26 @@ impl Handshakes {
             let (id, from) = (p.id, p.from);
             match p.on_readable(&cfg.token, cfg.session_time) {
                 Step::Wait(p) => keep.push(p),
-                Step::Authenticated(a) => done.push(a),
-                Step::Refused(why) => {
-                    for line in self
-                        .throttle
-                        .admit(format!("handshake {id} from {from}: {why}"))
-                    {
+                Step::Authenticated(a) => {
+                    self.guard.succeeded(from.ip());
+                    done.push(a)
+                }
+                Step::Refused { why, guess } => {
+                    let mut line = format!("handshake {id} from {from}: {why}");
+                    if guess {
+                        line.push_str(&match self.guard.failed(from.ip(), Instant::now()) {
+                            Failed::Counted(n) => {
+                                format!(" (failure {n} of {} allowed)", self.guard.limit())
+                            }
+                            Failed::Blocked(d) => format!(
+                                "; {} refused for {:.0} s after {} failed authentications",
+                                from.ip(),
+                                d.as_secs_f64(),
+                                self.guard.limit()
+                            ),
+                        });
+                    }
+                    for line in self.throttle.admit(line) {
                         log(&line);
                     }
                 }

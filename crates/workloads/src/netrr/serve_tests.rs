@@ -263,3 +263,65 @@ fn pending_handshakes_are_capped_and_drops_are_logged_in_aggregate() {
     assert!(!lines.is_empty() && lines.len() <= 2, "{lines:?}");
     assert!(lines[0].contains("to stay within 8 pending"), "{lines:?}");
 }
+
+/// Guessing the token: each failed proof is logged with its count, the peer is refused
+/// at accept once it reaches the limit (the right token too, for the block's length), and
+/// a success in between clears the count. Counted, not timed: the block is an hour.
+#[test]
+fn failed_authentications_are_counted_logged_and_block_their_peer() {
+    let srv = TestServer::start(|c| {
+        c.max_failures = 3;
+        c.block_time = Duration::from_secs(3600);
+    });
+    let guess = |token: &str| {
+        let mut s = srv.connect();
+        authenticate(&mut s, token)
+    };
+    for _ in 0..2 {
+        let e = error_text(guess("1234"));
+        assert!(e.starts_with("authentication failed"), "{e}");
+    }
+    // The holder of the token gets in, and its success forgives the two guesses.
+    assert!(matches!(guess("s3cret"), Reply::Welcome { .. }));
+    for _ in 0..2 {
+        error_text(guess("1235"));
+    }
+    assert!(matches!(guess("s3cret"), Reply::Welcome { .. }));
+    // Three in a row: blocked.
+    for _ in 0..3 {
+        error_text(guess("1236"));
+    }
+    // Refused at once, before any hello: read without sending, so nothing of ours is
+    // unread when the server closes.
+    let mut s = srv.connect();
+    let e = error_text(proto::read_message(&mut s).unwrap());
+    assert!(
+        e.contains("too many failed authentications from 127.0.0.1"),
+        "{e}"
+    );
+    assert!(srv.logged("(failure 1 of 3 allowed)"));
+    assert!(srv.logged("127.0.0.1 refused for 3600 s after 3 failed authentications"));
+    assert!(srv.logged("connection from 127.0.0.1:"));
+    assert_no_secrets_logged(&srv, &[]);
+}
+
+#[test]
+fn a_guessable_token_is_refused_unless_allowed() {
+    use super::serve::{ServeConfig, ServeError, Server};
+    for weak in ["1", "1234", "s3cret", "0123456789abcdef"] {
+        let mut c = ServeConfig::new(weak);
+        c.listen = "127.0.0.1:0".parse().unwrap();
+        let e = Server::bind(c.clone()).unwrap_err();
+        assert!(matches!(e, ServeError::WeakToken(_)), "{weak}: {e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("--allow-weak-token") && text.contains("128"),
+            "{text}"
+        );
+        c.allow_weak_token = true;
+        assert!(Server::bind(c).is_ok(), "{weak} allowed");
+    }
+    let mut c = ServeConfig::new("9f86d081884c7d659a2feaa0c55ad015");
+    c.listen = "127.0.0.1:0".parse().unwrap();
+    assert!(Server::bind(c).is_ok());
+}
