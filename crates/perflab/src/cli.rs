@@ -445,6 +445,10 @@ pub struct ServeArgs {
     /// token that no other user of this host can see
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// Serve with a token under 128 bits (refused otherwise: anyone who reaches the port
+    /// can try tokens; each peer is refused for a while after 5 failed tries)
+    #[arg(long)]
+    pub allow_weak_token: bool,
     /// Sessions served at once; more are refused with "busy" (1 to 1024)
     #[arg(long, default_value_t = 4, value_name = "N", value_parser = within::<usize, u64>(1..=1024))]
     pub max_sessions: usize,
@@ -463,10 +467,6 @@ pub struct PushArgs {
     /// The runs to copy (numbers in the --db database)
     #[arg(value_name = "RUN", conflicts_with = "all")]
     pub runs: Vec<i64>,
-    /// Serve with a token under 128 bits (refused otherwise: anyone who reaches the port
-    /// can try tokens; each peer is refused for a while after 5 failed tries)
-    #[arg(long)]
-    pub allow_weak_token: bool,
     /// Copy every run
     #[arg(long)]
     pub all: bool,

@@ -39,10 +39,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     // A child started outside a run's knobs (the KVM probe's QEMU, in an availability
     // check or `doctor`) is journaled where `perflab restore` looks.
     perflab_knobs::child::journal_children_in(common::journal_path(&g));
+    key_file::install(&g);
     // Restore reads the journal itself; completions and the manual touch nothing of the
     // machine's and must print only what they generate.
     if !matches!(
-    key_file::install(&g);
         cli.command,
         Command::Restore(_) | Command::Completions(_) | Command::Man(_)
     ) {

@@ -48,10 +48,10 @@ mod serve_tests;
 mod sock;
 #[cfg(test)]
 mod tests;
+mod token_strength;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering};
-mod token_strength;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
