@@ -218,6 +218,12 @@ impl Knob for CpuidleKnob {
         }
     }
 
+    fn targets(&self, sys: &SysRoot) -> Vec<String> {
+        self.plan(sys)
+            .map(|writes| writes.into_iter().map(|(rel, _)| rel).collect())
+            .unwrap_or_default()
+    }
+
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
         let writes = self
             .plan(sys)

@@ -73,10 +73,15 @@ pub enum KnobError {
     #[error("{path}: {reason}")]
     Busy { path: PathBuf, reason: String },
 
-    /// Another perflab process holds the target system wide, or one that did not finish
-    /// left it changed (see [`crate::target_lock`]).
+    /// A perflab that did not finish left the target changed (see [`crate::target_lock`]):
+    /// `perflab restore` must put it back first.
     #[error("{target}: {why}")]
     Held { target: PathBuf, why: String },
+
+    /// Another live perflab holds the target system wide (see [`crate::target_lock`]):
+    /// busy, not wrong; it is free again once that one has finished.
+    #[error("{target}: {why}")]
+    InUse { target: PathBuf, why: String },
 
     /// Some originals could not be written back; their journal entries were kept.
     #[error(
@@ -125,7 +130,16 @@ impl KnobError {
     pub fn is_busy(&self) -> bool {
         // Not ApplyAndRestore: there, undoing the knobs applied before failed, so
         // something stays changed.
-        matches!(self, KnobError::Held { .. } | KnobError::Busy { .. })
+        matches!(
+            self,
+            KnobError::Held { .. } | KnobError::Busy { .. } | KnobError::InUse { .. }
+        )
+    }
+
+    /// True when another live perflab holds what the knob needs: nothing was changed, and
+    /// the same run succeeds once that one has finished (`run --wait-lock` waits for it).
+    pub fn is_in_use(&self) -> bool {
+        matches!(self, KnobError::InUse { .. })
     }
 
     /// True when the error only says the machine lacks what the knob needs.

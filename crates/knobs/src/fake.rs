@@ -54,6 +54,10 @@ impl Knob for FakeKnob {
         Ok(())
     }
 
+    fn targets(&self, _sys: &SysRoot) -> Vec<String> {
+        vec![FAKE_PATH.to_string()]
+    }
+
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
         let writes = [(FAKE_PATH.to_string(), self.value.clone().into_bytes())];
         Ok(Box::new(FakeGuard {

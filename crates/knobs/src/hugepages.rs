@@ -233,6 +233,14 @@ impl Knob for HugePagesKnob {
         Ok(())
     }
 
+    fn targets(&self, _sys: &SysRoot) -> Vec<String> {
+        // A pool of 0 pages asks for nothing and claims nothing (see apply_observing).
+        match self.count {
+            0 => Vec::new(),
+            _ => vec![self.nr_path()],
+        }
+    }
+
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
         let guard = self.apply_observing(sys, journal, |sys, rel| sys.read_parsed(rel))?;
         // What the pool holds once reserved: it must not shrink under a measurement.

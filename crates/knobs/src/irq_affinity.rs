@@ -228,6 +228,11 @@ impl Knob for IrqAffinityKnob {
         Ok(())
     }
 
+    fn targets(&self, sys: &SysRoot) -> Vec<String> {
+        let irqs = self.irqs(sys).unwrap_or_default();
+        irqs.into_iter().map(affinity_path).collect()
+    }
+
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
         let irqs = self
             .irqs(sys)

@@ -23,6 +23,14 @@ pub trait Knob: Send + Sync {
         None
     }
 
+    /// The files (relative to `sys`) that `apply` will claim system wide (see
+    /// [`crate::target_lock`]), so that a run can claim them all before it starts and be
+    /// refused, or wait, before anything is stored or changed. Changes nothing. Empty for a
+    /// knob that claims nothing (what it creates carries its pid in its name).
+    fn targets(&self, _sys: &SysRoot) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Journals the originals, then changes the machine. On error nothing stays changed.
     /// Does not repeat every test of `check` (writability): [`Settings::apply`] calls both.
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError>;

@@ -86,6 +86,10 @@ impl Knob for PmQosKnob {
         }
     }
 
+    fn targets(&self, _sys: &SysRoot) -> Vec<String> {
+        vec![PMQOS_PATH.to_string()]
+    }
+
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
         let path = sys.path(PMQOS_PATH);
         // The kernel takes exactly four bytes as a binary s32 (cpu_latency_qos_write).

@@ -137,6 +137,10 @@ impl Knob for ThpKnob {
         Ok(())
     }
 
+    fn targets(&self, _sys: &SysRoot) -> Vec<String> {
+        vec![self.attr.path()]
+    }
+
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError> {
         let write = AttrWrite {
             path: self.attr.path(),

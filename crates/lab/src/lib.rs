@@ -2,6 +2,7 @@
 //! plan, the host fingerprint, and the runner with resume.
 
 pub mod adaptive;
+pub mod claim;
 pub mod error;
 pub mod expand;
 pub mod fingerprint;
@@ -22,5 +23,7 @@ pub use measure::{measure_once, MonitorSet};
 pub use perflab_core::Fingerprint;
 pub use perflab_core::{Grid, RunSpec};
 pub use prepare::{prepare, Prepared};
-pub use runner::{create, create_with_uid, execute, Outcome, Progress, RunOptions};
+pub use runner::{
+    create, create_with_uid, execute, execute_claimed, Outcome, Progress, RunOptions,
+};
 pub use spec::ExperimentSpec;

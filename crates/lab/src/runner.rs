@@ -14,6 +14,7 @@ use perflab_store::{
 };
 
 use crate::adaptive::{better_of, decided, fmt_pct, judged_metric, next_round, AdaptiveTarget};
+use crate::claim::claim_settings;
 use crate::error::{LabError, Result};
 use crate::measure::{build_monitors, measure, Slot};
 use crate::plan::plan;
@@ -64,11 +65,27 @@ pub fn create_with_uid(
     Ok(store.create_run(&new, now_epoch())?)
 }
 
-/// Runs (or resumes) every pending measurement of `run`.
+/// Runs (or resumes) every pending measurement of `run`. Every setting its variants
+/// change is claimed first (see [`crate::claim`]): another perflab holding one refuses the
+/// run before it is marked running or anything is changed.
 pub fn execute(
     store: &mut Store,
     run: RunId,
     opts: &RunOptions,
+    progress: &mut dyn Progress,
+) -> Result<Outcome> {
+    execute_claimed(store, run, opts, None, progress)
+}
+
+/// [`execute`] with the journal handle that already claimed the run's settings
+/// ([`crate::claim::claim_waiting`], before the run was created or while it waited), so
+/// that nothing is claimed twice and no other perflab gets them in between; `None` opens
+/// the journal and claims them here.
+pub fn execute_claimed(
+    store: &mut Store,
+    run: RunId,
+    opts: &RunOptions,
+    claimed: Option<Journal>,
     progress: &mut dyn Progress,
 ) -> Result<Outcome> {
     // An unknown run is said so before anything is claimed.
@@ -96,7 +113,12 @@ pub fn execute(
             u.variant, u.reason
         )));
     }
-    let journal = Journal::open(&opts.journal)?.for_run(run);
+    let journal = match claimed {
+        Some(j) => j,
+        None => Journal::open(&opts.journal)?,
+    }
+    .for_run(run);
+    claim_settings(&journal, &opts.sys, &variants)?;
     let mut monitors = build_monitors(&spec.monitors);
     progress.begin(run, info.planned as u64, (info.done) as u64);
     store.set_status(run, RunStatus::Running)?;

@@ -27,7 +27,9 @@ pub use crate::cli_report::{ReportFormat, VerdictArgs};
                   with some measurements failed (its last line says how many); 4 a crosscheck \
                   ratio or cost outside its stated tolerance; 5 a run that completed but \
                   could not compare as planned (a variant was unavailable; its last line \
-                  says which); 130 stopped by a signal (measurements so far are kept)."
+                  says which); 6 busy: another perflab holds a setting the run changes \
+                  (nothing stored or changed; `run --wait-lock TIME` waits for it); 130 \
+                  stopped by a signal (measurements so far are kept)."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -210,6 +212,22 @@ pub struct RunArgs {
     /// verdicts, the database path); progress and notes go to standard error either way
     #[arg(long, value_enum, default_value = "text")]
     pub format: RunFormat,
+    /// When another perflab holds a setting this run changes, wait up to TIME for it
+    /// (e.g. 30s, 10m; at most 1d), saying so every 10 s, instead of stopping at once with
+    /// exit code 6; nothing is stored or changed while it waits [default:
+    /// $PERFLAB_WAIT_LOCK, else no wait]
+    #[arg(long, value_name = "TIME", value_parser = wait_time)]
+    pub wait_lock: Option<std::time::Duration>,
+}
+
+/// `--wait-lock`'s TIME (and `$PERFLAB_WAIT_LOCK`'s): a duration as `--duration` takes
+/// it, at most a day.
+pub fn wait_time(text: &str) -> Result<std::time::Duration, String> {
+    let seconds = perflab_core::parse_duration(text)?;
+    if seconds > 86_400.0 {
+        return Err(format!("{text:?} is more than a day (1d)"));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -15,6 +15,10 @@ pub const OUTSIDE_TOLERANCE: i32 = 4;
 /// this machine (a knob needs root, a device is missing): what it measured is stored, but
 /// the comparison with that variant never happened, and the last line says which.
 pub const NOT_COMPARED: i32 = 5;
+/// Busy, not wrong: another live perflab holds a setting the run changes. Nothing was
+/// stored or changed; the same command succeeds once that one has finished, and
+/// `run --wait-lock TIME` waits for it.
+pub const BUSY: i32 = 6;
 pub const INTERRUPTED: i32 = 130;
 
 /// A user input error raised by the binary itself.
@@ -88,6 +92,7 @@ pub fn code(err: &anyhow::Error) -> i32 {
         }
         if let Some(e) = cause.downcast_ref::<perflab_lab::LabError>() {
             return match e {
+                perflab_lab::LabError::Knob(k) if k.is_in_use() => BUSY,
                 perflab_lab::LabError::Store(s) if s.is_input() => INPUT,
                 e if e.is_input() => INPUT,
                 _ => FAILURE,

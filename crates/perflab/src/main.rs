@@ -4,8 +4,8 @@
 //! 0 success, 1 a failure while running (or a run with no successful measurement), 2 bad
 //! input (nothing was changed), 3 a run completed with some measurements failed, 4 a
 //! cross-check outside its tolerance, 5 a run that could not compare as planned (a variant
-//! was unavailable), 130 stopped by a signal (everything measured so far
-//! is kept). See `exit.rs`.
+//! was unavailable), 6 busy (another perflab holds a setting the run changes), 130 stopped
+//! by a signal (everything measured so far is kept). See `exit.rs`.
 
 mod cli;
 mod cli_fleet;

@@ -242,3 +242,193 @@ fn make_world_traversable(dir: &std::path::Path) {
         }
     }
 }
+
+/// `--db :memory:` (and SQLite's other names for a database in memory) took a run,
+/// said "results stored", exited 0 and kept nothing, leaving a `:memory:.claims` file in
+/// the current directory (issue 31 item 7). Refused now, for writing and reading alike,
+/// with nothing created; a `file:` name is a file of that name, not a URI.
+#[test]
+fn a_database_in_memory_is_refused_and_nothing_is_created() {
+    let lab = Lab::new();
+    for db in [":memory:", "file::memory:", "file:results?mode=memory"] {
+        for args in [
+            &["--db", db, "run", "--workload", "null", "--reps", "1"][..],
+            &["--db", db, "ls"][..],
+        ] {
+            let o = lab.run(args);
+            let (out, err) = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(
+                err.contains(&format!("results database {db} is a database in memory")),
+                "{args:?}: {err}"
+            );
+            assert!(!err.contains("results stored"), "{err}");
+        }
+    }
+    // Only the knob journal's lock, which every command takes a look at, is there.
+    let left: Vec<_> = std::fs::read_dir(lab.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n != "journal.json.lock")
+        .collect();
+    assert!(left.is_empty(), "created {left:?}");
+
+    // `file:x.db` is the file `file:x.db` (SQLite would open `x.db` and perflab put the
+    // claims file beside a file that is not there).
+    let o = lab.run(&[
+        "--db",
+        "file:x.db",
+        "run",
+        "--workload",
+        "null",
+        "--reps",
+        "1",
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(lab.dir.path().join("file:x.db").is_file());
+    assert!(!lab.dir.path().join("x.db").exists());
+    let o = lab.run(&["--db", "file:x.db", "ls"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+}
+
+/// Three stored runs of `null` and an export of the first, in `lab`'s database.
+fn three_runs_and_an_export(lab: &Lab) -> std::path::PathBuf {
+    for _ in 0..3 {
+        let o = lab.run(&[
+            "run",
+            "--workload",
+            "null",
+            "--reps",
+            "1",
+            "--monitors",
+            "none",
+        ]);
+        assert!(o.status.success(), "{:?}", text(&o));
+    }
+    let export = lab.dir.path().join("export.json");
+    let o = lab.run(&["export", "1", "-o", export.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    export
+}
+
+/// `run` and `import` into `lab`'s database are refused (exit 2, one line saying it is
+/// damaged and why) and leave the file byte-identical.
+fn writes_are_refused(lab: &Lab, export: &std::path::Path, why: &str) {
+    let before = std::fs::read(lab.db()).unwrap();
+    for args in [
+        &[
+            "run",
+            "--workload",
+            "null",
+            "--reps",
+            "1",
+            "--monitors",
+            "none",
+        ][..],
+        &[
+            "import",
+            "--parser",
+            "perflab-json",
+            export.to_str().unwrap(),
+        ][..],
+    ] {
+        let o = lab.run(args);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("is damaged (") && err.contains(why),
+            "{args:?}: {err}"
+        );
+        assert!(
+            std::fs::read(lab.db()).unwrap() == before,
+            "{args:?} wrote into the damaged file"
+        );
+    }
+}
+
+/// A run row whose spec does not parse made every read fail (`ls` too), while `run` and
+/// `import` still wrote into the file (issue 31 item 10). The health check finds it for
+/// both: writes are refused, reads are told and see every other run.
+#[test]
+fn a_run_row_that_does_not_read_back_is_named_and_the_others_still_read() {
+    let lab = Lab::new();
+    let export = three_runs_and_an_export(&lab);
+    let c = rusqlite::Connection::open(lab.db()).unwrap();
+    c.execute("UPDATE runs SET spec = '{bad' WHERE id = 2", [])
+        .unwrap();
+    drop(c);
+    writes_are_refused(&lab, &export, "run 2: its spec does not read back");
+
+    let o = lab.run(&["ls"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let listed: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(listed, ["3", "1"], "{out}");
+    assert!(
+        err.contains("warning: results database ")
+            && err.contains("is damaged (run 2: its spec does not read back"),
+        "{err}"
+    );
+    let o = lab.run(&["show", "1"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = lab.run(&["show", "2"]);
+    assert_ne!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert!(
+        text(&o).1.contains("run 2: its spec does not read back"),
+        "{:?}",
+        text(&o)
+    );
+}
+
+/// With the `metrics` table dropped, the pre-write check passed and `run`/`import` left
+/// interrupted runs behind (issue 31 item 10): the health check requires every table.
+#[test]
+fn a_database_missing_a_table_is_refused_for_writing() {
+    let lab = Lab::new();
+    let export = three_runs_and_an_export(&lab);
+    let c = rusqlite::Connection::open(lab.db()).unwrap();
+    c.execute_batch("DROP TABLE metrics;").unwrap();
+    drop(c);
+    writes_are_refused(&lab, &export, "table metrics is missing");
+    let o = lab.run(&["ls"]);
+    let (_, err) = text(&o);
+    assert!(err.contains("table metrics is missing"), "{err}");
+}
+
+/// A `--db` symbolic link into a directory that does not exist exited 1 on `run` and 2 on
+/// reads (issue 31 item 10): both are exit 2, one line naming the link and its target,
+/// and nothing is created.
+#[test]
+fn a_dangling_database_link_is_bad_input_for_reads_and_writes() {
+    let lab = Lab::new();
+    let link = lab.dir.path().join("link.db");
+    let target = lab.dir.path().join("gone/results.db");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let link_arg = link.to_str().unwrap();
+    for args in [
+        &["--db", link_arg, "run", "--workload", "null", "--reps", "1"][..],
+        &["--db", link_arg, "ls"][..],
+        &["--db", link_arg, "show", "1"][..],
+    ] {
+        let o = lab.run(args);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "{} is a symbolic link to {}, whose directory does not exist",
+                link.display(),
+                target.display()
+            )),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!lab.dir.path().join("gone").exists());
+    assert!(!lab.dir.path().join("link.db.claims").exists());
+}

@@ -36,6 +36,40 @@ fn a_run_whose_measurements_all_failed_exits_1_and_is_kept() {
     assert_eq!(doc["measurements"].as_array().unwrap().len(), 3);
 }
 
+/// With two variants the end of the run compared them, found no metric, and ended a
+/// run that failed as bad input (exit 2, issue 31 item 8): like one variant, it exits 1,
+/// shows each variant's failures and says so last, in text and in JSON.
+#[test]
+fn a_run_of_two_variants_whose_measurements_all_failed_exits_1() {
+    let lab = Lab::new();
+    let args = [
+        "-p",
+        "fail_every=1",
+        "--variant",
+        "a:",
+        "--variant",
+        "b:",
+        "--reps",
+        "2",
+    ];
+    let o = null_run(&lab, &args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "stdout: {out}\nstderr: {err}");
+    let id = run_id(&err);
+    assert_eq!(
+        err.lines().last().unwrap(),
+        format!(
+            "run {id}: complete, but all 4 measurements failed: no numbers (see perflab show {id})"
+        ),
+        "{err}"
+    );
+    assert!(out.contains("no measurement succeeded"), "{out}");
+    let o = null_run(&lab, &[&args[..], &["--format", "json"]].concat());
+    assert_eq!(o.status.code(), Some(1), "{:?}", text(&o));
+    let doc = json_stdout(&o);
+    assert_eq!((&doc["exit_code"], &doc["failed"]), (&1.into(), &4.into()));
+}
+
 #[test]
 fn a_run_with_some_failures_exits_3_and_says_so_in_its_last_line() {
     let lab = Lab::new();
@@ -317,6 +351,7 @@ fn help_lists_every_exit_code() {
         "3 a run that completed with some measurements failed",
         "4 a crosscheck ratio or cost outside its stated tolerance",
         "5 a run that completed but could not compare as planned",
+        "6 busy: another perflab holds a setting the run changes",
         "130 stopped by a signal",
     ] {
         assert!(out.contains(needle), "{needle:?} not in {out}");

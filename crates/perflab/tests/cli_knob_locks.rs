@@ -1,27 +1,46 @@
-//! Two `perflab run` with different journals wanting one setting: the second exits 2
-//! with one line naming the holder and the file, and the tree ends as it started (before
-//! the system-wide locks, each journaled the other's temporary value as the original).
+//! Two `perflab run` with different journals wanting one setting: the second exits 6
+//! (busy) with one line naming the holder and the file, before anything is stored, or
+//! waits for it with `--wait-lock`; and the tree ends as it started (before the
+//! system-wide locks, each journaled the other's temporary value as the original).
 
 use crate::common;
 
 use common::{text, Lab};
 
-/// `perflab --sysroot ROOT --journal OTHER run --workload null --variant on:fake=2`.
+/// `perflab --sysroot ROOT --journal OTHER run --workload null --variant on:fake=2`,
+/// refused at once rather than waiting.
 fn second_run(lab: &Lab, root: &std::path::Path) -> std::process::Output {
     let other = lab.dir.path().join("other-journal.json");
-    lab.run(&[
-        "--sysroot",
-        root.to_str().unwrap(),
-        "--journal",
-        other.to_str().unwrap(),
-        "run",
-        "--workload",
-        "null",
-        "--variant",
-        "on:fake=2",
-        "--reps",
-        "2",
-    ])
+    refusing(lab)
+        .args([
+            "--sysroot",
+            root.to_str().unwrap(),
+            "--journal",
+            other.to_str().unwrap(),
+            "run",
+            "--workload",
+            "null",
+            "--variant",
+            "on:fake=2",
+            "--reps",
+            "2",
+        ])
+        .output()
+        .unwrap()
+}
+
+/// perflab as a test's `Lab` runs it, but refused a held setting at once.
+fn refusing(lab: &Lab) -> std::process::Command {
+    let mut c = lab.cmd();
+    c.env_remove("PERFLAB_WAIT_LOCK");
+    c
+}
+
+/// The runs stored in the database at `db`.
+fn stored_runs(db: &std::path::Path) -> i64 {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+        .unwrap()
 }
 
 #[test]
@@ -31,7 +50,10 @@ fn a_second_run_with_another_journal_is_refused_naming_the_holder() {
     let (root, before, child) = (run.root, run.before, run.child);
     let o = second_run(&lab, &root);
     let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    // Busy, not bad input (issue 31 item 14), and refused before the run was stored
+    // (item 8: it used to stay behind as `interrupted 0/2`).
+    assert_eq!(o.status.code(), Some(6), "{out}{err}");
+    assert_eq!(stored_runs(&lab.db()), 1, "{err}");
     let line = err
         .lines()
         .find(|l| l.starts_with("perflab: "))
@@ -42,7 +64,10 @@ fn a_second_run_with_another_journal_is_refused_naming_the_holder() {
             && line.contains("for fake=1"),
         "{line}"
     );
-    assert!(line.contains("perflab run --resume"), "{line}");
+    assert!(
+        line.ends_with(": run again once it has finished, or wait for it with --wait-lock TIME"),
+        "{line}"
+    );
     assert_eq!(
         std::fs::read_to_string(root.join("sys/kernel/perflab_fake")).unwrap(),
         "1",
@@ -175,5 +200,131 @@ fn the_fingerprint_records_the_value_before_another_perflab_changed_it() {
         doc["run"]["fingerprint"]["thp"], "madvise",
         "{}",
         doc["run"]["fingerprint"]
+    );
+}
+
+/// A writable copy of the kvm fixture tree with the fake knob's file at 0.
+fn fake_tree(lab: &Lab) -> std::path::PathBuf {
+    let root = lab.fixture_copy("kvm-2vcpu");
+    std::fs::create_dir_all(root.join("sys/kernel")).unwrap();
+    std::fs::write(root.join("sys/kernel/perflab_fake"), "0\n").unwrap();
+    root
+}
+
+/// A long null run on `root` whose one variant sets the fake knob to `value`, with
+/// `global` flags before `run`; returns once the knob holds `value`.
+fn long_fake_run(
+    lab: &Lab,
+    root: &std::path::Path,
+    value: &str,
+    global: &[&str],
+) -> std::process::Child {
+    let child = refusing(lab)
+        .args(["--sysroot", root.to_str().unwrap()])
+        .args(global)
+        .args([
+            "run",
+            "--workload",
+            "null",
+            "-p",
+            "sleep=100ms",
+            "--reps",
+            "100",
+        ])
+        .args(["--variant", &format!("on:fake={value}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let fake = root.join("sys/kernel/perflab_fake");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_to_string(&fake).unwrap().trim() != value {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "fake={value} never held"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child
+}
+
+fn stop(child: std::process::Child) -> std::process::Output {
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    child.wait_with_output().unwrap()
+}
+
+/// A resume refused a setting names the database it must resume in (it said `perflab run
+/// --resume 1` without the `--db` the run is in: against the default database that
+/// resumes another run 1, issue 31 item 8); it exits 6 and changes nothing of the run.
+/// `--wait-lock` waits instead, saying what for, and resumes once the holder is gone;
+/// a wait that runs out is exit 6 as well.
+#[test]
+fn a_refused_resume_names_its_database_and_wait_lock_waits_for_the_holder() {
+    let lab = Lab::new();
+    let root = fake_tree(&lab);
+    let db = lab.dir.path().join("other results.db");
+    let journal = lab.dir.path().join("other-journal.json");
+    let (db_arg, journal_arg) = (db.to_str().unwrap(), journal.to_str().unwrap());
+    let mine = ["--db", db_arg, "--journal", journal_arg];
+    // Run 1 in the other database, stopped: interrupted, its knob put back.
+    let o = stop(long_fake_run(&lab, &root, "2", &mine));
+    assert_eq!(o.status.code(), Some(130), "{:?}", text(&o));
+    let holder = long_fake_run(&lab, &root, "1", &[]);
+    let resume = |wait: Option<&str>| {
+        let mut c = refusing(&lab);
+        c.args(["--sysroot", root.to_str().unwrap()])
+            .args(mine)
+            .args(["run", "--resume", "1"]);
+        if let Some(w) = wait {
+            c.args(["--wait-lock", w]);
+        }
+        c
+    };
+    let o = resume(None).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(6), "{err}");
+    assert!(
+        err.contains(&format!(
+            "resume this run with `perflab run --resume 1 --db '{}'` once it has finished",
+            db.display()
+        )),
+        "{err}"
+    );
+    let o = resume(Some("1s")).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(6), "{err}");
+    assert!(err.contains("perflab: waiting for "), "{err}");
+
+    // Waiting: it says so, then resumes once the holder has gone.
+    let mut waiting = resume(Some("5m"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines =
+        std::io::BufRead::lines(std::io::BufReader::new(waiting.stderr.take().unwrap()));
+    let first = lines.next().unwrap().unwrap();
+    assert!(
+        first.starts_with("perflab: waiting for ")
+            && first.contains(&format!(
+                "perflab_fake: in use by perflab pid {}",
+                holder.id()
+            )),
+        "{first}"
+    );
+    let held = stop(holder);
+    assert_eq!(held.status.code(), Some(130), "{:?}", text(&held));
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let status = waiting.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{rest:?}");
+    assert!(
+        rest.iter().any(|l| l.starts_with("run 1: complete")),
+        "{rest:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("sys/kernel/perflab_fake")).unwrap(),
+        "0\n",
+        "the tree ends as it started"
     );
 }

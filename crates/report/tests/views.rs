@@ -134,7 +134,7 @@ fn the_end_of_a_run_of_two_variants_compares_them() {
     let (info, ms) = (common::run_info(7), common::records(1.0, None));
     let after = run_end::AfterRun::of(&info, &ms, None, || "/nowhere".into()).unwrap();
     assert!(after.pairs && !after.wants_drilldown);
-    let view = run_end::EndView::of(&info, &ms, after, usize::MAX).unwrap();
+    let view = run_end::EndView::of(&info, &ms, after, (usize::MAX, "")).unwrap();
     assert_eq!(view.write_drilldown(&info, &ms).unwrap(), None);
     let comparisons = view.comparisons_json();
     assert_eq!(comparisons.len(), 1);
@@ -235,4 +235,28 @@ fn doctor_prints_the_findings_text_under_the_tree_it_read() {
         there.json()["checks"],
         serde_json::json!([{ "name": "cpuidle" }])
     );
+}
+
+/// The commands a view names reach the database the run is in: the span comparisons left
+/// out say `perflab show 41 --db … --format json` (issue 31 item 8: a hint without the
+/// `--db` reads another database's run 41), and a run none of whose measurements
+/// succeeded ends with its summary, not a comparison that has no metric to compare.
+#[test]
+fn a_views_hints_name_the_database_and_a_run_that_all_failed_has_a_summary() {
+    let (info, ms) = (common::spans::run_info(41), common::spans::records(true));
+    let spans = perflab_report::views::parts::span_sections(&info, &ms, 0, " --db /tmp/r.db");
+    let more = spans.more.expect("comparisons left out");
+    assert!(
+        more.ends_with("`perflab show 41 --db /tmp/r.db --format json` has them all"),
+        "{more}"
+    );
+
+    let (info, mut ms) = (common::run_info(7), common::records(1.0, None));
+    for m in &mut ms {
+        m.status = perflab_core::record::MeasurementStatus::Failed("died".into());
+    }
+    let after = run_end::AfterRun::of(&info, &ms, None, || "/nowhere".into()).unwrap();
+    let view = run_end::EndView::of(&info, &ms, after, (usize::MAX, "")).unwrap();
+    assert!(view.variants.is_empty());
+    assert!(view.summary.is_some());
 }

@@ -19,6 +19,11 @@ pub trait Backend: Send {
 
     /// All runs, newest first.
     fn runs(&self) -> Result<Vec<RunInfo>, StoreError>;
+    /// All runs whose row reads back, newest first, and those whose row does not, with
+    /// why; this default (for a wrapper or a test double) reads them as [`Backend::runs`].
+    fn readable_runs(&self) -> Result<crate::ReadableRuns, StoreError> {
+        Ok((self.runs()?, Vec::new()))
+    }
     /// One run; [`StoreError::NoRun`] when there is none.
     fn run(&self, id: RunId) -> Result<RunInfo, StoreError>;
     /// The run with this uid, if this database has it.

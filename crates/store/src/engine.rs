@@ -39,6 +39,9 @@ impl<E: Engine> Backend for SqlBackend<E> {
     fn runs(&self) -> Result<Vec<RunInfo>, StoreError> {
         self.0.snapshot(read::runs)
     }
+    fn readable_runs(&self) -> Result<read::ReadableRuns, StoreError> {
+        self.0.snapshot(read::readable_runs)
+    }
     fn run(&self, id: RunId) -> Result<RunInfo, StoreError> {
         self.0.snapshot(|q| read::run(q, id))
     }

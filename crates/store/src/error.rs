@@ -37,12 +37,32 @@ pub enum StoreError {
     )]
     UnsupportedScheme { scheme: String },
 
+    /// A name SQLite takes for a database in memory (`:memory:`, `file::memory:`): it
+    /// would take the results and keep none of them.
     #[error(
-        "results database {} is damaged ({reason}); nothing was written to it: use a \
-         backup or another --db (`sqlite3 FILE .recover` may save what it holds)",
+        "results database {} is a database in memory, which keeps nothing once perflab \
+         exits; give a file path (or a postgres:// URL)",
         path.display()
     )]
-    Damaged { path: PathBuf, reason: String },
+    InMemory { path: PathBuf },
+
+    /// A symbolic link whose target cannot be a database: perflab creates no directory
+    /// at the far end of a link.
+    #[error(
+        "results database {} is a symbolic link to {}, whose directory does not exist; \
+         create it, or give another --db",
+        path.display(),
+        target.display()
+    )]
+    DanglingLink { path: PathBuf, target: PathBuf },
+
+    /// What the health check (`crate::health`) found, refusing a write.
+    #[error(
+        "results database {db} is damaged ({reason}); nothing was written to it: use a \
+         backup or another --db (of an SQLite file, `sqlite3 FILE .recover` may save what \
+         it holds)"
+    )]
+    Damaged { db: Location, reason: String },
 
     #[error(
         "{db} uses results schema version {found}, but this perflab understands only up to \
@@ -165,6 +185,8 @@ impl StoreError {
                 | StoreError::Damaged { .. }
                 | StoreError::IsDirectory { .. }
                 | StoreError::UnsupportedScheme { .. }
+                | StoreError::InMemory { .. }
+                | StoreError::DanglingLink { .. }
                 | StoreError::NoRun { .. }
                 | StoreError::ReadOnly { .. }
                 | StoreError::ReadOnlyOld { .. }

@@ -14,6 +14,9 @@ use crate::{
 /// An open results database: a thin handle over a [`Backend`].
 pub struct Store {
     backend: Box<dyn Backend>,
+    /// What the health check found on opening (`crate::health`): a store opened for
+    /// writing is sound, one opened for reading may not be.
+    health: crate::Health,
 }
 
 impl Store {
@@ -21,15 +24,17 @@ impl Store {
     /// and migrating an older schema. A file that is not a perflab database, or one from a
     /// newer perflab, is refused and left untouched.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
-        Ok(Store::over(sqlite::SqliteEngine::open(path.as_ref())?))
+        let engine = sqlite::SqliteEngine::open(path.as_ref())?;
+        let health = engine.health.clone();
+        Ok(Store::over(engine).with_health(health))
     }
 
     /// Opens an SQLite database that must already exist, for commands that only look at
     /// results (and `run --resume`). A file this process cannot write is opened read-only.
     pub fn open_existing(path: impl AsRef<Path>) -> Result<Store, StoreError> {
-        Ok(Store::over(sqlite::SqliteEngine::open_existing(
-            path.as_ref(),
-        )?))
+        let engine = sqlite::SqliteEngine::open_existing(path.as_ref())?;
+        let health = engine.health.clone();
+        Ok(Store::over(engine).with_health(health))
     }
 
     /// [`Store::open`] for any location: a PostgreSQL server gets the schema created or
@@ -37,7 +42,11 @@ impl Store {
     pub fn open_location(loc: &Location) -> Result<Store, StoreError> {
         match loc {
             Location::Sqlite(p) => Store::open(p),
-            Location::Postgres(_) => Ok(Store::over(pg::PgEngine::open(loc.clone())?)),
+            Location::Postgres(_) => {
+                let engine = pg::PgEngine::open(loc.clone())?;
+                let health = engine.health.clone();
+                Ok(Store::over(engine).with_health(health))
+            }
         }
     }
 
@@ -47,7 +56,11 @@ impl Store {
     pub fn open_existing_location(loc: &Location) -> Result<Store, StoreError> {
         match loc {
             Location::Sqlite(p) => Store::open_existing(p),
-            Location::Postgres(_) => Ok(Store::over(pg::PgEngine::open_existing(loc.clone())?)),
+            Location::Postgres(_) => {
+                let engine = pg::PgEngine::open_existing(loc.clone())?;
+                let health = engine.health.clone();
+                Ok(Store::over(engine).with_health(health))
+            }
         }
     }
 
@@ -59,7 +72,28 @@ impl Store {
     /// A store over any backend (a wrapper that also streams what is recorded, a test
     /// double).
     pub fn from_backend(backend: Box<dyn Backend>) -> Store {
-        Store { backend }
+        Store {
+            backend,
+            health: crate::Health::default(),
+        }
+    }
+
+    fn with_health(mut self, health: crate::Health) -> Store {
+        self.health = health;
+        self
+    }
+
+    /// What the health check found when this store was opened: nothing for a sound
+    /// database (a store opened for writing always is); for one opened for reading, the
+    /// damage a reader should be told of, and the runs that do not read back.
+    pub fn health(&self) -> &crate::Health {
+        &self.health
+    }
+
+    /// [`StoreError::Damaged`] when the health check found anything: for a command that
+    /// is about to write into a database it opened for reading (`run --resume`).
+    pub fn refuse_if_damaged(&self) -> Result<(), StoreError> {
+        self.health.refuse_writes(self.location())
     }
 
     /// The backend, to wrap it.
@@ -85,6 +119,16 @@ impl Store {
             self.settle(info);
         }
         Ok(runs)
+    }
+
+    /// [`Store::runs`], but a run whose row does not read back is left out and returned
+    /// apart with why, so a damaged row does not hide the others (`perflab ls`).
+    pub fn readable_runs(&self) -> Result<crate::ReadableRuns, StoreError> {
+        let (mut runs, bad) = self.backend.readable_runs()?;
+        for info in &mut runs {
+            self.settle(info);
+        }
+        Ok((runs, bad))
     }
 
     /// One run; an error naming the id and the database when there is none.

@@ -341,8 +341,9 @@ fn a_version_4_database_gives_each_run_a_uid() {
 }
 
 /// The stored spec is read back as the typed `RunSpec`: a run whose spec text is not
-/// one (hand-edited, or damaged) is one line naming the run and what is wrong, and the
-/// keys a sparse spec lacks read as their defaults.
+/// one (hand-edited, or damaged) is one line naming the run and what is wrong, to a
+/// reader (the health check names it too, and refuses a writer), and the keys a sparse
+/// spec lacks read as their defaults.
 #[test]
 fn a_spec_that_does_not_read_back_names_the_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -355,7 +356,9 @@ fn a_spec_that_does_not_read_back_names_the_run() {
         conn.execute("UPDATE runs SET spec = ?1", [spec]).unwrap();
     };
     set(r#"{"name": "s", "repetitions": "three"}"#);
-    let e = Store::open(&path).unwrap().run(id).unwrap_err().to_string();
+    let reader = Store::open_existing(&path).unwrap();
+    assert_eq!(reader.health().bad_runs.len(), 1, "{:?}", reader.health());
+    let e = reader.run(id).unwrap_err().to_string();
     assert!(
         e.contains(&format!("run {id}")) && e.contains("its spec does not read back"),
         "{e}"

@@ -112,8 +112,8 @@ impl Journal {
 
     /// Locks, system wide, each file (relative to `sys`) the caller is about to change or
     /// relies on keeping its value, unless this handle holds it already. On refusal
-    /// ([`KnobError::Held`]) nothing is changed or journaled; targets claimed before the
-    /// refusal stay held until the handle is dropped.
+    /// ([`KnobError::InUse`], [`KnobError::Held`]) nothing is changed or journaled;
+    /// targets claimed before the refusal stay held until the handle is dropped.
     pub fn claim(&self, sys: &SysRoot, rels: &[&str], knob: &str) -> Result<(), KnobError> {
         let mut targets = self.targets.lock().unwrap_or_else(PoisonError::into_inner);
         for rel in rels {

@@ -49,7 +49,7 @@ impl TargetLock {
                 continue;
             }
             if let Some(left) = read_record(&file) {
-                left_changed(&me.target, &left).map_err(|e| resume_hint(e, me))?;
+                left_changed(&me.target, &left)?;
             }
             // Private, whoever made the file: one left by an earlier perflab is 0644.
             file.set_permissions(fs::Permissions::from_mode(0o600))
@@ -70,18 +70,6 @@ impl TargetLock {
     }
 }
 
-/// What the refused run does next, where it is a stored run: it exists already, so
-/// resuming it finishes it.
-fn resume_hint(err: KnobError, me: &Holder) -> KnobError {
-    match (err, me.run) {
-        (KnobError::Held { target, why }, Some(run)) => KnobError::Held {
-            target,
-            why: format!("{why}, then resume this run with `perflab run --resume {run}`"),
-        },
-        (err, _) => err,
-    }
-}
-
 /// The error for a target another live process has locked.
 fn held_by_another(me: &Holder, file: &File) -> KnobError {
     // The holder writes its record just after locking: give it a moment.
@@ -97,15 +85,13 @@ fn held_by_another(me: &Holder, file: &File) -> KnobError {
         || "another perflab (its lock file names no holder yet)".to_string(),
         |h| h.describe(),
     );
-    let next = match me.run {
-        Some(run) => format!("resume this run with `perflab run --resume {run}`"),
-        None => "run again".to_string(),
-    };
-    KnobError::Held {
+    // What to do next (run again, resume the stored run, wait) is the caller's to say:
+    // it knows the database a resume must name.
+    KnobError::InUse {
         target: me.target.clone(),
         why: format!(
             "in use by {who}; refused rather than journal its temporary value as the \
-             original: {next} once it has finished"
+             original"
         ),
     }
 }

@@ -7,10 +7,12 @@
 //! file, the PM-QoS device it holds a request on), it locks the target, system wide and
 //! whatever the journal: an flock on a file named after the target's canonical path in
 //! one fixed directory ([`lock_dir`]). A perflab that needs a target another live one
-//! holds is refused at once with [`KnobError::Held`], naming the holder and the target.
-//! It does not wait, not even briefly for a holder about to finish: its measurements would
-//! then run under the other's settings, or its fingerprint record the other's temporary
-//! value. Only a sweeper's moment on a lock whose holder is gone is waited out.
+//! holds is refused at once with [`KnobError::InUse`], naming the holder and the target.
+//! A claim does not wait, not even briefly for a holder about to finish: its measurements
+//! would then run under the other's settings, or its fingerprint record the other's
+//! temporary value. Only a sweeper's moment on a lock whose holder is gone is waited out.
+//! A caller that would rather wait (`run --wait-lock`) drops everything it claimed and
+//! claims again later, before anything is measured: see [`crate::Knob::targets`].
 //!
 //! Readers that describe the machine (the fingerprint) take a held target's value from
 //! its holder's journal ([`machine_value`]): the value found before any perflab changed it.

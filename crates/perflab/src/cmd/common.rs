@@ -81,9 +81,33 @@ pub fn check_db(g: &Global) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Opens an existing database, for commands that only read (and `run --resume`). Under
-/// sudo, the files SQLite creates beside it on opening are given to its user.
+/// Opens an existing database, for commands that only read. A damaged one (see
+/// `perflab_store::Health`) is said to be, once, and read as far as it reads.
 pub fn read_store(g: &Global) -> anyhow::Result<Store> {
+    let store = existing_store(g)?;
+    let health = store.health();
+    if !health.is_sound() {
+        eprintln!(
+            "perflab: warning: results database {} is damaged ({}); what still reads is \
+             shown, and nothing will be written to it",
+            store.location(),
+            health.summary()
+        );
+    }
+    Ok(store)
+}
+
+/// Opens an existing database to record into (`run --resume`): a damaged one is refused,
+/// as [`open_store`] refuses it, before anything is written.
+pub fn resume_store(g: &Global) -> anyhow::Result<Store> {
+    let store = existing_store(g)?;
+    store.refuse_if_damaged()?;
+    Ok(store)
+}
+
+/// An existing database, as it is. Under sudo, the files SQLite creates beside it on
+/// opening are given to its user.
+fn existing_store(g: &Global) -> anyhow::Result<Store> {
     let (sudo, loc) = resolve_db(g);
     let store = Store::open_existing_location(&loc)?;
     if let (Some(user), Location::Sqlite(path)) = (&sudo, &loc) {

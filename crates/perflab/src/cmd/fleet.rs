@@ -207,6 +207,8 @@ fn drive(
         buckets,
         changes: 3,
         figures: false,
+        // The hosts' runs may be in the fleet's own store, not --db's: no hint names one.
+        db_flag: String::new(),
     };
     match format {
         FleetFormat::Text => {
@@ -351,6 +353,8 @@ fn fleet_report(g: &Global, a: FleetReportArgs) -> anyhow::Result<i32> {
         buckets,
         changes: 3,
         figures: a.html.is_some(),
+        // The hosts' runs may be in the fleet's own store, not --db's: no hint names one.
+        db_flag: String::new(),
     };
     report::emit(&runs, &opts, a.html.as_deref(), a.format, &[])?;
     Ok(0)

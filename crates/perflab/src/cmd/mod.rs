@@ -25,6 +25,7 @@ mod report;
 mod restore;
 mod run;
 mod run_end;
+mod run_lock;
 mod run_spec;
 mod run_view;
 mod serve;

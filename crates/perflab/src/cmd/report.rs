@@ -6,7 +6,7 @@ use perflab_report::views::report;
 use perflab_report::Format;
 
 use crate::cli::{Global, ReportArgs, ReportFormat};
-use crate::cmd::common;
+use crate::cmd::{common, hint};
 use crate::exit::input;
 
 pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
@@ -35,6 +35,7 @@ pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
         buckets,
         changes: a.changes,
         figures: a.html.is_some(),
+        db_flag: hint::db_flag(g),
     };
     emit(&runs, &opts, a.html.as_deref(), a.format, &a.section)?;
     Ok(0)

@@ -10,7 +10,7 @@ use perflab_store::RunStatus;
 
 use crate::cli::{Global, RunArgs, RunFormat};
 use crate::cmd::run_end::RunEnd;
-use crate::cmd::{common, drilldown_dir, envelope, hint, run_spec, run_view};
+use crate::cmd::{common, drilldown_dir, envelope, hint, run_lock, run_spec, run_view};
 use crate::exit::INTERRUPTED;
 use crate::progress::Reporter;
 
@@ -23,8 +23,12 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
         std::env::set_var(perflab_knobs::guest::kernel::KERNEL_ENV, k);
     }
     if let Some(id) = a.resume {
-        let mut store = common::read_store(g)?;
-        return execute(g, &mut store, id, &sys, &a);
+        let mut store = common::resume_store(g)?;
+        let info = store.run(id)?;
+        let (variants, _) = perflab_lab::prepare::check_variants(&info.spec.variants, &sys)?;
+        let journal =
+            claim(g, &sys, &variants, &a).map_err(|e| run_lock::refused(e, Some(id), g))?;
+        return execute(g, &mut store, id, &sys, &a, journal);
     }
     if !a.dry_run {
         common::check_db(g)?;
@@ -51,9 +55,45 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
             )));
         }
     }
+    // Every setting the run changes is claimed before the run is stored: a run another
+    // perflab would refuse one to is refused (or waits, with --wait-lock) with nothing
+    // stored or changed.
+    let journal =
+        claim(g, &sys, &prepared.available, &a).map_err(|e| run_lock::refused(e, None, g))?;
     let mut store = common::open_store(g)?;
     let id = perflab_lab::create_with_uid(&mut store, &prepared, a.label.clone(), a.uid.clone())?;
-    execute(g, &mut store, id, &sys, &a)
+    execute(g, &mut store, id, &sys, &a, journal)
+}
+
+/// Claims every setting of `variants` through a journal handle that holds them until
+/// the run ends, waiting up to `--wait-lock` for another perflab to let go of one.
+fn claim(
+    g: &Global,
+    sys: &perflab_sys::SysRoot,
+    variants: &[perflab_lab::prepare::Variant],
+    a: &RunArgs,
+) -> perflab_lab::Result<perflab_knobs::Journal> {
+    perflab_lab::claim::claim_waiting(
+        &common::journal_path(g),
+        sys,
+        variants,
+        wait_lock(a)?,
+        &mut |line| eprintln!("perflab: {line}"),
+    )
+}
+
+/// `--wait-lock`, else `$PERFLAB_WAIT_LOCK` (a test suite or a shared machine's scripts
+/// set it once), else no wait.
+fn wait_lock(a: &RunArgs) -> perflab_lab::Result<Option<std::time::Duration>> {
+    if a.wait_lock.is_some() {
+        return Ok(a.wait_lock);
+    }
+    match std::env::var("PERFLAB_WAIT_LOCK") {
+        Ok(text) if !text.is_empty() => crate::cli::wait_time(&text)
+            .map(Some)
+            .map_err(|e| perflab_lab::LabError::Input(format!("PERFLAB_WAIT_LOCK: {e}"))),
+        _ => Ok(None),
+    }
 }
 
 fn execute(
@@ -62,6 +102,7 @@ fn execute(
     id: i64,
     sys: &perflab_sys::SysRoot,
     a: &RunArgs,
+    journal: perflab_knobs::Journal,
 ) -> anyhow::Result<i32> {
     let out = a.out.as_deref();
     let stop = Arc::new(AtomicBool::new(false));
@@ -74,7 +115,8 @@ fn execute(
     };
     let info = store.run(id)?;
     let mut reporter = Reporter::new(&info.spec.primary_metric, info.spec.varying_params());
-    let outcome = perflab_lab::execute(store, id, &opts, &mut reporter)?;
+    let outcome = perflab_lab::execute_claimed(store, id, &opts, Some(journal), &mut reporter)
+        .map_err(|e| run_lock::refused(e, Some(id), g))?;
     eprintln!(
         "run {}: {} ({} measured this session, {} failed, {} left); results stored in {}",
         outcome.run,

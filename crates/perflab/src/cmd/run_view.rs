@@ -28,7 +28,7 @@ pub fn print(
         true => usize::MAX,
         false => perflab_report::spans_ab::MAX_COMPARISONS,
     };
-    let view = EndView::of(info, ms, after, cap)?;
+    let view = EndView::of(info, ms, after, (cap, db_flag))?;
     let drilldown = view.write_drilldown(info, ms)?;
     if !json {
         print!("{}", view.text(drilldown.as_deref()));

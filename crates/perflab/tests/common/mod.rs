@@ -15,6 +15,9 @@ pub struct Lab {
     pub dir: tempfile::TempDir,
 }
 
+/// How long a test's run waits for a setting another perflab holds (`run --wait-lock`).
+pub const WAIT_LOCK: &str = "10m";
+
 impl Lab {
     pub fn new() -> Self {
         Self {
@@ -42,11 +45,16 @@ impl Lab {
         perflab_core::secret::fingerprint_with(&key, secret)
     }
 
+    /// perflab with this lab's database and journal. A run that meets another perflab
+    /// holding a setting it changes (another test's, on the real machine) waits for it,
+    /// up to [`WAIT_LOCK`], instead of failing the test with exit 6; the tests of the
+    /// refusal itself remove the variable.
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_perflab"));
         c.env("PERFLAB_DB", self.db())
             .env("PERFLAB_JOURNAL", self.journal())
             .env("PERFLAB_FINGERPRINT_KEY", self.fingerprint_key())
+            .env("PERFLAB_WAIT_LOCK", WAIT_LOCK)
             .current_dir(self.dir.path());
         c
     }

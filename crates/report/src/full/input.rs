@@ -23,6 +23,9 @@ pub struct ReportOptions {
     pub changes: usize,
     /// Build the SVG figures (only the HTML page shows them).
     pub figures: bool,
+    /// ` --db PATH` when the runs are not in the default database (else empty), for the
+    /// commands the report names (`perflab show 7 --threads SEQ`).
+    pub db_flag: String,
 }
 
 impl Default for ReportOptions {
@@ -33,6 +36,7 @@ impl Default for ReportOptions {
             buckets: Buckets::default(),
             changes: 3,
             figures: true,
+            db_flag: String::new(),
         }
     }
 }

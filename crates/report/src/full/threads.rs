@@ -65,10 +65,11 @@ pub(crate) fn section(runs: &[RunData], opts: &ReportOptions, blocks: &mut Vec<B
         if points > shown.len() {
             blocks.push(Block::para(format!(
                 "Timelines of the first repetition of {} of {} points shown; \
-                 `perflab show {} --threads SEQ` prints any measurement's threads.",
+                 `perflab show {} --threads SEQ{}` prints any measurement's threads.",
                 shown.len(),
                 points,
-                r.info.id
+                r.info.id,
+                opts.db_flag
             )));
         }
     }

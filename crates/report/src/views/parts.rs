@@ -60,8 +60,9 @@ pub struct Spans {
     pub more: Option<String>,
 }
 
-/// The span sections, at most `cap` A/B comparisons among them.
-pub fn span_sections(info: &RunInfo, ms: &[MeasurementRecord], cap: usize) -> Spans {
+/// The span sections, at most `cap` A/B comparisons among them; `db_flag` (` --db PATH`
+/// or nothing) goes into the `perflab show` that has the rest.
+pub fn span_sections(info: &RunInfo, ms: &[MeasurementRecord], cap: usize, db_flag: &str) -> Spans {
     let cfg = StatsConfig::default();
     let mut out = Spans {
         sections: Vec::new(),
@@ -77,7 +78,7 @@ pub fn span_sections(info: &RunInfo, ms: &[MeasurementRecord], cap: usize) -> Sp
     let (comparisons, total) = crate::span_comparisons(info, ms, &cfg, cap);
     if total > comparisons.len() {
         out.more = Some(format!(
-            "{} more span comparisons: `perflab show {} --format json` has them all",
+            "{} more span comparisons: `perflab show {}{db_flag} --format json` has them all",
             total - comparisons.len(),
             info.id
         ));

@@ -79,7 +79,7 @@ pub struct EndView {
     pub latency: Option<Box<dyn Section>>,
     /// Each other variant against the baseline; empty for a run of one variant.
     pub variants: Vec<VariantView>,
-    /// A run of one variant: its summary instead.
+    /// A run of one variant, or one with no successful measurement: its summary instead.
     pub summary: Option<SummaryTable>,
     /// Threads, lock waits, interrupts, counters, then the spans.
     pub rest: Vec<Box<dyn Section>>,
@@ -89,15 +89,23 @@ pub struct EndView {
 
 impl EndView {
     /// The view of a run; `span_cap` is how many span comparisons to keep (the text keeps
-    /// a few, JSON all).
+    /// a few, JSON all); `db_flag` (` --db PATH` or nothing) goes into the commands it
+    /// names.
     pub fn of(
         info: &RunInfo,
         ms: &[MeasurementRecord],
         after: AfterRun,
-        span_cap: usize,
+        (span_cap, db_flag): (usize, &str),
     ) -> Result<Self, ReportError> {
         let cfg = StatsConfig::default();
-        let (variants, summary) = match parts::baseline_and_other(info, &after.measured) {
+        // A run none of whose measurements succeeded has nothing to compare: its summary
+        // says so (each variant's failures), as for a run of one variant; comparing would
+        // find no metric and end a run that failed (exit 1) as bad input.
+        let compared = match ms.iter().any(crate::select::is_ok) {
+            true => parts::baseline_and_other(info, &after.measured),
+            false => None,
+        };
+        let (variants, summary) = match compared {
             Some((base, _)) => (variant_views(info, ms, &after, &base, &cfg)?, None),
             None => (
                 Vec::new(),
@@ -105,7 +113,7 @@ impl EndView {
             ),
         };
         let mut rest = parts::telemetry_sections(info, ms);
-        let spans = parts::span_sections(info, ms, span_cap);
+        let spans = parts::span_sections(info, ms, span_cap, db_flag);
         rest.extend(spans.sections);
         Ok(Self {
             latency: parts::latency_section(info, ms),

@@ -31,8 +31,8 @@ pub struct ShowDoc<A: Serialize> {
 }
 
 /// The view of a run, at most `span_cap` span comparisons kept (the text keeps a few,
-/// JSON all); `db_flag` (` --db PATH` or nothing) goes into the resume hint of an
-/// interrupted run.
+/// JSON all); `db_flag` (` --db PATH` or nothing) goes into the commands it names (the
+/// resume of an interrupted run, the `show` with every span comparison).
 pub fn view(
     info: &RunInfo,
     ms: &[MeasurementRecord],
@@ -42,7 +42,7 @@ pub fn view(
     let summary = crate::summarize_run(info, ms, None, &StatsConfig::default())?;
     let mut sections: Vec<Box<dyn Section>> = vec![Box::new(summary)];
     sections.extend(parts::run_sections(info, ms));
-    let spans = parts::span_sections(info, ms, span_cap);
+    let spans = parts::span_sections(info, ms, span_cap, db_flag);
     sections.extend(spans.sections);
     Ok(ShowView {
         header: Data::lines(

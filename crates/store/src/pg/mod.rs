@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use postgres::{Client, Config};
 
+use crate::engine::Engine;
 use crate::migrate::{bring_up_to_date, DbState};
 use crate::schema::MIGRATIONS;
 use crate::{Location, StoreError};
@@ -25,6 +26,8 @@ pub(crate) struct PgEngine {
     prepared: statements::Prepared,
     config: Config,
     location: Location,
+    /// What the health check found when the database was opened (`crate::health`).
+    pub(crate) health: crate::health::Health,
 }
 
 impl PgEngine {
@@ -33,8 +36,11 @@ impl PgEngine {
     pub(crate) fn open(location: Location) -> Result<PgEngine, StoreError> {
         let config = open::config(&location)?;
         let mut client = open::connect(&location, &config)?;
-        open::check(&mut client, &location)?;
-        PgEngine::new(client, config, location).migrated()
+        let state = open::check(&mut client, &location)?;
+        let mut engine = PgEngine::new(client, config, location);
+        engine.check_health(state)?;
+        engine.health.refuse_writes(&engine.location)?;
+        engine.migrated()
     }
 
     /// As [`PgEngine::open`], but a database without perflab's schema is refused, not
@@ -42,7 +48,8 @@ impl PgEngine {
     pub(crate) fn open_existing(location: Location) -> Result<PgEngine, StoreError> {
         let config = open::config(&location)?;
         let mut client = open::connect(&location, &config)?;
-        if open::check(&mut client, &location)? == DbState::Empty {
+        let state = open::check(&mut client, &location)?;
+        if state == DbState::Empty {
             return Err(StoreError::NotPerflab {
                 db: location,
                 reason: "it holds no perflab results yet (a `perflab run` with this --db \
@@ -50,7 +57,24 @@ impl PgEngine {
                     .into(),
             });
         }
-        PgEngine::new(client, config, location).migrated()
+        let mut engine = PgEngine::new(client, config, location);
+        engine.check_health(state)?;
+        if !engine.health.is_sound() {
+            // A reader reads a damaged database as it is, without migrating it.
+            return Ok(engine);
+        }
+        engine.migrated()
+    }
+
+    /// The health check every backend shares (`crate::health`), before anything is
+    /// written.
+    fn check_health(&mut self, state: DbState) -> Result<(), StoreError> {
+        if let DbState::Perflab { version } = state {
+            let mut health = crate::health::Health::default();
+            self.snapshot(|q| crate::health::check_schema_and_runs(q, version, &mut health))?;
+            self.health = health;
+        }
+        Ok(())
     }
 
     /// This store with its schema created or brought up to date.
@@ -65,6 +89,7 @@ impl PgEngine {
             prepared: RefCell::new(HashMap::new()),
             config,
             location,
+            health: Default::default(),
         }
     }
 }

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use crate::assemble::{chunks, TelemetryFilter};
 use crate::codec::{parse_params, parse_role, RawRun};
 use crate::decoded::Decoded;
+use crate::error::corrupt;
 use crate::sql::{Cells, Query, QueryExt};
 use crate::{
     MeasurementRecord, PlannedMeasurement, RunId, RunInfo, StoreError, UnavailableVariant,
@@ -50,25 +51,69 @@ fn unavailable(r: &dyn Cells, at: usize) -> Result<UnavailableVariant, StoreErro
     })
 }
 
-/// All runs, newest first.
+/// All runs, newest first; a run whose row does not read back is an error naming it.
 pub(crate) fn runs(q: &mut dyn Query) -> Result<Vec<RunInfo>, StoreError> {
-    let raw = q.query_all(&format!("{RUN_SELECT} ORDER BY r.id DESC"), &[], raw_run)?;
+    let (runs, bad) = readable_runs(q)?;
+    match bad.into_iter().next() {
+        Some((id, why)) => Err(corrupt(q.db(), format!("run {id}: {why}"))),
+        None => Ok(runs),
+    }
+}
+
+/// Every run whose row reads back, newest first, and every run whose row does not, each
+/// with why: one bad row does not hide the others (`perflab ls` of a damaged database).
+pub(crate) fn readable_runs(q: &mut dyn Query) -> Result<ReadableRuns, StoreError> {
+    let mut raw = Vec::new();
+    let mut bad: Vec<(RunId, String)> = Vec::new();
+    q.query(&format!("{RUN_SELECT} ORDER BY r.id DESC"), &[], &mut |r| {
+        match raw_run(r) {
+            Ok(run) => raw.push(run),
+            Err(e) => bad.push((r.int(0)?, why(&e))),
+        }
+        Ok(())
+    })?;
     let mut unavailable_of: HashMap<RunId, Vec<UnavailableVariant>> = HashMap::new();
     q.query(
         "SELECT run_id, variant, reason FROM unavailable ORDER BY run_id, idx",
         &[],
         &mut |r| {
-            let u = unavailable(r, 1)?;
-            unavailable_of.entry(r.int(0)?).or_default().push(u);
+            let id = r.int(0)?;
+            match unavailable(r, 1) {
+                Ok(u) => unavailable_of.entry(id).or_default().push(u),
+                Err(e) => bad.push((id, format!("an unavailable variant: {}", why(&e)))),
+            }
             Ok(())
         },
     )?;
-    raw.into_iter()
-        .map(|r| {
-            let u = unavailable_of.remove(&r.id).unwrap_or_default();
-            r.decode(q.db(), u)
-        })
-        .collect()
+    let mut runs = Vec::with_capacity(raw.len());
+    for r in raw {
+        let id = r.id;
+        if bad.iter().any(|(b, _)| *b == id) {
+            continue;
+        }
+        let u = unavailable_of.remove(&id).unwrap_or_default();
+        match r.decode(q.db(), u) {
+            Ok(info) => runs.push(info),
+            Err(e) => bad.push((id, why(&e))),
+        }
+    }
+    bad.sort_by_key(|(id, _)| std::cmp::Reverse(*id));
+    bad.dedup_by_key(|(id, _)| *id);
+    Ok((runs, bad))
+}
+
+/// The runs that read back, and those that do not with why.
+pub type ReadableRuns = (Vec<RunInfo>, Vec<(RunId, String)>);
+
+/// Why a row does not read back, without the database and run the caller names.
+fn why(e: &StoreError) -> String {
+    match e {
+        StoreError::Corrupt { what, .. } => match what.split_once(": ") {
+            Some((run, rest)) if run.starts_with("run ") => rest.to_string(),
+            _ => what.clone(),
+        },
+        e => e.to_string(),
+    }
 }
 
 /// One run; [`StoreError::NoRun`] when there is none.

@@ -20,6 +20,8 @@ pub(crate) struct SqliteEngine {
     conn: rusqlite::Connection,
     path: PathBuf,
     location: Location,
+    /// What the health check found when the file was opened (`crate::health`).
+    pub(crate) health: crate::health::Health,
 }
 
 impl SqliteEngine {
@@ -28,6 +30,7 @@ impl SqliteEngine {
             conn,
             path: path.to_path_buf(),
             location: Location::Sqlite(path.to_path_buf()),
+            health: Default::default(),
         }
     }
 }

@@ -74,7 +74,13 @@ pub fn check_file_path(path: &Path) -> Result<(), StoreError> {
             path: path.to_path_buf(),
         });
     }
+    dangling_link(path)?;
     let text = path.to_string_lossy();
+    if in_memory(&text) {
+        return Err(StoreError::InMemory {
+            path: path.to_path_buf(),
+        });
+    }
     if let Some((scheme, _)) = text.split_once("://") {
         let is_scheme = scheme
             .chars()
@@ -90,6 +96,56 @@ pub fn check_file_path(path: &Path) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// Refuses a symbolic link whose target lies in a directory that does not exist, for
+/// reading and writing alike (SQLite would answer "unable to open database file" to one,
+/// "no results database" to the other). A link to a missing file in a directory that
+/// exists is a database not created yet: a run creates it there.
+fn dangling_link(path: &Path) -> Result<(), StoreError> {
+    let is_link = path
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link || path.exists() {
+        return Ok(());
+    }
+    let Ok(target) = std::fs::read_link(path) else {
+        return Ok(());
+    };
+    let full = match path.parent() {
+        Some(dir) if target.is_relative() => dir.join(&target),
+        _ => target.clone(),
+    };
+    match full.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+            Err(StoreError::DanglingLink {
+                path: path.to_path_buf(),
+                target,
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// SQLite's names for a database in memory: `:memory:`, and (SQLite reads `file:` names as
+/// URIs) `file::memory:` or any `file:` name with `mode=memory`.
+fn in_memory(text: &str) -> bool {
+    text == ":memory:"
+        || text
+            .strip_prefix("file:")
+            .is_some_and(|uri| uri.starts_with(":memory:") || uri.contains("mode=memory"))
+}
+
+/// The name SQLite is given for `path`: the path itself, except that a relative path
+/// starting with `file:` gets a leading `./`, since SQLite (built to read URIs) would take
+/// `file:x.db` as the URI of `x.db` while every other part of perflab (the claims file
+/// beside it, the messages) means the file `file:x.db`.
+fn sqlite_name(path: &Path) -> std::borrow::Cow<'_, Path> {
+    if path.to_string_lossy().starts_with("file:") {
+        std::borrow::Cow::Owned(Path::new(".").join(path))
+    } else {
+        std::borrow::Cow::Borrowed(path)
+    }
 }
 
 /// Whether this process may write the file: `access(2)` answers for root too where it
@@ -116,7 +172,7 @@ fn is_read_only_error(e: &rusqlite::Error) -> bool {
 /// which reads the main file only — what a cleanly closed database holds entirely.
 fn open_read_only(path: &Path) -> Result<SqliteEngine, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).at(path)?;
+    let conn = Connection::open_with_flags(sqlite_name(path), flags).at(path)?;
     let (conn, state) = match inspect(&conn, path) {
         Ok(state) => (conn, state),
         Err(StoreError::Sql { source, .. }) if is_read_only_error(&source) => {
@@ -146,7 +202,11 @@ fn open_read_only(path: &Path) -> Result<SqliteEngine, StoreError> {
             found: version,
             supported: target,
         }),
-        DbState::Perflab { .. } => Ok(SqliteEngine::new(conn, path)),
+        DbState::Perflab { version } => {
+            let mut engine = SqliteEngine::new(conn, path);
+            engine.health = super::health::check(&engine, version);
+            Ok(engine)
+        }
     }
 }
 
@@ -166,8 +226,9 @@ fn immutable_uri(path: &Path) -> String {
     uri
 }
 
-/// What a read-write connection is opened for: only a command that records is refused a
-/// damaged file; one that reads may still get out of it what can be read.
+/// What a read-write connection is opened for: both get the same health check; only a
+/// command that records is refused a damaged file, one that reads may still get out of it
+/// what can be read.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Purpose {
     Write,
@@ -175,23 +236,35 @@ enum Purpose {
 }
 
 fn open_with(path: &Path, extra: OpenFlags, purpose: Purpose) -> Result<SqliteEngine, StoreError> {
-    // No SQLITE_OPEN_URI: a file named "file:..." is a file, not a URI.
+    // A file named "file:..." is a file, not a URI (see `sqlite_name`).
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra;
-    let conn = Connection::open_with_flags(path, flags).at(path)?;
+    let conn = Connection::open_with_flags(sqlite_name(path), flags).at(path)?;
     conn.busy_timeout(BUSY_TIMEOUT).at(path)?;
     conn.pragma_update(None, "foreign_keys", true).at(path)?;
 
     // Everything up to here is per-connection; the file is first written below, after it is
     // known to be ours and not newer.
     let state = refuse_newer(&path.into(), inspect(&conn, path)?, MIGRATIONS)?;
-    if state != DbState::Empty && purpose == Purpose::Write {
-        super::health::check(&conn, path)?;
+    let mut backend = SqliteEngine::new(conn, path);
+    if let DbState::Perflab { version } = state {
+        backend.health = super::health::check(&backend, version);
+        if !backend.health.is_sound() {
+            // Nothing is written into a damaged file: a writer is refused; a reader reads
+            // it as it is, neither switched to WAL nor migrated (an older one cannot be
+            // read without migrating, so it is refused as a writer is).
+            if purpose == Purpose::Write || version < supported(MIGRATIONS) {
+                backend.health.refuse_writes(&backend.location)?;
+            }
+            return Ok(backend);
+        }
     }
     // WAL lets readers run beside the writer; with synchronous=NORMAL a commit appends to
     // the log without an fsync, which keeps a commit per measurement cheap.
-    use_wal(&conn, path)?;
-    conn.pragma_update(None, "synchronous", "NORMAL").at(path)?;
-    let mut backend = SqliteEngine::new(conn, path);
+    use_wal(&backend.conn, path)?;
+    backend
+        .conn
+        .pragma_update(None, "synchronous", "NORMAL")
+        .at(path)?;
     bring_up_to_date(backend.begin()?, MIGRATIONS)?;
     Ok(backend)
 }
