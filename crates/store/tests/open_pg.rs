@@ -186,3 +186,49 @@ fn an_unreachable_server_is_an_input_error_without_the_password() {
     assert!(matches!(e, StoreError::Connect { .. }), "{e}");
     assert!(e.to_string().contains("not a usable PostgreSQL URL"), "{e}");
 }
+
+/// The health check holds on PostgreSQL as on a file (issue 31 item 10): a run row whose
+/// spec does not read back, or a table gone, refuses a writer before it writes anything,
+/// and a reader is told which run and still reads the others.
+#[test]
+fn a_damaged_database_is_refused_for_writing_and_read_around() {
+    let Some(db) = postgres() else { return };
+    let Location::Postgres(url) = &db.loc else {
+        unreachable!()
+    };
+    let mut store = db.store();
+    let first = store.create_run(&new_run(1), 1.0).unwrap();
+    let bad = store.create_run(&new_run(1), 2.0).unwrap();
+    drop(store);
+    let mut c = ::postgres::Client::connect(url, ::postgres::NoTls).unwrap();
+    c.execute("UPDATE runs SET spec = '{bad' WHERE id = $1", &[&bad])
+        .unwrap();
+    let before = tables(&db);
+    let e = Store::open_location(&db.loc)
+        .err()
+        .expect("a writer is refused");
+    assert!(matches!(e, StoreError::Damaged { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains(&format!("run {bad}: its spec does not read back")),
+        "{e}"
+    );
+    assert_eq!(tables(&db), before);
+    let reader = Store::open_existing_location(&db.loc).unwrap();
+    assert_eq!(reader.health().bad_runs.len(), 1);
+    let (runs, unreadable) = reader.readable_runs().unwrap();
+    assert_eq!(runs.iter().map(|r| r.id).collect::<Vec<_>>(), [first]);
+    assert_eq!(unreadable[0].0, bad);
+    drop(reader);
+
+    c.execute(
+        "UPDATE runs SET spec = (SELECT spec FROM runs WHERE id = $1)",
+        &[&first],
+    )
+    .unwrap();
+    c.batch_execute("DROP TABLE threads").unwrap();
+    let e = Store::open_location(&db.loc)
+        .err()
+        .expect("a writer is refused");
+    assert!(e.to_string().contains("table threads is missing"), "{e}");
+}
