@@ -204,9 +204,9 @@ fn a_damaged_database_is_refused_for_writing_and_read_around() {
     c.execute("UPDATE runs SET spec = '{bad' WHERE id = $1", &[&bad])
         .unwrap();
     let before = tables(&db);
-    let e = Store::open_location(&db.loc)
-        .err()
-        .expect("a writer is refused");
+    let Err(e) = Store::open_location(&db.loc) else {
+        panic!("a writer is let into a damaged database");
+    };
     assert!(matches!(e, StoreError::Damaged { .. }), "{e}");
     assert!(
         e.to_string()
@@ -227,8 +227,8 @@ fn a_damaged_database_is_refused_for_writing_and_read_around() {
     )
     .unwrap();
     c.batch_execute("DROP TABLE threads").unwrap();
-    let e = Store::open_location(&db.loc)
-        .err()
-        .expect("a writer is refused");
+    let Err(e) = Store::open_location(&db.loc) else {
+        panic!("a writer is let into a damaged database");
+    };
     assert!(e.to_string().contains("table threads is missing"), "{e}");
 }
