@@ -83,6 +83,19 @@ pub fn matches(secret: &str, fp: &str) -> bool {
     }
 }
 
+/// What to add to a "does not match the stored fingerprint" message when this process
+/// fingerprints with a key of its own (no key file: see [`crate::secret_key::problem`]),
+/// so that even the right secret cannot match a fingerprint another process stored.
+pub fn key_note() -> String {
+    match crate::secret_key::problem() {
+        Some(why) => format!(
+            " (this perflab has no fingerprint key file, {why}: set PERFLAB_FINGERPRINT_KEY \
+             to the key file of the perflab that started the run)"
+        ),
+        None => String::new(),
+    }
+}
+
 /// Keeps `secret` in this process and returns its fingerprint to store in its place.
 /// Empty text (no secret given) and a fingerprint (already sealed) come back unchanged.
 pub fn seal(secret: &str) -> String {
@@ -155,6 +168,17 @@ mod tests {
             assert!(!is_fingerprint(not), "{not}");
         }
         assert!(is_fingerprint("hmac:0123456789abcdef"));
+    }
+
+    #[test]
+    fn a_process_without_a_key_file_says_so_where_a_match_fails() {
+        // No key file is named in this test process: its key is its own.
+        fingerprint("x");
+        let note = key_note();
+        assert!(
+            note.contains("no fingerprint key file") && note.contains("PERFLAB_FINGERPRINT_KEY"),
+            "{note}"
+        );
     }
 
     #[test]

@@ -58,6 +58,7 @@ pub fn open_store(g: &Global) -> anyhow::Result<Store> {
     };
     // Before the context below names the path: a `mysql://` URL may hold a password.
     perflab_store::check_file_path(path)?;
+    crate::cmd::private_data::tighten_default(g, path);
     let created = sudo_db::missing_dirs(path);
     let store =
         Store::open(path).with_context(|| format!("results database {}", path.display()))?;
@@ -109,6 +110,9 @@ pub fn resume_store(g: &Global) -> anyhow::Result<Store> {
 /// opening are given to its user.
 fn existing_store(g: &Global) -> anyhow::Result<Store> {
     let (sudo, loc) = resolve_db(g);
+    if let Location::Sqlite(path) = &loc {
+        crate::cmd::private_data::tighten_default(g, path);
+    }
     let store = Store::open_existing_location(&loc)?;
     if let (Some(user), Location::Sqlite(path)) = (&sudo, &loc) {
         give_to(user, path, &[]);

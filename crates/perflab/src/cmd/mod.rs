@@ -20,6 +20,7 @@ mod key_file;
 mod list;
 mod ls;
 mod man;
+mod private_data;
 mod push;
 mod report;
 mod restore;

@@ -21,7 +21,8 @@ pub(super) fn value(
         Some(v) if secret::matches(&v, stored) => Ok(v),
         Some(_) => Err(format!(
             "env {name}: perflab's own {name} is not the value this run was started with \
-             (its fingerprint is {stored})"
+             (its fingerprint is {stored}){}",
+            secret::key_note()
         )),
         None => Err(format!(
             "env {name}: this run stored only the fingerprint of its value ({stored}), not the \

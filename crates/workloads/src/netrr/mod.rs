@@ -377,7 +377,8 @@ fn peer_token(token: &SecretValue) -> Result<String, NetrrError> {
         SecretValue::FingerprintOnly(fp) if perflab_core::secret::matches(&env(), fp) => Ok(env()),
         SecretValue::FingerprintOnly(fp) => Err(format!(
             "this run stored only the token's fingerprint ({fp}), not the token: set \
-             PERFLAB_SERVE_TOKEN to the token of the peer's `perflab serve` to go on"
+             PERFLAB_SERVE_TOKEN to the token of the peer's `perflab serve` to go on{}",
+            perflab_core::secret::key_note()
         )
         .into()),
     }
