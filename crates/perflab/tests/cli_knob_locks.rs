@@ -328,3 +328,32 @@ fn a_refused_resume_names_its_database_and_wait_lock_waits_for_the_holder() {
         "the tree ends as it started"
     );
 }
+
+/// The warning every start gives while a journal holds unrestored settings names the
+/// `perflab restore` that reads that journal: with `--journal J`, `--journal J` (a bare
+/// `perflab restore` reads the default journal and finds nothing).
+#[test]
+fn the_pending_journal_warning_names_the_journal_to_restore() {
+    let lab = Lab::new();
+    let root = fake_tree(&lab);
+    let journal = lab.dir.path().join("my journal.json");
+    let journal_arg = journal.to_str().unwrap();
+    let mut child = long_fake_run(&lab, &root, "1", &["--journal", journal_arg]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let o = lab.run(&["--journal", journal_arg, "ls"]);
+    let (_, err) = text(&o);
+    assert!(
+        err.contains(&format!(
+            "run `perflab restore --journal '{}'`",
+            journal.display()
+        )),
+        "{err}"
+    );
+    let o = lab.run(&["--journal", journal_arg, "restore"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(root.join("sys/kernel/perflab_fake")).unwrap(),
+        "0\n"
+    );
+}

@@ -148,12 +148,25 @@ pub fn warn_pending_journal(g: &Global) {
     match perflab_knobs::pending(&path) {
         Ok(p) if !p.is_empty() => eprintln!(
             "perflab: warning: {} setting(s) changed by an earlier perflab that did not exit \
-             cleanly are not restored ({}); run `perflab restore`",
+             cleanly are not restored ({}); run `perflab restore{}`",
             p.len(),
-            path.display()
+            path.display(),
+            journal_flag(g)
         ),
         Ok(_) => {}
         Err(e) => eprintln!("perflab: warning: cannot read the knob journal: {e}"),
+    }
+}
+
+/// ` --journal PATH` when `--journal` was given (the restore a hint names must read the
+/// same journal), else nothing.
+fn journal_flag(g: &Global) -> String {
+    match &g.journal {
+        Some(j) => format!(
+            " --journal {}",
+            crate::cmd::hint::shell_quote(&j.to_string_lossy())
+        ),
+        None => String::new(),
     }
 }
 
