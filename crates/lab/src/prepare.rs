@@ -73,28 +73,7 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
     let info = workload.info();
     let mut grid = expanded.resolve_grid(info.name, info.params)?;
     validate_points(&expanded, &grid, workload, &topo, sys)?;
-    for name in &expanded.monitors {
-        // A span file that does not parse or names an event the kernel lacks is bad
-        // input: one line, before anything is stored.
-        perflab_monitors::check(name, sys).map_err(LabError::Input)?;
-        let Some(mut m) = perflab_monitors::by_name(name) else {
-            return Err(LabError::Input(format!(
-                "unknown monitor {name:?} (known: {})",
-                perflab_monitors::names().join(", ")
-            )));
-        };
-        // Which sources this machine lacks, so the run can say why a section of its
-        // report is empty (a check, not a measurement: nothing is left running).
-        if let Err(u) = m.available(
-            &MeasureCtx::new(sys.clone(), Vec::new()).with_workload(workload.info().name),
-        ) {
-            let reason = match u.hint {
-                Some(h) => format!("{} ({h})", u.reason),
-                None => u.reason,
-            };
-            expanded.unavailable_monitors.insert(name.clone(), reason);
-        }
-    }
+    check_monitors(&mut expanded, workload, sys)?;
     let mut notes = telemetry_plan(&mut expanded, spec.telemetry_reps);
     notes.extend(crate::fit::fit_memory(
         &mut expanded,
@@ -132,6 +111,36 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
         available,
         unavailable,
     })
+}
+
+/// Refuses an unknown monitor or a bad span file, and notes each monitor this machine
+/// lacks the source of, so the run can say why a section of its report is empty.
+fn check_monitors(expanded: &mut RunSpec, workload: &dyn Workload, sys: &SysRoot) -> Result<()> {
+    let mut lacking = Vec::new();
+    for name in &expanded.monitors {
+        // A span file that does not parse or names an event the kernel lacks is bad
+        // input: one line, before anything is stored.
+        perflab_monitors::check(name, sys).map_err(LabError::Input)?;
+        let Some(mut m) = perflab_monitors::by_name(name) else {
+            return Err(LabError::Input(format!(
+                "unknown monitor {name:?} (known: {})",
+                perflab_monitors::names().join(", ")
+            )));
+        };
+        // Which sources this machine lacks, so the run can say why a section of its
+        // report is empty (a check, not a measurement: nothing is left running).
+        if let Err(u) = m.available(
+            &MeasureCtx::new(sys.clone(), Vec::new()).with_workload(workload.info().name),
+        ) {
+            let reason = match u.hint {
+                Some(h) => format!("{} ({h})", u.reason),
+                None => u.reason,
+            };
+            lacking.push((name.clone(), reason));
+        }
+    }
+    expanded.unavailable_monitors.extend(lacking);
+    Ok(())
 }
 
 /// Telemetry repetitions taken when no number is given and a disturbing monitor runs.
