@@ -312,8 +312,8 @@ fn three_runs_and_an_export(lab: &Lab) -> std::path::PathBuf {
     export
 }
 
-/// `run` and `import` into `lab`'s database are refused (exit 2, one line saying it is
-/// damaged and why) and leave the file byte-identical.
+/// `run`, `import` and `run --resume` into `lab`'s database are refused (exit 2, one line
+/// saying it is damaged and why) and leave the file byte-identical.
 fn writes_are_refused(lab: &Lab, export: &std::path::Path, why: &str) {
     let before = std::fs::read(lab.db()).unwrap();
     for args in [
@@ -332,6 +332,7 @@ fn writes_are_refused(lab: &Lab, export: &std::path::Path, why: &str) {
             "perflab-json",
             export.to_str().unwrap(),
         ][..],
+        &["run", "--resume", "1"][..],
     ] {
         let o = lab.run(args);
         let (_, err) = text(&o);
