@@ -18,6 +18,7 @@
 //! docs/METHODOLOGY.md explains every statistic, the defaults and the small-sample caveat.
 
 pub mod buckets;
+pub mod changepoint;
 pub mod compare;
 pub mod comparison;
 pub mod config;
