@@ -131,6 +131,9 @@ pub enum Need {
     Tracefs,
     /// A hugetlb pool and transparent huge pages.
     HugePages,
+    /// Memory a process may lock (RLIMIT_MEMLOCK, `ulimit -l`, unless CAP_IPC_LOCK): what
+    /// pinned (mlock'd) buffers may hold.
+    LockedMemory,
     /// Network namespaces (unshare CLONE_NEWNET).
     NetNamespaces,
     /// Writable /proc/irq/*/smp_affinity_list.
@@ -155,7 +158,7 @@ pub enum Need {
 
 impl Need {
     /// Every need, in the order `perflab doctor` checks them.
-    pub const ALL: [Need; 18] = [
+    pub const ALL: [Need; 19] = [
         Need::Privileges,
         Need::Isolation,
         Need::Cpuidle,
@@ -164,6 +167,7 @@ impl Need {
         Need::PerfHardware,
         Need::Tracefs,
         Need::HugePages,
+        Need::LockedMemory,
         Need::NetNamespaces,
         Need::IrqAffinity,
         Need::IpTool,
@@ -187,6 +191,7 @@ impl Need {
             Need::PerfHardware => "perf hardware events",
             Need::Tracefs => "tracefs",
             Need::HugePages => "huge pages",
+            Need::LockedMemory => "locked memory",
             Need::NetNamespaces => "network namespaces",
             Need::IrqAffinity => "irq affinity",
             Need::IpTool => "ip tool",

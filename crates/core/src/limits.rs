@@ -26,13 +26,7 @@ pub const BUCKET_EDGE_MAX_PCT: f64 = 10_000.0;
 pub const FLAG_SECONDS_MAX: f64 = 86_400.0;
 
 /// A number as a person reads it in an error: `-1e308`, not its 309 digits.
-pub fn number(v: f64) -> String {
-    if v.is_finite() && (v.abs() >= 1e12 || (v != 0.0 && v.abs() < 1e-4)) {
-        format!("{v:e}")
-    } else {
-        v.to_string()
-    }
-}
+pub use crate::quantity_text::format_number as number;
 
 /// `NAME = V: must be LO to HI` when `v` is outside `range`.
 pub fn check_in<T: PartialOrd + std::fmt::Display>(
@@ -53,13 +47,13 @@ pub fn check_in<T: PartialOrd + std::fmt::Display>(
 
 /// A time flag of perflab's own: above 0 and at most [`FLAG_SECONDS_MAX`].
 pub fn flag_seconds(flag: &str, text: &str) -> Result<f64, String> {
-    let s = crate::parse_duration(text).map_err(|e| format!("{flag}: {e}"))?;
+    let s = crate::quantity_text::parse_duration(text).map_err(|e| format!("{flag}: {e}"))?;
     if s > 0.0 && s <= FLAG_SECONDS_MAX {
         Ok(s)
     } else {
         Err(format!(
             "{flag} {text}: must be above 0 and at most {}",
-            crate::format_duration(FLAG_SECONDS_MAX)
+            crate::quantity_text::format_duration(FLAG_SECONDS_MAX)
         ))
     }
 }

@@ -102,7 +102,16 @@ pub fn format_duration(seconds: f64) -> String {
             return format!("{whole}{suffix}");
         }
     }
-    format!("{}s", crate::limits::number(seconds))
+    format!("{}s", format_number(seconds))
+}
+
+/// A number as a person reads it in an error: `-1e308`, not its 309 digits.
+pub fn format_number(v: f64) -> String {
+    if v.is_finite() && (v.abs() >= 1e12 || (v != 0.0 && v.abs() < 1e-4)) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
 }
 
 #[cfg(test)]

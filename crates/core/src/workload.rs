@@ -88,6 +88,14 @@ pub trait Workload: Send + Sync {
         Ok(None)
     }
 
+    /// Bytes one process of a measurement locks in memory (mlock'd, pinned buffers). The
+    /// runner leaves out points that need more than this process may lock
+    /// (RLIMIT_MEMLOCK), saying so and how to raise it: each would fail on its mlock, or
+    /// kill a helper process. `Err` as for [`Workload::cpus`].
+    fn locked_bytes(&self, _params: &Params) -> Result<u64, ParamError> {
+        Ok(0)
+    }
+
     /// Checks a point's parameters together, before anything runs (a grid point whose
     /// counts do not divide a total, a mode one engine does not support). Single
     /// parameters are checked by their `ParamSpec`; this is for combinations.

@@ -10,6 +10,7 @@ pub mod fit;
 pub mod grid_size;
 pub mod hugetlb_pool;
 pub mod measure;
+pub mod memlock;
 pub mod plan;
 pub mod prepare;
 pub mod presets;

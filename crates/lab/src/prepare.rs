@@ -10,6 +10,7 @@ use crate::error::{LabError, Result};
 use crate::expand::expand;
 use crate::fingerprint::fingerprint;
 use crate::hugetlb_pool;
+use crate::memlock::fit_locked;
 use crate::spec::{ExperimentSpec, VariantSpec};
 use perflab_core::Fingerprint;
 
@@ -81,6 +82,7 @@ pub fn prepare(spec: &ExperimentSpec, sys: &SysRoot) -> Result<Prepared> {
         workload,
         sys,
     )?);
+    notes.extend(fit_locked(&mut expanded, &mut grid, workload, sys)?);
     crate::fit::resolve_auto_pools(&mut expanded, &grid, workload)?;
     let (available, unavailable) = check_variants(&expanded.variants, sys)?;
     // A setting known not to take effect here is said before the plan is measured.

@@ -14,28 +14,40 @@ mod cli_report;
 mod cmd;
 mod exit;
 mod progress;
+mod stdout_guard;
 
 use clap::Parser;
 
+/// Set (to anything) in the environment, perflab parses its command line and exits 0
+/// without doing anything, or 2 with the one-line error: how the test of the documented
+/// command lines checks those that cannot be dry-run (`restore`, `serve`, `report RUN`).
+const CHECK_ARGS_ONLY: &str = "PERFLAB_CHECK_ARGS_ONLY";
+
 fn main() {
-    // Output piped into `head` or `less` that closes early ends perflab quietly, as it
-    // does any Unix filter, instead of panicking on a failed print.
+    // A write to a pipe whose reader is gone (a helper process that died, `| head` that
+    // closed) fails with EPIPE where it is made, so a measurement can fail with its reason
+    // instead of perflab being killed mid-run with nothing restored (issue 31 item 15).
+    // Children started with Command get SIGPIPE's default back (std resets it).
     // SAFETY: setting a signal disposition before any thread starts.
-    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    stdout_guard::install();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => exit::clap_error(e),
     };
+    if std::env::var_os(CHECK_ARGS_ONLY).is_some() {
+        std::process::exit(0);
+    }
     // The report words a run by its workload's and monitors' descriptors and does not
     // link the workloads or the monitors.
     perflab_workloads::install_catalog();
     perflab_monitors::install_catalog();
-    let code = match cmd::dispatch(cli) {
+    let code = stdout_guard::run(|| match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(err) => {
             eprintln!("perflab: {}", exit::message(&err));
             exit::code(&err)
         }
-    };
+    });
     std::process::exit(code);
 }

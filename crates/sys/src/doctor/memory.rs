@@ -1,6 +1,6 @@
 use perflab_core::Need;
 
-use super::check::Check;
+use super::check::{Check, NOT_CHECKED, RUN_ON_HOST};
 use crate::probe::hugepages::huge_pages as probe;
 use crate::root::SysRoot;
 
@@ -38,6 +38,25 @@ pub(super) fn huge_pages(sys: &SysRoot) -> Check {
             NAME,
             detail,
             "use a kernel with CONFIG_TRANSPARENT_HUGEPAGE for THP modes",
+        ),
+    }
+}
+
+pub(super) fn locked_memory(sys: &SysRoot) -> Check {
+    use crate::probe::memlock::{locked_memory as probe, LockedMemory, RAISE_IT};
+    const NAME: Need = Need::LockedMemory;
+    match probe(sys) {
+        LockedMemory::NotChecked => Check::partial(NAME, NOT_CHECKED, RUN_ON_HOST),
+        LockedMemory::Capable => Check::ok(NAME, "no limit: CAP_IPC_LOCK is effective"),
+        LockedMemory::Unlimited => Check::ok(NAME, "no limit (ulimit -l unlimited)"),
+        LockedMemory::Limit(bytes) => Check::partial(
+            NAME,
+            format!(
+                "{} per process (ulimit -l): pinned buffers beyond it cannot be locked, and \
+                 xfer's state=pinned points that need more are left out",
+                perflab_core::format_bytes(bytes)
+            ),
+            RAISE_IT,
         ),
     }
 }

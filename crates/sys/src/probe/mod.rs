@@ -15,6 +15,7 @@ pub mod hugepages;
 pub mod ip_tool;
 pub mod irq_affinity;
 pub mod isolation;
+pub mod memlock;
 pub mod net_namespaces;
 pub mod openvswitch;
 pub mod perf_events;

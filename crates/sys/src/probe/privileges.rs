@@ -44,6 +44,12 @@ pub fn is_root() -> bool {
 /// /proc/self/status).
 pub fn has_cap_sys_admin(sys: &SysRoot) -> bool {
     const CAP_SYS_ADMIN: u32 = 21;
+    has_capability(sys, CAP_SYS_ADMIN)
+}
+
+/// Whether capability number `cap` (linux/capability.h) is in this process's effective
+/// set, bit `cap` of CapEff in /proc/self/status.
+pub fn has_capability(sys: &SysRoot, cap: u32) -> bool {
     sys.read_string("proc/self/status")
         .ok()
         .and_then(|s| {
@@ -51,7 +57,7 @@ pub fn has_cap_sys_admin(sys: &SysRoot) -> bool {
                 .find_map(|l| l.strip_prefix("CapEff:"))
                 .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
         })
-        .is_some_and(|caps| caps & (1 << CAP_SYS_ADMIN) != 0)
+        .is_some_and(|caps| caps & (1 << cap) != 0)
 }
 
 #[cfg(test)]

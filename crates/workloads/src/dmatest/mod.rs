@@ -195,6 +195,16 @@ impl Workload for Dmatest {
     }
 
     fn validate(&self, params: &Params) -> Result<(), String> {
+        // Written to the module's `device` parameter: a name as sysfs spells devices.
+        let device = params.str("device").map_err(|e| e.to_string())?.trim();
+        if !device
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b))
+        {
+            return Err(format!(
+                "device {device:?} is not a DMA device name such as 8002000000.gpdma"
+            ));
+        }
         for c in &settings(params).map_err(|e| e.to_string())?.channels {
             if !c
                 .bytes()

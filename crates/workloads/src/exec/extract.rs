@@ -40,6 +40,18 @@ impl Extraction {
             Self::None
         })
     }
+
+    /// What can be known of the extraction before the command runs: the regex compiles
+    /// with one number group, the pointer is a pointer, the parser exists. The plan asks
+    /// this, so none of them fails every repetition of a stored run.
+    pub(super) fn check(&self) -> Result<(), String> {
+        match self {
+            Self::None => Ok(()),
+            Self::Regex(re) => compile(re).map(drop),
+            Self::Json(ptr) => check_pointer(ptr),
+            Self::Parser(name) => parser_named(name).map(drop),
+        }
+    }
 }
 
 /// How the reported metric is named and judged.
@@ -107,18 +119,7 @@ pub(super) fn extract(
 /// The number of the first match: the group named `value`, else the only group, else the
 /// whole match. `^` and `$` match at line boundaries, as tool output is read line by line.
 pub(super) fn by_regex(re: &str, text: &str, stream: &str) -> Result<f64, String> {
-    let compiled = RegexBuilder::new(re)
-        .multi_line(true)
-        .build()
-        .map_err(|e| format!("regex {re:?} does not compile: {e}"))?;
-    let named = compiled.capture_names().flatten().any(|n| n == "value");
-    let groups = compiled.captures_len() - 1;
-    if !named && groups > 1 {
-        return Err(format!(
-            "regex {re:?} has {groups} capture groups; name the number's group \
-             (?P<value>…) or make the others non-capturing (?:…)"
-        ));
-    }
+    let (compiled, named, groups) = compile(re)?;
     let Some(caps) = compiled.captures(text) else {
         return Err(format!(
             "regex {re:?} matched nothing in {stream}, which starts {}",
@@ -139,13 +140,52 @@ pub(super) fn by_regex(re: &str, text: &str, stream: &str) -> Result<f64, String
     number(m.as_str(), &format!("regex {re:?}"))
 }
 
-/// The number at `ptr` in `text` parsed as JSON (a JSON string holding a number counts).
-pub(super) fn by_json(ptr: &str, text: &str, stream: &str) -> Result<f64, String> {
-    if !ptr.starts_with('/') {
+/// The regex, whether it names a `value` group, and how many groups it has; an error for
+/// one that does not compile or leaves the number's group ambiguous.
+fn compile(re: &str) -> Result<(regex::Regex, bool, usize), String> {
+    let compiled = RegexBuilder::new(re)
+        .multi_line(true)
+        .build()
+        .map_err(|e| format!("regex {re:?} does not compile: {e}"))?;
+    let named = compiled.capture_names().flatten().any(|n| n == "value");
+    let groups = compiled.captures_len() - 1;
+    if !named && groups > 1 {
         return Err(format!(
-            "json pointer {ptr:?} must start with '/' (RFC 6901, e.g. /jobs/0/read/bw)"
+            "regex {re:?} has {groups} capture groups; name the number's group \
+             (?P<value>…) or make the others non-capturing (?:…)"
         ));
     }
+    Ok((compiled, named, groups))
+}
+
+fn check_pointer(ptr: &str) -> Result<(), String> {
+    if ptr.starts_with('/') {
+        Ok(())
+    } else {
+        Err(format!(
+            "json pointer {ptr:?} must start with '/' (RFC 6901, e.g. /jobs/0/read/bw)"
+        ))
+    }
+}
+
+/// The built-in parser of this name, or the error listing the known ones.
+fn parser_named(name: &str) -> Result<&'static perflab_parsers::ParserInfo, String> {
+    perflab_parsers::by_name(name).ok_or_else(|| {
+        let known = perflab_parsers::names();
+        format!(
+            "no parser named {name:?} (known: {})",
+            if known.is_empty() {
+                "none yet".to_string()
+            } else {
+                known.join(", ")
+            }
+        )
+    })
+}
+
+/// The number at `ptr` in `text` parsed as JSON (a JSON string holding a number counts).
+pub(super) fn by_json(ptr: &str, text: &str, stream: &str) -> Result<f64, String> {
+    check_pointer(ptr)?;
     let doc: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| format!("{stream} is not JSON ({e}); it starts {}", start_of(text)))?;
     let v = doc
@@ -173,17 +213,7 @@ pub(super) fn by_parser(
     stream: &str,
     primary: &str,
 ) -> Result<Extracted, String> {
-    let info = perflab_parsers::by_name(name).ok_or_else(|| {
-        let known = perflab_parsers::names();
-        format!(
-            "no parser named {name:?} (known: {})",
-            if known.is_empty() {
-                "none yet".to_string()
-            } else {
-                known.join(", ")
-            }
-        )
-    })?;
+    let info = parser_named(name)?;
     let parsed = info
         .read(text)
         .map_err(|e| format!("parser {name} on {stream}: {e}"))?;

@@ -205,8 +205,16 @@ impl Workload for Exec {
     }
 
     fn cpus(&self, params: &Params) -> Result<Vec<u32>, ParamError> {
-        // A malformed list is reported by run(); here it pins nothing.
+        // A malformed list is refused by validate(); here it pins nothing.
         Ok(perflab_sys::parse_cpu_list(params.str("cpus")?).unwrap_or_default())
+    }
+
+    /// Everything a repetition reads from the parameters, checked with the plan: a
+    /// malformed `args`, `env`, `bytes` or `cpus`, an empty `cmd`, a regex that does not
+    /// compile or an unknown parser is one line of bad input, not a run of failures.
+    fn validate(&self, params: &Params) -> Result<(), String> {
+        let prepared = prepare(params).map_err(|e| e.to_string())?;
+        prepared.how.check().map_err(|e| format!("exec: {e}"))
     }
 
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError> {

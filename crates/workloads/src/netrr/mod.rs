@@ -38,7 +38,9 @@ mod handshake;
 mod load;
 mod ns;
 mod output;
+mod peer_addr;
 mod peer_guard;
+mod plan_check;
 pub mod proto;
 mod remote;
 mod responder;
@@ -70,6 +72,7 @@ use client::{ClientPlan, ClientResult};
 use error::NetrrError;
 use load::Background;
 use output::{output, Load};
+use plan_check::hog_cpus;
 use proto::OpenRequest;
 use remote::RemoteSession;
 use responder::Placement;
@@ -198,16 +201,6 @@ fn cpu_param(v: i64) -> Option<u32> {
     u32::try_from(v).ok()
 }
 
-/// The `hogs` CPU list (empty text: none).
-fn hog_cpus(text: &str) -> Result<Vec<u32>, String> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Ok(Vec::new());
-    }
-    perflab_sys::cpulist::parse_cpu_list(text)
-        .map_err(|e| format!("hogs={text:?} is not a CPU list: {e}"))
-}
-
 /// The parameters a measurement reads, read once before anything starts, so a name the
 /// code misspells fails the run at once instead of measuring with a made-up value.
 struct Settings {
@@ -249,8 +242,15 @@ impl Workload for Netrr {
         &INFO
     }
 
+    /// A malformed `hogs` list or `peer`, or a peer without a token, is refused with the
+    /// plan instead of failing every measurement.
+    fn validate(&self, params: &Params) -> Result<(), String> {
+        plan_check::validate(params)?;
+        plan_check::check_token(params, peer_token)
+    }
+
     fn cpus(&self, params: &Params) -> Result<Vec<u32>, ParamError> {
-        // A malformed hogs list is reported by run(); here it pins nothing.
+        // A malformed hogs list is refused by validate(); here it pins nothing.
         let hogs = hog_cpus(params.str("hogs")?).unwrap_or_default();
         let mut cpus: Vec<u32> = [params.int("client_cpu")?, params.int("server_cpu")?]
             .into_iter()
@@ -350,11 +350,7 @@ fn route(s: &Settings, ctx: &MeasureCtx) -> Result<Route, NetrrError> {
     }
     let token = peer_token(&s.token)?;
     if token.is_empty() {
-        return Err(format!(
-            "peer={peer} needs the token its `perflab serve` printed: give token= or set \
-             PERFLAB_SERVE_TOKEN"
-        )
-        .into());
+        return Err(plan_check::no_token(peer).into());
     }
     let peer = parse_peer(peer)?;
     Ok(Route::Remote {

@@ -2,49 +2,28 @@
 //! answers the measurement (the seed's host-to-host case, `host:ADDR` in the study).
 
 use std::io::Write;
-use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use super::auth;
+use super::peer_addr::{bad_peer, peer_name, PeerName};
 use super::proto::{self, OpenRequest, Reply, Request};
 
-/// The port `perflab serve` listens on unless told another.
-pub const DEFAULT_PORT: u16 = 7700;
+pub use super::peer_addr::DEFAULT_PORT;
 
 /// Reads a peer as users write it: `ADDR`, `ADDR:PORT`, `[V6]:PORT`, a host name, each
 /// optionally prefixed `host:` as in the study's path names. The port defaults to
 /// [`DEFAULT_PORT`].
 pub fn parse_peer(text: &str) -> Result<SocketAddr, String> {
-    let t = text.trim();
-    let t = t.strip_prefix("host:").unwrap_or(t);
-    let bad = |why: &str| {
-        format!(
-            "peer {text:?}: {why} (write ADDR, ADDR:PORT, [IPv6]:PORT or host:ADDR; the port \
-             defaults to {DEFAULT_PORT})"
-        )
+    let (host, port) = match peer_name(text)? {
+        PeerName::Addr(a) => return Ok(a),
+        PeerName::Host(h, p) => (h, p),
     };
-    if t.is_empty() {
-        return Err(bad("empty"));
-    }
-    if let Ok(a) = t.parse::<SocketAddr>() {
-        return Ok(a);
-    }
-    if let Ok(ip) = t.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
-    }
-    let (host, port) = match t.rsplit_once(':') {
-        Some((h, p)) => (
-            h,
-            p.parse::<u16>()
-                .map_err(|_| bad("the port is not a number"))?,
-        ),
-        None => (t, DEFAULT_PORT),
-    };
-    (host, port)
+    (host.as_str(), port)
         .to_socket_addrs()
-        .map_err(|e| bad(&format!("cannot resolve {host:?}: {e}")))?
+        .map_err(|e| bad_peer(text, &format!("cannot resolve {host:?}: {e}")))?
         .next()
-        .ok_or_else(|| bad(&format!("{host:?} has no address")))
+        .ok_or_else(|| bad_peer(text, &format!("{host:?} has no address")))
 }
 
 /// An open session on a `perflab serve`. Closing it (or dropping it) ends the peer's

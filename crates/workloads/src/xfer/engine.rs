@@ -509,6 +509,20 @@ impl Step for Xfer<'_> {
     }
 }
 
+/// Bytes a pinned setup locks in this process (mlock counts whole pages of the backing);
+/// 0 unpinned.
+pub fn locked_bytes(s: &Setup) -> u64 {
+    if !s.pinned {
+        return 0;
+    }
+    // pvm's peer locks its buffer in its own process, under its own limit.
+    let here = match s.engine {
+        Engine::Pvm => 1,
+        e => e.buffers(),
+    };
+    here.saturating_mul(mapped_len(s.size, s.backing))
+}
+
 /// Peak buffer bytes of a setup: every buffer, the pvm peer's included, in whole pages
 /// of its backing.
 pub fn peak_bytes(s: &Setup) -> u64 {

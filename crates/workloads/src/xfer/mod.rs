@@ -206,7 +206,7 @@ static INFO: WorkloadInfo = WorkloadInfo {
     // Only the 2m and 1g page backings need the hugetlb pool.
     needs: Needs {
         all: &[],
-        some: &[Need::HugePages],
+        some: &[Need::HugePages, Need::LockedMemory],
     },
     report: ReportHints::Workload(WorkloadHints {
         primary_metric: "bandwidth_mib_s",
@@ -300,10 +300,24 @@ impl Workload for Xfer {
         })
     }
 
+    fn locked_bytes(&self, params: &Params) -> Result<u64, ParamError> {
+        // A setup or shape the parameters do not make is reported by validate() and run().
+        let locked = match setup(params) {
+            Ok(s) => engine::locked_bytes(&s),
+            Err(WorkloadError::Param(e)) => return Err(e),
+            Err(_) => 0,
+        };
+        Ok(match shape::shape(&complete(params))? {
+            Ok(Some(shape)) => locked.saturating_mul(shape.buffers()),
+            _ => locked,
+        })
+    }
+
     fn validate(&self, params: &Params) -> Result<(), String> {
         let params = &complete(params);
         let s = setup(params).map_err(|e| e.to_string())?;
         let text = |e: ParamError| e.to_string();
+        placement::Placement::parse(params.str("placement").map_err(text)?)?;
         if let Some(shape) = shape::shape(params).map_err(text)?? {
             if irq_of(params).map_err(text)? != irq::Irq::None {
                 return Err(format!(

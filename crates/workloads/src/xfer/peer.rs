@@ -167,15 +167,20 @@ impl Peer {
         self.recv(stop).map(|_| ())
     }
 
-    fn send(&self, msg: [u64; 3]) -> Result<(), PeerError> {
+    fn send(&mut self, msg: [u64; 3]) -> Result<(), PeerError> {
         let bytes = msg_bytes(msg);
         // SAFETY: writes from a live array; 24 bytes are below PIPE_BUF, so the write is
         // all or nothing.
         let n = unsafe { libc::write(self.cmd.as_raw_fd(), bytes.as_ptr().cast(), 24) };
         if n != 24 {
+            let err = std::io::Error::last_os_error();
+            // The peer is gone (perflab ignores SIGPIPE, so this is EPIPE, not a death):
+            // its end says why, which is the measurement's reason.
+            if err.raw_os_error() == Some(libc::EPIPE) {
+                return Err(PeerError::Failed(self.gone()));
+            }
             return Err(PeerError::Failed(format!(
-                "pvm: cannot reach the peer process: {}",
-                std::io::Error::last_os_error()
+                "pvm: cannot reach the peer process: {err}"
             )));
         }
         Ok(())
@@ -455,6 +460,27 @@ mod tests {
         let _ = old;
         drop(p);
         assert!(!alive(pid), "peer {pid} still exists after drop");
+    }
+
+    /// A peer that died before a command: the write meets EPIPE (SIGPIPE ignored, as the
+    /// perflab binary has it) and the command fails with how the peer ended, instead of
+    /// the signal killing perflab (issue 31 item 15).
+    #[test]
+    fn a_command_to_a_dead_peer_fails_with_how_it_ended() {
+        // SAFETY: a process-wide disposition the perflab binary sets too; tests that
+        // write to dead pipes expect EPIPE either way.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+        let stop = AtomicBool::new(false);
+        let mut p = Peer::spawn(spec(Some(3)), &stop).unwrap();
+        // SAFETY: kills our own child, which has not been reaped.
+        unsafe { libc::kill(p.pid(), libc::SIGKILL) };
+        std::thread::sleep(Duration::from_millis(50));
+        match p.zero(&stop) {
+            Err(PeerError::Failed(why)) => {
+                assert!(why.contains("killed by signal 9"), "{why}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
