@@ -41,11 +41,12 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<Verdicts> {
         // A diagnostic, not in the list below: see docs/trace.md.
         "trace-cost" => crate::trace_cost::run(o, out, &mut verdicts)?,
         "verdicts" => crate::verdicts::run(o, out, &mut verdicts)?,
+        "bisect" => crate::bisect::run(o, out, &mut verdicts)?,
         "gpu" => crate::gpu::run(o, out, &mut verdicts)?,
         other => {
             return Err(input(format!(
-                "no cross-check for {other:?} (available: ctxsw, gpu, memcpy, monitors, \
-                 netrr, report, runner, trace, verdicts)"
+                "no cross-check for {other:?} (available: bisect, ctxsw, gpu, memcpy, \
+                 monitors, netrr, report, runner, trace, verdicts)"
             )))
         }
     }

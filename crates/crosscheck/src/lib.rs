@@ -13,7 +13,8 @@
 //! - [`trace_cost`]: what each event of a trace set costs a workload (a diagnostic);
 //! - [`checks`]: the runner's own cost per measurement, and the ratio checks' tables;
 //! - [`report_cost`]: the time and memory `perflab report` needs over a large run;
-//! - [`verdicts`]: the seeded simulation of the verdicts' error rates and power.
+//! - [`verdicts`]: the seeded simulation of the verdicts' error rates and power;
+//! - [`bisect`]: the seeded simulation of `perflab bisect` against fixed repetitions.
 //!
 //! Each number is held to the tolerance it states in one [`tolerance::Verdicts`], from
 //! which the binary takes its exit code. These are benchmarks: no unit test asserts
@@ -22,6 +23,7 @@
 //! Where this crate sits: above `lab`, `workloads`, `monitors`, `stats` and `report`,
 //! below the binary, which only parses arguments into [`Options`] and prints.
 
+pub mod bisect;
 pub mod checks;
 pub mod ctxsw;
 pub mod error;

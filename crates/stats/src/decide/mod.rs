@@ -77,12 +77,25 @@ pub fn adjust_family<'a>(
 
 /// Decides every row of `family` together (see the module documentation).
 pub fn decide_family(family: &mut [&mut Comparison], cfg: &StatsConfig) -> FamilyAdjustment {
+    decide_family_borrowing(family, cfg, &[])
+}
+
+/// [`decide_family`], with the variances `borrowed` ((s², d) of log-ratio rows measured
+/// alike but decided before, e.g. the earlier steps of a bisection) joining the family's
+/// in the moderated prior only: they are not rows of this family, so they take no part in
+/// Benjamini-Hochberg and their number does not widen its intervals.
+pub fn decide_family_borrowing(
+    family: &mut [&mut Comparison],
+    cfg: &StatsConfig,
+    borrowed: &[(f64, f64)],
+) -> FamilyAdjustment {
     let m = family.len();
     let log_rows: Vec<(f64, f64)> = family
         .iter()
         .filter_map(|c| c.decision.evidence.as_ref())
         .filter(|e| e.scale == Scale::Log)
         .map(|e| (e.var, e.df))
+        .chain(borrowed.iter().copied())
         .collect();
     let prior = moderate::estimate_robust(&log_rows);
     let plans: Vec<Plan> = family
