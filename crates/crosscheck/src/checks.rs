@@ -178,17 +178,7 @@ fn netrr(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()
     let duration = perflab_core::parse_duration(&a.duration).map_err(input)?;
     let pairs = pairs_arg(a)?;
     let tol = tolerance(a, 5.0)?;
-    let sizes: Vec<usize> = match &a.sizes {
-        Some(text) => text
-            .split(',')
-            .map(|s| {
-                perflab_core::parse_size(s)
-                    .map(|v| v as usize)
-                    .map_err(input)
-            })
-            .collect::<Result<_>>()?,
-        None => vec![64],
-    };
+    let sizes = message_sizes(a)?;
     let mut lab = LabSide::new()?;
     say!(
         out,
@@ -225,34 +215,13 @@ fn netrr(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()
                 duration,
                 (pairs::CPU_PLAN, tol),
             )?;
-            let med = |f: &dyn Fn(&crate::net::NetCrossRow) -> f64| {
-                perflab_stats::median(d.rows.iter().map(f)).unwrap_or(f64::NAN)
-            };
-            let (na, n50, n99) = (
-                med(&|r| r.netrr.avg_us),
-                med(&|r| r.netrr.p50_us),
-                med(&|r| r.netrr.p99_us),
-            );
-            let (sa, s50, s99) = (
-                med(&|r| r.sockperf.avg_us),
-                med(&|r| r.sockperf.p50_us),
-                med(&|r| r.sockperf.p99_us),
-            );
             let j = verdicts.interval(
                 format!("cpus {c},{s} size {size} p50"),
                 d.estimate.median,
                 d.estimate.ci,
                 tol,
             );
-            say!(
-                out,
-                "{:>9} {size:>6}  {na:>9.2} {n50:>9.2} {n99:>9.2}  {sa:>9.2} {s50:>9.2} \
-                 {s99:>9.2}  {:>6.3} {:>6.3}  {}",
-                format!("{c},{s}"),
-                na / sa,
-                n99 / s99,
-                decided_cells(&d.estimate, j)
-            );
+            say!(out, "{}", net_row((c, s), size, &d, j));
             decided.push((d.estimate, j));
         }
     }
@@ -263,6 +232,47 @@ fn netrr(a: &Options, out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()
     );
     print_judged(out, &decided, tol);
     Ok(())
+}
+
+/// `--sizes` as netrr message sizes, else 64 bytes.
+fn message_sizes(a: &Options) -> Result<Vec<usize>> {
+    match &a.sizes {
+        Some(text) => text
+            .split(',')
+            .map(|s| {
+                perflab_core::parse_size(s)
+                    .map(|v| v as usize)
+                    .map_err(input)
+            })
+            .collect(),
+        None => Ok(vec![64]),
+    }
+}
+
+/// One line of the netrr table: both tools' avg, p50 and p99 (medians over the rounds),
+/// the avg and p99 ratios, and the judged p50 ratio.
+fn net_row((c, s): (u32, u32), size: usize, d: &crate::net::NetDecided, j: Judgement) -> String {
+    let med = |f: &dyn Fn(&crate::net::NetCrossRow) -> f64| {
+        perflab_stats::median(d.rows.iter().map(f)).unwrap_or(f64::NAN)
+    };
+    let (na, n50, n99) = (
+        med(&|r| r.netrr.avg_us),
+        med(&|r| r.netrr.p50_us),
+        med(&|r| r.netrr.p99_us),
+    );
+    let (sa, s50, s99) = (
+        med(&|r| r.sockperf.avg_us),
+        med(&|r| r.sockperf.p50_us),
+        med(&|r| r.sockperf.p99_us),
+    );
+    format!(
+        "{:>9} {size:>6}  {na:>9.2} {n50:>9.2} {n99:>9.2}  {sa:>9.2} {s50:>9.2} {s99:>9.2}  \
+         {:>6.3} {:>6.3}  {}",
+        format!("{c},{s}"),
+        na / sa,
+        n99 / s99,
+        decided_cells(&d.estimate, j)
+    )
 }
 
 /// How the ratio checks decide, in one phrase for their headers.

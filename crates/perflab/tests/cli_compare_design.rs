@@ -93,3 +93,42 @@ fn compare_and_report_name_the_design_and_the_drift_guard() {
     assert_eq!(c["design"], "separate_runs");
     assert_eq!(c["drift"]["probes"].as_array().unwrap().len(), 2);
 }
+
+/// Issue 32: `run --workload null --reps 1` gave `+20.00 % [+20.00 %, +20.00 %] 1.000 1.000
+/// better`: a verdict from one value per side. Now the row is undecided with its reason, in
+/// the text and in the JSON, and no interval is printed.
+#[test]
+fn one_value_per_side_gives_no_verdict_and_says_why() {
+    let lab = Lab::new();
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "-p",
+        "noise_pct=0",
+        "--variant",
+        "a:value=100",
+        "--variant",
+        "b:value=120",
+        "--reps",
+        "1",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
+    let id = common::run_id(&err);
+    let o = lab.run(&["report", &id, "--format", "text"]);
+    let (out, _) = text(&o);
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("all ") && l.contains("+20.00%"))
+        .unwrap_or_else(|| panic!("no row of the change in:\n{out}"));
+    assert!(row.ends_with("undecided"), "{row}");
+    assert!(!row.contains("better"), "{row}");
+    assert!(
+        out.contains("undecided, one value per side: no spread to judge a change by"),
+        "{out}"
+    );
+    let o = lab.run(&["report", &id, "--format", "json"]);
+    let (json, _) = text(&o);
+    assert!(json.contains("one_value_per_side"), "{json}");
+}

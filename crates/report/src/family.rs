@@ -29,27 +29,7 @@ pub(crate) fn notes<'a>(
             }
         ));
     }
-    let undecided: Vec<String> = rows
-        .iter()
-        .filter(|(_, c)| c.verdict == Verdict::Undecided && c.decision.evidence.is_some())
-        .map(|(l, c)| match c.decision.reps_to_decide {
-            Some(n) => format!("{l} (about {n})"),
-            None => format!("{l} (not soon)"),
-        })
-        .collect();
-    if !undecided.is_empty() {
-        let more = undecided.len().saturating_sub(NAMED);
-        let tail = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
-        };
-        out.push(format!(
-            "undecided, with about how many repetitions per side would decide each if its \
-             change and spread stay as they are (--until-decided adds them): {}{tail}",
-            undecided[..undecided.len().min(NAMED)].join(", ")
-        ));
-    }
+    out.extend(undecided_note(&rows));
     let odd = |rank: bool| -> Vec<String> {
         rows.iter()
             .filter(|(_, c)| {
@@ -86,4 +66,53 @@ pub(crate) fn notes<'a>(
         ));
     }
     out
+}
+
+/// What a row's decision says about its own evidence, as notes beside the row (grouped
+/// with the other rows' by the views: labels in a table, sizes in a scan): no spread to
+/// judge by (no verdict, and no advice on repetitions: more identical values would not
+/// help), or a spread borrowed from the rows with repetitions.
+pub(crate) fn decision_notes(c: &Comparison) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(why) = c.decision.no_spread {
+        out.push(format!("undecided, {}", why.reason()));
+    }
+    if c.decision.spread_borrowed {
+        out.push(
+            "one value per side, read with the spread of the rows that have repetitions \
+             (borrowed, not measured)"
+                .to_string(),
+        );
+    }
+    out
+}
+
+/// The undecided rows that more repetitions could decide, each with about how many.
+fn undecided_note(rows: &[(String, &Comparison)]) -> Option<String> {
+    let undecided: Vec<String> = rows
+        .iter()
+        .filter(|(_, c)| {
+            c.verdict == Verdict::Undecided
+                && c.decision.evidence.is_some()
+                && c.decision.no_spread.is_none()
+        })
+        .map(|(l, c)| match c.decision.reps_to_decide {
+            Some(n) => format!("{l} (about {n})"),
+            None => format!("{l} (not soon)"),
+        })
+        .collect();
+    if undecided.is_empty() {
+        return None;
+    }
+    let more = undecided.len().saturating_sub(NAMED);
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "undecided, with about how many repetitions per side would decide each if its \
+         change and spread stay as they are (--until-decided adds them): {}{tail}",
+        undecided[..undecided.len().min(NAMED)].join(", ")
+    ))
 }

@@ -170,6 +170,12 @@ pub struct ScanSummary {
     /// Sizes compared, and how many of those differ.
     pub compared: usize,
     pub differing: usize,
+    /// Compared sizes whose verdict is undecided: they neither differ nor are the same.
+    #[serde(default)]
+    pub undecided: usize,
+    /// Whether the largest compared size is undecided (the curves' end is not known).
+    #[serde(default)]
+    pub largest_undecided: bool,
     /// Sizes listed but not compared, skipped here.
     pub not_compared: usize,
     pub parting: Parting,
@@ -477,7 +483,8 @@ fn section_notes(
         let Some(size) = r.params.get(axis).and_then(size_bytes) else {
             continue;
         };
-        for n in &r.cmp.notes {
+        let own = crate::family::decision_notes(&r.cmp);
+        for n in r.cmp.notes.iter().chain(&own) {
             let at = format!("{} KiB", kib(size));
             match grouped.iter_mut().find(|(text, _)| text == n) {
                 Some((_, sizes)) => sizes.push(at),
@@ -539,6 +546,13 @@ pub fn summarize(points: &[ScanPoint]) -> ScanSummary {
         ratios: ratios.len(),
         compared: compared.len(),
         differing: dirs.iter().filter(|d| d.is_some()).count(),
+        undecided: compared
+            .iter()
+            .filter(|p| p.verdict == Some(Verdict::Undecided))
+            .count(),
+        largest_undecided: compared
+            .last()
+            .is_some_and(|p| p.verdict == Some(Verdict::Undecided)),
         not_compared: points.len() - compared.len(),
         parting,
         crossings,

@@ -184,16 +184,29 @@ pub(crate) fn summary_line(r: &ScanReport, s: &ScanSummary) -> String {
                 kib(last),
                 kib(largest)
             ),
+            _ if s.largest_undecided => {
+                format!("{subject}are not known to part: the largest size is undecided")
+            }
             _ => format!("{subject}do not part: the largest size does not differ"),
         },
+    };
+    let (undecided, skipped) = counts(s);
+    format!(
+        "{mean}; {} of {} sizes differ{undecided}; {cross}{shape}{skipped}",
+        s.differing, s.compared
+    )
+}
+
+/// The summary line's asides: sizes undecided, and sizes not compared.
+fn counts(s: &ScanSummary) -> (String, String) {
+    let undecided = match s.undecided {
+        0 => String::new(),
+        n => format!(" ({n} undecided)"),
     };
     let skipped = match s.not_compared {
         0 => String::new(),
         1 => " (1 size not compared, skipped)".to_string(),
         n => format!(" ({n} sizes not compared, skipped)"),
     };
-    format!(
-        "{mean}; {} of {} sizes differ; {cross}{shape}{skipped}",
-        s.differing, s.compared
-    )
+    (undecided, skipped)
 }

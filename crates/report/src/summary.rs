@@ -5,9 +5,7 @@
 
 use perflab_core::record::{MeasurementRecord, RunId, RunInfo};
 use perflab_core::Params;
-use perflab_stats::{
-    reps_for_half_width, reps_needed, Sample, StatsConfig, Summary, PRACTICAL_REPS,
-};
+use perflab_stats::{reps_for_half_width, Sample, StatsConfig, Summary, PRACTICAL_REPS};
 use serde::Serialize;
 
 use crate::compare::{unavailable_of, UnavailableNote};
@@ -207,8 +205,8 @@ pub(crate) fn spread_warning(s: &Summary, hw: Option<f64>, cfg: &StatsConfig) ->
     if s.median_ci_degenerate {
         return Some(format!(
             "a single repetition: nothing is known about the spread; repeat it \
-             (at least {} per variant before a comparison can be significant)",
-            reps_needed(cfg.alpha)
+             (at least {} per variant before a comparison can decide)",
+            cfg.procedure().min_reps_alone
         ));
     }
     if s.median == 0.0 {
@@ -275,13 +273,14 @@ fn table_notes(
             m.name
         ));
     }
-    let floor = reps_needed(cfg.alpha);
-    let few = rows.iter().filter(|r| r.n_ok > 1 && r.n_ok < floor).count();
+    // The floor is the procedure's own (issue 32: this said Mann-Whitney's 4 while a
+    // 2-repetition comparison, read with the t, gave `better`).
+    let floor = cfg.procedure().min_reps_alone;
+    let few = rows.iter().filter(|r| r.n_ok > 0 && r.n_ok < floor).count();
     if few > 0 {
         notes.push(format!(
-            "{few} row(s) have fewer than {floor} repetitions: enough for a median, but no \
-             comparison with them can reach p < {} (Mann-Whitney)",
-            cfg.alpha
+            "{few} row(s) have fewer than {floor} repetitions: a median, but no spread, so a \
+             comparison with them gives no verdict unless other rows lend it theirs"
         ));
     }
     notes
@@ -321,7 +320,7 @@ mod tests {
         let one = summary(&[5.0]);
         let w = spread_warning(&one, half_width_pct(&one), &cfg).unwrap();
         assert!(
-            w.contains("single repetition") && w.contains("at least 4"),
+            w.contains("single repetition") && w.contains("at least 2 per variant"),
             "{w}"
         );
         let wild = summary(&[1.0, 1000.0, 3.0, 500.0, 2.0]);

@@ -148,7 +148,8 @@ pub(crate) fn row_notes(t: &ComparisonTable) -> Vec<String> {
         .map(|r| wide_note(&r.label, &r.cmp, &t.config));
     let mut grouped: Vec<(String, Vec<String>)> = Vec::new();
     for r in &t.rows {
-        for n in &r.cmp.notes {
+        let own = crate::family::decision_notes(&r.cmp);
+        for n in r.cmp.notes.iter().chain(&own) {
             match grouped.iter_mut().find(|(text, _)| text == n) {
                 Some((_, labels)) => labels.push(r.label.clone()),
                 None => grouped.push((n.clone(), vec![r.label.clone()])),

@@ -34,9 +34,10 @@ pub(crate) fn verdict_rule(cfg: &StatsConfig, adj: &FamilyAdjustment, design: De
         Some(p) => format!("; variance pooled across the {} rows", p.rows),
         None => String::new(),
     };
+    let procedure = cfg.procedure();
     let how = match design {
-        Design::InterleavedWithinOneRun => "the mean log-ratio of the pairs A1 B1, A2 B2, ...",
-        Design::SeparateRuns => "the difference of the mean logs (runs measured apart do not pair)",
+        Design::InterleavedWithinOneRun => procedure.paired_change,
+        Design::SeparateRuns => procedure.unpaired_change,
     };
     format!(
         "change = B/A - 1 from {how}{borrowed}; CI = the interval the verdict used, at {} for the {rows} \

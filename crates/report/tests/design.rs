@@ -199,13 +199,15 @@ fn probes_within_the_threshold_say_so() {
 }
 
 /// `rows` CPU pairs measured 5 vs 5; pair 1 alone differs (+2.9%, p = 0.032 read alone),
-/// every other pair has identical values on both sides.
+/// every other pair has values on both sides that differ by a few hundredths of a percent
+/// (identical values would leave no spread, and no verdict).
 fn one_marginal_row(rows: u32) -> (RunInfo, Vec<MeasurementRecord>) {
     let same = [100.0, 101.0, 102.0, 103.0, 104.0];
+    let close = [100.03, 100.98, 102.02, 102.97, 104.01];
     let moved = [102.5, 104.5, 105.0, 106.0, 107.0];
     let mut ms = Vec::new();
     for pair in 0..rows {
-        for (variant, values) in [("a", same), ("b", if pair == 1 { moved } else { same })] {
+        for (variant, values) in [("a", same), ("b", if pair == 1 { moved } else { close })] {
             for (rep, v) in values.iter().enumerate() {
                 let mut params = Params::default();
                 params.0.insert("cpu_a".into(), ParamValue::Int(0));

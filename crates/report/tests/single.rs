@@ -181,7 +181,7 @@ fn single_repetitions_are_flagged_and_few_repetitions_noted() {
     assert!(
         t.notes
             .iter()
-            .any(|n| n.contains("1 row(s) have fewer than 4")),
+            .any(|n| n.contains("row(s) have fewer than 2 repetitions: a median, but no spread")),
         "{:?}",
         t.notes
     );

@@ -154,7 +154,12 @@ mod tests {
     #[test]
     fn a_change_within_the_threshold_reads_same_and_a_noisy_one_undecided() {
         let a: Vec<f64> = (0..10).map(|i| 1000.0 + (i % 3) as f64 * 0.5).collect();
-        let b: Vec<f64> = a.iter().map(|x| x * 1.002).collect();
+        // +0.2 %, each pair off by up to ±0.015 %: a small spread, well inside ±1 %.
+        let b: Vec<f64> = a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x * 1.002 * (1.0 + 1e-4 * ((i % 4) as f64 - 1.5)))
+            .collect();
         let cfg = StatsConfig::default();
         let c = compare_paired(&s(&a), &s(&b), &pairs(10), Better::Higher, &cfg);
         assert_eq!(c.verdict, Verdict::Same, "{:?}", c.change_ci_pct);

@@ -30,6 +30,7 @@ pub mod hodges_lehmann;
 pub mod mann_whitney;
 pub mod parallel;
 pub mod precision;
+pub mod procedure;
 pub mod sample;
 pub mod simulate;
 pub mod summary;
@@ -39,13 +40,16 @@ pub use buckets::{Bucket, Buckets, DEFAULT_EDGES};
 pub use compare::{compare, compare_paired, fmt_p, geomean};
 pub use comparison::Comparison;
 pub use config::StatsConfig;
-pub use decide::{adjust_family, decide_family, Decision, Evidence, Method, Prior, Scale};
+pub use decide::{
+    adjust_family, decide_family, Decision, Evidence, Method, NoSpread, Prior, Scale,
+};
 pub use drift::{probe_drift, ProbeDrift, ProbeReading, TimingProbe};
 pub use error::StatsError;
 pub use fdr::{benjamini_hochberg, rows_needed_together, FamilyAdjustment};
 pub use hodges_lehmann::{hodges_lehmann, Shift};
 pub use mann_whitney::{mann_whitney, min_p_value, reps_needed, MannWhitney, MwMethod};
 pub use precision::{reps_for_half_width, PRACTICAL_REPS};
+pub use procedure::Procedure;
 pub use sample::{median, Sample};
 pub use summary::{bootstrap_median_ci, tukey_outliers, Summary};
 pub use verdict::{regression_pct, Verdict};

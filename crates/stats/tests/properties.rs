@@ -4,7 +4,7 @@ use perflab_core::Better;
 use perflab_stats::simulate::{self, Gen, Shape};
 use perflab_stats::{
     adjust_family, benjamini_hochberg, compare, compare_paired, hodges_lehmann, mann_whitney,
-    Buckets, Comparison, Sample, StatsConfig, Summary, Verdict,
+    Buckets, Comparison, NoSpread, Sample, StatsConfig, Summary, Verdict,
 };
 use proptest::prelude::*;
 
@@ -43,10 +43,12 @@ proptest! {
         let c = compare(&s, &s, Better::Higher, &fast());
         prop_assert!(!c.verdict.moved(), "{:?}", c.verdict);
         prop_assert_eq!(c.shift.estimate, 0.0);
-        // Paired with itself every ratio is 1: known exactly, within any threshold.
+        // Paired with itself every ratio is 1: no spread to judge by, so no verdict (a
+        // zero-width interval never carries one), and the reason is given.
         let pairs: Vec<(usize, usize)> = (0..s.len()).map(|i| (i, i)).collect();
         let c = compare_paired(&s, &s, &pairs, Better::Higher, &fast());
-        prop_assert_eq!(c.verdict, Verdict::Same);
+        prop_assert_eq!(c.verdict, Verdict::Undecided);
+        prop_assert_eq!(c.decision.no_spread, Some(NoSpread::AllEqual));
     }
 
     #[test]
@@ -247,4 +249,77 @@ fn null_families_rarely_hold_a_false_verdict() {
         bad as f64 / 600.0 <= 0.072,
         "{bad} of 600 null families with a false verdict"
     );
+}
+
+/// One row of a generated family: how many values per side, their centre, spread and
+/// whether one value is wild, and whether the repetitions pair up.
+fn row() -> impl Strategy<Value = (usize, f64, f64, bool, bool, Vec<(f64, f64)>)> {
+    (
+        1usize..7,
+        0.9f64..1.1,
+        0.0f64..0.05,
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_flat_map(|(n, shift, cv, wild, paired)| {
+            uniforms(2 * n).prop_map(move |u| (n, shift, cv, wild, paired, u))
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Issue 32: for any family (n = 1 sides, ties, a wild value, paired or not), the shown
+    /// interval, the adjusted p and the verdict agree: a decided row has a finite interval
+    /// of positive width lying where its verdict says, and an adjusted p below alpha; a
+    /// row with no spread has no interval and no verdict.
+    #[test]
+    fn interval_p_and_verdict_always_agree(rows in prop::collection::vec(row(), 1..12)) {
+        let cfg = fast();
+        let mut family: Vec<Comparison> = rows
+            .iter()
+            .map(|(n, shift, cv, wild, paired, u)| {
+                let mut a = noisy(1000.0, *cv, &u[..*n]);
+                let mut b = noisy(1000.0 * shift, *cv, &u[*n..]);
+                if *wild && *n > 2 {
+                    b[0] *= 1.5;
+                }
+                // Ties: a spread of 0 leaves every value equal.
+                a.iter_mut().chain(b.iter_mut()).for_each(|x| *x = x.max(1.0));
+                let pairs: Vec<(usize, usize)> =
+                    if *paired { (0..*n).map(|i| (i, i)).collect() } else { Vec::new() };
+                compare_paired(
+                    &Sample::new(a).unwrap(),
+                    &Sample::new(b).unwrap(),
+                    &pairs,
+                    Better::Higher,
+                    &cfg,
+                )
+            })
+            .collect();
+        adjust_family(family.iter_mut(), &cfg);
+        for c in &family {
+            let theta = cfg.noise_pct;
+            match (c.verdict, c.change_ci_pct) {
+                (Verdict::Undecided, _) => {}
+                (v, None) => prop_assert!(false, "{v:?} without an interval: {:?}", c.decision),
+                (v, Some((lo, hi))) => {
+                    prop_assert!(lo.is_finite() && hi.is_finite() && hi > lo, "{v:?} [{lo}, {hi}]");
+                    prop_assert!(c.p_adjusted < cfg.alpha, "{v:?} with adjusted p {}", c.p_adjusted);
+                    prop_assert!(c.decision.no_spread.is_none());
+                    match v {
+                        Verdict::Improved => prop_assert!(lo > theta * 0.99, "{v:?} [{lo}, {hi}]"),
+                        Verdict::Regressed => prop_assert!(hi < -theta * 0.98, "{v:?} [{lo}, {hi}]"),
+                        Verdict::Same => prop_assert!(lo > -theta && hi < theta, "{v:?} [{lo}, {hi}]"),
+                        _ => {}
+                    }
+                }
+            }
+            if c.decision.no_spread.is_some() {
+                prop_assert_eq!(c.verdict, Verdict::Undecided);
+                prop_assert_eq!(c.change_ci_pct, None);
+                prop_assert_eq!(c.decision.reps_to_decide, None);
+            }
+        }
+    }
 }

@@ -18,7 +18,7 @@ mod runs;
 mod spans;
 mod threads;
 
-use perflab_stats::StatsConfig;
+use perflab_stats::{Procedure, StatsConfig};
 use serde_json::{Map, Value};
 
 use crate::design::Design;
@@ -191,19 +191,35 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
     })
 }
 
-/// The footer: the statistics, and what each design present in the report means.
+/// The footer: the statistics, and what each design present in the report means, written
+/// from the procedure the numbers used ([`perflab_stats::Procedure`]).
 fn how_to_read(cfg: &StatsConfig, designs: &[Design]) -> String {
+    how_to_read_from(&cfg.procedure(), designs)
+}
+
+/// [`how_to_read`] of any procedure: the text follows the method, whatever it is.
+fn how_to_read_from(p: &Procedure, designs: &[Design]) -> String {
+    let verdicts: Vec<String> = p
+        .verdicts
+        .iter()
+        .map(|(word, rule)| format!("{word}: {rule}"))
+        .collect();
     let mut text = format!(
-        "Medians over repetitions with {conf} percentile-bootstrap intervals; A/B \
-         differences by the Mann-Whitney U test with the Hodges-Lehmann shift and its \
-         {conf} interval. The p-values of the rows of one comparison are adjusted together \
-         (Benjamini-Hochberg), so that 40 rows with no change do not yield two by chance; \
-         tables show both. A difference is a verdict (better / WORSE / changed) only when \
-         the adjusted p < {alpha} and the change exceeds the noise threshold of {noise}%; \
-         otherwise it is ~. Outliers (Tukey's fences) are marked, never removed.",
-        conf = cfg.confidence_label(),
-        alpha = cfg.alpha,
-        noise = cfg.noise_pct
+        "Medians with {level} {summary} intervals. Change = B/A - 1 from {paired} (one run) \
+         or {unpaired}; the verdict rests on {test}, or on {fallback}; {family}. \
+         Against the noise threshold of {noise}% (alpha {alpha}): {verdicts}. A row alone \
+         needs at least {min} repetitions per side. Outliers are marked, never removed.",
+        level = p.summary_level,
+        summary = p.summary_interval,
+        paired = p.paired_change,
+        unpaired = p.unpaired_change,
+        test = p.test,
+        fallback = p.fallback,
+        family = p.family,
+        alpha = p.alpha,
+        noise = p.noise_pct,
+        verdicts = verdicts.join("; "),
+        min = p.min_reps_alone,
     );
     for d in designs {
         text.push(' ');
@@ -223,4 +239,47 @@ fn how_to_read(cfg: &StatsConfig, designs: &[Design]) -> String {
     }
     text.push_str(" Definitions: docs/METHODOLOGY.md.");
     text
+}
+
+#[cfg(test)]
+mod how_to_read_tests {
+    use super::*;
+
+    /// Issue 32: the footer described Mann-Whitney with `~` while the tables used paired
+    /// log-ratios. Every part of the procedure in use appears in it, and nothing of another.
+    #[test]
+    fn the_footer_says_the_procedure_in_use_and_follows_a_changed_one() {
+        let cfg = StatsConfig::default();
+        let p = cfg.procedure();
+        let text = how_to_read(&cfg, &[Design::InterleavedWithinOneRun]);
+        for part in [
+            p.paired_change,
+            p.unpaired_change,
+            p.test,
+            p.fallback,
+            p.summary_interval,
+        ] {
+            assert!(text.contains(part), "{part:?} missing from {text}");
+        }
+        for (word, rule) in p.verdicts {
+            assert!(
+                text.contains(&format!("{word}: {rule}")),
+                "{word} missing: {text}"
+            );
+        }
+        assert!(!text.contains("otherwise it is ~"), "{text}");
+        assert!(!text.contains("Mann-Whitney U test with"), "{text}");
+        // A test build with another method: the words follow it.
+        let other = Procedure {
+            test: "a sign test on the pairs",
+            min_reps_alone: 6,
+            ..p
+        };
+        let text = how_to_read_from(&other, &[]);
+        assert!(
+            text.contains("the verdict rests on a sign test on the pairs"),
+            "{text}"
+        );
+        assert!(text.contains("at least 6 repetitions per side"), "{text}");
+    }
 }

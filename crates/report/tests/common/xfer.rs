@@ -84,9 +84,12 @@ pub fn scan(
     for rep in 0..REPS {
         for (e, engine) in engines.iter().enumerate() {
             for (i, &kib) in KIB.iter().enumerate() {
-                for (variant, mib_s) in variants {
+                for (v, (variant, mib_s)) in variants.iter().enumerate() {
                     let failed = fail(engine, variant, kib, rep);
-                    let value = mib_s[i] * (1.0 + noise(i, rep, shift));
+                    // Each variant's noise is its own (shifted by its index): with one
+                    // pattern for both, every pair's ratio would be the same, a row with
+                    // no spread, which no verdict may come from.
+                    let value = mib_s[i] * (1.0 + noise(i + 2 * v, rep, shift));
                     out.push(MeasurementRecord {
                         seq: out.len() as u32,
                         point: (e * KIB.len() + i) as u32,

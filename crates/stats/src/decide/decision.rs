@@ -34,6 +34,32 @@ impl Method {
     }
 }
 
+/// Why a row cannot be judged at all: its repetitions estimate no spread, so no interval
+/// can be drawn and no verdict follows (a zero-width interval never carries one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoSpread {
+    /// One value per side (a single repetition, an import of single figures), and no
+    /// family with repetitions to borrow a spread from.
+    OneValuePerSide,
+    /// Every difference is the same (identical repetitions): the spread estimate is 0.
+    AllEqual,
+}
+
+impl NoSpread {
+    /// The reason, as a reader sees it beside the row.
+    pub fn reason(self) -> &'static str {
+        match self {
+            NoSpread::OneValuePerSide => {
+                "one value per side: no spread to judge a change by (run 2 or more repetitions)"
+            }
+            NoSpread::AllEqual => {
+                "every repetition gave the same difference: no spread to judge a change by"
+            }
+        }
+    }
+}
+
 /// How a row's verdict was reached, for the reader and for JSON.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Decision {
@@ -53,6 +79,11 @@ pub struct Decision {
     pub widened: bool,
     /// Why the t's assumptions were judged broken, when they were.
     pub fallback: Option<String>,
+    /// The row has no spread of its own and none to borrow: undecided, whatever its change.
+    pub no_spread: Option<NoSpread>,
+    /// The row has no spread of its own (one value per side) and was read with the
+    /// family's variance, borrowed from rows that have repetitions.
+    pub spread_borrowed: bool,
     /// For an undecided row: about how many repetitions (pairs) would decide it, if the
     /// change and spread stay as they are; `None` when decided, or beyond practical.
     pub reps_to_decide: Option<u64>,
@@ -77,6 +108,8 @@ impl Decision {
             interval: (f64::NEG_INFINITY, f64::INFINITY),
             widened: false,
             fallback: None,
+            no_spread: None,
+            spread_borrowed: false,
             reps_to_decide: None,
             weight: 1.0,
         }

@@ -25,7 +25,10 @@
 //!    needs an interval that misses the true change, and the expected share of such
 //!    intervals among the decided rows is at most α (their Theorem 1, independent rows).
 //!
-//! The verdict is read from the interval itself, so the two can never disagree.
+//! The verdict is read from the interval itself, and a decided row's adjusted p is below α,
+//! so the three can never disagree. A row with no spread (one value per side and nothing to
+//! borrow, or identical differences) has no interval: it is undecided, with the reason
+//! ([`NoSpread`]), whatever its change.
 
 pub mod decision;
 pub mod evidence;
@@ -35,7 +38,7 @@ pub mod signed_rank;
 
 use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
-pub use decision::{Decision, Method};
+pub use decision::{Decision, Method, NoSpread};
 pub use evidence::{Evidence, Scale};
 pub use moderate::Prior;
 
@@ -64,6 +67,8 @@ struct Plan {
     /// from the data and each side gets half.
     within: bool,
     fallback: Option<String>,
+    /// No spread to judge by: the row stays undecided.
+    no_spread: Option<NoSpread>,
 }
 
 /// Decides the rows of `family` (one comparison) together: see the module documentation.
@@ -126,6 +131,11 @@ pub fn decide_family_borrowing(
             1.0 - share
         };
         apply(c, p, row_level, cfg);
+        // A rank row's interval can avoid the thresholds while its test, discrete, misses
+        // the family's cut: what is shown must agree, so such a row stays undecided.
+        if q >= cfg.alpha && c.verdict != Verdict::Undecided {
+            c.verdict = Verdict::Undecided;
+        }
         lost += usize::from(c.p_value < cfg.alpha && q >= cfg.alpha);
     }
     FamilyAdjustment {
@@ -146,6 +156,7 @@ fn plan(e: Option<&Evidence>, prior: Option<&Prior>, m: usize, cfg: &StatsConfig
             p: 1.0,
             within: false,
             fallback: None,
+            no_spread: None,
         };
     };
     let tau = e.threshold(cfg.noise_pct);
@@ -170,6 +181,7 @@ fn plan(e: Option<&Evidence>, prior: Option<&Prior>, m: usize, cfg: &StatsConfig
                 p: if within { p / 2.0 } else { p },
                 within,
                 fallback: Some(why),
+                no_spread: None,
             };
         }
     }
@@ -184,15 +196,19 @@ fn plan(e: Option<&Evidence>, prior: Option<&Prior>, m: usize, cfg: &StatsConfig
     let distance = (e.estimate.abs() - tau).abs();
     let within = e.estimate.abs() < tau;
     let sides = if within { 1.0 } else { 2.0 };
-    let p = if df <= 0.0 || !se.is_finite() {
+    // No spread, no interval: a change read from one value per side, or from identical
+    // differences, would be "known exactly" with a zero-width interval and p = 0, a verdict
+    // from no evidence of the noise at all.
+    let no_spread = if df <= 0.0 || (var * e.factor).is_nan() {
+        Some(NoSpread::OneValuePerSide)
+    } else if se <= 1e-12 * (e.estimate.abs() + tau) {
+        // Zero up to rounding: ln 120 − ln 100 and ln 240 − ln 200 differ in the last bit.
+        Some(NoSpread::AllEqual)
+    } else {
+        None
+    };
+    let p = if no_spread.is_some() || !se.is_finite() {
         1.0
-    } else if se == 0.0 {
-        // No spread at all: the change is known exactly (identical repetitions).
-        if distance > 0.0 {
-            0.0
-        } else {
-            1.0
-        }
     } else {
         (sides * t_sf(distance / se, df)).min(1.0)
     };
@@ -203,6 +219,7 @@ fn plan(e: Option<&Evidence>, prior: Option<&Prior>, m: usize, cfg: &StatsConfig
         p,
         within,
         fallback: own,
+        no_spread,
     }
 }
 
@@ -299,15 +316,59 @@ fn apply(c: &mut Comparison, p: Plan, level: f64, cfg: &StatsConfig) {
     let d = &mut c.decision;
     d.method = p.method;
     d.level = level;
-    d.fallback = p.fallback;
+    d.fallback = p.fallback.clone();
     d.df = matches!(p.method, Method::T | Method::ModeratedT).then_some(p.df);
     d.reps_to_decide = None;
     d.widened = false;
+    d.no_spread = p.no_spread;
     let Some(e) = d.evidence.clone() else {
         c.verdict = Verdict::Undecided;
         return;
     };
+    d.spread_borrowed = p.method == Method::ModeratedT && e.df <= 0.0;
+    if p.no_spread.is_some() {
+        // The change is shown, but no interval: there is none to draw.
+        d.interval = (f64::NEG_INFINITY, f64::INFINITY);
+        c.change_pct = Some(e.to_pct(e.estimate));
+        c.change_ci_pct = None;
+        c.regression_pct = c
+            .change_pct
+            .map(|x| crate::verdict::regression_pct(x, c.better));
+        c.verdict = Verdict::Undecided;
+        return;
+    }
     let tau = e.threshold(cfg.noise_pct);
+    let (estimate, interval, t_half) = estimate_and_interval(d, &e, &p, level);
+    d.interval = interval;
+    c.change_pct = Some(e.to_pct(estimate));
+    c.change_ci_pct = Some((e.to_pct(interval.0), e.to_pct(interval.1)));
+    c.regression_pct = c
+        .change_pct
+        .map(|x| crate::verdict::regression_pct(x, c.better));
+    // Read from the interval alone, so the two cannot disagree. For a t row the interval
+    // avoids both thresholds exactly when BH selected the row; a rank row's interval
+    // inverts its own test and can differ from the selection only by the test's
+    // discreteness, and then the row stays undecided (`decide_family`).
+    c.verdict = if c.decision.widened {
+        Verdict::Undecided
+    } else {
+        Verdict::from_interval(interval, tau, c.better)
+    };
+    if let (Verdict::Undecided, Some(half)) = (c.verdict, t_half.filter(|h| h.is_finite())) {
+        let distance = (e.estimate.abs() - tau).abs();
+        c.decision.reps_to_decide = reps_for_half_width(e.n, half, distance);
+    }
+}
+
+/// The row's estimate and its interval at `level` by the plan's method, and the t's
+/// half-width where a t decided; marks `d` widened when a rank interval cannot reach the
+/// level.
+fn estimate_and_interval(
+    d: &mut Decision,
+    e: &Evidence,
+    p: &Plan,
+    level: f64,
+) -> (f64, (f64, f64), Option<f64>) {
     let tail = (1.0 - level) / 2.0;
     let mut t_half = None;
     let (estimate, interval) = match p.method {
@@ -350,25 +411,7 @@ fn apply(c: &mut Comparison, p: Plan, level: f64, cfg: &StatsConfig) {
         }
         Method::None => (e.estimate, (f64::NEG_INFINITY, f64::INFINITY)),
     };
-    d.interval = interval;
-    c.change_pct = Some(e.to_pct(estimate));
-    c.change_ci_pct = Some((e.to_pct(interval.0), e.to_pct(interval.1)));
-    c.regression_pct = c
-        .change_pct
-        .map(|x| crate::verdict::regression_pct(x, c.better));
-    // Read from the interval alone, so the two cannot disagree. For a t row the interval
-    // avoids both thresholds exactly when BH selected the row; a rank row's interval
-    // inverts its own test and can differ from the selection only by the test's
-    // discreteness, and then the interval is what is shown and what decides.
-    c.verdict = if d.widened {
-        Verdict::Undecided
-    } else {
-        Verdict::from_interval(interval, tau, c.better)
-    };
-    if let (Verdict::Undecided, Some(half)) = (c.verdict, t_half.filter(|h| h.is_finite())) {
-        let distance = (e.estimate.abs() - tau).abs();
-        c.decision.reps_to_decide = reps_for_half_width(e.n, half, distance);
-    }
+    (estimate, interval, t_half)
 }
 
 #[cfg(test)]

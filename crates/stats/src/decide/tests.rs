@@ -74,3 +74,49 @@ impl Comparison {
         e.sides.1.iter().map(|x| x.exp()).collect()
     }
 }
+
+/// Issue 32: `run --workload null --reps 1` printed `+20.00 % [+20.00 %, +20.00 %] 1.000
+/// 1.000 better`: one value per side, a zero-width interval, p = 1 and a verdict.
+#[test]
+fn one_value_per_side_reads_undecided_with_the_reason_and_no_interval() {
+    let cfg = StatsConfig::default();
+    let c = crate::compare(&s(&[100.0]), &s(&[120.0]), Better::Higher, &cfg);
+    assert_eq!(c.verdict, Verdict::Undecided);
+    assert_eq!(c.decision.no_spread, Some(NoSpread::OneValuePerSide));
+    assert_eq!(c.change_ci_pct, None);
+    assert!((c.change_pct.unwrap() - 20.0).abs() < 1e-9);
+    assert_eq!(c.p_value, 1.0);
+    assert_eq!(
+        c.decision.reps_to_decide, None,
+        "no repetition advice from no spread"
+    );
+    // Paired, every pair the same ratio: identical differences, no spread either.
+    let a = [100.0, 200.0, 300.0];
+    let b = [120.0, 240.0, 360.0];
+    let pairs = [(0, 0), (1, 1), (2, 2)];
+    let c = crate::compare_paired(&s(&a), &s(&b), &pairs, Better::Higher, &cfg);
+    assert_eq!(c.verdict, Verdict::Undecided);
+    assert_eq!(c.decision.no_spread, Some(NoSpread::AllEqual));
+}
+
+/// A single-value row among rows with repetitions borrows the family's spread, and says so.
+#[test]
+fn a_single_value_row_borrows_the_familys_spread_and_says_so() {
+    let cfg = StatsConfig::default();
+    let mut rows = family(40, 0.0);
+    rows[7] = crate::compare(&s(&[1000.0]), &s(&[1200.0]), Better::Higher, &cfg);
+    let mut refs: Vec<&mut Comparison> = rows.iter_mut().collect();
+    decide_family(&mut refs, &cfg);
+    let r = &rows[7];
+    assert_eq!(r.decision.method, Method::ModeratedT, "{:?}", r.decision);
+    assert!(r.decision.spread_borrowed);
+    assert_eq!(r.decision.no_spread, None);
+    let (lo, hi) = r.change_ci_pct.unwrap();
+    assert!(
+        lo < hi,
+        "a borrowed spread gives a real interval: {lo} {hi}"
+    );
+    assert!(rows
+        .iter()
+        .all(|c| !c.decision.spread_borrowed || c.decision.df.unwrap() > 0.0));
+}
