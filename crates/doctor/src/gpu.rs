@@ -45,7 +45,7 @@ pub fn line(links: &[Link], driver: Option<DriverView>) -> Check {
                         "GPU {} {} ({}): {}",
                         d.ordinal,
                         d.name,
-                        perflab_core::format_size(d.total_bytes),
+                        perflab_core::format_bytes(d.total_bytes),
                         match (link, &d.pci_address) {
                             (Some(l), _) => link_text(l),
                             (None, Some(a)) => format!("{a}, no link speed in sysfs"),
@@ -138,6 +138,26 @@ mod tests {
             "CUDA driver 12.4 (libcuda.so.1); GPU 0 NVIDIA H100 80GB HBM3 (80G): PCIe Gen5 x16 \
              (32.0 GT/s), 63.0 GB/s per direction at 0000:01:00.0"
         );
+    }
+
+    /// A device's memory is rarely a whole number of GiB (an H100 says 85029158912 bytes,
+    /// the CUDA stand-in what CUDA_STANDIN_MEMORY says): written as gpuxfer writes it.
+    #[test]
+    fn a_devices_memory_reads_in_the_units_of_sizes() {
+        let dev = |total_bytes| DeviceInfo {
+            ordinal: 0,
+            name: "GPU".into(),
+            pci_address: None,
+            total_bytes,
+        };
+        for (bytes, shown) in [(85_029_158_912, "(79.2G)"), (100_000_000, "(95.4M)")] {
+            let c = line(&[], Some(Ok(("l".into(), "1".into(), vec![dev(bytes)]))));
+            assert!(
+                c.detail.contains(&format!("GPU 0 GPU {shown}")),
+                "{}",
+                c.detail
+            );
+        }
     }
 
     #[test]

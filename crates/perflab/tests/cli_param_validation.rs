@@ -265,3 +265,42 @@ fn a_peer_without_a_token_is_refused_when_the_run_is_planned() {
     }
     assert!(!setup.lab.db().exists() || text(&setup.lab.run(&["ls"])).0.starts_with("no runs"));
 }
+
+/// `-p value=1e308` was refused in a 659-byte line, its bounds written as 301-digit
+/// decimals (issue 31 item 12); durations take ns to d, as the help says.
+#[test]
+fn bounds_read_as_written_and_durations_take_every_unit() {
+    let lab = Lab::new();
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "-p",
+        "value=1e308",
+        "--dry-run",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err,
+        "perflab: parameter value=\"1e308\": must be between -1e300 and 1e300\n"
+    );
+    // The help says "at most a day": `1d` and `1ns` are durations. The duration is
+    // checked first; the pair after it is bad on purpose, so nothing runs.
+    for d in ["1ns", "1d"] {
+        let o = lab.run(&["crosscheck", "ctxsw", "--duration", d, "--pairs", "x"]);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{d}: {err}");
+        assert!(
+            err.contains("--pairs") && !err.contains("--duration"),
+            "{d}: {err}"
+        );
+    }
+    let o = lab.run(&["crosscheck", "ctxsw", "--duration", "2d"]);
+    let (_, err) = text(&o);
+    assert_eq!(
+        err, "perflab: --duration 2d: must be above 0 and at most 1d\n",
+        "{:?}",
+        o.status
+    );
+}
