@@ -132,6 +132,28 @@ fn perflab_json_with_impossible_figures_is_refused_whole() {
             &["measurements[0] (seq 0)", needle],
         );
     }
+    // The fingerprint's timing probe is a reading too (issue 31 item 11).
+    for (name, v, needle) in [
+        ("probe-neg.json", -1.0, "is negative"),
+        ("probe-big.json", 1e308, "1e308 is more than"),
+    ] {
+        let mut d = doc.clone();
+        d["run"]["uid"] = "0123456789abcdef0123456789abcdef".into();
+        let readings = &mut d["run"]["fingerprint"]["probe"]["readings"];
+        assert!(
+            readings.is_array(),
+            "the run's fingerprint has a probe: {d}"
+        );
+        readings[0]["value"] = v.into();
+        let content = serde_json::to_string(&d).unwrap();
+        assert_refused(
+            &lab,
+            "perflab-json",
+            name,
+            &content,
+            &["run fingerprint, field probe ", needle],
+        );
+    }
     // The same document unedited imports: the check refuses only what cannot be.
     let file = lab.dir.path().join("fine.json");
     std::fs::write(&file, edit(&|_| {})).unwrap();

@@ -75,6 +75,11 @@ pub fn run(g: &Global, a: &ImportArgs) -> anyhow::Result<i32> {
         .unwrap_or_else(|| doc.measurements.iter().map(planned).collect());
     // Everything is checked before the database is opened: a bad document changes nothing.
     check(&plan, &doc.measurements).map_err(|e| input(format!("{file}: {e}")))?;
+    // The fingerprint's timing probe is a reading like any figure (issue 31 item 11).
+    if let Some(probe) = &info.fingerprint.probe {
+        perflab_core::plausible::check_probe(probe)
+            .map_err(|e| input(format!("{file}: run fingerprint, {e}")))?;
+    }
     let mut store = common::open_store(g)?;
     let r = copy_parts(&mut store, &info, &plan, &doc.measurements)?;
     eprintln!(
