@@ -104,6 +104,13 @@ fn command_texts(doc: &str) -> Vec<(String, bool)> {
             continue;
         }
         let l = line.trim().trim_start_matches("$ ");
+        // `PERFLAB_LIBCUDA=… perflab run …`: the assignments are the shell's.
+        let l = l
+            .split(' ')
+            .skip_while(|w| is_assignment(w))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let l = l.as_str();
         if l.starts_with("perflab ") || l.starts_with("sudo perflab ") {
             let mut cmd = l.to_string();
             while let Some(head) = cmd.strip_suffix('\\') {
@@ -120,6 +127,13 @@ fn command_texts(doc: &str) -> Vec<(String, bool)> {
         }
     }
     out
+}
+
+/// `NAME=value` before a command: an environment variable for it.
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+    })
 }
 
 /// Shell words of `text` up to a comment, each with whether it was quoted; the text is cut
@@ -466,7 +480,7 @@ fn commands_are_read_as_a_shell_reads_them() {
     let c = &commands("perflab run --workload dmatest -p transfer=memset")[0];
     assert!(!concrete(c).unwrap().1);
     assert_eq!(
-        command_texts("see `perflab run\n--quick` and\n```\n$ perflab ls \\\n  --all\n```\n"),
+        command_texts("see `perflab run\n--quick` and\n```\n$ X_Y=1 perflab ls \\\n  --all\n```\n"),
         [
             ("perflab ls --all".to_string(), false),
             ("perflab run --quick".to_string(), true)
