@@ -112,9 +112,10 @@ fn send_err(role: &str, e: std::io::Error) -> SideError {
 }
 
 /// Blocks SIGPIPE for the calling thread, so that writing to a dead peer's pipe returns
-/// EPIPE instead of killing the process (the perflab binary restores SIGPIPE's default
-/// action for its output). Only for the side threads and the pong child, which end after
-/// their side does, so the pending signal is discarded with them.
+/// EPIPE instead of killing the process whatever the process's disposition (the perflab
+/// binary ignores SIGPIPE; a program using this crate may not). Only for the side threads
+/// and the pong child, which end after their side does, so the pending signal is discarded
+/// with them.
 fn block_sigpipe() {
     let mut set = SigSet::empty();
     set.add(Signal::SIGPIPE);
