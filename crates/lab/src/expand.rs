@@ -9,6 +9,7 @@ use perflab_sys::{format_cpu_list, Topology};
 
 use crate::adaptive::target_of;
 use crate::error::{LabError, Result};
+use crate::plan_size::PlanShape;
 use crate::spec::{ExperimentSpec, ParamInput, PartnersSpec, Scalar, VariantSpec};
 
 /// Expands `spec` for `workload` on a machine with topology `topo`.
@@ -31,6 +32,14 @@ pub fn expand(
     let axes = axes(spec, info.params, topo)?;
     // Counted before crossing: a refused grid must cost nothing to refuse.
     crate::grid_size::check(&axes)?;
+    let adaptive = target_of(spec.target_ci, spec.max_reps, spec.repetitions);
+    let until_decided = perflab_core::adaptive_target::until_decided_of(
+        spec.until_decided,
+        spec.max_reps,
+        spec.repetitions,
+    );
+    // So is the plan: points × variants × repetitions is refused before a point is built.
+    plan_shape(spec, &axes, adaptive.as_ref(), until_decided.as_ref()).check()?;
     let points = cross(&axes);
     check_variant_params(spec, &axes)?;
     let monitors = match &spec.monitors {
@@ -50,12 +59,8 @@ pub fn expand(
         compare: spec.compare.clone(),
         unavailable_monitors: BTreeMap::new(),
         skipped: Vec::new(),
-        adaptive: target_of(spec.target_ci, spec.max_reps, spec.repetitions),
-        until_decided: perflab_core::adaptive_target::until_decided_of(
-            spec.until_decided,
-            spec.max_reps,
-            spec.repetitions,
-        ),
+        adaptive,
+        until_decided,
         // Settled by `prepare`, which knows which monitors disturb and which are here.
         telemetry_reps: 0,
         source: Some(spec.clone()),
@@ -70,6 +75,29 @@ pub fn expand(
         }
     }
     Ok(expanded)
+}
+
+/// The plan the spec asks for at most: every variant, the repetitions up to the adaptive
+/// cap, and the telemetry repetitions when given (their default applies only where a
+/// monitor disturbs, which `prepare` settles; the plan is counted again then).
+fn plan_shape(
+    spec: &ExperimentSpec,
+    axes: &[(String, Vec<String>)],
+    adaptive: Option<&perflab_core::adaptive_target::AdaptiveTarget>,
+    until: Option<&perflab_core::adaptive_target::UntilDecided>,
+) -> PlanShape {
+    let cap = [adaptive.map(|a| a.max_reps), until.map(|u| u.cap)]
+        .into_iter()
+        .flatten()
+        .fold(spec.repetitions, u32::max);
+    PlanShape {
+        points: crate::grid_size::count_points(axes.iter().map(|(_, v)| v.len()))
+            .unwrap_or(u64::MAX),
+        variants: spec.effective_variants().len() as u64,
+        repetitions: u64::from(cap),
+        capped: cap > spec.repetitions,
+        telemetry: u64::from(spec.telemetry_reps.unwrap_or(0)),
+    }
 }
 
 /// One axis per parameter, in parameter-name order (so point numbering is stable across

@@ -40,7 +40,7 @@ pub fn check(axes: &[(String, Vec<String>)]) -> Result<()> {
 }
 
 /// `1000000000 (10^9)` for an exact power of ten, the plain number otherwise.
-fn describe(n: u64) -> String {
+pub(crate) fn describe(n: u64) -> String {
     let mut m = n;
     let mut exp = 0;
     while m >= 10 && m.is_multiple_of(10) {

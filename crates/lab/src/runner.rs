@@ -17,7 +17,7 @@ use crate::adaptive::{better_of, decided, fmt_pct, judged_metric, next_round, Ad
 use crate::claim::claim_settings;
 use crate::error::{LabError, Result};
 use crate::measure::{build_monitors, measure, Slot};
-use crate::plan::plan;
+use crate::plan::Plan;
 use crate::prepare::{check_variants, find_workload, Prepared, Variant};
 pub use crate::run_options::{now_epoch, Progress, RunOptions};
 use perflab_core::adaptive_target::UntilDecided;
@@ -51,18 +51,19 @@ pub fn create_with_uid(
         .iter()
         .map(|v| v.spec.name.clone())
         .collect();
-    let planned = plan(&prepared.spec, &prepared.grid, &names);
+    let planned = Plan::new(&prepared.spec, &prepared.grid, &names)?;
     let new = NewRun {
         study: prepared.spec.name.clone(),
         workload: prepared.spec.workload.clone(),
         label,
         spec: prepared.spec.clone(),
         fingerprint: prepared.fingerprint.clone(),
-        plan: planned,
+        plan: Vec::new(),
         unavailable: prepared.unavailable.clone(),
         uid,
     };
-    Ok(store.create_run(&new, now_epoch())?)
+    // Written as it is made, a batch at a time: the plan is never held whole.
+    Ok(store.create_run_streamed(&new, planned.iter().map(Ok), now_epoch())?)
 }
 
 /// Runs (or resumes) every pending measurement of `run`. Every setting its variants
@@ -100,13 +101,16 @@ pub fn execute_claimed(
     let info = store.run(run)?;
     let spec = &info.spec;
     let workload = find_workload(&spec.workload)?;
-    let pending = store.pending(run)?;
+    // Counted by variant, not loaded: the pending measurements are read a chunk at a
+    // time as they are measured.
+    let pending = store.pending_variants(run)?;
+    let pending_count: u64 = pending.iter().map(|(_, n)| n).sum();
     let (variants, unavailable) = check_variants(&spec.variants, &opts.sys)?;
     // A resumed run must not quietly run a variant in another configuration: if a
     // variant it planned can no longer be applied, stop before changing anything.
     if let Some(u) = unavailable
         .iter()
-        .find(|u| pending.iter().any(|p| p.variant == u.variant))
+        .find(|u| pending.iter().any(|(v, _)| *v == u.variant))
     {
         return Err(LabError::Input(format!(
             "run {run}: variant {} cannot run now: {}",
@@ -132,8 +136,8 @@ pub fn execute_claimed(
     };
     let mut counts = Counts::default();
     let mut result = session
-        .measure_all(store, run, &pending, &mut monitors, progress, None)
-        .map(|(r, f)| counts.add(pending.len(), r, f));
+        .measure_all(store, run, Batch::Pending, &mut monitors, progress, None)
+        .map(|(r, f)| counts.add(pending_count, r, f));
     // Extra rounds come after the planned phase, --target-ci's before --until-decided's.
     // Whatever the planned phase left (an interruption) comes first, so an adaptive phase
     // only ever judges finished points; a resume gets here again.
@@ -206,10 +210,40 @@ struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, batch: usize, recorded: u32, failed: u32) {
+    fn add(&mut self, batch: u64, recorded: u32, failed: u32) {
         self.recorded += recorded;
         self.failed += failed;
-        self.remaining = (batch as u32).saturating_sub(recorded);
+        self.remaining =
+            u32::try_from(batch.saturating_sub(u64::from(recorded))).unwrap_or(u32::MAX);
+    }
+}
+
+/// What one call of [`Session::measure_all`] measures.
+#[derive(Clone, Copy)]
+enum Batch<'a> {
+    /// Everything the run still has pending, read from the store a chunk at a time.
+    Pending,
+    /// An adaptive round, already planned and in hand.
+    Round(&'a [PlannedMeasurement]),
+}
+
+/// Pending measurements read from the store at a time.
+const PENDING_CHUNK: u32 = 4096;
+
+impl<'a> Batch<'a> {
+    /// The next measurements to take after seq `after` (`None`: none taken yet); empty
+    /// when there are no more.
+    fn next(
+        self,
+        store: &Store,
+        run: RunId,
+        after: Option<u32>,
+    ) -> Result<std::borrow::Cow<'a, [PlannedMeasurement]>> {
+        Ok(match self {
+            Batch::Pending => store.pending_after(run, after, PENDING_CHUNK)?.into(),
+            Batch::Round(round) if after.is_none() => round.into(),
+            Batch::Round(_) => Vec::new().into(),
+        })
     }
 }
 
@@ -225,7 +259,7 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
-    /// Measures `pending` in order until done or stopped; returns (recorded, failed).
+    /// Measures `batch` in order until done or stopped; returns (recorded, failed).
     /// With `keep`, each record is also appended there, without its telemetry, histograms
     /// and threads (the adaptive rounds judge metrics only).
     /// The applied variant is a guard on this frame, so every way out restores it.
@@ -233,14 +267,15 @@ impl Session<'_> {
         &self,
         store: &mut Store,
         run: RunId,
-        pending: &[PlannedMeasurement],
+        batch: Batch,
         monitors: &mut [Slot],
         progress: &mut dyn Progress,
         mut keep: Option<&mut Vec<MeasurementRecord>>,
     ) -> Result<(u32, u32)> {
         let mut applied: Option<(String, AppliedVariant)> = None;
+        let mut chunk = batch.next(store, run, None)?;
         if self.spec.warmup > 0 && self.fresh {
-            if let Some(first) = pending.first() {
+            if let Some(first) = chunk.first() {
                 progress.note(&format!(
                     "warm-up: {} unrecorded measurement(s)",
                     self.spec.warmup
@@ -276,31 +311,35 @@ impl Session<'_> {
 
         let mut recorded = 0;
         let mut failed = 0;
-        for pm in pending {
-            if self.opts.stop.load(Ordering::Relaxed) {
-                break;
+        'chunks: while !chunk.is_empty() {
+            for pm in chunk.iter() {
+                if self.opts.stop.load(Ordering::Relaxed) {
+                    break 'chunks;
+                }
+                switch_variant(
+                    &mut applied,
+                    &pm.variant,
+                    self.variants,
+                    self.opts,
+                    self.journal,
+                )?;
+                let variant = applied.as_ref().map(|(_, a)| a);
+                let Some(rec) = measure(pm, self.workload, monitors, self.opts, variant, progress)
+                else {
+                    break 'chunks;
+                };
+                if matches!(rec.status, MeasurementStatus::Failed(_)) {
+                    failed += 1;
+                }
+                store.record(run, &rec)?;
+                recorded += 1;
+                progress.measured(&rec);
+                if let Some(keep) = keep.as_deref_mut() {
+                    keep.push(metrics_only(rec));
+                }
             }
-            switch_variant(
-                &mut applied,
-                &pm.variant,
-                self.variants,
-                self.opts,
-                self.journal,
-            )?;
-            let variant = applied.as_ref().map(|(_, a)| a);
-            let Some(rec) = measure(pm, self.workload, monitors, self.opts, variant, progress)
-            else {
-                break;
-            };
-            if matches!(rec.status, MeasurementStatus::Failed(_)) {
-                failed += 1;
-            }
-            store.record(run, &rec)?;
-            recorded += 1;
-            progress.measured(&rec);
-            if let Some(keep) = keep.as_deref_mut() {
-                keep.push(metrics_only(rec));
-            }
+            let last = chunk.last().map(|p| p.seq);
+            chunk = batch.next(store, run, last)?;
         }
         // Restore explicitly so a failure to restore is reported, not lost in a Drop.
         if let Some((_, a)) = applied.take() {
@@ -380,9 +419,15 @@ impl Session<'_> {
             ));
             let done = store.run(run)?.done;
             progress.begin(run, u64::from(planned), u64::from(done));
-            let (recorded, failed) =
-                self.measure_all(store, run, &round, monitors, progress, Some(&mut ms))?;
-            counts.add(round.len(), recorded, failed);
+            let (recorded, failed) = self.measure_all(
+                store,
+                run,
+                Batch::Round(&round),
+                monitors,
+                progress,
+                Some(&mut ms),
+            )?;
+            counts.add(round.len() as u64, recorded, failed);
             if counts.remaining > 0 {
                 break;
             }

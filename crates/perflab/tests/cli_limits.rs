@@ -69,6 +69,148 @@ fn a_billion_point_grid_is_refused_from_its_axes_before_it_is_built() {
     }
 }
 
+/// A grid of 10^5 points on `null` (1,000 values × 100), run `reps` times each.
+fn hundred_thousand_points(reps: &str) -> Vec<String> {
+    let list = |n: u32| (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    [
+        "run",
+        "--workload",
+        "null",
+        "--monitors",
+        "none",
+        "-p",
+        &format!("value={}", list(1000)),
+        "-p",
+        &format!("noise_pct={}", list(100)),
+        "--reps",
+        reps,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn a_plan_of_a_billion_measurements_is_refused_before_it_is_built() {
+    // 10^5 points × 10^4 repetitions: each factor is within its own bound, the product
+    // is not. Under the 1 GiB address-space limit, planning any of it dies of allocation
+    // failure (it once aborted on a 64 GB allocation and left an empty database).
+    let lab = Lab::new();
+    let grid = hundred_thousand_points("10000");
+    for extra in [
+        &[][..],
+        &["--dry-run"][..],
+        &["--dry-run", "--format", "json"][..],
+    ] {
+        let mut args: Vec<&str> = grid.iter().map(String::as_str).collect();
+        args.extend_from_slice(extra);
+        let o = run_limited(&lab, &args);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}\n{out}\n{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(
+                "the plan has 1000000000 (10^9) measurements (100000 points × 1 variant × \
+                 10000 repetitions); at most 10000000 are allowed"
+            ),
+            "{err}"
+        );
+        assert!(out.is_empty(), "{out}");
+        assert!(!lab.db().exists());
+    }
+    // The adaptive cap counts: 10^5 points may not grow to 10^4 repetitions each.
+    let capped = hundred_thousand_points("3");
+    let mut args: Vec<&str> = capped.iter().map(String::as_str).collect();
+    args.extend_from_slice(&["--target-ci", "1", "--max-reps", "10000", "--dry-run"]);
+    let o = run_limited(&lab, &args);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("(100000 points × 1 variant × 10000 repetitions (the adaptive cap))"),
+        "{err}"
+    );
+}
+
+/// Runs perflab with `args`, its standard output handed to `read` on a thread, and
+/// returns its exit code, standard error, peak resident memory in MiB (from wait4, so
+/// only this child's) and what `read` made of the output.
+// The child is reaped with wait4 (for its peak memory), which clippy cannot see.
+#[allow(clippy::zombie_processes)]
+fn peak_memory<T: Send + 'static>(
+    lab: &Lab,
+    args: &[&str],
+    read: fn(std::process::ChildStdout) -> T,
+) -> (Option<i32>, String, f64, T) {
+    let mut child = lab
+        .cmd()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = std::thread::spawn(move || read(out));
+    let err = std::thread::spawn(move || std::io::read_to_string(err).unwrap());
+    let mut status = 0;
+    // SAFETY: wait4 on our own child, writing into values we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    assert_eq!(reaped, pid);
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let peak = ru.ru_maxrss as f64 / 1024.0;
+    (code, err.join().unwrap(), peak, out.join().unwrap())
+}
+
+/// What a JSON dry-run says of its plan, read line by line: its `measurements`, how many
+/// entries its `plan` has and the last entry's seq (the document is too large to parse
+/// whole in a test).
+fn plan_entries(out: std::process::ChildStdout) -> (String, usize, String) {
+    use std::io::BufRead;
+    let (mut measurements, mut entries, mut last) = (String::new(), 0, String::new());
+    for line in std::io::BufReader::new(out).lines() {
+        let line = line.unwrap();
+        let line = line.trim();
+        if let Some(n) = line.strip_prefix("\"measurements\": ") {
+            measurements = n.trim_end_matches(',').to_string();
+        } else if let Some(seq) = line.strip_prefix("\"seq\": ") {
+            entries += 1;
+            last = seq.trim_end_matches(',').to_string();
+        }
+    }
+    (measurements, entries, last)
+}
+
+#[test]
+fn a_plan_of_a_million_measurements_is_shown_in_bounded_memory() {
+    // 10^5 points × 10 repetitions: the plan was built whole (0.94 GB for the text
+    // dry-run, 1.19 GB for a run); now it is counted, and made only as it is shown, so
+    // what remains is the grid's (about 1.5 KB a point).
+    let lab = Lab::new();
+    let mut args: Vec<String> = hundred_thousand_points("10");
+    args.push("--dry-run".into());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, err, peak, out) = peak_memory(&lab, &args, |o| std::io::read_to_string(o).unwrap());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(peak < 200.0, "peak RSS {peak:.1} MiB");
+    let tail = &out[out.len().saturating_sub(2000)..];
+    assert!(
+        out.contains("100000 points x 1 variants x 10 repetitions = 1000000 measurements"),
+        "{tail}"
+    );
+    assert!(out.contains("  … 999980 more"), "{tail}");
+
+    // The JSON form writes every measurement of the plan, one at a time.
+    let mut json = args.clone();
+    json.extend_from_slice(&["--format", "json"]);
+    let (code, err, peak, (measurements, entries, last)) = peak_memory(&lab, &json, plan_entries);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(peak < 200.0, "peak RSS {peak:.1} MiB");
+    assert_eq!(measurements, "1000000");
+    assert_eq!(entries, 1_000_000);
+    assert_eq!(last, "999999");
+    assert!(!lab.db().exists());
+}
+
 /// Every numeric flag: the command before it, the flag, values outside its range, and the
 /// range as its `--help` states it. A value outside is exit 2 with one line naming the flag.
 const NUMERIC_FLAGS: &[(&[&str], &str, &[&str], &str)] = &[

@@ -32,6 +32,15 @@ pub trait Backend: Send {
     fn plan(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError>;
     /// Planned measurements not recorded `Ok`, in execution order.
     fn pending(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError>;
+    /// At most `limit` of [`Backend::pending`]'s measurements, those after seq `after`.
+    fn pending_after(
+        &self,
+        id: RunId,
+        after: Option<u32>,
+        limit: u32,
+    ) -> Result<Vec<PlannedMeasurement>, StoreError>;
+    /// How many measurements [`Backend::pending`] holds of each variant.
+    fn pending_variants(&self, id: RunId) -> Result<Vec<(String, u64)>, StoreError>;
     /// Every recorded measurement of the run, ordered by seq.
     fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError>;
     /// Every recorded measurement of the run handed to `visit` in seq order, from one
@@ -67,9 +76,15 @@ pub trait Backend: Send {
             .collect())
     }
 
-    /// Stores a new run with status `running`, its plan and unavailable variants; its uid
-    /// is `run.uid`, or a fresh one.
-    fn create_run(&mut self, run: &NewRun, created_at: f64) -> Result<RunId, StoreError>;
+    /// Stores a new run with status `running`, the plan `plan` yields (checked as it is
+    /// read; an error stores nothing) and its unavailable variants; its uid is `run.uid`,
+    /// or a fresh one. `run.plan` is not read.
+    fn create_run(
+        &mut self,
+        run: &NewRun,
+        plan: &mut dyn Iterator<Item = Result<PlannedMeasurement, StoreError>>,
+        created_at: f64,
+    ) -> Result<RunId, StoreError>;
     /// Adds measurements at the end of the plan; returns the new planned count.
     fn append_plan(&mut self, run: RunId, more: &[PlannedMeasurement]) -> Result<u32, StoreError>;
     /// Commits one measurement.

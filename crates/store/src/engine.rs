@@ -54,6 +54,18 @@ impl<E: Engine> Backend for SqlBackend<E> {
     fn pending(&self, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError> {
         self.0.snapshot(|q| read::pending(q, id))
     }
+    fn pending_after(
+        &self,
+        id: RunId,
+        after: Option<u32>,
+        limit: u32,
+    ) -> Result<Vec<PlannedMeasurement>, StoreError> {
+        self.0
+            .snapshot(|q| read::pending_after(q, id, after, limit))
+    }
+    fn pending_variants(&self, id: RunId) -> Result<Vec<(String, u64)>, StoreError> {
+        self.0.snapshot(|q| read::pending_variants(q, id))
+    }
     fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError> {
         self.0.snapshot(|q| read::measurements(q, id))
     }
@@ -69,8 +81,13 @@ impl<E: Engine> Backend for SqlBackend<E> {
     fn recorded(&self, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {
         self.0.snapshot(|q| read::recorded(q, id))
     }
-    fn create_run(&mut self, run: &NewRun, created_at: f64) -> Result<RunId, StoreError> {
-        write::create_run(self.0.begin()?, run, created_at)
+    fn create_run(
+        &mut self,
+        run: &NewRun,
+        plan: &mut dyn Iterator<Item = Result<PlannedMeasurement, StoreError>>,
+        created_at: f64,
+    ) -> Result<RunId, StoreError> {
+        write::create_run(self.0.begin()?, run, plan, created_at)
     }
     fn append_plan(&mut self, run: RunId, more: &[PlannedMeasurement]) -> Result<u32, StoreError> {
         write::append_plan(self.0.begin()?, run, more)

@@ -17,6 +17,26 @@ pub(crate) fn check_new_plan(plan: &[PlannedMeasurement]) -> Result<(), StoreErr
     Ok(())
 }
 
+/// `plan` with every seq checked to come after the one before it: unique without a set of
+/// them all, for a plan read as it is written.
+pub(crate) fn rising_seqs(
+    plan: impl Iterator<Item = Result<PlannedMeasurement, StoreError>>,
+) -> impl Iterator<Item = Result<PlannedMeasurement, StoreError>> {
+    let mut last: Option<u32> = None;
+    plan.map(move |p| {
+        let p = p?;
+        if last.is_some_and(|l| p.seq <= l) {
+            return Err(StoreError::InvalidPlan(format!(
+                "seq {} comes after seq {} in a streamed plan, whose seqs must rise",
+                p.seq,
+                last.unwrap_or_default()
+            )));
+        }
+        last = Some(p.seq);
+        Ok(p)
+    })
+}
+
 /// A planned repetition: (point, variant, rep, role). Headline and telemetry repetitions
 /// are numbered apart.
 pub(crate) type RepKey = (u32, String, u32, String);

@@ -168,6 +168,23 @@ impl Store {
         self.backend.pending(id)
     }
 
+    /// [`Store::pending`] a chunk at a time: at most `limit` of its measurements, those
+    /// after seq `after` (from the start with `None`), so a runner never holds a plan of
+    /// millions. A caller that records as it goes passes the last seq it was given.
+    pub fn pending_after(
+        &self,
+        id: RunId,
+        after: Option<u32>,
+        limit: u32,
+    ) -> Result<Vec<PlannedMeasurement>, StoreError> {
+        self.backend.pending_after(id, after, limit)
+    }
+
+    /// How many of [`Store::pending`]'s measurements each variant has, by variant name.
+    pub fn pending_variants(&self, id: RunId) -> Result<Vec<(String, u64)>, StoreError> {
+        self.backend.pending_variants(id)
+    }
+
     /// Every recorded measurement of the run (Ok and failed), ordered by seq, with all it
     /// produced and its telemetry.
     pub fn measurements(&self, id: RunId) -> Result<Vec<MeasurementRecord>, StoreError> {
@@ -197,7 +214,28 @@ impl Store {
 
     /// Stores a new run with status `running`, its whole plan and its unavailable variants.
     pub fn create_run(&mut self, run: &NewRun, created_at: f64) -> Result<RunId, StoreError> {
-        self.backend.create_run(run, created_at)
+        crate::rules::check_new_plan(&run.plan)?;
+        let mut plan = run.plan.iter().cloned().map(Ok);
+        self.backend.create_run(run, &mut plan, created_at)
+    }
+
+    /// [`Store::create_run`] with the plan read from `plan` as it is written, in batches,
+    /// so a plan of millions of measurements is never held whole; `run.plan` must be
+    /// empty. The seqs must rise strictly (execution order), which is checked as they come.
+    /// An error from `plan` (a file that cannot be read further) stores nothing.
+    pub fn create_run_streamed(
+        &mut self,
+        run: &NewRun,
+        plan: impl Iterator<Item = Result<PlannedMeasurement, StoreError>>,
+        created_at: f64,
+    ) -> Result<RunId, StoreError> {
+        if !run.plan.is_empty() {
+            return Err(StoreError::InvalidPlan(
+                "a streamed plan comes from its iterator, yet the run holds one too".into(),
+            ));
+        }
+        let mut plan = crate::rules::rising_seqs(plan);
+        self.backend.create_run(run, &mut plan, created_at)
     }
 
     /// Adds measurements to the end of a run's plan (adaptive repetitions decide them only

@@ -14,4 +14,5 @@ mod open_pg;
 mod perf;
 mod readonly;
 mod roundtrip;
+mod streamed;
 mod visit;

@@ -74,9 +74,16 @@ pub fn print<T: Serialize + ?Sized>(body: &T) -> anyhow::Result<()> {
     print_doc(&wrap(body))
 }
 
-/// [`print`] of a document of `format` ([`wrap_as`]).
-pub fn print_as<T: Serialize + ?Sized>(format: &'static str, body: &T) -> anyhow::Result<()> {
-    print_doc(&wrap_as(format, body))
+/// A document of `format` ([`wrap_as`]) written to `out` as it is serialized, never held
+/// whole as text: for a document of millions of entries (`run --dry-run`'s plan).
+pub fn write_as<T: Serialize + ?Sized>(
+    out: &mut impl std::io::Write,
+    format: &'static str,
+    body: &T,
+) -> anyhow::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &wrap_as(format, body))?;
+    writeln!(out)?;
+    Ok(())
 }
 
 fn print_doc<T: Serialize + ?Sized>(doc: &Envelope<'_, T>) -> anyhow::Result<()> {

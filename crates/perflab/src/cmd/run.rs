@@ -62,6 +62,8 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
         claim(g, &sys, &prepared.available, &a).map_err(|e| run_lock::refused(e, None, g))?;
     let mut store = common::open_store(g)?;
     let id = perflab_lab::create_with_uid(&mut store, &prepared, a.label.clone(), a.uid.clone())?;
+    // The run reads its spec back from the store; the grid (1.5 KB a point) goes now.
+    drop(prepared);
     execute(g, &mut store, id, &sys, &a, journal)
 }
 
@@ -207,28 +209,44 @@ struct DryRun<'a> {
     spec: &'a perflab_core::RunSpec,
     variants: &'a [String],
     unavailable: &'a [perflab_store::UnavailableVariant],
-    measurements: usize,
-    telemetry_measurements: usize,
+    measurements: u64,
+    telemetry_measurements: u64,
     timed_seconds: Option<f64>,
-    plan: &'a [perflab_core::record::PlannedMeasurement],
+    plan: PlanSeq<'a>,
+}
+
+/// The plan as a JSON array written as it is made, never held whole.
+struct PlanSeq<'a>(&'a perflab_lab::plan::Plan<'a>);
+
+impl serde::Serialize for PlanSeq<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter())
+    }
 }
 
 fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()> {
     let names: Vec<String> = p.available.iter().map(|v| v.spec.name.clone()).collect();
-    let plan = perflab_lab::plan::plan(&p.spec, &p.grid, &names);
+    let plan = perflab_lab::plan::Plan::new(&p.spec, &p.grid, &names)?;
     // A workload without a timed `duration` (null, dmatest) has no known run time.
     let timed_duration = p.workload.info().params.iter().any(|s| {
         s.name == "duration" && matches!(s.kind, perflab_core::ParamKind::Duration { .. })
     });
+    // Summed over the grid's cells, each times its measurements: no measurement is built.
     let timed: f64 = if timed_duration {
-        plan.iter()
-            .map(|m| m.params.seconds("duration"))
+        plan.cells()
+            .map(|(point, variant, n)| {
+                p.grid
+                    .params(point, variant)
+                    .seconds("duration")
+                    .map(|s| s * n as f64)
+            })
             .sum::<Result<f64, _>>()?
     } else {
         0.0
     };
     // exec's `duration` is only a placeholder value for its command, not a time it runs.
     let timed = (timed > 0.0 && p.spec.workload != "exec").then_some(timed);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if format == RunFormat::Json {
         // Everything the text form says, as one document and nothing else on stdout;
         // notes (monitors left out, variants unavailable) went to stderr.
@@ -238,38 +256,43 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
             variants: &names,
             unavailable: &p.unavailable,
             measurements: plan.len(),
-            telemetry_measurements: plan
-                .iter()
-                .filter(|m| m.role == perflab_core::record::Role::Telemetry)
-                .count(),
+            telemetry_measurements: plan.telemetry_len(),
             timed_seconds: timed,
-            plan: &plan,
+            plan: PlanSeq(&plan),
         };
-        envelope::print_as("perflab-run-dry-run", &doc)?;
+        envelope::write_as(&mut out, "perflab-run-dry-run", &doc)?;
+        out.flush()?;
         return Ok(());
     }
-    println!("{}", serde_json::to_string_pretty(&p.spec)?);
-    println!(
+    serde_json::to_writer_pretty(&mut out, &p.spec)?;
+    writeln!(out)?;
+    writeln!(
+        out,
         "{}",
         plan_arithmetic(p.spec.points.len(), names.len(), p.spec.repetitions, &plan)
-    );
+    )?;
     if let Some(u) = &p.spec.until_decided {
-        println!(
+        writeln!(
+            out,
             "then until decided: undecided comparison rows get more repetitions, in looks \
              of an alpha-spending schedule, up to {} per point and variant",
             u.cap
-        );
+        )?;
     }
     if let Some(a) = &p.spec.adaptive {
-        println!(
+        writeln!(
+            out,
             "then adaptive rounds: up to {} repetitions per point and variant, until the \
              median's 95% CI is within ±{}%",
             a.max_reps,
             adaptive::fmt_pct(a.target_ci_pct)
-        );
+        )?;
     }
     if let Some(timed) = timed {
-        println!("at least {timed:.0} s of timed measurement, plus warm-ups and set-up");
+        writeln!(
+            out,
+            "at least {timed:.0} s of timed measurement, plus warm-ups and set-up"
+        )?;
     }
     for m in plan.iter().take(20) {
         // Telemetry repetitions are numbered apart (from 0), so say which kind a line is.
@@ -277,17 +300,19 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
             perflab_core::record::Role::Headline => "",
             perflab_core::record::Role::Telemetry => " telemetry",
         };
-        println!(
+        writeln!(
+            out,
             "  #{:<4} [{}] rep {}{kind}  {}",
             m.seq,
             m.variant,
             m.rep,
             m.params.describe()
-        );
+        )?;
     }
     if plan.len() > 20 {
-        println!("  … {} more", plan.len() - 20);
+        writeln!(out, "  … {} more", plan.len() - 20)?;
     }
+    out.flush()?;
     Ok(())
 }
 
@@ -298,12 +323,9 @@ fn plan_arithmetic(
     points: usize,
     variants: usize,
     reps: u32,
-    plan: &[perflab_store::PlannedMeasurement],
+    plan: &perflab_lab::plan::Plan,
 ) -> String {
-    let telemetry = plan
-        .iter()
-        .filter(|m| m.role == perflab_core::record::Role::Telemetry)
-        .count();
+    let telemetry = plan.telemetry_len();
     let headline = plan.len() - telemetry;
     let product = format!("{points} points x {variants} variants x {reps} repetitions");
     if telemetry == 0 {

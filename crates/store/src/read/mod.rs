@@ -174,10 +174,58 @@ pub(crate) fn pending(q: &mut dyn Query, id: RunId) -> Result<Vec<PlannedMeasure
     )
 }
 
+const PENDING_CHUNK: &str =
+    "SELECT p.seq, p.point, p.params, p.variant, p.rep, p.role FROM plan p \
+     LEFT JOIN measurements m ON m.run_id = p.run_id AND m.seq = p.seq \
+     WHERE p.run_id = $1 AND (m.status IS NULL OR m.status <> 'ok') AND p.seq > $2 \
+     ORDER BY p.seq LIMIT $3";
+
+/// At most `limit` of [`pending`]'s measurements, those after seq `after` (from the
+/// start when `None`): a runner reads a plan of millions a chunk at a time.
+pub(crate) fn pending_after(
+    q: &mut dyn Query,
+    id: RunId,
+    after: Option<u32>,
+    limit: u32,
+) -> Result<Vec<PlannedMeasurement>, StoreError> {
+    let after = after.map_or(-1, i64::from);
+    planned_with(
+        q,
+        id,
+        PENDING_CHUNK,
+        &[id.into(), after.into(), limit.into()],
+    )
+}
+
+/// How many measurements [`pending`] holds of each variant, by variant name.
+pub(crate) fn pending_variants(
+    q: &mut dyn Query,
+    id: RunId,
+) -> Result<Vec<(String, u64)>, StoreError> {
+    require_run(q, id)?;
+    q.query_all(
+        "SELECT p.variant, count(*) FROM plan p \
+         LEFT JOIN measurements m ON m.run_id = p.run_id AND m.seq = p.seq \
+         WHERE p.run_id = $1 AND (m.status IS NULL OR m.status <> 'ok') \
+         GROUP BY p.variant ORDER BY p.variant",
+        &[id.into()],
+        |r| Ok((r.text(0)?, r.int(1)?.max(0) as u64)),
+    )
+}
+
 fn planned(q: &mut dyn Query, id: RunId, sql: &str) -> Result<Vec<PlannedMeasurement>, StoreError> {
+    planned_with(q, id, sql, &[id.into()])
+}
+
+fn planned_with(
+    q: &mut dyn Query,
+    id: RunId,
+    sql: &str,
+    params: &[crate::sql::Value<'_>],
+) -> Result<Vec<PlannedMeasurement>, StoreError> {
     require_run(q, id)?;
     let db = q.db().clone();
-    q.query_all(sql, &[id.into()], |r| {
+    q.query_all(sql, params, |r| {
         let seq = r.u32(0, "a seq")?;
         Ok(PlannedMeasurement {
             seq,

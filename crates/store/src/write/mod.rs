@@ -10,17 +10,22 @@ use std::collections::HashSet;
 use crate::codec::{json, status_columns, OK};
 use crate::error::corrupt;
 use crate::read::{no_run, run_by_uid, run_exists};
-use crate::rules::{check_append, check_matches_plan, check_new_plan, PlanRow, RepKey};
+use crate::rules::{check_append, check_matches_plan, PlanRow, RepKey};
 use crate::sql::{QueryExt, WriteTx};
 use crate::{MeasurementRecord, NewRun, PlannedMeasurement, RunId, RunStatus, StoreError};
 
-/// Stores a new run with status `running`, its whole plan and its unavailable variants.
+/// Planned measurements inserted per batch: a plan of millions is written without ever
+/// being held whole.
+const PLAN_BATCH: usize = 4096;
+
+/// Stores a new run with status `running`, the plan `plan` yields (the rules on it
+/// checked by the caller as it goes) and its unavailable variants; `run.plan` is not read.
 pub(crate) fn create_run(
     mut tx: impl WriteTx,
     run: &NewRun,
+    plan: &mut dyn Iterator<Item = Result<PlannedMeasurement, StoreError>>,
     created_at: f64,
 ) -> Result<RunId, StoreError> {
-    check_new_plan(&run.plan)?;
     let spec = json("the experiment spec", &run.spec)?;
     let fingerprint = json("the host fingerprint", &run.fingerprint)?;
     let uid = crate::uid::uid_for(run.uid.as_deref());
@@ -55,7 +60,17 @@ pub(crate) fn create_run(
             ),
         });
     };
-    rows::insert(&mut tx, rows::plan(id, &run.plan)?)?;
+    let mut batch = Vec::with_capacity(PLAN_BATCH);
+    loop {
+        batch.clear();
+        for p in (&mut *plan).take(PLAN_BATCH) {
+            batch.push(p?);
+        }
+        if batch.is_empty() {
+            break;
+        }
+        rows::insert(&mut tx, rows::plan(id, &batch)?)?;
+    }
     rows::insert(&mut tx, rows::unavailable(id, &run.unavailable))?;
     tx.commit()?;
     Ok(id)
