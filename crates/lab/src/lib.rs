@@ -12,6 +12,7 @@ pub mod hugetlb_pool;
 pub mod measure;
 pub mod memlock;
 pub mod plan;
+pub mod plan_size;
 pub mod prepare;
 pub mod presets;
 pub mod run_options;
