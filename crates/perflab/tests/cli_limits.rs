@@ -211,6 +211,119 @@ fn a_plan_of_a_million_measurements_is_shown_in_bounded_memory() {
     assert!(!lab.db().exists());
 }
 
+/// An export of `n` measurements (about 4.5 KB each: a null run's, with its telemetry),
+/// made from a real one of two by numbering copies of its first plan row and
+/// measurement: as `export` writes it, one record per line.
+fn large_export(lab: &Lab, n: u32) -> std::path::PathBuf {
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "--reps",
+        "2",
+        "--monitors",
+        "interrupts,softirqs,cpu_time,cpuidle",
+    ]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let o = lab.run(&["export", &common::run_id(&err)]);
+    let doc = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = doc.lines().collect();
+    let at = |l: &str| lines.iter().position(|x| *x == l).unwrap();
+    let (plan, measurements) = (at("  \"plan\": ["), at("  \"measurements\": ["));
+    let record = |line: &str| -> serde_json::Value {
+        serde_json::from_str(line.trim().trim_end_matches(',')).unwrap()
+    };
+    let (row, m) = (record(lines[plan + 1]), record(lines[measurements + 1]));
+    let path = lab.dir.path().join("large.json");
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let list = |out: &mut dyn std::io::Write, template: &serde_json::Value| {
+        for i in 0..n {
+            let mut r = template.clone();
+            r["seq"] = i.into();
+            r["rep"] = i.into();
+            let sep = if i + 1 < n { "," } else { "" };
+            writeln!(out, "    {r}{sep}").unwrap();
+        }
+    };
+    use std::io::Write;
+    writeln!(out, "{}", lines[..=plan].join("\n")).unwrap();
+    list(&mut out, &row);
+    writeln!(out, "  ],\n  \"measurements\": [").unwrap();
+    list(&mut out, &m);
+    writeln!(out, "  ]\n}}").unwrap();
+    out.flush().unwrap();
+    path
+}
+
+#[test]
+fn a_large_export_is_imported_in_bounded_memory() {
+    // 8,000 measurements, 37 MB: the import read the file whole, as text and then as one
+    // value (569 MB took 2.9 GB; 47 MB 231 MB); the text alone and its copy would be
+    // 74 MB. Read as a stream, the import holds a fingerprint of each plan row.
+    let lab = Lab::new();
+    let file = large_export(&lab, 8_000);
+    let size = std::fs::metadata(&file).unwrap().len();
+    assert!(size > 32_000_000, "{size} bytes");
+    let db = lab.dir.path().join("imported.db");
+    let args = [
+        "--db",
+        db.to_str().unwrap(),
+        "import",
+        "--parser",
+        "perflab-json",
+        file.to_str().unwrap(),
+    ];
+    let (code, err, peak, _) = peak_memory(&lab, &args, |o| std::io::read_to_string(o).unwrap());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(peak < 80.0, "peak RSS {peak:.1} MiB");
+    assert!(
+        err.contains("imported from") && err.contains("8000 new measurement(s), 0 there"),
+        "{err}"
+    );
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let count = |t: &str| -> i64 {
+        c.query_row(&format!("SELECT count(*) FROM {t}"), [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!((count("plan"), count("measurements")), (8_000, 8_000));
+    // Again: nothing new, and the plan compared row by row, in bounded memory too.
+    let (code, err, peak, _) = peak_memory(&lab, &args, |o| std::io::read_to_string(o).unwrap());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(peak < 80.0, "peak RSS {peak:.1} MiB");
+    assert!(
+        err.contains("imported before") && err.contains("0 new measurement(s), 8000 there"),
+        "{err}"
+    );
+}
+
+#[test]
+fn show_reads_a_large_run_as_report_does() {
+    // 1,000 measurements with their telemetry: `show` loaded every record whole (211 MB,
+    // and 1.84 GB for 10,000); it now folds them as they stream, as `report` does.
+    let lab = Lab::new();
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "--reps",
+        "1000",
+        "--monitors",
+        "interrupts,softirqs,cpu_time,cpuidle",
+    ]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let id = common::run_id(&err);
+    for format in ["text", "json"] {
+        let args = ["show", id.as_str(), "--format", format];
+        let (code, err, peak, out) =
+            peak_memory(&lab, &args, |o| std::io::read_to_string(o).unwrap());
+        assert_eq!(code, Some(0), "{err}");
+        assert!(peak < 80.0, "{format}: peak RSS {peak:.1} MiB");
+        assert!(out.contains("1000"), "{out}");
+    }
+}
+
 /// Every numeric flag: the command before it, the flag, values outside its range, and the
 /// range as its `--help` states it. A value outside is exit 2 with one line naming the flag.
 const NUMERIC_FLAGS: &[(&[&str], &str, &[&str], &str)] = &[

@@ -50,6 +50,12 @@ pub fn copy_parts(
     let more = copy_records(dst, report.run, recs)?;
     report.copied = more.copied;
     report.skipped = more.skipped;
+    settle_run(dst, info, &report)?;
+    Ok(report)
+}
+
+/// The last step of a copy: the destination's run takes `info`'s label and status.
+pub fn settle_run(dst: &mut Store, info: &RunInfo, report: &CopyReport) -> Result<(), StoreError> {
     let now = dst.run(report.run)?;
     if now.label != info.label {
         dst.set_label(report.run, info.label.as_deref())?;
@@ -57,7 +63,36 @@ pub fn copy_parts(
     if now.status != info.status {
         dst.set_status(report.run, info.status)?;
     }
-    Ok(report)
+    Ok(())
+}
+
+/// [`ensure_run`] with the plan read as it is written, for a run too large to hold
+/// (an import of millions of measurements): a new run takes the rows straight into the
+/// store ([`Store::create_run_streamed`], so their seqs must rise); a run the destination
+/// has already is compared row by row as [`ensure_run`] does, which holds the plan.
+pub fn ensure_run_streamed(
+    dst: &mut Store,
+    info: &RunInfo,
+    plan: impl Iterator<Item = Result<PlannedMeasurement, StoreError>>,
+) -> Result<CopyReport, StoreError> {
+    let existing = if info.uid.is_empty() {
+        None
+    } else {
+        dst.run_by_uid(&info.uid)?
+    };
+    if existing.is_some() {
+        let plan = plan.collect::<Result<Vec<_>, _>>()?;
+        return ensure(dst, info, &plan);
+    }
+    let run = dst.create_run_streamed(&new_run(info, Vec::new()), plan, info.created_at)?;
+    if info.status != crate::RunStatus::Running {
+        dst.set_status(run, info.status)?;
+    }
+    Ok(CopyReport {
+        run,
+        created: true,
+        ..CopyReport::default()
+    })
 }
 
 /// The destination's number for the run `info` describes, creating the run (with `plan`)
@@ -160,21 +195,25 @@ fn create(
     info: &RunInfo,
     plan: &[PlannedMeasurement],
 ) -> Result<RunId, StoreError> {
-    let new = NewRun {
+    let run = dst.create_run(&new_run(info, plan.to_vec()), info.created_at)?;
+    if info.status != crate::RunStatus::Running {
+        dst.set_status(run, info.status)?;
+    }
+    Ok(run)
+}
+
+/// The run `info` describes, as a new run of a destination.
+fn new_run(info: &RunInfo, plan: Vec<PlannedMeasurement>) -> NewRun {
+    NewRun {
         uid: (!info.uid.is_empty()).then(|| info.uid.clone()),
         study: info.study.clone(),
         workload: info.workload.clone(),
         label: info.label.clone(),
         spec: info.spec.clone(),
         fingerprint: info.fingerprint.clone(),
-        plan: plan.to_vec(),
+        plan,
         unavailable: info.unavailable.clone(),
-    };
-    let run = dst.create_run(&new, info.created_at)?;
-    if info.status != crate::RunStatus::Running {
-        dst.set_status(run, info.status)?;
     }
-    Ok(run)
 }
 
 /// Records in run `run` of `dst` every record it lacks: one it has not recorded, or an
@@ -185,36 +224,59 @@ pub fn copy_records(
     run: RunId,
     recs: &[MeasurementRecord],
 ) -> Result<CopyReport, StoreError> {
-    // seq -> recorded Ok, kept up to date as records go in, so a batch holding a seq
-    // twice (failed, then retried) ends as the destination would have.
-    let mut recorded: HashMap<u32, bool> = dst.recorded(run)?.into_iter().collect();
-    let mut report = CopyReport {
-        run,
-        ..CopyReport::default()
-    };
+    let mut copier = RecordCopier::new(dst, run)?;
     for rec in recs {
+        copier.push(dst, rec)?;
+    }
+    Ok(copier.report)
+}
+
+/// [`copy_records`] one record at a time, for records read as they come (an import).
+pub struct RecordCopier {
+    /// seq -> recorded Ok, kept up to date as records go in, so a batch holding a seq
+    /// twice (failed, then retried) ends as the destination would have.
+    recorded: HashMap<u32, bool>,
+    pub report: CopyReport,
+}
+
+impl RecordCopier {
+    /// Starts copying into run `run` of `dst`, whose plan rows must be there already.
+    pub fn new(dst: &Store, run: RunId) -> Result<RecordCopier, StoreError> {
+        Ok(RecordCopier {
+            recorded: dst.recorded(run)?.into_iter().collect(),
+            report: CopyReport {
+                run,
+                ..CopyReport::default()
+            },
+        })
+    }
+
+    /// Records `rec` unless the destination has it (or has it `Ok`); committed on its
+    /// own, as a measurement is.
+    pub fn push(&mut self, dst: &mut Store, rec: &MeasurementRecord) -> Result<(), StoreError> {
+        let (run, report) = (self.report.run, &mut self.report);
         let failed = matches!(rec.status, MeasurementStatus::Failed(_));
-        let take = match recorded.get(&rec.seq) {
+        let take = match self.recorded.get(&rec.seq) {
             None => true,
             Some(&ok) => !ok && !failed,
         };
-        if take {
-            match dst.record(run, rec) {
-                Ok(()) => {
-                    recorded.insert(rec.seq, !failed);
-                    report.copied += 1;
-                }
-                // Another copy (a second push, the host's own stream) recorded it `Ok`
-                // since the look-up: the destination has it, and an Ok one stays.
-                Err(StoreError::AlreadyRecorded { .. }) => {
-                    recorded.insert(rec.seq, true);
-                    report.skipped += 1;
-                }
-                Err(e) => return Err(e),
-            }
-        } else {
+        if !take {
             report.skipped += 1;
+            return Ok(());
         }
+        match dst.record(run, rec) {
+            Ok(()) => {
+                self.recorded.insert(rec.seq, !failed);
+                report.copied += 1;
+            }
+            // Another copy (a second push, the host's own stream) recorded it `Ok`
+            // since the look-up: the destination has it, and an Ok one stays.
+            Err(StoreError::AlreadyRecorded { .. }) => {
+                self.recorded.insert(rec.seq, true);
+                report.skipped += 1;
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(())
     }
-    Ok(report)
 }

@@ -36,13 +36,16 @@ mod write;
 
 pub use assemble::TelemetryFilter;
 pub use backend::{Backend, Claim};
-pub use copy::{copy_parts, copy_records, copy_run, ensure_run, CopyReport};
+pub use copy::{
+    copy_parts, copy_records, copy_run, ensure_run, ensure_run_streamed, settle_run, CopyReport,
+    RecordCopier,
+};
 pub use error::StoreError;
 pub use health::Health;
-pub use read::ReadableRuns;
 pub use location::Location;
 pub use path::{default_path, default_path_from, sudo_user_from, PasswdEntry, SudoUser};
 pub use perflab_core::record::*;
+pub use read::ReadableRuns;
 pub use sqlite::{check_file_path, claims_path};
 pub use store::Store;
 pub use uid::new_uid;

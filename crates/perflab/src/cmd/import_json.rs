@@ -1,45 +1,201 @@
 //! `perflab import --parser perflab-json FILE`: a `perflab export --format json` document
 //! becomes a stored run again — the same uid, plan, figures and status — so a run can be
 //! moved between databases as a file, and importing it twice adds nothing the second time.
+//!
+//! The document is read as a stream (`import_stream`), never whole: once to check it all
+//! before the database is opened, then once for the plan and once for the measurements,
+//! each written as it is read. What is held is a fingerprint of each plan row, so the
+//! memory an import takes does not grow with what the measurements carry.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::hash_map::{DefaultHasher, Entry};
+use std::collections::HashMap;
+use std::hash::Hasher;
+use std::path::{Path, PathBuf};
 
 use perflab_core::plausible::{check_record, Nan};
-use perflab_store::{copy_parts, MeasurementRecord, PlannedMeasurement, RunInfo};
-use serde::Deserialize;
+use perflab_store::{
+    ensure_run_streamed, settle_run, MeasurementRecord, PlannedMeasurement, RecordCopier, RunInfo,
+    StoreError,
+};
 
 use crate::cli::{Global, ImportArgs};
 use crate::cmd::common;
+use crate::cmd::import_stream::{self, Head, Item, Layout, Lists, Stop};
 use crate::exit::input;
 
 /// The parser name `import --parser` takes for an export document.
 pub const NAME: &str = "perflab-json";
 
-/// What `perflab export --format json` writes. `plan`, `format` and `format_version`
-/// came later: an export without a plan is planned as what it recorded, one without a
-/// format is taken as version 1. Keys this perflab does not know are ignored, as
-/// docs/export.md promises: a version keeps its meaning when a field is added.
-#[derive(Deserialize)]
-struct Export {
-    #[serde(default)]
-    format: Option<String>,
-    #[serde(default)]
-    format_version: Option<u32>,
-    run: RunInfo,
-    #[serde(default)]
-    plan: Option<Vec<PlannedMeasurement>>,
-    /// Version 2: the fields each telemetry row (an array) lists, in order.
-    #[serde(default)]
-    telemetry_columns: Option<Vec<String>>,
-    measurements: Vec<MeasurementRecord>,
-}
-
 pub fn run(g: &Global, a: &ImportArgs) -> anyhow::Result<i32> {
     let file = a.file.display().to_string();
-    let text = super::common::read_input(&a.file)?;
-    let doc: Export = serde_json::from_str(&text)
-        .map_err(|e| input(format!("{file}: not a perflab JSON export: {e}")))?;
-    match (doc.format.as_deref(), doc.format_version) {
+    // Standard input is read more than once, so it is kept in a file first.
+    let spooled = Spool::of(&a.file)?;
+    let path = spooled.path();
+    // Read as `export` lays it out where it is, as any JSON where not (nothing is written
+    // in this first read, so it can start again).
+    let mut layout = Layout::Lines;
+    let mut checked = Check::default();
+    let checking = |item: Item, checked: &mut Check| match item {
+        Item::Head(head) => check_head(&head, &file),
+        item => checked
+            .item(item)
+            .map_err(|why| input(format!("{file}: {why}"))),
+    };
+    let head = match read(path, &file, layout, Lists::BOTH, &mut |i| {
+        checking(i, &mut checked)
+    })? {
+        None => {
+            layout = Layout::Any;
+            checked = Check::default();
+            read(path, &file, layout, Lists::BOTH, &mut |i| {
+                checking(i, &mut checked)
+            })?
+            .expect("the reader of any JSON reads any layout")
+        }
+        Some(head) => head,
+    };
+    check_head(&head, &file)?;
+    // Everything is checked before the database is opened: a bad document changes nothing.
+    checked
+        .finish(head.has_plan)
+        .map_err(|e| input(format!("{file}: {e}")))?;
+    let mut info = head.run.expect("a document without `run` is refused");
+    if let Some(label) = &a.label {
+        info.label = Some(label.clone());
+    }
+    if let Some(study) = &a.study {
+        info.study = study.clone();
+    }
+    let mut store = common::open_store(g)?;
+    let mut report = ensure(&mut store, &info, (path, &file, layout), head.has_plan)?;
+    let mut copier = RecordCopier::new(&store, report.run)?;
+    // Parsed on a thread beside the recording, which takes as long again.
+    let (records, reader) = stream(
+        path,
+        &file,
+        layout,
+        Lists::MEASUREMENTS,
+        |item| match item {
+            Item::Measurement(m) => Some(m),
+            _ => None,
+        },
+    );
+    let copied = records
+        .into_iter()
+        .try_for_each(|m| copier.push(&mut store, &m?).map_err(anyhow::Error::from));
+    reader
+        .join()
+        .expect("the measurements' reader does not panic");
+    copied?;
+    report.copied = copier.report.copied;
+    report.skipped = copier.report.skipped;
+    settle_run(&mut store, &info, &report)?;
+    eprintln!(
+        "run {}: {} from {file}: {} new measurement(s), {} there already",
+        report.run,
+        if report.created {
+            "imported"
+        } else {
+            "imported before"
+        },
+        report.copied,
+        report.skipped
+    );
+    if info.uid.is_empty() {
+        eprintln!(
+            "note: the export has no run uid (made by an older perflab): importing it again \
+             makes another run"
+        );
+    }
+    Ok(0)
+}
+
+/// The run in `store`, created with the document's plan (or, in an export without one,
+/// what it recorded) read from `path` (named `file`, laid out as `layout`) as it is
+/// written.
+fn ensure(
+    store: &mut perflab_store::Store,
+    info: &RunInfo,
+    (path, file, layout): (&Path, &str, Layout),
+    has_plan: bool,
+) -> anyhow::Result<perflab_store::CopyReport> {
+    let lists = if has_plan {
+        Lists::PLAN
+    } else {
+        Lists::MEASUREMENTS
+    };
+    let (rows, reader) = stream(path, file, layout, lists, |item| match item {
+        Item::Plan(p) => Some(p),
+        Item::Measurement(m) => Some(planned(&m)),
+        Item::Head(_) => None,
+    });
+    // A read that fails (the file changed since it was checked) stores nothing.
+    let rows = rows
+        .into_iter()
+        .map(|row| row.map_err(|e| StoreError::InvalidPlan(format!("{e:#}"))));
+    let report = ensure_run_streamed(store, info, rows);
+    reader.join().expect("the plan's reader does not panic");
+    Ok(report?)
+}
+
+/// The entries `keep` takes of the document's `lists`, read on a thread of their own and
+/// handed over as they are parsed, a read that fails as its last; the thread ends when
+/// the document does or the receiver is dropped.
+fn stream<T: Send + 'static>(
+    path: &Path,
+    file: &str,
+    layout: Layout,
+    lists: Lists,
+    keep: fn(Item) -> Option<T>,
+) -> (
+    std::sync::mpsc::Receiver<anyhow::Result<T>>,
+    std::thread::JoinHandle<()>,
+) {
+    let (tx, rx) = std::sync::mpsc::sync_channel(256);
+    let (path, file) = (path.to_path_buf(), file.to_string());
+    let reader = std::thread::spawn(move || {
+        let sent = read(&path, &file, layout, lists, &mut |item| match keep(item) {
+            // Closed: the receiver stopped taking entries, and says why itself.
+            Some(t) => tx.send(Ok(t)).map_err(|_| anyhow::anyhow!("stopped")),
+            None => Ok(()),
+        });
+        let failed = match sent {
+            Ok(Some(_)) => return,
+            Ok(None) => changed(&file)(),
+            Err(e) => e,
+        };
+        let _ = tx.send(Err(failed));
+    });
+    (rx, reader)
+}
+
+/// The error of a document that a second read finds laid out otherwise than the first.
+fn changed(file: &str) -> impl FnOnce() -> anyhow::Error + '_ {
+    move || anyhow::anyhow!("{file} changed while it was imported")
+}
+
+/// One read of the document at `path` (named `file` in messages): its head, or `None`
+/// when it is not laid out as `layout` says. A document that is no export, and an error
+/// `each` returns, are errors.
+fn read(
+    path: &Path,
+    file: &str,
+    layout: Layout,
+    lists: Lists,
+    each: &mut dyn FnMut(Item) -> anyhow::Result<()>,
+) -> anyhow::Result<Option<Head>> {
+    let f = std::fs::File::open(path).map_err(|e| input(format!("{file}: cannot read: {e}")))?;
+    match import_stream::read(f, layout, lists, each) {
+        Ok(head) => Ok(Some(head)),
+        Err(Stop::NotLines) => Ok(None),
+        Err(Stop::Each(e)) => Err(e),
+        Err(Stop::Parse(e)) if e.is_io() => Err(input(format!("{file}: cannot read: {e}"))),
+        Err(Stop::Parse(e)) => Err(input(format!("{file}: not a perflab JSON export: {e}"))),
+    }
+}
+
+fn check_head(head: &Head, file: &str) -> anyhow::Result<()> {
+    match (head.format.as_deref(), head.format_version) {
         (Some(f), _) if f != super::export::FORMAT => {
             return Err(input(format!(
                 "{file}: its format is {f:?}, not {:?}",
@@ -58,48 +214,17 @@ pub fn run(g: &Global, a: &ImportArgs) -> anyhow::Result<i32> {
     // serde reads a row written as an array by `TelemetryRow`'s field order, which is the
     // order the export names; a document naming another was not written by perflab.
     let ours = super::export_record::TELEMETRY_COLUMNS;
-    if let Some(columns) = doc.telemetry_columns.as_deref().filter(|c| *c != ours) {
+    if let Some(columns) = head.telemetry_columns.as_deref().filter(|c| *c != ours) {
         return Err(input(format!(
             "{file}: its telemetry rows list {columns:?}, not {ours:?} as perflab writes them"
         )));
     }
-    let mut info = doc.run;
-    if let Some(label) = &a.label {
-        info.label = Some(label.clone());
-    }
-    if let Some(study) = &a.study {
-        info.study = study.clone();
-    }
-    let plan = doc
-        .plan
-        .unwrap_or_else(|| doc.measurements.iter().map(planned).collect());
-    // Everything is checked before the database is opened: a bad document changes nothing.
-    check(&plan, &doc.measurements).map_err(|e| input(format!("{file}: {e}")))?;
     // The fingerprint's timing probe is a reading like any figure (issue 31 item 11).
-    if let Some(probe) = &info.fingerprint.probe {
+    if let Some(probe) = head.run.as_ref().and_then(|r| r.fingerprint.probe.as_ref()) {
         perflab_core::plausible::check_probe(probe)
             .map_err(|e| input(format!("{file}: run fingerprint, {e}")))?;
     }
-    let mut store = common::open_store(g)?;
-    let r = copy_parts(&mut store, &info, &plan, &doc.measurements)?;
-    eprintln!(
-        "run {}: {} from {file}: {} new measurement(s), {} there already",
-        r.run,
-        if r.created {
-            "imported"
-        } else {
-            "imported before"
-        },
-        r.copied,
-        r.skipped
-    );
-    if info.uid.is_empty() {
-        eprintln!(
-            "note: the export has no run uid (made by an older perflab): importing it again \
-             makes another run"
-        );
-    }
-    Ok(0)
+    Ok(())
 }
 
 fn planned(m: &MeasurementRecord) -> PlannedMeasurement {
@@ -113,31 +238,169 @@ fn planned(m: &MeasurementRecord) -> PlannedMeasurement {
     }
 }
 
+/// A plan row's fingerprint: equal rows have equal ones, and two rows that differ
+/// collide with a chance of 2^-64.
+fn fingerprint(p: &PlannedMeasurement) -> u64 {
+    let mut h = DefaultHasher::new();
+    h.write(&serde_json::to_vec(p).expect("a plan row serializes"));
+    h.finish()
+}
+
 /// The document holds one run: unique seqs, and every measurement as its plan row says.
-fn check(plan: &[PlannedMeasurement], ms: &[MeasurementRecord]) -> Result<(), String> {
-    let mut rows: HashMap<u32, &PlannedMeasurement> = HashMap::new();
-    for p in plan {
-        if rows.insert(p.seq, p).is_some() {
-            return Err(format!("the plan lists seq {} twice", p.seq));
+/// Fed one entry at a time, in document order; the plan may come after the measurements.
+#[derive(Default)]
+struct Check {
+    /// seq -> fingerprint of the plan's row.
+    plan: HashMap<u32, u64>,
+    /// Whether a plan row came before: measurements are checked against it as they come.
+    plan_seen: bool,
+    /// Whether the plan's seqs rise (a streamed plan must).
+    plan_unordered: Option<u32>,
+    last_plan: Option<u32>,
+    /// seq -> fingerprint of the row each measurement implies, and whether it was
+    /// checked against the plan yet (not when the plan came after it).
+    measurements: HashMap<u32, (u64, bool)>,
+    last_measurement: Option<u32>,
+    measurements_unordered: Option<u32>,
+    count: usize,
+}
+
+impl Check {
+    /// Reading stops at the first problem: it is the one to tell.
+    fn item(&mut self, item: Item) -> Result<(), String> {
+        match item {
+            Item::Head(_) => Ok(()),
+            Item::Plan(p) => self.plan_row(&p),
+            Item::Measurement(m) => self.measurement(&m),
         }
     }
-    let mut seen = HashSet::new();
-    for (i, m) in ms.iter().enumerate() {
+
+    fn plan_row(&mut self, p: &PlannedMeasurement) -> Result<(), String> {
+        self.plan_seen = true;
+        if self.plan.insert(p.seq, fingerprint(p)).is_some() {
+            return Err(format!("the plan lists seq {} twice", p.seq));
+        }
+        if self.last_plan.is_some_and(|l| p.seq < l) {
+            self.plan_unordered.get_or_insert(p.seq);
+        }
+        self.last_plan = Some(p.seq);
+        Ok(())
+    }
+
+    fn measurement(&mut self, m: &MeasurementRecord) -> Result<(), String> {
+        let i = self.count;
+        self.count += 1;
         // `null` is how the export writes an undefined figure, so NaN passes here.
         check_record(m, Nan::Undefined)
             .map_err(|e| format!("measurements[{i}] (seq {}), {e}", m.seq))?;
-        if !seen.insert(m.seq) {
-            return Err(format!("measurement {} appears twice", m.seq));
+        if self.last_measurement.is_some_and(|l| m.seq < l) {
+            self.measurements_unordered.get_or_insert(m.seq);
         }
-        match rows.get(&m.seq) {
-            None => return Err(format!("measurement {} is not in the plan", m.seq)),
-            Some(p) if **p != planned(m) => {
-                return Err(format!("measurement {} does not match its plan row", m.seq))
+        self.last_measurement = Some(m.seq);
+        let implied = fingerprint(&planned(m));
+        let checked = self.plan_seen;
+        match self.measurements.entry(m.seq) {
+            Entry::Occupied(_) => return Err(format!("measurement {} appears twice", m.seq)),
+            Entry::Vacant(v) => v.insert((implied, checked)),
+        };
+        if checked {
+            Self::matches(&self.plan, m.seq, implied)?;
+        }
+        Ok(())
+    }
+
+    fn matches(plan: &HashMap<u32, u64>, seq: u32, implied: u64) -> Result<(), String> {
+        match plan.get(&seq) {
+            None => Err(format!("measurement {seq} is not in the plan")),
+            Some(row) if *row != implied => {
+                Err(format!("measurement {seq} does not match its plan row"))
             }
-            Some(_) => {}
+            Some(_) => Ok(()),
         }
     }
-    Ok(())
+
+    /// What is left to check once the whole document is read, `has_plan` when it has a
+    /// plan (without one, the plan is what it recorded).
+    fn finish(self, has_plan: bool) -> Result<(), String> {
+        if has_plan {
+            let mut late: Vec<(u32, u64)> = self
+                .measurements
+                .iter()
+                .filter(|(_, (_, checked))| !checked)
+                .map(|(seq, (implied, _))| (*seq, *implied))
+                .collect();
+            late.sort_unstable();
+            for (seq, implied) in late {
+                Self::matches(&self.plan, seq, implied)?;
+            }
+        }
+        // The plan is written into the store as it is read, which needs it in order;
+        // perflab writes it so, and a run's execution order is its seqs' order.
+        let unordered = if has_plan {
+            self.plan_unordered
+        } else {
+            self.measurements_unordered
+        };
+        if let Some(seq) = unordered {
+            return Err(format!(
+                "seq {seq} comes after a larger one in the plan; perflab lists a run's plan \
+                 in execution order (seq by seq)"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Slice-fed [`Check`], for the tests below.
+#[cfg(test)]
+fn check(plan: &[PlannedMeasurement], ms: &[MeasurementRecord]) -> Result<(), String> {
+    let mut c = Check::default();
+    for p in plan {
+        c.item(Item::Plan(p.clone()))?;
+    }
+    for m in ms {
+        c.item(Item::Measurement(m.clone()))?;
+    }
+    c.finish(true)
+}
+
+/// The document as a file that can be read more than once: the one given, or standard
+/// input copied into a file of its own, removed when the import is done.
+struct Spool {
+    path: PathBuf,
+    temporary: bool,
+}
+
+impl Spool {
+    fn of(given: &Path) -> anyhow::Result<Spool> {
+        if given.as_os_str() != "-" {
+            return Ok(Spool {
+                path: given.to_path_buf(),
+                temporary: false,
+            });
+        }
+        let path = std::env::temp_dir().join(format!("perflab-import-{}.json", std::process::id()));
+        let spool = Spool {
+            path,
+            temporary: true,
+        };
+        let copied = std::fs::File::create(&spool.path)
+            .and_then(|mut f| std::io::copy(&mut std::io::stdin().lock(), &mut f));
+        copied.map_err(|e| input(format!("-: cannot read: {e}")))?;
+        Ok(spool)
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        if self.temporary {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 #[cfg(test)]

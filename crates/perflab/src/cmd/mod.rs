@@ -16,6 +16,8 @@ mod fleet_hosts;
 mod hint;
 mod import;
 mod import_json;
+mod import_lines;
+mod import_stream;
 mod key_file;
 mod list;
 mod ls;

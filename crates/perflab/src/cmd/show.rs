@@ -17,7 +17,11 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     }
     let store = common::read_store(g)?;
     let info = store.run(a.run)?;
-    let ms = store.measurements(a.run)?;
+    // Read as `report` reads a run, folded record by record as the store streams them
+    // (perflab_report::slim): a run of 50,000 measurements loaded whole took seconds and
+    // gigabytes. Metrics and threads are kept whole, histograms summed per cell, and
+    // telemetry kept for each cell's first repetitions.
+    let ms = common::report_records(&store, a.run, true)?;
     if let Some(pair) = &a.pair {
         let (x, y) = common::parse_pair("--pair", pair)?;
         println!("{}", show::pair(&info, &ms, x, y)?);
