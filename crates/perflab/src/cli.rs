@@ -74,6 +74,9 @@ pub enum Command {
     /// The full report of one or more runs: tables, verdicts, plots (HTML), telemetry
     /// that moved with each difference, and the runs' setups
     Report(ReportArgs),
+    /// A figure over the stored runs, one series per study, point, variant, metric and
+    /// host, with the change points where it moved (and when several moved together)
+    History(crate::cli_history::HistoryArgs),
     /// Measure perflab's workloads side by side with peer tools on the same placement; exits
     /// 4 when a ratio or cost is outside its stated tolerance
     Crosscheck(CrosscheckArgs),

@@ -10,6 +10,7 @@
 mod cli;
 mod cli_fleet;
 mod cli_format;
+mod cli_history;
 mod cli_report;
 mod cmd;
 mod exit;

@@ -124,6 +124,24 @@ fn every_command_prints_json_its_schema_describes() {
     );
     let ls = valid("ls", perflab(&lab, &["ls", "--format", "json"]), 0);
     assert_eq!(ls["runs"].as_array().map(Vec::len), Some(2));
+    let series = valid(
+        "history",
+        perflab(&lab, &["history", "--format", "json"]),
+        0,
+    );
+    assert!(
+        series["series"].as_array().is_some_and(|s| !s.is_empty()),
+        "{series}"
+    );
+    let history = valid(
+        "history",
+        perflab(&lab, &["history", "--study", "null", "--format", "json"]),
+        0,
+    );
+    assert!(
+        history["history"].is_array() && history["events"].is_array(),
+        "{history}"
+    );
     valid("list", perflab(&lab, &["list", "--format", "json"]), 0);
     let compared = valid(
         "compare",

@@ -15,6 +15,7 @@ mod cli_exit_codes;
 mod cli_export;
 mod cli_fleet;
 mod cli_gpuxfer;
+mod cli_history;
 mod cli_idle_ipi;
 mod cli_idle_ipi_trace;
 mod cli_idle_ipi_unprivileged;

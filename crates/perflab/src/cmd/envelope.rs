@@ -31,6 +31,7 @@ pub fn format_of(command: &str) -> &'static str {
         "run" => "perflab-run",
         "show" => "perflab-show",
         "ls" => "perflab-ls",
+        "history" => "perflab-history",
         "list" => "perflab-list",
         "compare" => "perflab-compare",
         "report" | "fleet report" => "perflab-report",

@@ -14,6 +14,7 @@ mod fleet;
 mod fleet_doctor;
 mod fleet_hosts;
 mod hint;
+mod history;
 mod import;
 mod import_json;
 mod import_lines;
@@ -62,6 +63,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Compare(a) => compare::run(&g, a),
         Command::Report(a) => report::run(&g, a),
         Command::Crosscheck(a) => crosscheck::run(&g, a),
+        Command::History(a) => history::run(&g, a),
         Command::Import(a) => import::run(&g, a),
         Command::Push(a) => push::run(&g, a),
         Command::List(a) => list::run(a),
@@ -85,6 +87,7 @@ fn name(c: &Command) -> &'static str {
         Command::Compare(_) => "compare",
         Command::Report(_) => "report",
         Command::Crosscheck(_) => "crosscheck",
+        Command::History(_) => "history",
         Command::Import(_) => "import",
         Command::Push(_) => "push",
         Command::List(_) => "list",
