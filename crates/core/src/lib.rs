@@ -27,7 +27,6 @@ pub mod run_spec;
 pub mod sched;
 pub mod secret;
 pub mod secret_key;
-mod secret_mask;
 pub mod serde_base64;
 pub mod serde_nan;
 pub mod span_outline;

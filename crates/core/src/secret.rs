@@ -19,7 +19,9 @@ use std::sync::Mutex;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::{Digest, Sha256};
 
-pub use crate::secret_mask::{
+mod mask;
+
+pub use mask::{
     looks_secret_name, mask_command, mask_env, redact_url, seal_env, url_has_password,
 };
 
