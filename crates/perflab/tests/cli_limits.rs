@@ -298,6 +298,38 @@ fn a_large_export_is_imported_in_bounded_memory() {
 }
 
 #[test]
+fn a_plan_longer_than_a_chunk_is_measured_whole() {
+    // The runner reads pending measurements 4,096 at a time; the second chunk starts
+    // after the first's last seq, so nothing is measured twice or left out.
+    let lab = Lab::new();
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "--reps",
+        "4500",
+        "--monitors",
+        "none",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("complete (4500 measured this session, 0 failed, 0 left)"),
+        "{err}"
+    );
+    let c = rusqlite::Connection::open(lab.db()).unwrap();
+    let (n, distinct): (i64, i64) = c
+        .query_row(
+            "SELECT count(*), count(DISTINCT rep) FROM measurements m JOIN plan p \
+             ON p.run_id = m.run_id AND p.seq = m.seq",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((n, distinct), (4500, 4500));
+}
+
+#[test]
 fn show_reads_a_large_run_as_report_does() {
     // 1,000 measurements with their telemetry: `show` loaded every record whole (211 MB,
     // and 1.84 GB for 10,000); it now folds them as they stream, as `report` does.
