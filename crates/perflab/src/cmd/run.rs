@@ -141,7 +141,9 @@ fn execute(
     }
     let json = a.format == RunFormat::Json;
     if json || outcome.status != RunStatus::Interrupted {
-        let ms = store.measurements(id)?;
+        // Folded as the store streams them, as `show` and `report` read a run: a run of
+        // a million measurements is not loaded whole to print its tables.
+        let ms = common::report_records(store, id, true)?;
         run_view::print(store, (&info, &ms), out, &end, json, &hint::db_flag(g))?;
         if !json {
             print_adaptive(store, &info, &ms)?;
