@@ -170,6 +170,47 @@ fn an_export_imports_back_exactly_once() {
 }
 
 #[test]
+fn an_export_in_another_layout_or_from_standard_input_imports_the_same() {
+    // The import reads `export`'s own layout a line at a time and anything else as JSON:
+    // here pretty-printed and compact, keys sorted (the measurements before the plan),
+    // given on standard input (read more than once, so kept in a file meanwhile).
+    let lab = Lab::new();
+    let ids = two_runs(&lab);
+    let src = lab.db().display().to_string();
+    let o = lab.run(&["export", &ids[0], "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let layouts = [
+        ("pretty", serde_json::to_string_pretty(&doc).unwrap()),
+        ("compact", serde_json::to_string(&doc).unwrap()),
+    ];
+    for (name, text) in layouts {
+        let db = lab.dir.path().join(format!("{name}.db"));
+        let db = db.to_str().unwrap();
+        let mut child = lab
+            .cmd()
+            .args(["--db", db, "import", "--parser", "perflab-json", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut stdin, text.as_bytes()).unwrap();
+        drop(stdin);
+        let o = child.wait_with_output().unwrap();
+        let (_, err) = crate::common::text(&o);
+        assert!(o.status.success(), "{name}: {err}");
+        assert!(err.contains("imported from -"), "{name}: {err}");
+        let there = crate::common::run_id(&err);
+        assert_eq!(
+            export(&lab, &src, &ids[0]),
+            export(&lab, db, &there),
+            "{name}"
+        );
+    }
+}
+
+#[test]
 fn a_bad_export_is_one_line_exit_2_and_changes_nothing() {
     let lab = Lab::new();
     let ids = two_runs(&lab);
