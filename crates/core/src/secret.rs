@@ -21,9 +21,7 @@ use sha2::{Digest, Sha256};
 
 mod mask;
 
-pub use mask::{
-    looks_secret_name, mask_command, mask_env, redact_url, seal_env, url_has_password,
-};
+pub use mask::{looks_secret_name, mask_command, mask_env, redact_url, seal_env, url_has_password};
 
 /// What a fingerprint starts with.
 pub const PREFIX: &str = "hmac:";

@@ -28,8 +28,11 @@ pub use crate::cli_report::{ReportFormat, VerdictArgs};
                   ratio or cost outside its stated tolerance; 5 a run that completed but \
                   could not compare as planned (a variant was unavailable; its last line \
                   says which); 6 busy: another perflab holds a setting the run changes \
-                  (nothing stored or changed; `run --wait-lock TIME` waits for it); 130 \
-                  stopped by a signal (measurements so far are kept)."
+                  (nothing stored or changed; `run --wait-lock TIME` waits for it); 7 \
+                  `compare --fail-on`: a row read a verdict it fails on (the rows are listed \
+                  last); 8 a run that completed with some measurements ineffective (a knob of \
+                  their variant did not hold; its last line says how many); 130 stopped by a \
+                  signal (measurements so far are kept)."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -371,6 +374,24 @@ pub struct CompareArgs {
     /// them all
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub section: Vec<String>,
+    /// A CI gate: exit 7 when any row reads one of these verdicts (comma-separated:
+    /// worse, better, changed = any move, undecided), the rows that did listed last on
+    /// stderr; the tables print as usual
+    #[arg(long, value_name = "VERDICTS", value_delimiter = ',', value_enum)]
+    pub fail_on: Vec<FailOn>,
+}
+
+/// A verdict `compare --fail-on` fails on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    /// WORSE rows.
+    Worse,
+    /// better rows.
+    Better,
+    /// Any row that moved: better, WORSE or changed.
+    Changed,
+    /// Rows the data could not decide (no spread included).
+    Undecided,
 }
 
 #[derive(Args, Debug)]

@@ -19,6 +19,14 @@ pub const NOT_COMPARED: i32 = 5;
 /// stored or changed; the same command succeeds once that one has finished, and
 /// `run --wait-lock TIME` waits for it.
 pub const BUSY: i32 = 6;
+/// `compare --fail-on`: a row read a verdict the gate fails on; the tables printed as
+/// usual and the rows that tripped it are listed last.
+pub const GATE: i32 = 7;
+/// A run that completed with some measurements ineffective: a knob of their variant did
+/// not hold (an idle driver that ignores `disable`, an IRQ that did not move), so they are
+/// stored but not their variant's numbers, and no verdict uses them; the last line says
+/// how many. A script must not read such a run as a clean comparison (issue 32).
+pub const INEFFECTIVE: i32 = 8;
 pub const INTERRUPTED: i32 = 130;
 
 /// A user input error raised by the binary itself.

@@ -132,3 +132,47 @@ fn one_value_per_side_gives_no_verdict_and_says_why() {
     let (json, _) = text(&o);
     assert!(json.contains("one_value_per_side"), "{json}");
 }
+
+/// Issue 32: `compare` with WORSE rows exited 0 and had no way to fail a CI job. With
+/// `--fail-on` it exits 7 when a row reads one of the named verdicts, the rows listed last
+/// on stderr, and 0 when none does; the table prints either way.
+#[test]
+fn compare_fail_on_is_a_ci_gate_naming_the_rows_that_tripped_it() {
+    let lab = Lab::new();
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "-p",
+        "noise_pct=0.5",
+        "--variant",
+        "a:value=100",
+        "--variant",
+        "b:value=120",
+        "--reps",
+        "5",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
+    let id = common::run_id(&err);
+    // +20 % on 0.5 % noise, higher is better: `better`, never `WORSE`.
+    let o = lab.run(&["compare", &id, "--fail-on", "worse,undecided"]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("better"), "{out}");
+    for gate in ["better", "changed"] {
+        let o = lab.run(&["compare", &id, "--fail-on", gate]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(7), "stdout: {out}\nstderr: {err}");
+        assert!(out.contains("better"), "the table still prints: {out}");
+        let last = err.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with(&format!(
+                "perflab: --fail-on {gate}: 1 of 1 rows: all (+20."
+            )) && last.ends_with("better)"),
+            "{err}"
+        );
+    }
+    let o = lab.run(&["compare", &id, "--fail-on", "sideways"]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+}

@@ -352,6 +352,8 @@ fn help_lists_every_exit_code() {
         "4 a crosscheck ratio or cost outside its stated tolerance",
         "5 a run that completed but could not compare as planned",
         "6 busy: another perflab holds a setting the run changes",
+        "7 `compare --fail-on`: a row read a verdict it fails on",
+        "8 a run that completed with some measurements ineffective",
         "130 stopped by a signal",
     ] {
         assert!(out.contains(needle), "{needle:?} not in {out}");

@@ -89,6 +89,7 @@ fn no_driver_no_gpu_and_too_big_are_one_line_and_exit_2() {
 /// knob that fills the pool; the study's own variant carries that knob and is not refused.
 #[test]
 fn a_hugetlb_backing_the_pool_cannot_give_is_one_line_and_exit_2() {
+    let _host = crate::common::host_settings();
     let lab = Lab::new();
     let root = lab.fixture_copy("kvm-2vcpu");
     let root = root.to_str().unwrap();

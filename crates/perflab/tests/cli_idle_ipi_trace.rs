@@ -10,6 +10,7 @@ use common::{run_id, text, Lab};
 
 #[test]
 fn idle_ipi_with_idlewake_stores_spans_per_idle_state_needs_root_and_idle_states() {
+    let _host = crate::common::host_settings();
     if !perflab_testkit::have_root("disabling idle states and tracing") {
         return;
     }

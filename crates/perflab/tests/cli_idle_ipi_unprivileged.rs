@@ -11,6 +11,7 @@ use common::{run_id, text, Lab};
 
 #[test]
 fn idle_ipi_without_root_exits_5_saying_poll_only_was_not_compared() {
+    let _host = crate::common::host_settings();
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         perflab_testkit::skip("2-cpus", "the workload runs on CPUs 0 and 1");
         return;

@@ -56,6 +56,7 @@ fn affinities() -> Vec<(String, String)> {
 
 #[test]
 fn irq_fill_compares_one_paced_fill_under_two_interrupt_settings_never_paced_vs_unpaced() {
+    let _host = crate::common::host_settings();
     let interrupts = std::fs::read_to_string("/proc/interrupts").unwrap_or_default();
     // LOC is x86's local timer row; elsewhere the row differs (arch_timer) and this test
     // has nothing to look up.
@@ -124,6 +125,7 @@ fn irq_fill_compares_one_paced_fill_under_two_interrupt_settings_never_paced_vs_
 
 #[test]
 fn an_unpaced_cpu_fill_says_it_raises_no_device_interrupts() {
+    let _host = crate::common::host_settings();
     let lab = Lab::new();
     let o = lab.run(&[
         "run",

@@ -46,6 +46,7 @@ fn watch_other_perflabs(
 // The child is reaped with wait4 (for its peak memory), which clippy cannot see.
 #[allow(clippy::zombie_processes)]
 fn memxfer_quick_scan_is_stored_compared_and_leaves_the_pool_as_it_was() {
+    let _host = crate::common::host_settings();
     let lab = Lab::new();
     let pool_before = nr_hugepages();
     let mut child = lab

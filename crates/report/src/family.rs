@@ -71,11 +71,15 @@ pub(crate) fn notes<'a>(
 /// What a row's decision says about its own evidence, as notes beside the row (grouped
 /// with the other rows' by the views: labels in a table, sizes in a scan): no spread to
 /// judge by (no verdict, and no advice on repetitions: more identical values would not
-/// help), or a spread borrowed from the rows with repetitions.
+/// help), a change that disagrees with the medians beside it, or a spread borrowed from the
+/// rows with repetitions.
 pub(crate) fn decision_notes(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(why) = c.decision.no_spread {
         out.push(format!("undecided, {}", why.reason()));
+    }
+    if let Some(d) = c.decision.disagreement {
+        out.push(d.reason());
     }
     if c.decision.spread_borrowed {
         out.push(

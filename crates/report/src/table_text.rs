@@ -9,7 +9,7 @@ use perflab_stats::fmt_p;
 use crate::compare::{ComparisonTable, TableKind, UnavailableNote};
 use crate::fmt;
 pub(crate) use crate::verdict_text::verdict_rule;
-use crate::verdict_text::{level_label, wide, wide_note};
+use crate::verdict_text::{level_label, spread_wide, wide, wide_note};
 
 /// What is compared, how A and B are named, what the comparison rests on (its design and,
 /// for separate runs, the drift guard), and how to read the figures.
@@ -96,7 +96,10 @@ pub(crate) fn footnotes(t: &ComparisonTable) -> Vec<&'static str> {
         out.push("n: successful measurements (+failed ones, not counted)");
     }
     if t.rows.iter().any(|r| wide(&r.cmp, &t.config)) {
-        out.push("!: the repetitions spread too widely to decide the row (see the notes)");
+        out.push(
+            "!: the row needs a look: its repetitions spread too widely to decide it, or its \
+             change disagrees with its medians (see the notes)",
+        );
     }
     if t.rows
         .iter()
@@ -144,7 +147,7 @@ pub(crate) fn row_notes(t: &ComparisonTable) -> Vec<String> {
     let wide_rows = t
         .rows
         .iter()
-        .filter(|r| wide(&r.cmp, &t.config))
+        .filter(|r| spread_wide(&r.cmp, &t.config))
         .map(|r| wide_note(&r.label, &r.cmp, &t.config));
     let mut grouped: Vec<(String, Vec<String>)> = Vec::new();
     for r in &t.rows {

@@ -59,10 +59,16 @@ fn half_width_pct(s: &Summary) -> Option<f64> {
     hw.is_finite().then_some(hw)
 }
 
-/// True when the row needs the reader's eye: its interval was widened for lack of
-/// repetitions, or it is undecided and a side's median interval is wider than the
-/// threshold (the single-variant rows' "!" rule, issue 21 item 16).
+/// True when the row needs the reader's eye: its repetitions spread too widely to decide
+/// it (see [`spread_wide`]), or its change disagrees with its medians.
 pub(crate) fn wide(c: &Comparison, cfg: &StatsConfig) -> bool {
+    spread_wide(c, cfg) || c.decision.disagreement.is_some()
+}
+
+/// True when its interval was widened for lack of repetitions, or it is undecided and a
+/// side's median interval is wider than the threshold (the single-variant rows' "!" rule,
+/// issue 21 item 16).
+pub(crate) fn spread_wide(c: &Comparison, cfg: &StatsConfig) -> bool {
     let spread = [&c.a, &c.b]
         .iter()
         .filter_map(|s| half_width_pct(s))

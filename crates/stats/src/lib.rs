@@ -41,7 +41,8 @@ pub use compare::{compare, compare_paired, fmt_p, geomean};
 pub use comparison::Comparison;
 pub use config::StatsConfig;
 pub use decide::{
-    adjust_family, decide_family, Decision, Evidence, Method, NoSpread, Prior, Scale,
+    adjust_family, decide_family, Decision, Disagreement, DisagreementCause, Evidence, Method,
+    NoSpread, Prior, Scale,
 };
 pub use drift::{probe_drift, ProbeDrift, ProbeReading, TimingProbe};
 pub use error::StatsError;

@@ -1,10 +1,10 @@
 //! Recognising secrets in text that is not declared secret: `K=V` items whose name says
 //! secret (`API_TOKEN`, `PGPASSWORD`, …) or whose value is a URL with a password, in an
 //! `env` list or on a command line (what a knob's lock file records of its holder).
-//! A value found is replaced by its fingerprint ([`crate::secret`]); a URL's password,
+//! A value found is replaced by its fingerprint ([`super`]); a URL's password,
 //! where only it is replaced, by `***`.
 
-use crate::secret::{fingerprint, is_fingerprint, seal};
+use super::{fingerprint, is_fingerprint, seal};
 
 /// Words that make a name a secret's, matched anywhere in it, in any letter case.
 const SECRET_WORDS: &[&str] = &[
@@ -177,7 +177,7 @@ mod tests {
         // Sealed values are found again in this process.
         let s = seal_env("K_SECRET=hunter2");
         let fp = s.strip_prefix("K_SECRET=").unwrap();
-        assert_eq!(crate::secret::unseal(fp).as_deref(), Some("hunter2"));
+        assert_eq!(super::super::unseal(fp).as_deref(), Some("hunter2"));
     }
 
     #[test]

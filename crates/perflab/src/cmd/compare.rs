@@ -5,7 +5,7 @@ use perflab_report::views::compare::{self, CompareView, Reading};
 use perflab_report::Format;
 
 use crate::cli::{CompareArgs, Global, TextFormat};
-use crate::cmd::{common, envelope};
+use crate::cmd::{common, envelope, fail_on};
 use crate::exit::input;
 
 pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
@@ -43,7 +43,15 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
         view.write_drilldown(dir, &info, &ms)?;
         eprintln!("drill-down per pair written to {}/", dir.display());
     }
-    Ok(0)
+    let tripped = fail_on::tripped(&view.table, &a.fail_on);
+    if tripped.is_empty() {
+        return Ok(0);
+    }
+    eprintln!(
+        "{}",
+        fail_on::line(&a.fail_on, &tripped, view.table.rows.len())
+    );
+    Ok(crate::exit::GATE)
 }
 
 /// `--variants A,B`: the baseline and the other.

@@ -10,6 +10,7 @@ mod envelope;
 mod export;
 mod export_record;
 mod export_stream;
+mod fail_on;
 mod fleet;
 mod fleet_doctor;
 mod fleet_hosts;

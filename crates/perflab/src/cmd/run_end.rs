@@ -5,7 +5,7 @@
 use perflab_store::{RunInfo, RunStatus};
 use serde::Serialize;
 
-use crate::exit::{FAILURE, INTERRUPTED, NOT_COMPARED, SOME_FAILED};
+use crate::exit::{FAILURE, INEFFECTIVE, INTERRUPTED, NOT_COMPARED, SOME_FAILED};
 
 /// The run's totals over all its sessions (a resumed run counts what earlier sessions
 /// measured too), as stored.
@@ -50,6 +50,7 @@ impl RunEnd {
             RunStatus::Complete if info.failed > 0 && info.done == 0 => FAILURE,
             RunStatus::Complete if info.failed > 0 => SOME_FAILED,
             RunStatus::Complete if !end.unavailable.is_empty() => NOT_COMPARED,
+            RunStatus::Complete if info.ineffective > 0 => INEFFECTIVE,
             RunStatus::Complete => 0,
         };
         end
@@ -84,8 +85,9 @@ impl RunEnd {
                 self.run
             )),
             // A knob that did not hold is not a failure of the run, but a reader of the
-            // last line must know some numbers are missing for it.
-            _ if self.ineffective > 0 && self.status == "complete" => Some(format!(
+            // last line (and a script, by the exit code) must know some numbers are missing
+            // for it.
+            INEFFECTIVE => Some(format!(
                 "run {}: {}, but {} of {} measurements were ineffective (a knob of their \
                  variant did not hold; not counted, see perflab show {}{db_flag})",
                 self.run, self.status, self.ineffective, self.measured, self.run
@@ -181,11 +183,12 @@ mod tests {
         lone.failed = 1;
         assert_eq!(RunEnd::of(&lone).exit_code, SOME_FAILED);
 
-        // Ineffective measurements are no failure (exit 0) but the last line says so.
+        // Ineffective measurements are no failure, but a code of their own (issue 32: a run
+        // with 5 of 24 ineffective exited 0), and the last line says so.
         let mut slipped = info(RunStatus::Complete, 40, 40, 0);
         slipped.ineffective = 20;
         let slipped = RunEnd::of(&slipped);
-        assert_eq!(slipped.exit_code, 0);
+        assert_eq!(slipped.exit_code, INEFFECTIVE);
         assert_eq!(
             slipped.last_line("").unwrap(),
             "run 7: complete, but 20 of 40 measurements were ineffective (a knob of their \

@@ -249,3 +249,14 @@ pub fn poll_only_args(root: &Path) -> Vec<String> {
     .map(String::from)
     .to_vec()
 }
+
+/// Held by the tests that change this machine's own settings (idle states, IRQ affinity,
+/// the huge page pool) or read them as the machine's defaults: since the crate's tests
+/// share one process (one test binary), they would otherwise run at once, and one test's
+/// `poll-only` would be another's "machine as it is" (an unprivileged idle-ipi saw state1
+/// disabled by a concurrent root run, and measured the wrong variant). Knob locks keep two
+/// runs from journalling each other's values; this keeps tests from observing them.
+pub fn host_settings() -> std::sync::MutexGuard<'static, ()> {
+    static HOST: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    HOST.lock().unwrap_or_else(|e| e.into_inner())
+}

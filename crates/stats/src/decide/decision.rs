@@ -60,6 +60,50 @@ impl NoSpread {
     }
 }
 
+/// The row's change and its sides' medians tell different stories: their ratio points the
+/// other way, or lies further from the change than the interval is wide (issue 32: irq-fill
+/// medians +9.5 % beside a change of −12.13 %). The row keeps its verdict and carries `!`
+/// with this reason.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Disagreement {
+    /// B's median over A's, minus 1, in percent.
+    pub medians_pct: f64,
+    /// The change the verdict estimates, in percent.
+    pub change_pct: f64,
+    pub cause: DisagreementCause,
+}
+
+/// What most likely pulls the change away from the medians.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DisagreementCause {
+    /// A repetition far from the others (Tukey's fences on a side, or the rank fallback's
+    /// far-out value) pulls the mean log-ratio; the medians ignore it.
+    WildRepetition,
+    /// No single value stands out: a side's values are not one bell (bimodal, skewed), so
+    /// its median and its mean differ.
+    Shape,
+}
+
+impl Disagreement {
+    /// The one-line reason beside the row.
+    pub fn reason(&self) -> String {
+        let why = match self.cause {
+            DisagreementCause::WildRepetition => {
+                "a repetition far from the others pulls the change; the medians ignore it"
+            }
+            DisagreementCause::Shape => {
+                "a side's repetitions are not one bell (bimodal or skewed), so its median \
+                 and its mean differ"
+            }
+        };
+        format!(
+            "! the medians' ratio ({:+.2}%) and the change ({:+.2}%) disagree: {why}",
+            self.medians_pct, self.change_pct
+        )
+    }
+}
+
 /// How a row's verdict was reached, for the reader and for JSON.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Decision {
@@ -84,6 +128,8 @@ pub struct Decision {
     /// The row has no spread of its own (one value per side) and was read with the
     /// family's variance, borrowed from rows that have repetitions.
     pub spread_borrowed: bool,
+    /// The change and the sides' medians disagree (see [`Disagreement`]).
+    pub disagreement: Option<Disagreement>,
     /// For an undecided row: about how many repetitions (pairs) would decide it, if the
     /// change and spread stay as they are; `None` when decided, or beyond practical.
     pub reps_to_decide: Option<u64>,
@@ -110,6 +156,7 @@ impl Decision {
             fallback: None,
             no_spread: None,
             spread_borrowed: false,
+            disagreement: None,
             reps_to_decide: None,
             weight: 1.0,
         }

@@ -38,7 +38,7 @@ pub mod signed_rank;
 
 use statrs::distribution::{ContinuousCDF, FisherSnedecor, Normal, StudentsT};
 
-pub use decision::{Decision, Method, NoSpread};
+pub use decision::{Decision, Disagreement, DisagreementCause, Method, NoSpread};
 pub use evidence::{Evidence, Scale};
 pub use moderate::Prior;
 
@@ -321,6 +321,7 @@ fn apply(c: &mut Comparison, p: Plan, level: f64, cfg: &StatsConfig) {
     d.reps_to_decide = None;
     d.widened = false;
     d.no_spread = p.no_spread;
+    d.disagreement = None;
     let Some(e) = d.evidence.clone() else {
         c.verdict = Verdict::Undecided;
         return;
@@ -358,6 +359,38 @@ fn apply(c: &mut Comparison, p: Plan, level: f64, cfg: &StatsConfig) {
         let distance = (e.estimate.abs() - tau).abs();
         c.decision.reps_to_decide = reps_for_half_width(e.n, half, distance);
     }
+    c.decision.disagreement = disagreement(c, cfg);
+}
+
+/// Whether the row's change and its sides' medians disagree: opposite directions (each
+/// beyond a tenth of the threshold, so two near-zero figures never count), or further
+/// apart than the interval is wide.
+fn disagreement(c: &Comparison, cfg: &StatsConfig) -> Option<Disagreement> {
+    let change = c.change_pct?;
+    let (lo, hi) = c.change_ci_pct?;
+    if !(c.a.median > 0.0 && c.b.median > 0.0) {
+        return None;
+    }
+    let medians = (c.b.median / c.a.median - 1.0) * 100.0;
+    let small = cfg.noise_pct / 10.0;
+    let opposite =
+        medians.abs() > small && change.abs() > small && medians.signum() != change.signum();
+    let far = (medians - change).abs() > (hi - lo);
+    if !(opposite || far) {
+        return None;
+    }
+    let wild = !c.a.outliers.is_empty()
+        || !c.b.outliers.is_empty()
+        || matches!(c.decision.method, Method::SignedRank | Method::RankSum);
+    Some(Disagreement {
+        medians_pct: medians,
+        change_pct: change,
+        cause: if wild {
+            DisagreementCause::WildRepetition
+        } else {
+            DisagreementCause::Shape
+        },
+    })
 }
 
 /// The row's estimate and its interval at `level` by the plan's method, and the t's

@@ -120,3 +120,27 @@ fn a_single_value_row_borrows_the_familys_spread_and_says_so() {
         .iter()
         .all(|c| !c.decision.spread_borrowed || c.decision.df.unwrap() > 0.0));
 }
+
+/// Issue 32: irq-fill printed medians +9.5 % beside a change of −12.13 %. A row whose one
+/// wild repetition pulls the mean log-ratio the other way from the medians carries the
+/// disagreement, with its likely cause.
+#[test]
+fn a_change_against_the_medians_is_flagged_with_its_cause() {
+    let cfg = StatsConfig::default();
+    let a = [100.0, 101.0, 99.0, 100.5, 99.5];
+    let b = [110.0, 111.0, 109.0, 110.5, 20.0];
+    let pairs: Vec<(usize, usize)> = (0..5).map(|i| (i, i)).collect();
+    let c = crate::compare_paired(&s(&a), &s(&b), &pairs, Better::Higher, &cfg);
+    let d = c.decision.disagreement.expect("flagged");
+    assert!(d.medians_pct > 9.0 && d.change_pct < -15.0, "{d:?}");
+    assert_eq!(d.cause, crate::DisagreementCause::WildRepetition);
+    assert!(
+        d.reason().starts_with("! the medians' ratio (+"),
+        "{}",
+        d.reason()
+    );
+    // The same values without the wild one agree.
+    let b = [110.0, 111.0, 109.0, 110.5, 109.5];
+    let c = crate::compare_paired(&s(&a), &s(&b), &pairs, Better::Higher, &cfg);
+    assert_eq!(c.decision.disagreement, None, "{:?}", c.decision);
+}
