@@ -276,36 +276,7 @@ impl Session<'_> {
         let mut chunk = batch.next(store, run, None)?;
         if self.spec.warmup > 0 && self.fresh {
             if let Some(first) = chunk.first() {
-                progress.note(&format!(
-                    "warm-up: {} unrecorded measurement(s)",
-                    self.spec.warmup
-                ));
-                switch_variant(
-                    &mut applied,
-                    &first.variant,
-                    self.variants,
-                    self.opts,
-                    self.journal,
-                )?;
-                for _ in 0..self.spec.warmup {
-                    if self.opts.stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    // The first real measurement reports a workload that cannot say.
-                    let Ok(cpus) = self.workload.cpus(&first.params) else {
-                        break;
-                    };
-                    let ctx = MeasureCtx {
-                        sys: self.opts.sys.clone(),
-                        stop: self.opts.stop.clone(),
-                        threads: Default::default(),
-                        cpus,
-                        facts: facts_of(&applied),
-                        workload: self.workload.info().name,
-                    };
-                    // A failing warm-up is reported by the first real measurement.
-                    let _ = self.workload.run(&first.params, &ctx);
-                }
+                self.warm_up(first, &mut applied, progress)?;
             }
         }
 
@@ -350,6 +321,62 @@ impl Session<'_> {
 }
 
 impl Session<'_> {
+    /// The spec's unrecorded warm-up measurements, of `first`'s point and variant (applied
+    /// into `applied`, where the measurements that follow find it).
+    fn warm_up(
+        &self,
+        first: &PlannedMeasurement,
+        applied: &mut Option<(String, AppliedVariant)>,
+        progress: &mut dyn Progress,
+    ) -> Result<()> {
+        progress.note(&format!(
+            "warm-up: {} unrecorded measurement(s)",
+            self.spec.warmup
+        ));
+        switch_variant(
+            applied,
+            &first.variant,
+            self.variants,
+            self.opts,
+            self.journal,
+        )?;
+        for _ in 0..self.spec.warmup {
+            if self.opts.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            // The first real measurement reports a workload that cannot say.
+            let Ok(cpus) = self.workload.cpus(&first.params) else {
+                break;
+            };
+            let ctx = MeasureCtx {
+                sys: self.opts.sys.clone(),
+                stop: self.opts.stop.clone(),
+                threads: Default::default(),
+                cpus,
+                facts: facts_of(applied),
+                workload: self.workload.info().name,
+            };
+            // A failing warm-up is reported by the first real measurement.
+            let _ = self.workload.run(&first.params, &ctx);
+        }
+        Ok(())
+    }
+
+    /// A resume on a machine that lost a variant's knob must not plan it.
+    fn check_round_variants(&self, run: RunId, round: &[PlannedMeasurement]) -> Result<()> {
+        match round
+            .iter()
+            .find(|p| !self.variants.iter().any(|v| v.spec.name == p.variant))
+        {
+            Some(p) => Err(LabError::Input(format!(
+                "run {run}: variant {} cannot run now, so its adaptive repetitions \
+                 cannot continue",
+                p.variant
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// Adaptive rounds: judge every point, append one balanced round for those not yet
     /// precise enough and below the cap, measure it, and again, until none is left or
     /// the run is stopped (the round's unmeasured rest stays planned for a resume).
@@ -391,17 +418,7 @@ impl Session<'_> {
             }
             let points: BTreeSet<u32> = round.iter().map(|p| p.point).collect();
             let total_points: BTreeSet<u32> = plan.iter().map(|p| p.point).collect();
-            // A resume on a machine that lost a variant's knob must not plan it.
-            if let Some(p) = round
-                .iter()
-                .find(|p| !self.variants.iter().any(|v| v.spec.name == p.variant))
-            {
-                return Err(LabError::Input(format!(
-                    "run {run}: variant {} cannot run now, so its adaptive repetitions \
-                     cannot continue",
-                    p.variant
-                )));
-            }
+            self.check_round_variants(run, &round)?;
             let planned = store.append_plan(run, &round)?;
             plan.extend(round.iter().cloned());
             if self.opts.stop.load(Ordering::Relaxed) {

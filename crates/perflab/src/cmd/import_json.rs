@@ -31,34 +31,8 @@ pub fn run(g: &Global, a: &ImportArgs) -> anyhow::Result<i32> {
     // Standard input is read more than once, so it is kept in a file first.
     let spooled = Spool::of(&a.file)?;
     let path = spooled.path();
-    // Read as `export` lays it out where it is, as any JSON where not (nothing is written
-    // in this first read, so it can start again).
-    let mut layout = Layout::Lines;
-    let mut checked = Check::default();
-    let checking = |item: Item, checked: &mut Check| match item {
-        Item::Head(head) => check_head(&head, &file),
-        item => checked
-            .item(item)
-            .map_err(|why| input(format!("{file}: {why}"))),
-    };
-    let head = match read(path, &file, layout, Lists::BOTH, &mut |i| {
-        checking(i, &mut checked)
-    })? {
-        None => {
-            layout = Layout::Any;
-            checked = Check::default();
-            read(path, &file, layout, Lists::BOTH, &mut |i| {
-                checking(i, &mut checked)
-            })?
-            .expect("the reader of any JSON reads any layout")
-        }
-        Some(head) => head,
-    };
-    check_head(&head, &file)?;
     // Everything is checked before the database is opened: a bad document changes nothing.
-    checked
-        .finish(head.has_plan)
-        .map_err(|e| input(format!("{file}: {e}")))?;
+    let (head, layout) = check_document(path, &file)?;
     let mut info = head.run.expect("a document without `run` is refused");
     if let Some(label) = &a.label {
         info.label = Some(label.clone());
@@ -108,6 +82,38 @@ pub fn run(g: &Global, a: &ImportArgs) -> anyhow::Result<i32> {
         );
     }
     Ok(0)
+}
+
+/// Reads the whole document once, storing nothing, and checks it (its head, every plan
+/// row and measurement): as `export` lays it out where it is, as any JSON where not.
+/// Returns its head and the layout that read it.
+fn check_document(path: &Path, file: &str) -> anyhow::Result<(Head, Layout)> {
+    let mut layout = Layout::Lines;
+    let mut checked = Check::default();
+    let checking = |item: Item, checked: &mut Check| match item {
+        Item::Head(head) => check_head(&head, file),
+        item => checked
+            .item(item)
+            .map_err(|why| input(format!("{file}: {why}"))),
+    };
+    let head = match read(path, file, layout, Lists::BOTH, &mut |i| {
+        checking(i, &mut checked)
+    })? {
+        None => {
+            layout = Layout::Any;
+            checked = Check::default();
+            read(path, file, layout, Lists::BOTH, &mut |i| {
+                checking(i, &mut checked)
+            })?
+            .expect("the reader of any JSON reads any layout")
+        }
+        Some(head) => head,
+    };
+    check_head(&head, file)?;
+    checked
+        .finish(head.has_plan)
+        .map_err(|e| input(format!("{file}: {e}")))?;
+    Ok((head, layout))
 }
 
 /// The run in `store`, created with the document's plan (or, in an export without one,

@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, Read};
 
 use serde::Deserialize;
 
-use super::import_stream::{Head, Item, Lists, Stop};
+use super::import_items::{Head, Item, Lists, Stop};
 
 /// The head's fields; `run` is required.
 #[derive(Deserialize)]
@@ -92,30 +92,7 @@ pub fn read<E>(
                 Some((list, empty, comma)) => open(&mut seen, list, empty, comma)?,
                 None => return Err(Stop::NotLines),
             },
-            State::In { list, items, comma } => match text {
-                b"  ]," if !comma => State::Between,
-                b"  ]" if !comma => State::Closing,
-                _ if text.starts_with(b"    {") && (comma || !items) => {
-                    let (record, comma) = match text.strip_suffix(b",") {
-                        Some(r) => (r, true),
-                        None => (text, false),
-                    };
-                    let wanted = match list {
-                        List::Plan => lists.plan,
-                        List::Measurements => lists.measurements,
-                    };
-                    if wanted {
-                        let item = parse_item(list, record)?;
-                        each(item).map_err(Stop::Each)?;
-                    }
-                    State::In {
-                        list,
-                        items: true,
-                        comma,
-                    }
-                }
-                _ => return Err(Stop::NotLines),
-            },
+            State::In { list, items, comma } => in_list((list, items, comma), text, lists, each)?,
             State::Closing => match text {
                 b"}" => State::Done,
                 _ => return Err(Stop::NotLines),
@@ -132,6 +109,41 @@ pub fn read<E>(
         }
         _ => Err(Stop::NotLines),
     }
+}
+
+/// The next state after line `text` inside `list` (whose entries so far are `items`, the
+/// last with a `comma` or not): its end, or one more entry, handed to `each` when `lists`
+/// wants that list.
+fn in_list<E>(
+    (list, items, comma): (List, bool, bool),
+    text: &[u8],
+    lists: Lists,
+    each: &mut dyn FnMut(Item) -> Result<(), E>,
+) -> Result<State, Stop<E>> {
+    Ok(match text {
+        b"  ]," if !comma => State::Between,
+        b"  ]" if !comma => State::Closing,
+        _ if text.starts_with(b"    {") && (comma || !items) => {
+            let (record, comma) = match text.strip_suffix(b",") {
+                Some(r) => (r, true),
+                None => (text, false),
+            };
+            let wanted = match list {
+                List::Plan => lists.plan,
+                List::Measurements => lists.measurements,
+            };
+            if wanted {
+                let item = parse_item(list, record)?;
+                each(item).map_err(Stop::Each)?;
+            }
+            State::In {
+                list,
+                items: true,
+                comma,
+            }
+        }
+        _ => return Err(Stop::NotLines),
+    })
 }
 
 impl Head {
@@ -218,7 +230,7 @@ mod tests {
 
     use super::*;
     use crate::cmd::export_stream::{self, JsonStream};
-    use crate::cmd::import_stream::Layout;
+    use crate::cmd::import_items::Layout;
 
     fn run() -> RunInfo {
         RunInfo {

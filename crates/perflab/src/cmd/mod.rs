@@ -17,6 +17,7 @@ mod fleet_hosts;
 mod hint;
 mod history;
 mod import;
+mod import_items;
 mod import_json;
 mod import_lines;
 mod import_stream;

@@ -229,25 +229,7 @@ impl serde::Serialize for PlanSeq<'_> {
 fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()> {
     let names: Vec<String> = p.available.iter().map(|v| v.spec.name.clone()).collect();
     let plan = perflab_lab::plan::Plan::new(&p.spec, &p.grid, &names)?;
-    // A workload without a timed `duration` (null, dmatest) has no known run time.
-    let timed_duration = p.workload.info().params.iter().any(|s| {
-        s.name == "duration" && matches!(s.kind, perflab_core::ParamKind::Duration { .. })
-    });
-    // Summed over the grid's cells, each times its measurements: no measurement is built.
-    let timed: f64 = if timed_duration {
-        plan.cells()
-            .map(|(point, variant, n)| {
-                p.grid
-                    .params(point, variant)
-                    .seconds("duration")
-                    .map(|s| s * n as f64)
-            })
-            .sum::<Result<f64, _>>()?
-    } else {
-        0.0
-    };
-    // exec's `duration` is only a placeholder value for its command, not a time it runs.
-    let timed = (timed > 0.0 && p.spec.workload != "exec").then_some(timed);
+    let timed = timed_seconds(p, &plan)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if format == RunFormat::Json {
         // Everything the text form says, as one document and nothing else on stdout;
@@ -266,12 +248,52 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
         out.flush()?;
         return Ok(());
     }
-    serde_json::to_writer_pretty(&mut out, &p.spec)?;
+    write_plan_text(&mut out, p, names.len(), &plan, timed)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The plan's timed seconds, summed over the grid's cells, each times its measurements (no
+/// measurement is built); `None` for a workload without a timed `duration`.
+fn timed_seconds(
+    p: &perflab_lab::Prepared,
+    plan: &perflab_lab::plan::Plan<'_>,
+) -> anyhow::Result<Option<f64>> {
+    // A workload without a timed `duration` (null, dmatest) has no known run time.
+    let timed_duration = p.workload.info().params.iter().any(|s| {
+        s.name == "duration" && matches!(s.kind, perflab_core::ParamKind::Duration { .. })
+    });
+    if !timed_duration {
+        return Ok(None);
+    }
+    let timed: f64 = plan
+        .cells()
+        .map(|(point, variant, n)| {
+            p.grid
+                .params(point, variant)
+                .seconds("duration")
+                .map(|s| s * n as f64)
+        })
+        .sum::<Result<f64, _>>()?;
+    // exec's `duration` is only a placeholder value for its command, not a time it runs.
+    Ok((timed > 0.0 && p.spec.workload != "exec").then_some(timed))
+}
+
+/// The dry run as text: the spec, the plan's arithmetic and extensions, its time, and the
+/// first 20 measurements.
+fn write_plan_text(
+    out: &mut impl Write,
+    p: &perflab_lab::Prepared,
+    variants: usize,
+    plan: &perflab_lab::plan::Plan<'_>,
+    timed: Option<f64>,
+) -> anyhow::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &p.spec)?;
     writeln!(out)?;
     writeln!(
         out,
         "{}",
-        plan_arithmetic(p.spec.points.len(), names.len(), p.spec.repetitions, &plan)
+        plan_arithmetic(p.spec.points.len(), variants, p.spec.repetitions, plan)
     )?;
     if let Some(u) = &p.spec.until_decided {
         writeln!(
@@ -314,7 +336,6 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
     if plan.len() > 20 {
         writeln!(out, "  … {} more", plan.len() - 20)?;
     }
-    out.flush()?;
     Ok(())
 }
 
