@@ -80,6 +80,10 @@ pub enum Command {
     /// A figure over the stored runs, one series per study, point, variant, metric and
     /// host, with the change points where it moved (and when several moved together)
     History(crate::cli_history::HistoryArgs),
+    /// Which commit moved a figure: bisect a git range, building each commit tested in a
+    /// worktree of perflab's own and measuring it against the good and the bad end until
+    /// decided
+    Bisect(crate::cli_bisect::BisectArgs),
     /// Measure perflab's workloads side by side with peer tools on the same placement; exits
     /// 4 when a ratio or cost is outside its stated tolerance
     Crosscheck(CrosscheckArgs),

@@ -8,6 +8,7 @@
 //! by a signal (everything measured so far is kept). See `exit.rs`.
 
 mod cli;
+mod cli_bisect;
 mod cli_fleet;
 mod cli_format;
 mod cli_history;

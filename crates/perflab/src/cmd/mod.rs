@@ -1,5 +1,10 @@
 //! One file per subcommand.
 
+mod bisect;
+mod bisect_git;
+mod bisect_key;
+mod bisect_oracle;
+mod bisect_report;
 mod common;
 mod compare;
 mod completions;
@@ -66,6 +71,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Report(a) => report::run(&g, a),
         Command::Crosscheck(a) => crosscheck::run(&g, a),
         Command::History(a) => history::run(&g, a),
+        Command::Bisect(a) => bisect::run(&g, a),
         Command::Import(a) => import::run(&g, a),
         Command::Push(a) => push::run(&g, a),
         Command::List(a) => list::run(a),
@@ -90,6 +96,7 @@ fn name(c: &Command) -> &'static str {
         Command::Report(_) => "report",
         Command::Crosscheck(_) => "crosscheck",
         Command::History(_) => "history",
+        Command::Bisect(_) => "bisect",
         Command::Import(_) => "import",
         Command::Push(_) => "push",
         Command::List(_) => "list",

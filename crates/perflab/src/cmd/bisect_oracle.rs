@@ -1,0 +1,273 @@
+//! `perflab bisect`'s oracle: rounds of a commit measured by `perflab run` itself — the
+//! study with three variants, `good`, `commit` and `bad`, each setting exec's `args` to
+//! `build=DIR` so that `{build}` in the command line is that commit's build — interleaved
+//! (good, commit, bad at every repetition), stored as runs labelled with the bisection's
+//! key and the commit. Before measuring, the runs already stored under that label are read
+//! back, and an interrupted one is resumed (`run --resume`): a rerun of the same bisection
+//! measures nothing twice.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use perflab_bisect::{Measured, Oracle, OracleError, Round};
+use perflab_core::record::MeasurementRecord;
+use perflab_core::Better;
+use perflab_store::RunStatus;
+
+use crate::cli::Global;
+use crate::cmd::bisect_git::{Builds, Built};
+use crate::cmd::bisect_key::hex;
+use crate::cmd::common;
+
+/// What the oracle runs, and where it reads it back.
+pub struct StoreOracle<'a> {
+    pub global: &'a Global,
+    pub study: String,
+    /// `--metric`; `None` reads the study's primary (first) metric.
+    pub metric: Option<String>,
+    /// The metric's name as measured.
+    pub metric_seen: Option<String>,
+    pub point: u32,
+    /// The bisection's key: labels and uids derive from it.
+    pub key: String,
+    pub commits: &'a [String],
+    pub builds: Builds<'a>,
+    /// The metric's better direction, from the first measurement read.
+    pub better: Option<Better>,
+    /// Runs started by this process, and measurements they took.
+    pub runs_started: usize,
+    pub measured_now: usize,
+    /// Progress lines go to standard error.
+    pub quiet: bool,
+}
+
+impl StoreOracle<'_> {
+    /// The label of a commit's runs (`ends` for the ends alone).
+    pub fn label(&self, commit: Option<usize>) -> String {
+        let tag = commit.map_or("ends".to_string(), |i| self.commits[i][..12].to_string());
+        format!("bisect {} {tag}", &self.key[..12])
+    }
+
+    fn build(&mut self, i: usize) -> Result<Built, OracleError> {
+        self.builds
+            .get(&self.commits[i])
+            .map_err(|e| OracleError(format!("{e:#}")))
+    }
+
+    /// `perflab run` as a child, with this process's database, journal and sysroot.
+    fn perflab(&self, args: &[String]) -> Result<(), OracleError> {
+        let exe = std::env::current_exe().map_err(|e| OracleError(format!("perflab: {e}")))?;
+        let mut cmd = Command::new(exe);
+        let g = self.global;
+        for (flag, value) in [
+            ("--db", &g.db),
+            ("--journal", &g.journal),
+            ("--sysroot", &g.sysroot),
+        ] {
+            if let Some(v) = value {
+                cmd.arg(flag).arg(v);
+            }
+        }
+        let out = cmd
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| OracleError(format!("perflab run: {e}")))?;
+        match out.status.code() {
+            // 3: some measurements failed; the rounds they leave out are measured again.
+            Some(0) | Some(3) => Ok(()),
+            code => {
+                let text = String::from_utf8_lossy(&out.stderr);
+                let last = text
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("");
+                Err(OracleError(match code {
+                    Some(130) | None => "interrupted: run the same `perflab bisect` again to \
+                                         resume it (nothing measured is measured again)"
+                        .to_string(),
+                    Some(c) => format!("perflab run exited {c}: {}", last.trim()),
+                }))
+            }
+        }
+    }
+
+    /// Every round stored under `label`, run by run; resumes interrupted runs first.
+    fn stored(&mut self, label: &str, with_commit: bool) -> Result<Vec<Round>, OracleError> {
+        let err = |e: anyhow::Error| OracleError(format!("{e:#}"));
+        let runs: Vec<perflab_core::record::RunInfo> = match common::read_store(self.global) {
+            Ok(store) => store
+                .runs()
+                .map_err(|e| err(e.into()))?
+                .into_iter()
+                .filter(|r| r.label.as_deref() == Some(label))
+                .collect(),
+            // No database yet: nothing stored.
+            Err(_) => Vec::new(),
+        };
+        if runs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let unfinished: Vec<i64> = runs
+            .iter()
+            .filter(|r| r.status != RunStatus::Complete)
+            .map(|r| r.id)
+            .collect();
+        for id in &unfinished {
+            self.perflab(&["run".into(), "--resume".into(), id.to_string()])?;
+        }
+        let store = common::read_store(self.global).map_err(err)?;
+        let mut rounds = Vec::new();
+        for r in &runs {
+            let ms = store.measurements(r.id).map_err(|e| err(e.into()))?;
+            rounds.extend(self.rounds_of(&ms, with_commit));
+        }
+        Ok(rounds)
+    }
+
+    /// The rounds of one run: for each repetition, the metric of each variant at the point.
+    fn rounds_of(&mut self, ms: &[MeasurementRecord], with_commit: bool) -> Vec<Round> {
+        let mut by_rep: std::collections::BTreeMap<u32, [Option<f64>; 3]> = Default::default();
+        for m in ms.iter().filter(|m| m.is_result() && m.point == self.point) {
+            // Without --metric the study's primary metric: the exec workload names it
+            // only in its output (`metric = "time_us"`), so the first metric stands for it.
+            let found = match &self.metric {
+                Some(name) => m.output.metric(name),
+                None => m.output.metrics.first(),
+            };
+            let Some(metric) = found else {
+                continue;
+            };
+            self.metric_seen.get_or_insert_with(|| metric.name.clone());
+            self.better.get_or_insert(metric.better);
+            let slot = match m.variant.as_str() {
+                "good" => 0,
+                "commit" => 1,
+                "bad" => 2,
+                _ => continue,
+            };
+            by_rep.entry(m.rep).or_default()[slot] = Some(metric.value);
+        }
+        by_rep
+            .values()
+            .filter_map(|v| match (v[0], v[1], v[2]) {
+                (Some(good), c, Some(bad)) if c.is_some() == with_commit => Some(Round {
+                    good,
+                    bad,
+                    commit: c,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The `run` command line of `reps` repetitions of these builds.
+    fn run_args(
+        &self,
+        builds: &[(&str, &Path)],
+        reps: usize,
+        uid: &str,
+        label: &str,
+    ) -> Vec<String> {
+        let mut a: Vec<String> = vec!["run".into(), self.study.clone()];
+        for (name, dir) in builds {
+            a.push("--variant".into());
+            a.push(format!("{name}:args=build={}", dir.display()));
+        }
+        a.extend(
+            [
+                "--reps",
+                &reps.to_string(),
+                "--monitors",
+                "none",
+                "--uid",
+                uid,
+                "--label",
+                label,
+                "--format",
+                "json",
+            ]
+            .map(String::from),
+        );
+        a
+    }
+
+    fn end_dirs(&mut self) -> Result<(PathBuf, PathBuf), OracleError> {
+        let last = self.commits.len() - 1;
+        match (self.build(0)?, self.build(last)?) {
+            (Built::Dir(g), Built::Dir(b)) => Ok((g, b)),
+            (Built::Failed(why), _) | (_, Built::Failed(why)) => {
+                Err(OracleError(format!("an end does not build: {why}")))
+            }
+        }
+    }
+}
+
+impl Oracle for StoreOracle<'_> {
+    fn rounds(&mut self, commit: Option<usize>, n: usize) -> Result<Measured, OracleError> {
+        let dir = match commit {
+            Some(i) => match self.build(i)? {
+                Built::Dir(d) => Some(d),
+                Built::Failed(why) => return Ok(Measured::Skipped(why)),
+            },
+            None => None,
+        };
+        let label = self.label(commit);
+        let mut rounds = self.stored(&label, commit.is_some())?;
+        // A repetition whose measurement failed leaves no round: ask again, a few times.
+        for attempt in 0..3 {
+            if rounds.len() >= n {
+                break;
+            }
+            let (good, bad) = self.end_dirs()?;
+            let mut builds: Vec<(&str, &Path)> = vec![("good", good.as_path())];
+            if let Some(d) = &dir {
+                builds.push(("commit", d.as_path()));
+            }
+            builds.push(("bad", bad.as_path()));
+            let reps = n - rounds.len();
+            let uid = hex(&[
+                &self.key,
+                &label,
+                &rounds.len().to_string(),
+                &n.to_string(),
+                &attempt.to_string(),
+            ]);
+            if !self.quiet {
+                eprintln!(
+                    "perflab bisect: {}: {} more round(s), {} so far",
+                    commit.map_or("the ends".to_string(), |i| format!(
+                        "commit {}",
+                        &self.commits[i][..12]
+                    )),
+                    reps,
+                    rounds.len()
+                );
+            }
+            let args = self.run_args(&builds, reps, &uid, &label);
+            self.perflab(&args)?;
+            self.runs_started += 1;
+            self.measured_now += reps * builds.len();
+            rounds = self.stored(&label, commit.is_some())?;
+        }
+        if rounds.len() < n {
+            let why = format!(
+                "the study gave no {} at point {} in {} of the rounds asked (see `perflab show` \
+                 of the runs labelled \"{label}\")",
+                self.metric
+                    .as_ref()
+                    .map_or("metric".to_string(), |m| format!("metric {m:?}")),
+                self.point,
+                n - rounds.len()
+            );
+            // A commit whose measurements fail (it crashes, or does not boot) is skipped, as
+            // one that does not build; the ends must measure.
+            return match commit {
+                Some(_) => Ok(Measured::Skipped(why)),
+                None => Err(OracleError(why)),
+            };
+        }
+        Ok(Measured::Rounds(rounds))
+    }
+}
