@@ -148,81 +148,116 @@ pub fn bisect(
         rounds: BTreeMap::new(),
         borrowed: variance_of(&ends_row).into_iter().collect(),
     };
-    let (mut lo, mut hi) = (0usize, n - 1);
-    let mut stepped_around: Vec<usize> = Vec::new();
-    while let Some(mid) = next_commit(lo, hi, &stepped_around) {
-        let step = walk.measure(mid, Rule::Either)?;
-        let class = step.class;
-        b.steps.push(step);
-        match class {
-            Class::Good => lo = mid,
-            Class::Bad => hi = mid,
-            Class::Skipped | Class::Undecided => stepped_around.push(mid),
-            _ => {
-                b.measurements = walk.measurements();
-                b.outcome = Outcome::TwoChanges {
-                    commit: mid,
-                    class,
-                    last_good: lo,
-                    first_bad: hi,
-                };
-                return Ok(b);
+    let mut range = Range {
+        lo: 0,
+        hi: n - 1,
+        stepped_around: Vec::new(),
+    };
+    let flagged = match range.walk(&mut walk, &mut b.steps)? {
+        Some(flag) => Some(flag),
+        None => range.confirm(&mut walk, &mut b.steps, n)?,
+    };
+    b.measurements = walk.measurements();
+    b.outcome = match flagged {
+        Some((commit, class)) => Outcome::TwoChanges {
+            commit,
+            class,
+            last_good: range.lo,
+            first_bad: range.hi,
+        },
+        None => range.conclusion(n),
+    };
+    Ok(b)
+}
+
+/// What is known of the range: the last commit placed good, the first placed bad, and
+/// the commits stepped around (skipped or undecided).
+struct Range {
+    lo: usize,
+    hi: usize,
+    stepped_around: Vec<usize>,
+}
+
+impl Range {
+    /// Bisects until `lo` and `hi` are neighbours but for stepped-around commits; returns
+    /// a commit that flags a second change, with its class, if one is met.
+    fn walk(
+        &mut self,
+        walk: &mut Walk<'_>,
+        steps: &mut Vec<Step>,
+    ) -> Result<Option<(usize, Class)>, OracleError> {
+        while let Some(mid) = next_commit(self.lo, self.hi, &self.stepped_around) {
+            let step = walk.measure(mid, Rule::Either)?;
+            let class = step.class;
+            steps.push(step);
+            match class {
+                Class::Good => self.lo = mid,
+                Class::Bad => self.hi = mid,
+                Class::Skipped | Class::Undecided => self.stepped_around.push(mid),
+                _ => return Ok(Some((mid, class))),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The walk steps by the midpoint; the two commits it ends between are confirmed
+    /// against their own ends, which a fix before a regression (a "good" commit beyond
+    /// good) or a second step would fail. A commit not confirmed joins the candidates.
+    fn confirm(
+        &mut self,
+        walk: &mut Walk<'_>,
+        steps: &mut [Step],
+        n: usize,
+    ) -> Result<Option<(usize, Class)>, OracleError> {
+        for (commit, end) in [(self.lo, 0), (self.hi, n - 1)] {
+            if commit == end {
+                continue;
+            }
+            let step = walk.measure(commit, Rule::Strict)?;
+            let class = step.class;
+            let i = steps
+                .iter()
+                .position(|s| s.commit == commit)
+                .expect("the walk tested the commits it ends between");
+            let walked = steps[i].class;
+            steps[i] = Step {
+                confirmed: class == walked,
+                ..step
+            };
+            if class.second_change() {
+                return Ok(Some((commit, class)));
+            }
+            if class != walked {
+                self.stepped_around.push(commit);
+            }
+        }
+        Ok(None)
+    }
+
+    /// The first bad commit, or the candidates when stepped-around commits hide it.
+    fn conclusion(&self, n: usize) -> Outcome {
+        let (lo, hi) = (self.lo, self.hi);
+        let mut untested: Vec<usize> = self
+            .stepped_around
+            .iter()
+            .copied()
+            .filter(|&c| lo <= c && c <= hi && c != 0 && c != n - 1)
+            .collect();
+        untested.sort_unstable();
+        untested.dedup();
+        if untested.is_empty() {
+            Outcome::FirstBad {
+                commit: hi,
+                last_good: lo,
+            }
+        } else {
+            Outcome::Candidates {
+                last_good: lo,
+                first_bad: hi,
+                untested,
             }
         }
     }
-    // The walk steps by the midpoint; the two commits it ends between are confirmed
-    // against their own ends, which a fix before a regression (a "good" commit beyond
-    // good) or a second step would fail.
-    for (commit, end) in [(lo, 0), (hi, n - 1)] {
-        if commit == end {
-            continue;
-        }
-        let step = walk.measure(commit, Rule::Strict)?;
-        let class = step.class;
-        let i = b
-            .steps
-            .iter()
-            .position(|s| s.commit == commit)
-            .expect("the walk tested the commits it ends between");
-        let walked = b.steps[i].class;
-        b.steps[i] = Step {
-            confirmed: class == walked,
-            ..step
-        };
-        if class.second_change() {
-            b.measurements = walk.measurements();
-            b.outcome = Outcome::TwoChanges {
-                commit,
-                class,
-                last_good: lo,
-                first_bad: hi,
-            };
-            return Ok(b);
-        }
-        if class != walked {
-            stepped_around.push(commit);
-        }
-    }
-    b.measurements = walk.measurements();
-    let mut untested: Vec<usize> = stepped_around
-        .into_iter()
-        .filter(|&c| lo <= c && c <= hi && c != 0 && c != n - 1)
-        .collect();
-    untested.sort_unstable();
-    untested.dedup();
-    b.outcome = if untested.is_empty() {
-        Outcome::FirstBad {
-            commit: hi,
-            last_good: lo,
-        }
-    } else {
-        Outcome::Candidates {
-            last_good: lo,
-            first_bad: hi,
-            untested,
-        }
-    };
-    Ok(b)
 }
 
 /// The commit strictly between `lo` and `hi`, not yet stepped around, nearest the middle

@@ -240,82 +240,94 @@ pub fn bisect_targets(trials: u32, seed: u64) -> Vec<Target> {
 /// [`bisect_targets`] with other settings (to weigh schedules against each other).
 pub fn bisect_targets_with(trials: u32, seed: u64, settings: &Settings) -> Vec<Target> {
     let mut g = Gen::new(seed);
-    let (accuracy, spent) = share(&one_step(&mut g, trials, settings));
-    let (k, fixed_accuracy, fixed_spent) = smallest_fixed(&mut g, trials, accuracy, settings);
-    let (kn, near_accuracy, near_spent) = smallest_nearer_end(&mut g, trials, accuracy);
-    let (none, none_spent) = rate(&mut g, trials, settings, &|_| Vec::new(), &|o| {
-        *o == Outcome::NoDifference
-    });
-    let flagged = |o: &Outcome| matches!(o, Outcome::TwoChanges { .. });
-    let (two, two_spent) = rate(
-        &mut g,
-        trials,
-        settings,
-        &|g| {
-            let (a, b) = two_positions(g);
-            vec![(a, 1.03), (b, 1.03)]
-        },
-        &flagged,
-    );
-    let (fix, fix_spent) = rate(
-        &mut g,
-        trials,
-        settings,
-        &|g| {
-            let (a, b) = two_positions(g);
-            vec![(a, 0.97), (b, 1.03 / 0.97)]
-        },
-        &flagged,
-    );
-    let t = |what: &str, value, bound, detail: String| Target {
+    let mut out = one_step_targets(&mut g, trials, settings);
+    out.extend(range_targets(&mut g, trials, settings));
+    out
+}
+
+fn target(what: &str, value: f64, bound: Bound, trials: u32, detail: String) -> Target {
+    Target {
         what: what.into(),
         value,
         bound,
         trials,
         detail,
-    };
+    }
+}
+
+/// One step: accuracy, and the cost against the two fixed baselines.
+fn one_step_targets(g: &mut Gen, trials: u32, settings: &Settings) -> Vec<Target> {
+    let (accuracy, spent) = share(&one_step(g, trials, settings));
+    let (k, fixed_accuracy, fixed_spent) = smallest_fixed(g, trials, accuracy, settings);
+    let (kn, near_accuracy, near_spent) = smallest_nearer_end(g, trials, accuracy);
     vec![
-        t(
+        target(
             "one +3% step in 1% noise, 1,024 commits: right commit",
             accuracy,
             Bound::AtLeast(0.95),
+            trials,
             format!("{spent:.0} measurements per bisection on average"),
         ),
-        t(
+        target(
             "one step: measurements / fixed-repetition bisection of equal accuracy",
             spent / fixed_spent,
             Bound::AtMost(0.60),
+            trials,
             format!(
                 "{spent:.0} vs {fixed_spent:.0}: fixed {k} rounds per comparison, right in \
                  {:.1}%",
                 fixed_accuracy * 100.0
             ),
         ),
-        t(
+        target(
             "one step: measurements / nearer-end bisection without verdicts (shown)",
             spent / near_spent,
             Bound::Shown,
+            trials,
             format!(
                 "{spent:.0} vs {near_spent:.0}: {kn} rounds per commit, right in {:.1}%",
                 near_accuracy * 100.0
             ),
         ),
-        t(
+    ]
+}
+
+/// Ranges without a change, and with two.
+fn range_targets(g: &mut Gen, trials: u32, settings: &Settings) -> Vec<Target> {
+    let (none, none_spent) = rate(g, trials, settings, &|_| Vec::new(), &|o| {
+        *o == Outcome::NoDifference
+    });
+    let flagged = |o: &Outcome| matches!(o, Outcome::TwoChanges { .. });
+    let two_steps = |g: &mut Gen| {
+        let (a, b) = two_positions(g);
+        vec![(a, 1.03), (b, 1.03)]
+    };
+    let (two, two_spent) = rate(g, trials, settings, &two_steps, &flagged);
+    let fix_then_regression = |g: &mut Gen| {
+        let (a, b) = two_positions(g);
+        vec![(a, 0.97), (b, 1.03 / 0.97)]
+    };
+    let (fix, fix_spent) = rate(g, trials, settings, &fix_then_regression, &flagged);
+    vec![
+        target(
             "no change in the range: \"no difference\"",
             none,
             Bound::AtLeast(0.95),
+            trials,
             format!("{none_spent:.0} measurements on average"),
         ),
-        t(
+        target(
             "two steps (+3%, +3%): range flagged as holding two changes",
             two,
             Bound::AtLeast(0.90),
+            trials,
             format!("{two_spent:.0} measurements on average"),
         ),
-        t(
+        target(
             "a fix (-3%) then a regression (+6.2%): range flagged",
             fix,
             Bound::AtLeast(0.90),
+            trials,
             format!("{fix_spent:.0} measurements on average"),
         ),
     ]
