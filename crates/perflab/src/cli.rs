@@ -415,9 +415,12 @@ pub struct CrosscheckArgs {
     /// trace monitor's BPF backend against its tracefs text backend on loopback netrr at 1000
     /// requests/s: per span of netrx the medians side by side, held to 1 µs or 5 %, sub-µs
     /// values, the spans' sum against the round trip; --pairs one client,server pair, as many
-    /// rounds per backend as asked; root), or verdicts (a seeded simulation of the verdicts'
+    /// rounds per backend as asked; root), verdicts (a seeded simulation of the verdicts'
     /// false-verdict rates, power and `same` rate, and what --until-decided spends; exits 4
-    /// when a false-verdict rate exceeds its bound; no root, a few seconds). ctxsw, memcpy
+    /// when a false-verdict rate exceeds its bound; no root, a few seconds), or bisect (a
+    /// seeded simulation of `perflab bisect` over 1,024 commits: the right commit, the
+    /// measurements against a fixed-repetition bisection, "no difference", two changes
+    /// flagged; exits 4 when a target is missed; no root, about 20 s). ctxsw, memcpy
     /// and netrr measure the two tools in interleaved pairs, 6 at first and up to 24 while
     /// undecided, and judge the 95% interval of the median pair ratio: within, OUTSIDE
     /// (exit 4) or undecided
@@ -464,11 +467,12 @@ pub struct CrosscheckArgs {
     /// report have fixed cost targets
     #[arg(long, value_name = "PCT", allow_negative_numbers = true)]
     pub tolerance: Option<f64>,
-    /// verdicts: families simulated per line of the table (1 to 100000)
+    /// verdicts: families simulated per line of the table (1 to 100000); bisect: a fifth as
+    /// many bisections per line
     #[arg(long, value_name = "N", default_value_t = 1000,
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub families: u32,
-    /// verdicts: the seed of the simulation (the documented table uses 2026)
+    /// verdicts and bisect: the seed of the simulation (the documented tables use 2026)
     #[arg(long, value_name = "N", default_value_t = 2026)]
     pub seed: u64,
 }
