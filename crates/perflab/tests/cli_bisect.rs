@@ -179,6 +179,19 @@ fn bisect_finds_the_slowdown_and_a_killed_bisection_resumes_measuring_nothing_tw
     assert!(o.status.success(), "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["format"], "perflab-bisect");
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/schema/perflab.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let errors = crate::json_schema::validate(
+        &schema,
+        &serde_json::json!({ "$ref": "#/$defs/bisect" }),
+        &doc,
+    );
+    assert!(errors.is_empty(), "docs/schema $defs/bisect: {errors:?}");
     let outcome = &doc["bisection"]["outcome"];
     assert_eq!(outcome["kind"], "first_bad", "{out}");
     assert_eq!(
