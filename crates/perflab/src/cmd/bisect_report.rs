@@ -307,3 +307,78 @@ fn markdown(r: &Report) -> String {
     s.push_str(&format!("\n{}\n\n{}\n", undecided(r, 12), cost(r)));
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perflab_bisect::sim::{levels, sim_settings, SimOracle, COMMITS, NOISE};
+
+    /// A report of a simulated bisection (a step at commit 700, commit 300 skipped).
+    fn report() -> Report {
+        let mut o = SimOracle::new(levels(&[(700, 1.03)]), NOISE, 5);
+        o.skipped.insert(511);
+        let b = perflab_bisect::bisect(COMMITS, &mut o, &sim_settings()).unwrap();
+        let shas: Vec<String> = (0..COMMITS).map(|i| format!("{i:040x}")).collect();
+        Report {
+            repo: "/src/prog".into(),
+            study: "study.toml".into(),
+            metric: "time_us".into(),
+            point: 0,
+            commits: COMMITS,
+            good: shas[0].clone(),
+            bad: shas[COMMITS - 1].clone(),
+            first_bad: Some((shas[700].clone(), "make it slow".into())),
+            tested: b
+                .steps
+                .iter()
+                .map(|s| TestedCommit {
+                    sha: shas[s.commit].clone(),
+                    subject: format!("commit number {} with a subject of some length", s.commit),
+                    step: s.clone(),
+                })
+                .collect(),
+            bisection: b,
+            builds_run: 3,
+            runs_started: 12,
+            measured_now: 300,
+            label: "bisect 0123456789ab".into(),
+            elapsed_s: 12.5,
+            shas,
+        }
+    }
+
+    #[test]
+    fn every_format_names_the_commit_and_mail_stays_within_72_columns() {
+        let r = report();
+        let first = format!("first bad commit: {}", &r.shas[700][..12]);
+        let text = render(&r, BisectFormat::Text);
+        assert!(text.contains(&first), "{text}");
+        assert!(
+            text.contains(&format!("{} skipped", &r.shas[511][..12])),
+            "{text}"
+        );
+        let mail = render(&r, BisectFormat::Mail);
+        assert!(
+            mail.contains(&format!("first bad commit: {}", &r.shas[700][..8])),
+            "{mail}"
+        );
+        for line in mail.lines() {
+            assert!(
+                line.chars().count() <= 72,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        let md = render(&r, BisectFormat::Markdown);
+        assert!(md.contains("| commit | reading | rounds | vs good | vs bad | subject |"));
+        assert_eq!(
+            md.lines().filter(|l| l.starts_with("| `")).count(),
+            r.tested.len()
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&render(&r, BisectFormat::Json)).unwrap();
+        assert_eq!(json["format"], "perflab-bisect");
+        assert_eq!(json["bisection"]["outcome"]["kind"], "first_bad");
+        assert_eq!(json["bisection"]["outcome"]["commit"], 700);
+    }
+}
