@@ -42,10 +42,11 @@ pub fn run(o: &Options, out: &mut dyn Write) -> Result<Verdicts> {
         "trace-cost" => crate::trace_cost::run(o, out, &mut verdicts)?,
         "verdicts" => crate::verdicts::run(o, out, &mut verdicts)?,
         "bisect" => crate::bisect::run(o, out, &mut verdicts)?,
+        "history" => crate::history::run(o, out, &mut verdicts)?,
         "gpu" => crate::gpu::run(o, out, &mut verdicts)?,
         other => {
             return Err(input(format!(
-                "no cross-check for {other:?} (available: bisect, ctxsw, gpu, memcpy, \
+                "no cross-check for {other:?} (available: bisect, ctxsw, gpu, history, memcpy, \
                  monitors, netrr, report, runner, trace, verdicts)"
             )))
         }

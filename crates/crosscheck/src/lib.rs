@@ -30,6 +30,7 @@ pub mod error;
 pub mod gpu;
 pub mod gpu_pairs;
 pub mod gpu_reference;
+pub mod history;
 pub mod lab_side;
 pub mod mem;
 pub mod monitors;
