@@ -317,3 +317,53 @@ fn bad_input_is_one_line_exit_2_and_nothing_stored() {
     assert!(text(&o).1.contains("uncommitted changes"), "{:?}", text(&o));
     assert!(!lab.db().exists(), "nothing stored");
 }
+
+#[test]
+fn ctrl_c_stops_the_bisection_with_exit_130_and_the_same_command_resumes_it() {
+    if !have_tools() {
+        return;
+    }
+    let lab = Lab::new();
+    let (repo, culprit) = example_repo(&lab);
+    let child = lab
+        .cmd()
+        .args(bisect_args(&repo))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < deadline && !(lab.db().exists() && stored(&lab).0 >= 2) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // As a terminal's Ctrl-C: SIGINT to the whole process group.
+    // SAFETY: kill(2) on the group of a child this test started.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let (_, err) = text(&o);
+    // It may have finished before the signal came; stopped, it says how to go on.
+    if o.status.code() != Some(0) {
+        assert_eq!(o.status.code(), Some(130), "{err}");
+        assert!(err.contains("run the same `perflab bisect` again"), "{err}");
+    }
+    let o = lab.run(
+        &bisect_args(&repo)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        doc["first_bad"][0].as_str(),
+        Some(culprit.as_str()),
+        "{out}"
+    );
+    assert_eq!(
+        stored(&lab).1,
+        doc["bisection"]["measurements"].as_u64().unwrap(),
+        "{out}"
+    );
+}

@@ -30,6 +30,10 @@ pub fn run(g: &Global, a: BisectArgs) -> anyhow::Result<i32> {
     let commits = repo.range(&good, &bad)?;
     let point = check_study(g, &a)?;
     let (mut builds, key) = builds_and_key(&a, &repo, &commits, point)?;
+    // Ctrl-C reaches the run in progress too (one process group): it stops itself,
+    // resumably, and the bisection starts nothing more.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _signals = perflab_knobs::signals::install(stop.clone())?;
     // The ends must build: a bisection with an end that does not has nothing to compare.
     for (flag, sha) in [("good", &good), ("bad", &bad)] {
         if let Built::Failed(why) = builds.get(sha)? {
@@ -49,11 +53,28 @@ pub fn run(g: &Global, a: BisectArgs) -> anyhow::Result<i32> {
         runs_started: 0,
         measured_now: 0,
         quiet: false,
+        interrupted: false,
+        stop: stop.clone(),
     };
-    let settings = settings(&mut oracle, 2, a.max_rounds as usize)?;
-    let b = bisect(commits.len(), &mut oracle, &settings).map_err(|e| {
-        anyhow::anyhow!("bisect: {e} (what was measured is stored; the same command resumes it)")
-    })?;
+    let bisection = settings(&mut oracle, 2, a.max_rounds as usize).and_then(|settings| {
+        bisect(commits.len(), &mut oracle, &settings).map_err(|e| {
+            anyhow::anyhow!(
+                "bisect: {e} (what was measured is stored; the same command resumes it)"
+            )
+        })
+    });
+    let b = match bisection {
+        Ok(b) => b,
+        // Ctrl-C reached the run it had started: stop as a run does, resumable.
+        Err(_) if oracle.interrupted => {
+            eprintln!(
+                "perflab: bisect: {}",
+                crate::cmd::bisect_oracle::INTERRUPTED
+            );
+            return Ok(crate::exit::INTERRUPTED);
+        }
+        Err(e) => return Err(e),
+    };
     let report = make_report(&a, &repo, &oracle, b, started);
     let mut out = std::io::stdout().lock();
     out.write_all(render(&report, a.format).as_bytes())?;

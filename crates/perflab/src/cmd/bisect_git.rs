@@ -186,6 +186,10 @@ impl Builds<'_> {
             .status()
             .map_err(|e| anyhow::anyhow!("--build: /bin/sh: {e}"))?;
         self.built += 1;
+        // Killed by a signal (Ctrl-C): not a failed build, so nothing is cached for it.
+        if status.code().is_none() {
+            anyhow::bail!("the build of {} was interrupted ({status})", &sha[..12]);
+        }
         if status.success() {
             std::fs::write(&ok, "")?;
             Ok(Built::Dir(dir))

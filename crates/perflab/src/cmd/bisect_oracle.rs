@@ -19,6 +19,9 @@ use crate::cmd::bisect_git::{Builds, Built};
 use crate::cmd::bisect_key::hex;
 use crate::cmd::common;
 
+pub const INTERRUPTED: &str = "interrupted: run the same `perflab bisect` again to resume it \
+                           (nothing measured is measured again)";
+
 /// What the oracle runs, and where it reads it back.
 pub struct StoreOracle<'a> {
     pub global: &'a Global,
@@ -39,6 +42,12 @@ pub struct StoreOracle<'a> {
     pub measured_now: usize,
     /// Progress lines go to standard error.
     pub quiet: bool,
+    /// A `perflab run` it started was interrupted (Ctrl-C, SIGTERM): the bisection stops
+    /// with exit 130, to be resumed by the same command.
+    pub interrupted: bool,
+    /// Set by SIGINT, SIGTERM or SIGHUP (perflab's own handler): the run in progress stops
+    /// itself, resumably, and no other is started.
+    pub stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl StoreOracle<'_> {
@@ -49,13 +58,17 @@ impl StoreOracle<'_> {
     }
 
     fn build(&mut self, i: usize) -> Result<Built, OracleError> {
-        self.builds
-            .get(&self.commits[i])
-            .map_err(|e| OracleError(format!("{e:#}")))
+        let built = self.builds.get(&self.commits[i]);
+        self.interrupted |= self.stop.load(std::sync::atomic::Ordering::SeqCst);
+        built.map_err(|e| OracleError(format!("{e:#}")))
     }
 
     /// `perflab run` as a child, with this process's database, journal and sysroot.
-    fn perflab(&self, args: &[String]) -> Result<(), OracleError> {
+    fn perflab(&mut self, args: &[String]) -> Result<(), OracleError> {
+        if self.stop.load(std::sync::atomic::Ordering::SeqCst) {
+            self.interrupted = true;
+            return Err(OracleError(INTERRUPTED.into()));
+        }
         let exe = std::env::current_exe().map_err(|e| OracleError(format!("perflab: {e}")))?;
         let mut cmd = Command::new(exe);
         let g = self.global;
@@ -77,6 +90,7 @@ impl StoreOracle<'_> {
             // 3: some measurements failed; the rounds they leave out are measured again.
             Some(0) | Some(3) => Ok(()),
             code => {
+                self.interrupted |= matches!(code, Some(130) | None);
                 let text = String::from_utf8_lossy(&out.stderr);
                 let last = text
                     .lines()
@@ -84,9 +98,7 @@ impl StoreOracle<'_> {
                     .find(|l| !l.trim().is_empty())
                     .unwrap_or("");
                 Err(OracleError(match code {
-                    Some(130) | None => "interrupted: run the same `perflab bisect` again to \
-                                         resume it (nothing measured is measured again)"
-                        .to_string(),
+                    Some(130) | None => INTERRUPTED.to_string(),
                     Some(c) => format!("perflab run exited {c}: {}", last.trim()),
                 }))
             }
