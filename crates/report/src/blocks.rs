@@ -235,7 +235,12 @@ impl LatencyTable {
         if !self.fixed.is_empty() {
             intro.push_str(&format!(", {}", self.fixed));
         }
-        intro.push_str("); reps = successful/planned; lost = requests without a reply");
+        intro.push_str(
+            "); reps = successful/planned; lost = requests without a reply; every column \
+             is of all repetitions' round trips pooled, so a repetition with more round \
+             trips weighs more: the comparisons' medians are per repetition (the median of \
+             each repetition's figure) and differ from these where repetitions differ",
+        );
         intro
     }
 }
