@@ -94,28 +94,35 @@ fn compare_and_report_name_the_design_and_the_drift_guard() {
     assert_eq!(c["drift"]["probes"].as_array().unwrap().len(), 2);
 }
 
+/// A run of `null` whose variant b reads 20 % above a (noise `noise_pct` %, `reps`
+/// repetitions); its run number.
+fn a_against_b_plus_20_pct(lab: &Lab, noise_pct: &str, reps: &str) -> String {
+    let noise = format!("noise_pct={noise_pct}");
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "null",
+        "-p",
+        &noise,
+        "--variant",
+        "a:value=100",
+        "--variant",
+        "b:value=120",
+        "--reps",
+        reps,
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
+    common::run_id(&err)
+}
+
 /// Issue 32: `run --workload null --reps 1` gave `+20.00 % [+20.00 %, +20.00 %] 1.000 1.000
 /// better`: a verdict from one value per side. Now the row is undecided with its reason, in
 /// the text and in the JSON, and no interval is printed.
 #[test]
 fn one_value_per_side_gives_no_verdict_and_says_why() {
     let lab = Lab::new();
-    let o = lab.run(&[
-        "run",
-        "--workload",
-        "null",
-        "-p",
-        "noise_pct=0",
-        "--variant",
-        "a:value=100",
-        "--variant",
-        "b:value=120",
-        "--reps",
-        "1",
-    ]);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
-    let id = common::run_id(&err);
+    let id = a_against_b_plus_20_pct(&lab, "0", "1");
     let o = lab.run(&["report", &id, "--format", "text"]);
     let (out, _) = text(&o);
     let row = out
@@ -139,22 +146,7 @@ fn one_value_per_side_gives_no_verdict_and_says_why() {
 #[test]
 fn compare_fail_on_is_a_ci_gate_naming_the_rows_that_tripped_it() {
     let lab = Lab::new();
-    let o = lab.run(&[
-        "run",
-        "--workload",
-        "null",
-        "-p",
-        "noise_pct=0.5",
-        "--variant",
-        "a:value=100",
-        "--variant",
-        "b:value=120",
-        "--reps",
-        "5",
-    ]);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "stdout: {out}\nstderr: {err}");
-    let id = common::run_id(&err);
+    let id = a_against_b_plus_20_pct(&lab, "0.5", "5");
     // +20 % on 0.5 % noise, higher is better: `better`, never `WORSE`.
     let o = lab.run(&["compare", &id, "--fail-on", "worse,undecided"]);
     let (out, err) = text(&o);
