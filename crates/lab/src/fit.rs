@@ -3,13 +3,12 @@
 //! an empty machine is an input error, and `hugepages = "2M:auto"` becomes the page count
 //! the largest point of its variant needs.
 
-use std::collections::BTreeMap;
-
-use perflab_core::{format_size, parse_size, Grid, RunSpec, SkippedPoint, Workload};
+use perflab_core::{format_size, parse_size, Grid, RunSpec, Workload};
 use perflab_sys::meminfo::parse_meminfo;
 use perflab_sys::SysRoot;
 
 use crate::error::{LabError, Result};
+use crate::point_fit;
 
 /// Total and available memory in bytes, or why they are unknown.
 fn memory(sys: &SysRoot) -> std::result::Result<(u64, u64), String> {
@@ -35,14 +34,7 @@ pub fn fit_memory(
     workload: &dyn Workload,
     sys: &SysRoot,
 ) -> Result<Vec<String>> {
-    let mut needs = Vec::with_capacity(grid.points());
-    for point in 0..grid.points() {
-        let mut need = 0;
-        for p in grid.point(point) {
-            need = need.max(workload.memory_bytes(p)?);
-        }
-        needs.push(need);
-    }
+    let needs = point_fit::needs(grid, |p| workload.memory_bytes(p))?;
     if needs.iter().all(|&n| n == 0) {
         return Ok(Vec::new());
     }
@@ -50,48 +42,34 @@ pub fn fit_memory(
         Ok(m) => m,
         Err(why) => return Ok(vec![format!("memory not checked: {why}")]),
     };
-    let describe = |p: &BTreeMap<String, String>| {
-        p.iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let mut kept = Vec::new();
-    let mut keep = Vec::with_capacity(needs.len());
-    let mut notes = Vec::new();
-    for (point, need) in spec.points.drain(..).zip(needs) {
-        if need > total {
-            return Err(LabError::Input(format!(
-                "{} needs {} of buffers but this machine has {} of memory in all",
-                describe(&point),
-                format_size(need),
-                human(total)
-            )));
-        }
-        if need > avail {
-            let reason = format!(
-                "needs {} of buffers, {} is available",
-                format_size(need),
-                human(avail)
-            );
-            notes.push(format!("skipping {}: {reason}", describe(&point)));
-            spec.skipped.push(SkippedPoint { point, reason });
-            keep.push(false);
-        } else {
-            kept.push(point);
-            keep.push(true);
-        }
+    if let Some((point, &need)) = spec.points.iter().zip(&needs).find(|(_, &n)| n > total) {
+        return Err(LabError::Input(format!(
+            "{} needs {} of buffers but this machine has {} of memory in all",
+            point_fit::describe(point),
+            format_size(need),
+            human(total)
+        )));
     }
-    if kept.is_empty() {
+    let skipped = point_fit::skip(spec, grid, |i| {
+        (needs[i] > avail).then(|| {
+            format!(
+                "needs {} of buffers, {} is available",
+                format_size(needs[i]),
+                human(avail)
+            )
+        })
+    });
+    if spec.points.is_empty() {
         return Err(LabError::Input(format!(
             "no point of {} fits in the {} of available memory",
             spec.name,
             human(avail)
         )));
     }
-    spec.points = kept;
-    grid.retain_points(&keep);
-    Ok(notes)
+    Ok(skipped
+        .into_iter()
+        .map(|(point, reason)| format!("skipping {point}: {reason}"))
+        .collect())
 }
 
 /// Replaces `hugepages = "SIZE:auto"` by the count of SIZE pages the variant's largest

@@ -13,6 +13,7 @@ pub mod measure;
 pub mod memlock;
 pub mod plan;
 pub mod plan_size;
+mod point_fit;
 pub mod prepare;
 pub mod presets;
 pub mod run_options;

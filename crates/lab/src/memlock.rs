@@ -4,13 +4,12 @@
 //! or xfer's pvm peer dies and takes the measurement with it (issue 31 item 15: memxfer as
 //! a user died of SIGPIPE). Root, CAP_IPC_LOCK or an unlimited limit lock anything.
 
-use std::collections::BTreeMap;
-
-use perflab_core::{format_bytes, Grid, RunSpec, SkippedPoint, Workload};
+use perflab_core::{format_bytes, Grid, RunSpec, Workload};
 use perflab_sys::probe::memlock::{locked_memory, LockedMemory, RAISE_IT};
 use perflab_sys::SysRoot;
 
 use crate::error::{LabError, Result};
+use crate::point_fit;
 
 /// Leaves out the points that would lock more than this process may; returns notes for
 /// the person running. Every point left out is an input error.
@@ -32,14 +31,7 @@ fn fit_under(
     let Some(limit) = may_lock.limit() else {
         return Ok(Vec::new());
     };
-    let mut needs = Vec::with_capacity(grid.points());
-    for point in 0..grid.points() {
-        let mut need = 0;
-        for p in grid.point(point) {
-            need = need.max(workload.locked_bytes(p)?);
-        }
-        needs.push(need);
-    }
+    let needs = point_fit::needs(grid, |p| workload.locked_bytes(p))?;
     if needs.iter().all(|&n| n <= limit) {
         return Ok(Vec::new());
     }
@@ -51,43 +43,24 @@ fn fit_under(
             format_bytes(limit)
         )
     };
-    let describe = |p: &BTreeMap<String, String>| {
-        p.iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    let mut kept = Vec::new();
-    let mut keep = Vec::with_capacity(needs.len());
-    let mut skipped = Vec::new();
-    for (point, need) in spec.points.drain(..).zip(&needs) {
-        if *need > limit {
-            skipped.push(describe(&point));
-            spec.skipped.push(SkippedPoint {
-                point,
-                reason: reason(*need),
-            });
-            keep.push(false);
-        } else {
-            kept.push(point);
-            keep.push(true);
-        }
-    }
+    let skipped = point_fit::skip(spec, grid, |i| (needs[i] > limit).then(|| reason(needs[i])));
     let most = needs.iter().copied().max().unwrap_or(0);
-    if kept.is_empty() {
+    if spec.points.is_empty() {
         return Err(LabError::Input(format!(
             "no point of {} can lock its buffers: {}",
             spec.name,
             reason(most)
         )));
     }
-    spec.points = kept;
-    grid.retain_points(&keep);
     // One note for all: a scan leaves out many sizes for the same reason.
     Ok(vec![format!(
         "skipping {} point(s) with pinned buffers ({}): {}",
         skipped.len(),
-        skipped.join("; "),
+        skipped
+            .iter()
+            .map(|(point, _)| point.as_str())
+            .collect::<Vec<_>>()
+            .join("; "),
         reason(most)
     )])
 }

@@ -202,13 +202,9 @@ fn validate_points(
                 .validate(params)
                 .and_then(|()| hugetlb_pool::check(workload, params, variant, sys))
                 .map_err(|e| {
-                    let given: Vec<String> = expanded.points[point]
-                        .iter()
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect();
                     LabError::Input(format!(
                         "grid point {} (variant {}): {e}",
-                        given.join(" "),
+                        crate::point_fit::describe(&expanded.points[point]),
                         variant.name
                     ))
                 })?;

@@ -43,7 +43,9 @@ pub use copy::{
 pub use error::StoreError;
 pub use health::Health;
 pub use location::Location;
-pub use path::{default_path, default_path_from, sudo_user_from, PasswdEntry, SudoUser};
+pub use path::{
+    data_dir_from, default_path, default_path_from, sudo_user_from, PasswdEntry, SudoUser,
+};
 pub use perflab_core::record::*;
 pub use read::ReadableRuns;
 pub use sqlite::{check_file_path, claims_path};

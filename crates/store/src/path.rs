@@ -16,19 +16,22 @@ pub fn default_path() -> PathBuf {
 /// process environment (which tests running in parallel share).
 /// `None` when neither variable nor HOME is set.
 pub fn default_path_from(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    // Empty values count as unset, as the XDG base-directory spec asks; a relative
-    // XDG_DATA_HOME is invalid under that spec and ignored.
-    let get = |name: &str| env(name).filter(|v| !v.is_empty());
-    if let Some(db) = get("PERFLAB_DB") {
-        return Some(PathBuf::from(db));
+    match env("PERFLAB_DB").filter(|v| !v.is_empty()) {
+        Some(db) => Some(PathBuf::from(db)),
+        None => data_dir_from(env).map(|d| d.join("results.db")),
     }
-    if let Some(data) = get("XDG_DATA_HOME").map(PathBuf::from) {
-        if data.is_absolute() {
-            return Some(data.join("perflab").join("results.db"));
-        }
+}
+
+/// perflab's data directory in environment `env`: `$XDG_DATA_HOME/perflab`, else
+/// `~/.local/share/perflab`; `None` without either. Empty values count as unset, as the
+/// XDG base-directory spec asks; a relative XDG_DATA_HOME is invalid under that spec and
+/// ignored. The database, the fingerprint key and drill-downs all live here.
+pub fn data_dir_from(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let get = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(data) = get("XDG_DATA_HOME").filter(|d| d.is_absolute()) {
+        return Some(data.join("perflab"));
     }
-    let home = get("HOME")?;
-    Some(PathBuf::from(home).join(".local/share/perflab/results.db"))
+    Some(get("HOME")?.join(".local/share/perflab"))
 }
 
 /// What the passwd database says of a user (`getpwnam`).

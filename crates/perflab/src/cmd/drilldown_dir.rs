@@ -22,12 +22,8 @@ pub fn default_dir(study: &str, run: i64, db_file: Option<&Path>) -> PathBuf {
 /// `$XDG_DATA_HOME/perflab`, else `~/.local/share/perflab`, else a folder of this user's
 /// under the temporary directory.
 fn data_home(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> PathBuf {
-    let get = |n: &str| env(n).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(d) = get("XDG_DATA_HOME").filter(|d| d.is_absolute()) {
-        return d.join("perflab");
-    }
-    if let Some(home) = get("HOME") {
-        return home.join(".local/share/perflab");
+    if let Some(dir) = perflab_store::data_dir_from(env) {
+        return dir;
     }
     // SAFETY: geteuid has no preconditions and cannot fail.
     let uid = unsafe { libc::geteuid() };

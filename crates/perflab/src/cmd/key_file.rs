@@ -37,11 +37,7 @@ pub const VAR: &str = "PERFLAB_FINGERPRINT_KEY";
 /// `$XDG_DATA_HOME/perflab/fingerprint.key`, else `~/.local/share/perflab/…`; `None`
 /// without either (the key is then this process's own).
 fn path_from(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
-    let get = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(data) = get("XDG_DATA_HOME").filter(|d| d.is_absolute()) {
-        return Some(data.join("perflab").join(NAME));
-    }
-    Some(get("HOME")?.join(".local/share/perflab").join(NAME))
+    Some(perflab_store::data_dir_from(env)?.join(NAME))
 }
 
 #[cfg(test)]
