@@ -57,7 +57,7 @@ pub use params::{
     ParamSpec, ParamValue, Params, SecretValue,
 };
 pub use registry::{Registered, Registry};
-pub use run_spec::{Grid, Imported, RunSpec, SkippedPoint};
+pub use run_spec::{Grid, Imported, RunSpec, SkippedPoint, ToolSummary};
 pub use spec::{ExperimentSpec, SpecFileError};
 pub use sys_error::{ParseError, SysError};
 pub use sysroot::SysRoot;

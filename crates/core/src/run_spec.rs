@@ -66,6 +66,21 @@ pub struct Imported {
     pub file: String,
     pub parser: String,
     pub notes: Vec<String>,
+    /// The tool's own figures over the repetitions of one point and variant (hyperfine's
+    /// mean, stddev, median, min, max, user and system time of a command), kept as it
+    /// wrote them: user and system time exist only there, never per repetition.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub summaries: Vec<ToolSummary>,
+}
+
+/// One [`Imported::summaries`] entry: the figures the tool printed for the repetitions of
+/// `point` under `variant`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ToolSummary {
+    pub point: u32,
+    pub variant: String,
+    pub metrics: Vec<crate::Metric>,
 }
 
 /// Every grid point resolved under every variant, once: `[point][variant]`, the variants

@@ -179,6 +179,7 @@ fn new_run(
             file: a.file.display().to_string(),
             parser: parser.to_string(),
             notes: notes.to_vec(),
+            summaries: Vec::new(),
         }),
         ..RunSpec::default()
     };
