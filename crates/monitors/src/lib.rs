@@ -15,6 +15,9 @@
 //!   `counters` has totals only (the process); `counters-cpu` has the measurement's CPUs
 //!   and their total (not the whole machine). See [`counters`].
 //!
+//! - `disturbance`: totals only: `other_work:pct`, `other_work_ms`, `study_ms`,
+//!   `steal_ms`, `capacity_ms`, `granularity_ms`, `cpu_pressure:pct`, `procs_running`.
+//!   Every run carries it, named or not. See [`disturbance`].
 //! - `trace`: key = `{set}.{span}:{stat}` (`count`, `p50`, `p90`, `p99`, `mean`, `max` in
 //!   ns, `unmatched`), label = the span's label, totals only, in the set's order. See
 //!   [`trace`].
@@ -30,6 +33,7 @@ mod counter;
 pub mod counters;
 pub mod cpu_time;
 pub mod cpuidle;
+pub mod disturbance;
 pub mod fake;
 pub mod interrupts;
 pub mod isolation;
@@ -86,6 +90,7 @@ static REGISTRY: Registry<Entry> = Registry::new(&[
     Entry { descriptor: &vmstat::DESCRIPTOR, make: || Box::new(vmstat::VmstatMonitor::default()), default: false },
     Entry { descriptor: &sched_totals::DESCRIPTOR, make: || Box::new(sched_totals::SchedTotalsMonitor::default()), default: false },
     Entry { descriptor: &pressure::DESCRIPTOR, make: || Box::new(pressure::PressureMonitor::default()), default: false },
+    Entry { descriptor: &disturbance::DESCRIPTOR, make: || Box::new(disturbance::DisturbanceMonitor::default()), default: true },
     Entry { descriptor: &fake::DESCRIPTOR, make: || Box::new(FakeMonitor::default()), default: false },
 ]);
 
@@ -179,7 +184,8 @@ mod tests {
                 "cpu_time",
                 "cpuidle",
                 "placement",
-                "counters"
+                "counters",
+                "disturbance"
             ]
         );
     }

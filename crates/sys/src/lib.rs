@@ -22,6 +22,7 @@ pub mod root;
 pub mod sched;
 pub mod smaps;
 pub mod softirqs;
+pub mod task_cpu;
 pub mod topology;
 pub mod tracefs_mount;
 

@@ -1,4 +1,5 @@
-//! `/proc/stat`: CPU time per CPU in USER_HZ ticks, plus context switches and forks.
+//! `/proc/stat`: CPU time per CPU in USER_HZ ticks, plus context switches, forks and the
+//! tasks runnable at the moment of the read.
 //!
 //! Columns were added over the years (iowait/irq/softirq in 2.6, steal 2.6.11, guest
 //! 2.6.24, guest_nice 2.6.33); an older kernel's missing columns read as 0.
@@ -86,6 +87,8 @@ pub struct ProcStat {
     pub cpus: Vec<(u32, CpuTimes)>,
     pub ctxt: Option<u64>,
     pub processes: Option<u64>,
+    /// Tasks runnable at the moment of the read (`procs_running`), this reader included.
+    pub procs_running: Option<u64>,
 }
 
 impl ProcStat {
@@ -126,15 +129,15 @@ pub fn parse_proc_stat(reader: impl BufRead) -> Result<ProcStat, ParseError> {
                     .map_err(|_| ParseError::new(line_no, format!("{key:?} is not cpu<N>")))?;
                 out.cpus.push((cpu, times));
             }
-        } else if key == "ctxt" || key == "processes" {
+        } else if key == "ctxt" || key == "processes" || key == "procs_running" {
             let v = words
                 .next()
                 .ok_or_else(|| ParseError::new(line_no, format!("{key} has no value")))
                 .and_then(number)?;
-            if key == "ctxt" {
-                out.ctxt = Some(v);
-            } else {
-                out.processes = Some(v);
+            match key {
+                "ctxt" => out.ctxt = Some(v),
+                "processes" => out.processes = Some(v),
+                _ => out.procs_running = Some(v),
             }
         }
     }
@@ -164,6 +167,7 @@ intr 145541 0 0 1\n\
 ctxt 225680\n\
 btime 1795359732\n\
 processes 7622\n\
+procs_running 3\n\
 softirq 70517 0 11404\n";
         let s = parse_proc_stat(text.as_bytes()).unwrap();
         assert_eq!(s.total.user, 12101);
@@ -174,6 +178,7 @@ softirq 70517 0 11404\n";
         assert_eq!(s.cpu(2), None);
         assert_eq!(s.ctxt, Some(225680));
         assert_eq!(s.processes, Some(7622));
+        assert_eq!(s.procs_running, Some(3));
     }
 
     #[test]
