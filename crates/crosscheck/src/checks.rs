@@ -352,7 +352,7 @@ fn runner(out: &mut dyn Write, verdicts: &mut Verdicts) -> Result<()> {
     let t1 = Instant::now();
     let info = store.run(id)?;
     let loaded = store.measurements(id)?;
-    let table = perflab_report::compare::compare_variants(
+    let table = perflab_report::compare_variants(
         &info,
         &loaded,
         "a",

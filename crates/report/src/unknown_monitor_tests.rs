@@ -71,7 +71,7 @@ fn an_unknown_monitor_is_worded_and_grouped_from_its_hints_alone() {
         (a.iter().collect(), b.iter().collect());
 
     // Before its descriptor is declared the rows are plain `{source} {key}`.
-    let plain = crate::changed::what_changed(&ra, &rb, &[1], 10);
+    let plain = crate::tables::compare::changed::what_changed(&ra, &rb, &[1], 10);
     assert!(
         plain
             .iter()
@@ -79,26 +79,26 @@ fn an_unknown_monitor_is_worded_and_grouped_from_its_hints_alone() {
         "{plain:?}"
     );
     assert!(
-        crate::sections::per_cpu_sections(&run(), &[("b", rb.clone())], &[1])
+        crate::drilldown::parts::per_cpu_sections(&run(), &[("b", rb.clone())], &[1])
             .lines()
             .all(|l| !l.contains("VM Information"))
     );
 
     extra::declare(&VMSTAT);
-    let changes = crate::changed::what_changed(&ra, &rb, &[1], 10);
+    let changes = crate::tables::compare::changed::what_changed(&ra, &rb, &[1], 10);
     let texts: Vec<&str> = changes.iter().map(|c| c.text.as_str()).collect();
     assert_eq!(texts.len(), 1, "the bookkeeping row is left out: {texts:?}");
     assert!(
         texts[0].starts_with("page fault events on CPU 1: +"),
         "{texts:?}"
     );
-    let total = crate::changed::what_changed(&ra, &rb, &[], 10);
+    let total = crate::tables::compare::changed::what_changed(&ra, &rb, &[], 10);
     assert!(
         total[0].text.starts_with("page fault events (all CPUs): +"),
         "{total:?}"
     );
 
-    let text = crate::sections::per_cpu_sections(&run(), &[("b", rb)], &[1]);
+    let text = crate::drilldown::parts::per_cpu_sections(&run(), &[("b", rb)], &[1]);
     assert!(text.contains("VM Information : b"), "{text}");
     assert!(text.contains("CPU 1: pgfault = 1002.5 times"), "{text}");
     assert!(

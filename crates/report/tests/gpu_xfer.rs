@@ -6,7 +6,7 @@
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo, RunStatus};
 use perflab_core::{Better, Metric, ParamValue, Params, Unit, WorkloadOutput};
 use perflab_report::full::{build_report, ReportOptions, RunData};
-use perflab_report::gpu_figure::{backing_curves, link_mib_s};
+use perflab_report::tables::gpu::figure::{backing_curves, link_mib_s};
 use perflab_report::{backing_table, compare_variants, scan_tables, BackingTable};
 use perflab_report::{Format, Section};
 use perflab_stats::StatsConfig;

@@ -7,7 +7,7 @@ use crate::common;
 use common::idlewake::{records, run_info};
 use perflab_report::full::{build_report, ReportOptions, RunData};
 use perflab_report::span_table;
-use perflab_report::spans_wake::{wake_table, WakeCell};
+use perflab_report::spans::wake::{wake_table, WakeCell};
 use perflab_report::{Format, Section};
 use perflab_stats::StatsConfig;
 

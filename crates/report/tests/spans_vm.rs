@@ -7,7 +7,7 @@ use crate::common::catalog;
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, Role, RunInfo, RunStatus};
 use perflab_core::{Better, Metric, ParamValue, Params, TelemetryRow, Unit, WorkloadOutput};
-use perflab_report::spans_seed::SeedCell;
+use perflab_report::spans::seed::SeedCell;
 use perflab_report::{seed_span_table, span_table};
 use perflab_report::{Format, Section};
 

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use perflab_core::record::{RunInfo, RunStatus};
 use perflab_report::full::{build_report, ReportOptions, RunData};
 use perflab_report::section::{self, Format};
-use perflab_report::views::{compare, doctor, list, ls, report, run_end, show};
+use perflab_report::views::{after_run, compare, doctor, list, ls, report, show};
 use perflab_stats::{Buckets, StatsConfig};
 
 fn keys(map: &serde_json::Map<String, serde_json::Value>) -> BTreeSet<&str> {
@@ -132,9 +132,9 @@ fn the_report_renders_as_the_full_report_and_keys_its_parts_by_id() {
 #[test]
 fn the_end_of_a_run_of_two_variants_compares_them() {
     let (info, ms) = (common::run_info(7), common::records(1.0, None));
-    let after = run_end::AfterRun::of(&info, &ms, None, || "/nowhere".into()).unwrap();
+    let after = after_run::AfterRun::of(&info, &ms, None, || "/nowhere".into()).unwrap();
     assert!(after.pairs && !after.wants_drilldown);
-    let view = run_end::EndView::of(&info, &ms, after, (usize::MAX, "")).unwrap();
+    let view = after_run::EndView::of(&info, &ms, after, (usize::MAX, "")).unwrap();
     assert_eq!(view.write_drilldown(&info, &ms).unwrap(), None);
     let comparisons = view.comparisons_json();
     assert_eq!(comparisons.len(), 1);
@@ -255,8 +255,8 @@ fn a_views_hints_name_the_database_and_a_run_that_all_failed_has_a_summary() {
     for m in &mut ms {
         m.status = perflab_core::record::MeasurementStatus::Failed("died".into());
     }
-    let after = run_end::AfterRun::of(&info, &ms, None, || "/nowhere".into()).unwrap();
-    let view = run_end::EndView::of(&info, &ms, after, (usize::MAX, "")).unwrap();
+    let after = after_run::AfterRun::of(&info, &ms, None, || "/nowhere".into()).unwrap();
+    let view = after_run::EndView::of(&info, &ms, after, (usize::MAX, "")).unwrap();
     assert!(view.variants.is_empty());
     assert!(view.summary.is_some());
 }

@@ -5,15 +5,16 @@
 use perflab_core::record::MeasurementRecord;
 use serde_json::{json, Value};
 
-use crate::blocks::Changes;
-use crate::blocks::UNAVAILABLE;
-use crate::compare::ComparisonTable;
-use crate::design::Design;
 use crate::doc::Block;
 use crate::error::ReportError;
 use crate::full::figures;
 use crate::full::input::{run_name, ReportOptions, RunData};
-use crate::{changed, compare_runs, compare_variants, distribution, measured_variants};
+use crate::tables::blocks::Changes;
+use crate::tables::blocks::UNAVAILABLE;
+use crate::tables::compare::changed;
+use crate::tables::compare::design::Design;
+use crate::tables::compare::ComparisonTable;
+use crate::{compare_runs, compare_variants, distribution, measured_variants};
 
 /// One comparison to make: the table and the records of each side.
 struct Pair<'a> {
@@ -35,8 +36,8 @@ pub(crate) fn section(
         [one] => {
             // Seed 002's table of every variant side by side, before the pairs' scans.
             if let Some(t) = crate::backing_table(&one.info, &one.ms, metric, cfg)? {
-                let link = crate::gpu_figure::link_mib_s(&one.ms);
-                blocks.extend(crate::gpu_figure::blocks(&t, link, opts.figures));
+                let link = crate::tables::gpu::figure::link_mib_s(&one.ms);
+                blocks.extend(crate::tables::gpu::figure::blocks(&t, link, opts.figures));
             }
             let measured = measured_variants(&one.ms);
             match crate::baseline_variant(&one.info, &measured) {

@@ -7,15 +7,15 @@ use std::collections::BTreeSet;
 use perflab_core::record::MeasurementRecord;
 use perflab_core::Unit;
 
-use crate::compare::{ComparisonTable, TableKind};
-use crate::distribution::Distribution;
 use crate::plot::{
     bar_chart, heat_map, line_chart, BarChart, BarSeries, Curve, CurvePoint, HeatMap, LineChart,
     Scale, TickFormat,
 };
-use crate::scan::ScanReport;
 use crate::select::{is_ok, MetricChoice};
-use crate::summary::{SummaryRow, SummaryTable};
+use crate::tables::compare::{ComparisonTable, TableKind};
+use crate::tables::distribution::Distribution;
+use crate::tables::scan::ScanReport;
+use crate::tables::summary::{SummaryRow, SummaryTable};
 use crate::telemetry::median_total_where;
 
 /// More categories than this make a bar chart unreadable; the table has them all.
@@ -44,7 +44,8 @@ fn y_scale(values: impl Iterator<Item = f64>) -> Scale {
 }
 
 /// Picks a side's median and interval from a scan point.
-type SidePick<'a> = &'a dyn Fn(&crate::scan::ScanPoint) -> Option<(f64, Option<(f64, f64)>)>;
+type SidePick<'a> =
+    &'a dyn Fn(&crate::tables::scan::ScanPoint) -> Option<(f64, Option<(f64, f64)>)>;
 
 /// One chart per scan section: A's and B's medians against size, each with its
 /// bootstrap band; sizes that differ (verdict not `~`) are drawn as flagged on B.
@@ -139,7 +140,7 @@ fn pair_map(t: &ComparisonTable, pairs: &[(u32, u32, Option<f64>)]) -> String {
         });
     }
     let rows: Vec<_> = t.rows.iter().take(MAX_BARS).collect();
-    let sign = |r: &crate::compare::Row| match (r.cmp.change_pct, r.cmp.regression_pct) {
+    let sign = |r: &crate::tables::compare::Row| match (r.cmp.change_pct, r.cmp.regression_pct) {
         (Some(c), Some(g)) if c != 0.0 => g / c,
         _ => 1.0,
     };
@@ -176,16 +177,18 @@ fn medians_bars(t: &ComparisonTable) -> String {
         })
         .collect();
     let side =
-        |name: &str, pick: &dyn Fn(&crate::compare::Row) -> &perflab_stats::Summary| BarSeries {
-            name: name.to_string(),
-            values: rows.iter().map(|r| Some(pick(r).median)).collect(),
-            errors: rows
-                .iter()
-                .map(|r| {
-                    let s = pick(r);
-                    (!s.median_ci_degenerate).then_some(s.median_ci)
-                })
-                .collect(),
+        |name: &str, pick: &dyn Fn(&crate::tables::compare::Row) -> &perflab_stats::Summary| {
+            BarSeries {
+                name: name.to_string(),
+                values: rows.iter().map(|r| Some(pick(r).median)).collect(),
+                errors: rows
+                    .iter()
+                    .map(|r| {
+                        let s = pick(r);
+                        (!s.median_ci_degenerate).then_some(s.median_ci)
+                    })
+                    .collect(),
+            }
         };
     bar_chart(&BarChart {
         title: format!(
@@ -331,7 +334,7 @@ fn sizes_of(rows: &[&SummaryRow]) -> Option<Vec<f64>> {
         .map(|r| {
             r.params
                 .get("size")
-                .and_then(crate::scan::size_bytes)
+                .and_then(crate::tables::scan::size_bytes)
                 .map(|b| b as f64)
         })
         .collect()

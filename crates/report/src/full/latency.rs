@@ -12,12 +12,12 @@ use serde_json::{json, Value};
 
 use crate::doc::Block;
 use crate::full::input::{run_name, ReportOptions, RunData};
-use crate::latency_percentiles::{latency_percentiles, variant_params, LATENCY};
-use crate::latency_table::{decode, latency_table};
 use crate::plot::{
     line_chart, percentile_chart, Curve, CurvePoint, LineChart, PercentileChart, Scale, TickFormat,
 };
 use crate::select::{is_ok, Labeler};
+use crate::tables::latency::{decode, latency_table};
+use crate::tables::percentiles::{latency_percentiles, variant_params, LATENCY};
 
 /// Curves per figure and figures per report: beyond these a plot stops being read.
 const MAX_CURVES: usize = 10;

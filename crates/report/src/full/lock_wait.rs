@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::doc::Block;
 use crate::full::input::RunData;
-use crate::lock_wait::lock_wait_table;
+use crate::tables::lock_wait::lock_wait_table;
 
 pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) -> Value {
     let each: Vec<(&RunInfo, &[MeasurementRecord])> =

@@ -21,11 +21,11 @@ mod threads;
 use perflab_stats::{Procedure, StatsConfig};
 use serde_json::{Map, Value};
 
-use crate::design::Design;
 use crate::doc::Block;
 use crate::error::ReportError;
+use crate::section::data::Data;
 use crate::section::{self, Format, Section};
-use crate::section_data::Data;
+use crate::tables::compare::design::Design;
 
 pub use env::{environment_differences, EnvDifference};
 use input::run_name;

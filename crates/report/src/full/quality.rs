@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::doc::Block;
 use crate::error::ReportError;
 use crate::full::input::{run_name, ReportOptions, RunData};
-use crate::summary::{SummaryRow, SummaryTable};
+use crate::tables::summary::{SummaryRow, SummaryTable};
 
 /// An adaptive point that stopped at the cap without reaching the target.
 #[derive(Clone, Debug, PartialEq, Serialize)]

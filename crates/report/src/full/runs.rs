@@ -2,9 +2,9 @@
 
 use perflab_core::record::MeasurementRecord;
 
-use crate::coverage;
 use crate::doc::{Block, Table};
 use crate::full::input::{run_name, RunData};
+use crate::tables::coverage;
 
 pub(crate) fn title(runs: &[RunData]) -> String {
     let studies: Vec<&str> = {

@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 use crate::doc::Block;
 use crate::full::input::{run_name, ReportOptions, RunData};
 use crate::plot::{stacked_bars, StackSegment, StackedBars};
-use crate::spans_ab::MAX_COMPARISONS;
-use crate::spans_seed::{SeedCell, SeedPath, LATENCY_METRIC};
+use crate::spans::ab::MAX_COMPARISONS;
+use crate::spans::seed::{SeedCell, SeedPath, LATENCY_METRIC};
 use crate::{seed_span_table, span_comparisons, span_table};
 
 pub(crate) fn section(runs: &[RunData], opts: &ReportOptions, blocks: &mut Vec<Block>) -> Value {

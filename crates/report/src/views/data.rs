@@ -1,8 +1,8 @@
 //! A section made of given parts, and the selection of a view's sections by id.
 
 use crate::error::ReportError;
+pub use crate::section::data::Data;
 use crate::section::{self, Section};
-pub use crate::section_data::Data;
 
 /// `value` as JSON; the views' data are plain structs and maps, which always encode.
 pub(crate) fn to_json(value: &impl serde::Serialize) -> Result<serde_json::Value, ReportError> {

@@ -1,0 +1,229 @@
+//! One report path: every table `show`, `compare` and `report` print is a [`Section`],
+//! described once as blocks ([`crate::doc`]), and one [`render`] writes any list of
+//! sections as terminal text, 72-column mail, Markdown or an HTML page.
+
+pub(crate) mod data;
+
+use crate::doc::{self, Block};
+
+/// How a list of sections is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// The terminal: tables as wide as they need.
+    Text,
+    /// Plain text no wider than 72 columns, for a mailing-list reply.
+    Mail,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+    /// A self-contained HTML page.
+    Html,
+}
+
+/// A part of a report.
+pub trait Section {
+    /// The stable name a reader selects the section by (`--section`), e.g. `summary`.
+    fn id(&self) -> &'static str;
+    /// What the section holds, in words (the HTML page's title when it stands alone).
+    fn title(&self) -> String;
+    /// The section's content, the single description every format renders.
+    fn blocks(&self) -> Vec<Block>;
+    /// The section's JSON form, where it has one.
+    fn json(&self) -> Option<serde_json::Value> {
+        None
+    }
+    /// This section alone in `format`.
+    fn render(&self, format: Format) -> String
+    where
+        Self: Sized,
+    {
+        render(&[self as &dyn Section], format)
+    }
+}
+
+/// The ids of the sections `perflab show` prints, in its order.
+pub const SHOW: &[&str] = &[
+    "summary",
+    "threads",
+    "lock-wait",
+    "interrupts",
+    "counters",
+    "latency",
+    "percentiles",
+    "spans",
+];
+
+/// The ids of the sections `perflab compare` prints: the comparison table, or the scan
+/// in its place when the size varies.
+pub const COMPARE: &[&str] = &["comparison", "scan", "distribution", "percentiles"];
+
+/// The ids of the parts of `perflab report`, in its order. A part groups sections: the
+/// `comparison` part holds each comparison's table or scan, distribution and what changed
+/// with it; `latency` the seed-001 table and the percentiles.
+pub const REPORT: &[&str] = &[
+    "environment",
+    "runs",
+    "comparison",
+    "quality",
+    "latency",
+    "spans",
+    "threads",
+    "lock-wait",
+    "counters",
+    "how-to-read",
+];
+
+/// `sections` one after the other, a blank line between them, in `format`; the HTML page
+/// is titled by the first section.
+pub fn render(sections: &[&dyn Section], format: Format) -> String {
+    let blocks: Vec<Block> = sections.iter().flat_map(|s| s.blocks()).collect();
+    match format {
+        Format::Text => doc::text::render(&blocks, None),
+        Format::Mail => doc::text::render(&blocks, Some(doc::text::MAIL_WIDTH)),
+        Format::Markdown => doc::markdown::render(&blocks),
+        Format::Html => {
+            let title = sections
+                .first()
+                .map_or_else(|| "perflab".into(), |s| s.title());
+            doc::html::render(&title, &blocks)
+        }
+    }
+}
+
+/// The JSON form of `sections`, keyed by section id: each section's [`Section::json`]
+/// under its id, or, for an id in `many` (one a view may hold several times, e.g. the
+/// `spans` tables), the list of them, always a list. Sections without a JSON form are
+/// left out.
+pub fn json(
+    sections: &[&dyn Section],
+    many: &[&str],
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut out = serde_json::Map::new();
+    for s in sections {
+        let Some(v) = s.json() else { continue };
+        if many.contains(&s.id()) {
+            let list = out
+                .entry(s.id())
+                .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+            if let serde_json::Value::Array(items) = list {
+                items.push(v);
+            }
+        } else {
+            out.insert(s.id().into(), v);
+        }
+    }
+    out
+}
+
+/// Keeps the sections whose id is in `wanted` (all when it is empty); an id not in
+/// `known` (the ids the command can print) is an error that lists them.
+pub fn select<'a>(
+    sections: Vec<&'a dyn Section>,
+    wanted: &[String],
+    known: &[&str],
+) -> Result<Vec<&'a dyn Section>, String> {
+    check_ids(wanted, known)?;
+    Ok(sections
+        .into_iter()
+        .filter(|s| wanted.is_empty() || wanted.iter().any(|w| w == s.id()))
+        .collect())
+}
+
+/// An error naming the first id in `wanted` not in `known`, and the known ones.
+pub fn check_ids(wanted: &[String], known: &[&str]) -> Result<(), String> {
+    match wanted.iter().find(|w| !known.contains(&w.as_str())) {
+        Some(w) => Err(format!(
+            "--section {w}: no such section (known: {})",
+            known.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Two;
+    impl Section for Two {
+        fn id(&self) -> &'static str {
+            "summary"
+        }
+        fn title(&self) -> String {
+            "two".into()
+        }
+        fn blocks(&self) -> Vec<Block> {
+            vec![
+                Block::caption("a table"),
+                Block::Table(doc::Table::new(
+                    vec!["x".into()],
+                    vec![vec!["1".into()]],
+                    vec![],
+                )),
+                Block::note("x: a legend"),
+                Block::list("Notes", ["n"]),
+            ]
+        }
+    }
+
+    #[test]
+    fn captions_and_notes_sit_tight_in_text_only() {
+        assert_eq!(
+            Two.render(Format::Text),
+            "a table\nx\n1\nx: a legend\n\nNotes:\n  n\n"
+        );
+        assert_eq!(
+            Two.render(Format::Markdown),
+            "**a table**\n\n|   x |\n| --: |\n|   1 |\n\nx: a legend\n\n**Notes:**\n\n- n\n"
+        );
+        let both = render(&[&Two, &Two], Format::Text);
+        assert!(both.contains("  n\n\na table\n"), "{both}");
+        assert!(Two.render(Format::Html).contains("<title>two</title>"));
+    }
+
+    struct Json(&'static str, i32);
+    impl Section for Json {
+        fn id(&self) -> &'static str {
+            self.0
+        }
+        fn title(&self) -> String {
+            String::new()
+        }
+        fn blocks(&self) -> Vec<Block> {
+            Vec::new()
+        }
+        fn json(&self) -> Option<serde_json::Value> {
+            Some(self.1.into())
+        }
+    }
+
+    #[test]
+    fn json_keys_are_the_ids_and_repeated_ids_are_lists() {
+        let map = json(
+            &[
+                &Json("summary", 1),
+                &Json("spans", 2),
+                &Json("spans", 3),
+                &Two,
+            ],
+            &["spans"],
+        );
+        assert_eq!(
+            serde_json::Value::Object(map),
+            serde_json::json!({ "summary": 1, "spans": [2, 3] })
+        );
+    }
+
+    #[test]
+    fn unknown_sections_are_named_with_the_known_ones() {
+        let err = check_ids(&["summary".into(), "nope".into()], SHOW).unwrap_err();
+        assert_eq!(
+            err,
+            "--section nope: no such section (known: summary, threads, lock-wait, interrupts, \
+             counters, latency, percentiles, spans)"
+        );
+        assert!(check_ids(&["summary".into()], REPORT).is_err());
+        let kept = select(vec![&Two], &["counters".into()], SHOW).unwrap();
+        assert!(kept.is_empty());
+        assert_eq!(select(vec![&Two], &[], SHOW).unwrap().len(), 1);
+    }
+}

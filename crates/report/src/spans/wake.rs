@@ -1,0 +1,273 @@
+//! Seed 004's question answered from the `idlewake` spans: per CPU pair and per variant
+//! (poll-only against all idle states), how much of a cross-CPU wake-up each part takes,
+//! and for the idle exit, per idle state the target CPU left.
+//!
+//! ```text
+//! part                                   poll-only        all
+//! (0) whole wake-up                       3.10            12.40
+//! (1) waking → IPI sent                   none            1.20 (10%)
+//! (2) IPI sent → idle exit                none            8.10 (65%)
+//!     left C6                             -               9.80 (1200 = 79%)
+//! ```
+//!
+//! Every figure is a p50 in µs, the median over the telemetry repetitions; a part's share
+//! is its p50 over the whole wake-up's p50 in the same column, a state's the share of
+//! the part's wake-ups whose target left that state. Shares need not add up to
+//! 100 %: medians of parts are not parts of a median, and (1) and (2) exist only for
+//! wake-ups that sent an IPI (a polling target sees the flag itself).
+
+use perflab_core::record::MeasurementRecord;
+use serde::Serialize;
+
+use crate::spans::rows::{self, SpanId};
+
+/// The set whose spans these are.
+pub const SET: &str = "idlewake";
+/// The whole wake-up, then its parts in order (span names of the set).
+pub const WHOLE: &str = "sched";
+pub const PARTS: [&str; 3] = ["waking_ipi", "ipi_idle_exit", "idle_exit_run"];
+
+/// One figure of a column.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum WakeCell {
+    /// Median p50 in µs; for a part its share of the whole wake-up's p50, for a state
+    /// the share of the part's matches that left it (percent, where known); and the
+    /// median matches per measurement.
+    Value {
+        us: f64,
+        share_pct: Option<f64>,
+        matches: f64,
+        /// For a part: the whole wake-up's matches in the same column (median per
+        /// measurement). A part that only a few wake-ups have (an IPI where the pair
+        /// shares a CPU, an idle exit where the target rarely idles) has a share of the
+        /// whole that describes those few, and the table says so.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        of_wakeups: Option<f64>,
+        /// Repetitions in which it matched, of those that recorded it: the p50 is over the
+        /// former, the matches over all (a rare state left in one repetition of three).
+        matched_reps: usize,
+        reps: usize,
+    },
+    /// Recorded, no event matched.
+    None,
+    /// Not recorded in this column (another kernel, another set).
+    Missing,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WakeRow {
+    /// `idlewake.ipi_idle_exit@C6`.
+    pub key: String,
+    /// The span's label, or for a state `left C6`.
+    pub label: String,
+    /// The idle state, for the rows of one state.
+    pub state: Option<String>,
+    /// One per variant.
+    pub cells: Vec<WakeCell>,
+}
+
+/// One CPU pair (point).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WakePair {
+    pub point: u32,
+    /// `0-1`, as the other idle-ipi tables name a pair.
+    pub label: String,
+    /// Telemetry repetitions that traced, per variant.
+    pub reps: Vec<usize>,
+    pub rows: Vec<WakeRow>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WakeTable {
+    pub variants: Vec<String>,
+    pub pairs: Vec<WakePair>,
+}
+
+/// The table where some measurement carries the `idlewake` whole wake-up; `None`
+/// otherwise.
+pub fn wake_table(ms: &[MeasurementRecord]) -> Option<WakeTable> {
+    let all: Vec<&MeasurementRecord> = ms.iter().collect();
+    let traced = rows::span_records(&all);
+    let whole = format!("{SET}.{WHOLE}");
+    if !traced
+        .iter()
+        .any(|m| rows::value(m, &whole, "count").is_some())
+    {
+        return None;
+    }
+    let (variants, labeler, points) = crate::select::point_grid(ms);
+    let mut pairs = Vec::new();
+    for point in points {
+        let per_variant: Vec<Vec<&MeasurementRecord>> = variants
+            .iter()
+            .map(|v| {
+                traced
+                    .iter()
+                    .copied()
+                    .filter(|m| m.point == point && m.variant == *v)
+                    .collect()
+            })
+            .collect();
+        let Some(first) = per_variant.iter().flatten().next() else {
+            continue;
+        };
+        pairs.push(WakePair {
+            point,
+            label: labeler.label(&first.params),
+            reps: per_variant.iter().map(Vec::len).collect(),
+            rows: Columns::new(per_variant).rows(),
+        });
+    }
+    Some(WakeTable { variants, pairs })
+}
+
+/// One CPU pair's traced repetitions per variant (the table's columns), the spans they
+/// recorded, and each column's whole wake-up p50 that the parts' shares are of.
+struct Columns<'a> {
+    per_variant: Vec<Vec<&'a MeasurementRecord>>,
+    ids: Vec<SpanId>,
+    wholes: Vec<Option<f64>>,
+}
+
+impl<'a> Columns<'a> {
+    fn new(per_variant: Vec<Vec<&'a MeasurementRecord>>) -> Self {
+        let mine: Vec<&MeasurementRecord> = per_variant.iter().flatten().copied().collect();
+        let whole = format!("{SET}.{WHOLE}");
+        Self {
+            ids: rows::span_ids(&mine),
+            wholes: per_variant.iter().map(|r| p50(r, &whole)).collect(),
+            per_variant,
+        }
+    }
+
+    /// The whole wake-up, then each part the pair recorded followed by its idle states.
+    fn rows(&self) -> Vec<WakeRow> {
+        let whole = format!("{SET}.{WHOLE}");
+        let mut w = self.row(&whole, self.label_of(&whole), None);
+        for c in &mut w.cells {
+            if let WakeCell::Value { share_pct, .. } = c {
+                *share_pct = None; // 100 %, saying nothing
+            }
+        }
+        let of_whole: Vec<Option<f64>> = w.cells.iter().map(WakeCell::matches).collect();
+        let mut rows = vec![w];
+        for part in PARTS {
+            let key = format!("{SET}.{part}");
+            if self.ids.iter().any(|i| i.key == key) {
+                self.push_part(&key, &of_whole, &mut rows);
+            }
+        }
+        rows
+    }
+
+    /// A part's row, with the whole wake-up's matches beside its own, then a row per
+    /// idle state its targets left, with that state's share of the part's matches.
+    fn push_part(&self, key: &str, of_whole: &[Option<f64>], rows: &mut Vec<WakeRow>) {
+        let mut p = self.row(key, self.label_of(key), None);
+        for (c, total) in p.cells.iter_mut().zip(of_whole) {
+            if let WakeCell::Value { of_wakeups, .. } = c {
+                *of_wakeups = *total;
+            }
+        }
+        let of_part: Vec<Option<f64>> = p.cells.iter().map(WakeCell::matches).collect();
+        rows.push(p);
+        for id in states_of(&self.ids, key) {
+            let state = state_name(id);
+            let mut r = self.row(&id.key, format!("    left {state}"), Some(state));
+            for (c, total) in r.cells.iter_mut().zip(&of_part) {
+                if let WakeCell::Value {
+                    share_pct, matches, ..
+                } = c
+                {
+                    *share_pct = total.filter(|t| *t > 0.0).map(|t| 100.0 * *matches / t);
+                }
+            }
+            rows.push(r);
+        }
+    }
+
+    /// The row of span `key`: one cell per column.
+    fn row(&self, key: &str, label: String, state: Option<String>) -> WakeRow {
+        WakeRow {
+            key: key.to_string(),
+            label,
+            state,
+            cells: self
+                .per_variant
+                .iter()
+                .zip(&self.wholes)
+                .map(|(recs, w)| cell(recs, key, *w))
+                .collect(),
+        }
+    }
+
+    /// The monitor's label of span `key`, else the key.
+    fn label_of(&self, key: &str) -> String {
+        self.ids
+            .iter()
+            .find(|i| i.key == key)
+            .map_or(key.to_string(), |i| i.label.clone())
+    }
+}
+
+/// The per-state spans of `key` (`key@STATE`), in the order the monitor left them (by
+/// state index).
+fn states_of<'a>(ids: &'a [SpanId], key: &str) -> impl Iterator<Item = &'a SpanId> {
+    let prefix = format!("{key}@");
+    ids.iter().filter(move |i| i.key.starts_with(&prefix))
+}
+
+/// The state as the monitor's label names it (`… [state 1: haltpoll idle]`), else as
+/// the key does (`haltpoll_idle`, or the index where the machine had no names).
+fn state_name(id: &SpanId) -> String {
+    let from_label = id
+        .label
+        .rsplit_once(" [state ")
+        .and_then(|(_, s)| s.strip_suffix(']'))
+        .map(|s| {
+            s.split_once(": ")
+                .map_or(format!("state {s}"), |(_, n)| n.to_string())
+        });
+    from_label.unwrap_or_else(|| {
+        id.key
+            .rsplit_once('@')
+            .map_or(id.key.clone(), |(_, s)| s.to_string())
+    })
+}
+
+fn p50(recs: &[&MeasurementRecord], key: &str) -> Option<f64> {
+    perflab_stats::median(rows::stat_us(recs, key, "p50"))
+}
+
+fn cell(recs: &[&MeasurementRecord], key: &str, whole: Option<f64>) -> WakeCell {
+    if rows::counts(recs, key).is_empty() {
+        return WakeCell::Missing;
+    }
+    // A state's rows exist only in repetitions where it was left: elsewhere it was left
+    // 0 times, which the medians must count.
+    let counts: Vec<f64> = recs
+        .iter()
+        .map(|m| rows::value(m, key, "count").unwrap_or(0.0))
+        .collect();
+    match p50(recs, key) {
+        Some(us) => WakeCell::Value {
+            us,
+            share_pct: whole.filter(|w| *w > 0.0).map(|w| 100.0 * us / w),
+            matches: perflab_stats::median(counts.iter().copied()).unwrap_or(0.0),
+            of_wakeups: None,
+            matched_reps: counts.iter().filter(|c| **c > 0.0).count(),
+            reps: counts.len(),
+        },
+        None => WakeCell::None,
+    }
+}
+
+impl WakeCell {
+    fn matches(&self) -> Option<f64> {
+        match self {
+            WakeCell::Value { matches, .. } => Some(*matches),
+            _ => None,
+        }
+    }
+}
