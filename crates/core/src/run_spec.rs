@@ -44,6 +44,10 @@ pub struct RunSpec {
     /// each point, for the monitors that disturb what they observe (0: none selected, or
     /// none wanted). Their figures are never results.
     pub telemetry_reps: u32,
+    /// The most the runner waits for the measured CPUs to be quiet, in all, seconds
+    /// (`--quiet-machine`); `None`: it does not wait.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quiet_machine_s: Option<f64>,
     /// The spec as the user wrote it (`None` for an imported run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<ExperimentSpec>,

@@ -145,7 +145,17 @@ pub struct ExperimentSpec {
     /// not take them at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry_reps: Option<u32>,
+    /// Before measuring, and after a disturbed measurement, wait for the measured CPUs to
+    /// be quiet (other work at most 10 % of them over 1 s), at most this long in all over
+    /// the run (`"60s"`; `"0s"`: never wait). `--quiet-machine`; `--quick` waits 5 s at most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_machine: Option<String>,
 }
+
+/// The longest a run may wait for a quiet machine in all, seconds.
+pub const QUIET_MACHINE_MAX_S: f64 = 3600.0;
+/// What `--quick` allows: a quick look waits a little, not a minute.
+const QUIET_MACHINE_QUICK_S: f64 = 5.0;
 
 /// The monitors a spec names, as a run keeps them: `none` alone (or an empty list, or
 /// only empty names, as `--monitors ''` gives) is no monitor at all; `none` beside a
@@ -195,6 +205,7 @@ impl ExperimentSpec {
             check_in("quick.repetitions", r, &REPETITIONS)?;
         }
         check_in("warmup", self.warmup, &WARMUP)?;
+        self.quiet_machine_s()?;
         // `max_reps` caps until-decided repetitions too, so it needs no `target_ci` then.
         let target = self.target_ci.or(self.until_decided.then_some(1.0));
         check_settings(target, self.max_reps, self.repetitions).map_err(|e| e.for_file())?;
@@ -234,6 +245,11 @@ impl ExperimentSpec {
 
     /// Applies the `--quick` overrides.
     pub fn make_quick(&mut self) {
+        if let Ok(Some(s)) = self.quiet_machine_s() {
+            if s > QUIET_MACHINE_QUICK_S {
+                self.quiet_machine = Some(format!("{QUIET_MACHINE_QUICK_S}s"));
+            }
+        }
         match self.quick.clone() {
             Some(q) => {
                 if let Some(r) = q.repetitions {
@@ -248,6 +264,20 @@ impl ExperimentSpec {
                 );
             }
         }
+    }
+
+    /// The most the run waits for a quiet machine in all, seconds (`None`: it does not).
+    pub fn quiet_machine_s(&self) -> std::result::Result<Option<f64>, String> {
+        let Some(text) = &self.quiet_machine else {
+            return Ok(None);
+        };
+        let s = crate::parse_duration(text).map_err(|e| format!("quiet_machine: {e}"))?;
+        if s > QUIET_MACHINE_MAX_S {
+            return Err(format!(
+                "quiet_machine = {text:?}: at most {QUIET_MACHINE_MAX_S} s (1h)"
+            ));
+        }
+        Ok((s > 0.0).then_some(s))
     }
 
     /// The variants to run: the declared ones, or one variant `default` without knobs.
@@ -293,6 +323,23 @@ mod tests {
         assert!(e.to_string().contains("repetitions"), "{e}");
         let two = "name='a'\nworkload='null'\n[[variants]]\nname='v'\n[[variants]]\nname='v'";
         assert!(ExperimentSpec::from_toml("x.toml", two).is_err());
+    }
+
+    /// `quiet_machine` is a duration up to an hour, 0 means no wait, and `--quick` caps
+    /// it at 5 s.
+    #[test]
+    fn quiet_machine_is_a_bounded_duration() {
+        let base = "name='a'\nworkload='null'\n";
+        let read = |extra: &str| ExperimentSpec::from_toml("x.toml", &format!("{base}{extra}"));
+        assert_eq!(read("").unwrap().quiet_machine_s(), Ok(None));
+        let mut s = read("quiet_machine='2m'").unwrap();
+        assert_eq!(s.quiet_machine_s(), Ok(Some(120.0)));
+        s.make_quick();
+        assert_eq!(s.quiet_machine_s(), Ok(Some(5.0)));
+        assert_eq!(read("quiet_machine='0s'").unwrap().quiet_machine_s(), Ok(None));
+        let e = read("quiet_machine='2h'").unwrap_err().to_string();
+        assert!(e.contains("at most 3600 s"), "{e}");
+        assert!(read("quiet_machine='soon'").is_err());
     }
 
     #[test]

@@ -63,6 +63,7 @@ pub fn expand(
         until_decided,
         // Settled by `prepare`, which knows which monitors disturb and which are here.
         telemetry_reps: 0,
+        quiet_machine_s: spec.quiet_machine_s().map_err(LabError::Input)?,
         source: Some(spec.clone()),
         imported: None,
     };

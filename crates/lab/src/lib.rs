@@ -16,6 +16,7 @@ pub mod plan_size;
 mod point_fit;
 pub mod prepare;
 pub mod presets;
+pub mod quiet;
 pub mod run_options;
 pub mod runner;
 pub mod secrets;

@@ -4,6 +4,7 @@
 //! measured; knobs are restored on every path out of here, panics included, because the
 //! applied variant is a guard on this stack frame.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
 
@@ -19,9 +20,11 @@ use crate::error::{LabError, Result};
 use crate::measure::{build_monitors, measure, Slot};
 use crate::plan::Plan;
 use crate::prepare::{check_variants, find_workload, Prepared, Variant};
+use crate::quiet::QuietBudget;
 pub use crate::run_options::{now_epoch, Progress, RunOptions};
 use perflab_core::adaptive_target::UntilDecided;
 use perflab_core::RunSpec;
+use perflab_monitors::disturbance;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -123,9 +126,13 @@ pub fn execute_claimed(
     }
     .for_run(run);
     claim_settings(&journal, &opts.sys, &variants)?;
-    let mut monitors = build_monitors(&spec.monitors);
+    let mut monitors = build_monitors(&with_disturbance(&spec.monitors));
     progress.begin(run, info.planned as u64, (info.done) as u64);
     store.set_status(run, RunStatus::Running)?;
+    let quiet = RefCell::new(spec.quiet_machine_s.map(|s| Quiet {
+        budget: QuietBudget::new(s),
+        due: true,
+    }));
     let session = Session {
         spec,
         workload,
@@ -133,6 +140,7 @@ pub fn execute_claimed(
         opts,
         journal: &journal,
         fresh: info.done == 0,
+        quiet: &quiet,
     };
     let mut counts = Counts::default();
     let mut result = session
@@ -256,6 +264,15 @@ struct Session<'a> {
     journal: &'a Journal,
     /// Nothing was measured before (not a resume): warm up first.
     fresh: bool,
+    /// `--quiet-machine`: what is left of the wait, and whether one is due.
+    quiet: &'a RefCell<Option<Quiet>>,
+}
+
+/// The quiet-machine wait of a session: due before its first measurement and after each
+/// disturbed one, while the budget lasts.
+struct Quiet {
+    budget: QuietBudget,
+    due: bool,
 }
 
 impl Session<'_> {
@@ -295,10 +312,15 @@ impl Session<'_> {
                     self.journal,
                 )?;
                 let variant = applied.as_ref().map(|(_, a)| a);
+                let cpus = self.workload.cpus(&pm.params).unwrap_or_default();
+                self.wait_for_quiet(&cpus, progress);
                 let Some(rec) = measure(pm, self.workload, monitors, self.opts, variant, progress)
                 else {
                     break 'chunks;
                 };
+                if let Some(q) = self.quiet.borrow_mut().as_mut() {
+                    q.due = disturbance::judge(&cpus, &rec.telemetry).is_some();
+                }
                 if matches!(rec.status, MeasurementStatus::Failed(_)) {
                     failed += 1;
                 }
@@ -321,6 +343,28 @@ impl Session<'_> {
 }
 
 impl Session<'_> {
+    /// Waits for `cpus` to be quiet when a wait is due and the budget lasts, saying how it
+    /// ended (see [`crate::quiet`]).
+    fn wait_for_quiet(&self, cpus: &[u32], progress: &mut dyn Progress) {
+        let mut quiet = self.quiet.borrow_mut();
+        let Some(q) = quiet.as_mut().filter(|q| q.due && !q.budget.spent()) else {
+            return;
+        };
+        let sys = &self.opts.sys;
+        let waited = q
+            .budget
+            .wait(&mut || crate::quiet::host_window(sys, cpus, &self.opts.stop));
+        let named = if cpus.is_empty() {
+            "every CPU".to_string()
+        } else {
+            format!("CPU {}", perflab_sys::format_cpu_list(cpus))
+        };
+        if let Some(line) = q.budget.say(&named, &waited) {
+            progress.note(&line);
+        }
+        q.due = false;
+    }
+
     /// The spec's unrecorded warm-up measurements, of `first`'s point and variant (applied
     /// into `applied`, where the measurements that follow find it).
     fn warm_up(
@@ -478,6 +522,19 @@ fn round_note(
             until.cap
         ),
     }
+}
+
+/// The run's monitors with `disturbance` last, named or not: every measurement records how
+/// much of its CPUs other work took, and it reads closest to the workload when started
+/// after the others.
+fn with_disturbance(names: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = names
+        .iter()
+        .filter(|n| *n != disturbance::NAME)
+        .cloned()
+        .collect();
+    names.push(disturbance::NAME.to_string());
+    names
 }
 
 /// A record without what adaptive rounds never look at.

@@ -228,6 +228,13 @@ pub struct RunArgs {
     /// $PERFLAB_WAIT_LOCK, else no wait]
     #[arg(long, value_name = "TIME", value_parser = wait_time)]
     pub wait_lock: Option<std::time::Duration>,
+    /// Before the first measurement, and after any measurement that other work disturbed,
+    /// wait until the measured CPUs are quiet (other programs took at most 10% of them over
+    /// 1 s), at most TIME in all over the run (default 60s; 0s: never wait), saying what it
+    /// waited for and how long; once TIME is spent it measures on and marks the disturbed
+    /// measurements, as it always does (docs/METHODOLOGY.md, "A disturbed machine")
+    #[arg(long, value_name = "TIME", num_args = 0..=1, default_missing_value = "60s")]
+    pub quiet_machine: Option<String>,
 }
 
 /// `--wait-lock`'s TIME (and `$PERFLAB_WAIT_LOCK`'s): a duration as `--duration` takes

@@ -48,6 +48,9 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
     if let Some(t) = a.telemetry_reps {
         spec.telemetry_reps = Some(t);
     }
+    if let Some(q) = &a.quiet_machine {
+        spec.quiet_machine = Some(q.clone());
+    }
     let given = with_paths(&spec, &a.variants, &a.paths)?;
     if !given.is_empty() {
         spec.variants = select_variants(&spec, &given)?;
@@ -82,6 +85,7 @@ fn base_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
             max_reps: None,
             until_decided: false,
             telemetry_reps: None,
+            quiet_machine: None,
         },
         (None, None) => {
             return Err(input(
