@@ -11,6 +11,7 @@ pub mod cpu_path;
 pub mod descriptor;
 pub mod error;
 pub mod fingerprint;
+pub mod intent;
 pub mod knob_settings;
 pub mod limits;
 pub mod metric_names;
@@ -48,6 +49,7 @@ pub use descriptor::{
 };
 pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};
 pub use fingerprint::{FieldDiff, Fingerprint};
+pub use intent::{Intent, IrqSet, VoidComparison};
 pub use knob_settings::KnobSettings;
 pub use net_facts::{GuestPeer, NetEnd, NetPathFacts, NetServer};
 pub use output::{AboveRange, HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};

@@ -111,6 +111,14 @@ pub trait Workload: Send + Sync {
         Ok(())
     }
 
+    /// What parameter `param` is meant to move when two variants set it differently
+    /// (xfer's `backing`: the share of its buffers on huge pages), so that a comparison
+    /// in which it moved nothing reads `void` ([`crate::intent`]). `None`: nothing the
+    /// run records can tell.
+    fn intent(&self, _param: &str) -> Option<crate::intent::Intent> {
+        None
+    }
+
     /// Runs one measurement. Long runs poll `ctx.stopping()` and end early with
     /// `WorkloadError::Interrupted`.
     fn run(&self, params: &Params, ctx: &MeasureCtx) -> Result<WorkloadOutput, WorkloadError>;

@@ -190,6 +190,10 @@ impl Knob for CpuidleKnob {
         Ok(())
     }
 
+    fn intent(&self) -> Option<perflab_core::Intent> {
+        Some(perflab_core::Intent::IdleStates)
+    }
+
     fn forecast(&self, sys: &SysRoot) -> Option<String> {
         // The same probe `perflab doctor`'s cpuidle line renders.
         let found = perflab_sys::probe::cpuidle::cpuidle(sys)?;

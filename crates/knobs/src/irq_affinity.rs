@@ -200,6 +200,19 @@ impl Knob for IrqAffinityKnob {
         format!("irqaffinity={}:{}", self.dev(), format_cpu_list(&self.cpus))
     }
 
+    fn intent(&self) -> Option<perflab_core::Intent> {
+        use perflab_core::IrqSet;
+        let irqs = match &self.target {
+            IrqTarget::Numbers(n) => IrqSet::Numbers(n.clone()),
+            IrqTarget::Name(name) => IrqSet::Name(name.clone()),
+            IrqTarget::Devices => IrqSet::Devices,
+        };
+        Some(perflab_core::Intent::IrqsMoved {
+            irqs,
+            to: self.cpus.clone(),
+        })
+    }
+
     fn check(&self, sys: &SysRoot) -> Result<(), Unavailable> {
         let irqs = self.irqs(sys).map_err(Unavailable::new)?;
         if let Ok(online) = sys.read_string("sys/devices/system/cpu/online") {

@@ -31,6 +31,14 @@ pub trait Knob: Send + Sync {
         Vec::new()
     }
 
+    /// The telemetry this setting is meant to move (`cpuidle`: which idle states are
+    /// entered), so that a comparison against a variant without it, in which that
+    /// telemetry did not move, reads `void` rather than a verdict (issue 32). `None`: the
+    /// run records nothing that could tell (hooks, a fake knob).
+    fn intent(&self) -> Option<perflab_core::Intent> {
+        None
+    }
+
     /// Journals the originals, then changes the machine. On error nothing stays changed.
     /// Does not repeat every test of `check` (writability): [`Settings::apply`] calls both.
     fn apply(&self, sys: &SysRoot, journal: &Journal) -> Result<Box<dyn KnobGuard>, KnobError>;

@@ -21,6 +21,7 @@ pub mod run_options;
 pub mod runner;
 pub mod secrets;
 pub mod spec;
+pub mod void;
 
 pub use error::{LabError, Result};
 pub use measure::{measure_once, MonitorSet};

@@ -71,7 +71,17 @@ fn irq_fill_compares_one_paced_fill_under_two_interrupt_settings_never_paced_vs_
     let before = affinities();
     let o = lab.run(&["run", "irq-fill", "--quick"]);
     let (out, err) = text(&o);
-    assert!(o.status.success(), "{out}\n{err}");
+    // Where no device interrupt is handled on the fill's CPU 0 (this KVM guest), irqs-away
+    // has nothing to move: the comparison is void, exit 9, and says so (issue 32: it read
+    // "about 1,100 repetitions would decide it").
+    match o.status.code() {
+        Some(9) => assert!(
+            out.contains("void: irqs-away vs base: no interrupt moved: no device interrupt")
+                && err.contains("1 of 1 comparisons tested nothing"),
+            "{out}\n{err}"
+        ),
+        code => assert_eq!(code, Some(0), "{out}\n{err}"),
+    }
     assert_eq!(affinities(), before, "IRQ affinities were left changed");
     let id = run_id(&err);
     let doc = lab.export_named(&id);

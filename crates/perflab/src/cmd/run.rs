@@ -131,7 +131,7 @@ fn execute(
     // The run as it stands now, read once: its totals, not this session's (a resume that
     // retried the failures is judged by what the run holds now), and its view.
     let info = store.run(id)?;
-    let end = RunEnd::of(&info);
+    let mut end = RunEnd::of(&info);
     if outcome.status == RunStatus::Interrupted {
         eprintln!(
             "resume with: perflab run --resume {}{}",
@@ -144,9 +144,20 @@ fn execute(
         // Folded as the store streams them, as `show` and `report` read a run: a run of
         // a million measurements is not loaded whole to print its tables.
         let ms = common::report_records(store, id, true)?;
+        if outcome.status != RunStatus::Interrupted {
+            end = end.with_void(
+                &info,
+                perflab_lab::void::judge(&info.spec, &ms),
+                comparisons(&info, &ms),
+            );
+        }
         run_view::print(store, (&info, &ms), out, &end, json, &hint::db_flag(g))?;
         if !json {
             print_adaptive(store, &info, &ms)?;
+            if let Some(listing) = end.void_listing() {
+                crate::stdout_guard::line("")?;
+                crate::stdout_guard::print(listing)?;
+            }
         }
     }
     if a.out.is_none() {
@@ -162,6 +173,12 @@ fn execute(
     } else {
         end.exit_code
     })
+}
+
+/// The comparisons a run makes: every variant but the baseline, at every point measured.
+fn comparisons(info: &perflab_store::RunInfo, ms: &[perflab_store::MeasurementRecord]) -> usize {
+    let points: std::collections::BTreeSet<u32> = ms.iter().map(|m| m.point).collect();
+    info.spec.variants.len().saturating_sub(1) * points.len()
 }
 
 /// Under sudo, the drill-down written beside the invoking user's database is theirs, as

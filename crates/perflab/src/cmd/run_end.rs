@@ -2,10 +2,11 @@
 //! that says so. A script must not mistake a run whose numbers are all missing for a
 //! success, nor a run with holes in it for a clean one.
 
+use perflab_core::VoidComparison;
 use perflab_store::{RunInfo, RunStatus};
 use serde::Serialize;
 
-use crate::exit::{FAILURE, INEFFECTIVE, INTERRUPTED, NOT_COMPARED, SOME_FAILED};
+use crate::exit::{FAILURE, INEFFECTIVE, INTERRUPTED, NOT_COMPARED, SOME_FAILED, VOID};
 
 /// The run's totals over all its sessions (a resumed run counts what earlier sessions
 /// measured too), as stored.
@@ -28,6 +29,12 @@ pub struct RunEnd {
     /// `unavailable` lists every unavailable variant with its reason.
     #[serde(rename = "not_compared")]
     pub unavailable: Vec<String>,
+    /// Comparisons (a variant against the baseline at a point) that tested nothing: what
+    /// the variant's settings were meant to move did not move (`perflab_lab::void`).
+    pub void: Vec<VoidComparison>,
+    /// Comparisons the run makes (variants other than the baseline, times points).
+    #[serde(skip)]
+    pub comparisons: usize,
     pub exit_code: i32,
 }
 
@@ -43,17 +50,37 @@ impl RunEnd {
             left: info.planned.saturating_sub(attempted),
             ineffective: info.ineffective,
             unavailable: not_compared(info),
+            void: Vec::new(),
+            comparisons: 0,
             exit_code: 0,
         };
-        end.exit_code = match info.status {
+        end.exit_code = end.code(info);
+        end
+    }
+
+    /// This end, with the run's void comparisons out of `comparisons` it makes.
+    pub fn with_void(
+        mut self,
+        info: &RunInfo,
+        void: Vec<VoidComparison>,
+        comparisons: usize,
+    ) -> Self {
+        self.void = void;
+        self.comparisons = comparisons;
+        self.exit_code = self.code(info);
+        self
+    }
+
+    fn code(&self, info: &RunInfo) -> i32 {
+        match info.status {
             RunStatus::Interrupted | RunStatus::Running => INTERRUPTED,
             RunStatus::Complete if info.failed > 0 && info.done == 0 => FAILURE,
             RunStatus::Complete if info.failed > 0 => SOME_FAILED,
-            RunStatus::Complete if !end.unavailable.is_empty() => NOT_COMPARED,
+            RunStatus::Complete if !self.unavailable.is_empty() => NOT_COMPARED,
+            RunStatus::Complete if !self.void.is_empty() => VOID,
             RunStatus::Complete if info.ineffective > 0 => INEFFECTIVE,
             RunStatus::Complete => 0,
-        };
-        end
+        }
     }
 
     /// The line a finished run ends with when measurements failed; none for a clean run
@@ -92,8 +119,41 @@ impl RunEnd {
                  variant did not hold; not counted, see perflab show {}{db_flag})",
                 self.run, self.status, self.ineffective, self.measured, self.run
             )),
+            // Each void comparison is listed above it, with its reason.
+            VOID => Some(format!(
+                "run {}: {}, but {} of {} comparisons tested nothing (void: a setting \
+                 changed nothing its telemetry shows, listed above; more repetitions would \
+                 not help){}; see perflab show {}{db_flag}",
+                self.run,
+                self.status,
+                self.void.len(),
+                self.comparisons.max(self.void.len()),
+                match self.ineffective {
+                    0 => String::new(),
+                    n => format!(
+                        ", and {n} of {} measurements were ineffective",
+                        self.measured
+                    ),
+                },
+                self.run
+            )),
             _ => None,
         }
+    }
+
+    /// The void comparisons, one line each, under a heading: printed after the tables.
+    pub fn void_listing(&self) -> Option<String> {
+        if self.void.is_empty() {
+            return None;
+        }
+        let mut s = String::from(
+            "Void comparisons (tested nothing: what the variant's settings are meant to move \
+             did not move; no verdict):\n",
+        );
+        for v in &self.void {
+            s.push_str(&format!("  {}\n", v.line()));
+        }
+        Some(s)
     }
 }
 
@@ -194,5 +254,40 @@ mod tests {
             "run 7: complete, but 20 of 40 measurements were ineffective (a knob of their \
              variant did not hold; not counted, see perflab show 7)"
         );
+    }
+
+    #[test]
+    fn void_comparisons_have_their_code_and_are_listed() {
+        // Issue 32: idle-ipi on a driver that ignores `disable` exited 0 (then 8) although
+        // it compared nothing.
+        let mut run = info(RunStatus::Complete, 24, 24, 0);
+        run.ineffective = 5;
+        let void = vec![VoidComparison {
+            point: 1,
+            point_label: "cpu_b=1".into(),
+            baseline: "poll-only".into(),
+            variant: "all".into(),
+            reason: "haltpoll idle was entered in 2 of 6 measurements of poll-only".into(),
+        }];
+        let end = RunEnd::of(&run).with_void(&run, void, 2);
+        assert_eq!(end.exit_code, VOID);
+        assert_eq!(
+            end.last_line("").unwrap(),
+            "run 7: complete, but 1 of 2 comparisons tested nothing (void: a setting changed \
+             nothing its telemetry shows, listed above; more repetitions would not help), and \
+             5 of 24 measurements were ineffective; see perflab show 7"
+        );
+        let listing = end.void_listing().unwrap();
+        assert!(listing
+            .contains("  void: all vs poll-only at cpu_b=1: haltpoll idle was entered in 2 of 6"));
+        // Failures speak first; no void, no listing.
+        run.failed = 1;
+        assert_eq!(
+            RunEnd::of(&run)
+                .with_void(&run, end.void.clone(), 2)
+                .exit_code,
+            SOME_FAILED
+        );
+        assert_eq!(RunEnd::of(&run).void_listing(), None);
     }
 }

@@ -270,6 +270,11 @@ impl Workload for Xfer {
         &INFO
     }
 
+    /// Two backings are meant to differ in the share of the buffers on huge pages.
+    fn intent(&self, param: &str) -> Option<perflab_core::Intent> {
+        (param == "backing").then_some(perflab_core::Intent::HugePages)
+    }
+
     fn cpus(&self, params: &Params) -> Result<Vec<u32>, ParamError> {
         let params = &complete(params);
         // A shape the parameters do not make is reported by validate() and run().
