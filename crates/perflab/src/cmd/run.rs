@@ -155,8 +155,8 @@ fn execute(
         if !json {
             print_adaptive(store, &info, &ms)?;
             if let Some(listing) = end.void_listing() {
-                crate::stdout_guard::line("")?;
-                crate::stdout_guard::print(listing)?;
+                println!();
+                print!("{listing}");
             }
         }
     }
