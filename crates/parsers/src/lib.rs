@@ -33,7 +33,7 @@ mod sockperf;
 mod text;
 
 pub use error::ParseError;
-pub use parsed::{Parsed, ParsedRow};
+pub use parsed::{Parsed, ParsedRow, ParsedSummary};
 
 /// A parser in the registry: its descriptor (declared in its own file) and the function.
 /// It reads as its descriptor (`p.name`, `p.help`).

@@ -1,7 +1,7 @@
 //! What a parser found in one tool's output: single-result figures, or one row per
 //! measurement (see the crate documentation for which).
 
-use perflab_core::{HistogramData, Metric};
+use perflab_core::{HistogramData, Metric, TelemetryRow};
 
 /// What a parser found in one tool's output.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -14,6 +14,23 @@ pub struct Parsed {
     /// Remarks a person should see next to the numbers: events the tool could not count,
     /// jobs that reported errors, anything left out and why.
     pub notes: Vec<String>,
+    /// The tool's own figures over a group of [`Parsed::rows`] (hyperfine's mean, stddev,
+    /// user and system time of one command's runs): kept beside the rows, since some of
+    /// them (user and system time) exist nowhere else.
+    pub summaries: Vec<ParsedSummary>,
+    /// Telemetry of single-result output, in the keys of the perflab monitor that reads
+    /// the same thing: perf stat's counts as the `counters` monitor's rows (source
+    /// `counters`, key the event name, the whole run: no CPU), so an imported perf stat
+    /// has the counter tables of a run perflab measured.
+    pub telemetry: Vec<TelemetryRow>,
+}
+
+/// The tool's summary of the rows with these `params` and `series`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParsedSummary {
+    pub params: Vec<(String, String)>,
+    pub series: Option<String>,
+    pub metrics: Vec<Metric>,
 }
 
 impl Parsed {

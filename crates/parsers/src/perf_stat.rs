@@ -5,7 +5,10 @@
 use perflab_core::descriptor::{Descriptor, Kind, Needs, ReportHints};
 use std::collections::HashSet;
 
-use perflab_core::{Better, Metric, Unit};
+use perflab_core::{Better, Metric, TelemetryRow, Unit};
+
+/// The source of the counters monitor's rows, whose keys are perf's event names too.
+const COUNTERS_SOURCE: &str = "counters";
 
 use crate::error::ParseError;
 use crate::parsed::Parsed;
@@ -122,6 +125,14 @@ fn build(events: Vec<EventLine>, times: Times) -> Result<Parsed, ParseError> {
             }
         };
         push_event(&mut out.metrics, &e, &name, unit, value)?;
+        out.telemetry.push(TelemetryRow::new(
+            COUNTERS_SOURCE,
+            e.event.clone(),
+            e.event.clone(),
+            None,
+            value,
+            unit,
+        ));
     }
     let seconds = [
         ("time_elapsed_s", times.elapsed_s),

@@ -33,6 +33,18 @@ pub(crate) fn check(tool: &'static str, parsed: &Parsed) -> Result<(), ParseErro
     for h in &parsed.histograms {
         check_histogram(h, Nan::Refused).map_err(|e| refuse("histogram".into(), e))?;
     }
+    for t in &parsed.telemetry {
+        check_reading(&t.key, t.value, t.unit).map_err(|e| refuse("telemetry".into(), e))?;
+    }
+    for s in &parsed.summaries {
+        for m in &s.metrics {
+            let place = match &s.series {
+                Some(series) => format!("summary of {series}"),
+                None => "summary".into(),
+            };
+            reading(m).map_err(|e| refuse(place, e))?;
+        }
+    }
     Ok(())
 }
 

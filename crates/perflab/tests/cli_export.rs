@@ -178,3 +178,63 @@ fn a_version_1_export_imports_as_the_same_run() {
     again["run"]["id"] = v2["run"]["id"].clone();
     assert_eq!(again, v2);
 }
+
+/// The CSV has one column per parameter, so a value holding spaces, a comma and quotes
+/// (hyperfine's command `echo "a, b" 1`) is one cell that reads back as it was. Before,
+/// the parameters were one `params` cell joined by spaces (`command=echo "a, b" 1 n=1`),
+/// which no reader could split again.
+#[test]
+fn csv_has_one_column_per_parameter_and_a_value_with_spaces_and_commas_reads_back() {
+    let lab = Lab::new();
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../parsers/tests/data/hyperfine/comma_scan.json");
+    let o = lab.run(&["import", "--parser", "hyperfine", file.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let id = common::run_id(&err);
+    let o = lab.run(&["export", &id, "--format", "csv"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let mut r = csv::Reader::from_reader(out.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+    assert_eq!(
+        header,
+        [
+            "run",
+            "seq",
+            "point",
+            "variant",
+            "rep",
+            "param_command",
+            "param_n",
+            "status",
+            "metric",
+            "value",
+            "unit",
+            "started_at",
+            "elapsed_s",
+            "error",
+            "role"
+        ],
+        "{out}"
+    );
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 6, "2 commands x 3 runs, one metric each: {out}");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for (row, n) in rows.iter().zip([1, 1, 1, 2, 2, 2]) {
+        assert_eq!(row.len(), header.len(), "{row:?}");
+        assert_eq!(&row[col("param_command")], format!("echo \"a, b\" {n}"));
+        assert_eq!(&row[col("param_n")], n.to_string());
+        assert_eq!(&row[col("metric")], "time_ms");
+        assert_eq!(&row[col("unit")], "ms");
+    }
+    // The same values as the JSON export, cell for cell.
+    let doc = lab.export(&id);
+    for (row, m) in rows.iter().zip(doc["measurements"].as_array().unwrap()) {
+        let v: f64 = row[col("value")].parse().unwrap();
+        let json = m["output"]["metrics"][0]["value"].as_f64().unwrap();
+        // serde_json reads the last digit of a JSON float approximately.
+        assert!((v - json).abs() <= 1e-12 * json.abs(), "{v} {json}");
+        assert_eq!(row[col("seq")].parse::<u64>().ok(), m["seq"].as_u64());
+    }
+}

@@ -75,23 +75,149 @@ fn each_hyperfine_run_is_a_repetition_with_statistics_over_them() {
     assert!(out.contains("median time_ms [ms]"), "{out}");
 }
 
+/// Two commands are what hyperfine compares ("1.57 ± 0.44 times faster"): they are two
+/// variants of one point, and `compare` compares them (it said "nothing to compare" when
+/// they were two points).
 #[test]
-fn two_commands_are_two_points_of_ten_repetitions() {
+fn two_commands_are_two_variants_that_compare_compares() {
     let lab = Lab::new();
-    let file = fixture("two_commands.json");
+    let file = fixture("two_sleeps.json");
+    let o = lab.run(&["import", "--parser", "hyperfine", file.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let id = run_id(&err);
+    let doc = lab.export(&id);
+    let ms = doc["measurements"].as_array().unwrap();
+    assert_eq!(ms.len(), 20);
+    for (variant, command) in [("sleep 0.01", "sleep 0.01"), ("sleep 0.02", "sleep 0.02")] {
+        let reps: Vec<u64> = ms
+            .iter()
+            .filter(|m| m["variant"] == variant)
+            .inspect(|m| {
+                assert_eq!(
+                    (m["point"].as_u64(), &m["params"]),
+                    (Some(0), &serde_json::json!({})),
+                    "{command}"
+                )
+            })
+            .map(|m| m["rep"].as_u64().unwrap())
+            .collect();
+        assert_eq!(reps, (0..10).collect::<Vec<u64>>());
+    }
+    let spec = &doc["run"]["spec"];
+    let variants: Vec<&str> = spec["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(variants, ["sleep 0.01", "sleep 0.02"]);
+    assert_eq!(spec["compare"]["baseline"], "sleep 0.01");
+
+    let o = lab.run(&["compare", &id, "--format", "json"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("nothing to compare"), "{err}");
+    let cmp: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let row = &cmp["comparison"]["rows"][0];
+    assert_eq!(
+        (row["cmp"]["a"]["n"].as_u64(), row["cmp"]["b"]["n"].as_u64()),
+        (Some(10), Some(10)),
+        "{row}"
+    );
+    // The medians are the runs' own: hyperfine's median of each command, in ms.
+    let hf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    for (side, i) in [("a", 0), ("b", 1)] {
+        let theirs = hf["results"][i]["median"].as_f64().unwrap() * 1e3;
+        let ours = row["cmp"][side]["median"].as_f64().unwrap();
+        assert!(
+            (ours - theirs).abs() < 1e-6 * theirs,
+            "{side}: {ours} against {theirs}"
+        );
+    }
+    let (out, _) = text(&lab.run(&["compare", &id]));
+    assert!(
+        out.contains("sleep 0.01") && out.contains("sleep 0.02"),
+        "{out}"
+    );
+}
+
+/// hyperfine's own summary of each command (mean, stddev, median, min, max, user and
+/// system time) is stored with the run, under the command's point and variant: user and
+/// system time are nowhere else. It was dropped before.
+#[test]
+fn hyperfine_s_summary_of_each_command_is_kept() {
+    let lab = Lab::new();
+    let file = fixture("two_sleeps.json");
+    let o = lab.run(&["import", "--parser", "hyperfine", file.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let doc = lab.export(&run_id(&err));
+    let hf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let summaries = doc["run"]["spec"]["imported"]["summaries"]
+        .as_array()
+        .unwrap();
+    assert_eq!(summaries.len(), 2, "{summaries:?}");
+    for (s, theirs) in summaries.iter().zip(hf["results"].as_array().unwrap()) {
+        assert_eq!(s["variant"], theirs["command"]);
+        assert_eq!(s["point"], 0);
+        for key in ["mean", "stddev", "median", "min", "max", "user", "system"] {
+            let m = s["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["name"] == format!("{key}_ms"))
+                .unwrap_or_else(|| panic!("no {key}_ms in {s}"));
+            let (ours, theirs) = (
+                m["value"].as_f64().unwrap(),
+                theirs[key].as_f64().unwrap() * 1e3,
+            );
+            assert!(
+                (ours - theirs).abs() <= 1e-9 * theirs.max(1e-9),
+                "{key}: {ours} against {theirs}"
+            );
+            assert_eq!(m["unit"], "milliseconds");
+        }
+    }
+
+    // One command: its summary under the one point and the default variant.
+    let file = fixture("sleep_10ms.json");
+    let o = lab.run(&["import", "--parser", "hyperfine", file.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    let doc = lab.export(&run_id(&err));
+    let s = &doc["run"]["spec"]["imported"]["summaries"];
+    assert_eq!(s.as_array().map(Vec::len), Some(1), "{s}");
+    assert_eq!(
+        (&s[0]["variant"], &s[0]["point"]),
+        (&serde_json::json!("default"), &serde_json::json!(0))
+    );
+    assert!(
+        s[0]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == "user_ms"),
+        "{s}"
+    );
+}
+
+/// A parameter scan stays a scan: its commands are told apart by the parameter, so each
+/// is a point (with `command` and `n`), not a variant.
+#[test]
+fn a_parameter_scan_is_points_of_one_variant() {
+    let lab = Lab::new();
+    let file = fixture("param_scan.json");
     let o = lab.run(&["import", "--parser", "hyperfine", file.to_str().unwrap()]);
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
     let doc = lab.export(&run_id(&err));
     let ms = doc["measurements"].as_array().unwrap();
-    assert_eq!(ms.len(), 20);
-    for (point, command) in [(0, "ls /"), (1, "true")] {
-        let reps: Vec<u64> = ms
-            .iter()
-            .filter(|m| m["point"] == point)
-            .inspect(|m| assert_eq!(m["params"]["command"], command))
-            .map(|m| m["rep"].as_u64().unwrap())
-            .collect();
-        assert_eq!(reps, (0..10).collect::<Vec<u64>>());
-    }
+    assert!(ms.iter().all(|m| m["variant"] == "default"));
+    let points: std::collections::BTreeSet<u64> =
+        ms.iter().map(|m| m["point"].as_u64().unwrap()).collect();
+    assert_eq!(points.len(), 3);
+    assert_eq!(ms[0]["params"]["command"], "sleep 0.01");
+    assert_eq!(ms[0]["params"]["n"], 1);
 }

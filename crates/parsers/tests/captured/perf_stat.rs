@@ -197,3 +197,37 @@ fn header_without_counters_is_bad() {
         .unwrap_err();
     assert!(matches!(e, ParseError::Bad { line: 2, .. }), "{e}");
 }
+
+/// perf stat's counts are also the counters monitor's rows (source `counters`, key the
+/// event name, the whole run), so an imported perf stat has the counter tables of a run
+/// perflab measured; events it could not count have no row, never a zero.
+#[test]
+fn counts_are_also_counters_telemetry_under_perf_s_event_names() {
+    let p = ok("perf-stat", "perf-stat/seed003_with_pir_copy.txt");
+    let row = |key: &str| {
+        p.telemetry
+            .iter()
+            .find(|t| t.key == key)
+            .unwrap_or_else(|| panic!("no {key} in {:?}", p.telemetry))
+    };
+    let misses = row("L1-dcache-load-misses");
+    assert_eq!(
+        (
+            misses.source.as_str(),
+            misses.cpu,
+            misses.value,
+            misses.unit
+        ),
+        ("counters", None, 7_762_311.0, Unit::Count)
+    );
+    assert_eq!(row("LLC-load-misses").value, 23_691.0);
+    assert_eq!(p.telemetry.len(), 5, "{:?}", p.telemetry);
+    let q = ok("perf-stat", "perf-stat/default_repeat5.txt");
+    assert!(
+        q.telemetry.iter().all(|t| t.key != "cycles"),
+        "{:?}",
+        q.telemetry
+    );
+    let clock = q.telemetry.iter().find(|t| t.key == "task-clock").unwrap();
+    assert_eq!((clock.value, clock.unit), (0.78, Unit::Milliseconds));
+}

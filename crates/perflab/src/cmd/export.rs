@@ -1,5 +1,6 @@
 //! `perflab export`: a run's measurements for other tools, as JSON (everything), CSV
-//! (one row per measurement and metric) or Go's benchmark format (for `benchstat`).
+//! (one row per measurement and metric, one column per parameter: `export_csv`) or Go's
+//! benchmark format (for `benchstat`).
 
 use std::io::Write;
 
@@ -33,7 +34,7 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
     match a.format {
         ExportFormat::Json => json(&store, &info, out),
         ExportFormat::Benchstat => benchstat(&store, &info, out),
-        ExportFormat::Csv => csv(&store, a.run, out),
+        ExportFormat::Csv => crate::cmd::export_csv::write(&store, &info, out),
     }?;
     Ok(0)
 }
@@ -65,78 +66,10 @@ fn benchstat(store: &Store, info: &RunInfo, mut out: impl Write) -> anyhow::Resu
     Ok(())
 }
 
-/// The CSV's columns.
-const CSV_HEAD: [&str; 14] = [
-    "run",
-    "seq",
-    "point",
-    "variant",
-    "rep",
-    "params",
-    "status",
-    "metric",
-    "value",
-    "unit",
-    "started_at",
-    "elapsed_s",
-    "error",
-    // headline (a result) or telemetry (carried the disturbing monitors only)
-    "role",
-];
-
-/// One row per measurement and metric (one without a metric for a measurement that has
-/// none); the telemetry rows are not read at all.
-fn csv(store: &Store, run: RunId, out: impl Write) -> anyhow::Result<()> {
-    let mut w = csv::Writer::from_writer(out);
-    w.write_record(CSV_HEAD)?;
-    visit(store, run, false, |m| {
-        for row in csv_rows(run, &m) {
-            w.write_record(&row)?;
-        }
-        Ok::<(), csv::Error>(())
-    })?;
-    w.flush()?;
-    Ok(())
-}
-
-/// The rows of one measurement, in [`CSV_HEAD`]'s columns.
-fn csv_rows(run: RunId, m: &MeasurementRecord) -> Vec<Vec<String>> {
-    let base = [
-        run.to_string(),
-        m.seq.to_string(),
-        m.point.to_string(),
-        m.variant.clone(),
-        m.rep.to_string(),
-        m.params.describe(),
-        m.status.word().to_string(),
-    ];
-    let tail = [
-        m.started_at.to_string(),
-        m.elapsed_s.to_string(),
-        m.status.message().unwrap_or_default().to_string(),
-        m.role.as_str().to_string(),
-    ];
-    let row = |metric: [String; 3]| [&base[..], &metric, &tail].concat();
-    if m.output.metrics.is_empty() {
-        return vec![row(Default::default())];
-    }
-    m.output
-        .metrics
-        .iter()
-        .map(|metric| {
-            row([
-                metric.name.clone(),
-                metric.value.to_string(),
-                metric.unit.symbol().to_string(),
-            ])
-        })
-        .collect()
-}
-
 /// [`perflab_store::Store::visit_measurements`] (with every record's telemetry rows, or
 /// none) with a visitor whose own error (a write that failed) stops the read and comes
 /// back as itself.
-fn visit<E>(
+pub(super) fn visit<E>(
     store: &Store,
     run: RunId,
     telemetry: bool,

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use perflab_core::spec::{CompareSpec, VariantSpec};
-use perflab_core::{Imported, ParamValue, Params, RunSpec, WorkloadOutput};
+use perflab_core::{Imported, ParamValue, Params, RunSpec, ToolSummary, WorkloadOutput};
 use perflab_store::{MeasurementRecord, MeasurementStatus, NewRun, PlannedMeasurement};
 
 use crate::cli::{Global, ImportArgs};
@@ -37,7 +37,11 @@ pub fn run(g: &Global, a: ImportArgs) -> anyhow::Result<i32> {
         .study
         .clone()
         .unwrap_or_else(|| format!("import-{}", parser.name));
-    let new = new_run(&study, parser.name, &a, &records, &parsed.notes);
+    let summaries = tool_summaries(&parsed, &records);
+    let mut new = new_run(&study, parser.name, &a, &records, &parsed.notes);
+    if let Some(imported) = new.spec.imported.as_mut() {
+        imported.summaries = summaries;
+    }
     let now = perflab_lab::runner::now_epoch();
     let id = store.create_run(&new, now)?;
     for mut rec in records {
@@ -54,6 +58,39 @@ pub fn run(g: &Global, a: ImportArgs) -> anyhow::Result<i32> {
         eprintln!("note: {n}");
     }
     Ok(0)
+}
+
+/// The tool's own summaries (hyperfine's per command), each filed under the point and
+/// variant of the rows it summarises; one whose rows are not there is left out.
+fn tool_summaries(
+    parsed: &perflab_parsers::Parsed,
+    records: &[MeasurementRecord],
+) -> Vec<ToolSummary> {
+    parsed
+        .summaries
+        .iter()
+        .filter_map(|s| {
+            let params = to_params(&s.params);
+            let variant = s.series.clone().unwrap_or_else(|| "default".into());
+            let at = records
+                .iter()
+                .find(|r| r.params == params && r.variant == variant)?;
+            Some(ToolSummary {
+                point: at.point,
+                variant,
+                metrics: s.metrics.clone(),
+            })
+        })
+        .collect()
+}
+
+fn to_params(pairs: &[(String, String)]) -> Params {
+    Params(
+        pairs
+            .iter()
+            .map(|(k, v)| (k.clone(), param_value(v)))
+            .collect(),
+    )
 }
 
 fn param_value(text: &str) -> ParamValue {
@@ -87,12 +124,7 @@ fn to_records(parsed: &perflab_parsers::Parsed) -> Vec<MeasurementRecord> {
             .rows
             .iter()
             .map(|r| {
-                let params = Params(
-                    r.params
-                        .iter()
-                        .map(|(k, v)| (k.clone(), param_value(v)))
-                        .collect(),
-                );
+                let params = to_params(&r.params);
                 let variant = r.series.clone().unwrap_or_else(|| "default".into());
                 (params, variant, r.metrics.clone(), r.histograms.clone())
             })
@@ -132,7 +164,13 @@ fn to_records(parsed: &perflab_parsers::Parsed) -> Vec<MeasurementRecord> {
                 threads: Vec::new(),
                 notes: Vec::new(),
             },
-            telemetry: Vec::new(),
+            // Single-result telemetry (perf stat's counts as the counters monitor's rows)
+            // belongs to the one measurement there is.
+            telemetry: if seq == 0 && parsed.rows.is_empty() {
+                parsed.telemetry.clone()
+            } else {
+                Vec::new()
+            },
             role: Default::default(),
             monitors: Vec::new(),
         });

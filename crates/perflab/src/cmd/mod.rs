@@ -13,6 +13,7 @@ mod doctor;
 mod drilldown_dir;
 mod envelope;
 mod export;
+mod export_csv;
 mod export_record;
 mod export_stream;
 mod fail_on;
