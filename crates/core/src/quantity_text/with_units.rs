@@ -1,0 +1,129 @@
+//! Values as a person reads them, each with its unit: a parameter by its declared kind (a
+//! size `32K` rather than `32768`, a duration `50 µs` rather than `0.00005`) and a
+//! measured figure with its unit and the digits that mean something (`1685 MiB/s`, not
+//! `1685.402987`). Reports, `show` and the progress lines share these, so a value reads
+//! the same everywhere.
+
+use crate::catalog;
+use crate::params::{format_size, ParamKind, ParamValue};
+use crate::units::Unit;
+
+/// The declared kind of parameter `name` of `workload`, from the installed catalog;
+/// `None` for a workload this program does not know (an imported run) or a name it does
+/// not declare (a parameter a variant added).
+pub fn kind_of(workload: &str, name: &str) -> Option<ParamKind> {
+    catalog::workload(workload)?
+        .params
+        .iter()
+        .find(|p| p.name == name)
+        .map(|p| p.kind)
+}
+
+/// `value` of a parameter of `kind`: a size in K, M or G where it is a whole number of
+/// them, a duration with its unit, anything else as stored.
+pub fn value_text(kind: Option<ParamKind>, value: &ParamValue) -> String {
+    let number = match value {
+        ParamValue::Int(i) => Some(*i as f64),
+        ParamValue::Float(x) => Some(*x),
+        _ => None,
+    };
+    match (kind, value, number) {
+        (Some(ParamKind::Size { .. }), ParamValue::Int(b), _) if *b >= 0 => format_size(*b as u64),
+        (Some(ParamKind::Duration { .. }), _, Some(s)) => duration_text(s),
+        _ => value.to_string(),
+    }
+}
+
+/// [`value_text`] of parameter `name` of `workload`.
+pub fn param_value_text(workload: &str, name: &str, value: &ParamValue) -> String {
+    value_text(kind_of(workload, name), value)
+}
+
+/// Seconds in the largest unit that keeps the figure at 1 or more: `50 µs`, `100 ms`,
+/// `1.5 s`; up to three significant digits, no trailing zeros.
+pub fn duration_text(seconds: f64) -> String {
+    if seconds == 0.0 || !seconds.is_finite() {
+        return format!("{seconds} s");
+    }
+    let a = seconds.abs();
+    let (v, unit) = if a >= 1.0 {
+        (seconds, "s")
+    } else if a >= 1e-3 {
+        (seconds * 1e3, "ms")
+    } else if a >= 1e-6 {
+        (seconds * 1e6, "µs")
+    } else {
+        (seconds * 1e9, "ns")
+    };
+    format!("{} {unit}", significant(v))
+}
+
+/// A measured figure with its unit: `1685 MiB/s`, `12.3 µs`, `0.0512` (a count).
+pub fn figure_text(value: f64, unit: Unit) -> String {
+    let symbol = match unit {
+        Unit::Microseconds => "µs",
+        u => u.symbol(),
+    };
+    let v = significant(value);
+    match symbol {
+        "" => v,
+        "%" => format!("{v}%"),
+        s => format!("{v} {s}"),
+    }
+}
+
+/// Four significant digits at most (whole numbers keep all theirs), trailing zeros cut.
+fn significant(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    let a = v.abs();
+    let decimals = if a >= 1000.0 || a == 0.0 {
+        0
+    } else {
+        (3 - a.log10().floor() as i32).clamp(0, 12) as usize
+    };
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SIZE: Option<ParamKind> = Some(ParamKind::Size {
+        min: 1,
+        max: 1 << 40,
+    });
+    const DURATION: Option<ParamKind> = Some(ParamKind::Duration {
+        min_s: 0.0,
+        max_s: 1e6,
+    });
+
+    #[test]
+    fn parameters_read_in_their_units() {
+        assert_eq!(value_text(SIZE, &ParamValue::Int(32768)), "32K");
+        assert_eq!(value_text(SIZE, &ParamValue::Int(1 << 30)), "1G");
+        assert_eq!(value_text(SIZE, &ParamValue::Int(1000)), "1000");
+        assert_eq!(value_text(DURATION, &ParamValue::Float(0.00005)), "50 µs");
+        assert_eq!(value_text(DURATION, &ParamValue::Float(0.1)), "100 ms");
+        assert_eq!(value_text(DURATION, &ParamValue::Int(10)), "10 s");
+        assert_eq!(value_text(DURATION, &ParamValue::Float(1.5)), "1.5 s");
+        // Without a kind, a value is as stored: no unit is made up.
+        assert_eq!(value_text(None, &ParamValue::Int(32768)), "32768");
+        assert_eq!(value_text(None, &ParamValue::Str("pipe".into())), "pipe");
+    }
+
+    #[test]
+    fn figures_carry_their_unit_and_no_noise_digits() {
+        assert_eq!(figure_text(1685.402987, Unit::MibPerSecond), "1685 MiB/s");
+        assert_eq!(figure_text(156296.264486, Unit::PerSecond), "156296 /s");
+        assert_eq!(figure_text(12.34567, Unit::Microseconds), "12.35 µs");
+        assert_eq!(figure_text(0.051234, Unit::Count), "0.05123");
+        assert_eq!(figure_text(3.0, Unit::Percent), "3%");
+    }
+}
