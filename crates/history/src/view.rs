@@ -6,7 +6,7 @@
 use perflab_report::doc::{Block, Table};
 use perflab_report::fmt;
 use perflab_report::plot::{line_chart, Curve, CurvePoint, LineChart, Scale, TickFormat};
-use perflab_report::section::{self, Format, Section};
+use perflab_report::section::{self, Format, Section, SectionId};
 use perflab_report::views::Data;
 use serde_json::{json, Map, Value};
 
@@ -56,7 +56,7 @@ impl HistoryView {
             .collect();
         Self {
             sections: vec![Data {
-                id: "series",
+                id: SectionId::Series,
                 title: "Series".into(),
                 blocks,
                 json: Some(Value::Array(list)),
@@ -78,7 +78,7 @@ impl HistoryView {
 
     pub fn json(&self) -> Map<String, Value> {
         let refs: Vec<&dyn Section> = self.sections.iter().map(|s| s as &dyn Section).collect();
-        section::json(&refs, &["history"])
+        section::json(&refs, &[SectionId::History])
     }
 }
 
@@ -130,7 +130,7 @@ fn events_section(events: &[Event]) -> Data {
         )));
     }
     Data {
-        id: "events",
+        id: SectionId::Events,
         title: "Events".into(),
         blocks,
         json: Some(serde_json::to_value(events).unwrap_or(Value::Null)),
@@ -161,7 +161,7 @@ fn history_section(h: &SeriesHistory) -> Data {
     blocks.push(Block::Table(run_table(h)));
     blocks.push(Block::Figure(plot(h)));
     Data {
-        id: "history",
+        id: SectionId::History,
         title: h.name.clone(),
         blocks,
         json: Some(serde_json::to_value(h).unwrap_or(Value::Null)),

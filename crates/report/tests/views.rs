@@ -31,7 +31,7 @@ fn show_prints_its_header_then_the_sections_and_keys_them_by_id() {
     );
     assert!(text.ends_with(&format!("\n\n{body}")), "{text}");
     let doc = view.document::<()>(&[], None).unwrap();
-    let ids = view.sections.iter().map(|s| s.id());
+    let ids = view.sections.iter().map(|s| s.id().as_str());
     assert_eq!(keys(&doc.sections), set(ids.chain(["run"])));
     assert_eq!(doc.sections["run"]["id"], 7);
 

@@ -13,6 +13,7 @@ mod figures;
 mod input;
 mod latency;
 mod lock_wait;
+mod per_run;
 mod quality;
 mod runs;
 mod spans;
@@ -27,8 +28,8 @@ use crate::section::data::Data;
 use crate::section::{self, Format, Section};
 use crate::tables::compare::design::Design;
 
+use crate::section::SectionId;
 pub use env::{environment_differences, EnvDifference};
-use input::run_name;
 pub use input::{ReportOptions, RunData};
 
 /// The assembled report: its title heading, then its parts, each a [`Section`] with its
@@ -46,8 +47,8 @@ pub type Part = Data;
 struct Titled<'a>(&'a FullReport, Vec<&'a dyn Section>);
 
 impl Section for Titled<'_> {
-    fn id(&self) -> &'static str {
-        "report"
+    fn id(&self) -> SectionId {
+        SectionId::Report
     }
     fn title(&self) -> String {
         self.0.title.clone()
@@ -103,7 +104,7 @@ impl FullReport {
         out.insert("title".into(), Value::String(self.title.clone()));
         for p in &self.parts {
             if let Some(j) = p.json() {
-                out.insert(p.id.into(), j);
+                out.insert(p.id.as_str().into(), j);
             }
         }
         Value::Object(out)
@@ -116,7 +117,7 @@ struct Parts(Vec<Part>);
 impl Parts {
     /// Blocks added to `blocks` since the last cut become the part `id`, with `json` as
     /// its JSON (kept even when the part has nothing to print: scripts read an empty list).
-    fn cut(&mut self, id: &'static str, title: &str, json: Option<Value>, blocks: &mut Vec<Block>) {
+    fn cut(&mut self, id: SectionId, title: &str, json: Option<Value>, blocks: &mut Vec<Block>) {
         self.0.push(Part {
             id,
             title: title.into(),
@@ -132,59 +133,42 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
     if runs.is_empty() {
         return Err(ReportError::NoRuns);
     }
+    use SectionId::*;
     let title = runs::title(runs);
     let mut blocks = Vec::new();
     let mut parts = Parts(Vec::new());
 
     let diffs = env::section(runs, &mut blocks);
     let environment = serde_json::to_value(&diffs)?;
-    parts.cut("environment", "Environment", Some(environment), &mut blocks);
+    parts.cut(Environment, "Environment", Some(environment), &mut blocks);
     runs::section(runs, &mut blocks);
     let infos = serde_json::to_value(runs.iter().map(|r| &r.info).collect::<Vec<_>>())?;
-    parts.cut("runs", "Runs", Some(infos), &mut blocks);
+    parts.cut(Runs, "Runs", Some(infos), &mut blocks);
 
     let (compared, designs) = comparisons::section(runs, opts, &mut blocks)?;
-    parts.cut("comparison", "Comparisons", Some(compared), &mut blocks);
+    parts.cut(Comparison, "Comparisons", Some(compared), &mut blocks);
     let quality = quality::section(runs, opts, &mut blocks)?;
     parts.cut(
-        "quality",
+        Quality,
         "Repetitions and spread",
         Some(quality),
         &mut blocks,
     );
     let latency = latency::section(runs, opts, &mut blocks);
-    parts.cut(
-        "latency",
-        "Latency distributions",
-        Some(latency),
-        &mut blocks,
-    );
+    parts.cut(Latency, "Latency distributions", Some(latency), &mut blocks);
     let spans = spans::section(runs, opts, &mut blocks);
-    parts.cut("spans", "Where the time goes", Some(spans), &mut blocks);
+    parts.cut(Spans, "Where the time goes", Some(spans), &mut blocks);
     let threads = threads::section(runs, opts, &mut blocks);
-    parts.cut("threads", "Threads", Some(threads), &mut blocks);
+    parts.cut(Threads, "Threads", Some(threads), &mut blocks);
     let lock_wait = lock_wait::section(runs, &mut blocks);
-    parts.cut("lock-wait", "Lock waits", Some(lock_wait), &mut blocks);
-    let mut counters = Vec::new();
-    for r in runs {
-        if let Some(t) = crate::counter_table(&r.info, &r.ms) {
-            blocks.push(Block::heading(
-                2,
-                format!("Counters of {}", run_name(&r.info)),
-            ));
-            blocks.extend(t.to_blocks());
-            counters.push(serde_json::to_value(&t)?);
-        }
+    parts.cut(LockWait, "Lock waits", Some(lock_wait), &mut blocks);
+    for part in per_run::PER_RUN {
+        let json = per_run::section(part, runs, &mut blocks)?;
+        parts.cut(part.id, part.title, Some(json), &mut blocks);
     }
-    parts.cut(
-        "counters",
-        "Counters",
-        Some(Value::Array(counters)),
-        &mut blocks,
-    );
     blocks.push(Block::heading(2, "How to read this report"));
     blocks.push(Block::para(how_to_read(&opts.stats, &designs)));
-    parts.cut("how-to-read", "How to read this report", None, &mut blocks);
+    parts.cut(HowToRead, "How to read this report", None, &mut blocks);
     Ok(FullReport {
         title,
         parts: parts.0,

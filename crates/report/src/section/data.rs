@@ -3,12 +3,13 @@
 
 use crate::doc::Block;
 use crate::section::Section;
+use crate::section::SectionId;
 
 /// A section whose blocks and JSON a view gives: its own data (the stored run, the list
 /// of runs, a registry's entries) beside the tables that have types of their own.
 #[derive(Clone, Debug)]
 pub struct Data {
-    pub id: &'static str,
+    pub id: SectionId,
     pub title: String,
     pub blocks: Vec<Block>,
     pub json: Option<serde_json::Value>,
@@ -17,7 +18,7 @@ pub struct Data {
 impl Data {
     /// A section of lines laid out as written (`lines` without a final newline; none
     /// at all when empty), with `json` as its JSON form.
-    pub fn lines(id: &'static str, title: &str, lines: &str, json: serde_json::Value) -> Self {
+    pub fn lines(id: SectionId, title: &str, lines: &str, json: serde_json::Value) -> Self {
         let lines = lines.strip_suffix('\n').unwrap_or(lines);
         Self {
             id,
@@ -33,7 +34,7 @@ impl Data {
 }
 
 impl Section for Data {
-    fn id(&self) -> &'static str {
+    fn id(&self) -> SectionId {
         self.id
     }
     fn title(&self) -> String {

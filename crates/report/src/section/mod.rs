@@ -3,6 +3,10 @@
 //! sections as terminal text, 72-column mail, Markdown or an HTML page.
 
 pub(crate) mod data;
+pub mod id;
+
+pub use id::SectionId;
+use SectionId::*;
 
 use crate::doc::{self, Block};
 
@@ -22,7 +26,7 @@ pub enum Format {
 /// A part of a report.
 pub trait Section {
     /// The stable name a reader selects the section by (`--section`), e.g. `summary`.
-    fn id(&self) -> &'static str;
+    fn id(&self) -> SectionId;
     /// What the section holds, in words (the HTML page's title when it stands alone).
     fn title(&self) -> String;
     /// The section's content, the single description every format renders.
@@ -41,36 +45,42 @@ pub trait Section {
 }
 
 /// The ids of the sections `perflab show` prints, in its order.
-pub const SHOW: &[&str] = &[
-    "summary",
-    "threads",
-    "lock-wait",
-    "interrupts",
-    "counters",
-    "latency",
-    "percentiles",
-    "spans",
+pub const SHOW_IDS: [SectionId; 8] = [
+    Summary,
+    Threads,
+    LockWait,
+    Interrupts,
+    Counters,
+    Latency,
+    Percentiles,
+    Spans,
 ];
+/// [`SHOW_IDS`] as text, which the binary checks `--section` against.
+pub const SHOW: &[&str] = &id::names(SHOW_IDS);
 
 /// The ids of the sections `perflab compare` prints: the comparison table, or the scan
 /// in its place when the size varies.
-pub const COMPARE: &[&str] = &["comparison", "scan", "distribution", "percentiles"];
+pub const COMPARE_IDS: [SectionId; 4] = [Comparison, Scan, Distribution, Percentiles];
+/// [`COMPARE_IDS`] as text, which the binary checks `--section` against.
+pub const COMPARE: &[&str] = &id::names(COMPARE_IDS);
 
 /// The ids of the parts of `perflab report`, in its order. A part groups sections: the
 /// `comparison` part holds each comparison's table or scan, distribution and what changed
 /// with it; `latency` the seed-001 table and the percentiles.
-pub const REPORT: &[&str] = &[
-    "environment",
-    "runs",
-    "comparison",
-    "quality",
-    "latency",
-    "spans",
-    "threads",
-    "lock-wait",
-    "counters",
-    "how-to-read",
+pub const REPORT_IDS: [SectionId; 10] = [
+    Environment,
+    Runs,
+    Comparison,
+    Quality,
+    Latency,
+    Spans,
+    Threads,
+    LockWait,
+    Counters,
+    HowToRead,
 ];
+/// [`REPORT_IDS`] as text, which the binary checks `--section` against.
+pub const REPORT: &[&str] = &id::names(REPORT_IDS);
 
 /// `sections` one after the other, a blank line between them, in `format`; the HTML page
 /// is titled by the first section.
@@ -95,20 +105,20 @@ pub fn render(sections: &[&dyn Section], format: Format) -> String {
 /// left out.
 pub fn json(
     sections: &[&dyn Section],
-    many: &[&str],
+    many: &[SectionId],
 ) -> serde_json::Map<String, serde_json::Value> {
     let mut out = serde_json::Map::new();
     for s in sections {
         let Some(v) = s.json() else { continue };
         if many.contains(&s.id()) {
             let list = out
-                .entry(s.id())
+                .entry(s.id().as_str())
                 .or_insert_with(|| serde_json::Value::Array(Vec::new()));
             if let serde_json::Value::Array(items) = list {
                 items.push(v);
             }
         } else {
-            out.insert(s.id().into(), v);
+            out.insert(s.id().as_str().into(), v);
         }
     }
     out
@@ -124,7 +134,7 @@ pub fn select<'a>(
     check_ids(wanted, known)?;
     Ok(sections
         .into_iter()
-        .filter(|s| wanted.is_empty() || wanted.iter().any(|w| w == s.id()))
+        .filter(|s| wanted.is_empty() || wanted.iter().any(|w| w == s.id().as_str()))
         .collect())
 }
 
@@ -145,8 +155,8 @@ mod tests {
 
     struct Two;
     impl Section for Two {
-        fn id(&self) -> &'static str {
-            "summary"
+        fn id(&self) -> SectionId {
+            SectionId::Summary
         }
         fn title(&self) -> String {
             "two".into()
@@ -180,9 +190,9 @@ mod tests {
         assert!(Two.render(Format::Html).contains("<title>two</title>"));
     }
 
-    struct Json(&'static str, i32);
+    struct Json(SectionId, i32);
     impl Section for Json {
-        fn id(&self) -> &'static str {
+        fn id(&self) -> SectionId {
             self.0
         }
         fn title(&self) -> String {
@@ -199,13 +209,8 @@ mod tests {
     #[test]
     fn json_keys_are_the_ids_and_repeated_ids_are_lists() {
         let map = json(
-            &[
-                &Json("summary", 1),
-                &Json("spans", 2),
-                &Json("spans", 3),
-                &Two,
-            ],
-            &["spans"],
+            &[&Json(Summary, 1), &Json(Spans, 2), &Json(Spans, 3), &Two],
+            &[SectionId::Spans],
         );
         assert_eq!(
             serde_json::Value::Object(map),

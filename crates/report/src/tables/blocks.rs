@@ -5,6 +5,7 @@
 use crate::doc::{Block, Table};
 use crate::fmt;
 use crate::section::Section;
+use crate::section::SectionId;
 use crate::spans::ab::SpanComparison;
 use crate::spans::seed::SeedSpanTable;
 use crate::spans::SpanTable;
@@ -355,10 +356,10 @@ impl Changes {
 
 /// A table as a section: its id, its title, and its blocks and JSON as they are.
 macro_rules! section {
-    ($t:ty, $id:literal, |$s:ident| $title:expr, |$b:ident| $blocks:expr) => {
+    ($t:ty, $id:ident, |$s:ident| $title:expr, |$b:ident| $blocks:expr) => {
         impl Section for $t {
-            fn id(&self) -> &'static str {
-                $id
+            fn id(&self) -> SectionId {
+                SectionId::$id
             }
             fn title(&self) -> String {
                 let $s = self;
@@ -375,84 +376,84 @@ macro_rules! section {
     };
 }
 
-section!(SummaryTable, "summary", |t| format!("Run {}", t.run), |t| t
+section!(SummaryTable, Summary, |t| format!("Run {}", t.run), |t| t
     .to_blocks(true));
 section!(
     ComparisonTable,
-    "comparison",
+    Comparison,
     |t| format!("{}: {} vs {}", t.metric, t.b_label, t.a_label),
     |t| t.to_blocks()
 );
 section!(
     ScanReport,
-    "scan",
+    Scan,
     |t| format!("{} by {}: {} vs {}", t.metric, t.axis, t.b_label, t.a_label),
     |t| t.to_blocks()
 );
 section!(
     Distribution,
-    "distribution",
+    Distribution,
     |t| format!("Regression of {}", t.metric),
     |t| t.to_blocks()
 );
 section!(
     ParallelTable,
-    "threads",
+    Threads,
     |_t| "Threads: may the bandwidths be summed?".into(),
     |t| t.to_blocks()
 );
 section!(
     LockWaitTable,
-    "lock-wait",
+    LockWait,
     |_t| "Descriptor-lock waits".into(),
     |t| t.to_blocks()
 );
 section!(
     IrqCpuTable,
-    "interrupts",
+    Interrupts,
     |t| format!("Interrupts on CPU {}", t.cpu),
     |t| t.to_blocks()
 );
 section!(
     CounterTable,
-    "counters",
+    Counters,
     |t| format!("Counters ({})", t.source),
     |t| t.to_blocks()
 );
 section!(
     LatencyTable,
-    "latency",
+    Latency,
     |t| format!("Round trips of run {}", t.run),
     |t| t.to_blocks()
 );
 section!(
     PercentileTable,
-    "percentiles",
+    Percentiles,
     |_t| "Latency percentiles".into(),
     |t| t.to_blocks()
 );
 section!(
     SpanTable,
-    "spans",
+    Spans,
     |t| format!("Trace spans of run {}", t.run),
     |t| t.to_blocks()
 );
 section!(
     SeedSpanTable,
-    "spans",
+    Spans,
     |t| format!("Where the time goes (run {})", t.run),
     |t| t.to_blocks()
 );
 section!(
     SpanComparison,
-    "spans",
+    Spans,
     |t| format!("Spans: {}", t.title),
     |t| t.to_blocks()
 );
 
 impl Section for Changes {
-    fn id(&self) -> &'static str {
-        "changed"
+    fn id(&self) -> SectionId {
+        SectionId::Changed
     }
     fn title(&self) -> String {
         "What changed with it".into()

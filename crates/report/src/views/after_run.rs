@@ -11,8 +11,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::ReportError;
+use crate::section::SectionId;
 use crate::section::{self, Format, Section};
 use crate::views::parts;
+use crate::views::View;
 use crate::{ComparisonTable, Distribution, ScanReport, SummaryTable};
 
 /// What the end of a run works from.
@@ -63,9 +65,9 @@ pub struct VariantView {
     pub distribution: Option<Distribution>,
 }
 
-impl VariantView {
+impl View for VariantView {
     /// Its sections, every one (JSON keeps them all).
-    pub fn sections(&self) -> Vec<&dyn Section> {
+    fn sections(&self) -> Vec<&dyn Section> {
         let mut out: Vec<&dyn Section> = vec![&self.table];
         out.extend(self.scan.as_ref().map(|s| s as &dyn Section));
         out.extend(self.distribution.as_ref().map(|d| d as &dyn Section));
@@ -197,19 +199,26 @@ impl EndView {
     /// Each variant against the baseline: its sections by id (`comparison`, with `scan`
     /// for size scans and `distribution` for CPU-pair studies).
     pub fn comparisons_json(&self) -> Vec<Map<String, Value>> {
-        self.variants
-            .iter()
-            .map(|v| section::json(&v.sections(), &[]))
-            .collect()
+        self.variants.iter().map(|v| v.json_all()).collect()
     }
 
     /// The sections beside the comparisons, keyed by id (`spans` a list).
     pub fn sections_json(&self) -> Map<String, Value> {
+        self.json_all()
+    }
+}
+
+impl View for EndView {
+    /// The sections beside the comparisons (which [`EndView::comparisons_json`] gives).
+    fn sections(&self) -> Vec<&dyn Section> {
         let mut all: Vec<&dyn Section> = Vec::new();
         all.extend(self.summary.as_ref().map(|s| s as &dyn Section));
         all.extend(self.latency.as_deref());
         all.extend(self.rest.iter().map(|s| s.as_ref()));
-        section::json(&all, &["spans"])
+        all
+    }
+    fn many(&self) -> &'static [SectionId] {
+        &[SectionId::Spans]
     }
 }
 

@@ -11,9 +11,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::ReportError;
+use crate::section::SectionId;
 use crate::section::{self, Format, Section};
 use crate::views::data::{pick, to_json, Data};
 use crate::views::parts;
+use crate::views::View;
 use crate::{ComparisonTable, Distribution, PercentileTable, ScanReport};
 
 /// How the numbers are read: the metric (`None`: the run's primary one), the statistics
@@ -84,6 +86,24 @@ pub fn runs(
     Ok(CompareView::of(table, percentiles, setup, how.buckets))
 }
 
+impl View for CompareView {
+    /// The setup differences of two runs (plain lines in every format).
+    fn preamble(&self) -> Vec<&dyn Section> {
+        self.setup.iter().map(|s| s as &dyn Section).collect()
+    }
+    /// Every section, the table and its scan both (JSON keeps them all).
+    fn sections(&self) -> Vec<&dyn Section> {
+        let mut out: Vec<&dyn Section> = vec![&self.table];
+        out.extend(self.scan.as_ref().map(|s| s as &dyn Section));
+        out.extend(self.distribution.as_ref().map(|d| d as &dyn Section));
+        out.extend(self.percentiles.as_ref().map(|p| p as &dyn Section));
+        out
+    }
+    fn known(&self) -> &'static [&'static str] {
+        section::COMPARE
+    }
+}
+
 impl CompareView {
     fn of(
         table: ComparisonTable,
@@ -102,23 +122,14 @@ impl CompareView {
         }
     }
 
-    /// Every section, the table and its scan both (JSON keeps them all).
-    fn all(&self) -> Vec<&dyn Section> {
-        let mut out: Vec<&dyn Section> = vec![&self.table];
-        out.extend(self.scan.as_ref().map(|s| s as &dyn Section));
-        out.extend(self.distribution.as_ref().map(|d| d as &dyn Section));
-        out.extend(self.percentiles.as_ref().map(|p| p as &dyn Section));
-        out
-    }
-
     /// The setup differences, then the sections `wanted` names (all when empty): the
     /// scan in the table's place when there is one.
     pub fn text(&self, format: Format, wanted: &[String]) -> Result<String, ReportError> {
         let shown = self
-            .all()
+            .sections()
             .into_iter()
-            .filter(|s| !(s.id() == "comparison" && self.scan.is_some()));
-        let picked = pick(shown, wanted, section::COMPARE)?;
+            .filter(|s| !(s.id() == SectionId::Comparison && self.scan.is_some()));
+        let picked = pick(shown, wanted, self.known())?;
         let mut out = String::new();
         if let Some(setup) = &self.setup {
             // Plain lines before the tables in every format, as a preamble.
@@ -132,9 +143,7 @@ impl CompareView {
     /// The sections `wanted` names (all when empty) by id, the table and its scan both,
     /// and `setup_differences` when the setups differ.
     pub fn json(&self, wanted: &[String]) -> Result<Map<String, Value>, ReportError> {
-        let mut all: Vec<&dyn Section> = self.setup.iter().map(|s| s as &dyn Section).collect();
-        all.extend(pick(self.all(), wanted, section::COMPARE)?);
-        Ok(section::json(&all, &[]))
+        self.json_picked(wanted)
     }
 
     /// The per-pair drill-down of the comparison, written under `dir`.
@@ -206,7 +215,7 @@ fn setup_section(diffs: &[SetupDifference]) -> Result<Option<Data>, ReportError>
         );
     }
     Ok(Some(Data::lines(
-        "setup_differences",
+        SectionId::SetupDifferences,
         "Setup differences",
         &lines,
         to_json(&diffs)?,

@@ -22,20 +22,26 @@ pub fn pick<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::section::SectionId;
     use crate::section::{render, Format};
 
     #[test]
     fn lines_print_as_written_and_empty_ones_print_nothing() {
-        let d = Data::lines("runs", "Runs", "a  b\n  c\n", serde_json::Value::Null);
+        let d = Data::lines(
+            SectionId::Runs,
+            "Runs",
+            "a  b\n  c\n",
+            serde_json::Value::Null,
+        );
         assert_eq!(render(&[&d], Format::Text), "a  b\n  c\n");
-        let none = Data::lines("runs", "Runs", "", serde_json::Value::Null);
+        let none = Data::lines(SectionId::Runs, "Runs", "", serde_json::Value::Null);
         assert_eq!(render(&[&none], Format::Text), "");
         assert_eq!(none.json(), Some(serde_json::Value::Null));
     }
 
     #[test]
     fn an_unknown_id_is_an_error_naming_the_known_ones() {
-        let d = Data::lines("runs", "Runs", "x", serde_json::Value::Null);
+        let d = Data::lines(SectionId::Runs, "Runs", "x", serde_json::Value::Null);
         let err = pick([&d as &dyn Section], &["nope".into()], &["runs"])
             .err()
             .unwrap();

@@ -8,8 +8,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::ReportError;
-use crate::section::{self, Format};
+use crate::section::Section;
+use crate::section::SectionId;
 use crate::views::data::{to_json, Data};
+use crate::views::View;
 
 /// The one section of `doctor`: `checks`, a line per capability in text, the findings
 /// in JSON.
@@ -29,17 +31,28 @@ pub fn view<F: Serialize>(
         None => text.to_string(),
     };
     Ok(DoctorView {
-        checks: Data::lines("checks", "Capabilities", &lines, to_json(&findings)?),
+        checks: Data::lines(
+            SectionId::Checks,
+            "Capabilities",
+            &lines,
+            to_json(&findings)?,
+        ),
     })
+}
+
+impl View for DoctorView {
+    fn sections(&self) -> Vec<&dyn Section> {
+        vec![&self.checks]
+    }
 }
 
 impl DoctorView {
     pub fn text(&self) -> String {
-        section::render(&[&self.checks], Format::Text)
+        self.text_all()
     }
 
     /// `fleet doctor` reads `checks` of each host's document.
     pub fn json(&self) -> Map<String, Value> {
-        section::json(&[&self.checks], &[])
+        self.json_all()
     }
 }

@@ -5,8 +5,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::ReportError;
-use crate::section::{self, Format, Section};
+use crate::section::Section;
+use crate::section::SectionId;
 use crate::views::data::{to_json, Data};
+use crate::views::View;
 
 /// One plug-in or study: its name, the first line of its help, and a workload's
 /// parameters.
@@ -43,20 +45,32 @@ pub struct ListView {
 }
 
 pub fn view(l: &Listing) -> Result<ListView, ReportError> {
-    let kinds: [(&'static str, &str, &[Entry]); 5] = [
-        ("studies", "Studies (perflab run STUDY)", &l.studies),
+    let kinds: [(SectionId, &str, &[Entry]); 5] = [
         (
-            "workloads",
+            SectionId::Studies,
+            "Studies (perflab run STUDY)",
+            &l.studies,
+        ),
+        (
+            SectionId::Workloads,
             "Workloads (perflab run --workload NAME -p param=value)",
             &l.workloads,
         ),
-        ("monitors", "Monitors (--monitors a,b)", &l.monitors),
         (
-            "parsers",
+            SectionId::Monitors,
+            "Monitors (--monitors a,b)",
+            &l.monitors,
+        ),
+        (
+            SectionId::Parsers,
             "Parsers (exec -p parser=NAME, perflab import --parser NAME)",
             &l.parsers,
         ),
-        ("knobs", "Knobs (--variant NAME:knob=value)", &l.knobs),
+        (
+            SectionId::Knobs,
+            "Knobs (--variant NAME:knob=value)",
+            &l.knobs,
+        ),
     ];
     let mut sections = Vec::new();
     for (id, title, entries) in kinds {
@@ -70,17 +84,19 @@ pub fn view(l: &Listing) -> Result<ListView, ReportError> {
     Ok(ListView { sections })
 }
 
-impl ListView {
-    fn all(&self) -> Vec<&dyn Section> {
+impl View for ListView {
+    fn sections(&self) -> Vec<&dyn Section> {
         self.sections.iter().map(|s| s as &dyn Section).collect()
     }
+}
 
+impl ListView {
     pub fn text(&self) -> String {
-        section::render(&self.all(), Format::Text)
+        self.text_all()
     }
 
     pub fn json(&self) -> Map<String, Value> {
-        section::json(&self.all(), &[])
+        self.json_all()
     }
 }
 

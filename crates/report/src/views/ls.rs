@@ -4,8 +4,10 @@ use perflab_core::record::{RunInfo, RunStatus};
 use serde_json::{Map, Value};
 
 use crate::error::ReportError;
-use crate::section::{self, Format};
+use crate::section::Section;
+use crate::section::SectionId;
 use crate::views::data::{to_json, Data};
+use crate::views::View;
 
 /// The one section of `ls`: `runs`, a line per run in text, the stored runs in JSON.
 pub struct LsView {
@@ -17,7 +19,7 @@ pub struct LsView {
 pub fn view(runs: &[RunInfo], location: &str, db_flag: &str) -> Result<LsView, ReportError> {
     Ok(LsView {
         runs: Data::lines(
-            "runs",
+            SectionId::Runs,
             "Runs",
             &lines(runs, location, db_flag),
             to_json(&runs)?,
@@ -25,13 +27,19 @@ pub fn view(runs: &[RunInfo], location: &str, db_flag: &str) -> Result<LsView, R
     })
 }
 
+impl View for LsView {
+    fn sections(&self) -> Vec<&dyn Section> {
+        vec![&self.runs]
+    }
+}
+
 impl LsView {
     pub fn text(&self) -> String {
-        section::render(&[&self.runs], Format::Text)
+        self.text_all()
     }
 
     pub fn json(&self) -> Map<String, Value> {
-        section::json(&[&self.runs], &[])
+        self.json_all()
     }
 }
 

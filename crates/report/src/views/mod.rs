@@ -16,8 +16,10 @@ pub mod ls;
 pub mod parts;
 pub mod report;
 pub mod show;
+pub mod view;
 
-pub use data::Data;
 /// The view's former name, which `perflab`'s `run_view` still uses; new code names
 /// `after_run` (the binary has its own `cmd/run_end.rs`).
 pub use after_run as run_end;
+pub use data::Data;
+pub use view::View;

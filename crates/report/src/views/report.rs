@@ -7,8 +7,10 @@ use serde_json::{Map, Value};
 use crate::doc::Block;
 use crate::error::ReportError;
 use crate::full::{build_report, ReportOptions, RunData};
+use crate::section::SectionId;
 use crate::section::{self, Format, Section};
-use crate::views::data::{pick, Data};
+use crate::views::data::Data;
+use crate::views::View;
 
 pub struct ReportView {
     /// The report's title heading (`title` in JSON); the HTML page is named by it.
@@ -23,14 +25,10 @@ pub struct ReportView {
 pub fn view(runs: &[RunData], opts: &ReportOptions) -> Result<ReportView, ReportError> {
     let full = build_report(runs, opts)?;
     // The full report cuts one part per id of section::REPORT, in its order.
-    debug_assert!(full
-        .parts
-        .iter()
-        .map(|p| p.id)
-        .eq(section::REPORT.iter().copied()));
+    debug_assert!(full.parts.iter().map(|p| p.id).eq(section::REPORT_IDS));
     Ok(ReportView {
         title: Data {
-            id: "title",
+            id: SectionId::Title,
             title: full.title.clone(),
             blocks: vec![Block::heading(1, full.title.clone())],
             json: Some(Value::String(full.title)),
@@ -39,25 +37,26 @@ pub fn view(runs: &[RunData], opts: &ReportOptions) -> Result<ReportView, Report
     })
 }
 
-impl ReportView {
-    /// The title, then the parts `wanted` names (all when empty).
-    fn pick(&self, wanted: &[String]) -> Result<Vec<&dyn Section>, ReportError> {
-        let mut out: Vec<&dyn Section> = vec![&self.title];
-        out.extend(pick(
-            self.parts.iter().map(|p| p as &dyn Section),
-            wanted,
-            section::REPORT,
-        )?);
-        Ok(out)
+impl View for ReportView {
+    fn preamble(&self) -> Vec<&dyn Section> {
+        vec![&self.title]
     }
+    fn sections(&self) -> Vec<&dyn Section> {
+        self.parts.iter().map(|p| p as &dyn Section).collect()
+    }
+    fn known(&self) -> &'static [&'static str] {
+        section::REPORT
+    }
+}
 
+impl ReportView {
     /// The title and the parts `wanted` names (all when empty), in `format`.
     pub fn render(&self, format: Format, wanted: &[String]) -> Result<String, ReportError> {
-        Ok(section::render(&self.pick(wanted)?, format))
+        self.render_picked(format, wanted)
     }
 
     /// The title and the parts `wanted` names (all when empty) by id.
     pub fn json(&self, wanted: &[String]) -> Result<Map<String, Value>, ReportError> {
-        Ok(section::json(&self.pick(wanted)?, &[]))
+        self.json_picked(wanted)
     }
 }

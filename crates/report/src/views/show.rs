@@ -7,9 +7,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::error::ReportError;
+use crate::section::SectionId;
 use crate::section::{self, Format, Section};
 use crate::views::data::{pick, to_json, Data};
 use crate::views::parts;
+use crate::views::View;
 
 /// The sections of `show`: the header, always printed, then the selectable ones
 /// ([`section::SHOW`]).
@@ -46,7 +48,7 @@ pub fn view(
     sections.extend(spans.sections);
     Ok(ShowView {
         header: Data::lines(
-            "run",
+            SectionId::Run,
             &format!("Run {}", info.id),
             &header(info, db_flag),
             to_json(info)?,
@@ -56,13 +58,25 @@ pub fn view(
     })
 }
 
+impl View for ShowView {
+    fn preamble(&self) -> Vec<&dyn Section> {
+        vec![&self.header]
+    }
+    fn sections(&self) -> Vec<&dyn Section> {
+        self.sections.iter().map(|s| s.as_ref()).collect()
+    }
+    fn known(&self) -> &'static [&'static str] {
+        section::SHOW
+    }
+    fn many(&self) -> &'static [SectionId] {
+        &[SectionId::Spans]
+    }
+}
+
 impl ShowView {
+    /// The sections `wanted` names, without the header.
     fn pick(&self, wanted: &[String]) -> Result<Vec<&dyn Section>, ReportError> {
-        pick(
-            self.sections.iter().map(|s| s.as_ref()),
-            wanted,
-            section::SHOW,
-        )
+        pick(View::sections(self), wanted, self.known())
     }
 
     /// The header, a blank line, the sections `wanted` names (all when empty), and how
@@ -75,7 +89,7 @@ impl ShowView {
         if let Some(more) = self
             .more
             .as_ref()
-            .filter(|_| picked.iter().any(|s| s.id() == "spans"))
+            .filter(|_| picked.iter().any(|s| s.id() == SectionId::Spans))
         {
             out += &format!("\n{more}\n");
         }
@@ -89,10 +103,8 @@ impl ShowView {
         wanted: &[String],
         adaptive: Option<A>,
     ) -> Result<ShowDoc<A>, ReportError> {
-        let mut all: Vec<&dyn Section> = vec![&self.header];
-        all.extend(self.pick(wanted)?);
         Ok(ShowDoc {
-            sections: section::json(&all, &["spans"]),
+            sections: self.json_picked(wanted)?,
             adaptive,
         })
     }

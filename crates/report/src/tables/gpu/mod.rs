@@ -21,6 +21,7 @@ use crate::doc::{Block, Table};
 use crate::error::ReportError;
 use crate::fmt;
 use crate::section::Section;
+use crate::section::SectionId;
 use crate::tables::compare::compare_variants;
 use crate::tables::scan::{kib, scan_tables, ScanReport};
 
@@ -213,8 +214,8 @@ impl BackingTable {
 }
 
 impl Section for BackingTable {
-    fn id(&self) -> &'static str {
-        "scan"
+    fn id(&self) -> SectionId {
+        SectionId::Scan
     }
 
     fn title(&self) -> String {
