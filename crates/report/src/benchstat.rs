@@ -20,6 +20,10 @@
 //!   tells runs apart (run id, label, host, kernel) goes on `#` lines, which it ignores.
 //! - `Unit NAME better=higher|lower` lines say which direction is better.
 //!
+//! - A parameter the variant sets (memxfer's `backing`) stays out of the name, listed
+//!   on a `#` line: `/variant=` names it, and `-col /variant` pairs only results whose
+//!   names are equal but for `/variant`.
+//!
 //! Only results are written: headline repetitions that succeeded with every knob
 //! holding. Failed, ineffective and telemetry repetitions are counted on a `#` line.
 
@@ -59,10 +63,21 @@ pub fn benchstat_text(info: &RunInfo, ms: &[MeasurementRecord]) -> String {
         let _ = writeln!(out, "# {}", host.join(", "));
     }
     let results: Vec<&MeasurementRecord> = ms.iter().filter(|m| m.is_result()).collect();
-    let varying = varying_params(&results);
-    let constant = constant_params(&results, &varying);
+    let by_variant = variant_params(&results);
+    let varying: Vec<String> = varying_params(&results)
+        .into_iter()
+        .filter(|k| !by_variant.contains(k))
+        .collect();
+    let constant = constant_params(&results, &varying, &by_variant);
     if !constant.is_empty() {
         let _ = writeln!(out, "# the same at every point: {}", constant.join(" "));
+    }
+    if !by_variant.is_empty() {
+        let _ = writeln!(
+            out,
+            "# set by the variant, named by /variant: {}",
+            variant_settings(&results, &by_variant).join("; ")
+        );
     }
     let left_out = ms.len() - results.len();
     if left_out > 0 {
@@ -124,7 +139,11 @@ fn varying_params(results: &[&MeasurementRecord]) -> Vec<String> {
         .collect()
 }
 
-fn constant_params(results: &[&MeasurementRecord], varying: &[String]) -> Vec<String> {
+fn constant_params(
+    results: &[&MeasurementRecord],
+    varying: &[String],
+    by_variant: &[String],
+) -> Vec<String> {
     let Some(first) = results.first() else {
         return Vec::new();
     };
@@ -132,8 +151,56 @@ fn constant_params(results: &[&MeasurementRecord], varying: &[String]) -> Vec<St
         .params
         .0
         .iter()
-        .filter(|(k, _)| !varying.contains(k))
+        .filter(|(k, _)| !varying.contains(k) && !by_variant.contains(k))
         .map(|(k, v)| format!("{k}={v}"))
+        .collect()
+}
+
+/// Parameters the variant sets (memxfer's `backing`): one value within each variant,
+/// different values between variants. `/variant=NAME` names them already, and in the
+/// name they would keep `benchstat -col /variant` from pairing the variants: it compares
+/// results whose names are equal but for the column key, and `/backing=4k` against
+/// `/backing=2m` never are.
+fn variant_params(results: &[&MeasurementRecord]) -> Vec<String> {
+    let mut per_key: BTreeMap<&str, BTreeMap<&str, BTreeSet<String>>> = BTreeMap::new();
+    for m in results {
+        for (k, v) in &m.params.0 {
+            per_key
+                .entry(k)
+                .or_default()
+                .entry(&m.variant)
+                .or_default()
+                .insert(v.to_string());
+        }
+    }
+    per_key
+        .into_iter()
+        .filter(|(k, by_variant)| {
+            let each_one = by_variant.values().all(|vs| vs.len() == 1);
+            let values: BTreeSet<&String> = by_variant.values().flatten().collect();
+            // Every result has it: one lacking it would lose the name part telling it apart.
+            let everywhere = results.iter().all(|m| m.params.get(k).is_some());
+            each_one && values.len() > 1 && everywhere
+        })
+        .map(|(k, _)| k.to_string())
+        .collect()
+}
+
+/// `4k: backing=4k; 2m: backing=2m`, in the order the variants first appear.
+fn variant_settings(results: &[&MeasurementRecord], keys: &[String]) -> Vec<String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for m in results {
+        if out.iter().any(|(v, _)| *v == m.variant) {
+            continue;
+        }
+        let set: Vec<String> = keys
+            .iter()
+            .filter_map(|k| m.params.get(k).map(|v| format!("{k}={v}")))
+            .collect();
+        out.push((m.variant.clone(), set.join(" ")));
+    }
+    out.into_iter()
+        .map(|(v, set)| format!("{v}: {set}"))
         .collect()
 }
 

@@ -214,3 +214,69 @@ fn odd_values_stay_one_part_and_never_look_like_gomaxprocs() {
     let (_, p2, _) = parts(&r.results[2].0);
     assert!(p2.contains(&"cmd=".to_string()), "{p2:?}");
 }
+
+/// A memxfer run: its variants `4k` and `2m` set `backing` themselves. benchstat's
+/// `-col /variant` makes one row of results whose names are equal once `/variant=…` is
+/// taken out (benchproc drops the column key from `.fullname`), so a name part the
+/// variant sets (`/backing=4k` against `/backing=2m`) would put each variant in a row of
+/// its own, with nothing to compare. It was in the names before.
+#[test]
+fn parameters_the_variant_sets_stay_out_of_the_name_so_col_variant_pairs_them() {
+    let info = common::xfer::run(9, "pvm");
+    let mut ms = common::xfer::scan(
+        &["pvm"],
+        &[
+            ("4k", &common::xfer::VEOS_4K),
+            ("2m", &common::xfer::VEOS_2M),
+        ],
+        0,
+        |_, _, _, _| false,
+    );
+    for m in &mut ms {
+        let backing = ParamValue::Str(m.variant.clone());
+        m.params.0.insert("backing".into(), backing);
+    }
+    let text = benchstat_text(&info, &ms);
+    let r = read(&text);
+    assert_eq!(r.results.len(), ms.len());
+    // `-col /variant`: the row key is the full name without its `/variant=` part.
+    let mut rows: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (name, _) in &r.results {
+        let (base, parts, procs) = parts(name);
+        assert_eq!(procs, None, "{name}");
+        assert!(!parts.iter().any(|p| p.starts_with("backing=")), "{name}");
+        let variant = parts
+            .iter()
+            .find_map(|p| p.strip_prefix("variant="))
+            .unwrap_or_else(|| panic!("no /variant in {name}"))
+            .to_string();
+        let rest: Vec<&String> = parts
+            .iter()
+            .filter(|p| !p.starts_with("variant="))
+            .collect();
+        let key = format!(
+            "{base}/{}",
+            rest.iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join("/")
+        );
+        rows.entry(key).or_default().push(variant);
+    }
+    // One row per size, each holding both variants' repetitions.
+    assert_eq!(rows.len(), common::xfer::KIB.len(), "{rows:?}");
+    for (row, variants) in &rows {
+        assert!(row.starts_with("Memxfer/size="), "{row}");
+        let mut v = variants.clone();
+        v.sort();
+        v.dedup();
+        assert_eq!(v, ["2m", "4k"], "{row}");
+        assert_eq!(variants.len(), 2 * common::xfer::REPS as usize, "{row}");
+    }
+    // What the variants set is said, where benchstat ignores it.
+    assert!(
+        text.contains("# set by the variant, named by /variant: 4k: backing=4k; 2m: backing=2m"),
+        "{text}"
+    );
+    assert!(!text.contains("the same at every point: backing"), "{text}");
+}
