@@ -8,12 +8,18 @@
 
 use std::sync::OnceLock;
 
+use crate::record::MeasurementRecord;
 use crate::span_outline::SpanSetOutline;
-use crate::Descriptor;
+use crate::{Descriptor, RunSpec, VoidComparison};
 
 static WORKLOADS: OnceLock<Vec<&'static Descriptor>> = OnceLock::new();
 static MONITORS: OnceLock<Vec<&'static Descriptor>> = OnceLock::new();
 static SPAN_SETS: OnceLock<fn(&str) -> Option<SpanSetOutline>> = OnceLock::new();
+static VOID_JUDGE: OnceLock<VoidJudge> = OnceLock::new();
+
+/// How a run's void comparisons are found from its spec and records (perflab-lab's, which
+/// reads what the knobs and workloads declare: [`crate::intent`]).
+pub type VoidJudge = fn(&RunSpec, &[MeasurementRecord]) -> Vec<VoidComparison>;
 
 /// Makes `list` the workloads every later [`workload`] looks in. A program has one set of
 /// workloads: the first call wins and later ones are ignored (tests that install the same
@@ -26,6 +32,11 @@ pub fn install_workloads(list: Vec<&'static Descriptor>) {
 /// know (an imported run) or before any list was installed.
 pub fn workload(name: &str) -> Option<&'static Descriptor> {
     WORKLOADS.get()?.iter().copied().find(|d| d.name == name)
+}
+
+/// Every installed workload; empty before any list was installed.
+pub fn workloads() -> &'static [&'static Descriptor] {
+    WORKLOADS.get().map_or(&[], Vec::as_slice)
 }
 
 /// Makes `list` the monitors, in registry order, that every later [`monitors`] and
@@ -57,6 +68,20 @@ pub fn install_span_sets(lookup: fn(&str) -> Option<SpanSetOutline>) {
 /// before a lookup was installed.
 pub fn span_set(name: &str) -> Option<SpanSetOutline> {
     SPAN_SETS.get().and_then(|lookup| lookup(name))
+}
+
+/// Makes `judge` the way every later [`void_comparisons`] finds a run's comparisons that
+/// tested nothing; the first call wins.
+pub fn install_void_judge(judge: VoidJudge) {
+    let _ = VOID_JUDGE.set(judge);
+}
+
+/// The comparisons of the run (`spec`, its measurements `ms`) that tested nothing; none
+/// before a judge was installed.
+pub fn void_comparisons(spec: &RunSpec, ms: &[MeasurementRecord]) -> Vec<VoidComparison> {
+    VOID_JUDGE
+        .get()
+        .map_or_else(Vec::new, |judge| judge(spec, ms))
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ fn main() {
     // link the workloads or the monitors.
     perflab_workloads::install_catalog();
     perflab_monitors::install_catalog();
+    perflab_lab::void::install_catalog();
     let code = stdout_guard::run(|| match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(err) => {

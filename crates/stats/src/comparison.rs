@@ -47,4 +47,37 @@ impl Comparison {
     pub fn symbol(&self) -> &'static str {
         self.verdict.symbol()
     }
+
+    /// Marks the row `void`: its comparison tested nothing (`reason` says what did not
+    /// move). Its change and medians stay for the record; no interval, verdict or advice on
+    /// repetitions stands, since none could come of more of the same.
+    pub fn make_void(&mut self, reason: impl Into<String>) {
+        self.verdict = Verdict::Void;
+        self.change_ci_pct = None;
+        self.decision.void = Some(reason.into());
+        self.decision.reps_to_decide = None;
+        self.decision.disagreement = None;
+    }
+}
+
+#[cfg(test)]
+mod void_tests {
+    use super::*;
+
+    #[test]
+    fn a_void_row_keeps_no_verdict_interval_or_advice() {
+        let a = crate::Sample::new(vec![100.0, 101.0, 99.0]).unwrap();
+        let b = crate::Sample::new(vec![130.0, 131.0, 129.0]).unwrap();
+        let cfg = crate::StatsConfig::default();
+        let mut c = crate::compare(&a, &b, Better::Higher, &cfg);
+        c.make_void("no idle entries in either variant");
+        assert_eq!((c.verdict, c.symbol()), (Verdict::Void, "void"));
+        assert_eq!((c.change_ci_pct, c.decision.reps_to_decide), (None, None));
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(json["verdict"], "void");
+        assert_eq!(
+            json["decision"]["void"],
+            "no idle entries in either variant"
+        );
+    }
 }

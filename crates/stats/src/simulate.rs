@@ -119,7 +119,7 @@ pub fn is_false(v: Verdict, factor: f64, noise_pct: f64) -> bool {
         Verdict::Improved => d <= tau,
         Verdict::Regressed => d >= -tau,
         Verdict::Same => d.abs() >= tau,
-        Verdict::Undecided | Verdict::Changed => false,
+        Verdict::Undecided | Verdict::Changed | Verdict::Void => false,
     }
 }
 

@@ -24,6 +24,12 @@ pub enum Verdict {
     /// e.g. a count of interrupts).
     #[serde(rename = "changed")]
     Changed,
+    /// The comparison tested nothing: what the variant's settings are meant to move did
+    /// not move (no idle entries in either variant, no interrupt moved, no huge page
+    /// used). No interval or repetition count can change that; the reason is in
+    /// [`crate::Decision::void`].
+    #[serde(rename = "void")]
+    Void,
 }
 
 impl Verdict {
@@ -35,6 +41,7 @@ impl Verdict {
             Verdict::Same => "same",
             Verdict::Undecided => "undecided",
             Verdict::Changed => "changed",
+            Verdict::Void => "void",
         }
     }
 
@@ -46,6 +53,7 @@ impl Verdict {
             Verdict::Same => "same",
             Verdict::Undecided => "undecided",
             Verdict::Changed => "changed",
+            Verdict::Void => "void",
         }
     }
 

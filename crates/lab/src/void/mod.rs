@@ -18,6 +18,12 @@ use perflab_store::{MeasurementRecord, MeasurementStatus};
 
 pub use checks::{judge_intent, Judged};
 
+/// Makes [`judge`] the one the report asks (`perflab_core::catalog::void_comparisons`),
+/// which does not link the knobs and workloads that declare intents.
+pub fn install_catalog() {
+    perflab_core::catalog::install_void_judge(judge);
+}
+
 /// Every void comparison of the run (each variant against the baseline, at each point).
 pub fn judge(spec: &RunSpec, records: &[MeasurementRecord]) -> Vec<VoidComparison> {
     if spec.variants.len() < 2 {

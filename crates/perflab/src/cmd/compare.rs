@@ -18,8 +18,9 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
     let pair = a.variants.as_deref().map(variant_pair).transpose()?;
     let store = common::read_store(g)?;
     let info = store.run(a.runs[0])?;
-    // Only the drill-down reads telemetry; the tables read metrics and histograms.
-    let telemetry = a.drilldown.is_some();
+    // The drill-down reads telemetry, and so does the judgement of a variant comparison
+    // that tested nothing (void); the tables read metrics and histograms.
+    let telemetry = a.drilldown.is_some() || a.runs.len() == 1;
     let ms = common::report_records(&store, a.runs[0], telemetry)?;
     let how = Reading {
         metric: a.metric.as_deref(),

@@ -75,6 +75,11 @@ pub fn distribution(table: &ComparisonTable, buckets: &Buckets) -> Distribution 
     let mut unclassified = Vec::new();
     let mut total = 0;
     for r in &table.rows {
+        // A void row tested nothing: its change belongs in no bucket.
+        if r.cmp.verdict == Verdict::Void {
+            unclassified.push(format!("{} (void)", r.label));
+            continue;
+        }
         let Some(reg) = r.cmp.regression_pct else {
             unclassified.push(r.label.clone());
             continue;

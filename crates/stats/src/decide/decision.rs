@@ -130,6 +130,10 @@ pub struct Decision {
     pub spread_borrowed: bool,
     /// The change and the sides' medians disagree (see [`Disagreement`]).
     pub disagreement: Option<Disagreement>,
+    /// The comparison tested nothing (verdict `void`): why, naming the telemetry that did
+    /// not move. Set by [`Decision::make_void`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub void: Option<String>,
     /// For an undecided row: about how many repetitions (pairs) would decide it, if the
     /// change and spread stay as they are; `None` when decided, or beyond practical.
     pub reps_to_decide: Option<u64>,
@@ -157,6 +161,7 @@ impl Decision {
             no_spread: None,
             spread_borrowed: false,
             disagreement: None,
+            void: None,
             reps_to_decide: None,
             weight: 1.0,
         }

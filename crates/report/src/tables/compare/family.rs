@@ -14,8 +14,8 @@ pub(crate) fn notes<'a>(
 ) -> Vec<String> {
     let rows: Vec<(String, &Comparison)> = rows.collect();
     let mut out = Vec::new();
-    if rows.len() > 1 {
-        let count = |v: Verdict| rows.iter().filter(|(_, c)| c.verdict == v).count();
+    let count = |v: Verdict| rows.iter().filter(|(_, c)| c.verdict == v).count();
+    if adj.rows > 1 {
         out.push(format!(
             "{} rows decided together: {} WORSE, {} better, {} same, {} undecided{}",
             adj.rows,
@@ -27,6 +27,13 @@ pub(crate) fn notes<'a>(
                 0 => String::new(),
                 n => format!(", {n} changed"),
             }
+        ));
+    }
+    let void = count(Verdict::Void);
+    if void > 0 {
+        out.push(format!(
+            "{void} of {} rows void (tested nothing), left out of those decided together",
+            rows.len()
         ));
     }
     out.extend(undecided_note(&rows));

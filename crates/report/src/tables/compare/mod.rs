@@ -148,6 +148,13 @@ pub fn compare_variants(
     b.schedule = run.spec.until_decided.map(|u| {
         perflab_stats::decide::sequential::Schedule::new(u.planned as usize, u.cap as usize)
     });
+    // Points where what `other`'s settings are meant to move did not move: such a row
+    // tested nothing and reads `void`, with the reason, never a verdict or advice.
+    b.void = perflab_core::catalog::void_comparisons(&run.spec, ms)
+        .into_iter()
+        .filter(|v| v.baseline == base && v.variant == other)
+        .map(|v| (v.point, v.reason))
+        .collect();
     points.add_rows(&mut b, &chosen.name);
     let mut table = b.finish(
         TableKind::Variants {
@@ -437,6 +444,10 @@ struct Builder<'c> {
     paired: bool,
     /// The looks of a run measured until decided.
     schedule: Option<perflab_stats::decide::sequential::Schedule>,
+    /// Points (in A) whose comparison tested nothing, with the reason (`void`).
+    void: Vec<(u32, String)>,
+    /// The point (in A) of each `unmatched`, in order.
+    unmatched_points: Vec<u32>,
 }
 
 /// Measurements of each side a table leaves out for one reason, and the first message.
@@ -486,6 +497,8 @@ impl<'c> Builder<'c> {
             ineffective: LeftOut::default(),
             paired: false,
             schedule: None,
+            void: Vec::new(),
+            unmatched_points: Vec::new(),
         }
     }
 
@@ -556,6 +569,7 @@ impl<'c> Builder<'c> {
                         ));
                     }
                 }
+                self.unmatched_points.push(points.0);
                 self.unmatched.push(Unmatched {
                     label,
                     params,
@@ -576,7 +590,27 @@ impl<'c> Builder<'c> {
         labels: (String, String),
         unavailable: Vec<UnavailableNote>,
     ) -> ComparisonTable {
-        let p_adjustment = adjust_family(self.rows.iter_mut().map(|r| &mut r.cmp), self.cfg);
+        let void = |point: u32| self.void.iter().find(|(p, _)| *p == point).map(|v| &v.1);
+        // Void rows are no tests: they stay out of the family decided together.
+        let p_adjustment = adjust_family(
+            self.rows
+                .iter_mut()
+                .filter(|r| void(r.point_a).is_none())
+                .map(|r| &mut r.cmp),
+            self.cfg,
+        );
+        let mut voided = Vec::new();
+        for r in &mut self.rows {
+            if let Some(why) = void(r.point_a) {
+                r.cmp.make_void(why.clone());
+                voided.push(format!("{}: {why}", r.label));
+            }
+        }
+        for (u, point) in self.unmatched.iter_mut().zip(&self.unmatched_points) {
+            if let Some(why) = self.void.iter().find(|(p, _)| p == point).map(|v| &v.1) {
+                u.reason = format!("void ({why}); {}", u.reason);
+            }
+        }
         let mut notes = crate::tables::compare::family::notes(
             &p_adjustment,
             self.rows.iter().map(|r| (r.label.clone(), &r.cmp)),
@@ -591,6 +625,14 @@ impl<'c> Builder<'c> {
             notes.push(format!(
                 "{} successful measurements had no finite value of {} and are not counted",
                 self.missing, metric.name
+            ));
+        }
+        if !voided.is_empty() {
+            notes.push(format!(
+                "void (tested nothing: what {}'s settings are meant to move did not move, so \
+                 no verdict, and more repetitions would not give one): {}",
+                labels.1,
+                voided.join("; ")
             ));
         }
         notes.extend(self.ineffective.note(

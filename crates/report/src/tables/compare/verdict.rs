@@ -73,8 +73,10 @@ pub(crate) fn spread_wide(c: &Comparison, cfg: &StatsConfig) -> bool {
         .iter()
         .filter_map(|s| half_width_pct(s))
         .any(|hw| hw > cfg.noise_pct);
-    c.decision.widened
-        || (spread && !c.verdict.moved() && c.verdict != perflab_stats::Verdict::Same)
+    // A void row's spread is beside the point: no repetitions would decide it.
+    c.verdict != perflab_stats::Verdict::Void
+        && (c.decision.widened
+            || (spread && !c.verdict.moved() && c.verdict != perflab_stats::Verdict::Same))
 }
 
 /// The note of a "!" row: how wide its sides spread and about how many repetitions would
