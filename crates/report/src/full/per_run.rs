@@ -21,11 +21,18 @@ pub(super) struct PerRun {
 }
 
 /// The per-run parts, in the report's order (after the lock waits).
-pub(super) const PER_RUN: &[PerRun] = &[PerRun {
-    id: SectionId::Counters,
-    title: "Counters",
-    build: |info, ms| boxed(crate::counter_table(info, ms)),
-}];
+pub(super) const PER_RUN: &[PerRun] = &[
+    PerRun {
+        id: SectionId::Interrupts,
+        title: "Interrupts",
+        build: |info, ms| boxed(crate::irq_cpu_table(info, ms)),
+    },
+    PerRun {
+        id: SectionId::Counters,
+        title: "Counters",
+        build: |info, ms| boxed(crate::counter_table(info, ms)),
+    },
+];
 
 fn boxed<T: Section + 'static>(t: Option<T>) -> Option<Box<dyn Section>> {
     t.map(|t| Box::new(t) as Box<dyn Section>)

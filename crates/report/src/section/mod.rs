@@ -67,7 +67,7 @@ pub const COMPARE: &[&str] = &id::names(COMPARE_IDS);
 /// The ids of the parts of `perflab report`, in its order. A part groups sections: the
 /// `comparison` part holds each comparison's table or scan, distribution and what changed
 /// with it; `latency` the seed-001 table and the percentiles.
-pub const REPORT_IDS: [SectionId; 10] = [
+pub const REPORT_IDS: [SectionId; 11] = [
     Environment,
     Runs,
     Comparison,
@@ -76,6 +76,7 @@ pub const REPORT_IDS: [SectionId; 10] = [
     Spans,
     Threads,
     LockWait,
+    Interrupts,
     Counters,
     HowToRead,
 ];
