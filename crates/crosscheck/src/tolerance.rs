@@ -134,6 +134,11 @@ impl Verdicts {
         within
     }
 
+    /// Every number checked, in the order checked (`crosscheck --format json`).
+    pub fn checks(&self) -> &[Check] {
+        &self.checks
+    }
+
     /// The numbers outside their tolerance.
     pub fn outside(&self) -> impl Iterator<Item = &Check> {
         self.checks.iter().filter(|c| !c.within)

@@ -6,6 +6,8 @@ use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use perflab_core::limits;
 
+pub use crate::run_ref::RunRef;
+
 // Shared with `cli_fleet`, which this file's `Command` names: kept apart so the two do not
 // import each other.
 pub use crate::cli_format::FormatArgs;
@@ -22,17 +24,8 @@ pub use crate::cli_report::{ReportFormat, VerdictArgs};
                   confidence intervals and significance tests.\n\n\
                   Start with `perflab doctor` to see what this machine supports, then \
                   `perflab run quick`.",
-    after_help = "Exit codes: 0 success; 1 failure while running, or a run none of whose \
-                  measurements succeeded; 2 bad input (nothing changed); 3 a run that completed \
-                  with some measurements failed (its last line says how many); 4 a crosscheck \
-                  ratio or cost outside its stated tolerance; 5 a run that completed but \
-                  could not compare as planned (a variant was unavailable; its last line \
-                  says which); 6 busy: another perflab holds a setting the run changes \
-                  (nothing stored or changed; `run --wait-lock TIME` waits for it); 7 \
-                  `compare --fail-on`: a row read a verdict it fails on (the rows are listed \
-                  last); 8 a run that completed with some measurements ineffective (a knob of \
-                  their variant did not hold; its last line says how many); 130 stopped by a \
-                  signal (measurements so far are kept)."
+    // Read from the exit codes' definitions (exit.rs), as the manual's EXIT STATUS is.
+    after_help = crate::exit::help_text()
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -126,9 +119,10 @@ pub struct RunArgs {
     /// A built-in study (`perflab list`) or a path to an experiment TOML file
     #[arg(value_name = "STUDY|FILE")]
     pub study: Option<String>,
-    /// Finish an interrupted run without redoing finished measurements
+    /// Finish an interrupted run without redoing finished measurements (RUN: its number,
+    /// `last` or `last~N`)
     #[arg(long, value_name = "RUN", conflicts_with = "study")]
-    pub resume: Option<i64>,
+    pub resume: Option<RunRef>,
     /// Run a workload directly instead of a study
     #[arg(long, value_name = "NAME", conflicts_with = "study")]
     pub workload: Option<String>,
@@ -269,6 +263,19 @@ pub struct RestoreArgs {
 
 #[derive(Args, Debug)]
 pub struct LsArgs {
+    /// Only runs of this study (its name as `ls` shows it, e.g. memxfer, import-fio)
+    #[arg(long, value_name = "NAME")]
+    pub study: Option<String>,
+    /// Only runs whose label contains TEXT (in any case)
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Only runs created since TIME: a UTC date as `ls` prints it (2026-11-18, "2026-11-18
+    /// 14:05"), or an age (2h, 7d)
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// At most N runs, the newest (1 to 4294967295)
+    #[arg(long, value_name = "N", value_parser = within::<u32, u32>(1..=u32::MAX))]
+    pub limit: Option<u32>,
     #[command(flatten)]
     pub format: FormatArgs,
 }
@@ -281,7 +288,9 @@ pub struct ListArgs {
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {
-    pub run: i64,
+    /// The run: its number, `last` (the newest) or `last~N` (N before it)
+    #[arg(value_name = "RUN")]
+    pub run: RunRef,
     /// Drill down into one CPU pair: A,B
     #[arg(long, value_name = "A,B")]
     pub pair: Option<String>,
@@ -308,7 +317,9 @@ pub enum ExportFormat {
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    pub run: i64,
+    /// The run: its number, `last` (the newest) or `last~N` (N before it)
+    #[arg(value_name = "RUN")]
+    pub run: RunRef,
     #[arg(long, value_enum, default_value = "json")]
     pub format: ExportFormat,
     /// Write to FILE instead of standard output
@@ -337,9 +348,10 @@ Examples:
   perflab report 3 4 --html report.html    one offline file with the plots
   perflab report 3 --html - > page.html    the page on standard output")]
 pub struct ReportArgs {
-    /// Runs to report on: one (its variants) or several (each against the first)
+    /// Runs to report on: one (its variants) or several (each against the first); a
+    /// number, `last` or `last~N`
     #[arg(required = true, num_args = 1.., value_name = "RUN")]
-    pub runs: Vec<i64>,
+    pub runs: Vec<RunRef>,
     /// Write a self-contained HTML page with the plots to FILE (`-`: to standard output,
     /// and nothing else goes there)
     #[arg(long, value_name = "FILE")]
@@ -364,9 +376,10 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// One run (compare its variants) or two runs (A then B, matched by parameters)
+    /// One run (compare its variants) or two runs (A then B, matched by parameters); a
+    /// number, `last` or `last~N` (`compare last~1 last`: the two newest)
     #[arg(required = true, num_args = 1..=2, value_name = "RUN")]
-    pub runs: Vec<i64>,
+    pub runs: Vec<RunRef>,
     /// Variants to compare within one run: BASELINE,OTHER [default: the study's baseline
     /// against the next variant]
     #[arg(long, value_name = "A,B")]
@@ -482,6 +495,11 @@ pub struct CrosscheckArgs {
     /// verdicts and bisect: the seed of the simulation (the documented tables use 2026)
     #[arg(long, value_name = "N", default_value_t = 2026)]
     pub seed: u64,
+    /// What standard output carries: the check's tables (text), or one JSON document at
+    /// the end with every number checked, its tolerance and whether it held (json; the
+    /// tables go to standard error then)
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: crate::cli_format::DataFormat,
 }
 
 #[derive(Args, Debug)]
@@ -521,9 +539,9 @@ pub struct ServeArgs {
 
 #[derive(Args, Debug)]
 pub struct PushArgs {
-    /// The runs to copy (numbers in the --db database)
+    /// The runs to copy (numbers in the --db database, `last` or `last~N`)
     #[arg(value_name = "RUN", conflicts_with = "all")]
-    pub runs: Vec<i64>,
+    pub runs: Vec<RunRef>,
     /// Copy every run
     #[arg(long)]
     pub all: bool,
@@ -547,6 +565,10 @@ pub struct ImportArgs {
     /// The study name the run is filed under [default: import-<parser>]
     #[arg(long)]
     pub study: Option<String>,
+    /// What standard output carries: nothing (text: the run's line goes to standard
+    /// error), or one JSON document naming the run made
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: crate::cli_format::DataFormat,
 }
 
 /// A clap parser of an unsigned number held to `range`: out of it is exit 2 with one line

@@ -1,38 +1,128 @@
 //! Mapping errors to one-line messages and exit codes.
+//!
+//! Every exit code is a `pub const NAME: i32` below, its doc comment what it means: the
+//! first clause (up to the first `: ` or `. `) is its summary in `perflab --help`, the
+//! whole comment its entry in the manual's EXIT STATUS ([`codes`] reads this file, so a
+//! code added here is documented there without another edit).
 
-/// Exit code for input the user must fix; nothing was changed on the system or in the
-/// results database.
-pub const INPUT: i32 = 2;
-/// A failure while running; also a run none of whose measurements succeeded.
+/// Success: the command did what it was asked, and a run compared what it planned.
+pub const SUCCESS: i32 = 0;
+/// A failure while running: also a run none of whose measurements succeeded, and a write
+/// to standard output that failed (one line says so).
 pub const FAILURE: i32 = 1;
-/// A run that finished with some of its measurements failed: the others are stored and
+/// Bad input (a flag, a value, a file) the user must fix: nothing was changed on the
+/// system or in the results database.
+pub const INPUT: i32 = 2;
+/// A run that completed with some of its measurements failed: the others are stored and
 /// compared, and the last line says how many failed.
 pub const SOME_FAILED: i32 = 3;
-/// A cross-check whose ratio or target is outside its stated tolerance: it ran, and its
+/// A cross-check whose ratio or cost is outside its stated tolerance: it ran, and its
 /// numbers are printed, but they do not hold.
 pub const OUTSIDE_TOLERANCE: i32 = 4;
-/// A run that compares variants completed, but a variant it compares was unavailable on
-/// this machine (a knob needs root, a device is missing): what it measured is stored, but
+/// A run that could not compare as planned: a variant it compares was unavailable on
+/// this machine (a knob needs root, a device is missing); what it measured is stored, but
 /// the comparison with that variant never happened, and the last line says which.
 pub const NOT_COMPARED: i32 = 5;
-/// Busy, not wrong: another live perflab holds a setting the run changes. Nothing was
-/// stored or changed; the same command succeeds once that one has finished, and
-/// `run --wait-lock TIME` waits for it.
+/// Busy, another perflab holds a setting the run changes: nothing was stored or changed;
+/// the same command succeeds once that one has finished, and `run --wait-lock TIME`
+/// waits for it.
 pub const BUSY: i32 = 6;
-/// `compare --fail-on`: a row read a verdict the gate fails on; the tables printed as
+/// A row of `compare --fail-on` read a verdict the gate fails on: the tables printed as
 /// usual and the rows that tripped it are listed last.
 pub const GATE: i32 = 7;
 /// A run that completed with some measurements ineffective: a knob of their variant did
 /// not hold (an idle driver that ignores `disable`, an IRQ that did not move), so they are
 /// stored but not their variant's numbers, and no verdict uses them; the last line says
-/// how many. A script must not read such a run as a clean comparison (issue 32).
+/// how many. A script must not read such a run as a clean comparison.
 pub const INEFFECTIVE: i32 = 8;
 /// A run that completed, but a comparison it makes tested nothing: a knob or variant
 /// changed nothing its telemetry can see (no idle entries in either variant, no interrupt
 /// moved, no huge page used), so that comparison reads `void`, with the reason, listed at
 /// the end of the run. Takes precedence over [`INEFFECTIVE`], which is often its cause.
 pub const VOID: i32 = 9;
+/// Stopped by a signal (Ctrl-C, SIGTERM): everything measured so far is kept, and `run
+/// --resume RUN` (or the same `bisect`) goes on from there.
 pub const INTERRUPTED: i32 = 130;
+
+/// One exit code as this file defines it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExitCode {
+    pub code: i32,
+    /// The constant's name (`SOME_FAILED`).
+    pub name: String,
+    /// Its doc comment, one paragraph, intra-doc links to other codes written as their
+    /// numbers.
+    pub doc: String,
+}
+
+impl ExitCode {
+    /// The doc's first clause: up to its first `: ` or `. `.
+    pub fn summary(&self) -> &str {
+        let end = [": ", ". "]
+            .iter()
+            .filter_map(|p| self.doc.find(p))
+            .min()
+            .unwrap_or(self.doc.len());
+        self.doc[..end].trim_end_matches('.')
+    }
+}
+
+/// Every exit code, read from this file's `pub const NAME: i32 = N;` lines and the doc
+/// comments above them, in code order: the one list `--help` and the manual show.
+pub fn codes() -> Vec<ExitCode> {
+    let mut out: Vec<ExitCode> = Vec::new();
+    let mut doc: Vec<&str> = Vec::new();
+    for line in include_str!("exit.rs").lines().map(str::trim) {
+        if let Some(d) = line.strip_prefix("///") {
+            doc.push(d.trim());
+            continue;
+        }
+        let def = line
+            .strip_prefix("pub const ")
+            .and_then(|l| l.split_once(": i32 = "))
+            .and_then(|(name, v)| Some((name, v.strip_suffix(';')?.parse::<i32>().ok()?)));
+        if let Some((name, code)) = def {
+            out.push(ExitCode {
+                code,
+                name: name.to_string(),
+                doc: doc.join(" "),
+            });
+        }
+        if !line.starts_with("#[") {
+            doc.clear();
+        }
+    }
+    let names: Vec<(String, i32)> = out.iter().map(|c| (c.name.clone(), c.code)).collect();
+    for c in &mut out {
+        for (name, code) in &names {
+            c.doc = c
+                .doc
+                .replace(&format!("[`{name}`]"), &format!("exit code {code}"));
+        }
+    }
+    out.sort_by_key(|c| c.code);
+    out
+}
+
+/// `perflab --help`'s last paragraph: each code and its summary.
+pub fn help_text() -> String {
+    let list: Vec<String> = codes()
+        .iter()
+        .map(|c| {
+            let s = c.summary();
+            let mut first = s.chars();
+            let lower = first
+                .next()
+                .map(|f| f.to_lowercase().chain(first).collect::<String>())
+                .unwrap_or_default();
+            format!("{} {lower}", c.code)
+        })
+        .collect();
+    format!(
+        "Exit codes: {}. `perflab man` says more of each.",
+        list.join("; ")
+    )
+}
 
 /// A user input error raised by the binary itself.
 #[derive(Debug)]
@@ -71,7 +161,15 @@ pub fn clap_error(e: clap::Error) -> ! {
         e.kind(),
         DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
     ) {
-        e.exit();
+        // clap's own exit ignores a failed write (`perflab --help > /dev/full` exited 0).
+        let printed = e
+            .print()
+            .and_then(|()| std::io::Write::flush(&mut crate::stdout_guard::Stdout));
+        if let Err(why) = printed {
+            eprintln!("perflab: {}", crate::stdout_guard::WriteFailed::from(why));
+            std::process::exit(FAILURE);
+        }
+        std::process::exit(e.exit_code());
     }
     eprintln!("perflab: {}", one_line(&e.render().to_string()));
     std::process::exit(INPUT);
@@ -135,6 +233,34 @@ impl std::error::Error for InputError {}
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_code_is_read_with_its_doc() {
+        let codes = super::codes();
+        let find = |n: i32| codes.iter().find(|c| c.code == n).expect("defined");
+        assert_eq!(find(super::SOME_FAILED).name, "SOME_FAILED");
+        assert_eq!(
+            find(super::INPUT).summary(),
+            "Bad input (a flag, a value, a file) the user must fix"
+        );
+        assert_eq!(find(super::SUCCESS).summary(), "Success");
+        assert!(
+            codes
+                .iter()
+                .all(|c| !c.doc.is_empty() && !c.doc.contains("[`")),
+            "{codes:?}"
+        );
+        assert!(codes.windows(2).all(|w| w[0].code < w[1].code), "{codes:?}");
+        let help = super::help_text();
+        assert!(
+            help.starts_with("Exit codes: 0 success; 1 a failure while running; 2 bad input"),
+            "{help}"
+        );
+        assert!(
+            help.contains("130 stopped by a signal (Ctrl-C, SIGTERM)"),
+            "{help}"
+        );
+    }
+
     #[test]
     fn clap_messages_become_one_line() {
         let rendered = "error: the following required arguments were not provided:\n  \

@@ -1,11 +1,7 @@
 //! perflab: a command-line lab for Linux platform performance experiments.
 //!
-//! `main` only parses, dispatches and turns errors into messages and exit codes:
-//! 0 success, 1 a failure while running (or a run with no successful measurement), 2 bad
-//! input (nothing was changed), 3 a run completed with some measurements failed, 4 a
-//! cross-check outside its tolerance, 5 a run that could not compare as planned (a variant
-//! was unavailable), 6 busy (another perflab holds a setting the run changes), 130 stopped
-//! by a signal (everything measured so far is kept). See `exit.rs`.
+//! `main` only parses, dispatches and turns errors into messages and exit codes; the
+//! codes and what each means are in `exit.rs`, the one list `--help` and the manual read.
 
 mod cli;
 mod cli_bisect;
@@ -16,6 +12,7 @@ mod cli_report;
 mod cmd;
 mod exit;
 mod progress;
+mod run_ref;
 mod stdout_guard;
 
 use clap::Parser;
@@ -38,19 +35,28 @@ fn main() {
         Err(e) => exit::clap_error(e),
     };
     if std::env::var_os(CHECK_ARGS_ONLY).is_some() {
-        std::process::exit(0);
+        std::process::exit(exit::SUCCESS);
     }
     // The report words a run by its workload's and monitors' descriptors and does not
     // link the workloads or the monitors.
     perflab_workloads::install_catalog();
     perflab_monitors::install_catalog();
     perflab_lab::void::install_catalog();
-    let code = stdout_guard::run(|| match cmd::dispatch(cli) {
-        Ok(code) => code,
-        Err(err) => {
+    let result = stdout_guard::run(|| cmd::dispatch(cli));
+    // A failed write to standard output is the one thing said, whatever the command made
+    // of it (an error of its own, or nothing at all).
+    let code = match (stdout_guard::failure(), result) {
+        (Some(line), _) => {
+            if let Some(line) = line {
+                eprintln!("perflab: {line}");
+            }
+            exit::FAILURE
+        }
+        (None, Ok(code)) => code,
+        (None, Err(err)) => {
             eprintln!("perflab: {}", exit::message(&err));
             exit::code(&err)
         }
-    });
+    };
     std::process::exit(code);
 }

@@ -11,7 +11,7 @@ use common::{text, Lab};
 
 /// The subcommands `perflab --help` lists (help's own `help` aside), and those of
 /// `perflab fleet --help`.
-fn subcommands(lab: &Lab, args: &[&str]) -> Vec<String> {
+pub(crate) fn subcommands(lab: &Lab, args: &[&str]) -> Vec<String> {
     let mut args = args.to_vec();
     args.push("--help");
     let (out, _) = text(&lab.run(&args));

@@ -22,7 +22,7 @@ fn schema() -> Value {
 
 /// `cmd`'s standard output, one JSON document valid against `$defs/<def>` whose `format`
 /// is `perflab-<def>`; its exit code must be `code`.
-fn valid(def: &str, mut cmd: Command, code: i32) -> Value {
+pub(crate) fn valid(def: &str, mut cmd: Command, code: i32) -> Value {
     let o = cmd.output().expect("run perflab");
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(code), "{cmd:?}\n{out}\n{err}");

@@ -5,7 +5,6 @@
 //! Everything the user can get wrong — the repository, the revisions, the study, a build
 //! that fails at an end — is refused before anything is stored.
 
-use std::io::Write;
 use std::time::Instant;
 
 use perflab_bisect::search::Settings;
@@ -76,8 +75,7 @@ pub fn run(g: &Global, a: BisectArgs) -> anyhow::Result<i32> {
         Err(e) => return Err(e),
     };
     let report = make_report(&a, &repo, &oracle, b, started);
-    let mut out = std::io::stdout().lock();
-    out.write_all(render(&report, a.format).as_bytes())?;
+    crate::stdout_guard::print(render(&report, a.format))?;
     Ok(0)
 }
 

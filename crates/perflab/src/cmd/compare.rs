@@ -17,17 +17,19 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
     }
     let pair = a.variants.as_deref().map(variant_pair).transpose()?;
     let store = common::read_store(g)?;
-    let info = store.run(a.runs[0])?;
-    // The drill-down reads telemetry, and so does the judgement of a variant comparison
-    // that tested nothing (void); the tables read metrics and histograms.
-    let telemetry = a.drilldown.is_some() || a.runs.len() == 1;
-    let ms = common::report_records(&store, a.runs[0], telemetry)?;
+    let ids = crate::run_ref::resolve_all(&store, &a.runs)?;
+    let info = store.run(ids[0])?;
+    // The drill-down reads telemetry, and so do the judgement of a variant comparison
+    // that tested nothing (void) and the telemetry table (B against A); the store's read
+    // keeps the rows of a bounded number of repetitions per cell (slim::TelemetryBound).
+    let telemetry = true;
+    let ms = common::report_records(&store, ids[0], telemetry)?;
     let how = Reading {
         metric: a.metric.as_deref(),
         cfg: &cfg,
         buckets: &buckets,
     };
-    let view: CompareView = match a.runs.get(1) {
+    let view: CompareView = match ids.get(1) {
         Some(&other) => {
             let info_b = store.run(other)?;
             let ms_b = common::report_records(&store, other, telemetry)?;
@@ -37,8 +39,10 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
     };
     match a.format {
         TextFormat::Json => envelope::print(&view.json(&a.section)?)?,
-        TextFormat::Markdown => print!("{}", view.text(Format::Markdown, &a.section)?),
-        TextFormat::Text => print!("{}", view.text(Format::Text, &a.section)?),
+        TextFormat::Markdown => {
+            crate::stdout_guard::print(view.text(Format::Markdown, &a.section)?)?
+        }
+        TextFormat::Text => crate::stdout_guard::print(view.text(Format::Text, &a.section)?)?,
     }
     if let Some(dir) = &a.drilldown {
         view.write_drilldown(dir, &info, &ms)?;

@@ -10,8 +10,10 @@ use crate::cli::{Cli, CompletionsArgs};
 
 pub fn run(a: CompletionsArgs) -> anyhow::Result<i32> {
     let mut cmd = with_plugin_names(Cli::command());
-    let mut out = std::io::stdout().lock();
-    clap_complete::generate(a.shell, &mut cmd, "perflab", &mut out);
+    // Generated whole first: clap_complete panics on a failed write.
+    let mut script = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "perflab", &mut script);
+    std::io::Write::write_all(&mut crate::stdout_guard::Stdout, &script)?;
     Ok(0)
 }
 

@@ -37,6 +37,8 @@ pub fn format_of(command: &str) -> &'static str {
         "report" | "fleet report" => "perflab-report",
         "export" => "perflab-export",
         "doctor" => "perflab-doctor",
+        "crosscheck" => "perflab-crosscheck",
+        "import" => "perflab-import",
         "fleet run" | "fleet resume" => "perflab-fleet-run",
         "fleet ls" => "perflab-fleet-ls",
         "fleet doctor" => "perflab-fleet-doctor",
@@ -88,7 +90,7 @@ pub fn write_as<T: Serialize + ?Sized>(
 }
 
 fn print_doc<T: Serialize + ?Sized>(doc: &Envelope<'_, T>) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(doc)?);
+    crate::stdout_guard::line(serde_json::to_string_pretty(doc)?)?;
     Ok(())
 }
 

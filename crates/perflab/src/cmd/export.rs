@@ -19,7 +19,7 @@ pub use crate::cmd::envelope::FORMAT_VERSION;
 
 pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
     let store = common::read_store(g)?;
-    let info = store.run(a.run)?;
+    let info = store.run(crate::run_ref::resolve(&store, a.run)?)?;
     // Measurements are written as the store hands them out, never all held at once.
     // `Send`: the JSON is written on a thread beside the reading (see `export_stream`).
     let out: Box<dyn Write + Send> = match &a.output {
@@ -27,7 +27,7 @@ pub fn run(g: &Global, a: ExportArgs) -> anyhow::Result<i32> {
             std::fs::File::create(p)
                 .map_err(|e| crate::exit::input(format!("{}: cannot create: {e}", p.display())))?,
         ),
-        None => Box::new(std::io::stdout()),
+        None => Box::new(crate::stdout_guard::Stdout),
     };
     // Large writes: a JSON export of 50,000 measurements is hundreds of MB.
     let out = std::io::BufWriter::with_capacity(1 << 20, out);

@@ -212,9 +212,9 @@ fn drive(
     };
     match format {
         FleetFormat::Text => {
-            print!("{}", summary(st));
+            crate::stdout_guard::print(summary(st))?;
             if !runs.is_empty() {
-                println!();
+                crate::stdout_guard::line("")?;
                 report::emit(&runs, &opts, None, None, &[])?;
             }
         }
@@ -383,7 +383,7 @@ fn ls(json: bool) -> anyhow::Result<i32> {
         return Ok(0);
     }
     if states.is_empty() {
-        println!("no fleet runs in {}", dir.display());
+        crate::stdout_guard::line(format!("no fleet runs in {}", dir.display()))?;
         return Ok(0);
     }
     for st in &states {
@@ -392,13 +392,13 @@ fn ls(json: bool) -> anyhow::Result<i32> {
             .iter()
             .map(|h| format!("{} {}", h.host.name, h.status.word()))
             .collect();
-        println!(
+        crate::stdout_guard::line(format!(
             "{}  {}  {}  [{}]",
             st.id,
             common::utc(st.created_at),
             st.shown_args(),
             hosts.join(", ")
-        );
+        ))?;
     }
     Ok(0)
 }
@@ -442,7 +442,7 @@ fn agent(g: &Global, a: FleetAgentArgs) -> anyhow::Result<i32> {
     };
     Ok(perflab_fleet::agent::run(
         &args,
-        &mut std::io::stdout().lock(),
+        &mut crate::stdout_guard::Stdout,
     ))
 }
 

@@ -64,7 +64,7 @@ pub fn run(a: FleetDoctorArgs) -> anyhow::Result<i32> {
         }
         envelope::print(&Hosts { hosts: &answers })?;
     } else {
-        print!("{}", doctor::side_by_side(&answers));
+        crate::stdout_guard::print(doctor::side_by_side(&answers))?;
     }
     // Exit 1 when a host could not be asked, so scripts notice.
     let all = answers

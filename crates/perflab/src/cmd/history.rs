@@ -36,10 +36,10 @@ pub fn run(g: &Global, a: HistoryArgs) -> anyhow::Result<i32> {
     };
     match a.format {
         HistoryFormat::Json => envelope::print(&view.json())?,
-        HistoryFormat::Text => print!("{}", view.render(Format::Text)),
-        HistoryFormat::Markdown => print!("{}", view.render(Format::Markdown)),
-        HistoryFormat::Mail => print!("{}", view.render(Format::Mail)),
-        HistoryFormat::Html => print!("{}", view.render(Format::Html)),
+        HistoryFormat::Text => crate::stdout_guard::print(view.render(Format::Text))?,
+        HistoryFormat::Markdown => crate::stdout_guard::print(view.render(Format::Markdown))?,
+        HistoryFormat::Mail => crate::stdout_guard::print(view.render(Format::Mail))?,
+        HistoryFormat::Html => crate::stdout_guard::print(view.render(Format::Html))?,
     }
     Ok(0)
 }

@@ -49,14 +49,11 @@ pub fn run(g: &Global, a: ImportArgs) -> anyhow::Result<i32> {
         store.record(id, &rec)?;
     }
     store.set_status(id, perflab_store::RunStatus::Complete)?;
-    eprintln!(
-        "run {id}: imported {} measurement(s) from {}",
-        new.plan.len(),
-        a.file.display()
-    );
-    for n in &parsed.notes {
-        eprintln!("note: {n}");
-    }
+    let mut summary = super::import_summary::ImportSummary::new(&a, &store, id, parser.name);
+    summary.study = study;
+    summary.measurements = new.plan.len() as u64;
+    summary.notes = parsed.notes.clone();
+    summary.say(a.format)?;
     Ok(0)
 }
 

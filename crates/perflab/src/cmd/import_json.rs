@@ -21,6 +21,7 @@ use perflab_store::{
 use crate::cli::{Global, ImportArgs};
 use crate::cmd::common;
 use crate::cmd::import_stream::{self, Head, Item, Layout, Lists, Stop};
+use crate::cmd::import_summary::ImportSummary;
 use crate::exit::input;
 
 /// The parser name `import --parser` takes for an export document.
@@ -64,23 +65,19 @@ pub fn run(g: &Global, a: &ImportArgs) -> anyhow::Result<i32> {
     report.copied = copier.report.copied;
     report.skipped = copier.report.skipped;
     settle_run(&mut store, &info, &report)?;
-    eprintln!(
-        "run {}: {} from {file}: {} new measurement(s), {} there already",
-        report.run,
-        if report.created {
-            "imported"
-        } else {
-            "imported before"
-        },
-        report.copied,
-        report.skipped
-    );
+    let mut summary = ImportSummary::new(a, &store, report.run, NAME);
+    summary.created = report.created;
+    summary.study = info.study.clone();
+    summary.measurements = report.copied.into();
+    summary.there_already = report.skipped.into();
     if info.uid.is_empty() {
-        eprintln!(
-            "note: the export has no run uid (made by an older perflab): importing it again \
-             makes another run"
+        summary.notes.push(
+            "the export has no run uid (made by an older perflab): importing it again makes \
+             another run"
+                .into(),
         );
     }
+    summary.say(a.format)?;
     Ok(0)
 }
 

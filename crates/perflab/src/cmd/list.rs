@@ -12,7 +12,7 @@ pub fn run(a: ListArgs) -> anyhow::Result<i32> {
     if a.format.is_json() {
         envelope::print(&view.json())?;
     } else {
-        print!("{}", view.text());
+        crate::stdout_guard::print(view.text())?;
     }
     Ok(0)
 }

@@ -18,10 +18,11 @@ pub fn run(g: &Global, a: PushArgs) -> anyhow::Result<i32> {
         return Err(input("push: name the runs to push (RUN...) or give --all"));
     } else {
         // Every run is checked before anything is copied: a typo copies nothing.
-        for &id in &a.runs {
+        let ids = crate::run_ref::resolve_all(&src, &a.runs)?;
+        for &id in &ids {
             src.run(id)?;
         }
-        a.runs.clone()
+        ids
     };
     let to = Location::from_os(a.to.as_os_str());
     if to == *src.location() {
@@ -40,18 +41,18 @@ pub fn run(g: &Global, a: PushArgs) -> anyhow::Result<i32> {
         } else {
             "there already".to_string()
         };
-        println!(
+        crate::stdout_guard::line(format!(
             "run {id} -> run {} in {}: {what}, {} ({} there already)",
             r.run,
             dst.location(),
             new_measurements(r.copied),
             r.skipped
-        );
+        ))?;
         runs += 1;
         total += r.copied;
     }
     if runs > 1 {
-        println!("{runs} runs pushed: {}", new_measurements(total));
+        crate::stdout_guard::line(format!("{runs} runs pushed: {}", new_measurements(total)))?;
     }
     Ok(0)
 }

@@ -11,19 +11,24 @@ use crate::exit::input;
 
 pub fn run(g: &Global, a: ReportArgs) -> anyhow::Result<i32> {
     let (stats, buckets) = common::verdict_settings(&a.verdict)?;
-    let mut seen = Vec::new();
-    for id in &a.runs {
-        if seen.contains(id) {
-            return Err(input(format!("run {id} is named twice")));
-        }
-        seen.push(*id);
-    }
     if let Some(path) = a.html.as_deref().filter(|p| !is_stdout(p)) {
         html_dir_exists(path)?;
     }
     let store = common::read_store(g)?;
-    let mut runs = Vec::with_capacity(a.runs.len());
-    for &id in &a.runs {
+    let ids = crate::run_ref::resolve_all(&store, &a.runs)?;
+    // After resolving: `report 7 last` names run 7 twice when it is the newest.
+    let mut seen = Vec::new();
+    for (id, named) in ids.iter().zip(&a.runs) {
+        if seen.contains(id) {
+            return Err(input(match named {
+                crate::run_ref::RunRef::Id(_) => format!("run {id} is named twice"),
+                other => format!("run {id} is named twice ({other} is run {id})"),
+            }));
+        }
+        seen.push(*id);
+    }
+    let mut runs = Vec::with_capacity(ids.len());
+    for &id in &ids {
         runs.push(RunData {
             info: store.run(id)?,
             ms: common::report_records(&store, id, true)?,
@@ -69,9 +74,7 @@ pub fn emit(
     if let Some(path) = html {
         let page = view.render(Format::Html, sections)?;
         if to_stdout {
-            let mut out = std::io::stdout().lock();
-            std::io::Write::write_all(&mut out, page.as_bytes())?;
-            std::io::Write::flush(&mut out)?;
+            crate::stdout_guard::print(&page)?;
         } else {
             // As `export -o`: a file that cannot be created is the user's to fix (exit 2); a
             // write that fails once it exists (a full disk) is a failure (exit 1).
@@ -99,9 +102,9 @@ pub fn emit(
         (None, Some(_)) => None,
     };
     match format {
-        Some(ReportFormat::Text) => print!("{}", text(Format::Text)?),
-        Some(ReportFormat::Markdown) => print!("{}", text(Format::Markdown)?),
-        Some(ReportFormat::Mail) => print!("{}", text(Format::Mail)?),
+        Some(ReportFormat::Text) => crate::stdout_guard::print(text(Format::Text)?)?,
+        Some(ReportFormat::Markdown) => crate::stdout_guard::print(text(Format::Markdown)?)?,
+        Some(ReportFormat::Mail) => crate::stdout_guard::print(text(Format::Mail)?)?,
         Some(ReportFormat::Json) => crate::cmd::envelope::print(&view.json(sections)?)?,
         None => {}
     }

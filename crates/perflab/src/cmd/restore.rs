@@ -14,7 +14,7 @@ pub fn run(g: &Global, a: RestoreArgs) -> anyhow::Result<i32> {
         let sys = common::sysroot(g)?;
         for line in perflab_monitors::trace::tracefs::sweep_stale(&sys) {
             match line {
-                Ok(done) => println!("{done}"),
+                Ok(done) => crate::stdout_guard::line(done)?,
                 Err(e) => {
                     traces_clean = false;
                     eprintln!("{e}");
@@ -29,15 +29,15 @@ pub fn run(g: &Global, a: RestoreArgs) -> anyhow::Result<i32> {
         if !a.dry_run {
             let removed = perflab_knobs::target_lock::sweep_left();
             if removed > 0 {
-                println!(
+                crate::stdout_guard::line(format!(
                     "removed {removed} lock file(s) left by perflab processes that did not finish"
-                );
+                ))?;
             }
         }
-        println!(
+        crate::stdout_guard::line(format!(
             "nothing to restore ({} has no pending settings)",
             path.display()
-        );
+        ))?;
         return Ok(if traces_clean {
             0
         } else {
@@ -45,19 +45,19 @@ pub fn run(g: &Global, a: RestoreArgs) -> anyhow::Result<i32> {
         });
     }
     if a.dry_run {
-        println!(
+        crate::stdout_guard::line(format!(
             "{} setting(s) would be restored from {}:",
             pending.len(),
             path.display()
-        );
+        ))?;
         for e in &pending {
-            println!("  {}", e.describe());
+            crate::stdout_guard::line(format!("  {}", e.describe()))?;
         }
         return Ok(0);
     }
     let report = perflab_knobs::restore_pending(&path)?;
     for line in report.lines() {
-        println!("{line}");
+        crate::stdout_guard::line(line)?;
     }
     Ok(if report.is_clean() && traces_clean {
         0

@@ -22,8 +22,9 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
         // could read the environment starts.
         std::env::set_var(perflab_knobs::guest::kernel::KERNEL_ENV, k);
     }
-    if let Some(id) = a.resume {
+    if let Some(named) = a.resume {
         let mut store = common::resume_store(g)?;
+        let id = crate::run_ref::resolve(&store, named)?;
         let info = store.run(id)?;
         let (variants, _) = perflab_lab::prepare::check_variants(&info.spec.variants, &sys)?;
         let journal =
@@ -155,8 +156,8 @@ fn execute(
         if !json {
             print_adaptive(store, &info, &ms)?;
             if let Some(listing) = end.void_listing() {
-                println!();
-                print!("{listing}");
+                crate::stdout_guard::line("")?;
+                crate::stdout_guard::print(listing)?;
             }
         }
     }
@@ -165,7 +166,7 @@ fn execute(
     }
     if let Some(line) = end.last_line(&hint::db_flag(g)) {
         // After the tables, where a reader (and `tail -1` of a log) looks last.
-        std::io::stdout().flush()?;
+        crate::stdout_guard::Stdout.flush()?;
         eprintln!("{line}");
     }
     Ok(if outcome.status == RunStatus::Interrupted {
@@ -210,12 +211,12 @@ fn print_adaptive(
         return Ok(());
     }
     if let Some(r) = adaptive::report(&info.spec, ms) {
-        println!();
-        println!("{}", r.summary);
+        crate::stdout_guard::line("")?;
+        crate::stdout_guard::line(r.summary)?;
     }
     if let Some(line) = adaptive::decided::report_line(&info.spec, &store.plan(info.id)?, ms) {
-        println!();
-        println!("{line}");
+        crate::stdout_guard::line("")?;
+        crate::stdout_guard::line(line)?;
     }
     Ok(())
 }
@@ -247,7 +248,7 @@ fn print_plan(p: &perflab_lab::Prepared, format: RunFormat) -> anyhow::Result<()
     let names: Vec<String> = p.available.iter().map(|v| v.spec.name.clone()).collect();
     let plan = perflab_lab::plan::Plan::new(&p.spec, &p.grid, &names)?;
     let timed = timed_seconds(p, &plan)?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::stdout_guard::Stdout);
     if format == RunFormat::Json {
         // Everything the text form says, as one document and nothing else on stdout;
         // notes (monitors left out, variants unavailable) went to stderr.

@@ -31,7 +31,7 @@ pub fn print(
     let view = EndView::of(info, ms, after, (cap, db_flag))?;
     let drilldown = view.write_drilldown(info, ms)?;
     if !json {
-        print!("{}", view.text(drilldown.as_deref()));
+        crate::stdout_guard::print(view.text(drilldown.as_deref()))?;
         return Ok(());
     }
     let doc = EndDoc {

@@ -16,17 +16,18 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
         ));
     }
     let store = common::read_store(g)?;
-    let info = store.run(a.run)?;
+    let id = crate::run_ref::resolve(&store, a.run)?;
+    let info = store.run(id)?;
     // Read as `report` reads a run, folded record by record as the store streams them
     // (perflab_report::slim): a run of 50,000 measurements loaded whole took seconds and
     // gigabytes. Metrics and threads are kept whole, histograms summed per cell, and
     // telemetry kept for each cell's first repetitions.
-    let ms = common::report_records(&store, a.run, true)?;
+    let ms = common::report_records(&store, id, true)?;
     if let Some(pair) = &a.pair {
         let (x, y) = common::parse_pair("--pair", pair)?;
-        println!("{}", show::pair(&info, &ms, x, y)?);
+        crate::stdout_guard::line(show::pair(&info, &ms, x, y)?)?;
     } else if let Some(seq) = a.threads {
-        print!("{}", show::threads(&info, &ms, seq)?);
+        crate::stdout_guard::print(show::threads(&info, &ms, seq)?)?;
     } else if a.format.is_json() {
         // The text's sections, every span comparison included.
         let view = show::view(&info, &ms, usize::MAX, &hint::db_flag(g))?;
@@ -35,7 +36,7 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
     } else {
         let cap = perflab_report::spans_ab::MAX_COMPARISONS;
         let view = show::view(&info, &ms, cap, &hint::db_flag(g))?;
-        print!("{}", view.text(&a.section)?);
+        crate::stdout_guard::print(view.text(&a.section)?)?;
     }
     Ok(0)
 }

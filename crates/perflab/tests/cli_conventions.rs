@@ -1,0 +1,246 @@
+//! Command-line conventions (issue 34 items 7 and 9): `last` and `last~N` wherever a run
+//! is named; `ls --study/--label/--since/--limit`; `--format json` on `import` and
+//! `crosscheck`, checked against the documented schema; `doctor` says it is working
+//! while it examines the machine, on a terminal only.
+
+use crate::cli_json_schema::valid;
+use crate::common;
+
+use std::process::Command;
+
+use common::{text, two_variant_null_run, Lab};
+use serde_json::Value;
+
+fn ls_ids(lab: &Lab, args: &[&str]) -> Vec<i64> {
+    let o = lab.run(&[&["ls", "--format", "json"], args].concat());
+    assert!(o.status.success(), "{args:?}: {:?}", text(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect()
+}
+
+/// Three runs: two of `null` (labelled), one of another study.
+fn three_runs(lab: &Lab) -> (String, String, String) {
+    let a = two_variant_null_run(lab, &["--monitors", "none", "--label", "Kernel 6.1"]);
+    let b = two_variant_null_run(lab, &["--monitors", "none", "--label", "kernel 6.2 rc"]);
+    std::fs::write(
+        lab.dir.path().join("other.toml"),
+        "name = \"other\"\nworkload = \"null\"\nrepetitions = 2\n",
+    )
+    .unwrap();
+    let o = lab.run(&["run", "other.toml", "--monitors", "none"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let c = common::run_id(&text(&o).1);
+    (a, b, c)
+}
+
+#[test]
+fn last_names_the_newest_runs_wherever_a_run_is_taken() {
+    let lab = Lab::new();
+    let (a, b, c) = three_runs(&lab);
+    let id = |s: &str| s.parse::<i64>().unwrap();
+    let shown = |what: &str| -> i64 {
+        let o = lab.run(&["show", what, "--format", "json"]);
+        assert!(o.status.success(), "show {what}: {:?}", text(&o));
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["run"]["id"].as_i64().unwrap()
+    };
+    // Before: "invalid digit found in string".
+    assert_eq!(shown("last"), id(&c));
+    assert_eq!(shown("last~0"), id(&c));
+    assert_eq!(shown("last~1"), id(&b));
+    assert_eq!(shown("last~2"), id(&a));
+    let exported = lab.export("last~1");
+    assert_eq!(exported["run"]["id"].as_i64(), Some(id(&b)));
+    let o = lab.run(&["compare", "last~2", "last~1", "--format", "json"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = lab.run(&["report", "last~1", "--format", "json"]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    // The same run twice, one of them as `last`, is said to be.
+    let o = lab.run(&["report", &c, "last"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("run {c} is named twice (last is run {c})")),
+        "{err}"
+    );
+    let other = lab.dir.path().join("other.db");
+    let o = lab.run(&["push", "last~2", "--to", other.to_str().unwrap()]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(
+        text(&o).0.starts_with(&format!("run {a} -> run 1 in")),
+        "{:?}",
+        text(&o)
+    );
+    // Past the oldest, and not a run at all: one line, exit 2, naming what there is.
+    for (what, says) in [
+        ("last~3", "holds 3 run(s), so the oldest is last~2"),
+        (
+            "last~x",
+            "expected a run number (`perflab ls` lists them), `last` or `last~N`",
+        ),
+        ("latest", "expected a run number"),
+    ] {
+        let o = lab.run(&["show", what]);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{what}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{what}: {err}");
+        assert!(err.contains(says), "{what}: {err}");
+    }
+    let o = Lab::new().run(&["show", "last"]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+}
+
+#[test]
+fn ls_filters_by_study_label_and_time_and_limits() {
+    let lab = Lab::new();
+    let (a, b, c) = three_runs(&lab);
+    let ids = |v: &[&String]| -> Vec<i64> { v.iter().map(|s| s.parse().unwrap()).collect() };
+    assert_eq!(ls_ids(&lab, &[]), ids(&[&c, &b, &a]));
+    assert_eq!(ls_ids(&lab, &["--study", "null"]), ids(&[&b, &a]));
+    assert_eq!(ls_ids(&lab, &["--study", "other"]), ids(&[&c]));
+    // A label matches when it contains the text, in any case.
+    assert_eq!(ls_ids(&lab, &["--label", "KERNEL"]), ids(&[&b, &a]));
+    assert_eq!(ls_ids(&lab, &["--label", "6.2"]), ids(&[&b]));
+    assert_eq!(ls_ids(&lab, &["--limit", "2"]), ids(&[&c, &b]));
+    assert_eq!(
+        ls_ids(&lab, &["--study", "null", "--limit", "1"]),
+        ids(&[&b])
+    );
+    assert_eq!(ls_ids(&lab, &["--since", "1h"]), ids(&[&c, &b, &a]));
+    assert_eq!(ls_ids(&lab, &["--since", "2000-01-01"]).len(), 3);
+    assert!(ls_ids(&lab, &["--since", "2999-01-01 00:00"]).is_empty());
+    // None left: said so, with the filters.
+    let o = lab.run(&["ls", "--study", "nope", "--since", "7d"]);
+    let (out, _) = text(&o);
+    assert!(o.status.success());
+    assert!(
+        out.trim_end().ends_with("matching --study nope --since 7d"),
+        "{out}"
+    );
+    for bad in [
+        vec!["--since", "yesterday"],
+        vec!["--since", "2026-13-01"],
+        vec!["--limit", "0"],
+        vec!["--limit", "x"],
+    ] {
+        let o = lab.run(&[&["ls"], &bad[..]].concat());
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{bad:?}: {err}");
+    }
+}
+
+#[test]
+fn import_and_crosscheck_print_json_their_schema_describes() {
+    let lab = Lab::new();
+    let id = two_variant_null_run(&lab, &["--monitors", "none"]);
+    let file = lab.dir.path().join("run.json");
+    let o = lab.run(&["export", &id]);
+    std::fs::write(&file, &o.stdout).unwrap();
+    let mut again = lab.cmd();
+    again.args([
+        "import",
+        "--parser",
+        "perflab-json",
+        file.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let doc = valid("import", again, 0);
+    assert_eq!(doc["run"].to_string(), id);
+    assert_eq!(doc["created"], false, "{doc}");
+    assert_eq!(doc["there_already"].as_u64(), Some(20), "{doc}");
+    let fio = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../parsers/tests/data/fio/one_job_randread.json");
+    let mut new = lab.cmd();
+    new.args([
+        "import",
+        "--parser",
+        "fio",
+        fio.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let doc = valid("import", new, 0);
+    assert_eq!(doc["created"], true, "{doc}");
+    assert_eq!(doc["parser"], "fio", "{doc}");
+    assert!(doc["measurements"].as_u64().unwrap() > 0, "{doc}");
+    check_crosscheck(&lab)
+}
+
+fn check_crosscheck(lab: &Lab) {
+    let mut cmd = lab.cmd();
+    cmd.args([
+        "crosscheck",
+        "verdicts",
+        "--families",
+        "20",
+        "--format",
+        "json",
+    ]);
+    let doc = valid("crosscheck", cmd, 0);
+    let checks = doc["checks"].as_array().unwrap();
+    assert!(!checks.is_empty(), "{doc}");
+    assert!(
+        checks.iter().all(|c| c["tolerance"]["kind"] == "rate"),
+        "{doc}"
+    );
+    assert_eq!(doc["within"], true, "{doc}");
+    // The tables still come, on stderr.
+    let mut cmd = lab.cmd();
+    let o = cmd
+        .args([
+            "crosscheck",
+            "verdicts",
+            "--families",
+            "20",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let (_, err) = text(&o);
+    assert!(err.contains("false better/worse"), "{err}");
+}
+
+/// On a terminal (a pty from `script`), `doctor` shows a line while it works and clears
+/// it; in a pipe it writes nothing but the findings.
+#[test]
+fn doctor_says_it_is_working_on_a_terminal_only() {
+    if !perflab_testkit::have_tool("script", "bsdutils") {
+        return;
+    }
+    let lab = Lab::new();
+    let exe = env!("CARGO_BIN_EXE_perflab");
+    // No KVM probe (its seconds are not the point): the line still shows.
+    let o = Command::new("script")
+        .args(["-qec", &format!("{exe} doctor"), "/dev/null"])
+        .env("PERFLAB_GUEST_ACCEL", "tcg")
+        .env("PERFLAB_DB", lab.db())
+        .env("PERFLAB_JOURNAL", lab.journal())
+        .output()
+        .expect("script");
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("checking this machine"), "{out}");
+    // Cleared before the findings: the line is erased (indicatif's clear-line).
+    let at = out.find("checking this machine").unwrap();
+    assert!(out[at..].contains("\u{1b}[2K"), "{out:?}");
+    let o = lab
+        .cmd()
+        .env("PERFLAB_GUEST_ACCEL", "tcg")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        !err.contains("checking") && !out.contains("checking this machine"),
+        "{err}"
+    );
+}
