@@ -50,6 +50,8 @@ pub struct SpanComparison {
     pub confidence: String,
     pub alpha: f64,
     pub noise_pct: f64,
+    /// Read from telemetry repetitions (the trace monitor's only place), never results.
+    pub from_telemetry: bool,
 }
 
 /// The comparisons of a run with span rows (see the module documentation), at most
@@ -193,6 +195,23 @@ fn one(ms: &[MeasurementRecord], p: PairSpec, cfg: &StatsConfig) -> SpanComparis
     let mut rows = Vec::new();
     let mut not_compared = Vec::new();
     for id in &ids {
+        // A side whose span matched fewer events per measurement than a figure is read
+        // from has no figure to compare.
+        let floor = perflab_core::span_outline::MIN_SPAN_EVENTS as f64;
+        let few = |side: &[&MeasurementRecord]| {
+            perflab_stats::median(rows::counts(side, &id.key)).filter(|n| *n > 0.0 && *n < floor)
+        };
+        if let Some((n, name)) = few(&ra)
+            .map(|n| (n, &p.a_label))
+            .or_else(|| few(&rb).map(|n| (n, &p.b_label)))
+        {
+            not_compared.push(format!(
+                "{}: too few events in {name} ({} < {floor} per measurement)",
+                id.label,
+                crate::fmt::count(n)
+            ));
+            continue;
+        }
         for stat in COMPARED {
             let va = rows::stat_us(&ra, &id.key, stat);
             let vb = rows::stat_us(&rb, &id.key, stat);
@@ -241,5 +260,6 @@ fn one(ms: &[MeasurementRecord], p: PairSpec, cfg: &StatsConfig) -> SpanComparis
         confidence: cfg.confidence_label(),
         alpha: cfg.alpha,
         noise_pct: cfg.noise_pct,
+        from_telemetry: ra.iter().chain(&rb).any(|m| !m.is_headline()),
     }
 }

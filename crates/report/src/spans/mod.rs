@@ -65,6 +65,11 @@ pub struct SpanRow {
     /// the benchmark's packets ([`crate::spans::seen`]): its percentiles are not shown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub too_few: Option<(f64, f64)>,
+    /// The span matched fewer events per measurement (median, the value here) than a span
+    /// figure is read from ([`perflab_core::span_outline::MIN_SPAN_EVENTS`]): no
+    /// percentiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub below_floor: Option<f64>,
 }
 
 impl SpanRow {
@@ -160,18 +165,25 @@ pub fn span_table(run: &RunInfo, ms: &[MeasurementRecord], cfg: &StatsConfig) ->
 
 fn span_row(recs: &[&MeasurementRecord], id: SpanId, cfg: &StatsConfig) -> SpanRow {
     let counts = rows::counts(recs, &id.key);
-    let percentiles =
-        PERCENTILES.map(|stat| SpanFigure::of(rows::stat_us(recs, &id.key, stat), cfg));
+    let matches = perflab_stats::median(counts.iter().copied()).unwrap_or(0.0);
+    let below_floor = (matches > 0.0
+        && matches < perflab_core::span_outline::MIN_SPAN_EVENTS as f64)
+        .then_some(matches);
+    let percentiles = match below_floor {
+        Some(_) => [None, None, None],
+        None => PERCENTILES.map(|stat| SpanFigure::of(rows::stat_us(recs, &id.key, stat), cfg)),
+    };
     let unmatched: Vec<f64> = recs
         .iter()
         .filter_map(|m| rows::value(m, &id.key, "unmatched"))
         .collect();
     SpanRow {
         too_few: crate::spans::seen::too_few(recs, &id.key),
+        below_floor,
         reps: counts.len(),
         matched_reps: counts.iter().filter(|c| **c > 0.0).count(),
         percentiles,
-        matches: perflab_stats::median(counts).unwrap_or(0.0),
+        matches,
         unmatched: perflab_stats::median(unmatched),
         key: id.key,
         label: id.label,

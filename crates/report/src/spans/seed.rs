@@ -38,6 +38,9 @@ pub enum SeedCell {
         /// What the path lacks that the span needs, where known.
         why: Option<&'static str>,
     },
+    /// Matched fewer events per measurement (median, the value) than a span figure is read
+    /// from ([`perflab_core::span_outline::MIN_SPAN_EVENTS`]).
+    BelowFloor(f64),
     /// Recorded, but the span matched no event.
     NoMatch,
     /// Matched no event, and the path lacks what the span needs (no vhost-net, TCG).
@@ -197,7 +200,12 @@ fn cell(recs: &[&MeasurementRecord], span: &str, netpath: &str) -> SeedCell {
                 round_trips,
                 why,
             },
-            None => SeedCell::Value(v),
+            None => match perflab_stats::median(rows::counts(recs, span)) {
+                Some(n) if n < perflab_core::span_outline::MIN_SPAN_EVENTS as f64 => {
+                    SeedCell::BelowFloor(n)
+                }
+                _ => SeedCell::Value(v),
+            },
         },
         None => why.map_or(SeedCell::NoMatch, SeedCell::Absent),
     }
@@ -210,12 +218,14 @@ impl SeedSpanTable {
              the median over the repetitions that traced; latency = those same \
              repetitions' {LATENCY_METRIC}, tracing on. All {}. (a)-(d) are seed 001's \
              spans. not measured = fewer than {} matched events per round trip, too few \
-             to be the benchmark's packets; none = the span matched no event (with what \
+             to be the benchmark's packets; too few = fewer than {} matched events per \
+             measurement, too few for a figure; none = the span matched no event (with what \
              the path lacks, where known); not traced = the kernel lacks the span's events; \
              - = not recorded; reps = the repetitions that traced.",
             self.run,
             provenance(self.from_telemetry),
-            seen::MIN_EVENTS_PER_ROUND_TRIP
+            seen::MIN_EVENTS_PER_ROUND_TRIP,
+            perflab_core::span_outline::MIN_SPAN_EVENTS
         ))];
         for p in &self.paths {
             let title = if p.section.is_empty() {
@@ -244,6 +254,11 @@ impl SeedSpanTable {
                         fmt::count(*events),
                         fmt::count(*round_trips),
                         why.map(|w| format!("; {w}")).unwrap_or_default()
+                    ),
+                    SeedCell::BelowFloor(n) => format!(
+                        "too few ({} < {} events)",
+                        fmt::count(*n),
+                        perflab_core::span_outline::MIN_SPAN_EVENTS
                     ),
                     SeedCell::NoMatch => "none".to_string(),
                     SeedCell::Absent(why) => format!("none: {why}"),

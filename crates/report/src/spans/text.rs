@@ -37,6 +37,16 @@ fn row_cells(r: &SpanRow) -> Vec<String> {
             "-".into(),
             "-".into(),
         ]);
+    } else if let Some(n) = r.below_floor {
+        cells.extend([
+            format!(
+                "too few ({} < {} events)",
+                fmt::count(n),
+                perflab_core::span_outline::MIN_SPAN_EVENTS
+            ),
+            "-".into(),
+            "-".into(),
+        ]);
     } else if r.matched() {
         cells.extend(
             r.percentiles
@@ -58,12 +68,14 @@ impl SpanTable {
              over the repetitions of that repetition's percentile, with its {} bootstrap \
              interval; reps = repetitions in which the span matched / that ran the monitor; \
              matches and unmatched (start events left without an end) are medians per \
-             measurement.",
+             measurement; a span that matched fewer than {} events per measurement shows \
+             its count, too few for a figure.",
             self.run,
             if self.sets.len() == 1 { "" } else { "s" },
             self.sets.join(", "),
             provenance(self.from_telemetry),
-            self.confidence
+            self.confidence,
+            perflab_core::span_outline::MIN_SPAN_EVENTS
         ))];
         for g in &self.groups {
             let title = if g.label == "all" {
@@ -91,13 +103,14 @@ impl SpanComparison {
         let mut out = vec![
             Block::heading(3, format!("Spans: {}", self.title)),
             Block::para(format!(
-                "A = {}, B = {}; per span the median over the repetitions of A and of B, \
+                "A = {}, B = {}, {}; per span the median over the repetitions of A and of B, \
                  B - A with the {} interval of the Hodges-Lehmann shift (a description); \
                  the verdict: better/WORSE when the interval of the change (log scale, at \
                  {}) lies beyond +/-{}%, same inside, undecided across, decided for the {} \
                  rows together (p adj: Benjamini-Hochberg). All in µs; lower is better.",
                 self.a_label,
                 self.b_label,
+                provenance(self.from_telemetry),
                 self.confidence,
                 crate::tables::compare::verdict::level_label(self.p_adjustment.level),
                 self.noise_pct,

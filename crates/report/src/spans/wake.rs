@@ -17,6 +17,7 @@
 //! wake-ups that sent an IPI (a polling target sees the flag itself).
 
 use perflab_core::record::MeasurementRecord;
+use perflab_core::span_outline::MIN_SPAN_EVENTS;
 use serde::Serialize;
 
 use crate::spans::rows::{self, SpanId};
@@ -49,6 +50,9 @@ pub enum WakeCell {
         matched_reps: usize,
         reps: usize,
     },
+    /// Matched fewer events per measurement (median) than a span figure is read from
+    /// ([`perflab_core::span_outline::MIN_SPAN_EVENTS`]): the count, no figure.
+    TooFew { matches: f64, reps: usize },
     /// Recorded, no event matched.
     None,
     /// Not recorded in this column (another kernel, another set).
@@ -250,11 +254,17 @@ fn cell(recs: &[&MeasurementRecord], key: &str, whole: Option<f64>) -> WakeCell 
         .iter()
         .map(|m| rows::value(m, key, "count").unwrap_or(0.0))
         .collect();
+    let matches = perflab_stats::median(counts.iter().copied()).unwrap_or(0.0);
     match p50(recs, key) {
+        // A p50 of one event in a thousand wake-ups describes that event, not the part.
+        Some(_) if matches < MIN_SPAN_EVENTS as f64 => WakeCell::TooFew {
+            matches,
+            reps: counts.len(),
+        },
         Some(us) => WakeCell::Value {
             us,
             share_pct: whole.filter(|w| *w > 0.0).map(|w| 100.0 * us / w),
-            matches: perflab_stats::median(counts.iter().copied()).unwrap_or(0.0),
+            matches,
             of_wakeups: None,
             matched_reps: counts.iter().filter(|c| **c > 0.0).count(),
             reps: counts.len(),

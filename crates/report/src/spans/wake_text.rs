@@ -53,9 +53,19 @@ fn cell_text(c: &WakeCell, state: bool) -> String {
                 }
             }
         }
+        WakeCell::TooFew { matches, .. } => too_few(*matches),
         WakeCell::None => "none".into(),
         WakeCell::Missing => "-".into(),
     }
+}
+
+/// A cell below the floor: its count and the floor, no figure.
+fn too_few(matches: f64) -> String {
+    format!(
+        "too few ({} < {} events)",
+        fmt::count(matches),
+        perflab_core::span_outline::MIN_SPAN_EVENTS
+    )
 }
 
 impl WakeTable {
@@ -72,8 +82,10 @@ impl WakeTable {
                  share then describes those few). left STATE: the part for the wake-ups whose target \
                  CPU left that idle state, (n = share) how many per measurement and their \
                  share of the part's. k/n reps: the p50 is of the k repetitions (of n) in \
-                 which the span matched, the counts medians over all n. none = the span \
-                 matched no event; - = not recorded.",
+                 which the span matched, the counts medians over all n. too few (n < 20 \
+                 events): the span matched fewer events per measurement than a figure is \
+                 read from, so none is shown. none = the span matched no event; - = not \
+                 recorded.",
             ),
         ];
         out.extend(overview(self));
@@ -150,6 +162,7 @@ fn overview(t: &WakeTable) -> Vec<Block> {
 fn p50(p: &WakePair, key: &str, v: usize) -> String {
     match p.rows.iter().find(|r| r.key == key).map(|r| &r.cells[v]) {
         Some(WakeCell::Value { us, .. }) => fmt::value(*us),
+        Some(WakeCell::TooFew { matches, .. }) => too_few(*matches),
         Some(WakeCell::None) => "none".into(),
         Some(WakeCell::Missing) | None => "-".into(),
     }
