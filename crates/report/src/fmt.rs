@@ -1,5 +1,7 @@
 //! Number formatting shared by the renderers, so every report prints figures alike.
 
+pub mod compact;
+
 /// A measured value: two decimals from 1 up (the seed prints 286441.60), four
 /// significant digits below 1 so small latencies keep their precision.
 pub fn value(x: f64) -> String {
@@ -37,6 +39,36 @@ pub fn pct_ci(ci: (f64, f64)) -> String {
 /// An interval of measured values: `[0.0012, 0.0015]`.
 pub fn value_ci(ci: (f64, f64)) -> String {
     format!("[{}, {}]", value(ci.0), value(ci.1))
+}
+
+/// The value of parameter `name` in its unit (`size` 32768 → `32K`, `irq_period`
+/// 0.00005 → `50 µs`), by the kind the workloads declare for that name; as stored where
+/// none does.
+pub fn param_value(name: &str, v: &perflab_core::ParamValue) -> String {
+    use perflab_core::quantity_text::with_units::{kind_by_name, value_text};
+    value_text(kind_by_name(name), v)
+}
+
+/// `a=1 b=50 µs`: parameters as [`perflab_core::Params::describe`] writes them, each value
+/// in its unit ([`param_value`]).
+pub fn params(p: &perflab_core::Params) -> String {
+    p.0.iter()
+        .map(|(k, v)| format!("{k}={}", param_value(k, v)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A whole number with thousands separated, as the seed writes counts: `2,900`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Text padded (or not) to `width`, right-aligned.

@@ -122,10 +122,12 @@ fn distribution_counts_and_marks_significance() {
     assert_eq!(d.unmatched.len(), 1);
     let text = d.render(Format::Text);
     assert!(
-        text.contains("(3 - 5] pct difference : 1 instances (1 moved, 0 same, 0 undecided)"),
+        text.contains("(3 - 5] pct difference : 1 instances (1 moved): 4-24*"),
         "{text}"
     );
     assert!(text.contains("pmqos-0"), "{text}");
+    // Issue 34: an empty bucket is not a line of its own.
+    assert!(!text.contains(": 0 instances ("), "{text}");
     let json: serde_json::Value = serde_json::from_str(&d.to_json().unwrap()).unwrap();
     assert_eq!(json["regressions"][3]["dir"], "5");
     assert_eq!(json["improvements"][0]["rows"][0]["label"], "4-12");

@@ -19,6 +19,20 @@ pub fn kind_of(workload: &str, name: &str) -> Option<ParamKind> {
         .map(|p| p.kind)
 }
 
+/// The kind every installed workload that declares a parameter `name` gives it, for a
+/// value whose workload is not at hand (a table's fixed parameters): `None` where none
+/// declares it or two declare different kinds, so no unit is guessed.
+pub fn kind_by_name(name: &str) -> Option<ParamKind> {
+    let mut kinds = catalog::workloads()
+        .iter()
+        .flat_map(|w| w.params.iter())
+        .filter(|p| p.name == name)
+        .map(|p| p.kind);
+    let first = kinds.next()?;
+    let same = |k: &ParamKind| std::mem::discriminant(k) == std::mem::discriminant(&first);
+    kinds.all(|k| same(&k)).then_some(first)
+}
+
 /// `value` of a parameter of `kind`: a size in K, M or G where it is a whole number of
 /// them, a duration with its unit, anything else as stored.
 pub fn value_text(kind: Option<ParamKind>, value: &ParamValue) -> String {

@@ -18,7 +18,8 @@ th,td{padding:.2em .6em;border-bottom:1px solid #e4e4e4;white-space:nowrap}
 th{background:#f4f4f4;text-align:left}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 tr:hover td{background:#fafae0}
-figure.plot{margin:1em 0;max-width:56em}
+figure.plot{margin:1em 0}
+p.no-plot{color:#555;font-style:italic}
 figure.plot svg{width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.9em;color:#444;margin-bottom:.3em}
 p.note,li{font-size:.95em}

@@ -3,6 +3,8 @@
 //! regression distribution, with the telemetry that moved with each significant row.
 
 use perflab_core::record::MeasurementRecord;
+use perflab_core::spec::Scalar;
+use perflab_core::ParamValue;
 use serde_json::{json, Value};
 
 use crate::doc::Block;
@@ -14,6 +16,7 @@ use crate::tables::blocks::UNAVAILABLE;
 use crate::tables::compare::changed;
 use crate::tables::compare::design::Design;
 use crate::tables::compare::ComparisonTable;
+use crate::tables::coverage;
 use crate::{compare_runs, compare_variants, distribution, measured_variants};
 
 /// One comparison to make: the table and the records of each side.
@@ -21,6 +24,10 @@ struct Pair<'a> {
     table: ComparisonTable,
     ms_a: &'a [MeasurementRecord],
     ms_b: &'a [MeasurementRecord],
+    /// What each side set (`2m = hugepages=2M:32, backing=2m`), for variants of one run.
+    sides: Option<String>,
+    /// The monitor lines the runs part lists: said once, there, not again under the table.
+    listed: Vec<String>,
 }
 
 /// The comparisons' blocks, their JSON, and the designs they rest on (for the footer).
@@ -47,6 +54,8 @@ pub(crate) fn section(
                             table: compare_variants(&one.info, &one.ms, &base, other, metric, cfg)?,
                             ms_a: &one.ms,
                             ms_b: &one.ms,
+                            sides: variant_settings(&one.info, &[&base, other]),
+                            listed: coverage::monitor_lines(&one.ms),
                         });
                     }
                 }
@@ -55,10 +64,20 @@ pub(crate) fn section(
         }
         [first, rest @ ..] => {
             for r in rest {
+                let listed = [first, r]
+                    .iter()
+                    .flat_map(|run| {
+                        coverage::monitor_lines(&run.ms)
+                            .into_iter()
+                            .map(move |l| format!("run {}: {l}", run.info.id))
+                    })
+                    .collect();
                 pairs.push(Pair {
                     table: compare_runs(&first.info, &first.ms, &r.info, &r.ms, metric, cfg)?,
                     ms_a: &first.ms,
                     ms_b: &r.ms,
+                    sides: None,
+                    listed,
                 });
             }
         }
@@ -81,8 +100,21 @@ fn one_comparison(
     blocks: &mut Vec<Block>,
 ) -> Result<Value, ReportError> {
     let t = &p.table;
-    // The runs section lists the variants not measured; once is enough.
-    let once = |b: &Block| !matches!(b, Block::List { title, .. } if title == UNAVAILABLE);
+    // The runs section lists the variants not measured and the monitors; once is enough.
+    let once = |b: Block| -> Option<Block> {
+        match b {
+            Block::List { title, .. } if title == UNAVAILABLE => None,
+            Block::List { title, items } => Some(Block::List {
+                title,
+                items: items
+                    .into_iter()
+                    // The runs part names the ineffective measurements per variant too.
+                    .filter(|i| !p.listed.contains(i) && !i.starts_with("INEFFECTIVE: "))
+                    .collect(),
+            }),
+            b => Some(b),
+        }
+    };
     blocks.push(Block::heading(
         2,
         format!(
@@ -93,6 +125,27 @@ fn one_comparison(
             t.design.name()
         ),
     ));
+    if let Some(sides) = &p.sides {
+        blocks.push(Block::para(sides.clone()));
+    }
+    // The seed's own table first: for CPU pairs its regression distribution, then the
+    // table it is drawn from.
+    let has_pairs = t.rows.iter().any(|r| r.pair.is_some());
+    let dist = has_pairs.then(|| distribution(t, &opts.buckets));
+    if let Some(d) = &dist {
+        if opts.figures {
+            blocks.push(Block::Figure(figures::distribution_histogram(d)));
+        }
+        // The table below lists the points not compared; once is enough.
+        let listed_below =
+            |b: &Block| matches!(b, Block::List { title, .. } if title == "Not compared");
+        blocks.extend(
+            d.to_blocks()
+                .into_iter()
+                .filter(|b| !listed_below(b))
+                .filter_map(once),
+        );
+    }
     let scan = crate::scan_tables(t, "size");
     match &scan {
         Some(s) => {
@@ -103,7 +156,7 @@ fn one_comparison(
                 let at = 1.min(scan_blocks.len());
                 scan_blocks.splice(at..at, figs.into_iter().map(Block::Figure));
             }
-            blocks.extend(scan_blocks.into_iter().filter(once));
+            blocks.extend(scan_blocks.into_iter().filter_map(once));
         }
         None => {
             if opts.figures {
@@ -113,20 +166,11 @@ fn one_comparison(
                         .map(Block::Figure),
                 );
             }
-            blocks.extend(t.to_blocks().into_iter().filter(once));
+            blocks.extend(t.to_blocks().into_iter().filter_map(once));
         }
-    }
-    let has_pairs = t.rows.iter().any(|r| r.pair.is_some());
-    let dist = has_pairs.then(|| distribution(t, &opts.buckets));
-    if let Some(d) = &dist {
-        blocks.push(Block::heading(3, "Regression distribution"));
-        if opts.figures {
-            blocks.push(Block::Figure(figures::distribution_histogram(d)));
-        }
-        blocks.extend(d.to_blocks().into_iter().filter(once));
     }
     let changes = changed::changes_for_table(t, p.ms_a, p.ms_b, opts.changes);
-    blocks.extend(Changes(changes.clone()).to_blocks());
+    blocks.extend(Changes(changes.clone()).to_blocks_among(t));
     if opts.figures {
         blocks.extend(
             figures::telemetry_per_cpu(t, p.ms_a, p.ms_b)
@@ -160,4 +204,33 @@ fn single(
     }
     blocks.extend(summary.to_blocks(false));
     Ok(json!([{ "summary": summary }]))
+}
+
+/// `variants: 4k = backing=4k; 2m = hugepages=2M:32, backing=2m`: the knobs and
+/// parameters each named variant set, as the run's spec holds them; `None` when none sets
+/// anything (an imported run, network paths named by the variant itself).
+fn variant_settings(info: &perflab_core::record::RunInfo, names: &[&String]) -> Option<String> {
+    let said: Vec<String> = names
+        .iter()
+        .filter_map(|name| {
+            let v = info.spec.variants.iter().find(|v| &&v.name == name)?;
+            let mut set: Vec<String> = v
+                .knobs
+                .iter()
+                .map(|(k, value)| format!("{k}={value}"))
+                .collect();
+            set.extend(v.params.iter().map(|(k, value)| {
+                let value = match value {
+                    Scalar::Bool(b) => ParamValue::Bool(*b),
+                    Scalar::Int(i) => ParamValue::Int(*i),
+                    Scalar::Float(x) => ParamValue::Float(*x),
+                    Scalar::Str(s) => ParamValue::Str(s.clone()),
+                };
+                format!("{k}={}", crate::fmt::param_value(k, &value))
+            }));
+            // A variant that sets nothing is named by what it is (a network path).
+            (!set.is_empty()).then(|| format!("{name} = {}", set.join(", ")))
+        })
+        .collect();
+    (!said.is_empty()).then(|| format!("variants: {}", said.join("; ")))
 }

@@ -26,7 +26,6 @@ use crate::doc::Block;
 use crate::error::ReportError;
 use crate::section::data::Data;
 use crate::section::{self, Format, Section};
-use crate::tables::compare::design::Design;
 
 use crate::section::SectionId;
 pub use env::{environment_differences, EnvDifference};
@@ -141,12 +140,12 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
     let diffs = env::section(runs, &mut blocks);
     let environment = serde_json::to_value(&diffs)?;
     parts.cut(Environment, "Environment", Some(environment), &mut blocks);
+    // The seed's own table first: what was run, on which machine, comes after it.
+    let (compared, _designs) = comparisons::section(runs, opts, &mut blocks)?;
+    parts.cut(Comparison, "Comparisons", Some(compared), &mut blocks);
     runs::section(runs, &mut blocks);
     let infos = serde_json::to_value(runs.iter().map(|r| &r.info).collect::<Vec<_>>())?;
     parts.cut(Runs, "Runs", Some(infos), &mut blocks);
-
-    let (compared, designs) = comparisons::section(runs, opts, &mut blocks)?;
-    parts.cut(Comparison, "Comparisons", Some(compared), &mut blocks);
     let quality = quality::section(runs, opts, &mut blocks)?;
     parts.cut(
         Quality,
@@ -164,10 +163,13 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
     parts.cut(LockWait, "Lock waits", Some(lock_wait), &mut blocks);
     for part in per_run::PER_RUN {
         let json = per_run::section(part, runs, &mut blocks)?;
+        let with_table = runs
+            .iter()
+            .filter(|r| (part.build)(&r.info, &r.ms).is_some());
+        point_to_long_tables(part.id, with_table, &opts.db_flag, &mut blocks);
         parts.cut(part.id, part.title, Some(json), &mut blocks);
     }
-    blocks.push(Block::heading(2, "How to read this report"));
-    blocks.push(Block::para(how_to_read(&opts.stats, &designs)));
+    blocks.push(Block::para(how_to_read(&opts.stats)));
     parts.cut(HowToRead, "How to read this report", None, &mut blocks);
     Ok(FullReport {
         title,
@@ -175,54 +177,57 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
     })
 }
 
-/// The footer: the statistics, and what each design present in the report means, written
-/// from the procedure the numbers used ([`perflab_stats::Procedure`]).
-fn how_to_read(cfg: &StatsConfig, designs: &[Design]) -> String {
-    how_to_read_from(&cfg.procedure(), designs)
+/// A per-run table longer than this is a sentence in the report pointing to `show`,
+/// where it is printed whole: a report is read in a minute, and 88 rows of counters (a
+/// memxfer scan) are not; its JSON keeps every row.
+const LONGEST_TABLE: usize = 24;
+
+/// Replaces each table of `blocks` (one per run of `with_table`, in order) that is longer
+/// than [`LONGEST_TABLE`] rows with where to read it.
+fn point_to_long_tables<'a>(
+    id: SectionId,
+    mut with_table: impl Iterator<Item = &'a RunData>,
+    db_flag: &str,
+    blocks: &mut [Block],
+) {
+    for b in blocks.iter_mut() {
+        let Block::Table(t) = b else {
+            continue;
+        };
+        let Some(run) = with_table.next() else {
+            return;
+        };
+        if t.rows.len() > LONGEST_TABLE {
+            *b = Block::para(format!(
+                "{} rows, one per point and variant, of {}: perflab show {} --section {}{db_flag}",
+                t.rows.len(),
+                t.head
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, h)| !t.left.contains(i) && h.as_str() != "reps")
+                    .map(|(_, h)| h.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                run.info.id,
+                id.as_str()
+            ));
+        }
+    }
+}
+
+/// The footer, one line: how the medians' intervals are made, and where the method and
+/// every term of the tables is defined. Each table says its own verdict rule and design
+/// in its header (`verdict_rule`, `Design::line`), so the footer does not repeat them.
+fn how_to_read(cfg: &StatsConfig) -> String {
+    how_to_read_from(&cfg.procedure())
 }
 
 /// [`how_to_read`] of any procedure: the text follows the method, whatever it is.
-fn how_to_read_from(p: &Procedure, designs: &[Design]) -> String {
-    let verdicts: Vec<String> = p
-        .verdicts
-        .iter()
-        .map(|(word, rule)| format!("{word}: {rule}"))
-        .collect();
-    let mut text = format!(
-        "Medians with {level} {summary} intervals. Change = B/A - 1 from {paired} (one run) \
-         or {unpaired}; the verdict rests on {test}, or on {fallback}; {family}. \
-         Against the noise threshold of {noise}% (alpha {alpha}): {verdicts}. A row alone \
-         needs at least {min} repetitions per side. Outliers are marked, never removed.",
-        level = p.summary_level,
-        summary = p.summary_interval,
-        paired = p.paired_change,
-        unpaired = p.unpaired_change,
-        test = p.test,
-        fallback = p.fallback,
-        family = p.family,
-        alpha = p.alpha,
-        noise = p.noise_pct,
-        verdicts = verdicts.join("; "),
-        min = p.min_reps_alone,
-    );
-    for d in designs {
-        text.push(' ');
-        text.push_str(match d {
-            Design::InterleavedWithinOneRun => {
-                "Variants of one run were measured in interleaved order (A B A B at every \
-                 point), so slow drift of the machine falls on both sides alike."
-            }
-            Design::SeparateRuns => {
-                "Runs compared with each other were measured separately, not interleaved: \
-                 any drift of the machine between them is confounded with the change. Each \
-                 such comparison shows its drift guard, the runs' timing probes; a probe \
-                 that moved beyond the noise threshold is a WARNING. A change that can be \
-                 made a variant of one run is best measured so."
-            }
-        });
-    }
-    text.push_str(" Definitions: docs/METHODOLOGY.md.");
-    text
+fn how_to_read_from(p: &Procedure) -> String {
+    format!(
+        "Medians with {} {} CIs; method: docs/METHODOLOGY.md",
+        p.summary_level, p.summary_interval
+    )
 }
 
 #[cfg(test)]
@@ -230,40 +235,21 @@ mod how_to_read_tests {
     use super::*;
 
     /// Issue 32: the footer described Mann-Whitney with `~` while the tables used paired
-    /// log-ratios. Every part of the procedure in use appears in it, and nothing of another.
+    /// log-ratios; issue 34: it was a page. It is one mail line, says the interval in use
+    /// (and follows a changed one), and points to the method.
     #[test]
-    fn the_footer_says_the_procedure_in_use_and_follows_a_changed_one() {
+    fn the_footer_is_one_line_that_says_the_interval_in_use() {
         let cfg = StatsConfig::default();
-        let p = cfg.procedure();
-        let text = how_to_read(&cfg, &[Design::InterleavedWithinOneRun]);
-        for part in [
-            p.paired_change,
-            p.unpaired_change,
-            p.test,
-            p.fallback,
-            p.summary_interval,
-        ] {
-            assert!(text.contains(part), "{part:?} missing from {text}");
-        }
-        for (word, rule) in p.verdicts {
-            assert!(
-                text.contains(&format!("{word}: {rule}")),
-                "{word} missing: {text}"
-            );
-        }
-        assert!(!text.contains("otherwise it is ~"), "{text}");
-        assert!(!text.contains("Mann-Whitney U test with"), "{text}");
-        // A test build with another method: the words follow it.
-        let other = Procedure {
-            test: "a sign test on the pairs",
-            min_reps_alone: 6,
-            ..p
-        };
-        let text = how_to_read_from(&other, &[]);
-        assert!(
-            text.contains("the verdict rests on a sign test on the pairs"),
-            "{text}"
+        let text = how_to_read(&cfg);
+        assert_eq!(
+            text,
+            "Medians with 95% percentile-bootstrap CIs; method: docs/METHODOLOGY.md"
         );
-        assert!(text.contains("at least 6 repetitions per side"), "{text}");
+        assert!(text.chars().count() <= crate::doc::text::MAIL_WIDTH);
+        let other = Procedure {
+            summary_interval: "BCa-bootstrap",
+            ..cfg.procedure()
+        };
+        assert!(how_to_read_from(&other).contains("95% BCa-bootstrap CIs"));
     }
 }

@@ -3,11 +3,14 @@
 //! as outliers (kept in every figure), and for adaptive runs (`--target-ci`) which points
 //! reached the target and which stopped at the repetition cap.
 
+use perflab_core::Params;
+use perflab_stats::{reps_for_half_width, StatsConfig, PRACTICAL_REPS};
 use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::doc::Block;
 use crate::error::ReportError;
+use crate::fmt::compact::{rows_text, RowRef};
 use crate::full::input::{run_name, ReportOptions, RunData};
 use crate::tables::summary::{SummaryRow, SummaryTable};
 
@@ -24,13 +27,19 @@ pub struct CapHit {
 /// What the section lists, gathered over the runs.
 #[derive(Default)]
 struct Quality {
-    /// Points whose interval is too wide to conclude anything.
+    /// Points whose interval is too wide to conclude anything, one entry per row (JSON).
     wide: Vec<String>,
-    /// Repetitions outside Tukey's fences.
+    /// The same rows as a reader gets them: one line per kind of trouble and run.
+    wide_lines: Vec<String>,
+    /// Repetitions outside Tukey's fences, one entry per row (JSON).
     outliers: Vec<String>,
+    /// The same as one line per run.
+    outlier_lines: Vec<String>,
     /// One line per adaptive run: how many points reached the target.
     adaptive: Vec<String>,
     caps: Vec<CapHit>,
+    /// Lines name their run only when the report has several.
+    several: bool,
 }
 
 /// The "Repetitions and spread" part: pushes its blocks (none when there is nothing to
@@ -40,14 +49,17 @@ pub(crate) fn section(
     opts: &ReportOptions,
     blocks: &mut Vec<Block>,
 ) -> Result<Value, ReportError> {
-    let mut q = Quality::default();
+    let mut q = Quality {
+        several: runs.len() > 1,
+        ..Quality::default()
+    };
     for r in runs {
         let Ok(s) = crate::summarize_run(&r.info, &r.ms, opts.metric.as_deref(), &opts.stats)
         else {
             // A run without the metric has no spread to judge; its comparison says why.
             continue;
         };
-        q.spread(r, &s);
+        q.spread(r, &s, &opts.stats);
         q.adaptive_repetitions(r, &s, opts);
     }
     if !(q.wide.is_empty() && q.outliers.is_empty() && q.adaptive.is_empty()) {
@@ -62,13 +74,25 @@ pub(crate) fn section(
 }
 
 impl Quality {
-    /// The run's points too wide to conclude and its outlier repetitions.
-    fn spread(&mut self, r: &RunData, s: &SummaryTable) {
+    /// The run's points too wide to conclude and its outlier repetitions: each row in the
+    /// JSON, and for the reader one line per kind of trouble naming the rows compactly
+    /// ([`crate::fmt::compact`]), not one line each.
+    fn spread(&mut self, r: &RunData, s: &SummaryTable, cfg: &StatsConfig) {
         let who =
             |row: &SummaryRow| format!("{} {} [{}]", run_name(&r.info), row.label, row.variant);
+        let all: Vec<&Params> = s.rows.iter().map(|row| &row.params).collect();
+        let variants = crate::measured_variants(&r.ms).len();
+        let mut kinds: Vec<(Spread, Vec<&SummaryRow>)> = Vec::new();
         for row in &s.rows {
             if let Some(w) = &row.warning {
                 self.wide.push(format!("{}: {w}", who(row)));
+                match Spread::of(row, cfg) {
+                    Some(kind) => match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                        Some((_, rows)) => rows.push(row),
+                        None => kinds.push((kind, vec![row])),
+                    },
+                    None => self.wide_lines.push(format!("{}: {w}", who(row))),
+                }
             }
             if !row.outlier_reps.is_empty() {
                 let reps: Vec<String> = row.outlier_reps.iter().map(u32::to_string).collect();
@@ -78,6 +102,38 @@ impl Quality {
                     reps.join(", ")
                 ));
             }
+        }
+        let name = |rows: &[&SummaryRow]| {
+            let refs: Vec<RowRef> = rows
+                .iter()
+                .map(|row| RowRef {
+                    params: &row.params,
+                    variant: Some(row.variant.as_str()),
+                })
+                .collect();
+            rows_text(&refs, &all, variants)
+        };
+        let run = if self.several {
+            format!("{}: ", run_name(&r.info))
+        } else {
+            String::new()
+        };
+        for (kind, rows) in &kinds {
+            self.wide_lines
+                .push(format!("{run}{}: {}", kind.text(rows, cfg), name(rows)));
+        }
+        let flagged: Vec<&SummaryRow> = s
+            .rows
+            .iter()
+            .filter(|row| !row.outlier_reps.is_empty())
+            .collect();
+        if !flagged.is_empty() {
+            let reps: usize = flagged.iter().map(|row| row.outlier_reps.len()).sum();
+            self.outlier_lines.push(format!(
+                "{run}{reps} repetitions outside Tukey's fences, kept in every figure and \
+                 median: {}",
+                name(&flagged)
+            ));
         }
     }
 
@@ -131,7 +187,108 @@ impl Quality {
                 )
             }),
         ));
-        blocks.push(Block::list("Too wide to conclude", &self.wide));
-        blocks.push(Block::list("Outliers", &self.outliers));
+        blocks.push(Block::list("Too wide to conclude", &self.wide_lines));
+        blocks.push(Block::list("Outliers", &self.outlier_lines));
+    }
+}
+
+/// Why a row's spread is too wide to conclude, as one kind the rows of a line share; the
+/// figures of each row come from its own interval, never from its warning's words.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Spread {
+    /// More repetitions would narrow the interval to the threshold.
+    NeedsRepetitions,
+    /// It would take more than [`PRACTICAL_REPS`]: the spread has a cause to find.
+    BeyondRepetitions,
+    /// One repetition: nothing is known about the spread.
+    Single,
+    /// A median of 0: the spread cannot be put in percent of it.
+    ZeroMedian,
+}
+
+impl Spread {
+    fn of(row: &SummaryRow, cfg: &StatsConfig) -> Option<Spread> {
+        let s = row.summary.as_ref()?;
+        if s.median_ci_degenerate {
+            return Some(Spread::Single);
+        }
+        if s.median == 0.0 {
+            return Some(Spread::ZeroMedian);
+        }
+        let hw = row.ci_half_width_pct?;
+        Some(match reps_for_half_width(s.n, hw, cfg.noise_pct) {
+            Some(_) => Spread::NeedsRepetitions,
+            None => Spread::BeyondRepetitions,
+        })
+    }
+
+    /// The line's words and figures over `rows`: how many, how wide, and what would help.
+    fn text(self, rows: &[&SummaryRow], cfg: &StatsConfig) -> String {
+        let n = rows.len();
+        let hws: Vec<f64> = rows.iter().filter_map(|r| r.ci_half_width_pct).collect();
+        let range = |v: &[f64]| -> String {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if (hi - lo).abs() < 0.05 {
+                format!("{lo:.1}")
+            } else {
+                format!("{lo:.1}–{hi:.1}")
+            }
+        };
+        let level = cfg.confidence_label();
+        let noise = cfg.noise_pct;
+        match self {
+            Spread::NeedsRepetitions => {
+                let need: Vec<u64> = rows
+                    .iter()
+                    .filter_map(|r| {
+                        let s = r.summary.as_ref()?;
+                        reps_for_half_width(s.n, r.ci_half_width_pct?, noise)
+                    })
+                    .collect();
+                let (lo, hi) = (
+                    need.iter().copied().min().unwrap_or(0),
+                    need.iter().copied().max().unwrap_or(0),
+                );
+                let need = if lo == hi {
+                    crate::fmt::thousands(lo)
+                } else {
+                    format!(
+                        "{}–{}",
+                        crate::fmt::thousands(lo),
+                        crate::fmt::thousands(hi)
+                    )
+                };
+                format!(
+                    "{n} rows need more repetitions for ±{noise}% (their {level} CI spans \
+                     ±{}% of the median; about {need} per side would do, now {})",
+                    range(&hws),
+                    now(rows)
+                )
+            }
+            Spread::BeyondRepetitions => format!(
+                "{n} rows spread too widely for repetitions to help (±{}% at {level}; over \
+                 {} needed): look for the cause (other load, frequency changes, placement)",
+                range(&hws),
+                crate::fmt::thousands(PRACTICAL_REPS)
+            ),
+            Spread::Single => {
+                format!("{n} rows have a single repetition: nothing is known about their spread")
+            }
+            Spread::ZeroMedian => {
+                format!("{n} rows have a median of 0: their spread cannot be put in percent of it")
+            }
+        }
+    }
+}
+
+/// The repetitions the rows have: `4`, or `3–5` where they differ.
+fn now(rows: &[&SummaryRow]) -> String {
+    let lo = rows.iter().map(|r| r.n_ok).min().unwrap_or(0);
+    let hi = rows.iter().map(|r| r.n_ok).max().unwrap_or(0);
+    if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}–{hi}")
     }
 }

@@ -4,7 +4,6 @@ use perflab_core::record::MeasurementRecord;
 
 use crate::doc::{Block, Table};
 use crate::full::input::{run_name, RunData};
-use crate::tables::coverage;
 
 pub(crate) fn title(runs: &[RunData]) -> String {
     let studies: Vec<&str> = {
@@ -96,11 +95,11 @@ pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
             .collect()
     };
     blocks.push(Block::list(
-        "What each repetition carried",
-        per_run(|ms| coverage::monitor_lines(ms)),
+        "Monitors",
+        per_run(crate::fmt::compact::monitors_summary),
     ));
     blocks.push(Block::list(
         "Ineffective measurements (a knob did not hold; not counted as their variant)",
-        per_run(|ms| coverage::ineffective_lines(ms)),
+        per_run(crate::fmt::compact::ineffective_summary),
     ));
 }

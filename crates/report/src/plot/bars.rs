@@ -11,19 +11,49 @@ const MAX_LABELS: usize = 40;
 /// Share of a category's width the bars of a group fill.
 const GROUP: f64 = 0.8;
 
+/// How far beyond the bars' own extent (0 included) an error bar may reach, in multiples
+/// of that extent, before it is cut at the axis: one interval of −89 %…+3000 % among bars
+/// of ±50 % would otherwise shrink every bar to a sliver.
+const REACH: f64 = 2.0;
+
 /// Renders `c`: one group per category, one bar per series from 0, an error bar where
 /// the series has one. `None` (or a non-finite value) leaves a gap, never a zero bar.
+/// An error bar reaching far beyond the bars stops at the axis' end with an arrow and the
+/// value it reached written beside it (and in the caption). Bars that are all 0 without
+/// error bars are a sentence, not an empty plot.
 pub fn bar_chart(c: &BarChart) -> String {
     let x_axis = Axis::categories(&c.categories, false, MAX_LABELS);
     let n = c.categories.len();
-    let values = c.series.iter().flat_map(|s| {
-        let bars = (0..n).filter_map(|i| value(s, i));
-        let errors = (0..n)
-            .filter_map(|i| error(s, i))
-            .flat_map(|(lo, hi)| [lo, hi]);
-        bars.chain(errors)
-    });
+    let bars: Vec<f64> = c
+        .series
+        .iter()
+        .flat_map(|s| (0..n).filter_map(|i| value(s, i)))
+        .collect();
+    let ends: Vec<f64> = c
+        .series
+        .iter()
+        .flat_map(|s| (0..n).filter_map(|i| error(s, i)))
+        .flat_map(|(lo, hi)| [lo, hi])
+        .collect();
+    if !bars.is_empty() && ends.is_empty() && bars.iter().all(|v| *v == 0.0) {
+        return super::frame::no_plot(&c.title, "every value is 0");
+    }
+    let limits = limits(&bars);
+    let cut = cut_ends(c, limits);
+    let values = bars
+        .iter()
+        .copied()
+        .chain(ends.iter().map(|e| e.clamp(limits.0, limits.1)));
     let y_axis = Axis::fit(values, Scale::Linear, TickFormat::Plain, true);
+    let title = if cut.is_empty() {
+        c.title.clone()
+    } else {
+        format!(
+            "{} (interval cut at the axis, arrow: {})",
+            c.title,
+            cut.join("; ")
+        )
+    };
     let entries: Vec<Entry> = c
         .series
         .iter()
@@ -34,7 +64,7 @@ pub fn bar_chart(c: &BarChart) -> String {
         x_grid: false,
         ..FrameSpec::new(
             "bar",
-            &c.title,
+            &title,
             (&c.x_label, &x_axis),
             (&c.y_label, &y_axis),
             &entries,
@@ -52,6 +82,7 @@ pub fn bar_chart(c: &BarChart) -> String {
                 width,
                 value: value(s, i),
                 error: error(s, i),
+                limits,
             };
             if bar.value.is_some() {
                 drawn = true;
@@ -61,6 +92,38 @@ pub fn bar_chart(c: &BarChart) -> String {
     }
     marks.push_str(&legend::render(&entries, spec.plot_height));
     frame.finish(&spec, !drawn, &marks)
+}
+
+/// Where error bars stop: the bars' extent with 0, widened by [`REACH`] times itself
+/// each way; unbounded where the bars have no extent (all 0, or none).
+fn limits(bars: &[f64]) -> (f64, f64) {
+    let lo = bars.iter().copied().fold(0.0f64, f64::min);
+    let hi = bars.iter().copied().fold(0.0f64, f64::max);
+    let span = hi - lo;
+    if span > 0.0 && span.is_finite() {
+        (lo - REACH * span, hi + REACH * span)
+    } else {
+        (f64::NEG_INFINITY, f64::INFINITY)
+    }
+}
+
+/// `0-1 up to 3000` for each error bar end beyond `limits`, with the value it reached.
+fn cut_ends(c: &BarChart, (lo, hi): (f64, f64)) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in &c.series {
+        for (i, category) in c.categories.iter().enumerate() {
+            let Some((a, b)) = error(s, i) else {
+                continue;
+            };
+            if a < lo {
+                out.push(format!("{category} down to {}", numfmt::precise(a)));
+            }
+            if b > hi {
+                out.push(format!("{category} up to {}", numfmt::precise(b)));
+            }
+        }
+    }
+    out
 }
 
 fn value(s: &BarSeries, i: usize) -> Option<f64> {
@@ -82,6 +145,8 @@ struct Bar {
     width: f64,
     value: Option<f64>,
     error: Option<(f64, f64)>,
+    /// Where its error bar stops (see [`limits`]).
+    limits: (f64, f64),
 }
 
 impl Bar {
@@ -113,16 +178,41 @@ impl Bar {
         if let Some((lo, hi)) = self.error {
             let x = (x0 + x1) / 2.0;
             let cap = ((x1 - x0) * 0.3).min(5.0);
-            let (ylo, yhi) = (map.y(lo), map.y(hi));
+            let (min, max) = self.limits;
+            let (ylo, yhi) = (map.y(lo.max(min)), map.y(hi.min(max)));
+            let (low, high) = (
+                end_mark(x, cap, ylo, lo < min, false),
+                end_mark(x, cap, yhi, hi > max, true),
+            );
             out.push_str(&format!(
-                "<path d=\"M{x:.1} {ylo:.1}V{yhi:.1}M{:.1} {ylo:.1}H{:.1}M{:.1} {yhi:.1}H{:.1}\" stroke=\"#333\" stroke-width=\"1.2\" fill=\"none\"><title>{}</title></path>\n",
-                x - cap,
-                x + cap,
-                x - cap,
-                x + cap,
+                "<path d=\"M{x:.1} {ylo:.1}V{yhi:.1}{low}{high}\" stroke=\"#333\" stroke-width=\"1.2\" fill=\"none\"><title>{}</title></path>\n",
                 escape(&title)
             ));
+            for (cut, v, y) in [(hi > max, hi, yhi + 12.0), (lo < min, lo, ylo - 4.0)] {
+                if cut {
+                    out.push_str(&format!(
+                        "<text class=\"cut\" x=\"{:.1}\" y=\"{y:.1}\" font-family=\"sans-serif\" font-size=\"12\" fill=\"#b00020\">{}</text>\n",
+                        x + 6.0,
+                        escape(&numfmt::precise(v))
+                    ));
+                }
+            }
         }
         out
     }
+}
+
+/// The end of an error bar at `y`: a cap, or where it was cut at the axis an arrowhead
+/// pointing on (`up` towards larger values).
+fn end_mark(x: f64, cap: f64, y: f64, cut: bool, up: bool) -> String {
+    if !cut {
+        return format!("M{:.1} {y:.1}H{:.1}", x - cap, x + cap);
+    }
+    // SVG y grows downwards: a larger value is higher up.
+    let back = if up { y + 7.0 } else { y - 7.0 };
+    format!(
+        "M{:.1} {back:.1}L{x:.1} {y:.1}L{:.1} {back:.1}",
+        x - 5.0,
+        x + 5.0
+    )
 }

@@ -14,7 +14,7 @@ use std::ops::Range;
 // them too, and reaches them there rather than through this file.
 pub(crate) use super::{CHAR_W, WIDTH};
 /// Usual height of the chart part (axes and labels), without legend rows below it.
-pub(crate) const PLOT_HEIGHT: u32 = 380;
+pub(crate) const PLOT_HEIGHT: u32 = 420;
 const TICK_FONT: (&str, u32) = ("sans-serif", 15);
 const DESC_FONT: (&str, u32) = ("sans-serif", 16);
 const GRID: RGBColor = RGBColor(225, 225, 225);
@@ -203,16 +203,16 @@ impl Frame {
         }
     }
 
-    /// The finished `<figure>`: frame, then `marks` (SVG elements, already escaped) on top.
+    /// The finished `<figure>`: frame, then `marks` (SVG elements, already escaped) on top;
+    /// with nothing drawn (`empty`), the sentence [`no_plot`] instead of empty axes.
     pub(crate) fn finish(self, spec: &FrameSpec, empty: bool, marks: &str) -> String {
+        if empty {
+            return no_plot(spec.title, "no data to plot");
+        }
         let body = tidy(&self.svg);
         let body = body.trim_end().strip_suffix("</svg>").unwrap_or(&body);
         let body = body.split_once('>').map_or(body, |(_, rest)| rest);
-        let caption = if empty {
-            format!("{}: no data to plot", escape(spec.title))
-        } else {
-            escape(spec.title)
-        };
+        let caption = escape(spec.title);
         format!(
             "<figure class=\"plot\" data-plot=\"{kind}\" data-x-axis=\"{x}\" data-y-axis=\"{y}\">\n\
              <figcaption>{caption}</figcaption>\n\
@@ -228,6 +228,17 @@ impl Frame {
             rotated = self.rotated,
         )
     }
+}
+
+/// What a chart with nothing to draw is instead of a plot (issue 34: an empty "Idle
+/// residency per CPU" on a −1…1 axis told the reader nothing): its title and why, one
+/// sentence the page shows where the plot would be. It is no `figure.plot`.
+pub(crate) fn no_plot(title: &str, why: &str) -> String {
+    format!(
+        "<p class=\"no-plot\">{}: {}</p>\n",
+        escape(title),
+        escape(why)
+    )
 }
 
 /// A linear f64 range whose only key points are our ticks. Plotters' own

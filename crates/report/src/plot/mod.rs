@@ -6,15 +6,17 @@
 //! test) needs to check it: `data-plot` (the kind), `data-x-axis` and `data-y-axis` (the
 //! axis descriptions, which are also drawn as text in the SVG), and a `<figcaption>`.
 //! Empty or non-finite data never panics: such points are skipped, and a chart with
-//! nothing left to draw says so in its caption and draws empty axes.
+//! nothing left to draw is a sentence saying so (`<p class="no-plot">`), not empty axes.
 //!
 //! Tick labels: a log x axis of [`TickFormat::Bytes`] ticks at powers of two (4K, 64K, 2M,
 //! 1G; values in bytes), other log axes at decades (or 1-2-5 steps when the data spans
 //! under three decades), linear axes at 1-2-5 steps sharing one suffix (0.5M, 1M, 1.5M).
 //! Every mark carries a `<title>` with its exact value for hover.
 
-/// Width of every figure's viewBox; the SVG scales to its container up to this width.
-pub(crate) const WIDTH: u32 = 720;
+/// Width of every figure's viewBox; the SVG scales to its container up to this width,
+/// which is the HTML page's text column (72em less its padding, about 1120 px), so a
+/// plot is as wide as the tables beside it and its 15 px labels stay 15 px.
+pub(crate) const WIDTH: u32 = 1100;
 /// Rough width of one character of 12 px sans-serif, for layout estimates.
 pub(crate) const CHAR_W: f64 = 7.0;
 

@@ -69,8 +69,8 @@ pub const COMPARE: &[&str] = &id::names(COMPARE_IDS);
 /// with it; `latency` the seed-001 table and the percentiles.
 pub const REPORT_IDS: [SectionId; 11] = [
     Environment,
-    Runs,
     Comparison,
+    Runs,
     Quality,
     Latency,
     Spans,

@@ -4,6 +4,7 @@
 
 use crate::doc::{Block, Table};
 use crate::fmt;
+use crate::fmt::compact::{rows_text, RowRef};
 use crate::section::Section;
 use crate::section::SectionId;
 use crate::spans::ab::SpanComparison;
@@ -52,7 +53,11 @@ fn para_lines<S: AsRef<str>>(lines: &[S]) -> Block {
 impl ComparisonTable {
     pub fn to_blocks(&self) -> Vec<Block> {
         let (lines, left) = cells(self);
-        let mut out = vec![para_lines(&header_lines(self)), table(lines, left)];
+        let mut out = vec![para_lines(&header_lines(self))];
+        // A table of no row is a header alone; the header lines say why.
+        if !self.rows.is_empty() {
+            out.push(table(lines, left));
+        }
         let notes = footnotes(self);
         if !notes.is_empty() {
             out.push(Block::note(notes.join("\n")));
@@ -97,41 +102,45 @@ impl ScanReport {
 }
 
 impl Distribution {
-    /// The seed's `<= 1 pct difference : 35 instances` lines, then improvements, then
-    /// the rows of each non-empty bucket (`*` better/worse, `=` same, `?` undecided).
+    /// The seed's `<= 1 pct difference : 35 instances` lines for the buckets that hold
+    /// rows, regressions then improvements, each with how its rows read and which rows
+    /// they are (`*` better/worse, `=` same, `?` undecided); the empty buckets are one
+    /// line, not one each.
     pub fn to_blocks(&self) -> Vec<Block> {
         let line = |c: &BucketCount| {
+            let parts: Vec<String> = [
+                (c.significant, "moved"),
+                (c.same, "same"),
+                (c.undecided, "undecided"),
+            ]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
             format!(
-                "{} pct difference : {} instances ({} moved, {} same, {} undecided)",
+                "{} pct difference : {} instances ({}): {}",
                 c.bucket.range_text(),
                 c.count,
-                c.significant,
-                c.same,
-                c.undecided
+                parts.join(", "),
+                self.marked(c)
             )
         };
-        let mut counts = vec![self.headline()];
-        counts.extend(self.regressions.iter().map(line));
-        if self.improvements.iter().all(|c| c.count == 0) {
-            counts.push("improved : 0 instances".into());
-        } else {
-            counts.extend(self.improvements.iter().map(line));
-        }
-        let mut out = vec![Block::pre(counts.join("\n"))];
-        let mut rows: Vec<String> = self
+        let mut counts = vec![format!(
+            "{} (* better/worse, = same, ? undecided)",
+            self.headline()
+        )];
+        let held: Vec<&BucketCount> = self
             .regressions
             .iter()
             .chain(&self.improvements)
             .filter(|c| c.count > 0)
-            .map(|c| format!("{} [{}] : {}", c.bucket.range_text(), c.dir, self.marked(c)))
             .collect();
-        if !rows.is_empty() {
-            rows.insert(
-                0,
-                "Instances per bucket (* = better/worse, = same, ? undecided):".to_string(),
-            );
-            out.push(Block::pre(rows.join("\n")));
+        counts.extend(held.iter().map(|c| line(c)));
+        let empty = self.regressions.len() + self.improvements.len() - held.len();
+        if empty > 0 {
+            counts.push(format!("the other {empty} buckets : 0 instances"));
         }
+        let mut out = vec![Block::pre(counts.join("\n"))];
         if !self.unclassified.is_empty() {
             out.push(Block::para(format!(
                 "Not classified (baseline median 0, change in percent undefined): {}",
@@ -323,11 +332,50 @@ fn latency_failure(r: &LatencyRow) -> String {
 pub struct Changes(pub Vec<RowChanges>);
 
 impl Changes {
-    pub fn to_blocks(&self) -> Vec<Block> {
-        if self.0.is_empty() {
-            return Vec::new();
+    /// [`Changes::to_blocks`] for a report: the rows whose telemetry moved one line each,
+    /// and the rows where none moved together as one line naming them compactly
+    /// (`30 rows: ... engine=pvm: all 11 sizes`), not one line each.
+    pub fn to_blocks_among(&self, t: &ComparisonTable) -> Vec<Block> {
+        let (moved, still): (Vec<&RowChanges>, Vec<&RowChanges>) =
+            self.0.iter().partition(|c| !c.changes.is_empty());
+        if still.len() < 2 {
+            return self.to_blocks();
         }
-        let items = self.0.iter().map(|c| {
+        let rows: Vec<RowRef> = still
+            .iter()
+            .filter_map(|c| {
+                let row = t
+                    .rows
+                    .iter()
+                    .find(|r| r.label == c.label && r.variant == c.variant)?;
+                Some(RowRef {
+                    params: &row.params,
+                    variant: row.variant.as_deref(),
+                })
+            })
+            .collect();
+        let all: Vec<&perflab_core::Params> = t.rows.iter().map(|r| &r.params).collect();
+        let mut items: Vec<String> = Changes(moved.into_iter().cloned().collect())
+            .items()
+            .collect();
+        items.push(format!(
+            "{} significant rows, no telemetry row on their CPUs changed consistently: {}",
+            still.len(),
+            rows_text(&rows, &all, 1)
+        ));
+        vec![
+            Block::heading(3, "What changed with it"),
+            Block::list(
+                "The telemetry on the CPUs involved that changed most between A and B \
+                 (medians over the repetitions), per significant row",
+                items,
+            ),
+        ]
+    }
+
+    /// One line per row: its change and the telemetry that moved with it.
+    fn items(&self) -> impl Iterator<Item = String> + '_ {
+        self.0.iter().map(|c| {
             let what: Vec<String> = c
                 .changes
                 .iter()
@@ -342,7 +390,14 @@ impl Changes {
                 .change_pct
                 .map_or(String::new(), |x| format!("{} ", fmt::pct(x)));
             format!("{} ({change}{}): {what}", c.name(), c.verdict)
-        });
+        })
+    }
+
+    pub fn to_blocks(&self) -> Vec<Block> {
+        if self.0.is_empty() {
+            return Vec::new();
+        }
+        let items = self.items();
         vec![
             Block::heading(3, "What changed with it"),
             Block::para(

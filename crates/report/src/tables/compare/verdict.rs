@@ -19,20 +19,19 @@ pub(crate) fn level_label(level: f64) -> String {
     format!("{s}%")
 }
 
-/// The sentence under a table on how its intervals and verdicts are read.
+/// The sentence under a table on how its intervals and verdicts are read: what the change
+/// is, the interval's level for the rows decided together, and the verdict rule. How the
+/// level follows from the rows (Benjamini-Hochberg), the moderated variance and the p
+/// columns are defined once, in docs/METHODOLOGY.md, which the report's footer names.
 pub(crate) fn verdict_rule(cfg: &StatsConfig, adj: &FamilyAdjustment, design: Design) -> String {
     let rows = adj.rows;
     if rows == 0 {
         return "no row could be compared, so there is no verdict (see Not compared)".into();
     }
-    let s = if rows == 1 { "" } else { "s" };
-    let borrowed = match &adj.prior {
-        Some(p) if p.df.is_finite() => format!(
-            "; variance moderated across the {} rows (worth {:.0} degrees of freedom to each)",
-            p.rows, p.df
-        ),
-        Some(p) => format!("; variance pooled across the {} rows", p.rows),
-        None => String::new(),
+    let together = if rows == 1 {
+        "1 row".to_string()
+    } else {
+        format!("{rows} rows decided together")
     };
     let procedure = cfg.procedure();
     let how = match design {
@@ -40,11 +39,8 @@ pub(crate) fn verdict_rule(cfg: &StatsConfig, adj: &FamilyAdjustment, design: De
         Design::SeparateRuns => procedure.unpaired_change,
     };
     format!(
-        "change = B/A - 1 from {how}{borrowed}; CI = the interval the verdict used, at {} for the {rows} \
-         row{s} (1 - R*alpha/m, R rows decided; `same` rows use two one-sided tests at that \
-         share); better/WORSE: CI beyond +/-{}%, same: CI inside, undecided: CI across; \
-         p = how far the row is from a threshold, p adj = Benjamini-Hochberg over the {rows} \
-         row{s}",
+        "change = B/A - 1 from {how}; CI at {} ({together}); better/WORSE: CI beyond \
+         ±{}%, same: inside, undecided: across",
         level_label(adj.level),
         cfg.noise_pct
     )

@@ -45,7 +45,7 @@ pub(crate) fn header(r: &ScanReport) -> Vec<String> {
         verdict_rule(&r.config, &r.p_adjustment, r.design)
     ));
     if !r.fixed.0.is_empty() {
-        lines.push(format!("fixed: {}", r.fixed.describe()));
+        lines.push(format!("fixed: {}", crate::fmt::params(&r.fixed)));
     }
     lines
 }
