@@ -39,11 +39,6 @@ pub fn workloads() -> &'static [&'static Descriptor] {
     WORKLOADS.get().map_or(&[], Vec::as_slice)
 }
 
-/// Every installed workload; empty before any list was installed.
-pub fn workloads() -> &'static [&'static Descriptor] {
-    WORKLOADS.get().map_or(&[], Vec::as_slice)
-}
-
 /// Makes `list` the monitors, in registry order, that every later [`monitors`] and
 /// [`monitor`] read; the first call wins, as with [`install_workloads`].
 pub fn install_monitors(list: Vec<&'static Descriptor>) {
