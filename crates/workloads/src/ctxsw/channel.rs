@@ -147,7 +147,9 @@ fn eventfd() -> io::Result<OwnedFd> {
 }
 
 /// Reads or writes exactly one small object, retrying on EINTR. Returns the byte count,
-/// 0 meaning end of file.
+/// 0 meaning end of file. Inlined, as are the ends' `send` and `recv`: the ping-pong loop
+/// then runs from a few cache lines of code (see `sides`).
+#[inline(always)]
 fn xfer(fd: RawFd, buf: *mut libc::c_void, len: usize, write: bool) -> io::Result<usize> {
     loop {
         // SAFETY: buf points to `len` bytes owned by the caller for the whole call.
@@ -178,6 +180,7 @@ pub(crate) struct PipeEnd {
 }
 
 impl PipeEnd {
+    #[inline(always)]
     fn write_byte(fd: RawFd, b: u8) -> io::Result<()> {
         let mut byte = b;
         match xfer(fd, (&mut byte as *mut u8).cast(), 1, true)? {
@@ -188,11 +191,13 @@ impl PipeEnd {
 }
 
 impl Endpoint for PipeEnd {
+    #[inline(always)]
     fn send(&self, msg: Msg) -> io::Result<()> {
         let b = if msg == Msg::Go { PIPE_GO } else { PIPE_STOP };
         Self::write_byte(self.tx.as_raw_fd(), b)
     }
 
+    #[inline(always)]
     fn recv(&self) -> io::Result<Msg> {
         let mut byte = PIPE_STOP;
         let n = xfer(self.rx.as_raw_fd(), (&mut byte as *mut u8).cast(), 1, false)?;
@@ -220,6 +225,7 @@ pub(crate) struct EventfdEnd {
 }
 
 impl EventfdEnd {
+    #[inline(always)]
     fn add(fd: RawFd, v: u64) -> io::Result<()> {
         let mut val = v;
         match xfer(fd, (&mut val as *mut u64).cast(), 8, true)? {
@@ -233,6 +239,7 @@ impl EventfdEnd {
 }
 
 impl Endpoint for EventfdEnd {
+    #[inline(always)]
     fn send(&self, msg: Msg) -> io::Result<()> {
         Self::add(
             self.tx.as_raw_fd(),
@@ -240,6 +247,7 @@ impl Endpoint for EventfdEnd {
         )
     }
 
+    #[inline(always)]
     fn recv(&self) -> io::Result<Msg> {
         let mut val = 0u64;
         let n = xfer(self.rx.as_raw_fd(), (&mut val as *mut u64).cast(), 8, false)?;
