@@ -14,6 +14,7 @@ mod exit;
 mod progress;
 mod run_ref;
 mod stdout_guard;
+mod terminal;
 
 use clap::Parser;
 
@@ -42,6 +43,8 @@ fn main() {
     perflab_workloads::install_catalog();
     perflab_monitors::install_catalog();
     perflab_lab::void::install_catalog();
+    // Text fits the terminal it is printed on; in a pipe every table stays whole.
+    perflab_report::doc::text::set_terminal_width(terminal::stdout_columns());
     let result = stdout_guard::run(|| cmd::dispatch(cli));
     // A failed write to standard output is the one thing said, whatever the command made
     // of it (an error of its own, or nothing at all).

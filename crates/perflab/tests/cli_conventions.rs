@@ -244,3 +244,68 @@ fn doctor_says_it_is_working_on_a_terminal_only() {
         "{err}"
     );
 }
+
+/// The longest line of `text` in characters, escape sequences and carriage returns (a
+/// pty's line ends, a spinner's redraws) aside.
+fn widest(text: &str) -> usize {
+    let mut plain = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ parameters, then one final letter.
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for f in chars.by_ref() {
+                    if f.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        plain.push(if c == '\r' { '\n' } else { c });
+    }
+    plain.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// Text fits `$COLUMNS` on a terminal (issue 34 item 5: `doctor` printed lines of 864
+/// columns, `list` 659, `report` 702 there), wide tables split as a mail's are; in a
+/// pipe every line stays whole.
+#[test]
+fn text_fits_the_terminal_and_stays_whole_in_a_pipe() {
+    if !perflab_testkit::have_tool("script", "bsdutils") {
+        return;
+    }
+    let lab = Lab::new();
+    let id = two_variant_null_run(&lab, &["--monitors", "none"]);
+    let root = common::fixtures().join("kvm-2vcpu");
+    let exe = env!("CARGO_BIN_EXE_perflab");
+    let commands = [
+        "list".to_string(),
+        format!("--sysroot {} doctor", root.display()),
+        format!("report {id}"),
+        format!("show {id}"),
+        format!("compare {id}"),
+        "ls".to_string(),
+    ];
+    for (columns, args) in [(80, &commands), (60, &commands)] {
+        for c in args.iter() {
+            let o = Command::new("script")
+                .args(["-qec", &format!("{exe} {c} 2>/dev/null"), "/dev/null"])
+                .env("COLUMNS", columns.to_string())
+                .env("PERFLAB_DB", lab.db())
+                .env("PERFLAB_JOURNAL", lab.journal())
+                .output()
+                .expect("script");
+            let (out, err) = text(&o);
+            assert!(o.status.success(), "{c}: {out}\n{err}");
+            assert!(out.lines().count() >= 2, "{c}: {out}");
+            assert!(widest(&out) <= columns, "{c} at {columns} columns:\n{out}");
+        }
+    }
+    // In a pipe: full width (list's parameter lines are hundreds of columns).
+    let o = lab.run(&["list"]);
+    assert!(widest(&text(&o).0) > 200, "{}", text(&o).0);
+    let o = lab.run(&["--sysroot", root.to_str().unwrap(), "doctor"]);
+    assert!(widest(&text(&o).0) > 100, "{}", text(&o).0);
+}

@@ -168,7 +168,8 @@ fn ls_lists_runs_and_resumes_the_interrupted_oldest_first() {
     let text = view.text();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 6, "{text}");
-    assert!(lines[0].starts_with(" run  created (UTC)"), "{text}");
+    assert!(lines[0].starts_with("run  created (UTC)"), "{text}");
+    assert!(lines[1].starts_with("  3  "), "{text}");
     assert_eq!(
         lines[4..],
         [

@@ -101,6 +101,11 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
         "Set by bisect for its --build command: the commit being built.",
     ),
     (
+        "PERFLAB_BISECT_CHILD",
+        "Set by bisect on the perflab run it starts: run --resume of that run resumes the \
+         run alone, not the whole bisection.",
+    ),
+    (
         "XDG_DATA_HOME",
         "Where the default database, the fingerprint key and the drill-downs live \
          ($XDG_DATA_HOME/perflab; default ~/.local/share/perflab).",

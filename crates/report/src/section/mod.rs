@@ -88,7 +88,7 @@ pub const REPORT: &[&str] = &id::names(REPORT_IDS);
 pub fn render(sections: &[&dyn Section], format: Format) -> String {
     let blocks: Vec<Block> = sections.iter().flat_map(|s| s.blocks()).collect();
     match format {
-        Format::Text => doc::text::render(&blocks, None),
+        Format::Text => doc::text::render(&blocks, doc::text::terminal_width()),
         Format::Mail => doc::text::render(&blocks, Some(doc::text::MAIL_WIDTH)),
         Format::Markdown => doc::markdown::render(&blocks),
         Format::Html => {
