@@ -31,8 +31,14 @@ pub fn e_divisive(series: &[f64], cfg: &ChangePointConfig) -> Vec<ChangePoint> {
         let Some(split) = best_split(segment, cfg.min_size, cfg.exponent) else {
             continue;
         };
-        let p_value = permutation_p(segment, cfg, start, end);
-        if p_value <= cfg.alpha {
+        // The whole series at alpha; once it has moved, its stretches at the level within.
+        let level = if start == 0 && end == series.len() {
+            cfg.alpha
+        } else {
+            (cfg.alpha * cfg.within).min(1.0)
+        };
+        let p_value = permutation_p(segment, cfg, level, start, end);
+        if p_value <= level {
             let index = start + split.tau;
             found.push(ChangePoint {
                 index,
@@ -59,7 +65,13 @@ fn statistics(v: &[f64], cfg: &ChangePointConfig) -> [f64; 2] {
 
 /// Each statistic's p = (1 + permutations dividing at least as well) / (1 + drawn); the
 /// segment's p is twice the smaller (Bonferroni over the two).
-fn permutation_p(segment: &[f64], cfg: &ChangePointConfig, start: usize, end: usize) -> f64 {
+fn permutation_p(
+    segment: &[f64],
+    cfg: &ChangePointConfig,
+    level: f64,
+    start: usize,
+    end: usize,
+) -> f64 {
     let observed = statistics(segment, cfg);
     if observed.iter().all(|&q| q <= 0.0) {
         return 1.0;
@@ -67,8 +79,8 @@ fn permutation_p(segment: &[f64], cfg: &ChangePointConfig, start: usize, end: us
     let seed = cfg.seed ^ (start as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (end as u64) << 32;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut shuffled = segment.to_vec();
-    // Beyond this many successes a statistic's p can no longer reach alpha / 2.
-    let give_up = (cfg.alpha / 2.0 * (cfg.permutations + 1) as f64).floor() as usize;
+    // Beyond this many successes a statistic's p can no longer reach level / 2.
+    let give_up = (level / 2.0 * (cfg.permutations + 1) as f64).floor() as usize;
     let mut beaten = [0usize; 2];
     let mut drawn = 0;
     for _ in 0..cfg.permutations {

@@ -16,9 +16,10 @@ pub struct Generated {
 }
 
 /// The families measured, in the order the tables show them.
-pub const FAMILIES: [&str; 8] = [
+pub const FAMILIES: [&str; 9] = [
     "step-2σ",
     "step-4σ",
+    "steps-3x2σ",
     "regression-fix",
     "spread-x4",
     "step+outliers",
@@ -37,6 +38,12 @@ pub fn generate(family: &str, n: usize, seed: u64) -> Generated {
             let d = if family == "step-2σ" { 2.0 } else { 4.0 };
             let v = (0..n).map(|i| noise(1.0) + if i >= half { d } else { 0.0 });
             (v.collect(), vec![half])
+        }
+        // Three 2σ steps up, evenly spaced: otava-test-data's multiple-changes shape.
+        "steps-3x2σ" => {
+            let q = n / 4;
+            let v = (0..n).map(|i| noise(1.0) + 2.0 * (i / q.max(1)).min(3) as f64);
+            (v.collect(), vec![q, 2 * q, 3 * q])
         }
         "regression-fix" => {
             let (a, b) = (n / 3, n / 3 + (n / 3).min(20));

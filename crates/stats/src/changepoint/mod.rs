@@ -40,11 +40,16 @@ pub struct ChangePointConfig {
     /// Level of each permutation test: a split is kept when p ≤ alpha. On a series that
     /// never moved, the chance of any change point at all is about alpha.
     pub alpha: f64,
+    /// How much higher the level is inside a series already found to have moved: the
+    /// stretches between change points are tested at `alpha × within` (at most 1). A series
+    /// that never moved is tested once, at `alpha`, so its false-alarm rate stays alpha;
+    /// a series that did is searched harder for its other changes (docs/METHODOLOGY.md).
+    pub within: f64,
     /// Permutations per test (at most; a test stops early once it cannot reach alpha).
     /// The smallest p it can give is 2 / (permutations + 1).
     pub permutations: usize,
-    /// The fewest runs a segment may hold: a single outlying run never makes a segment
-    /// of its own.
+    /// The fewest runs a segment may hold: a few outlying runs never make a segment of
+    /// their own, and a test of a stretch scans fewer places, so it sees more.
     pub min_size: usize,
     /// The power distances are raised to, in (0, 2): 1 is Matteson & James' and Otava's
     /// choice; smaller values weigh changes of spread more against changes of level.
@@ -57,8 +62,9 @@ impl Default for ChangePointConfig {
     fn default() -> Self {
         Self {
             alpha: 0.01,
+            within: 2.0,
             permutations: 399,
-            min_size: 3,
+            min_size: 6,
             exponent: 1.0,
             seed: 0xC4A1_6E90_1A75_2026,
         }

@@ -67,7 +67,7 @@ fn p_values_are_at_most_alpha_and_at_least_the_resolution() {
     let g = generate("step-4σ", 60, 1);
     let cfg = ChangePointConfig::default();
     for c in e_divisive(&g.values, &cfg) {
-        assert!(c.p_value <= cfg.alpha);
+        assert!(c.p_value <= cfg.alpha * cfg.within);
         assert!(c.p_value >= 1.0 / (cfg.permutations + 1) as f64);
     }
 }
@@ -82,6 +82,38 @@ fn false_alarms_on_noise_stay_near_the_level() {
     assert!(
         alarms <= 8,
         "{alarms} of 200 noise-only series had a change point"
+    );
+}
+
+#[test]
+fn a_series_that_moved_is_searched_at_the_level_within() {
+    // Three 2σ steps in 12-run stretches: once the series is known to have moved, its
+    // stretches tested at 2 alpha find more of the steps than at alpha, and the first
+    // test (whether the series moved at all) is the same.
+    let found = |within: f64| {
+        let cfg = ChangePointConfig {
+            within,
+            ..Default::default()
+        };
+        let mut s = Score::default();
+        for seed in 0..20 {
+            let g = generate("steps-3x2σ", 50, seed);
+            let found: Vec<usize> = e_divisive(&g.values, &cfg)
+                .iter()
+                .map(|c| c.index)
+                .collect();
+            s.add(match_points(&g.truth, &found, 5));
+        }
+        s
+    };
+    let (at_alpha, within) = (found(1.0), found(2.0));
+    assert!(
+        within.true_positives > at_alpha.true_positives,
+        "{within:?} against {at_alpha:?}"
+    );
+    assert!(
+        within.f1() > at_alpha.f1(),
+        "{within:?} against {at_alpha:?}"
     );
 }
 
