@@ -227,6 +227,9 @@ pub struct WorkloadHints {
     /// The per-path latency table (min, avg, max, stddev, percentiles), where the workload
     /// records a round-trip histogram.
     pub latency_table: Option<LatencyTableHints>,
+    /// What its thread records are, for the words of the parallelism verdict (gpuxfer's
+    /// are copy engines).
+    pub workers: crate::note::Workers,
 }
 
 /// Where the latency table reads its figures.

@@ -16,6 +16,7 @@ pub mod knob_settings;
 pub mod limits;
 pub mod metric_names;
 pub mod net_facts;
+pub mod note;
 pub mod output;
 pub mod parallel_metrics;
 pub mod params;

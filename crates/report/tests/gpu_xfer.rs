@@ -293,6 +293,9 @@ fn two_driver_versions_against_each_other_are_the_seeds_scan_per_backing() {
 #[test]
 fn the_threads_table_of_a_bidir_point_speaks_of_copy_engines() {
     use perflab_core::ThreadRecord;
+    // gpuxfer's hints say its thread records are copy engines (no test of the workload's
+    // name in the report).
+    crate::common::catalog::install();
     let metric = |name: &str, v: f64| Metric::new(name, v, Unit::Count, Better::Neither);
     let mut m = record(
         0,

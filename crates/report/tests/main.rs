@@ -17,6 +17,7 @@ mod latency_percentiles;
 mod lock_wait;
 mod markdown;
 mod metric_names;
+mod no_note_parsing;
 mod plot;
 mod robustness;
 mod scan;

@@ -72,6 +72,7 @@ static INFO: WorkloadInfo = WorkloadInfo {
         primary_metric: "value",
         result_title: None,
         latency_table: None,
+        workers: perflab_core::note::Workers::Threads,
     }),
 };
 

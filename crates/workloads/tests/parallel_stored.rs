@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use perflab_core::note::Workers;
 use perflab_core::{resolve, MeasureCtx, SysRoot, Workload};
 use perflab_stats::parallel::{judge_stored, spans_from_records, Criteria};
 use perflab_workloads::Xfer;
@@ -46,6 +47,11 @@ fn a_stored_threaded_measurement_judges_again_to_its_note() {
             .find(|n| n.starts_with("summing per-thread bandwidths is"))
             .expect("verdict note");
         let from_note: Vec<&str> = note.split("; ").skip(1).collect();
-        assert_eq!(again.reasons, from_note, "{note}");
+        let words: Vec<String> = again
+            .reasons
+            .iter()
+            .map(|r| r.text(Workers::Threads))
+            .collect();
+        assert_eq!(words, from_note, "{note}");
     }
 }

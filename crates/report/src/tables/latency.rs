@@ -342,6 +342,7 @@ fn row(
         error: reps.iter().find_map(|m| match &m.status {
             MeasurementStatus::Failed(e) => Some(e.clone()),
             MeasurementStatus::Ineffective(e) => Some(format!("ineffective: {e}")),
+            MeasurementStatus::Disturbed(e) => Some(format!("disturbed: {e}")),
             MeasurementStatus::Ok => None,
         }),
     };
@@ -416,6 +417,7 @@ mod tests {
                 histogram: "rtt",
                 softirqs: "softirqs",
             }),
+            workers: perflab_core::note::Workers::Threads,
         }),
     };
 

@@ -140,7 +140,10 @@ pub fn threads(info: &RunInfo, ms: &[MeasurementRecord], seq: u32) -> Result<Str
         .iter()
         .find(|m| m.seq == seq)
         .ok_or(ReportError::NoSuchMeasurement { run: info.id, seq })?;
-    Ok(crate::render_threads(m))
+    Ok(crate::render_threads(
+        m,
+        crate::tables::parallel::workers_of(info),
+    ))
 }
 
 /// The header's lines: the run, its host and setup, what was unavailable, and how to

@@ -1,8 +1,9 @@
 //! The workloads' report hints these tests need, installed as the binary installs the
 //! real ones (`perflab_workloads::install_catalog`): the report does not link the
 //! workloads, so its tests declare the hints of the two workloads whose runs they render
-//! with a workload-specific part (ctxsw's drill-down title, netrr's latency table). The
-//! values are the ones crates/workloads/src/{ctxsw,netrr}/mod.rs declare. The monitors'
+//! with a workload-specific part (ctxsw's drill-down title, netrr's latency table,
+//! gpuxfer's copy engines). The
+//! values are the ones crates/workloads/src/{ctxsw,netrr,gpuxfer}/mod.rs declare. The monitors'
 //! descriptors and span sets are the real ones (a dev-dependency), installed as the
 //! binary installs them (`perflab_monitors::install_catalog`).
 
@@ -18,6 +19,7 @@ static CTXSW: Descriptor = Descriptor {
         primary_metric: "round_trips_per_s",
         result_title: Some("Context Switch Information"),
         latency_table: None,
+        workers: perflab_core::note::Workers::Threads,
     }),
 };
 
@@ -34,12 +36,28 @@ static NETRR: Descriptor = Descriptor {
             histogram: "rtt",
             softirqs: "softirqs",
         }),
+        workers: perflab_core::note::Workers::Threads,
+    }),
+};
+
+/// gpuxfer's: its thread records are copy engines (the parallelism verdict's words).
+static GPUXFER: Descriptor = Descriptor {
+    kind: Kind::Workload,
+    name: "gpuxfer",
+    help: "",
+    params: &[],
+    needs: Needs::NONE,
+    report: ReportHints::Workload(WorkloadHints {
+        primary_metric: "bandwidth_mib_s",
+        result_title: None,
+        latency_table: None,
+        workers: perflab_core::note::Workers::CopyEngines,
     }),
 };
 
 /// Installs the hints (once per test process; later calls do nothing).
 pub fn install() {
-    perflab_core::catalog::install_workloads(vec![&CTXSW, &NETRR]);
+    perflab_core::catalog::install_workloads(vec![&CTXSW, &NETRR, &GPUXFER]);
     install_monitors();
 }
 

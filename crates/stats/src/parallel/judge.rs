@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use super::sharing::{shared_cpus, SharedCpu};
 use super::span::Span;
-use super::text::{duration_text, percent};
+use perflab_core::note::Reason;
 
 const MIB: f64 = (1u64 << 20) as f64;
 
@@ -54,8 +54,9 @@ pub struct Verdict {
     pub busy_measured: bool,
     pub shared: Vec<SharedCpu>,
     pub sum_valid: bool,
-    /// Why summing is not valid (empty when it is), and spans left out.
-    pub reasons: Vec<String>,
+    /// Why summing is not valid (empty when it is), and spans left out: values, worded by
+    /// [`Reason::text`] in the words of the workers (threads, copy engines).
+    pub reasons: Vec<Reason>,
 }
 
 /// Judges one measurement's spans against `criteria`. Never panics; spans that cannot
@@ -86,10 +87,9 @@ fn judge_with(spans: &[Span], criteria: &Criteria, measured: Option<f64>) -> Ver
     let mut kept: Vec<&Span> = Vec::new();
     for s in spans {
         if s.end_ns < s.start_ns {
-            reasons.push(format!(
-                "thread {} left out: it ends before it starts",
-                s.name
-            ));
+            reasons.push(Reason::EndsBeforeStart {
+                worker: s.name.clone(),
+            });
         } else {
             kept.push(s);
         }
@@ -112,23 +112,21 @@ fn judge_with(spans: &[Span], criteria: &Criteria, measured: Option<f64>) -> Ver
         kept.iter().map(|s| s.start_ns).min(),
         kept.iter().map(|s| s.end_ns).max(),
     ) else {
-        v.reasons.push("no thread records to judge".into());
+        v.reasons.push(Reason::NothingToJudge);
         return v;
     };
     v.window_ns = last - first;
     if v.window_ns == 0 {
-        v.reasons
-            .push("the threads' window is empty (all start and end at once)".into());
+        v.reasons.push(Reason::EmptyWindow);
         return v;
     }
     let window = v.window_ns as f64;
     v.aggregate_mib_s = v.total_bytes as f64 / MIB / (window / 1e9);
     for s in &kept {
         if s.len_ns() == 0 {
-            v.reasons.push(format!(
-                "thread {} has an empty interval; its bandwidth is left out of the sum",
-                s.name
-            ));
+            v.reasons.push(Reason::EmptyInterval {
+                worker: s.name.clone(),
+            });
         } else {
             v.summed_mib_s += s.bytes as f64 / MIB / (s.len_ns() as f64 / 1e9);
         }
@@ -167,16 +165,12 @@ fn explain(kept: &[&Span], c: &Criteria, v: &mut Verdict) {
     }
     overlap_reasons(kept, c, v);
     for s in v.shared.iter().filter(|s| s.fraction > c.max_shared) {
-        let how = if s.pinned {
-            format!("{} threads pinned to CPU {} shared it", s.threads, s.cpu)
-        } else {
-            format!(
-                "{} threads shared CPU {} (by their CPU samples)",
-                s.threads, s.cpu
-            )
-        };
-        v.reasons
-            .push(format!("{how} for {} of the window", percent(s.fraction)));
+        v.reasons.push(Reason::SharedCpu {
+            workers: s.threads,
+            cpu: s.cpu,
+            pinned: s.pinned,
+            share: s.fraction,
+        });
     }
     let cpus: BTreeSet<u32> = kept
         .iter()
@@ -187,31 +181,25 @@ fn explain(kept: &[&Span], c: &Criteria, v: &mut Verdict) {
         })
         .collect();
     if !cpus.is_empty() && cpus.len() < kept.len() && v.shared.is_empty() {
-        v.reasons.push(format!(
-            "{} threads ran on {} CPU{}",
-            kept.len(),
-            cpus.len(),
-            if cpus.len() == 1 { "" } else { "s" }
-        ));
+        v.reasons.push(Reason::FewCpus {
+            workers: kept.len(),
+            cpus: cpus.len(),
+        });
     }
     let n = kept.len() as f64;
     if v.busy_measured && v.parallelism < c.min_parallelism * n {
-        v.reasons.push(format!(
-            "effective parallelism {:.2} of {} threads: on average each was on a CPU for {} \
-             of the window (off it the rest: preempted by other tasks, or waiting)",
-            v.parallelism,
-            kept.len(),
-            percent(v.parallelism / n)
-        ));
+        v.reasons.push(Reason::Parallelism {
+            value: v.parallelism,
+            of: kept.len(),
+        });
     }
     if v.aggregate_mib_s > 0.0 {
         let ratio = v.summed_mib_s / v.aggregate_mib_s;
         if (ratio - 1.0).abs() > c.max_sum_error {
-            v.reasons.push(format!(
-                "the summed per-thread bandwidth is {:.2}× the aggregate ({:.0} against {:.0} \
-                 MiB/s)",
-                ratio, v.summed_mib_s, v.aggregate_mib_s
-            ));
+            v.reasons.push(Reason::SumRatio {
+                summed_mib_s: v.summed_mib_s,
+                aggregate_mib_s: v.aggregate_mib_s,
+            });
         }
     }
 }
@@ -220,7 +208,7 @@ fn explain(kept: &[&Span], c: &Criteria, v: &mut Verdict) {
 /// started late or ran on long after another ended.
 fn overlap_reasons(kept: &[&Span], c: &Criteria, v: &mut Verdict) {
     let window = v.window_ns as f64;
-    let share = |ns: u64| percent(ns as f64 / window);
+    let share = |ns: u64| ns as f64 / window;
     let by_start = |f: fn(u64, u64) -> bool| {
         kept.iter()
             .copied()
@@ -241,36 +229,30 @@ fn overlap_reasons(kept: &[&Span], c: &Criteria, v: &mut Verdict) {
     };
     if v.overlap < c.min_overlap {
         if late.start_ns >= early_end.end_ns {
-            v.reasons.push(format!(
-                "thread {} started {} after thread {} ended: they never ran together",
-                late.name,
-                duration_text(late.start_ns - early_end.end_ns),
-                early_end.name
-            ));
+            v.reasons.push(Reason::NeverTogether {
+                late: late.name.clone(),
+                gap_ns: late.start_ns - early_end.end_ns,
+                ended: early_end.name.clone(),
+            });
         } else {
-            v.reasons.push(format!(
-                "all threads ran together for only {} of the window",
-                percent(v.overlap)
-            ));
+            v.reasons.push(Reason::TogetherOnly { share: v.overlap });
             let lag = late.start_ns - first.start_ns;
             if lag as f64 > window * (1.0 - c.min_overlap) / 2.0 {
-                v.reasons.push(format!(
-                    "thread {} started {} ({} of the window) after thread {}",
-                    late.name,
-                    duration_text(lag),
-                    share(lag),
-                    first.name
-                ));
+                v.reasons.push(Reason::StartedLate {
+                    late: late.name.clone(),
+                    lag_ns: lag,
+                    share: share(lag),
+                    first: first.name.clone(),
+                });
             }
             let tail = last_end.end_ns - early_end.end_ns;
             if tail as f64 > window * (1.0 - c.min_overlap) / 2.0 {
-                v.reasons.push(format!(
-                    "thread {} ran on for {} ({} of the window) after thread {} ended",
-                    last_end.name,
-                    duration_text(tail),
-                    share(tail),
-                    early_end.name
-                ));
+                v.reasons.push(Reason::RanOn {
+                    last: last_end.name.clone(),
+                    tail_ns: tail,
+                    share: share(tail),
+                    ended: early_end.name.clone(),
+                });
             }
         }
     }

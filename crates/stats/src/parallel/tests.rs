@@ -3,10 +3,16 @@
 use proptest::prelude::*;
 
 use super::*;
+use perflab_core::note::Workers;
 use perflab_core::CpuPath;
 
 const MS: u64 = 1_000_000;
 const MIB: u64 = 1 << 20;
+
+/// The verdict's reasons in threads' words.
+fn words(v: &Verdict) -> Vec<String> {
+    v.reasons.iter().map(|r| r.text(Workers::Threads)).collect()
+}
 
 fn span(name: &str, start_ms: u64, end_ms: u64, mib: u64, cpu: u32) -> Span {
     Span {
@@ -54,16 +60,16 @@ fn staggered_threads_that_never_met_may_not_be_summed() {
     assert!(!v.sum_valid);
     assert_eq!(v.overlap, 0.0);
     assert_eq!(
-        v.reasons[0],
+        words(&v)[0],
         "thread t3 started 323 ms after thread t0 ended: they never ran together"
     );
     // 4 × 1000 MiB/s summed against 400 MiB over 523 ms.
     assert!((v.summed_mib_s - 4000.0).abs() < 1e-6);
     assert!((v.aggregate_mib_s - 400.0 / 0.523).abs() < 0.01);
     assert!(
-        v.reasons.iter().any(|r| r.contains("5.23× the aggregate")),
+        words(&v).iter().any(|r| r.contains("5.23× the aggregate")),
         "{:?}",
-        v.reasons
+        words(&v)
     );
     assert!((v.parallelism - 400.0 / 523.0).abs() < 1e-9);
 }
@@ -72,7 +78,7 @@ fn staggered_threads_that_never_met_may_not_be_summed() {
 fn two_threads_back_to_back_name_the_gap() {
     let v = judged(&[span("0", 0, 50, 10, 0), span("3", 91, 150, 10, 1)]);
     assert_eq!(
-        v.reasons[0],
+        words(&v)[0],
         "thread 3 started 41.0 ms after thread 0 ended: they never ran together"
     );
 }
@@ -88,14 +94,17 @@ fn one_straggler_is_named_with_its_tail() {
     assert!(!v.sum_valid);
     assert!((v.overlap - 1000.0 / 1500.0).abs() < 1e-9);
     assert!(
-        v.reasons
+        words(&v)
             .iter()
             .any(|r| r == "thread slow ran on for 500 ms (33% of the window) after thread t0 ended"),
         "{:?}",
-        v.reasons
+        words(&v)
     );
     assert!(v
         .reasons
+        .iter()
+        .map(|r| r.text(Workers::Threads))
+        .collect::<Vec<_>>()
         .iter()
         .any(|r| r.contains("only 67% of the window")));
     assert!(v.shared.is_empty());
@@ -110,11 +119,11 @@ fn late_starter_is_named() {
     let v = judged(&spans);
     assert!(!v.sum_valid);
     assert!(
-        v.reasons
+        words(&v)
             .iter()
             .any(|r| r == "thread late started 300 ms (30% of the window) after thread t0"),
         "{:?}",
-        v.reasons
+        words(&v)
     );
 }
 
@@ -135,16 +144,16 @@ fn threads_serialised_on_one_cpu_are_not_summed() {
     assert_eq!((v.shared[0].cpu, v.shared[0].threads), (0, 4));
     assert!(v.shared[0].pinned);
     assert_eq!(
-        v.reasons[0],
+        words(&v)[0],
         "4 threads pinned to CPU 0 shared it for 100% of the window"
     );
     assert!((v.parallelism - 1.0).abs() < 1e-9);
     assert!(
-        v.reasons
+        words(&v)
             .iter()
             .any(|r| r.starts_with("effective parallelism 1.00 of 4 threads")),
         "{:?}",
-        v.reasons
+        words(&v)
     );
     // The sum equals the aggregate here: summing gives the right total, yet the threads
     // did not run in parallel.
@@ -161,11 +170,11 @@ fn sharing_by_samples_is_an_estimate_and_says_so() {
     b.cpu_samples = vec![(5, 7), (2, 3)];
     let v = judged(&[a, b, c]);
     assert!(
-        v.reasons
+        words(&v)
             .iter()
             .any(|r| r == "2 threads shared CPU 5 (by their CPU samples) for 60% of the window"),
         "{:?}",
-        v.reasons
+        words(&v)
     );
 }
 
@@ -209,9 +218,9 @@ fn more_threads_than_cpus_seen_is_a_reason_even_without_homes() {
         .collect();
     let v = judged(&spans);
     assert!(
-        v.reasons.iter().any(|r| r == "3 threads ran on 2 CPUs"),
+        words(&v).iter().any(|r| r == "3 threads ran on 2 CPUs"),
         "{:?}",
-        v.reasons
+        words(&v)
     );
 }
 
@@ -221,7 +230,7 @@ fn one_thread_is_trivially_valid_and_degenerate_input_is_explained() {
     assert!(v.sum_valid && v.reasons.is_empty());
     let v = judged(&[]);
     assert!(!v.sum_valid);
-    assert_eq!(v.reasons, vec!["no thread records to judge"]);
+    assert_eq!(words(&v), vec!["no thread records to judge"]);
     let backwards = Span {
         start_ns: 10,
         end_ns: 5,
@@ -229,9 +238,9 @@ fn one_thread_is_trivially_valid_and_degenerate_input_is_explained() {
     };
     let v = judged(&[backwards, span("ok", 0, 10, 1, 1)]);
     assert_eq!(v.threads, 1);
-    assert!(v.reasons[0].contains("thread b left out"));
+    assert!(words(&v)[0].contains("thread b left out"));
     let v = judged(&[span("z", 5, 5, 1, 0)]);
-    assert!(!v.sum_valid && v.reasons[0].contains("window is empty"));
+    assert!(!v.sum_valid && words(&v)[0].contains("window is empty"));
 }
 
 #[test]
@@ -272,7 +281,7 @@ fn a_stored_verdict_recomputes_as_the_workload_gave_it() {
     }
     let given = judged(&spans);
     assert!(!given.sum_valid);
-    assert!(given.reasons[0].starts_with("effective parallelism 0.50 of 2 threads"));
+    assert!(words(&given)[0].starts_with("effective parallelism 0.50 of 2 threads"));
     let stored: Vec<Span> = spans
         .iter()
         .map(|s| Span {

@@ -1,6 +1,7 @@
 //! A measurement's metrics and notes; for bidir, the parallelism verdict on the two copy
 //! engines.
 
+use perflab_core::note::Workers;
 use perflab_core::{
     Better, HistogramData, Metric, ThreadRecord, ThreadTracker, Unit, WorkloadOutput,
 };
@@ -188,32 +189,17 @@ fn engine_note(v: &parallel::Verdict) -> String {
     if v.sum_valid {
         return format!("summing the two directions' bandwidths is valid: {head}");
     }
-    let reasons: Vec<String> = v.reasons.iter().map(|r| engine_words(r, v)).collect();
+    // The judge's reasons, worded for copy engines from the same values the threads'
+    // words come from (perflab_core::note).
+    let reasons: Vec<String> = v
+        .reasons
+        .iter()
+        .map(|r| r.text(Workers::CopyEngines))
+        .collect();
     format!(
         "summing the two directions' bandwidths is NOT valid: {head}; {}",
         reasons.join("; ")
     )
-}
-
-/// One reason of the judge's in copy-engine words.
-fn engine_words(reason: &str, v: &parallel::Verdict) -> String {
-    if reason.starts_with("effective parallelism") {
-        return format!(
-            "effective parallelism {:.2} of 2 copy engines: at their solo bandwidths the \
-             two directions' bytes fill {:.0}% of the shared window each on average (the \
-             engines took turns, or shared the link or the staging)",
-            v.parallelism,
-            v.parallelism / 2.0 * 100.0
-        );
-    }
-    reason
-        .replace("thread ", "direction ")
-        .replace(
-            "all threads ran together",
-            "both directions copied together",
-        )
-        .replace("threads", "directions")
-        .replace("per-thread", "per-direction")
 }
 
 /// The link's theoretical bandwidth per direction in MiB/s, for the line a plot draws

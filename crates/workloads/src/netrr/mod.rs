@@ -193,6 +193,7 @@ static INFO: WorkloadInfo = WorkloadInfo {
             histogram: "rtt",
             softirqs: "softirqs",
         }),
+        workers: perflab_core::note::Workers::Threads,
     }),
 };
 

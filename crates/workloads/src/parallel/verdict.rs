@@ -3,6 +3,7 @@
 //! measurement's metrics, which the store keeps and reports read as data, and the note a
 //! person reads next to the numbers.
 
+use perflab_core::note::Workers;
 use perflab_core::parallel_metrics::ParallelMetrics;
 use perflab_core::{Better, Metric, Unit};
 
@@ -62,7 +63,11 @@ pub fn notes(v: &Verdict) -> Vec<String> {
     } else {
         vec![format!(
             "summing per-thread bandwidths is NOT valid: {head}; {}",
-            v.reasons.join("; ")
+            v.reasons
+                .iter()
+                .map(|r| r.text(Workers::Threads))
+                .collect::<Vec<_>>()
+                .join("; ")
         )]
     }
 }

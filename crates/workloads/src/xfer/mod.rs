@@ -212,6 +212,7 @@ static INFO: WorkloadInfo = WorkloadInfo {
         primary_metric: "bandwidth_mib_s",
         result_title: None,
         latency_table: None,
+        workers: perflab_core::note::Workers::Threads,
     }),
 };
 

@@ -12,6 +12,8 @@
 pub(crate) mod gpu_words;
 pub(crate) mod legacy;
 
+use perflab_core::note::Workers;
+
 use perflab_core::record::{MeasurementRecord, RunInfo};
 use perflab_core::{ParallelMetrics, ThreadRecord};
 use perflab_stats::parallel::{judge_stored, spans_from_records, Criteria};
@@ -42,7 +44,7 @@ pub struct ParallelRow {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ParallelTable {
     pub rows: Vec<ParallelRow>,
-    /// The "threads" are gpuxfer's two copy engines (`crate::tables::parallel::gpu_words`).
+    /// The "threads" are copy engines (gpuxfer's; `gpu_words` has the table's words).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub copy_engines: bool,
 }
@@ -62,16 +64,17 @@ fn median(v: impl Iterator<Item = f64>) -> Option<f64> {
     perflab_stats::median(v.filter(|x| !x.is_nan()))
 }
 
-/// The first reason summing is not valid for `m` (whose verdict is `v`), or `None` when
-/// it is valid.
-fn first_reason(m: &MeasurementRecord, v: &ParallelMetrics) -> Option<String> {
+/// The reasons summing is not valid for `m` (whose verdict is `v`), in the words of
+/// `workers`: empty when it is valid.
+fn reasons(m: &MeasurementRecord, v: &ParallelMetrics, workers: Workers) -> Vec<String> {
     let out = &m.output;
-    // Runs stored before `busy_measured` have their reasons only in a note's text.
+    // Runs stored before `busy_measured` have their reasons only in a note's text: an
+    // untyped note, shown as it was written.
     let Some(busy) = v.busy_measured else {
-        return crate::tables::parallel::legacy::first_reason(&out.notes);
+        return legacy::first_reason(&out.notes).into_iter().collect();
     };
     if v.sum_valid {
-        return None;
+        return Vec::new();
     }
     // The thread records do not keep each thread's CPU time; the parallelism the workload
     // computed from it stands in for it, so the verdict is the one the workload gave.
@@ -79,13 +82,20 @@ fn first_reason(m: &MeasurementRecord, v: &ParallelMetrics) -> Option<String> {
     let spans = spans_from_records(&out.threads);
     judge_stored(&spans, &Criteria::default(), measured)
         .reasons
-        .into_iter()
-        .next()
+        .iter()
+        .map(|r| r.text(workers))
+        .collect()
+}
+
+/// What the run's thread records are (gpuxfer's are copy engines), from its workload's
+/// report hints.
+pub(crate) fn workers_of(run: &RunInfo) -> Workers {
+    crate::hints::results(&run.workload).map_or(Workers::Threads, |h| h.workers)
 }
 
 /// The summary table, or `None` when no measurement carries the verdict.
 pub fn parallel_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<ParallelTable> {
-    let copy_engines = run.workload == crate::tables::parallel::gpu_words::WORKLOAD;
+    let workers = workers_of(run);
     if !has_verdict(ms) {
         return None;
     }
@@ -110,14 +120,9 @@ pub fn parallel_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<Paralle
             };
             let med = |f: fn(&ParallelMetrics) -> f64| median(group.iter().map(|(_, v)| f(v)));
             let valid = group.iter().filter(|(_, v)| v.sum_valid).count();
-            let reason =
-                group
-                    .iter()
-                    .find_map(|(m, v)| first_reason(m, v))
-                    .map(|r| match copy_engines {
-                        true => crate::tables::parallel::gpu_words::engine_reason(&r),
-                        false => r,
-                    });
+            let reason = group
+                .iter()
+                .find_map(|(m, v)| reasons(m, v, workers).into_iter().next());
             rows.push(ParallelRow {
                 point: labeler.label(&head.params),
                 variant: variant.clone(),
@@ -132,7 +137,10 @@ pub fn parallel_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<Paralle
             });
         }
     }
-    Some(ParallelTable { rows, copy_engines })
+    Some(ParallelTable {
+        rows,
+        copy_engines: workers == Workers::CopyEngines,
+    })
 }
 
 fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -215,7 +223,7 @@ impl ParallelTable {
 
 /// The per-thread records of one measurement: where each thread ran, when, and what
 /// it moved. Start is relative to the first thread's start.
-pub fn render_threads(m: &MeasurementRecord) -> String {
+pub fn render_threads(m: &MeasurementRecord, workers: Workers) -> String {
     let threads: &[ThreadRecord] = &m.output.threads;
     let mut out = format!(
         "measurement {} ({} {}), {} thread record{}\n",
@@ -283,16 +291,29 @@ pub fn render_threads(m: &MeasurementRecord) -> String {
         }
     }
     out.push_str(&align(&lines, &[0, 3]));
-    for n in m
-        .output
-        .notes
-        .iter()
-        .filter(|n| n.starts_with("summing per-thread") || n.starts_with("summing the two"))
-    {
-        out.push_str(n);
+    if let Some(line) = verdict_line(m, workers) {
+        out.push_str(&line);
         out.push('\n');
     }
     out
+}
+
+/// Whether the measurement's per-worker bandwidths may be summed, and why not, from its
+/// stored verdict and its records judged again (never from the workload's note).
+fn verdict_line(m: &MeasurementRecord, workers: Workers) -> Option<String> {
+    let v = verdict(m)?;
+    let one = match workers {
+        Workers::Threads => "per-thread",
+        Workers::CopyEngines => "per-direction",
+    };
+    if v.sum_valid {
+        return Some(format!("summing {one} bandwidths is valid"));
+    }
+    let why = reasons(m, &v, workers);
+    Some(format!(
+        "summing {one} bandwidths is NOT valid: {}",
+        why.join("; ")
+    ))
 }
 
 #[cfg(test)]
@@ -444,7 +465,7 @@ mod tests {
 
     #[test]
     fn thread_records_render_relative_to_the_first_start() {
-        let text = render_threads(&m(0, 0, "free", true, 1.0, 1.0));
+        let text = render_threads(&m(0, 0, "free", true, 1.0, 1.0), Workers::Threads);
         assert!(text.contains("2 thread records"), "{text}");
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[2].starts_with("c0t0"), "{text}");
