@@ -1,19 +1,32 @@
 #!/bin/bash
-# What attaching BPF programs to netrx's events costs a loopback round trip when the
-# tracer is bpftrace, the tool engineers trust for this, measured by sockperf; beside it,
-# in the same window, perflab's own `trace` monitor measured by `crosscheck monitors`.
-# It answers whether the cost of perflab's BPF backend on netrr (issue 23) is perflab's
-# or the kernel's: bpftrace with EMPTY probes on the same tracepoints pays the floor too.
+# What tracing netrx's events costs a loopback round trip, every tracer on one scale: the
+# same workload (sockperf ping-pong, client and server on CPU 0, 64-byte messages), the
+# same figure (sockperf's p50 round trip, read by this script), the same interleaving, in
+# one window, for five configurations:
 #
-#   scripts/trace-floor.sh PATH/TO/perflab [ROUNDS] [SECONDS]     (root; bpftrace, sockperf)
+#   off         nothing attached
+#   bt-empty    bpftrace, empty probes on netrx's six host tracepoints
+#   bt-spans    bpftrace, netrx's host spans as hist()s
+#   pl-empty    perflab's trace monitor (netrx), every program `r0 = 0; exit`
+#               (PERFLAB_TRACE_EMPTY_PROGRAMS=1): the floor of its attachments
+#   pl-match    perflab's trace monitor (netrx), matching programs, as shipped
 #
-# Client and server on CPU 0 (as crosscheck monitors' netrr), 64-byte messages. Each
-# round runs every configuration once, in an order rotated every round; a
-# configuration's ratio is the median over rounds of its p50 round trip over the p50 of
-# the round's `off` run. bpftrace 0.17 (Debian 13) has classic tracepoints only.
+#   scripts/trace-floor.sh PATH/TO/perflab [ROUNDS] [SECONDS]   (root; bpftrace, sockperf, python3)
+#
+# perflab traces as an outside tracer, as bpftrace does: `perflab run --workload exec
+# --monitors trace:netrx` with a telemetry repetition (the only kind the trace monitor
+# runs in) whose command holds the programs attached until this script has measured, so
+# perflab's attachment is machine-wide and sockperf never runs under perflab. Every tracer
+# runs on the last CPU, away from CPU 0.
+#
+# Each round runs every configuration once, in an order rotated every round. A
+# configuration's row is the median over rounds of its p50 over the p50 of the round's
+# `off` run, with the order-statistic interval of those ratios (binomial coverage >= 95 %,
+# as `perflab crosscheck`'s pairs: 6 rounds at least); the last row is perflab matching
+# over perflab empty, round by round: what matching costs above the floor.
 set -u
 PERFLAB=${1:?usage: trace-floor.sh PATH/TO/perflab [ROUNDS] [SECONDS]}
-ROUNDS=${2:-6}
+ROUNDS=${2:-8}
 SECS=${3:-2}
 PORT=11311
 EVENTS="tracepoint:irq:softirq_raise, tracepoint:irq:softirq_entry, tracepoint:irq:softirq_exit, tracepoint:sched:sched_waking, tracepoint:sched:sched_switch, tracepoint:sock:sock_recv_length"
@@ -33,17 +46,23 @@ tracepoint:sched:sched_switch {
 tracepoint:sock:sock_recv_length {
   $s = @running[tid]; if ($s) { @d = hist(nsecs - $s); @running[tid] = 0; } }'
 
-for t in bpftrace sockperf taskset; do
-    command -v $t > /dev/null || { echo "trace-floor: $t is missing (apt-get install bpftrace sockperf)" >&2; exit 2; }
+for t in bpftrace sockperf taskset python3; do
+    command -v $t > /dev/null || { echo "trace-floor: $t is missing (apt-get install bpftrace sockperf python3)" >&2; exit 2; }
 done
+[ -x "$PERFLAB" ] || { echo "trace-floor: $PERFLAB is not an executable" >&2; exit 2; }
+case $ROUNDS in '' | *[!0-9]*) echo "trace-floor: ROUNDS must be a number" >&2; exit 2 ;; esac
+[ "$ROUNDS" -ge 6 ] || { echo "trace-floor: at least 6 rounds (fewer give no 95% interval)" >&2; exit 2; }
+TRACER_CPU=$(($(nproc) - 1))
 WORK=$(mktemp -d)
 SERVER=
+TRACER=
 cleanup() {
+    [ -n "$TRACER" ] && { release; kill -INT "$TRACER" 2> /dev/null; wait "$TRACER" 2> /dev/null; }
     [ -n "$SERVER" ] && kill "$SERVER" 2> /dev/null
-    pkill -INT -f "bpftrace.*trace-floor" 2> /dev/null
     rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 taskset -c 0 sockperf server -i 127.0.0.1 -p $PORT > /dev/null 2>&1 &
 SERVER=$!
 sleep 0.5
@@ -54,51 +73,117 @@ p50() {
         awk '/percentile 50.000/ { printf "%.3f\n", 2 * $NF }'
 }
 
-# with PROGRAM: p50 while bpftrace runs PROGRAM (attached before sockperf starts).
-with() {
-    local log="$WORK/bt.log"
-    : > "$log"
-    # The comment marks our bpftrace for the cleanup.
-    bpftrace -e "/* trace-floor */ $1" > "$log" 2>&1 &
-    local bt=$!
-    for _ in $(seq 100); do grep -q Attaching "$log" && break; sleep 0.1; done
-    sleep 0.3
-    p50
-    kill -INT $bt 2> /dev/null
-    wait $bt 2> /dev/null
+# waits up to 20 s for FILE to exist (or PROCESS to end): 0 when it did.
+await() {
+    for _ in $(seq 200); do
+        [ -e "$1" ] && return 0
+        kill -0 "$2" 2> /dev/null || return 1
+        sleep 0.1
+    done
+    return 1
 }
 
-CONFIGS=(off empty match)
-declare -A RATIOS
-echo "round  off_us  empty_us  match_us"
+# lets perflab's held command end (a FIFO nobody reads is not waited for).
+release() {
+    [ -p "$WORK/go" ] && timeout 5 sh -c "echo > '$WORK/go'" 2> /dev/null
+    return 0
+}
+
+# bpftrace PROGRAM attached, then p50.
+with_bpftrace() {
+    local log="$WORK/bt.log"
+    : > "$log"
+    taskset -c $TRACER_CPU bpftrace -e "$1" > "$log" 2>&1 &
+    TRACER=$!
+    for _ in $(seq 200); do grep -q Attaching "$log" && break; sleep 0.1; done
+    sleep 0.3
+    p50
+    kill -INT $TRACER 2> /dev/null
+    wait $TRACER 2> /dev/null
+    TRACER=
+}
+
+# perflab's trace monitor (netrx) attached, then p50; ENV... set for perflab. The exec
+# command's headline repetition (first, untraced) returns at once; its telemetry
+# repetition, traced, says it started and holds, blocked in a read of a FIFO (no process
+# started meanwhile, as bpftrace starts none), until this script writes to it.
+with_perflab() {
+    rm -f "$WORK/first" "$WORK/ready" "$WORK/go"
+    mkfifo "$WORK/go"
+    local cmd="[ -e $WORK/first ] || { touch $WORK/first; echo value 1; exit 0; }; \
+touch $WORK/ready; read -r _ < $WORK/go; echo value 1"
+    env "$@" taskset -c $TRACER_CPU "$PERFLAB" --db "$WORK/pl.db" run --workload exec \
+        -p "cmd=$cmd" -p 'regex=value (\d+)' -p timeout=600s --monitors trace:netrx \
+        --reps 1 --telemetry-reps 1 > "$WORK/pl.log" 2>&1 &
+    TRACER=$!
+    if await "$WORK/ready" $TRACER; then
+        sleep 0.3
+        p50
+    else
+        echo "trace-floor: perflab's trace monitor did not start; its output:" >&2
+        tail -5 "$WORK/pl.log" >&2
+    fi
+    release
+    wait $TRACER 2> /dev/null
+    TRACER=
+    grep -q 'trace: measured in the kernel (BPF backend)' "$WORK/pl.log" ||
+        echo "trace-floor: perflab did not trace with BPF: $(grep 'trace:' "$WORK/pl.log" | head -2)" >&2
+}
+
+CONFIGS=(off bt-empty bt-spans pl-empty pl-match)
+N=${#CONFIGS[@]}
+TABLE="$WORK/table"
+echo "round  ${CONFIGS[*]}   (p50 round trip, µs)"
 for r in $(seq "$ROUNDS"); do
     declare -A V=()
-    for k in 0 1 2; do
-        c=${CONFIGS[$(( (k + r) % 3 ))]}
+    for k in $(seq 0 $((N - 1))); do
+        c=${CONFIGS[$(((k + r) % N))]}
         case $c in
-            off) V[off]=$(p50) ;;
-            empty) V[empty]=$(with "$EMPTY") ;;
-            match) V[match]=$(with "$MATCH") ;;
+            off) V[$c]=$(p50) ;;
+            bt-empty) V[$c]=$(with_bpftrace "$EMPTY") ;;
+            bt-spans) V[$c]=$(with_bpftrace "$MATCH") ;;
+            pl-empty) V[$c]=$(with_perflab PERFLAB_TRACE_EMPTY_PROGRAMS=1) ;;
+            pl-match) V[$c]=$(with_perflab) ;;
         esac
     done
-    echo "$r  ${V[off]}  ${V[empty]}  ${V[match]}"
-    for c in empty match; do
-        RATIOS[$c]+="$(awk -v a="${V[$c]}" -v b="${V[off]}" 'BEGIN { printf "%.4f ", a / b }')"
-    done
+    line="$r"
+    for c in "${CONFIGS[@]}"; do line="$line ${V[$c]:-nan}"; done
+    echo "$line" | tee -a "$TABLE"
 done
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-echo "bpftrace, empty probes on netrx's 6 tracepoints: p50 ratio $(echo "${RATIOS[empty]}" | median) (rounds: ${RATIOS[empty]})"
-echo "bpftrace, netrx's spans as hist()s:             p50 ratio $(echo "${RATIOS[match]}" | median) (rounds: ${RATIOS[match]})"
-kill "$SERVER" 2> /dev/null
-SERVER=
 
-# perflab's trace monitor in the same window, empty programs first.
-CM=(crosscheck monitors --workloads netrr --monitor-sets trace --monitor-pairs 8 --max-pairs 16)
-DB="$WORK/cm.db"
-for how in "classic empty" "classic matching" "empty" "matching"; do
-    env=()
-    case $how in *classic*) env+=(PERFLAB_TRACE_ATTACH=classic) ;; esac
-    case $how in *empty*) env+=(PERFLAB_TRACE_EMPTY_PROGRAMS=1) ;; esac
-    line=$(env "${env[@]}" "$PERFLAB" --db "$DB" "${CM[@]}" 2> /dev/null | grep '^netrr ')
-    echo "perflab trace (${how/classic/all classic,}): $(echo "$line" | awk '{ print "p50 ratio", $8, $9, $10 }')"
-done
+# Ratios per round, their median and order-statistic interval (as crosscheck's pairs).
+python3 - "$TABLE" "${CONFIGS[@]}" << 'EOF'
+import math, sys
+rows = [l.split()[1:] for l in open(sys.argv[1])]
+names = sys.argv[2:]
+cols = {n: [float(r[i]) for r in rows] for i, n in enumerate(names)}
+
+def estimate(ratios):
+    r = sorted(x for x in ratios if math.isfinite(x) and x > 0)
+    n = len(r)
+    below, k = 0.0, 0
+    for j in range(n // 2):
+        below += math.comb(n, j) / 2 ** n
+        if 2 * below <= 0.05 + 1e-12:
+            k = j + 1
+        else:
+            break
+    if n == 0:
+        return "no rounds"
+    med = r[n // 2] if n % 2 else (r[n // 2 - 1] + r[n // 2]) / 2
+    ci = f"[{r[k - 1]:.4f}, {r[n - k]:.4f}]" if k else "[no 95% interval]"
+    return f"{med:.4f} {ci}  (rounds: {' '.join(f'{x:.4f}' for x in ratios)})"
+
+label = {
+    "bt-empty": "bpftrace, empty probes (6 tracepoints)  ",
+    "bt-spans": "bpftrace, netrx's spans as hist()s      ",
+    "pl-empty": "perflab trace netrx, empty programs     ",
+    "pl-match": "perflab trace netrx, matching programs  ",
+}
+print("p50 ratio against nothing attached, median of the rounds [95% interval]:")
+for n in names[1:]:
+    print(f"  {label[n]} {estimate([a / b for a, b in zip(cols[n], cols['off'])])}")
+print("perflab matching over perflab empty, round by round:")
+print(f"  {'perflab matching / empty programs       '} "
+      f"{estimate([a / b for a, b in zip(cols['pl-match'], cols['pl-empty'])])}")
+EOF
