@@ -40,9 +40,13 @@ pub fn check(out: &mut dyn Write, verdicts: &mut Verdicts) {
             return;
         }
     };
+    let cfg = ChangePointConfig::default();
     say!(
         out,
-        "history: perflab (E-Divisive, alpha 0.01) against Apache Otava {} (defaults: window 50, p 0.001) on otava-test-data series; tolerance {TOLERANCE} points",
+        "history: perflab (E-Divisive, alpha {} for a series, {} within one that moved, segments of {} runs) against Apache Otava {} (defaults: window 50, p 0.001) on otava-test-data series; tolerance {TOLERANCE} points",
+        cfg.alpha,
+        cfg.alpha * cfg.within,
+        cfg.min_size,
         doc["otava_version"].as_str().unwrap_or("?")
     );
     let mut scores: BTreeMap<(String, u64), [Score; 2]> = BTreeMap::new();
@@ -51,10 +55,7 @@ pub fn check(out: &mut dyn Write, verdicts: &mut Verdicts) {
         let data: Vec<f64> = numbers(&s["data"]);
         let truth: Vec<usize> = numbers(&s["truth"]).iter().map(|&x| x as usize).collect();
         let otava: Vec<usize> = numbers(&s["otava"]).iter().map(|&x| x as usize).collect();
-        let ours: Vec<usize> = e_divisive(&data, &ChangePointConfig::default())
-            .iter()
-            .map(|c| c.index)
-            .collect();
+        let ours: Vec<usize> = e_divisive(&data, &cfg).iter().map(|c| c.index).collect();
         let key = (
             s["family"].as_str().unwrap_or("?").to_string(),
             s["length"].as_u64().unwrap_or(0),
