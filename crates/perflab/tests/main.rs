@@ -50,6 +50,7 @@ mod cli_serve_auth;
 mod cli_spans;
 mod cli_stdout_full;
 mod cli_sudo;
+mod cli_telemetry_ab;
 mod cli_trace;
 mod cli_trace_text;
 mod cli_until_decided;

@@ -27,5 +27,6 @@ mod snapshots;
 mod spans;
 mod spans_idlewake;
 mod spans_vm;
+mod telemetry_ab;
 mod verdicts;
 mod views;

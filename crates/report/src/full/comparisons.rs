@@ -169,6 +169,8 @@ fn one_comparison(
             blocks.extend(t.to_blocks().into_iter().filter_map(once));
         }
     }
+    let telemetry = crate::tables::telemetry_ab::telemetry_ab(t, p.ms_a, p.ms_b, &opts.stats);
+    blocks.extend(telemetry.iter().flat_map(|x| x.report_blocks(t)));
     let changes = changed::changes_for_table(t, p.ms_a, p.ms_b, opts.changes);
     blocks.extend(Changes(changes.clone()).to_blocks_among(t));
     if opts.figures {
@@ -182,6 +184,7 @@ fn one_comparison(
         "comparison": t,
         "scan": scan,
         "distribution": dist,
+        "telemetry": telemetry,
         "changes": changes,
     }))
 }

@@ -21,6 +21,7 @@ pub enum SectionId {
     Scan,
     Distribution,
     Changed,
+    Telemetry,
     // Parts of `report` and the lines views print around their tables.
     Environment,
     Runs,
@@ -60,6 +61,7 @@ impl SectionId {
             Scan => "scan",
             Distribution => "distribution",
             Changed => "changed",
+            Telemetry => "telemetry",
             Environment => "environment",
             Runs => "runs",
             Quality => "quality",

@@ -60,7 +60,7 @@ pub const SHOW: &[&str] = &id::names(SHOW_IDS);
 
 /// The ids of the sections `perflab compare` prints: the comparison table, or the scan
 /// in its place when the size varies.
-pub const COMPARE_IDS: [SectionId; 4] = [Comparison, Scan, Distribution, Percentiles];
+pub const COMPARE_IDS: [SectionId; 5] = [Comparison, Scan, Distribution, Telemetry, Percentiles];
 /// [`COMPARE_IDS`] as text, which the binary checks `--section` against.
 pub const COMPARE: &[&str] = &id::names(COMPARE_IDS);
 

@@ -16,3 +16,4 @@ pub mod parallel;
 pub mod percentiles;
 pub mod scan;
 pub mod summary;
+pub mod telemetry_ab;

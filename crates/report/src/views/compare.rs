@@ -15,6 +15,7 @@ use crate::section::SectionId;
 use crate::section::{self, Format, Section};
 use crate::views::data::{pick, to_json, Data};
 use crate::views::parts;
+use crate::tables::telemetry_ab::{telemetry_ab, TelemetryAb};
 use crate::views::View;
 use crate::{ComparisonTable, Distribution, PercentileTable, ScanReport};
 
@@ -37,6 +38,9 @@ pub struct CompareView {
     pub scan: Option<ScanReport>,
     /// CPU-pair studies: the regression distribution.
     pub distribution: Option<Distribution>,
+    /// The telemetry the sides recorded (counters, interrupts and idle entries on the
+    /// measured CPUs, huge pages), B against A: change and interval, no verdict.
+    pub telemetry: Option<TelemetryAb>,
     /// The latency percentiles of what the comparison reads: both runs, or the two
     /// variants.
     pub percentiles: Option<PercentileTable>,
@@ -57,6 +61,7 @@ pub fn variants(
             .ok_or_else(|| nothing_to_compare(info, ms))?,
     };
     let table = crate::compare_variants(info, ms, &base, &other, how.metric, how.cfg)?;
+    let telemetry = telemetry_ab(&table, ms, ms, how.cfg);
     // The percentiles read histograms only: the two variants' records are copied without
     // their telemetry rows, most of a record (unless that is all of them already: no
     // telemetry is read without --drilldown).
@@ -71,7 +76,7 @@ pub fn variants(
             .collect();
         crate::latency_percentiles(&[(info, &two)])
     };
-    Ok(CompareView::of(table, percentiles, None, how.buckets))
+    Ok(CompareView::of(table, telemetry, percentiles, None, how.buckets))
 }
 
 /// Run `b` against run `a`, matched point by point; their setups' differences said first.
@@ -81,9 +86,10 @@ pub fn runs(
     how: &Reading,
 ) -> Result<CompareView, ReportError> {
     let table = crate::compare_runs(a.0, a.1, b.0, b.1, how.metric, how.cfg)?;
+    let telemetry = telemetry_ab(&table, a.1, b.1, how.cfg);
     let percentiles = crate::latency_percentiles(&[a, b]);
     let setup = setup_section(&setup_differences(a.0, b.0))?;
-    Ok(CompareView::of(table, percentiles, setup, how.buckets))
+    Ok(CompareView::of(table, telemetry, percentiles, setup, how.buckets))
 }
 
 impl View for CompareView {
@@ -96,6 +102,7 @@ impl View for CompareView {
         let mut out: Vec<&dyn Section> = vec![&self.table];
         out.extend(self.scan.as_ref().map(|s| s as &dyn Section));
         out.extend(self.distribution.as_ref().map(|d| d as &dyn Section));
+        out.extend(self.telemetry.as_ref().map(|t| t as &dyn Section));
         out.extend(self.percentiles.as_ref().map(|p| p as &dyn Section));
         out
     }
@@ -107,6 +114,7 @@ impl View for CompareView {
 impl CompareView {
     fn of(
         table: ComparisonTable,
+        telemetry: Option<TelemetryAb>,
         percentiles: Option<PercentileTable>,
         setup: Option<Data>,
         buckets: &Buckets,
@@ -117,6 +125,7 @@ impl CompareView {
             distribution: pairs.then(|| crate::distribution(&table, buckets)),
             scan: crate::scan_tables(&table, "size"),
             table,
+            telemetry,
             percentiles,
             buckets: buckets.clone(),
         }
