@@ -30,10 +30,11 @@ impl FromStr for RunRef {
             Some("") => return Ok(RunRef::Last(0)),
             Some(rest) => rest.strip_prefix('~'),
             None => {
+                // Any number: the store says when it holds no such run.
                 return match text.parse::<RunId>() {
-                    Ok(id) if id > 0 => Ok(RunRef::Id(id)),
+                    Ok(id) if id >= 0 => Ok(RunRef::Id(id)),
                     _ => Err(format!("{text:?}: {EXPECTED}")),
-                }
+                };
             }
         };
         // `last~` alone is git's `last~1`; a sign or a space is not a count.
@@ -99,6 +100,7 @@ mod tests {
     fn numbers_last_and_last_n_parse_and_print_back() {
         for (text, want) in [
             ("7", Id(7)),
+            ("0", Id(0)),
             ("last", Last(0)),
             ("last~0", Last(0)),
             ("last~1", Last(1)),
@@ -173,7 +175,7 @@ mod tests {
     #[test]
     fn anything_else_is_one_line_naming_the_forms() {
         for text in [
-            "", "x", "0", "-1", "lastt", "last-1", "last~x", "last~-1", "last~ 1", "1.5",
+            "", "x", "-1", "lastt", "last-1", "last~x", "last~-1", "last~ 1", "1.5",
         ] {
             let e = text.parse::<RunRef>().unwrap_err();
             assert!(!e.contains('\n'), "{e}");

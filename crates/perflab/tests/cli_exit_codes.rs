@@ -344,17 +344,20 @@ fn help_lists_every_exit_code() {
     let o = lab.run(&["--help"]);
     // clap wraps the text to the terminal width; compare with the line breaks squeezed out.
     let out = text(&o).0.split_whitespace().collect::<Vec<_>>().join(" ");
+    // The summaries are the first clauses of the codes' docs in exit.rs (cli_man checks
+    // that every code defined there is listed).
     for needle in [
-        "0 success",
-        "1 failure while running, or a run none of whose measurements succeeded",
+        "Exit codes: 0 success;",
+        "1 a failure while running;",
         "2 bad input",
-        "3 a run that completed with some measurements failed",
-        "4 a crosscheck ratio or cost outside its stated tolerance",
-        "5 a run that completed but could not compare as planned",
-        "6 busy: another perflab holds a setting the run changes",
-        "7 `compare --fail-on`: a row read a verdict it fails on",
-        "8 a run that completed with some measurements ineffective",
+        "3 a run that completed with some of its measurements failed;",
+        "4 a cross-check whose ratio or cost is outside its stated tolerance;",
+        "5 a run that could not compare as planned;",
+        "6 busy, another perflab holds a setting the run changes;",
+        "7 a row of `compare --fail-on` read a verdict the gate fails on;",
+        "8 a run that completed with some measurements ineffective;",
         "130 stopped by a signal",
+        "`perflab man` says more of each.",
     ] {
         assert!(out.contains(needle), "{needle:?} not in {out}");
     }

@@ -67,6 +67,7 @@ pub fn run(g: &Global, a: &ImportArgs) -> anyhow::Result<i32> {
     settle_run(&mut store, &info, &report)?;
     let mut summary = ImportSummary::new(a, &store, report.run, NAME);
     summary.created = report.created;
+    summary.whole = true;
     summary.study = info.study.clone();
     summary.measurements = report.copied.into();
     summary.there_already = report.skipped.into();

@@ -28,6 +28,9 @@ pub struct ImportSummary {
     pub notes: Vec<String>,
     /// Where the run is: the database file, absolute, or the server's location.
     pub database: String,
+    /// A `perflab-json` document: the run came back whole, and may have been there.
+    #[serde(skip)]
+    pub whole: bool,
 }
 
 impl ImportSummary {
@@ -43,6 +46,7 @@ impl ImportSummary {
             there_already: 0,
             notes: Vec::new(),
             database: crate::cmd::run_view::database_location(store),
+            whole: false,
         }
     }
 
@@ -52,7 +56,7 @@ impl ImportSummary {
         if format == DataFormat::Json {
             return envelope::print(self);
         }
-        if self.parser == super::import_json::NAME {
+        if self.whole {
             eprintln!(
                 "run {}: {} from {}: {} new measurement(s), {} there already",
                 self.run,

@@ -20,6 +20,11 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
          setting the run changes (e.g. 10m).",
     ),
     (
+        "PERFLAB_DISTURBED_ABOVE",
+        "run --disturbed-above's default: the share of a measurement's CPUs (in %) other \
+         work may take before the measurement is marked disturbed.",
+    ),
+    (
         "PERFLAB_FINGERPRINT_KEY",
         "The key file secrets (tokens, passwords in URLs) are fingerprinted with before \
          they are stored or shown.",
