@@ -342,7 +342,6 @@ fn row(
         error: reps.iter().find_map(|m| match &m.status {
             MeasurementStatus::Failed(e) => Some(e.clone()),
             MeasurementStatus::Ineffective(e) => Some(format!("ineffective: {e}")),
-            MeasurementStatus::Disturbed(e) => Some(format!("disturbed: {e}")),
             MeasurementStatus::Ok => None,
         }),
     };
