@@ -39,6 +39,8 @@ pub enum NoteKind {
     Text,
     /// Events a monitor asked for that this machine cannot count, and why.
     Unsupported { events: Vec<String>, why: String },
+    /// A monitor counts user space only (the kernel's part is not counted), and why.
+    UserOnly { why: String },
     /// Why summing per-worker bandwidths is not valid.
     NotSummable(Reason),
 }
@@ -77,14 +79,55 @@ impl Note {
         }
     }
 
-    /// The note in words, as every crate shows it.
+    /// `subject` (a monitor) counts user space only.
+    pub fn user_only(subject: &str, why: &str) -> Self {
+        Self {
+            kind: NoteKind::UserOnly {
+                why: why.to_string(),
+            },
+            subject: subject.to_string(),
+            figures: Vec::new(),
+            severity: Severity::Caveat,
+        }
+    }
+
+    /// The note in words, as every crate shows it (and as a run stores it).
     pub fn text(&self) -> String {
         match &self.kind {
             NoteKind::Text => self.subject.clone(),
             NoteKind::Unsupported { events, why } => {
                 format!("{}: {} unsupported: {why}", self.subject, events.join(", "))
             }
+            NoteKind::UserOnly { why } => format!("{}: user space only: {why}", self.subject),
             NoteKind::NotSummable(r) => r.text(Workers::Threads),
+        }
+    }
+
+    /// A note as a run stores it (its text), read back as a value: the kinds worded by
+    /// [`Note::text`] are read here, beside their wording, so a reworded kind fails this
+    /// crate's round-trip test instead of silently going unrecognised elsewhere. Any
+    /// other text (an old note, one without a kind) is [`Note::untyped`].
+    pub fn from_stored(text: &str) -> Self {
+        let typed = text.split_once(": ").and_then(|(subject, rest)| {
+            // A subject is one name (`counters`, `counters-cpu`), never a phrase.
+            if subject.is_empty() || subject.contains(char::is_whitespace) {
+                return None;
+            }
+            if let Some(why) = rest.strip_prefix("user space only: ") {
+                return Some(Note::user_only(subject, why));
+            }
+            let (events, why) = rest.split_once(" unsupported: ")?;
+            let events = events.split(", ").map(str::to_string).collect();
+            Some(Note::unsupported(subject, events, why))
+        });
+        typed.unwrap_or_else(|| Note::untyped(text))
+    }
+
+    /// What a typed note is about (a monitor's source); `None` for an untyped note.
+    pub fn about(&self) -> Option<&str> {
+        match self.kind {
+            NoteKind::Text => None,
+            _ => Some(&self.subject),
         }
     }
 }
@@ -357,6 +400,35 @@ mod tests {
             "counters: cycles, instructions unsupported: no PMU"
         );
         assert_eq!(n.severity, Severity::Caveat);
+    }
+
+    /// Every kind a note is stored as reads back as the same value.
+    #[test]
+    fn stored_notes_read_back_as_the_values_they_were() {
+        for n in [
+            Note::unsupported(
+                "counters",
+                vec!["cycles".into(), "ref-cycles".into()],
+                "ENOENT: no PMU",
+            ),
+            Note::unsupported(
+                "counters-cpu",
+                vec!["LLC-load-misses".into()],
+                "not supported",
+            ),
+            Note::user_only("counters", "perf_event_paranoid is 2"),
+        ] {
+            assert_eq!(Note::from_stored(&n.text()), n, "{}", n.text());
+            assert!(n.about().is_some());
+        }
+        for old in [
+            "summing per-thread bandwidths is valid: 2 threads: aggregate 1 MiB/s",
+            "path veth: udp 64 B, closed loop",
+            "no colon at all",
+        ] {
+            let n = Note::from_stored(old);
+            assert_eq!((n.text().as_str(), n.about()), (old, None));
+        }
     }
 
     #[test]

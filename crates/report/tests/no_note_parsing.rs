@@ -25,11 +25,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
          untyped note, read for backward compatibility only",
     ),
     (
-        "tables/counters.rs",
-        " unsupported: ",
-        "the counters monitor's notes are still text (issue 34 item 1, not yet typed)",
-    ),
-    (
         "spans/seen.rs",
         "trace: ",
         "the trace monitor's skipped-span notes are still text (issue 34 item 1)",

@@ -35,6 +35,7 @@ mod perf;
 mod rows;
 mod scale;
 
+use perflab_core::note::Note;
 use perflab_core::{Descriptor, KeyMatch, Need, Needs, NoCpu, ReportHints, RowHints, Wording};
 use perflab_core::{MeasureCtx, Monitor, MonitorError, TelemetryRow, ThreadEvent, Unavailable};
 use perflab_sys::{SysRoot, Topology};
@@ -289,18 +290,14 @@ impl Monitor for CountersMonitor {
                 None => by_reason.push((why, vec![event])),
             }
         }
+        // Worded by core's note vocabulary, which reads them back for the report.
+        let events = |e: Vec<&str>| e.into_iter().map(str::to_string).collect();
         let mut out: Vec<String> = by_reason
             .into_iter()
-            .map(|(why, events)| {
-                format!(
-                    "{}: {} unsupported: {why}",
-                    self.source(),
-                    events.join(", ")
-                )
-            })
+            .map(|(why, e)| Note::unsupported(self.source(), events(e), why).text())
             .collect();
         if let Some(why) = self.user_only_reason() {
-            out.push(format!("{}: user space only: {why}", self.source()));
+            out.push(Note::user_only(self.source(), why).text());
         }
         out
     }

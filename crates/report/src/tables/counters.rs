@@ -4,6 +4,7 @@
 //! figures. Events the machine could not count are listed under the table, never shown as
 //! zeros.
 
+use perflab_core::note::{Note, NoteKind};
 use perflab_core::record::{MeasurementRecord, RunInfo};
 use serde::Serialize;
 
@@ -145,16 +146,17 @@ fn drop_empty_columns(rows: &mut [CounterRow]) -> Vec<usize> {
 }
 
 /// The counters monitor's notes, each once, led by a warning when it ran in telemetry
-/// repetitions only (then the counts are not of the results).
-fn monitor_notes(ms: &[MeasurementRecord], source: &str, metric: &str) -> Vec<String> {
-    let mut notes: Vec<String> = ms
+/// repetitions only (then the counts are not of the results). A note is the monitor's
+/// when it is about it ([`Note::about`]): read as a value, never by its words.
+fn monitor_notes(ms: &[MeasurementRecord], source: &str, metric: &str) -> Vec<Note> {
+    let mut notes: Vec<Note> = ms
         .iter()
         .flat_map(|m| m.output.notes.iter())
-        .filter(|n| n.starts_with(&format!("{source}:")))
-        .cloned()
+        .map(|n| Note::from_stored(n))
+        .filter(|n| n.about() == Some(source))
         .collect();
     let mut seen = std::collections::HashSet::new();
-    notes.retain(|n| seen.insert(n.clone()));
+    notes.retain(|n| seen.insert(n.text()));
     let all: Vec<&MeasurementRecord> = ms.iter().collect();
     if telemetry_records(&all, source)
         .iter()
@@ -162,11 +164,11 @@ fn monitor_notes(ms: &[MeasurementRecord], source: &str, metric: &str) -> Vec<St
     {
         notes.insert(
             0,
-            format!(
+            Note::untyped(format!(
                 "{source} ran in telemetry repetitions only (counting disturbs the workload): \
                  the counts and the {metric} beside them are of those repetitions, not of the \
                  results"
-            ),
+            )),
         );
     }
     notes
@@ -182,21 +184,20 @@ fn median_metric(group: &[&MeasurementRecord], metric: &str, source: &str) -> Op
     )
 }
 
-/// `counters: cycles unsupported: WHY` for eight events with one WHY becomes one line
-/// naming the eight.
-fn compress_unsupported(notes: Vec<String>) -> Vec<String> {
+/// The events not counted for one reason, eight of them on a VM without a PMU, as one
+/// line naming them all; other notes as they read.
+fn compress_unsupported(notes: Vec<Note>) -> Vec<String> {
     let mut by_reason: Vec<(String, Vec<String>)> = Vec::new();
     let mut other = Vec::new();
     for n in notes {
-        let parsed = n
-            .split_once(": ")
-            .and_then(|(_, rest)| rest.split_once(" unsupported: "));
-        match parsed {
-            Some((event, why)) => match by_reason.iter_mut().find(|(w, _)| w == why) {
-                Some((_, events)) => events.push(event.to_string()),
-                None => by_reason.push((why.to_string(), vec![event.to_string()])),
-            },
-            None => other.push(n),
+        match n.kind {
+            NoteKind::Unsupported { events, why } => {
+                match by_reason.iter_mut().find(|(w, _)| *w == why) {
+                    Some((_, all)) => all.extend(events),
+                    None => by_reason.push((why, events)),
+                }
+            }
+            _ => other.push(n.text()),
         }
     }
     by_reason
