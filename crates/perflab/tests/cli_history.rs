@@ -89,3 +89,126 @@ fn a_filter_matching_nothing_is_one_line_and_exit_2() {
         "{err}"
     );
 }
+
+/// A `perflab` command on the PostgreSQL store `url`.
+fn on(lab: &Lab, url: &str, args: &[&str]) -> std::process::Output {
+    lab.cmd()
+        .env("PERFLAB_DB", url)
+        .args(args)
+        .output()
+        .expect("run perflab")
+}
+
+/// A fleet's store on PostgreSQL: host A's runs of the null study (a step after run 8)
+/// and host B's runs of the same study, point and variant at twice the value and without
+/// a step (host A's runs exported, given host B's name and uid and values, and imported, as
+/// `fleet run` and `push` bring other hosts' runs in). `history` gives one series per host,
+/// each of its own 14 runs, and finds host A's step only.
+#[test]
+fn history_on_postgres_gives_one_series_per_host_never_mixed() {
+    let Some(pg) = perflab_testkit::pg_database() else {
+        return;
+    };
+    let lab = Lab::new();
+    let url = pg.url.as_str();
+    for i in 1..=14 {
+        let level = if i <= 8 { 100.0 } else { 110.0 };
+        let value = level + ((i * 37) % 7) as f64 * 0.2 - 0.6;
+        let o = on(
+            &lab,
+            url,
+            &[
+                "run",
+                "--workload",
+                "null",
+                "-p",
+                &format!("value={value:.1}"),
+                "-p",
+                "noise_pct=1",
+                "--reps",
+                "3",
+                "--label",
+                &format!("v{i}"),
+            ],
+        );
+        // 10: a measurement disturbed by other work on a busy machine (not counted).
+        assert!(matches!(o.status.code(), Some(0 | 10)), "{:?}", text(&o));
+    }
+    let listed: serde_json::Value =
+        serde_json::from_slice(&on(&lab, url, &["ls", "--format", "json"]).stdout).unwrap();
+    let host_a = {
+        let o = on(&lab, url, &["export", "1"]);
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["run"]["fingerprint"]["hostname"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let host_b = format!("{host_a}-b");
+    for (n, r) in listed["runs"].as_array().unwrap().iter().enumerate() {
+        let o = on(&lab, url, &["export", &r["id"].to_string()]);
+        let mut doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["run"]["fingerprint"]["hostname"] = host_b.clone().into();
+        doc["run"]["uid"] = format!("{:032x}", 0xb0b0_0000u64 + n as u64).into();
+        for m in doc["measurements"].as_array_mut().unwrap() {
+            for metric in m["output"]["metrics"].as_array_mut().unwrap() {
+                if metric["name"] == "value" {
+                    // Flat at about 200: twice host A's first level, no step.
+                    let v = metric["value"].as_f64().unwrap();
+                    metric["value"] = (if v > 105.0 { v - 10.0 } else { v } * 2.0).into();
+                }
+            }
+        }
+        let file = lab.dir.path().join(format!("b{n}.json"));
+        std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+        let o = on(
+            &lab,
+            url,
+            &[
+                "import",
+                "--parser",
+                "perflab-json",
+                &file.to_string_lossy(),
+            ],
+        );
+        assert!(o.status.success(), "{:?}", text(&o));
+    }
+    let o = on(
+        &lab,
+        url,
+        &[
+            "history", "--study", "null", "--metric", "value", "--format", "json",
+        ],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let series = doc["history"].as_array().unwrap();
+    assert_eq!(series.len(), 2, "one series per host: {out}");
+    for s in series {
+        let name = s["name"].as_str().unwrap();
+        let changes = s["changes"].as_array().unwrap();
+        if name.starts_with(&format!("{host_b}/")) {
+            assert!(changes.is_empty(), "host B never moved: {s}");
+        } else {
+            assert!(name.starts_with(&format!("{host_a}/")), "{name}");
+            assert_eq!(changes.len(), 1, "{s}");
+            assert_eq!(changes[0]["after"]["label"], "v9", "{s}");
+            // Host A's stretches, not host B's values at 200.
+            assert!(changes[0]["median_after"].as_f64().unwrap() < 150.0, "{s}");
+        }
+    }
+    // The listing: each host's series holds its own 14 runs.
+    let o = on(&lab, url, &["history", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let value_series: Vec<&serde_json::Value> = doc["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["key"]["metric"] == "value")
+        .collect();
+    assert_eq!(value_series.len(), 2, "{doc}");
+    for s in value_series {
+        assert_eq!(s["runs"], 14, "{s}");
+    }
+}
