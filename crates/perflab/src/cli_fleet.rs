@@ -85,7 +85,8 @@ pub struct FleetRunArgs {
 
 #[derive(Args, Debug)]
 pub struct FleetResumeArgs {
-    /// The fleet run (the id `fleet run` printed; `fleet ls` lists them)
+    /// The fleet run: the id `fleet run` printed (`fleet ls` lists them), `last` or
+    /// `last~N`
     pub id: String,
     #[command(flatten)]
     pub reach: ReachArgs,
@@ -130,7 +131,7 @@ pub struct FleetLsArgs {
 
 #[derive(Args, Debug)]
 pub struct FleetReportArgs {
-    /// The fleet run
+    /// The fleet run: its id, `last` or `last~N`
     pub id: String,
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,

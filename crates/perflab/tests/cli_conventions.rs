@@ -309,3 +309,49 @@ fn text_fits_the_terminal_and_stays_whole_in_a_pipe() {
     let o = lab.run(&["--sysroot", root.to_str().unwrap(), "doctor"]);
     assert!(widest(&text(&o).0) > 100, "{}", text(&o).0);
 }
+
+/// A fleet run is named as a run is: `last` is the newest `fleet ls` lists.
+#[test]
+fn last_names_the_newest_fleet_run() {
+    let lab = Lab::new();
+    let ssh = crate::cli_stdout_full::no_ssh(lab.dir.path());
+    let fleet = |args: &[&str]| {
+        lab.cmd()
+            .env("XDG_STATE_HOME", lab.dir.path().join("state"))
+            .env("PERFLAB_SSH", &ssh)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = fleet(&["fleet", "report", "last"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("last: no fleet runs in"), "{err}");
+    let o = fleet(&[
+        "fleet",
+        "run",
+        "quick",
+        "--hosts",
+        "h1",
+        "--reconnect-for",
+        "1s",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "no host reached: {:?}", text(&o));
+    let ls: Value = serde_json::from_slice(&fleet(&["fleet", "ls", "--format", "json"]).stdout)
+        .expect("fleet ls JSON");
+    let id = ls["fleets"][0]["id"].as_str().unwrap().to_string();
+    // No host completed: the refusal names the fleet `last` resolved to.
+    let o = fleet(&["fleet", "report", "last"]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("fleet {id}: no host has completed yet")),
+        "{err}"
+    );
+    let o = fleet(&["fleet", "report", "last~1"]);
+    let (_, err) = text(&o);
+    assert!(
+        err.contains("holds 1 fleet run(s), so the oldest is last~0"),
+        "{err}"
+    );
+}

@@ -206,7 +206,7 @@ fn setup() -> Setup {
 }
 
 /// A fake ssh that reaches no host, for the fleet commands.
-fn no_ssh(dir: &Path) -> std::path::PathBuf {
+pub(crate) fn no_ssh(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("fake-ssh");
     std::fs::write(
         &path,

@@ -96,7 +96,7 @@ fn resume(g: &Global, a: FleetResumeArgs) -> anyhow::Result<i32> {
     let reconnect_for = duration("--reconnect-for", &a.reconnect_for)?;
     common::verdict_settings(&a.verdict)?;
     let dir = state_dir()?;
-    let mut st = FleetState::load(&dir, &a.id).map_err(input)?;
+    let mut st = load(&dir, &a.id)?;
     let mut todo = 0;
     for h in &mut st.hosts {
         let again = match h.status {
@@ -328,7 +328,7 @@ pub fn summary(st: &FleetState) -> String {
 
 fn fleet_report(g: &Global, a: FleetReportArgs) -> anyhow::Result<i32> {
     let (stats, buckets) = common::verdict_settings(&a.verdict)?;
-    let st = FleetState::load(&state_dir()?, &a.id).map_err(input)?;
+    let st = load(&state_dir()?, &a.id)?;
     let store = if g.db.is_some() {
         common::read_store(g)?
     } else {
@@ -360,20 +360,48 @@ fn fleet_report(g: &Global, a: FleetReportArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn ls(json: bool) -> anyhow::Result<i32> {
-    let dir = state_dir()?;
-    let mut states: Vec<FleetState> = match std::fs::read_dir(&dir) {
+/// Every fleet run recorded in `dir`, newest first.
+fn states(dir: &std::path::Path) -> Vec<FleetState> {
+    let mut states: Vec<FleetState> = match std::fs::read_dir(dir) {
         Ok(entries) => entries
             .filter_map(|e| e.ok())
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
                 let id = name.strip_suffix(".json")?;
-                FleetState::load(&dir, id).ok()
+                FleetState::load(dir, id).ok()
             })
             .collect(),
         Err(_) => Vec::new(),
     };
     states.sort_by(|a, b| b.created_at.total_cmp(&a.created_at));
+    states
+}
+
+/// The fleet run `id` names: its hex id, or `last`/`last~N` counted back over `fleet ls`
+/// (newest first), as a run is named (`crate::run_ref`).
+fn load(dir: &std::path::Path, id: &str) -> anyhow::Result<FleetState> {
+    let back = match id.parse::<crate::run_ref::RunRef>() {
+        Ok(crate::run_ref::RunRef::Last(n)) => n as usize,
+        _ => return FleetState::load(dir, id).map_err(input),
+    };
+    let mut all = states(dir);
+    let held = all.len();
+    if back >= held {
+        return Err(input(match held {
+            0 => format!("{id}: no fleet runs in {}", dir.display()),
+            _ => format!(
+                "{id}: {} holds {held} fleet run(s), so the oldest is last~{}",
+                dir.display(),
+                held - 1
+            ),
+        }));
+    }
+    Ok(all.swap_remove(back))
+}
+
+fn ls(json: bool) -> anyhow::Result<i32> {
+    let dir = state_dir()?;
+    let states = states(&dir);
     if json {
         #[derive(serde::Serialize)]
         struct Fleets<'a> {
