@@ -36,32 +36,7 @@ use perflab_core::Better;
 /// The run `info` with its measurements `ms`, as benchstat input.
 pub fn benchstat_text(info: &RunInfo, ms: &[MeasurementRecord]) -> String {
     let mut out = String::new();
-    let fp = &info.fingerprint;
-    let field = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
-    let _ = writeln!(
-        out,
-        "# perflab run {} of study {}, workload {}{}",
-        info.id,
-        info.study,
-        info.workload,
-        info.label
-            .as_deref()
-            .map(|l| format!(", label {l:?}"))
-            .unwrap_or_default()
-    );
-    let mut host = Vec::new();
-    for (name, value) in [
-        ("host", &fp.hostname),
-        ("kernel", &fp.kernel),
-        ("cpu", &fp.cpu_model),
-    ] {
-        if let Some(v) = field(value) {
-            host.push(format!("{name} {v}"));
-        }
-    }
-    if !host.is_empty() {
-        let _ = writeln!(out, "# {}", host.join(", "));
-    }
+    run_comments(&mut out, info);
     let results: Vec<&MeasurementRecord> = ms.iter().filter(|m| m.is_result()).collect();
     let by_variant = variant_params(&results);
     let varying: Vec<String> = varying_params(&results)
@@ -87,7 +62,7 @@ pub fn benchstat_text(info: &RunInfo, ms: &[MeasurementRecord]) -> String {
         );
     }
     let _ = writeln!(out, "goos: linux");
-    if let Some(arch) = field(&fp.machine) {
+    if let Some(arch) = field(&info.fingerprint.machine) {
         let _ = writeln!(out, "goarch: {}", go_arch(&arch));
     }
     let _ = writeln!(out, "pkg: perflab/{}", encode(&info.study));
@@ -101,27 +76,67 @@ pub fn benchstat_text(info: &RunInfo, ms: &[MeasurementRecord]) -> String {
     }
     let base = format!("Benchmark{}", camel(&info.study));
     for m in results {
-        let mut name = base.clone();
-        for key in &varying {
-            let value = m.params.get(key).map(|v| v.to_string()).unwrap_or_default();
-            let _ = write!(name, "/{}={}", encode(key), encode(&value));
-        }
-        let _ = write!(name, "/variant={}", encode(&m.variant));
-        let mut line = format!("{} 1", no_gomaxprocs_suffix(name));
-        let mut seen = BTreeSet::new();
-        for metric in &m.output.metrics {
-            let unit = unit_of(&metric.name);
-            // A repeated name would be read as one metric measured twice; the first wins.
-            if !metric.value.is_finite() || !seen.insert(unit.clone()) {
-                continue;
-            }
-            let _ = write!(line, " {} {unit}", number(metric.value));
-        }
-        if !seen.is_empty() {
-            let _ = writeln!(out, "{line}");
-        }
+        result_line(&mut out, &base, &varying, m);
     }
     out
+}
+
+/// A fingerprint field, where it says something.
+fn field(v: &Option<String>) -> Option<String> {
+    v.clone().filter(|s| !s.is_empty())
+}
+
+/// The `#` lines that say which run this is and where it ran (benchstat ignores them).
+fn run_comments(out: &mut String, info: &RunInfo) {
+    let fp = &info.fingerprint;
+    let _ = writeln!(
+        out,
+        "# perflab run {} of study {}, workload {}{}",
+        info.id,
+        info.study,
+        info.workload,
+        info.label
+            .as_deref()
+            .map(|l| format!(", label {l:?}"))
+            .unwrap_or_default()
+    );
+    let mut host = Vec::new();
+    for (name, value) in [
+        ("host", &fp.hostname),
+        ("kernel", &fp.kernel),
+        ("cpu", &fp.cpu_model),
+    ] {
+        if let Some(v) = field(value) {
+            host.push(format!("{name} {v}"));
+        }
+    }
+    if !host.is_empty() {
+        let _ = writeln!(out, "# {}", host.join(", "));
+    }
+}
+
+/// One result: its name (`varying` parameters, then the variant), 1 iteration, and a
+/// value and unit per metric; nothing when it has no finite metric.
+fn result_line(out: &mut String, base: &str, varying: &[String], m: &MeasurementRecord) {
+    let mut name = base.to_string();
+    for key in varying {
+        let value = m.params.get(key).map(|v| v.to_string()).unwrap_or_default();
+        let _ = write!(name, "/{}={}", encode(key), encode(&value));
+    }
+    let _ = write!(name, "/variant={}", encode(&m.variant));
+    let mut line = format!("{} 1", no_gomaxprocs_suffix(name));
+    let mut seen = BTreeSet::new();
+    for metric in &m.output.metrics {
+        let unit = unit_of(&metric.name);
+        // A repeated name would be read as one metric measured twice; the first wins.
+        if !metric.value.is_finite() || !seen.insert(unit.clone()) {
+            continue;
+        }
+        let _ = write!(line, " {} {unit}", number(metric.value));
+    }
+    if !seen.is_empty() {
+        let _ = writeln!(out, "{line}");
+    }
 }
 
 /// Parameters whose value is not the same in every result, in name order.

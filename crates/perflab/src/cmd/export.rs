@@ -4,11 +4,12 @@
 
 use std::io::Write;
 
-use perflab_store::{MeasurementRecord, RunId, RunInfo, Store, StoreError};
+use perflab_store::{RunInfo, Store};
 
 use crate::cli::{ExportArgs, ExportFormat, Global};
 use crate::cmd::common;
 use crate::cmd::export_stream::{self, Head};
+use crate::cmd::export_visit::visit;
 
 /// What the JSON document says it is, first, so a reader (`perflab import --parser
 /// perflab-json`, a script) knows what it holds before reading on.
@@ -64,26 +65,4 @@ fn benchstat(store: &Store, info: &RunInfo, mut out: impl Write) -> anyhow::Resu
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
-}
-
-/// [`perflab_store::Store::visit_measurements`] (with every record's telemetry rows, or
-/// none) with a visitor whose own error (a write that failed) stops the read and comes
-/// back as itself.
-pub(super) fn visit<E>(
-    store: &Store,
-    run: RunId,
-    telemetry: bool,
-    mut f: impl FnMut(MeasurementRecord) -> Result<(), E>,
-) -> anyhow::Result<()>
-where
-    E: std::error::Error + Send + Sync + 'static,
-{
-    store
-        .visit_measurements(run, &mut |_| telemetry, &mut |m| {
-            f(m).map_err(|e| StoreError::Visitor(Box::new(e)))
-        })
-        .map_err(|e| match e {
-            StoreError::Visitor(inner) => anyhow::Error::from_boxed(inner),
-            e => e.into(),
-        })
 }

@@ -8,6 +8,8 @@ use std::io::Write;
 
 use perflab_store::{MeasurementRecord, RunInfo, Store};
 
+use crate::cmd::export_visit::visit;
+
 /// The columns before the parameters'.
 const HEAD: [&str; 5] = ["run", "seq", "point", "variant", "rep"];
 /// The columns after the parameters'.
@@ -41,7 +43,7 @@ pub fn write(store: &Store, info: &RunInfo, out: impl Write) -> anyhow::Result<(
         .chain(TAIL.iter().map(|h| h.to_string()))
         .collect();
     w.write_record(&header)?;
-    super::export::visit(store, info.id, false, |m| {
+    visit(store, info.id, false, |m| {
         for row in rows(info, &names, &m) {
             w.write_record(&row)?;
         }

@@ -16,6 +16,7 @@ mod export;
 mod export_csv;
 mod export_record;
 mod export_stream;
+mod export_visit;
 mod fail_on;
 mod fleet;
 mod fleet_doctor;
