@@ -35,10 +35,11 @@ pub const GATE: i32 = 7;
 /// stored but not their variant's numbers, and no verdict uses them; the last line says
 /// how many. A script must not read such a run as a clean comparison.
 pub const INEFFECTIVE: i32 = 8;
-/// A run that completed, but a comparison it makes tested nothing: a knob or variant
-/// changed nothing its telemetry can see (no idle entries in either variant, no interrupt
-/// moved, no huge page used), so that comparison reads `void`, with the reason, listed at
-/// the end of the run. Takes precedence over [`INEFFECTIVE`], which is often its cause.
+/// A run that completed, but tested nothing of a variant: at every point, the variant's
+/// settings changed nothing its telemetry can see (no idle entries in either variant, no
+/// interrupt moved, no huge page used), so its comparisons read `void`, with the reason,
+/// listed at the end of the run (a void point among others is listed, not an exit). Takes
+/// precedence over [`INEFFECTIVE`], which is often its cause.
 pub const VOID: i32 = 9;
 /// Stopped by a signal (Ctrl-C, SIGTERM): everything measured so far is kept, and `run
 /// --resume RUN` (or the same `bisect`) goes on from there.

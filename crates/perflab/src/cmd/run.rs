@@ -146,10 +146,18 @@ fn execute(
         // a million measurements is not loaded whole to print its tables.
         let ms = common::report_records(store, id, true)?;
         if outcome.status != RunStatus::Interrupted {
+            let points = |variant: &str| {
+                let at: std::collections::BTreeSet<u32> = ms
+                    .iter()
+                    .filter(|m| m.variant == variant)
+                    .map(|m| m.point)
+                    .collect();
+                at.len()
+            };
             end = end.with_void(
                 &info,
                 perflab_lab::void::judge(&info.spec, &ms),
-                comparisons(&info, &ms),
+                (comparisons(&info, &ms), &points),
             );
         }
         run_view::print(store, (&info, &ms), out, &end, json, &hint::db_flag(g))?;

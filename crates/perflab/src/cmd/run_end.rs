@@ -35,6 +35,11 @@ pub struct RunEnd {
     /// Comparisons the run makes (variants other than the baseline, times points).
     #[serde(skip)]
     pub comparisons: usize,
+    /// A variant's comparison is void at every point it was measured at: the run tested
+    /// nothing of it (exit 9). A void point among others (idle-ipi's same-CPU pair, where
+    /// no partner ever idles, on a machine whose other pairs do) is listed, not an exit.
+    #[serde(skip)]
+    pub void_throughout: bool,
     pub exit_code: i32,
 }
 
@@ -52,19 +57,24 @@ impl RunEnd {
             unavailable: not_compared(info),
             void: Vec::new(),
             comparisons: 0,
+            void_throughout: false,
             exit_code: 0,
         };
         end.exit_code = end.code(info);
         end
     }
 
-    /// This end, with the run's void comparisons out of `comparisons` it makes.
+    /// This end, with the run's void comparisons out of `comparisons` it makes; `points`
+    /// says at how many points each variant was measured.
     pub fn with_void(
         mut self,
         info: &RunInfo,
         void: Vec<VoidComparison>,
-        comparisons: usize,
+        (comparisons, points): (usize, &dyn Fn(&str) -> usize),
     ) -> Self {
+        self.void_throughout = void
+            .iter()
+            .any(|v| void.iter().filter(|w| w.variant == v.variant).count() >= points(&v.variant));
         self.void = void;
         self.comparisons = comparisons;
         self.exit_code = self.code(info);
@@ -77,7 +87,7 @@ impl RunEnd {
             RunStatus::Complete if info.failed > 0 && info.done == 0 => FAILURE,
             RunStatus::Complete if info.failed > 0 => SOME_FAILED,
             RunStatus::Complete if !self.unavailable.is_empty() => NOT_COMPARED,
-            RunStatus::Complete if !self.void.is_empty() => VOID,
+            RunStatus::Complete if self.void_throughout => VOID,
             RunStatus::Complete if info.ineffective > 0 => INEFFECTIVE,
             RunStatus::Complete => 0,
         }
@@ -269,7 +279,7 @@ mod tests {
             variant: "all".into(),
             reason: "haltpoll idle was entered in 2 of 6 measurements of poll-only".into(),
         }];
-        let end = RunEnd::of(&run).with_void(&run, void, 2);
+        let end = RunEnd::of(&run).with_void(&run, void.clone(), (2, &|_| 1));
         assert_eq!(end.exit_code, VOID);
         assert_eq!(
             end.last_line("").unwrap(),
@@ -280,11 +290,16 @@ mod tests {
         let listing = end.void_listing().unwrap();
         assert!(listing
             .contains("  void: all vs poll-only at cpu_b=1: haltpoll idle was entered in 2 of 6"));
+        // One void point of a variant measured at two (a same-CPU pair where no partner
+        // idles, beside pairs that do): listed, but the run did test the variant.
+        let partial = RunEnd::of(&run).with_void(&run, void.clone(), (2, &|_| 2));
+        assert_eq!(partial.exit_code, INEFFECTIVE);
+        assert!(partial.void_listing().is_some());
         // Failures speak first; no void, no listing.
         run.failed = 1;
         assert_eq!(
             RunEnd::of(&run)
-                .with_void(&run, end.void.clone(), 2)
+                .with_void(&run, end.void.clone(), (2, &|_| 1))
                 .exit_code,
             SOME_FAILED
         );
