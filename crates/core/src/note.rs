@@ -41,6 +41,10 @@ pub enum NoteKind {
     Unsupported { events: Vec<String>, why: String },
     /// A monitor counts user space only (the kernel's part is not counted), and why.
     UserOnly { why: String },
+    /// A span the kernel cannot trace (it lacks the tracepoints `missing`) is skipped.
+    SpanSkipped { missing: Vec<String>, span: String },
+    /// The guest ran under TCG, software emulation, because `why`.
+    GuestEmulated { why: String },
     /// Why summing per-worker bandwidths is not valid.
     NotSummable(Reason),
 }
@@ -91,6 +95,31 @@ impl Note {
         }
     }
 
+    /// `subject` (the trace monitor) skips `span`: this kernel lacks `missing`.
+    pub fn span_skipped(subject: &str, missing: Vec<String>, span: &str) -> Self {
+        Self {
+            kind: NoteKind::SpanSkipped {
+                missing,
+                span: span.to_string(),
+            },
+            subject: subject.to_string(),
+            figures: Vec::new(),
+            severity: Severity::Caveat,
+        }
+    }
+
+    /// The guest a path boots runs under TCG (no KVM), because `why`.
+    pub fn guest_emulated(why: &str) -> Self {
+        Self {
+            kind: NoteKind::GuestEmulated {
+                why: why.to_string(),
+            },
+            subject: GUEST.to_string(),
+            figures: Vec::new(),
+            severity: Severity::Warning,
+        }
+    }
+
     /// The note in words, as every crate shows it (and as a run stores it).
     pub fn text(&self) -> String {
         match &self.kind {
@@ -99,6 +128,16 @@ impl Note {
                 format!("{}: {} unsupported: {why}", self.subject, events.join(", "))
             }
             NoteKind::UserOnly { why } => format!("{}: user space only: {why}", self.subject),
+            NoteKind::SpanSkipped { missing, span } => format!(
+                "{}: this kernel has no {}: span {span} is skipped",
+                self.subject,
+                missing.join(", ")
+            ),
+            NoteKind::GuestEmulated { why } => format!(
+                "{TCG} (software emulation, because {why}): its latencies are those of an \
+                 emulated CPU, many times a real VM's, and are NOT representative of KVM; \
+                 compare TCG results only with each other"
+            ),
             NoteKind::NotSummable(r) => r.text(Workers::Threads),
         }
     }
@@ -108,6 +147,14 @@ impl Note {
     /// crate's round-trip test instead of silently going unrecognised elsewhere. Any
     /// other text (an old note, one without a kind) is [`Note::untyped`].
     pub fn from_stored(text: &str) -> Self {
+        // Older runs (and short test fixtures) end the sentence at the reason.
+        if let Some(rest) = text.strip_prefix(TCG) {
+            let why = rest
+                .strip_prefix(" (software emulation, because ")
+                .and_then(|r| r.split_once("): ").map(|(w, _)| w).or(r.strip_suffix(')')))
+                .unwrap_or("");
+            return Note::guest_emulated(why);
+        }
         let typed = text.split_once(": ").and_then(|(subject, rest)| {
             // A subject is one name (`counters`, `counters-cpu`), never a phrase.
             if subject.is_empty() || subject.contains(char::is_whitespace) {
@@ -115,6 +162,12 @@ impl Note {
             }
             if let Some(why) = rest.strip_prefix("user space only: ") {
                 return Some(Note::user_only(subject, why));
+            }
+            if let Some(r) = rest.strip_prefix("this kernel has no ") {
+                let (missing, span) = r.rsplit_once(": span ")?;
+                let span = span.strip_suffix(" is skipped")?;
+                let missing = missing.split(", ").map(str::to_string).collect();
+                return Some(Note::span_skipped(subject, missing, span));
             }
             let (events, why) = rest.split_once(" unsupported: ")?;
             let events = events.split(", ").map(str::to_string).collect();
@@ -131,6 +184,11 @@ impl Note {
         }
     }
 }
+
+/// The subject of the notes about a booted guest.
+const GUEST: &str = "guest";
+/// How a note about an emulated guest begins.
+const TCG: &str = "the guest runs under TCG";
 
 /// What did the work whose bandwidths a parallelism verdict would sum: CPU threads, or a
 /// GPU's copy engines, where a "thread" is one direction's chain of copies on its stream
@@ -417,6 +475,12 @@ mod tests {
                 "not supported",
             ),
             Note::user_only("counters", "perf_event_paranoid is 2"),
+            Note::span_skipped(
+                "trace",
+                vec!["kvm:kvm_set_irq".into(), "kvm:kvm_msi_set_irq".into()],
+                "netrx.vhost_irq",
+            ),
+            Note::guest_emulated("/dev/kvm is missing"),
         ] {
             assert_eq!(Note::from_stored(&n.text()), n, "{}", n.text());
             assert!(n.about().is_some());
@@ -429,6 +493,15 @@ mod tests {
             let n = Note::from_stored(old);
             assert_eq!((n.text().as_str(), n.about()), (old, None));
         }
+    }
+
+    /// A TCG note as runs stored it before its tail was added reads as the same kind.
+    #[test]
+    fn a_short_tcg_note_is_still_an_emulated_guest() {
+        let n = Note::from_stored(
+            "the guest runs under TCG (software emulation, because /dev/kvm is missing)",
+        );
+        assert_eq!(n, Note::guest_emulated("/dev/kvm is missing"));
     }
 
     #[test]

@@ -25,16 +25,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
          untyped note, read for backward compatibility only",
     ),
     (
-        "spans/seen.rs",
-        "trace: ",
-        "the trace monitor's skipped-span notes are still text (issue 34 item 1)",
-    ),
-    (
-        "spans/seen.rs",
-        "under TCG",
-        "the netpath knob's TCG note is still text (issue 34 item 1)",
-    ),
-    (
         "tables/latency.rs",
         "path ",
         "netrr's first note (`path veth: udp 64 B, closed loop`) is still text; the table \

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use perflab_core::note::Note;
 use perflab_sys::SysRoot;
 
 pub use super::qemu_probe::probe_qemu;
@@ -38,11 +39,8 @@ impl Accel {
     pub fn note(&self) -> Option<String> {
         match self {
             Accel::Kvm => None,
-            Accel::Tcg { why } => Some(format!(
-                "the guest runs under TCG (software emulation, because {why}): its latencies \
-                 are those of an emulated CPU, many times a real VM's, and are NOT \
-                 representative of KVM; compare TCG results only with each other"
-            )),
+            // Worded by core, which reads it back for the report.
+            Accel::Tcg { why } => Some(Note::guest_emulated(why).text()),
         }
     }
 }

@@ -30,6 +30,7 @@ pub mod spans;
 pub mod split;
 pub mod tracefs;
 
+use perflab_core::note::Note;
 use perflab_core::{
     Descriptor, KeyMatch, Kind, Need, Needs, NoCpu, ReportHints, RowHints, Wording,
 };
@@ -324,12 +325,8 @@ impl TraceMonitor {
                         missing.join(", ")
                     ))));
                 }
-                self.note(format!(
-                    "trace: this kernel has no {}: span {}.{} is skipped",
-                    missing.join(", "),
-                    set.name,
-                    span.name
-                ));
+                let key = format!("{}.{}", set.name, span.name);
+                self.note(Note::span_skipped("trace", missing, &key).text());
                 continue;
             }
             keep.push(span);

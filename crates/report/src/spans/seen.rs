@@ -4,6 +4,7 @@
 //! packets, and its p50 must not sit in a table as if it were one. And a span that cannot
 //! match on a path says why, rather than a bare "none".
 
+use perflab_core::note::{Note, NoteKind};
 use perflab_core::record::MeasurementRecord;
 
 use crate::spans::rows;
@@ -60,22 +61,26 @@ pub fn skipped_seed_spans(
         return Vec::new();
     };
     let facts = std::collections::BTreeMap::from([(NET_PATH_FACT.to_string(), path.to_string())]);
-    let notes: Vec<&String> = recs.iter().flat_map(|m| m.output.notes.iter()).collect();
+    // The trace monitor's skipped spans, read as values (span, missing tracepoints).
+    let skipped: Vec<(String, Vec<String>)> = recs
+        .iter()
+        .flat_map(|m| m.output.notes.iter())
+        .filter_map(|n| match Note::from_stored(n).kind {
+            NoteKind::SpanSkipped { missing, span } => Some((span, missing)),
+            _ => None,
+        })
+        .collect();
     let mut out = Vec::new();
     for s in &set.spans {
         if !is_lettered(&s.label) || s.when.as_ref().is_some_and(|w| !w.holds(&facts)) {
             continue;
         }
         let key = format!("{SEED_SET}.{}", s.name);
-        let tail = format!(": span {key} is skipped");
-        let Some(lacks) = notes.iter().find_map(|n| {
-            n.strip_suffix(&tail)?
-                .rsplit_once("trace: ")
-                .map(|(_, l)| l.to_string())
-        }) else {
+        let Some((_, missing)) = skipped.iter().find(|(span, _)| *span == key) else {
             continue;
         };
-        let kvm = lacks.contains("kvm:");
+        let lacks = format!("this kernel has no {}", missing.join(", "));
+        let kvm = missing.iter().any(|t| t.starts_with("kvm:"));
         let why = if kvm {
             format!("{lacks} (no kvm module: a TCG host, or KVM not loaded)")
         } else {
@@ -114,10 +119,14 @@ fn is_lettered(label: &str) -> bool {
 }
 
 /// Whether the guest of these measurements ran under TCG: netrr passes on the netpath
-/// knob's note ("the guest runs under TCG …").
+/// knob's note, read back as a value.
 pub fn under_tcg(recs: &[&MeasurementRecord]) -> bool {
-    recs.iter()
-        .any(|m| m.output.notes.iter().any(|n| n.contains("under TCG")))
+    recs.iter().any(|m| {
+        m.output
+            .notes
+            .iter()
+            .any(|n| matches!(Note::from_stored(n).kind, NoteKind::GuestEmulated { .. }))
+    })
 }
 
 #[cfg(test)]
