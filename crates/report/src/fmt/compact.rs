@@ -24,6 +24,43 @@ pub struct RowRef<'a> {
     pub variant: Option<&'a str>,
 }
 
+/// [`rows_text`], or `every row but …` naming the other rows where that is shorter
+/// (83 of 88 rows are best named by the 5 that are not); `variants` names the variants
+/// the rows carry (empty for rows without one).
+pub fn rows_or_rest(chosen: &[RowRef], all: &[&Params], variants: &[&str]) -> String {
+    let direct = rows_text(chosen, all, variants.len().max(1));
+    let mut rest: Vec<RowRef> = Vec::new();
+    let names: Vec<Option<&str>> = if variants.is_empty() {
+        vec![None]
+    } else {
+        variants.iter().map(|v| Some(*v)).collect()
+    };
+    for p in all {
+        for v in &names {
+            let taken = chosen.iter().any(|c| c.params == *p && c.variant == *v);
+            let listed = rest.iter().any(|r| r.params == *p && r.variant == *v);
+            if !taken && !listed {
+                rest.push(RowRef {
+                    params: p,
+                    variant: *v,
+                });
+            }
+        }
+    }
+    if rest.is_empty() {
+        return direct;
+    }
+    let other = format!(
+        "every row but {}",
+        rows_text(&rest, all, variants.len().max(1))
+    );
+    if other.len() < direct.len() {
+        other
+    } else {
+        direct
+    }
+}
+
 /// Names `chosen`, rows of a table whose points are `all` measured with `variants`
 /// variants: `every row` when they are all of them, else as the module says.
 pub fn rows_text(chosen: &[RowRef], all: &[&Params], variants: usize) -> String {
@@ -33,14 +70,9 @@ pub fn rows_text(chosen: &[RowRef], all: &[&Params], variants: usize) -> String 
             distinct.push(p);
         }
     }
-    let mut seen: Vec<(&Params, Option<&str>)> = Vec::new();
-    for c in chosen {
-        if !seen.contains(&(c.params, c.variant)) {
-            seen.push((c.params, c.variant));
-        }
-    }
-    if seen.len() >= distinct.len() * variants.max(1) && distinct.len() > 1 {
-        return format!("every row ({})", seen.len());
+    let seen = distinct_rows(chosen);
+    if seen >= distinct.len() * variants.max(1) && distinct.len() > 1 {
+        return format!("every row ({seen})");
     }
     if distinct.iter().all(|p| cpu_pair(p).is_some()) {
         return pairs_text(chosen);
@@ -186,8 +218,7 @@ pub fn monitors_summary(ms: &[MeasurementRecord]) -> Vec<String> {
                 .collect();
             if !more.is_empty() {
                 line.push_str(&format!(
-                    "; {} only in the {n_tele} telemetry ones (they disturb the workload), \
-                     never results",
+                    "; {} only in the {n_tele} telemetry ones, never results",
                     more.join(", ")
                 ));
             }
@@ -195,6 +226,17 @@ pub fn monitors_summary(ms: &[MeasurementRecord]) -> Vec<String> {
         _ => return crate::tables::coverage::monitor_lines(ms),
     }
     vec![line]
+}
+
+/// How many different rows (point and variant) `chosen` holds.
+fn distinct_rows(chosen: &[RowRef]) -> usize {
+    let mut seen: Vec<(&Params, Option<&str>)> = Vec::new();
+    for c in chosen {
+        if !seen.contains(&(c.params, c.variant)) {
+            seen.push((c.params, c.variant));
+        }
+    }
+    seen.len()
 }
 
 /// CPU pairs as the tables write them, `0-0, 0-1 [all]`.

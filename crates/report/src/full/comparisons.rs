@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use crate::doc::Block;
 use crate::error::ReportError;
+use crate::fmt::compact::{rows_text, RowRef};
 use crate::full::figures;
 use crate::full::input::{run_name, ReportOptions, RunData};
 use crate::tables::blocks::Changes;
@@ -100,21 +101,7 @@ fn one_comparison(
     blocks: &mut Vec<Block>,
 ) -> Result<Value, ReportError> {
     let t = &p.table;
-    // The runs section lists the variants not measured and the monitors; once is enough.
-    let once = |b: Block| -> Option<Block> {
-        match b {
-            Block::List { title, .. } if title == UNAVAILABLE => None,
-            Block::List { title, items } => Some(Block::List {
-                title,
-                items: items
-                    .into_iter()
-                    // The runs part names the ineffective measurements per variant too.
-                    .filter(|i| !p.listed.contains(i) && !i.starts_with("INEFFECTIVE: "))
-                    .collect(),
-            }),
-            b => Some(b),
-        }
-    };
+    let once = |b: Block| once(p, b);
     blocks.push(Block::heading(
         2,
         format!(
@@ -130,22 +117,7 @@ fn one_comparison(
     }
     // The seed's own table first: for CPU pairs its regression distribution, then the
     // table it is drawn from.
-    let has_pairs = t.rows.iter().any(|r| r.pair.is_some());
-    let dist = has_pairs.then(|| distribution(t, &opts.buckets));
-    if let Some(d) = &dist {
-        if opts.figures {
-            blocks.push(Block::Figure(figures::distribution_histogram(d)));
-        }
-        // The table below lists the points not compared; once is enough.
-        let listed_below =
-            |b: &Block| matches!(b, Block::List { title, .. } if title == "Not compared");
-        blocks.extend(
-            d.to_blocks()
-                .into_iter()
-                .filter(|b| !listed_below(b))
-                .filter_map(once),
-        );
-    }
+    let dist = seed_distribution(p, opts, blocks);
     let scan = crate::scan_tables(t, "size");
     match &scan {
         Some(s) => {
@@ -187,6 +159,63 @@ fn one_comparison(
         "telemetry": telemetry,
         "changes": changes,
     }))
+}
+
+/// A block of `p`'s comparison as the report prints it: what the runs part says already
+/// (the variants not measured, the monitors, the ineffective measurements) is left out,
+/// and the points not compared are one line naming them, with the first one's reason
+/// (`compare` lists each; the reasons of a study's points are alike).
+fn once(p: &Pair, b: Block) -> Option<Block> {
+    let t = &p.table;
+    match b {
+        Block::List { title, .. } if title == UNAVAILABLE => None,
+        Block::List { title, items } if title == "Not compared" && items.len() > 1 => {
+            let first = items.first().cloned().unwrap_or_default();
+            let which = if t.rows.is_empty() {
+                format!("all {} points", items.len())
+            } else {
+                format!("{} points, {}", items.len(), not_compared_rows(t))
+            };
+            Some(Block::List {
+                title,
+                items: vec![format!("{which}; the first, {first}")],
+            })
+        }
+        Block::List { title, items } => Some(Block::List {
+            title,
+            items: items
+                .into_iter()
+                .filter(|i| !p.listed.contains(i) && !i.starts_with("INEFFECTIVE: "))
+                .collect(),
+        }),
+        b => Some(b),
+    }
+}
+
+/// For a comparison of CPU pairs, its regression distribution (the seed's table) as
+/// blocks, without the points not compared, which the table after it lists.
+fn seed_distribution(
+    p: &Pair,
+    opts: &ReportOptions,
+    blocks: &mut Vec<Block>,
+) -> Option<crate::Distribution> {
+    let t = &p.table;
+    if !t.rows.iter().any(|r| r.pair.is_some()) {
+        return None;
+    }
+    let d = distribution(t, &opts.buckets);
+    if opts.figures {
+        blocks.push(Block::Figure(figures::distribution_histogram(&d)));
+    }
+    let listed_below =
+        |b: &Block| matches!(b, Block::List { title, .. } if title == "Not compared");
+    blocks.extend(
+        d.to_blocks()
+            .into_iter()
+            .filter(|b| !listed_below(b))
+            .filter_map(|b| once(p, b)),
+    );
+    Some(d)
 }
 
 /// A run with one measured variant: its summary, and the medians as a figure.
@@ -236,4 +265,23 @@ fn variant_settings(info: &perflab_core::record::RunInfo, names: &[&String]) -> 
         })
         .collect();
     (!said.is_empty()).then(|| format!("variants: {}", said.join("; ")))
+}
+
+/// The points `t` could not compare, named compactly.
+fn not_compared_rows(t: &ComparisonTable) -> String {
+    let all: Vec<&perflab_core::Params> = t
+        .rows
+        .iter()
+        .map(|r| &r.params)
+        .chain(t.unmatched.iter().map(|u| &u.params))
+        .collect();
+    let rows: Vec<RowRef> = t
+        .unmatched
+        .iter()
+        .map(|u| RowRef {
+            params: &u.params,
+            variant: u.variant.as_deref(),
+        })
+        .collect();
+    rows_text(&rows, &all, 1)
 }

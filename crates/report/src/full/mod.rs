@@ -188,30 +188,45 @@ fn point_to_long_tables<'a>(
     id: SectionId,
     mut with_table: impl Iterator<Item = &'a RunData>,
     db_flag: &str,
-    blocks: &mut [Block],
+    blocks: &mut Vec<Block>,
 ) {
-    for b in blocks.iter_mut() {
-        let Block::Table(t) = b else {
+    let mut i = 0;
+    while i < blocks.len() {
+        let Block::Table(t) = &blocks[i] else {
+            i += 1;
             continue;
         };
         let Some(run) = with_table.next() else {
             return;
         };
-        if t.rows.len() > LONGEST_TABLE {
-            *b = Block::para(format!(
-                "{} rows, one per point and variant, of {}: perflab show {} --section {}{db_flag}",
-                t.rows.len(),
-                t.head
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, h)| !t.left.contains(i) && h.as_str() != "reps")
-                    .map(|(_, h)| h.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                run.info.id,
-                id.as_str()
-            ));
+        if t.rows.len() <= LONGEST_TABLE {
+            i += 1;
+            continue;
         }
+        let columns: Vec<&str> = t
+            .head
+            .iter()
+            .enumerate()
+            .filter(|(c, h)| !t.left.contains(c) && h.as_str() != "reps")
+            .map(|(_, h)| h.as_str())
+            .collect();
+        let pointer = Block::para(format!(
+            "{} rows, one per point and variant, of {}: perflab show {} --section {}{db_flag}",
+            t.rows.len(),
+            columns.join(", "),
+            run.info.id,
+            id.as_str()
+        ));
+        // The table's caption and notes describe it; `show` prints them with it.
+        while matches!(blocks.get(i + 1), Some(Block::Note(_))) {
+            blocks.remove(i + 1);
+        }
+        if i > 0 && matches!(blocks[i - 1], Block::Caption(_)) {
+            blocks.remove(i - 1);
+            i -= 1;
+        }
+        blocks[i] = pointer;
+        i += 1;
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::doc::Block;
 use crate::error::ReportError;
-use crate::fmt::compact::{rows_text, RowRef};
+use crate::fmt::compact::{rows_or_rest, RowRef};
 use crate::full::input::{run_name, ReportOptions, RunData};
 use crate::tables::summary::{SummaryRow, SummaryTable};
 
@@ -23,6 +23,9 @@ pub struct CapHit {
     pub attempts: u32,
     pub half_width_pct: Option<f64>,
 }
+
+/// The longest list of rows with outliers the section names; a longer one is a count.
+const OUTLIERS_NAMED: usize = 120;
 
 /// What the section lists, gathered over the runs.
 #[derive(Default)]
@@ -81,7 +84,7 @@ impl Quality {
         let who =
             |row: &SummaryRow| format!("{} {} [{}]", run_name(&r.info), row.label, row.variant);
         let all: Vec<&Params> = s.rows.iter().map(|row| &row.params).collect();
-        let variants = crate::measured_variants(&r.ms).len();
+        let variants = crate::measured_variants(&r.ms);
         let mut kinds: Vec<(Spread, Vec<&SummaryRow>)> = Vec::new();
         for row in &s.rows {
             if let Some(w) = &row.warning {
@@ -111,16 +114,27 @@ impl Quality {
                     variant: Some(row.variant.as_str()),
                 })
                 .collect();
-            rows_text(&refs, &all, variants)
+            let names: Vec<&str> = variants.iter().map(String::as_str).collect();
+            rows_or_rest(&refs, &all, &names)
         };
         let run = if self.several {
             format!("{}: ", run_name(&r.info))
         } else {
             String::new()
         };
+        // When the kinds hold every row, the largest is "every other row": the lines
+        // before it named the rest.
+        let every = kinds.iter().map(|(_, rows)| rows.len()).sum::<usize>() == s.rows.len();
+        let largest = kinds.iter().map(|(_, rows)| rows.len()).max().unwrap_or(0);
+        kinds.sort_by_key(|(_, rows)| rows.len());
         for (kind, rows) in &kinds {
+            let which = if every && kinds.len() > 1 && rows.len() == largest {
+                "every other row".to_string()
+            } else {
+                name(rows)
+            };
             self.wide_lines
-                .push(format!("{run}{}: {}", kind.text(rows, cfg), name(rows)));
+                .push(format!("{run}{}: {which}", kind.text(rows, cfg)));
         }
         let flagged: Vec<&SummaryRow> = s
             .rows
@@ -129,10 +143,21 @@ impl Quality {
             .collect();
         if !flagged.is_empty() {
             let reps: usize = flagged.iter().map(|row| row.outlier_reps.len()).sum();
+            // Outliers are kept, so which rows have them matters less than how many:
+            // named where that is short, else `show` lists them.
+            let which = name(&flagged);
+            let which = if which.len() <= OUTLIERS_NAMED {
+                which
+            } else {
+                format!(
+                    "{} rows (perflab show {} lists them)",
+                    flagged.len(),
+                    r.info.id
+                )
+            };
             self.outlier_lines.push(format!(
                 "{run}{reps} repetitions outside Tukey's fences, kept in every figure and \
-                 median: {}",
-                name(&flagged)
+                 median: {which}"
             ));
         }
     }

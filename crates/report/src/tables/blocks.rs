@@ -355,19 +355,22 @@ impl Changes {
             })
             .collect();
         let all: Vec<&perflab_core::Params> = t.rows.iter().map(|r| &r.params).collect();
-        let mut items: Vec<String> = Changes(moved.into_iter().cloned().collect())
-            .items()
-            .collect();
-        items.push(format!(
+        let quiet = format!(
             "{} significant rows, no telemetry row on their CPUs changed consistently: {}",
             still.len(),
             rows_text(&rows, &all, 1)
-        ));
+        );
+        if moved.is_empty() {
+            return vec![Block::para(format!("What changed with it: {quiet}"))];
+        }
+        let mut items: Vec<String> = Changes(moved.into_iter().cloned().collect())
+            .items()
+            .collect();
+        items.push(quiet);
         vec![
             Block::heading(3, "What changed with it"),
             Block::list(
-                "The telemetry on the CPUs involved that changed most between A and B \
-                 (medians over the repetitions), per significant row",
+                "Telemetry that moved most on the CPUs of each significant row (medians)",
                 items,
             ),
         ]

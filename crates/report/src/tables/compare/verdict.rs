@@ -19,11 +19,12 @@ pub(crate) fn level_label(level: f64) -> String {
     format!("{s}%")
 }
 
-/// The sentence under a table on how its intervals and verdicts are read: what the change
-/// is, the interval's level for the rows decided together, and the verdict rule. How the
+/// The sentence under a table on how its intervals and verdicts are read: the interval's
+/// level for the rows decided together, and the verdict rule. How the change is made for
+/// the table's design (paired log-ratios within a run, mean logs across runs), how the
 /// level follows from the rows (Benjamini-Hochberg), the moderated variance and the p
 /// columns are defined once, in docs/METHODOLOGY.md, which the report's footer names.
-pub(crate) fn verdict_rule(cfg: &StatsConfig, adj: &FamilyAdjustment, design: Design) -> String {
+pub(crate) fn verdict_rule(cfg: &StatsConfig, adj: &FamilyAdjustment, _design: Design) -> String {
     let rows = adj.rows;
     if rows == 0 {
         return "no row could be compared, so there is no verdict (see Not compared)".into();
@@ -33,14 +34,9 @@ pub(crate) fn verdict_rule(cfg: &StatsConfig, adj: &FamilyAdjustment, design: De
     } else {
         format!("{rows} rows decided together")
     };
-    let procedure = cfg.procedure();
-    let how = match design {
-        Design::InterleavedWithinOneRun => procedure.paired_change,
-        Design::SeparateRuns => procedure.unpaired_change,
-    };
     format!(
-        "change = B/A - 1 from {how}; CI at {} ({together}); better/WORSE: CI beyond \
-         ±{}%, same: inside, undecided: across",
+        "change = B/A - 1; CI at {} ({together}); better/WORSE: CI beyond ±{}%, same: \
+         inside, undecided: across",
         level_label(adj.level),
         cfg.noise_pct
     )
