@@ -13,6 +13,8 @@ pub mod design;
 pub(crate) mod family;
 pub(crate) mod text;
 pub(crate) mod verdict;
+#[cfg(test)]
+mod void_tests;
 
 use std::collections::HashMap;
 

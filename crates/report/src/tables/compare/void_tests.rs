@@ -1,0 +1,127 @@
+//! A variant table marks the rows whose comparison tested nothing (issue 32 item 4): with a
+//! void judge installed (the binary installs perflab-lab's), such a row reads `void` with
+//! its reason, stays out of the family decided together, has no interval and no advice on
+//! repetitions, and is in no bucket of the regression distribution.
+
+use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo, RunStatus};
+use perflab_core::{
+    Better, Metric, ParamValue, Params, RunSpec, Unit, VoidComparison, WorkloadOutput,
+};
+use perflab_stats::{StatsConfig, Verdict};
+
+/// Point 1 of the run whose spec is named `void-fixture` tested nothing; no other run has
+/// void comparisons (the judge is process-wide: the first one installed stays).
+fn judge(spec: &RunSpec, _ms: &[MeasurementRecord]) -> Vec<VoidComparison> {
+    if spec.name != "void-fixture" {
+        return Vec::new();
+    }
+    vec![VoidComparison {
+        point: 1,
+        point_label: "cpu_b=1".into(),
+        baseline: "poll-only".into(),
+        variant: "all".into(),
+        reason: "no idle entries in either variant".into(),
+    }]
+}
+
+fn record(seq: u32, point: u32, variant: &str, rep: u32, value: f64) -> MeasurementRecord {
+    let mut params = Params::default();
+    params
+        .0
+        .insert("cpu_b".into(), ParamValue::Int(i64::from(point)));
+    MeasurementRecord {
+        seq,
+        point,
+        params,
+        variant: variant.into(),
+        rep,
+        status: MeasurementStatus::Ok,
+        started_at: 0.0,
+        elapsed_s: 1.0,
+        output: WorkloadOutput {
+            metrics: vec![Metric {
+                name: "rate".into(),
+                value,
+                unit: Unit::Count,
+                better: Better::Higher,
+            }],
+            ..Default::default()
+        },
+        telemetry: Vec::new(),
+        role: Default::default(),
+        monitors: Vec::new(),
+    }
+}
+
+#[test]
+fn a_void_point_reads_void_with_its_reason_and_no_advice() {
+    perflab_core::catalog::install_void_judge(judge);
+    let run = RunInfo {
+        id: 3,
+        created_at: 0.0,
+        study: "idle-ipi".into(),
+        workload: "ctxsw".into(),
+        label: None,
+        status: RunStatus::Complete,
+        spec: serde_json::from_value(serde_json::json!({
+            "name": "void-fixture",
+            "primary_metric": "rate",
+            "variants": [{"name": "poll-only"}, {"name": "all"}],
+            "compare": {"baseline": "poll-only"},
+        }))
+        .expect("a valid run spec"),
+        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
+        unavailable: Vec::new(),
+        planned: 20,
+        done: 20,
+        failed: 0,
+        ineffective: 0,
+        uid: String::new(),
+    };
+    // Both points: all about 30 % above poll-only, noisy enough to be undecided alone.
+    let mut ms = Vec::new();
+    for point in 0..2 {
+        for rep in 0..5 {
+            let noise = [1.0, 1.3, 0.8, 1.2, 0.9][rep as usize];
+            let seq = point * 10 + rep * 2;
+            ms.push(record(seq, point, "poll-only", rep, 100.0 * noise));
+            ms.push(record(seq + 1, point, "all", rep, 130.0 / noise));
+        }
+    }
+    let cfg = StatsConfig::default();
+    let t = super::compare_variants(&run, &ms, "poll-only", "all", None, &cfg).unwrap();
+    let row = |p: u32| t.rows.iter().find(|r| r.point_a == p).unwrap();
+    let void = &row(1).cmp;
+    assert_eq!(void.verdict, Verdict::Void);
+    assert_eq!(
+        void.decision.void.as_deref(),
+        Some("no idle entries in either variant")
+    );
+    assert_eq!(
+        (void.change_ci_pct, void.decision.reps_to_decide),
+        (None, None)
+    );
+    assert_ne!(row(0).cmp.verdict, Verdict::Void);
+    // The family is the one row that was a test.
+    assert_eq!(t.p_adjustment.rows, 1);
+    assert!(
+        t.notes.iter().any(|n| n.starts_with("void (tested nothing")
+            && n.contains("cpu_b=1: no idle entries in either variant")),
+        "{:?}",
+        t.notes
+    );
+    assert!(
+        !t.notes
+            .iter()
+            .any(|n| n.contains("about") && n.contains("cpu_b=1 (")),
+        "{:?}",
+        t.notes
+    );
+    let d = crate::tables::distribution::distribution(&t, &perflab_stats::Buckets::default());
+    assert!(
+        d.unclassified.iter().any(|u| u.ends_with("(void)")),
+        "{:?}",
+        d.unclassified
+    );
+    assert_eq!(d.total, 1);
+}
