@@ -1,6 +1,6 @@
 //! The HTML report opened in a real browser (headless Chromium): every plot rendered with
-//! its axes, and no request left the page. Needs Debian's `chromium`; skipped with that
-//! reason where it is not installed.
+//! its axes and as wide as the text column beside it, and no request left the page. Needs
+//! Debian's `chromium`; skipped with that reason where it is not installed.
 
 use crate::common;
 
@@ -52,9 +52,14 @@ window.addEventListener('load', () => {
     });
   }
   const resources = performance.getEntriesByType('resource').map(r => r.name);
+  // The text column: the width the body gives its paragraphs.
+  const column = document.body.clientWidth
+    - parseFloat(getComputedStyle(document.body).paddingLeft)
+    - parseFloat(getComputedStyle(document.body).paddingRight);
+  const empty = document.querySelectorAll('p.no-plot').length;
   const pre = document.createElement('pre');
   pre.id = 'perflab-check';
-  pre.textContent = JSON.stringify({ figures, resources });
+  pre.textContent = JSON.stringify({ figures, resources, column, empty });
   document.body.appendChild(pre);
 });
 </script>"#;
@@ -143,7 +148,15 @@ fn html_report_renders_every_plot_with_axes_and_requests_nothing_needs_chromium(
         let file = dir.path().join(format!("{name}.html"));
         std::fs::write(&file, probe).unwrap();
 
-        let out = browse(&bin, &["--virtual-time-budget=5000", "--dump-dom"], &file);
+        let out = browse(
+            &bin,
+            &[
+                "--virtual-time-budget=5000",
+                "--window-size=1280,2400",
+                "--dump-dom",
+            ],
+            &file,
+        );
         assert!(out.status.success(), "{name}: {out:?}");
         let dom = String::from_utf8_lossy(&out.stdout);
         let start = dom
@@ -167,7 +180,18 @@ fn html_report_renders_every_plot_with_axes_and_requests_nothing_needs_chromium(
             figures.len(),
             page.matches("<figure class=\"plot\"").count()
         );
+        // Issue 34: plots were capped at 720 px, 62 % of the text column beside them.
+        let column = check["column"].as_f64().unwrap();
+        assert!(
+            column > 900.0,
+            "{name}: a text column of {column} px at 1280 px"
+        );
         for f in figures {
+            let width = f["width"].as_f64().unwrap();
+            assert!(
+                width >= 0.9 * column.min(1100.0),
+                "{name}: a plot {width} px wide beside a text column of {column} px: {f}"
+            );
             let ok = f["has_x"] == true
                 && f["has_y"] == true
                 && f["axes"] == true
