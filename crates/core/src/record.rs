@@ -65,6 +65,10 @@ pub enum MeasurementStatus {
     /// state kept being entered, THP read back another mode): the figures are kept and
     /// shown, never used as that variant's numbers. The message says which knob and why.
     Ineffective(String),
+    /// The workload ran, but other work took more than its share of the measurement's CPUs
+    /// (the `disturbance` monitor's rule): the figures are kept and shown, never used as
+    /// the variant's numbers. The message says how much of which CPUs.
+    Disturbed(String),
 }
 
 impl MeasurementStatus {
@@ -72,7 +76,9 @@ impl MeasurementStatus {
     pub fn message(&self) -> Option<&str> {
         match self {
             MeasurementStatus::Ok => None,
-            MeasurementStatus::Failed(m) | MeasurementStatus::Ineffective(m) => Some(m),
+            MeasurementStatus::Failed(m)
+            | MeasurementStatus::Ineffective(m)
+            | MeasurementStatus::Disturbed(m) => Some(m),
         }
     }
 
@@ -81,6 +87,7 @@ impl MeasurementStatus {
             MeasurementStatus::Ok => "ok",
             MeasurementStatus::Failed(_) => "failed",
             MeasurementStatus::Ineffective(_) => "ineffective",
+            MeasurementStatus::Disturbed(_) => "disturbed",
         }
     }
 }
@@ -112,7 +119,8 @@ pub struct MeasurementRecord {
 
 impl MeasurementRecord {
     /// True when this measurement's figures are results of its variant: a headline
-    /// repetition that ran with every knob holding. Failed ones have no figures at all.
+    /// repetition that ran with every knob holding and no other work disturbing it. Failed
+    /// ones have no figures at all.
     pub fn is_result(&self) -> bool {
         self.role == Role::Headline && self.status == MeasurementStatus::Ok
     }

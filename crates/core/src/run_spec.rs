@@ -48,6 +48,10 @@ pub struct RunSpec {
     /// (`--quiet-machine`); `None`: it does not wait.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quiet_machine_s: Option<f64>,
+    /// The share of its CPUs other work may take before a measurement is disturbed, %
+    /// (`None`: [`crate::spec::DISTURBED_ABOVE_PCT`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disturbed_above_pct: Option<f64>,
     /// The spec as the user wrote it (`None` for an imported run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<ExperimentSpec>,
@@ -119,6 +123,12 @@ impl Grid {
 }
 
 impl RunSpec {
+    /// The share of its CPUs other work may take before a measurement is disturbed, %.
+    pub fn disturbed_above(&self) -> f64 {
+        self.disturbed_above_pct
+            .unwrap_or(crate::spec::DISTURBED_ABOVE_PCT)
+    }
+
     /// Resolves every point under every variant against the workload's declared
     /// parameters (`workload`, `declared`): a bad value is one error naming it.
     pub fn resolve_grid(&self, workload: &str, declared: &[ParamSpec]) -> Result<Grid, ParamError> {

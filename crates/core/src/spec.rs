@@ -150,7 +150,16 @@ pub struct ExperimentSpec {
     /// the run (`"60s"`; `"0s"`: never wait). `--quiet-machine`; `--quick` waits 5 s at most.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_machine: Option<String>,
+    /// A measurement on whose CPUs other work took more than this percent (after the
+    /// accounting's granularity) is disturbed: kept, never a result. Default
+    /// [`DISTURBED_ABOVE_PCT`]; 100 marks none (`--disturbed-above`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbed_above: Option<f64>,
 }
+
+/// Other work above this share of a measurement's CPUs makes it disturbed, unless the run
+/// says otherwise (docs/METHODOLOGY.md, "A disturbed machine").
+pub const DISTURBED_ABOVE_PCT: f64 = 10.0;
 
 /// The longest a run may wait for a quiet machine in all, seconds.
 pub const QUIET_MACHINE_MAX_S: f64 = 3600.0;
@@ -206,6 +215,13 @@ impl ExperimentSpec {
         }
         check_in("warmup", self.warmup, &WARMUP)?;
         self.quiet_machine_s()?;
+        if let Some(p) = self.disturbed_above {
+            if !(p > 0.0 && p <= 100.0) {
+                return Err(format!(
+                    "disturbed_above = {p}: must be above 0 and at most 100"
+                ));
+            }
+        }
         // `max_reps` caps until-decided repetitions too, so it needs no `target_ci` then.
         let target = self.target_ci.or(self.until_decided.then_some(1.0));
         check_settings(target, self.max_reps, self.repetitions).map_err(|e| e.for_file())?;
@@ -336,7 +352,10 @@ mod tests {
         assert_eq!(s.quiet_machine_s(), Ok(Some(120.0)));
         s.make_quick();
         assert_eq!(s.quiet_machine_s(), Ok(Some(5.0)));
-        assert_eq!(read("quiet_machine='0s'").unwrap().quiet_machine_s(), Ok(None));
+        assert_eq!(
+            read("quiet_machine='0s'").unwrap().quiet_machine_s(),
+            Ok(None)
+        );
         let e = read("quiet_machine='2h'").unwrap_err().to_string();
         assert!(e.contains("at most 3600 s"), "{e}");
         assert!(read("quiet_machine='soon'").is_err());

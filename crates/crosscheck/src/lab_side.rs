@@ -96,11 +96,13 @@ impl Drop for LabSide {
 }
 
 /// The experiment as a person would write it: one repetition, no monitors (the peer runs
-/// without any), no telemetry repetitions.
+/// without any), no telemetry repetitions, and no measurement marked disturbed: the peer
+/// tool's side cannot be, and pairs interleaved in time share whatever else runs, which
+/// the check's own interval judges.
 fn spec_toml(workload: &str, params: &[(&str, String)]) -> String {
     let mut text = format!(
         "name = \"crosscheck-{workload}\"\nworkload = {workload:?}\nrepetitions = 1\n\
-         monitors = []\ntelemetry_reps = 0\n\n[params]\n"
+         monitors = []\ntelemetry_reps = 0\ndisturbed_above = 100\n\n[params]\n"
     );
     for (k, v) in params {
         text.push_str(&format!("{k} = {v:?}\n"));

@@ -64,6 +64,7 @@ pub fn expand(
         // Settled by `prepare`, which knows which monitors disturb and which are here.
         telemetry_reps: 0,
         quiet_machine_s: spec.quiet_machine_s().map_err(LabError::Input)?,
+        disturbed_above_pct: spec.disturbed_above,
         source: Some(spec.clone()),
         imported: None,
     };

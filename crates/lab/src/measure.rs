@@ -54,7 +54,17 @@ pub fn measure_once(
     opts: &RunOptions,
     progress: &mut dyn Progress,
 ) -> Option<MeasurementRecord> {
-    measure(pm, workload, &mut monitors.slots, opts, None, progress)
+    // Such checks judge interleaved pairs against their own tolerance: the share other
+    // work took is recorded in every measurement, but marks none of them (100 %).
+    let above = 100.0;
+    measure(
+        pm,
+        workload,
+        &mut monitors.slots,
+        opts,
+        (None, above),
+        progress,
+    )
 }
 
 /// The variant's facts, and the journal always: a monitor that creates something (an
@@ -70,13 +80,14 @@ fn facts(
     facts
 }
 
-/// One measurement with its monitors. `None` when it was interrupted (not recorded).
+/// One measurement with its monitors, under `variant`, disturbed when other work took more
+/// than `above` % of its CPUs. `None` when it was interrupted (not recorded).
 pub(crate) fn measure(
     pm: &PlannedMeasurement,
     workload: &dyn perflab_core::Workload,
     monitors: &mut [Slot],
     opts: &RunOptions,
-    variant: Option<&AppliedVariant>,
+    (variant, above): (Option<&AppliedVariant>, f64),
     progress: &mut dyn Progress,
 ) -> Option<MeasurementRecord> {
     // `expand` asked for every point's CPUs before anything ran; should the workload
@@ -115,10 +126,13 @@ pub(crate) fn measure(
     let (status, output) = match result {
         Ok(out) => {
             let out = complete_output(out, &ctx, new_notes, &mut telemetry);
-            // The progress line of the measurement says it, with the reason.
-            match ineffective {
-                Some(why) => (MeasurementStatus::Ineffective(why), out),
-                None => (MeasurementStatus::Ok, out),
+            // The progress line of the measurement says it, with the reason. A knob that
+            // did not hold says more than a neighbour's load, so it wins.
+            let disturbed = perflab_monitors::disturbance::judge(&ctx.cpus, &telemetry, above);
+            match (ineffective, disturbed) {
+                (Some(why), _) => (MeasurementStatus::Ineffective(why), out),
+                (None, Some(why)) => (MeasurementStatus::Disturbed(why), out),
+                (None, None) => (MeasurementStatus::Ok, out),
             }
         }
         Err(WorkloadError::Interrupted) => return None,

@@ -4,12 +4,13 @@
 //! work disturbs are marked as they always are.
 //!
 //! Quiet means what a measurement is held to: over one window of [`WINDOW`], other work
-//! took at most [`DISTURBED_PCT`] of the CPUs (the `disturbance` monitor's rule).
+//! took at most the run's disturbed share of the CPUs (the `disturbance` monitor's rule,
+//! 10 % unless the run says otherwise).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use perflab_monitors::disturbance::{Disturbance, Reading, DISTURBED_PCT};
+use perflab_monitors::disturbance::{Disturbance, Reading};
 use perflab_sys::SysRoot;
 
 /// How long the CPUs must stay quiet.
@@ -20,6 +21,8 @@ pub const WINDOW: Duration = Duration::from_secs(1);
 pub struct QuietBudget {
     left: Duration,
     given: Duration,
+    /// Quiet: other work at most this share of the CPUs, %.
+    above_pct: f64,
 }
 
 /// How a wait ended.
@@ -34,9 +37,13 @@ pub enum Waited {
 }
 
 impl QuietBudget {
-    pub fn new(seconds: f64) -> Self {
+    pub fn new(seconds: f64, above_pct: f64) -> Self {
         let given = Duration::from_secs_f64(seconds.max(0.0));
-        Self { left: given, given }
+        Self {
+            left: given,
+            given,
+            above_pct,
+        }
     }
 
     /// Nothing left to wait with.
@@ -55,7 +62,7 @@ impl QuietBudget {
             };
             after += WINDOW;
             self.left = self.left.saturating_sub(WINDOW);
-            if d.judge().is_none() {
+            if d.judge(self.above_pct).is_none() {
                 return Waited::Quiet {
                     after,
                     share_pct: d.share_pct(),
@@ -72,6 +79,7 @@ impl QuietBudget {
     /// The line that says how a wait on `cpus` ended.
     pub fn say(&self, cpus: &str, waited: &Waited) -> Option<String> {
         let given = self.given.as_secs_f64();
+        let above = self.above_pct;
         match waited {
             Waited::Quiet { after, share_pct } if *after <= WINDOW + WINDOW / 2 => Some(format!(
                 "quiet machine: {cpus} quiet (other work {share_pct:.0}% over {:.1} s)",
@@ -79,13 +87,13 @@ impl QuietBudget {
             )),
             Waited::Quiet { after, share_pct } => Some(format!(
                 "quiet machine: waited {:.1} s for {cpus} to be quiet (other work at most \
-                 {DISTURBED_PCT:.0}% over 1 s; now {share_pct:.0}%)",
+                 {above:.0}% over 1 s; now {share_pct:.0}%)",
                 after.as_secs_f64()
             )),
             Waited::GaveUp { share_pct } => Some(format!(
                 "quiet machine: gave up after {given:.0} s in all: other work still took \
                  {share_pct:.0}% of {cpus}; measuring on without waiting again, and \
-                 measurements above {DISTURBED_PCT:.0}% are marked disturbed"
+                 measurements above {above:.0}% are marked disturbed"
             )),
             Waited::Stopped => None,
         }
@@ -132,7 +140,7 @@ mod tests {
     #[test]
     fn waits_until_a_window_is_quiet() {
         let mut shares = [60.0, 30.0, 2.0].into_iter();
-        let mut budget = QuietBudget::new(60.0);
+        let mut budget = QuietBudget::new(60.0, 10.0);
         let w = budget.wait(&mut || shares.next().map(window));
         assert_eq!(
             w,
@@ -158,7 +166,7 @@ mod tests {
     /// a stopped wait says nothing.
     #[test]
     fn gives_up_when_the_budget_is_spent() {
-        let mut budget = QuietBudget::new(3.0);
+        let mut budget = QuietBudget::new(3.0, 10.0);
         let mut windows = 0;
         let w = budget.wait(&mut || {
             windows += 1;
@@ -173,6 +181,9 @@ mod tests {
             "quiet machine: gave up after 3 s in all: other work still took 55% of CPU 0"
         ));
         assert_eq!(budget.say("CPU 0", &Waited::Stopped), None);
-        assert_eq!(QuietBudget::new(5.0).wait(&mut || None), Waited::Stopped);
+        assert_eq!(
+            QuietBudget::new(5.0, 10.0).wait(&mut || None),
+            Waited::Stopped
+        );
     }
 }

@@ -130,7 +130,7 @@ pub fn execute_claimed(
     progress.begin(run, info.planned as u64, (info.done) as u64);
     store.set_status(run, RunStatus::Running)?;
     let quiet = RefCell::new(spec.quiet_machine_s.map(|s| Quiet {
-        budget: QuietBudget::new(s),
+        budget: QuietBudget::new(s, spec.disturbed_above()),
         due: true,
     }));
     let session = Session {
@@ -314,12 +314,19 @@ impl Session<'_> {
                 let variant = applied.as_ref().map(|(_, a)| a);
                 let cpus = self.workload.cpus(&pm.params).unwrap_or_default();
                 self.wait_for_quiet(&cpus, progress);
-                let Some(rec) = measure(pm, self.workload, monitors, self.opts, variant, progress)
-                else {
+                let above = self.spec.disturbed_above();
+                let Some(rec) = measure(
+                    pm,
+                    self.workload,
+                    monitors,
+                    self.opts,
+                    (variant, above),
+                    progress,
+                ) else {
                     break 'chunks;
                 };
                 if let Some(q) = self.quiet.borrow_mut().as_mut() {
-                    q.due = disturbance::judge(&cpus, &rec.telemetry).is_some();
+                    q.due = matches!(rec.status, MeasurementStatus::Disturbed(_));
                 }
                 if matches!(rec.status, MeasurementStatus::Failed(_)) {
                     failed += 1;

@@ -36,11 +36,12 @@ use crate::snapshot::{Snapshot, SnapshotMonitor};
 pub const NAME: &str = "disturbance";
 
 /// Other work above this share of the measurement's CPU time (after the accounting's
-/// granularity) makes it disturbed. A CPU-bound neighbour sharing a CPU takes about half of
-/// it; one present for a fifth of the measurement, a tenth. Below it is the background
-/// that interleaving spreads over both sides (housekeeping threads, under 1 % of a CPU on a
-/// quiet machine) and the ticks /proc/stat counts in.
-pub const DISTURBED_PCT: f64 = 10.0;
+/// granularity) makes it disturbed, unless the run sets another (`--disturbed-above`). A
+/// CPU-bound neighbour sharing a CPU takes about half of it; one present for a fifth of the
+/// measurement, a tenth. Below it is the background that interleaving spreads over both
+/// sides (housekeeping threads, under 1 % of a CPU on a quiet machine) and the ticks
+/// /proc/stat counts in.
+pub const DISTURBED_PCT: f64 = perflab_core::spec::DISTURBED_ABOVE_PCT;
 
 pub static DESCRIPTOR: Descriptor = Descriptor {
     kind: Kind::Monitor,
@@ -167,7 +168,7 @@ impl Disturbance {
         share(self.other_work_ms, self.capacity_ms)
     }
 
-    /// The share less what the ticks may be off by: the figure held to [`DISTURBED_PCT`].
+    /// The share less what the ticks may be off by: the figure held to the threshold.
     pub fn sure_share_pct(&self) -> f64 {
         share(
             (self.other_work_ms - self.granularity_ms).max(0.0),
@@ -214,9 +215,9 @@ impl Disturbance {
     }
 
     /// Why the interval is disturbed, or `None` when other work stayed at or below
-    /// [`DISTURBED_PCT`] of the CPUs (after the ticks' granularity).
-    pub fn judge(&self) -> Option<String> {
-        if self.sure_share_pct() <= DISTURBED_PCT {
+    /// `above_pct` of the CPUs (after the ticks' granularity).
+    pub fn judge(&self, above_pct: f64) -> Option<String> {
+        if self.sure_share_pct() <= above_pct {
             return None;
         }
         let cpus = if self.cpus.is_empty() {
@@ -234,7 +235,7 @@ impl Disturbance {
             .map(|p| format!("; tasks waited for a CPU {p:.0}% of the time"))
             .unwrap_or_default();
         Some(format!(
-            "other work took {:.0}% of {cpus} ({:.0} of {:.0} ms{steal}; above {DISTURBED_PCT:.0}%){pressure}",
+            "other work took {:.0}% of {cpus} ({:.0} of {:.0} ms{steal}; above {above_pct:.0}%){pressure}",
             self.share_pct(),
             self.other_work_ms,
             self.capacity_ms,
@@ -250,10 +251,10 @@ fn share(part: f64, whole: f64) -> f64 {
     }
 }
 
-/// Why a measurement on `cpus` with these rows is disturbed (`None`: it is not, or it
-/// carries no disturbance rows).
-pub fn judge(cpus: &[u32], rows: &[TelemetryRow]) -> Option<String> {
-    Disturbance::from_rows(cpus, rows)?.judge()
+/// Why a measurement on `cpus` with these rows is disturbed, other work above `above_pct`
+/// of them (`None`: it is not, or it carries no disturbance rows).
+pub fn judge(cpus: &[u32], rows: &[TelemetryRow], above_pct: f64) -> Option<String> {
+    Disturbance::from_rows(cpus, rows)?.judge(above_pct)
 }
 
 impl Snapshot for Reading {
@@ -319,18 +320,23 @@ mod tests {
         assert_eq!(d.other_work_ms, 500.0);
         assert_eq!(d.granularity_ms, 40.0);
         assert_eq!(d.cpu_pressure_pct, Some(50.0));
-        let why = d.judge().unwrap();
+        let why = d.judge(DISTURBED_PCT).unwrap();
         assert_eq!(
             why,
             "other work took 50% of CPU 0 (500 of 1000 ms; above 10%); tasks waited for a \
              CPU 50% of the time"
         );
         // The same rows read back give the same judgement.
-        assert_eq!(judge(&[0], &d.rows()).as_deref(), Some(why.as_str()));
+        assert_eq!(
+            judge(&[0], &d.rows(), DISTURBED_PCT).as_deref(),
+            Some(why.as_str())
+        );
+        // A run that allows more reads the same interval as undisturbed.
+        assert_eq!(d.judge(60.0), None);
         // Unpinned, both CPUs count: 2000 ms busy of 2000, 500 of it the study's.
         let all = Disturbance::between(&[], &b, &a, 100);
         assert_eq!((all.cpus.clone(), all.other_work_ms), (vec![0, 1], 1500.0));
-        assert!(all.judge().unwrap().contains("CPU 0-1"));
+        assert!(all.judge(DISTURBED_PCT).unwrap().contains("CPU 0-1"));
     }
 
     /// The study alone on its CPU, with the ticks off by one: not disturbed; steal counts
@@ -347,7 +353,7 @@ mod tests {
         );
         let d = Disturbance::between(&[0], &b, &a, 100);
         assert_eq!(d.other_work_ms, 30.0);
-        assert_eq!(d.judge(), None, "{d:?}");
+        assert_eq!(d.judge(DISTURBED_PCT), None, "{d:?}");
         assert!(!d.rows().iter().any(|r| r.key == "cpu_pressure:pct"));
         let stolen = reading(
             t0 + Duration::from_millis(500),
@@ -357,7 +363,10 @@ mod tests {
         );
         let d = Disturbance::between(&[0], &b, &stolen, 100);
         assert_eq!((d.steal_ms, d.other_work_ms), (200.0, 200.0));
-        assert!(d.judge().unwrap().contains("steal 200 ms"), "{d:?}");
+        assert!(
+            d.judge(DISTURBED_PCT).unwrap().contains("steal 200 ms"),
+            "{d:?}"
+        );
     }
 
     /// Short intervals: a few ticks of other work are within the granularity, and an
@@ -373,10 +382,13 @@ mod tests {
             None,
         );
         let d = Disturbance::between(&[0], &b, &a, 100);
-        assert!(d.share_pct() > 50.0 && d.judge().is_none(), "{d:?}");
+        assert!(
+            d.share_pct() > 50.0 && d.judge(DISTURBED_PCT).is_none(),
+            "{d:?}"
+        );
         let same = Disturbance::between(&[0], &b, &b, 100);
-        assert_eq!((same.share_pct(), same.judge()), (0.0, None));
-        assert_eq!(judge(&[0], &[]), None);
+        assert_eq!((same.share_pct(), same.judge(DISTURBED_PCT)), (0.0, None));
+        assert_eq!(judge(&[0], &[], DISTURBED_PCT), None);
     }
 
     /// This machine's own sources read, and an interval of them gives every row.

@@ -229,6 +229,11 @@ pub struct RunArgs {
     /// measurements, as it always does (docs/METHODOLOGY.md, "A disturbed machine")
     #[arg(long, value_name = "TIME", num_args = 0..=1, default_missing_value = "60s")]
     pub quiet_machine: Option<String>,
+    /// Mark a measurement disturbed (kept, shown, never a result; exit code 10) when other
+    /// work took more than PCT% of its CPUs, after the accounting's granularity; 100 marks
+    /// none [default: $PERFLAB_DISTURBED_ABOVE, else 10]
+    #[arg(long, value_name = "PCT")]
+    pub disturbed_above: Option<f64>,
 }
 
 /// `--wait-lock`'s TIME (and `$PERFLAB_WAIT_LOCK`'s): a duration as `--duration` takes

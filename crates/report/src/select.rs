@@ -141,6 +141,11 @@ pub struct SideValues {
     pub ineffective: u32,
     /// The first reason a measurement was ineffective.
     pub first_ineffective: Option<String>,
+    /// Measurements that other work disturbed (it took more than its share of their
+    /// CPUs): not the variant's numbers either.
+    pub disturbed: u32,
+    /// The first reason a measurement was disturbed.
+    pub first_disturbed: Option<String>,
 }
 
 impl SideValues {
@@ -154,6 +159,12 @@ impl SideValues {
                     side.ineffective += 1;
                     if side.first_ineffective.is_none() {
                         side.first_ineffective = Some(format!("seq {}: {why}", m.seq));
+                    }
+                }
+                MeasurementStatus::Disturbed(why) => {
+                    side.disturbed += 1;
+                    if side.first_disturbed.is_none() {
+                        side.first_disturbed = Some(format!("seq {}: {why}", m.seq));
                     }
                 }
                 MeasurementStatus::Failed(msg) => {
@@ -175,7 +186,11 @@ impl SideValues {
     }
 
     pub fn measured(&self) -> bool {
-        !self.values.is_empty() || self.failed > 0 || self.missing > 0 || self.ineffective > 0
+        !self.values.is_empty()
+            || self.failed > 0
+            || self.missing > 0
+            || self.ineffective > 0
+            || self.disturbed > 0
     }
 }
 

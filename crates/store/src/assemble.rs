@@ -29,6 +29,7 @@ pub(crate) struct RawMeasurement {
     pub(crate) ineffective: Option<String>,
     pub(crate) role: String,
     pub(crate) monitors: Option<String>,
+    pub(crate) disturbed: Option<String>,
 }
 
 /// Recorded measurements a streaming read assembles at a time: enough that each of its
@@ -99,7 +100,7 @@ impl RawMeasurement {
                 .get(&self.params, |t| parse_params(db, id, seq, t))?,
             variant: self.variant,
             rep: self.rep,
-            status: status_from_columns(&self.status, self.error, self.ineffective)
+            status: status_from_columns(&self.status, self.error, self.ineffective, self.disturbed)
                 .ok_or_else(|| bad(format!("unknown status {:?}", self.status)))?,
             started_at: real(self.started_at),
             elapsed_s: real(self.elapsed_s),

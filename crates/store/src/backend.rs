@@ -75,6 +75,16 @@ pub trait Backend: Send {
             })
             .collect())
     }
+    /// How many recorded measurements other work disturbed (an ineffective one is counted
+    /// as ineffective only).
+    fn disturbed(&self, id: RunId) -> Result<u32, StoreError> {
+        let ms = self.measurements(id)?;
+        let n = ms
+            .iter()
+            .filter(|m| matches!(m.status, crate::MeasurementStatus::Disturbed(_)))
+            .count();
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    }
 
     /// Stores a new run with status `running`, the plan `plan` yields (checked as it is
     /// read; an error stores nothing) and its unavailable variants; its uid is `run.uid`,

@@ -81,14 +81,29 @@ pub(crate) fn run_status(s: &str) -> Option<RunStatus> {
 pub(crate) const OK: &str = "ok";
 pub(crate) const FAILED: &str = "failed";
 
-/// The `status`, `error` and `ineffective` columns of a measurement. An ineffective
-/// measurement ran (`ok`, so a resume does not redo it) and says why it is not its
-/// variant's number in `ineffective`.
-pub(crate) fn status_columns(s: &MeasurementStatus) -> (&'static str, Option<&str>, Option<&str>) {
+/// A measurement's `status`, `error`, `ineffective` and `disturbed` columns.
+pub(crate) struct StatusColumns<'a> {
+    pub(crate) status: &'static str,
+    pub(crate) error: Option<&'a str>,
+    pub(crate) ineffective: Option<&'a str>,
+    pub(crate) disturbed: Option<&'a str>,
+}
+
+/// The columns of a measurement's status. An ineffective or disturbed measurement ran
+/// (`ok`, so a resume does not redo it) and says why it is not its variant's number in
+/// `ineffective` or `disturbed`.
+pub(crate) fn status_columns(s: &MeasurementStatus) -> StatusColumns<'_> {
+    let cols = |status, error, ineffective, disturbed| StatusColumns {
+        status,
+        error,
+        ineffective,
+        disturbed,
+    };
     match s {
-        MeasurementStatus::Ok => (OK, None, None),
-        MeasurementStatus::Failed(e) => (FAILED, Some(e.as_str()), None),
-        MeasurementStatus::Ineffective(why) => (OK, None, Some(why.as_str())),
+        MeasurementStatus::Ok => cols(OK, None, None, None),
+        MeasurementStatus::Failed(e) => cols(FAILED, Some(e.as_str()), None, None),
+        MeasurementStatus::Ineffective(why) => cols(OK, None, Some(why.as_str()), None),
+        MeasurementStatus::Disturbed(why) => cols(OK, None, None, Some(why.as_str())),
     }
 }
 
@@ -96,11 +111,13 @@ pub(crate) fn status_from_columns(
     status: &str,
     error: Option<String>,
     ineffective: Option<String>,
+    disturbed: Option<String>,
 ) -> Option<MeasurementStatus> {
-    match (status, ineffective) {
-        (OK, Some(why)) => Some(MeasurementStatus::Ineffective(why)),
-        (OK, None) => Some(MeasurementStatus::Ok),
-        (FAILED, _) => Some(MeasurementStatus::Failed(error.unwrap_or_default())),
+    match (status, ineffective, disturbed) {
+        (OK, Some(why), _) => Some(MeasurementStatus::Ineffective(why)),
+        (OK, None, Some(why)) => Some(MeasurementStatus::Disturbed(why)),
+        (OK, None, None) => Some(MeasurementStatus::Ok),
+        (FAILED, _, _) => Some(MeasurementStatus::Failed(error.unwrap_or_default())),
         _ => None,
     }
 }
@@ -217,13 +234,25 @@ mod tests {
             failed,
             MeasurementStatus::Ok,
             MeasurementStatus::Ineffective("cpuidle: state1 entered 3 times".into()),
+            MeasurementStatus::Disturbed("other work took 48% of CPU 0".into()),
         ] {
-            let (s, e, i) = status_columns(&st);
+            let c = status_columns(&st);
+            let text = |t: Option<&str>| t.map(str::to_string);
             assert_eq!(
-                status_from_columns(s, e.map(str::to_string), i.map(str::to_string)),
+                status_from_columns(
+                    c.status,
+                    text(c.error),
+                    text(c.ineffective),
+                    text(c.disturbed)
+                ),
                 Some(st)
             );
         }
-        assert_eq!(status_from_columns("maybe", None, None), None);
+        assert_eq!(status_from_columns("maybe", None, None, None), None);
+        // A knob that did not hold says more than a neighbour: ineffective wins.
+        assert_eq!(
+            status_from_columns(OK, None, Some("knob".into()), Some("busy".into())),
+            Some(MeasurementStatus::Ineffective("knob".into()))
+        );
     }
 }

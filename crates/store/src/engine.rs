@@ -81,6 +81,9 @@ impl<E: Engine> Backend for SqlBackend<E> {
     fn recorded(&self, id: RunId) -> Result<Vec<(u32, bool)>, StoreError> {
         self.0.snapshot(|q| read::recorded(q, id))
     }
+    fn disturbed(&self, id: RunId) -> Result<u32, StoreError> {
+        self.0.snapshot(|q| read::disturbed(q, id))
+    }
     fn create_run(
         &mut self,
         run: &NewRun,

@@ -212,6 +212,12 @@ impl Store {
         self.backend.recorded(id)
     }
 
+    /// How many of the run's measurements other work disturbed (see
+    /// [`crate::MeasurementStatus::Disturbed`]); an ineffective one counts as that only.
+    pub fn disturbed(&self, id: RunId) -> Result<u32, StoreError> {
+        self.backend.disturbed(id)
+    }
+
     /// Stores a new run with status `running`, its whole plan and its unavailable variants.
     pub fn create_run(&mut self, run: &NewRun, created_at: f64) -> Result<RunId, StoreError> {
         crate::rules::check_new_plan(&run.plan)?;

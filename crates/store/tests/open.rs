@@ -199,17 +199,23 @@ fn an_older_schema_is_migrated_on_open() {
     assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
 }
 
-/// What version 6 added (histogram ranges), taken away again.
-const UNDO_V6: &str = "ALTER TABLE histograms DROP COLUMN above;
+/// What version 7 added (disturbed marks), taken away again.
+const UNDO_V7: &str = "ALTER TABLE measurements DROP COLUMN disturbed;";
+
+/// What version 6 added (histogram ranges), taken away again, with what came later.
+const UNDO_V6: &str = "ALTER TABLE measurements DROP COLUMN disturbed;
+     ALTER TABLE histograms DROP COLUMN above;
      ALTER TABLE histograms DROP COLUMN above_count;";
 
 /// What version 5 added (run uids), taken away again, with what came later.
-const UNDO_V5: &str = "ALTER TABLE histograms DROP COLUMN above;
+const UNDO_V5: &str = "ALTER TABLE measurements DROP COLUMN disturbed;
+     ALTER TABLE histograms DROP COLUMN above;
      ALTER TABLE histograms DROP COLUMN above_count;
      DROP INDEX runs_uid; ALTER TABLE runs DROP COLUMN uid;";
 
 /// What version 4 added (roles, ineffective marks, monitor lists), taken away again.
-const UNDO_V4: &str = "ALTER TABLE histograms DROP COLUMN above;
+const UNDO_V4: &str = "ALTER TABLE measurements DROP COLUMN disturbed;
+     ALTER TABLE histograms DROP COLUMN above;
      ALTER TABLE histograms DROP COLUMN above_count;
      DROP INDEX runs_uid; ALTER TABLE runs DROP COLUMN uid;
      ALTER TABLE plan DROP COLUMN role;
@@ -388,4 +394,32 @@ fn a_version_5_database_gains_histogram_ranges() {
     assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
     let back = store.measurements(1).unwrap().remove(0);
     assert_eq!(back.output.histograms, rec.output.histograms);
+}
+
+/// A version-6 database (no disturbed marks): opening adds the column, its measurement
+/// reads back as it was, and a disturbed one recorded afterwards reads back disturbed
+/// and is counted.
+#[test]
+fn a_version_6_database_gains_disturbed_marks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v6.db");
+    let run = new_run(2);
+    let rec = record(&run.plan[0], 1);
+    older_database(
+        &path,
+        &run,
+        &rec,
+        &format!("{UNDO_V7} UPDATE meta SET value = '6' WHERE key = 'schema_version';"),
+    );
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(meta(&path, "schema_version"), SCHEMA_VERSION.to_string());
+    assert_eq!(store.measurements(1).unwrap()[0].status, rec.status);
+    assert_eq!(store.disturbed(1).unwrap(), 0);
+    let mut busy = record(&run.plan[1], 1);
+    busy.status = perflab_store::MeasurementStatus::Disturbed("other work took 48%".into());
+    store.record(1, &busy).unwrap();
+    assert_eq!(store.measurements(1).unwrap()[1].status, busy.status);
+    assert_eq!(store.disturbed(1).unwrap(), 1);
+    // A disturbed measurement ran: a resume does not redo it.
+    assert!(store.pending(1).unwrap().is_empty());
 }

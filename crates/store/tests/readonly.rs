@@ -178,9 +178,11 @@ fn an_older_read_only_database_is_refused_saying_to_copy_it() {
     database(&db, 1);
     let c = rusqlite::Connection::open(&db).unwrap();
     c.execute_batch(
-        // Back to version 4: without what versions 5 (run uids) and 6 (histogram ranges)
+        // Back to version 4: without what versions 5 (run uids), 6 (histogram ranges) and 7
+        // (disturbed marks)
         // added, so the migration finds the file as a version-4 perflab left it.
-        "DROP INDEX runs_uid; ALTER TABLE runs DROP COLUMN uid; \
+        "ALTER TABLE measurements DROP COLUMN disturbed; \
+         DROP INDEX runs_uid; ALTER TABLE runs DROP COLUMN uid; \
          ALTER TABLE histograms DROP COLUMN above; \
          ALTER TABLE histograms DROP COLUMN above_count; \
          UPDATE meta SET value = '4' WHERE key = 'schema_version';",

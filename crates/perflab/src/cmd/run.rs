@@ -132,7 +132,7 @@ fn execute(
     // The run as it stands now, read once: its totals, not this session's (a resume that
     // retried the failures is judged by what the run holds now), and its view.
     let info = store.run(id)?;
-    let mut end = RunEnd::of(&info);
+    let mut end = RunEnd::of(&info).with_disturbed(&info, store.disturbed(id)?);
     if outcome.status == RunStatus::Interrupted {
         eprintln!(
             "resume with: perflab run --resume {}{}",

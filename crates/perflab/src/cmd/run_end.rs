@@ -6,11 +6,11 @@ use perflab_core::VoidComparison;
 use perflab_store::{RunInfo, RunStatus};
 use serde::Serialize;
 
-use crate::exit::{FAILURE, INEFFECTIVE, INTERRUPTED, NOT_COMPARED, SOME_FAILED, VOID};
+use crate::exit::{DISTURBED, FAILURE, INEFFECTIVE, INTERRUPTED, NOT_COMPARED, SOME_FAILED, VOID};
 
 /// The run's totals over all its sessions (a resumed run counts what earlier sessions
 /// measured too), as stored.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunEnd {
     pub run: i64,
     pub status: &'static str,
@@ -24,6 +24,12 @@ pub struct RunEnd {
     /// Of `measured`, those that ran while a knob of their variant did not hold: kept, but
     /// not their variant's numbers.
     pub ineffective: u32,
+    /// Of `measured`, those that other work disturbed (it took more than 10% of their
+    /// CPUs): kept, but not their variant's numbers.
+    pub disturbed: u32,
+    /// The share of their CPUs other work took above which they are disturbed, %.
+    #[serde(skip)]
+    pub disturbed_above: f64,
     /// Variants the run compares that were unavailable on the machine (`variant: reason`):
     /// the comparisons with them never happened. Named `not_compared` in the JSON, whose
     /// `unavailable` lists every unavailable variant with its reason.
@@ -54,6 +60,8 @@ impl RunEnd {
             failed: info.failed,
             left: info.planned.saturating_sub(attempted),
             ineffective: info.ineffective,
+            disturbed: 0,
+            disturbed_above: info.spec.disturbed_above(),
             unavailable: not_compared(info),
             void: Vec::new(),
             comparisons: 0,
@@ -81,6 +89,13 @@ impl RunEnd {
         self
     }
 
+    /// This end, with `disturbed` of its measurements disturbed by other work.
+    pub fn with_disturbed(mut self, info: &RunInfo, disturbed: u32) -> Self {
+        self.disturbed = disturbed;
+        self.exit_code = self.code(info);
+        self
+    }
+
     fn code(&self, info: &RunInfo) -> i32 {
         match info.status {
             RunStatus::Interrupted | RunStatus::Running => INTERRUPTED,
@@ -89,6 +104,7 @@ impl RunEnd {
             RunStatus::Complete if !self.unavailable.is_empty() => NOT_COMPARED,
             RunStatus::Complete if self.void_throughout => VOID,
             RunStatus::Complete if info.ineffective > 0 => INEFFECTIVE,
+            RunStatus::Complete if self.disturbed > 0 => DISTURBED,
             RunStatus::Complete => 0,
         }
     }
@@ -128,6 +144,18 @@ impl RunEnd {
                 "run {}: {}, but {} of {} measurements were ineffective (a knob of their \
                  variant did not hold; not counted, see perflab show {}{db_flag})",
                 self.run, self.status, self.ineffective, self.measured, self.run
+            )),
+            // Another program's load is no failure of the run either, but what it touched
+            // is missing from the comparison.
+            DISTURBED => Some(format!(
+                "run {}: {}, but {} of {} measurements were disturbed (other work took more \
+                 than {}% of their CPUs; not counted, see perflab show {}{db_flag})",
+                self.run,
+                self.status,
+                self.disturbed,
+                self.measured,
+                self.disturbed_above,
+                self.run
             )),
             // Each void comparison is listed above it, with its reason.
             VOID => Some(format!(
@@ -264,6 +292,29 @@ mod tests {
             "run 7: complete, but 20 of 40 measurements were ineffective (a knob of their \
              variant did not hold; not counted, see perflab show 7)"
         );
+    }
+
+    /// Issue 32: an exec A/B measured while another process loaded the CPUs exited 0 and
+    /// said nothing of it. Disturbed measurements have a code of their own, counted last;
+    /// an ineffective measurement says more and keeps its code.
+    #[test]
+    fn disturbed_measurements_have_their_code_and_are_counted_last() {
+        let run = info(RunStatus::Complete, 8, 8, 0);
+        assert_eq!(RunEnd::of(&run).with_disturbed(&run, 0).exit_code, 0);
+        let end = RunEnd::of(&run).with_disturbed(&run, 3);
+        assert_eq!(end.exit_code, DISTURBED);
+        assert_eq!(
+            end.last_line("").unwrap(),
+            "run 7: complete, but 3 of 8 measurements were disturbed (other work took more \
+             than 10% of their CPUs; not counted, see perflab show 7)"
+        );
+        let mut slipped = run.clone();
+        slipped.ineffective = 1;
+        let end = RunEnd::of(&slipped).with_disturbed(&slipped, 3);
+        assert_eq!(end.exit_code, INEFFECTIVE);
+        // The JSON a script reads carries the count.
+        let doc = serde_json::to_value(&end).unwrap();
+        assert_eq!(doc["disturbed"], 3);
     }
 
     #[test]

@@ -51,6 +51,9 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
     if let Some(q) = &a.quiet_machine {
         spec.quiet_machine = Some(q.clone());
     }
+    if let Some(p) = disturbed_above(a)? {
+        spec.disturbed_above = Some(p);
+    }
     let given = with_paths(&spec, &a.variants, &a.paths)?;
     if !given.is_empty() {
         spec.variants = select_variants(&spec, &given)?;
@@ -64,6 +67,22 @@ pub fn build_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
     spec.check()
         .map_err(|e| input(format!("{}: {e}", spec.name)))?;
     Ok(spec)
+}
+
+/// `--disturbed-above`, else `$PERFLAB_DISTURBED_ABOVE` (a shared machine's scripts, or a
+/// test suite on a CI machine that other builds keep busy), else the study's own.
+fn disturbed_above(a: &RunArgs) -> anyhow::Result<Option<f64>> {
+    if a.disturbed_above.is_some() {
+        return Ok(a.disturbed_above);
+    }
+    match std::env::var("PERFLAB_DISTURBED_ABOVE") {
+        Ok(t) => t.trim().parse().map(Some).map_err(|_| {
+            input(format!(
+                "PERFLAB_DISTURBED_ABOVE={t:?}: expected a percentage, e.g. 10"
+            ))
+        }),
+        Err(_) => Ok(None),
+    }
 }
 
 /// The named study, or a bare workload with three repetitions and nothing else set.
@@ -86,6 +105,7 @@ fn base_spec(a: &RunArgs) -> anyhow::Result<ExperimentSpec> {
             until_decided: false,
             telemetry_reps: None,
             quiet_machine: None,
+            disturbed_above: None,
         },
         (None, None) => {
             return Err(input(

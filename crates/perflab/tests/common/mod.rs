@@ -48,13 +48,17 @@ impl Lab {
     /// perflab with this lab's database and journal. A run that meets another perflab
     /// holding a setting it changes (another test's, on the real machine) waits for it,
     /// up to [`WAIT_LOCK`], instead of failing the test with exit 6; the tests of the
-    /// refusal itself remove the variable.
+    /// refusal itself remove the variable. No measurement is marked disturbed: the tests
+    /// run beside other builds, and cli_disturbed removes the variable.
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_perflab"));
         c.env("PERFLAB_DB", self.db())
             .env("PERFLAB_JOURNAL", self.journal())
             .env("PERFLAB_FINGERPRINT_KEY", self.fingerprint_key())
             .env("PERFLAB_WAIT_LOCK", WAIT_LOCK)
+            // Other builds keep a CI machine's CPUs busy; only the tests of disturbed
+            // measurements (cli_disturbed) hold runs to the default share.
+            .env("PERFLAB_DISTURBED_ABOVE", "100")
             .current_dir(self.dir.path());
         c
     }

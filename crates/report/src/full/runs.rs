@@ -4,6 +4,7 @@ use perflab_core::record::MeasurementRecord;
 
 use crate::doc::{Block, Table};
 use crate::full::input::{run_name, RunData};
+use crate::tables::coverage;
 
 pub(crate) fn title(runs: &[RunData]) -> String {
     let studies: Vec<&str> = {
@@ -101,5 +102,9 @@ pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
     blocks.push(Block::list(
         "Ineffective measurements (a knob did not hold; not counted as their variant)",
         per_run(crate::fmt::compact::ineffective_summary),
+    ));
+    blocks.push(Block::list(
+        "Disturbed measurements (other work took their CPUs; not counted)",
+        per_run(|ms| coverage::disturbed_lines(ms)),
     ));
 }

@@ -64,6 +64,7 @@ fn status_kind(s: &MeasurementStatus) -> u8 {
         MeasurementStatus::Ok => 0,
         MeasurementStatus::Failed(_) => 1,
         MeasurementStatus::Ineffective(_) => 2,
+        MeasurementStatus::Disturbed(_) => 3,
     }
 }
 

@@ -56,6 +56,22 @@ pub fn ineffective_lines<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>
         .collect()
 }
 
+/// One line per disturbed measurement: where, which variant, and how much other work took.
+pub fn disturbed_lines<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) -> Vec<String> {
+    ms.into_iter()
+        .filter_map(|m| match &m.status {
+            MeasurementStatus::Disturbed(why) => Some(format!(
+                "seq {} [{}] {} rep {}: {why}",
+                m.seq,
+                m.variant,
+                m.params.describe(),
+                m.rep
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The notes a table over `ms` carries: the monitor coverage, and a count of the
 /// ineffective measurements with the first reason (the full list is in `show`).
 pub fn table_notes<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) -> Vec<String> {
@@ -67,6 +83,14 @@ pub fn table_notes<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) -> V
             "INEFFECTIVE: {} measurement(s) ran while a knob of their variant did not hold \
              and are not counted as that variant; first: {first}",
             ineffective.len()
+        ));
+    }
+    let disturbed = disturbed_lines(ms.iter().copied());
+    if let Some(first) = disturbed.first() {
+        notes.push(format!(
+            "DISTURBED: {} measurement(s) ran while other work took more of their CPUs than \
+             the run allows and are not counted; first: {first}",
+            disturbed.len()
         ));
     }
     notes

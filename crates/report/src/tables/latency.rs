@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
+use perflab_core::note::{Note, NoteKind};
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo};
 use perflab_core::{HistogramData, LatencyTableHints, ParamValue, Params};
 use perflab_stats::StatsConfig;
@@ -98,7 +99,7 @@ fn common_notes(variant: &str, ms: &[MeasurementRecord]) -> Vec<String> {
         .output
         .notes
         .iter()
-        .filter(|n| !n.starts_with("path "))
+        .filter(|n| !matches!(Note::from_stored(n).kind, NoteKind::NetPath { .. }))
         .filter(|n| rest.iter().all(|m| m.output.notes.contains(n)))
         .cloned()
         .collect()
@@ -342,6 +343,7 @@ fn row(
         error: reps.iter().find_map(|m| match &m.status {
             MeasurementStatus::Failed(e) => Some(e.clone()),
             MeasurementStatus::Ineffective(e) => Some(format!("ineffective: {e}")),
+            MeasurementStatus::Disturbed(e) => Some(format!("disturbed: {e}")),
             MeasurementStatus::Ok => None,
         }),
     };

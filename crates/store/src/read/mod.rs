@@ -152,6 +152,18 @@ pub(crate) fn recorded(q: &mut dyn Query, id: RunId) -> Result<Vec<(u32, bool)>,
     )
 }
 
+/// How many of the run's measurements are disturbed (and not ineffective).
+pub(crate) fn disturbed(q: &mut dyn Query, id: RunId) -> Result<u32, StoreError> {
+    require_run(q, id)?;
+    let counts = q.query_all(
+        "SELECT count(*) FROM measurements WHERE run_id = $1 AND disturbed IS NOT NULL \
+         AND ineffective IS NULL",
+        &[id.into()],
+        |r| r.u32(0, "a disturbed count"),
+    )?;
+    Ok(counts.into_iter().next().unwrap_or(0))
+}
+
 /// The run's whole plan, in execution order.
 pub(crate) fn plan(q: &mut dyn Query, id: RunId) -> Result<Vec<PlannedMeasurement>, StoreError> {
     planned(

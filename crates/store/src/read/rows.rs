@@ -11,7 +11,7 @@ use crate::{MeasurementRecord, RunId, StoreError};
 /// A run's measurement rows with their plan columns, seq in a range, in the order
 /// [`RawMeasurement`] takes its columns.
 const MEASUREMENTS: &str = "SELECT m.seq, p.point, p.params, p.variant, p.rep, m.status, \
-     m.error, m.started_at, m.elapsed_s, m.notes, m.ineffective, p.role, m.monitors \
+     m.error, m.started_at, m.elapsed_s, m.notes, m.ineffective, p.role, m.monitors, m.disturbed \
      FROM measurements m JOIN plan p ON p.run_id = m.run_id AND p.seq = m.seq \
      WHERE m.run_id = $1 AND m.seq BETWEEN $2 AND $3 ORDER BY m.seq";
 
@@ -107,6 +107,7 @@ fn measurement(r: &dyn Cells) -> Result<RawMeasurement, StoreError> {
         ineffective: r.opt_text(10)?,
         role: r.text(11)?,
         monitors: r.opt_text(12)?,
+        disturbed: r.opt_text(13)?,
     })
 }
 

@@ -24,7 +24,7 @@ use crate::sql::Dialect;
 pub const APPLICATION: &str = "perflab";
 
 /// The schema version this build writes and understands.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// One step up the schema versions.
 #[derive(Clone, Copy, Debug)]
@@ -87,5 +87,10 @@ pub const MIGRATIONS: &[Migration] = &[
         to: 6,
         sqlite: sqlite::V6,
         postgres: Some(postgres::V6),
+    },
+    Migration {
+        to: 7,
+        sqlite: sqlite::V7,
+        postgres: Some(postgres::V7),
     },
 ];

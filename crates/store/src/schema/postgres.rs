@@ -9,6 +9,9 @@
 /// Created before any migration, as in SQLite.
 pub(super) const META: &str = "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
+/// As SQLite's version 7.
+pub(super) const V7: &str = "ALTER TABLE measurements ADD COLUMN disturbed TEXT;";
+
 /// As SQLite's version 6.
 pub(super) const V6: &str = "ALTER TABLE histograms ADD COLUMN above DOUBLE PRECISION;
 ALTER TABLE histograms ADD COLUMN above_count BIGINT;";

@@ -5,6 +5,12 @@
 pub(super) const META: &str =
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;";
 
+/// `measurements.disturbed`: why other work disturbed the measurement (it took more than
+/// its share of the measurement's CPUs; status stays `ok`: it ran, but is not its variant's
+/// number); NULL when nothing disturbed it, or a knob did not hold (`ineffective` says so),
+/// and for every measurement recorded before version 7.
+pub(super) const V7: &str = "ALTER TABLE measurements ADD COLUMN disturbed TEXT;";
+
 /// `histograms.above`, `histograms.above_count`: samples past the range of a tool's fixed
 /// buckets (cyclictest's overflows), each at least `above`; NULL where the histogram has no
 /// such range (every one recorded before version 6).

@@ -276,20 +276,21 @@ fn insert_measurement(
 ) -> Result<(), StoreError> {
     let notes = json("notes", &rec.output.notes)?;
     let monitors = json("monitors", &rec.monitors)?;
-    let (status, error, ineffective) = status_columns(&rec.status);
+    let cols = status_columns(&rec.status);
     tx.execute(
         "INSERT INTO measurements (run_id, seq, status, error, started_at, elapsed_s, notes, \
-         ineffective, monitors) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+         ineffective, monitors, disturbed) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         &[
             run.into(),
             rec.seq.into(),
-            status.into(),
-            error.into(),
+            cols.status.into(),
+            cols.error.into(),
             rec.started_at.into(),
             rec.elapsed_s.into(),
             notes.as_str().into(),
-            ineffective.into(),
+            cols.ineffective.into(),
             monitors.as_str().into(),
+            cols.disturbed.into(),
         ],
     )?;
     Ok(())

@@ -442,6 +442,7 @@ struct Builder<'c> {
     failed: LeftOut,
     missing: u32,
     ineffective: LeftOut,
+    disturbed: LeftOut,
     /// Pair the sides' repetitions by number (variants of one interleaved run).
     paired: bool,
     /// The looks of a run measured until decided.
@@ -450,6 +451,23 @@ struct Builder<'c> {
     void: Vec<(u32, String)>,
     /// The point (in A) of each `unmatched`, in order.
     unmatched_points: Vec<u32>,
+}
+
+/// What the note on disturbed measurements says: they are left out, and where the sides
+/// lost different numbers of them, that what is left was measured under different
+/// conditions on each side (issue 32: a neighbour's load read as a result).
+fn disturbed_what((a, b): (u32, u32)) -> String {
+    let mut what = "measurements ran while other work took more of their CPUs than the run \
+                    allows (10% unless it says otherwise); they are not counted and no verdict \
+                    uses them"
+        .to_string();
+    if a != b {
+        what.push_str(
+            " (the sides were disturbed differently, so what is left of each was measured \
+             under different conditions)",
+        );
+    }
+    what
 }
 
 /// Measurements of each side a table leaves out for one reason, and the first message.
@@ -497,6 +515,7 @@ impl<'c> Builder<'c> {
             failed: LeftOut::default(),
             missing: 0,
             ineffective: LeftOut::default(),
+            disturbed: LeftOut::default(),
             paired: false,
             schedule: None,
             void: Vec::new(),
@@ -520,6 +539,10 @@ impl<'c> Builder<'c> {
         self.ineffective.add(
             (a.ineffective, &a.first_ineffective),
             (b.ineffective, &b.first_ineffective),
+        );
+        self.disturbed.add(
+            (a.disturbed, &a.first_disturbed),
+            (b.disturbed, &b.first_disturbed),
         );
         let pairs = if self.paired {
             pair_by_rep(&a.reps, &b.reps)
@@ -563,6 +586,13 @@ impl<'c> Builder<'c> {
                                 "{} ineffective: {}",
                                 side.ineffective,
                                 side.first_ineffective.as_deref().unwrap_or("")
+                            ));
+                        }
+                        if side.disturbed > 0 {
+                            parts.push(format!(
+                                "{} disturbed: {}",
+                                side.disturbed,
+                                side.first_disturbed.as_deref().unwrap_or("")
                             ));
                         }
                         why.push(format!(
@@ -641,6 +671,11 @@ impl<'c> Builder<'c> {
             "INEFFECTIVE: ",
             "measurements ran while a knob of their variant did not hold; they are not that \
              variant's numbers and no verdict uses them",
+            &labels,
+        ));
+        notes.extend(self.disturbed.note(
+            "DISTURBED: ",
+            &disturbed_what(self.disturbed.count),
             &labels,
         ));
         ComparisonTable {
