@@ -45,6 +45,9 @@ pub enum NoteKind {
     SpanSkipped { missing: Vec<String>, span: String },
     /// The guest ran under TCG, software emulation, because `why`.
     GuestEmulated { why: String },
+    /// How a network workload used its path (`path` the path kind, `setup` the protocol,
+    /// size and load, as the workload says them).
+    NetPath { path: String, setup: String },
     /// Why summing per-worker bandwidths is not valid.
     NotSummable(Reason),
 }
@@ -120,6 +123,19 @@ impl Note {
         }
     }
 
+    /// What a network workload sent over `path`: `setup` is its protocol, size and load.
+    pub fn net_path(path: &str, setup: &str) -> Self {
+        Self {
+            kind: NoteKind::NetPath {
+                path: path.to_string(),
+                setup: setup.to_string(),
+            },
+            subject: path.to_string(),
+            figures: Vec::new(),
+            severity: Severity::Info,
+        }
+    }
+
     /// The note in words, as every crate shows it (and as a run stores it).
     pub fn text(&self) -> String {
         match &self.kind {
@@ -133,6 +149,7 @@ impl Note {
                 self.subject,
                 missing.join(", ")
             ),
+            NoteKind::NetPath { path, setup } => format!("path {path}: {setup}"),
             NoteKind::GuestEmulated { why } => format!(
                 "{TCG} (software emulation, because {why}): its latencies are those of an \
                  emulated CPU, many times a real VM's, and are NOT representative of KVM; \
@@ -154,6 +171,13 @@ impl Note {
                 .and_then(|r| r.split_once("): ").map(|(w, _)| w).or(r.strip_suffix(')')))
                 .unwrap_or("");
             return Note::guest_emulated(why);
+        }
+        if let Some((path, setup)) = text
+            .strip_prefix("path ")
+            .and_then(|r| r.split_once(": "))
+            .filter(|(p, _)| !p.is_empty() && !p.contains(char::is_whitespace))
+        {
+            return Note::net_path(path, setup);
         }
         let typed = text.split_once(": ").and_then(|(subject, rest)| {
             // A subject is one name (`counters`, `counters-cpu`), never a phrase.
@@ -481,13 +505,14 @@ mod tests {
                 "netrx.vhost_irq",
             ),
             Note::guest_emulated("/dev/kvm is missing"),
+            Note::net_path("host:127.0.0.1", "udp 64 B, closed loop"),
         ] {
             assert_eq!(Note::from_stored(&n.text()), n, "{}", n.text());
             assert!(n.about().is_some());
         }
         for old in [
             "summing per-thread bandwidths is valid: 2 threads: aggregate 1 MiB/s",
-            "path veth: udp 64 B, closed loop",
+            "path with space: not a path note",
             "no colon at all",
         ] {
             let n = Note::from_stored(old);

@@ -25,12 +25,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
          untyped note, read for backward compatibility only",
     ),
     (
-        "tables/latency.rs",
-        "path ",
-        "netrr's first note (`path veth: udp 64 B, closed loop`) is still text; the table \
-         leaves it out by its start (issue 34 item 1)",
-    ),
-    (
         "spans/wake.rs",
         " [state ",
         "the idle state is still only in the span label (issue 34 item 1: a structured \

@@ -111,8 +111,8 @@ fn load_mib_s(marks: &[(Instant, u64)]) -> f64 {
 
 /// `path veth: udp 64 B, closed loop`.
 fn path_note(path: &str, plan: &ClientPlan) -> String {
-    format!(
-        "path {path}: {} {} B, {}",
+    let setup = format!(
+        "{} {} B, {}",
         plan.proto.name(),
         plan.size,
         if plan.rate > 0.0 {
@@ -120,7 +120,9 @@ fn path_note(path: &str, plan: &ClientPlan) -> String {
         } else {
             "closed loop".into()
         }
-    )
+    );
+    // Worded by core, which reads it back for the report's latency table.
+    perflab_core::note::Note::net_path(path, &setup).text()
 }
 
 /// Requests that got no reply, in the warm-up and in the timed window.
