@@ -43,9 +43,10 @@ pub const INEFFECTIVE: i32 = 8;
 pub const VOID: i32 = 9;
 /// A run that completed with some measurements disturbed: other work took more of their
 /// CPUs than the run allows (10%, `--disturbed-above`; the `disturbance` monitor), so they
-/// are stored and shown but no verdict uses them, and the last line says how many. Failures (3), unavailable variants (5), void
-/// comparisons (9) and ineffective measurements (8) take precedence; `run --quiet-machine`
-/// waits for the CPUs to be quiet first (docs/METHODOLOGY.md, "A disturbed machine").
+/// are stored and shown but no verdict uses them, and the last line says how many.
+/// Failures (3), unavailable variants (5), void comparisons (9) and ineffective
+/// measurements (8) take precedence; `run --quiet-machine` waits for the CPUs to be quiet
+/// first (docs/METHODOLOGY.md, "A disturbed machine").
 pub const DISTURBED: i32 = 10;
 /// Stopped by a signal (Ctrl-C, SIGTERM): everything measured so far is kept, and `run
 /// --resume RUN` (or the same `bisect`) goes on from there.
