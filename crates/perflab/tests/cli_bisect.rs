@@ -137,6 +137,42 @@ fn stored(lab: &Lab) -> (usize, u64) {
     (runs.len(), done)
 }
 
+/// The measurements of the bisection's rounds, counted one by one in the store (`perflab
+/// export`): of each run, the repetitions where every variant (good, commit, bad) has a
+/// figure that counts (a disturbed or failed one leaves its round out, and the bisection
+/// asks for another). No (variant, repetition) of a run may be stored twice.
+fn measurements_in_store(lab: &Lab) -> u64 {
+    let o = lab.run(&["ls", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut n = 0;
+    for r in doc["runs"].as_array().unwrap() {
+        if !r["label"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("bisect "))
+        {
+            continue;
+        }
+        let id = r["id"].to_string();
+        let export = lab.export(&id);
+        let mut by_rep: std::collections::BTreeMap<u64, Vec<bool>> = Default::default();
+        let mut seen = std::collections::BTreeSet::new();
+        let mut variants = std::collections::BTreeSet::new();
+        for m in export["measurements"].as_array().unwrap() {
+            let k = (m["variant"].to_string(), m["rep"].as_u64().unwrap());
+            assert!(seen.insert(k.clone()), "run {id}: {k:?} measured twice");
+            variants.insert(k.0);
+            let counts = m["status"]["status"] == "ok" && m["role"] == "headline";
+            by_rep.entry(k.1).or_default().push(counts);
+        }
+        for ok in by_rep.values() {
+            if ok.len() == variants.len() && ok.iter().all(|&c| c) {
+                n += ok.len() as u64;
+            }
+        }
+    }
+    n
+}
+
 #[test]
 fn bisect_finds_the_slowdown_and_a_killed_bisection_resumes_measuring_nothing_twice() {
     if !have_tools() {
@@ -169,14 +205,24 @@ fn bisect_finds_the_slowdown_and_a_killed_bisection_resumes_measuring_nothing_tw
         std::thread::sleep(Duration::from_millis(50));
     }
     child.wait().unwrap();
-    let o = lab.run(
-        &bisect_args(&repo)
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
+    // `perflab run --resume RUN` of one of its runs (the newest, maybe the one killed
+    // mid-way) resumes the whole bisection, from another directory too.
+    let (runs, _) = stored(&lab);
+    assert!(
+        runs >= 1,
+        "the bisection stored no run before it was killed"
     );
+    let elsewhere = lab.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let o = lab
+        .cmd()
+        .current_dir(&elsewhere)
+        .args(["run", "--resume", "last", "--format", "json"])
+        .output()
+        .unwrap();
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
+    assert!(err.contains("resuming the bisection"), "{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["format"], "perflab-bisect");
     let schema: serde_json::Value = serde_json::from_str(
@@ -203,7 +249,7 @@ fn bisect_finds_the_slowdown_and_a_killed_bisection_resumes_measuring_nothing_tw
     // the bisection counts, the killed one resumed rather than measured again.
     let (_, done) = stored(&lab);
     assert_eq!(
-        done,
+        measurements_in_store(&lab),
         doc["bisection"]["measurements"].as_u64().unwrap(),
         "{out}"
     );
@@ -362,7 +408,7 @@ fn ctrl_c_stops_the_bisection_with_exit_130_and_the_same_command_resumes_it() {
         "{out}"
     );
     assert_eq!(
-        stored(&lab).1,
+        measurements_in_store(&lab),
         doc["bisection"]["measurements"].as_u64().unwrap(),
         "{out}"
     );

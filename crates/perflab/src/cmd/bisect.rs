@@ -5,6 +5,8 @@
 //! Everything the user can get wrong — the repository, the revisions, the study, a build
 //! that fails at an end — is refused before anything is stored.
 
+pub mod resume;
+
 use std::time::Instant;
 
 use perflab_bisect::search::Settings;
@@ -20,15 +22,34 @@ use crate::cmd::bisect_report::{render, Report, TestedCommit};
 use crate::cmd::common;
 use crate::exit::input;
 
-pub fn run(g: &Global, a: BisectArgs) -> anyhow::Result<i32> {
+pub fn run(g: &Global, mut a: BisectArgs) -> anyhow::Result<i32> {
     let started = Instant::now();
     common::check_db(g)?;
+    // A study file by its absolute path: the runs, the key and a resume from another
+    // directory (`run --resume`) all find the same file; the report shows it as given.
+    let shown = a.study.clone();
+    if let Ok(abs) = std::path::absolute(&a.study) {
+        if abs.is_file() {
+            a.study = abs.to_string_lossy().into_owned();
+        }
+    }
     let repo = Repo::open(&a.repo)?;
     let good = repo.commit("good", &a.good)?;
     let bad = repo.commit("bad", &a.bad)?;
     let commits = repo.range(&good, &bad)?;
     let point = check_study(g, &a)?;
     let (mut builds, key) = builds_and_key(&a, &repo, &commits, point)?;
+    // After the checks, before anything is measured: what `run --resume` of one of its
+    // runs needs to resume the whole bisection.
+    resume::save(
+        &a,
+        &repo.top,
+        (&commits[0], &commits[commits.len() - 1]),
+        point,
+        &cache_base(&a, &repo)?,
+        &builds.cache,
+        &key,
+    )?;
     // Ctrl-C reaches the run in progress too (one process group): it stops itself,
     // resumably, and the bisection starts nothing more.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -74,7 +95,8 @@ pub fn run(g: &Global, a: BisectArgs) -> anyhow::Result<i32> {
         }
         Err(e) => return Err(e),
     };
-    let report = make_report(&a, &repo, &oracle, b, started);
+    let mut report = make_report(&a, &repo, &oracle, b, started);
+    report.study = shown;
     crate::stdout_guard::print(render(&report, a.format))?;
     Ok(0)
 }
@@ -88,8 +110,7 @@ fn builds_and_key<'a>(
     commits: &[String],
     point: u32,
 ) -> anyhow::Result<(Builds<'a>, String)> {
-    let cache = std::path::absolute(a.cache.clone().unwrap_or_else(|| default_cache(repo)))?
-        .join(&hex(&[&a.build])[..12]);
+    let cache = cache_base(a, repo)?.join(&hex(&[&a.build])[..12]);
     let key = hex(&[
         &repo.top.to_string_lossy(),
         &commits[0],
@@ -106,6 +127,13 @@ fn builds_and_key<'a>(
         built: 0,
     };
     Ok((builds, key))
+}
+
+/// The cache directory, absolute, before the build command's subdirectory.
+fn cache_base(a: &BisectArgs, repo: &Repo) -> anyhow::Result<std::path::PathBuf> {
+    Ok(std::path::absolute(
+        a.cache.clone().unwrap_or_else(|| default_cache(repo)),
+    )?)
 }
 
 fn make_report(

@@ -18,6 +18,7 @@ use crate::cli::Global;
 use crate::cmd::bisect_git::{Builds, Built};
 use crate::cmd::bisect_key::hex;
 use crate::cmd::common;
+use crate::exit;
 
 pub const INTERRUPTED: &str = "interrupted: run the same `perflab bisect` again to resume it \
                            (nothing measured is measured again)";
@@ -83,12 +84,22 @@ impl StoreOracle<'_> {
         }
         let out = cmd
             .args(args)
+            // Its `run --resume` is of that run alone, not of this bisection.
+            .env(crate::cmd::bisect::resume::CHILD_ENV, "1")
             .stdin(Stdio::null())
             .output()
             .map_err(|e| OracleError(format!("perflab run: {e}")))?;
         match out.status.code() {
-            // 3: some measurements failed; the rounds they leave out are measured again.
-            Some(0) | Some(3) => Ok(()),
+            // The run completed, some of its measurements not counting (failed,
+            // ineffective, disturbed by other work) or its own comparisons void: the
+            // rounds they leave out are measured again.
+            Some(
+                exit::SUCCESS
+                | exit::SOME_FAILED
+                | exit::INEFFECTIVE
+                | exit::VOID
+                | exit::DISTURBED,
+            ) => Ok(()),
             code => {
                 self.interrupted |= matches!(code, Some(130) | None);
                 let text = String::from_utf8_lossy(&out.stderr);

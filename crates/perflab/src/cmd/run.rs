@@ -26,6 +26,11 @@ pub fn run(g: &Global, a: RunArgs) -> anyhow::Result<i32> {
         let mut store = common::resume_store(g)?;
         let id = crate::run_ref::resolve(&store, named)?;
         let info = store.run(id)?;
+        // One of a bisection's runs: the bisection resumes, that run among the rest.
+        if let Some(key) = crate::cmd::bisect::resume::key_of(&info) {
+            drop(store);
+            return crate::cmd::bisect::resume::resume(g, &info, &key, a.format);
+        }
         let (variants, _) = perflab_lab::prepare::check_variants(&info.spec.variants, &sys)?;
         let journal =
             claim(g, &sys, &variants, &a).map_err(|e| run_lock::refused(e, Some(id), g))?;
