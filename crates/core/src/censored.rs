@@ -60,7 +60,8 @@ impl HistogramData {
         (min, mean, max): (f64, f64, f64),
     ) -> Self {
         let mut h = HistogramData::from_hdr(name, unit, in_range);
-        let total = in_range.len() + above.count;
+        // Saturating: a caller's count near u64::MAX is nonsense, but never a panic.
+        let total = in_range.len().saturating_add(above.count);
         let at = |q: f64| {
             if is_censored(q, total, above.count) {
                 f64::NAN

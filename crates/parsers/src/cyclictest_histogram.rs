@@ -52,6 +52,15 @@ pub(crate) fn read_histogram(text: &str) -> Result<Option<Histogram>, ParseError
     check_widths(&totals, &buckets, start, n)?;
     let total = get("Total");
     let overflows = get("Histogram Overflows");
+    if let Some((_, line, counts)) = overflows {
+        if let Some(v) = counts.iter().find(|v| !is_count(**v)) {
+            return Err(bad(
+                TOOL,
+                *line,
+                format!("\"# Histogram Overflows\" holds {v}, which is not a count of cycles"),
+            ));
+        }
+    }
     // cyclictest prints every bucket of its range, 0 to N-1: an overflow is at least N.
     let limit = buckets.iter().map(|(b, _)| b + 1).max().unwrap_or(0) as f64;
     let mut out = Histogram::default();
@@ -69,8 +78,7 @@ pub(crate) fn read_histogram(text: &str) -> Result<Option<Histogram>, ParseError
         let Some(in_range) = hdr(&buckets, t) else {
             continue;
         };
-        // A negative or fractional count is not cyclictest's; such a file was refused
-        // above only if unreadable, so it is clamped here rather than trusted.
+        // Every overflow count was checked above to be a count (is_count).
         let above = AboveRange {
             limit,
             count: over.unwrap_or(0.0).max(0.0) as u64,
@@ -88,6 +96,12 @@ pub(crate) fn read_histogram(text: &str) -> Result<Option<Histogram>, ParseError
         out.histograms.push((t.to_string(), h));
     }
     Ok(Some(out))
+}
+
+/// A count cyclictest could have printed: whole, not negative, and below 2^53 (a cycle a
+/// microsecond for 285 years), so that sums of counts stay exact and cannot overflow.
+fn is_count(v: f64) -> bool {
+    v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 9_007_199_254_740_992.0
 }
 
 /// Each bucket (µs) with its count per thread.

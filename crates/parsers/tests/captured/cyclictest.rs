@@ -82,6 +82,22 @@ fn overflowed_samples_censor_the_percentiles_they_hold() {
         .unwrap();
 }
 
+/// An overflow count of 1e30 saturated to u64::MAX and overflowed the sum of counts (a
+/// panic, found by impossible_figures); a count that is not a count is refused now.
+#[test]
+fn an_overflow_count_that_is_not_a_count_is_bad() {
+    let text = data("cyclictest/histogram_h50_overflowed.txt");
+    for hostile in ["1e30", "-5", "2.5"] {
+        let edited = text.replace(
+            "# Histogram Overflows: 00952",
+            &format!("# Histogram Overflows: {hostile}"),
+        );
+        assert_ne!(edited, text);
+        let e = (by_name("cyclictest").unwrap().parse)(&edited).unwrap_err();
+        assert!(e.to_string().contains("not a count"), "{hostile}: {e}");
+    }
+}
+
 #[test]
 fn a_cut_histogram_is_bad() {
     let text = data("cyclictest/histogram_h50.txt");
