@@ -85,7 +85,8 @@ pub(crate) fn scan_curves(r: &ScanReport) -> Vec<String> {
                     r.a_label,
                     r.config.confidence_label()
                 ),
-                x_label: format!("{} (bytes)", r.axis),
+                // The ticks are binary sizes, as the tables' KiB: 64K is 64 KiB.
+                x_label: format!("{} (K = KiB, M = MiB)", r.axis),
                 y_label: axis_label(&r.metric, r.unit),
                 x_scale: Scale::Log,
                 y_scale: scale,

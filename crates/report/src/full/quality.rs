@@ -262,6 +262,13 @@ impl Spread {
         };
         let level = cfg.confidence_label();
         let noise = cfg.noise_pct;
+        // The verb follows the count: `1 row needs`, `83 rows need`.
+        let one = n == 1;
+        let (rows_need, rows_spread, have) = if one {
+            ("row needs", "row spreads", "row has")
+        } else {
+            ("rows need", "rows spread", "rows have")
+        };
         match self {
             Spread::NeedsRepetitions => {
                 let need: Vec<u64> = rows
@@ -285,23 +292,23 @@ impl Spread {
                     )
                 };
                 format!(
-                    "{n} rows need more repetitions for ±{noise}% (their {level} CI spans \
+                    "{n} {rows_need} more repetitions for ±{noise}% (their {level} CI spans \
                      ±{}% of the median; about {need} per side would do, now {})",
                     range(&hws),
                     now(rows)
                 )
             }
             Spread::BeyondRepetitions => format!(
-                "{n} rows spread too widely for repetitions to help (±{}% at {level}; over \
+                "{n} {rows_spread} too widely for repetitions to help (±{}% at {level}; over \
                  {} needed): look for the cause (other load, frequency changes, placement)",
                 range(&hws),
                 crate::fmt::thousands(PRACTICAL_REPS)
             ),
             Spread::Single => {
-                format!("{n} rows have a single repetition: nothing is known about their spread")
+                format!("{n} {have} a single repetition: nothing is known about their spread")
             }
             Spread::ZeroMedian => {
-                format!("{n} rows have a median of 0: their spread cannot be put in percent of it")
+                format!("{n} {have} a median of 0: their spread cannot be put in percent of it")
             }
         }
     }
