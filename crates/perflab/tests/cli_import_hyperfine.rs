@@ -119,6 +119,9 @@ fn two_commands_are_two_variants_that_compare_compares() {
     assert!(o.status.success(), "{err}");
     assert!(!err.contains("nothing to compare"), "{err}");
     let cmp: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // hyperfine timed all of A's runs before B's: the comparison claims no interleaving
+    // and pairs nothing (it read "interleaved within one run" and paired run i with run i).
+    assert_eq!(cmp["comparison"]["design"], "imported", "{cmp}");
     let row = &cmp["comparison"]["rows"][0];
     assert_eq!(
         (row["cmp"]["a"]["n"].as_u64(), row["cmp"]["b"]["n"].as_u64()),
@@ -141,6 +144,8 @@ fn two_commands_are_two_variants_that_compare_compares() {
         out.contains("sleep 0.01") && out.contains("sleep 0.02"),
         "{out}"
     );
+    assert!(out.contains("design: variants of one import"), "{out}");
+    assert!(!out.contains("interleaved within one run"), "{out}");
 }
 
 /// hyperfine's own summary of each command (mean, stddev, median, min, max, user and

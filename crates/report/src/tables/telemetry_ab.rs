@@ -160,7 +160,8 @@ pub fn telemetry_ab(
     b: &[MeasurementRecord],
     cfg: &StatsConfig,
 ) -> Option<TelemetryAb> {
-    let paired = matches!(table.kind, TableKind::Variants { .. });
+    // Repetitions pair only where the variants were interleaved (not an import's).
+    let paired = table.design == crate::tables::compare::design::Design::InterleavedWithinOneRun;
     let mut rows = Vec::new();
     let mut zero: Vec<String> = Vec::new();
     for row in &table.rows {

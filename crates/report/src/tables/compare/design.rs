@@ -21,6 +21,10 @@ pub enum Design {
     InterleavedWithinOneRun,
     /// Run against run: measured one after the other, never interleaved.
     SeparateRuns,
+    /// Variant against variant of one imported run: measured in the order the importing
+    /// tool chose (hyperfine times every run of one command before the next), so its
+    /// repetitions do not pair and drift between the variants is confounded with them.
+    Imported,
 }
 
 impl Design {
@@ -29,6 +33,7 @@ impl Design {
         match self {
             Design::InterleavedWithinOneRun => "interleaved within one run",
             Design::SeparateRuns => "separate runs",
+            Design::Imported => "variants of one import",
         }
     }
 
@@ -43,6 +48,11 @@ impl Design {
             Design::SeparateRuns => format!(
                 "{}, not interleaved: any drift of the machine between the runs is \
                  confounded with the change",
+                self.name()
+            ),
+            Design::Imported => format!(
+                "{}, measured in the order the tool chose, not interleaved: any drift of \
+                 the machine between the variants is confounded with the change",
                 self.name()
             ),
         }

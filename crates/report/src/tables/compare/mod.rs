@@ -143,8 +143,10 @@ pub fn compare_variants(
     let points = VariantPoints::gather(ms, base, other);
     let mut b = Builder::new(cfg, chosen.better);
     // The variants of one run were interleaved (A1 B1, A2 B2, ...): repetition r of A and
-    // of B ran side by side, so they pair.
-    b.paired = true;
+    // of B ran side by side, so they pair. An imported run's were not (hyperfine times
+    // every run of A before B's): its repetitions do not pair, as two runs' do not.
+    let imported = run.spec.imported.is_some();
+    b.paired = !imported;
     // A run measured until decided spent alpha over its looks: each row is decided with
     // the share of the look its pairs reached, as the runner judged it.
     b.schedule = run.spec.until_decided.map(|u| {
@@ -169,6 +171,9 @@ pub fn compare_variants(
         (base.to_string(), other.to_string()),
         unavailable_of(&[run]),
     );
+    if imported {
+        table.design = Design::Imported;
+    }
     table.variant_params = points.variant_params();
     table
         .notes
