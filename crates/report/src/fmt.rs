@@ -58,6 +58,37 @@ pub fn params(p: &perflab_core::Params) -> String {
         .join(" ")
 }
 
+/// `variants: 4k = backing=4k; 2m = hugepages=2M:32, backing=2m`: the knobs and
+/// parameters each named variant set, as the run's spec holds them; `None` when none sets
+/// anything (an imported run, network paths named by the variant itself).
+pub fn variant_settings(info: &perflab_core::record::RunInfo, names: &[&String]) -> Option<String> {
+    use perflab_core::spec::Scalar;
+    use perflab_core::ParamValue;
+    let said: Vec<String> = names
+        .iter()
+        .filter_map(|name| {
+            let v = info.spec.variants.iter().find(|v| &&v.name == name)?;
+            let mut set: Vec<String> = v
+                .knobs
+                .iter()
+                .map(|(k, value)| format!("{k}={value}"))
+                .collect();
+            set.extend(v.params.iter().map(|(k, value)| {
+                let value = match value {
+                    Scalar::Bool(b) => ParamValue::Bool(*b),
+                    Scalar::Int(i) => ParamValue::Int(*i),
+                    Scalar::Float(x) => ParamValue::Float(*x),
+                    Scalar::Str(s) => ParamValue::Str(s.clone()),
+                };
+                format!("{k}={}", param_value(k, &value))
+            }));
+            // A variant that sets nothing is named by what it is (a network path).
+            (!set.is_empty()).then(|| format!("{name} = {}", set.join(", ")))
+        })
+        .collect();
+    (!said.is_empty()).then(|| format!("variants: {}", said.join("; ")))
+}
+
 /// A whole number with thousands separated, as the seed writes counts: `2,900`.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();

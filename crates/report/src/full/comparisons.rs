@@ -3,8 +3,6 @@
 //! regression distribution, with the telemetry that moved with each significant row.
 
 use perflab_core::record::MeasurementRecord;
-use perflab_core::spec::Scalar;
-use perflab_core::ParamValue;
 use serde_json::{json, Value};
 
 use crate::doc::Block;
@@ -55,7 +53,7 @@ pub(crate) fn section(
                             table: compare_variants(&one.info, &one.ms, &base, other, metric, cfg)?,
                             ms_a: &one.ms,
                             ms_b: &one.ms,
-                            sides: variant_settings(&one.info, &[&base, other]),
+                            sides: crate::fmt::variant_settings(&one.info, &[&base, other]),
                             listed: coverage::monitor_lines(&one.ms),
                         });
                     }
@@ -236,35 +234,6 @@ fn single(
     }
     blocks.extend(summary.to_blocks(false));
     Ok(json!([{ "summary": summary }]))
-}
-
-/// `variants: 4k = backing=4k; 2m = hugepages=2M:32, backing=2m`: the knobs and
-/// parameters each named variant set, as the run's spec holds them; `None` when none sets
-/// anything (an imported run, network paths named by the variant itself).
-fn variant_settings(info: &perflab_core::record::RunInfo, names: &[&String]) -> Option<String> {
-    let said: Vec<String> = names
-        .iter()
-        .filter_map(|name| {
-            let v = info.spec.variants.iter().find(|v| &&v.name == name)?;
-            let mut set: Vec<String> = v
-                .knobs
-                .iter()
-                .map(|(k, value)| format!("{k}={value}"))
-                .collect();
-            set.extend(v.params.iter().map(|(k, value)| {
-                let value = match value {
-                    Scalar::Bool(b) => ParamValue::Bool(*b),
-                    Scalar::Int(i) => ParamValue::Int(*i),
-                    Scalar::Float(x) => ParamValue::Float(*x),
-                    Scalar::Str(s) => ParamValue::Str(s.clone()),
-                };
-                format!("{k}={}", crate::fmt::param_value(k, &value))
-            }));
-            // A variant that sets nothing is named by what it is (a network path).
-            (!set.is_empty()).then(|| format!("{name} = {}", set.join(", ")))
-        })
-        .collect();
-    (!said.is_empty()).then(|| format!("variants: {}", said.join("; ")))
 }
 
 /// The points `t` could not compare, named compactly.

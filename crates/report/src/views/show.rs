@@ -187,6 +187,11 @@ fn header(info: &RunInfo, db_flag: &str) -> String {
         s(&f.thp)
     );
     out += &format!("cmdline {}\n", s(&f.cmdline));
+    // What each variant set, which the JSON holds as the spec (issue 34 item 7).
+    let names: Vec<&String> = info.spec.variants.iter().map(|v| &v.name).collect();
+    if let Some(line) = crate::fmt::variant_settings(info, &names) {
+        out += &format!("{line}\n");
+    }
     if let Some(root) = &f.sysroot {
         out += &format!("system files read from the tree at {root}, not from this machine\n");
     }
