@@ -136,30 +136,42 @@ impl Quality {
             self.wide_lines
                 .push(format!("{run}{}: {which}", kind.text(rows, cfg)));
         }
+        self.outlier_line(r, s, &run, &name);
+    }
+
+    /// One line for the run's outlier repetitions: how many, and in which rows where they
+    /// fit a line (outliers are kept, so how many matters more than where), else where
+    /// `show` lists them.
+    fn outlier_line(
+        &mut self,
+        r: &RunData,
+        s: &SummaryTable,
+        run: &str,
+        name: &dyn Fn(&[&SummaryRow]) -> String,
+    ) {
         let flagged: Vec<&SummaryRow> = s
             .rows
             .iter()
             .filter(|row| !row.outlier_reps.is_empty())
             .collect();
-        if !flagged.is_empty() {
-            let reps: usize = flagged.iter().map(|row| row.outlier_reps.len()).sum();
-            // Outliers are kept, so which rows have them matters less than how many:
-            // named where that is short, else `show` lists them.
-            let which = name(&flagged);
-            let which = if which.len() <= OUTLIERS_NAMED {
-                which
-            } else {
-                format!(
-                    "{} rows (perflab show {} lists them)",
-                    flagged.len(),
-                    r.info.id
-                )
-            };
-            self.outlier_lines.push(format!(
-                "{run}{reps} repetitions outside Tukey's fences, kept in every figure and \
-                 median: {which}"
-            ));
+        if flagged.is_empty() {
+            return;
         }
+        let reps: usize = flagged.iter().map(|row| row.outlier_reps.len()).sum();
+        let which = name(&flagged);
+        let which = if which.len() <= OUTLIERS_NAMED {
+            which
+        } else {
+            format!(
+                "{} rows (perflab show {} lists them)",
+                flagged.len(),
+                r.info.id
+            )
+        };
+        self.outlier_lines.push(format!(
+            "{run}{reps} repetitions outside Tukey's fences, kept in every figure and \
+             median: {which}"
+        ));
     }
 
     /// For an adaptive run (`--target-ci`), which points reached the target and which
