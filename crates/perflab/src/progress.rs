@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
+use perflab_core::quantity_text::with_units::{figure_text, kind_by_name, value_text};
 use perflab_lab::Progress;
 use perflab_store::{MeasurementRecord, MeasurementStatus, RunId};
 
@@ -71,7 +72,7 @@ impl Progress for Reporter {
             MeasurementStatus::Ok => rec
                 .output
                 .metric(&self.metric)
-                .map(|m| format!("{} = {:.6}", m.name, m.value))
+                .map(|m| format!("{} = {}", m.name, figure_text(m.value, m.unit)))
                 .unwrap_or_default(),
             MeasurementStatus::Failed(e) => format!("FAILED: {e}"),
             MeasurementStatus::Ineffective(e) => format!("INEFFECTIVE (not counted): {e}"),
@@ -84,7 +85,11 @@ impl Progress for Reporter {
         let point: Vec<String> = self
             .varying
             .iter()
-            .filter_map(|k| rec.params.get(k).map(|v| format!("{k}={v}")))
+            .filter_map(|k| {
+                let v = rec.params.get(k)?;
+                // In its unit (`size=64K`), as the report names the point.
+                Some(format!("{k}={}", value_text(kind_by_name(k), v)))
+            })
             .collect();
         let line = format!(
             "{} [{}] rep {}{role}: {what}",

@@ -45,6 +45,7 @@ mod cli_postgres;
 mod cli_push;
 mod cli_readonly;
 mod cli_report;
+mod cli_report_budget;
 mod cli_runs;
 mod cli_secrets;
 mod cli_serve_auth;
