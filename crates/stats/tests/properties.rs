@@ -207,6 +207,9 @@ proptest! {
                     "undecided [{lo}, {hi}] does not straddle a threshold"
                 ),
                 Verdict::Changed => prop_assert!(false, "a higher-is-better metric is never just changed"),
+                // Only a comparison made void by its telemetry reads void, never one of
+                // compare_paired's.
+                Verdict::Void => prop_assert!(false, "compare_paired made a row void"),
             }
         }
         let again: Vec<Verdict> = {
