@@ -13,9 +13,9 @@ use serde_json::{Map, Value};
 use crate::error::ReportError;
 use crate::section::SectionId;
 use crate::section::{self, Format, Section};
+use crate::tables::telemetry_ab::{telemetry_ab, TelemetryAb};
 use crate::views::data::{pick, to_json, Data};
 use crate::views::parts;
-use crate::tables::telemetry_ab::{telemetry_ab, TelemetryAb};
 use crate::views::View;
 use crate::{ComparisonTable, Distribution, PercentileTable, ScanReport};
 
@@ -76,7 +76,13 @@ pub fn variants(
             .collect();
         crate::latency_percentiles(&[(info, &two)])
     };
-    Ok(CompareView::of(table, telemetry, percentiles, None, how.buckets))
+    Ok(CompareView::of(
+        table,
+        telemetry,
+        percentiles,
+        None,
+        how.buckets,
+    ))
 }
 
 /// Run `b` against run `a`, matched point by point; their setups' differences said first.
@@ -89,7 +95,13 @@ pub fn runs(
     let telemetry = telemetry_ab(&table, a.1, b.1, how.cfg);
     let percentiles = crate::latency_percentiles(&[a, b]);
     let setup = setup_section(&setup_differences(a.0, b.0))?;
-    Ok(CompareView::of(table, telemetry, percentiles, setup, how.buckets))
+    Ok(CompareView::of(
+        table,
+        telemetry,
+        percentiles,
+        setup,
+        how.buckets,
+    ))
 }
 
 impl View for CompareView {
