@@ -215,6 +215,15 @@ fn idle_ipi_on_fixture_trees_runs_both_variants_and_restores_the_tree() {
             "{host}"
         );
         assert!(find_summaries(&out_dir).len() == 2, "{host}");
+        // A void comparison gets no advice on repetitions: more would not decide it (the
+        // report's spread section said "about N per side would do" for such rows).
+        let o = lab.run(&["report", &id, "--format", "mail"]);
+        let (mail, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let every_point_void = stdout.contains("void: all vs poll-only at cpu_b=0");
+        for line in mail.lines().filter(|l| l.contains("would do")) {
+            assert!(!every_point_void && !line.contains("0-1"), "{host}: {line}\n{mail}");
+        }
         let o = lab.run(&["show", &id, "--pair", "0,1"]);
         let (out, err) = text(&o);
         assert!(o.status.success(), "{err}");

@@ -85,9 +85,13 @@ impl Quality {
             |row: &SummaryRow| format!("{} {} [{}]", run_name(&r.info), row.label, row.variant);
         let all: Vec<&Params> = s.rows.iter().map(|row| &row.params).collect();
         let variants = crate::measured_variants(&r.ms);
+        let void = void_rows(r);
         let mut kinds: Vec<(Spread, Vec<&SummaryRow>)> = Vec::new();
         for row in &s.rows {
-            if let Some(w) = &row.warning {
+            // A row whose every comparison tested nothing gets no advice on repetitions:
+            // more of them would not give a verdict (issue 32 item 4).
+            let advise = !void(row.point, &row.variant);
+            if let Some(w) = row.warning.as_ref().filter(|_| advise) {
                 self.wide.push(format!("{}: {w}", who(row)));
                 match Spread::of(row, cfg) {
                     Some(kind) => match kinds.iter_mut().find(|(k, _)| *k == kind) {
@@ -226,6 +230,24 @@ impl Quality {
         ));
         blocks.push(Block::list("Too wide to conclude", &self.wide_lines));
         blocks.push(Block::list("Outliers", &self.outlier_lines));
+    }
+}
+
+/// Whether every comparison a row (point, variant) takes part in is void: a variant's
+/// against the baseline, or the baseline's against every other variant at the point.
+fn void_rows(r: &RunData) -> impl Fn(u32, &str) -> bool {
+    let void = perflab_core::catalog::void_comparisons(&r.info.spec, &r.ms);
+    let variants = crate::measured_variants(&r.ms);
+    move |point: u32, variant: &str| {
+        let at: Vec<_> = void.iter().filter(|v| v.point == point).collect();
+        match at.first() {
+            None => false,
+            Some(v) if v.baseline != variant => at.iter().any(|v| v.variant == variant),
+            Some(v) => variants
+                .iter()
+                .filter(|o| **o != v.baseline)
+                .all(|o| at.iter().any(|v| v.variant == *o)),
+        }
     }
 }
 
