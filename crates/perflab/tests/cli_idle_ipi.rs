@@ -222,7 +222,10 @@ fn idle_ipi_on_fixture_trees_runs_both_variants_and_restores_the_tree() {
         assert!(o.status.success(), "{err}");
         let every_point_void = stdout.contains("void: all vs poll-only at cpu_b=0");
         for line in mail.lines().filter(|l| l.contains("would do")) {
-            assert!(!every_point_void && !line.contains("0-1"), "{host}: {line}\n{mail}");
+            assert!(
+                !every_point_void && !line.contains("0-1"),
+                "{host}: {line}\n{mail}"
+            );
         }
         let o = lab.run(&["show", &id, "--pair", "0,1"]);
         let (out, err) = text(&o);
