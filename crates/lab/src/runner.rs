@@ -533,8 +533,12 @@ fn round_note(
 
 /// The run's monitors with `disturbance` last, named or not: every measurement records how
 /// much of its CPUs other work took, and it reads closest to the workload when started
-/// after the others.
+/// after the others. `--monitors none` (an empty list) asked for no monitor at all, so it
+/// gets none, and no measurement of it can be judged disturbed.
 fn with_disturbance(names: &[String]) -> Vec<String> {
+    if names.is_empty() {
+        return Vec::new();
+    }
     let mut names: Vec<String> = names
         .iter()
         .filter(|n| *n != disturbance::NAME)
