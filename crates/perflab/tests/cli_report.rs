@@ -24,7 +24,7 @@ fn report_in_every_format_and_as_html() {
         out.contains(&format!("perflab report: run {a} \"before\"")),
         "{out}"
     );
-    assert!(out.contains("How to read this report"), "{out}");
+    assert!(out.contains("method: docs/METHODOLOGY.md"), "{out}");
 
     let o = lab.run(&["report", &a, &b, "--format", "mail"]);
     let (mail, err) = text(&o);
@@ -82,7 +82,7 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         ),
         (
             vec!["report", &a, "--section", "runs,nope", "--html", page],
-            "--section nope: no such section (known: environment, runs, comparison",
+            "--section nope: no such section (known: environment, comparison, runs",
         ),
     ] {
         let o = lab.run(&args);
@@ -139,7 +139,7 @@ fn sections_are_picked_by_name_and_shared() {
     let o = lab.run(&["report", &a, "--section", "runs,how-to-read"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    assert!(out.contains("How to read this report"), "{out}");
+    assert!(out.contains("method: docs/METHODOLOGY.md"), "{out}");
     assert!(out.contains("Runs\n----"), "{out}");
     assert!(!out.contains("A = "), "no comparison was asked for: {out}");
 
@@ -181,5 +181,5 @@ fn sections_are_picked_by_name_and_shared() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o)
         .1
-        .contains("(known: comparison, scan, distribution, percentiles)"));
+        .contains("(known: comparison, scan, distribution, telemetry, percentiles)"));
 }

@@ -300,7 +300,9 @@ baseline = "low"
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     // Same workload, same values: every matched row is the same within the threshold.
-    let rows: Vec<&str> = out
+    // (The comparison's rows: the telemetry table after its notes has rows of its own.)
+    let table = out.split("\nNotes:").next().unwrap_or_default();
+    let rows: Vec<&str> = table
         .lines()
         .filter(|l| l.starts_with("noise_pct="))
         .collect();

@@ -34,7 +34,12 @@ pub(crate) fn header_lines(t: &ComparisonTable) -> Vec<String> {
         t.design.line(),
     ];
     lines.extend(t.drift.iter().flat_map(|d| d.lines()));
-    lines.push(verdict_rule(&t.config, &t.p_adjustment, t.design));
+    lines.push(verdict_rule(
+        &t.config,
+        &t.p_adjustment,
+        t.design,
+        shown_level(t),
+    ));
     lines
 }
 

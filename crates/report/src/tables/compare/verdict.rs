@@ -24,7 +24,16 @@ pub(crate) fn level_label(level: f64) -> String {
 /// the table's design (paired log-ratios within a run, mean logs across runs), how the
 /// level follows from the rows (Benjamini-Hochberg), the moderated variance and the p
 /// columns are defined once, in docs/METHODOLOGY.md, which the report's footer names.
-pub(crate) fn verdict_rule(cfg: &StatsConfig, adj: &FamilyAdjustment, _design: Design) -> String {
+///
+/// `shown` is the level of the table's CI column: where most rows read `same`, that is the
+/// two one-sided tests' 1 - 2α, not the family's level, and the sentence names both so the
+/// header and the column never disagree (it said "CI at 95%" over a "90% CI" column).
+pub(crate) fn verdict_rule(
+    cfg: &StatsConfig,
+    adj: &FamilyAdjustment,
+    _design: Design,
+    shown: f64,
+) -> String {
     let rows = adj.rows;
     if rows == 0 {
         return "no row could be compared, so there is no verdict (see Not compared)".into();
@@ -34,10 +43,19 @@ pub(crate) fn verdict_rule(cfg: &StatsConfig, adj: &FamilyAdjustment, _design: D
     } else {
         format!("{rows} rows decided together")
     };
+    let level = if (shown - adj.level).abs() < 1e-12 {
+        format!("{} ({together})", level_label(adj.level))
+    } else {
+        format!(
+            "{} ({together} at {}; a `same` row's CI, of two one-sided tests, is at \
+             1 - 2 alpha)",
+            level_label(shown),
+            level_label(adj.level)
+        )
+    };
     format!(
-        "change = B/A - 1; CI at {} ({together}); better/WORSE: CI beyond ±{}%, same: \
-         inside, undecided: across",
-        level_label(adj.level),
+        "change = B/A - 1; CI at {level}; better/WORSE: CI beyond ±{}%, same: inside, \
+         undecided: across",
         cfg.noise_pct
     )
 }

@@ -42,7 +42,8 @@ pub(crate) fn header(r: &ScanReport) -> Vec<String> {
         "B/A: {} against {}; {}",
         r.b_label,
         r.a_label,
-        verdict_rule(&r.config, &r.p_adjustment, r.design)
+        // The scan's CI column is at the family's level.
+        verdict_rule(&r.config, &r.p_adjustment, r.design, r.p_adjustment.level)
     ));
     if !r.fixed.0.is_empty() {
         lines.push(format!("fixed: {}", crate::fmt::params(&r.fixed)));
