@@ -322,18 +322,7 @@ impl Reason {
                 "{one} {late} started {} after {one} {ended} ended: they never ran together",
                 duration_text(*gap_ns)
             ),
-            Reason::TogetherOnly { share } => match workers {
-                Workers::Threads => {
-                    format!(
-                        "all threads ran together for only {} of the window",
-                        percent(*share)
-                    )
-                }
-                Workers::CopyEngines => format!(
-                    "both directions copied together for only {} of the window",
-                    percent(*share)
-                ),
-            },
+            Reason::TogetherOnly { share } => together_only_text(workers, *share),
             Reason::StartedLate {
                 late,
                 lag_ns,
@@ -359,35 +348,14 @@ impl Reason {
                 cpu,
                 pinned,
                 share,
-            } => {
-                let how = if *pinned {
-                    format!("{n} {many} pinned to CPU {cpu} shared it")
-                } else {
-                    format!("{n} {many} shared CPU {cpu} (by their CPU samples)")
-                };
-                format!("{how} for {} of the window", percent(*share))
-            }
+            } => shared_cpu_text(many, *n, *cpu, *pinned, *share),
             Reason::FewCpus { workers: n, cpus } => {
                 format!(
                     "{n} {many} ran on {cpus} CPU{}",
                     if *cpus == 1 { "" } else { "s" }
                 )
             }
-            Reason::Parallelism { value, of } => {
-                let each = percent(value / (*of).max(1) as f64);
-                match workers {
-                    Workers::Threads => format!(
-                        "effective parallelism {value:.2} of {of} threads: on average each \
-                         was on a CPU for {each} of the window (off it the rest: preempted by \
-                         other tasks, or waiting)"
-                    ),
-                    Workers::CopyEngines => format!(
-                        "effective parallelism {value:.2} of {of} copy engines: at their solo \
-                         bandwidths the directions' bytes fill {each} of the shared window each \
-                         on average (the engines took turns, or shared the link or the staging)"
-                    ),
-                }
-            }
+            Reason::Parallelism { value, of } => parallelism_text(workers, *value, *of),
             Reason::SumRatio {
                 summed_mib_s,
                 aggregate_mib_s,
@@ -397,6 +365,51 @@ impl Reason {
                 summed_mib_s / aggregate_mib_s
             ),
         }
+    }
+}
+
+// The arms below differ by worker kind or by more than one phrase, so each is
+// its own step to keep `Reason::text` a readable table of one line per reason.
+
+/// [`Reason::TogetherOnly`] in words: threads and copy engines say it differently.
+fn together_only_text(workers: Workers, share: f64) -> String {
+    match workers {
+        Workers::Threads => format!(
+            "all threads ran together for only {} of the window",
+            percent(share)
+        ),
+        Workers::CopyEngines => format!(
+            "both directions copied together for only {} of the window",
+            percent(share)
+        ),
+    }
+}
+
+/// [`Reason::SharedCpu`] in words, saying whether the sharing was by pinning or
+/// only seen in the CPU samples.
+fn shared_cpu_text(many: &str, n: usize, cpu: u32, pinned: bool, share: f64) -> String {
+    let how = if pinned {
+        format!("{n} {many} pinned to CPU {cpu} shared it")
+    } else {
+        format!("{n} {many} shared CPU {cpu} (by their CPU samples)")
+    };
+    format!("{how} for {} of the window", percent(share))
+}
+
+/// [`Reason::Parallelism`] in words, with the likely cause for the worker kind.
+fn parallelism_text(workers: Workers, value: f64, of: usize) -> String {
+    let each = percent(value / of.max(1) as f64);
+    match workers {
+        Workers::Threads => format!(
+            "effective parallelism {value:.2} of {of} threads: on average each \
+             was on a CPU for {each} of the window (off it the rest: preempted by \
+             other tasks, or waiting)"
+        ),
+        Workers::CopyEngines => format!(
+            "effective parallelism {value:.2} of {of} copy engines: at their solo \
+             bandwidths the directions' bytes fill {each} of the shared window each \
+             on average (the engines took turns, or shared the link or the staging)"
+        ),
     }
 }
 

@@ -112,7 +112,6 @@ fn execute(
     a: &RunArgs,
     journal: perflab_knobs::Journal,
 ) -> anyhow::Result<i32> {
-    let out = a.out.as_deref();
     let stop = Arc::new(AtomicBool::new(false));
     let _signals = perflab_knobs::signals::install(stop.clone())?;
     let opts = RunOptions {
@@ -147,32 +146,7 @@ fn execute(
     }
     let json = a.format == RunFormat::Json;
     if json || outcome.status != RunStatus::Interrupted {
-        // Folded as the store streams them, as `show` and `report` read a run: a run of
-        // a million measurements is not loaded whole to print its tables.
-        let ms = common::report_records(store, id, true)?;
-        if outcome.status != RunStatus::Interrupted {
-            let points = |variant: &str| {
-                let at: std::collections::BTreeSet<u32> = ms
-                    .iter()
-                    .filter(|m| m.variant == variant)
-                    .map(|m| m.point)
-                    .collect();
-                at.len()
-            };
-            end = end.with_void(
-                &info,
-                perflab_lab::void::judge(&info.spec, &ms),
-                (comparisons(&info, &ms), &points),
-            );
-        }
-        run_view::print(store, (&info, &ms), out, &end, json, &hint::db_flag(g))?;
-        if !json {
-            print_adaptive(store, &info, &ms)?;
-            if let Some(listing) = end.void_listing() {
-                crate::stdout_guard::line("")?;
-                crate::stdout_guard::print(listing)?;
-            }
-        }
+        end = print_results(g, store, &info, end, a, outcome.status)?;
     }
     if a.out.is_none() {
         give_drilldown(g, store, &info);
@@ -187,6 +161,48 @@ fn execute(
     } else {
         end.exit_code
     })
+}
+
+/// The run's tables, as `show` and `report` print them, and (unless the run was
+/// interrupted) the judgement of comparisons void throughout, added to `end` and
+/// returned with it: the last line and the exit code depend on it.
+fn print_results(
+    g: &Global,
+    store: &perflab_store::Store,
+    info: &perflab_store::RunInfo,
+    mut end: RunEnd,
+    a: &RunArgs,
+    status: RunStatus,
+) -> anyhow::Result<RunEnd> {
+    let json = a.format == RunFormat::Json;
+    // Folded as the store streams them, as `show` and `report` read a run: a run of
+    // a million measurements is not loaded whole to print its tables.
+    let ms = common::report_records(store, info.id, true)?;
+    if status != RunStatus::Interrupted {
+        let points = |variant: &str| {
+            let at: std::collections::BTreeSet<u32> = ms
+                .iter()
+                .filter(|m| m.variant == variant)
+                .map(|m| m.point)
+                .collect();
+            at.len()
+        };
+        end = end.with_void(
+            info,
+            perflab_lab::void::judge(&info.spec, &ms),
+            (comparisons(info, &ms), &points),
+        );
+    }
+    let out = a.out.as_deref();
+    run_view::print(store, (info, &ms), out, &end, json, &hint::db_flag(g))?;
+    if !json {
+        print_adaptive(store, info, &ms)?;
+        if let Some(listing) = end.void_listing() {
+            crate::stdout_guard::line("")?;
+            crate::stdout_guard::print(listing)?;
+        }
+    }
+    Ok(end)
 }
 
 /// The comparisons a run makes: every variant but the baseline, at every point measured.

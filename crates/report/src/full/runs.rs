@@ -29,6 +29,42 @@ pub(crate) fn title(runs: &[RunData]) -> String {
 
 pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
     blocks.push(Block::heading(2, "Runs"));
+    blocks.push(runs_table(runs));
+    blocks.push(Block::list("Machines", machines(runs)));
+    let unavailable: Vec<String> =
+        runs.iter()
+            .flat_map(|r| {
+                r.info.unavailable.iter().map(move |u| {
+                    format!("run {}: {} unavailable: {}", r.info.id, u.variant, u.reason)
+                })
+            })
+            .collect();
+    blocks.push(Block::list("Variants not measured", unavailable));
+    let per_run = |lines: fn(&[MeasurementRecord]) -> Vec<String>| -> Vec<String> {
+        runs.iter()
+            .flat_map(|r| {
+                lines(&r.ms)
+                    .into_iter()
+                    .map(move |l| format!("run {}: {l}", r.info.id))
+            })
+            .collect()
+    };
+    blocks.push(Block::list(
+        "Monitors",
+        per_run(crate::fmt::compact::monitors_summary),
+    ));
+    blocks.push(Block::list(
+        "Ineffective measurements (a knob did not hold; not counted as their variant)",
+        per_run(crate::fmt::compact::ineffective_summary),
+    ));
+    blocks.push(Block::list(
+        "Disturbed measurements (other work took their CPUs; not counted)",
+        per_run(|ms| coverage::disturbed_lines(ms)),
+    ));
+}
+
+/// One row a run: what it measured, when, and how far it got.
+fn runs_table(runs: &[RunData]) -> Block {
     let head = [
         "run",
         "label",
@@ -60,9 +96,12 @@ pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
             ]
         })
         .collect();
-    blocks.push(Block::Table(Table::new(head, rows, vec![1, 2, 3, 4, 5])));
-    let hosts: Vec<String> = runs
-        .iter()
+    Block::Table(Table::new(head, rows, vec![1, 2, 3, 4, 5]))
+}
+
+/// The machine each run ran on, as its fingerprint names it (`?` where unknown).
+fn machines(runs: &[RunData]) -> Vec<String> {
+    runs.iter()
         .map(|r| {
             let f = &r.info.fingerprint;
             let s = |v: &Option<String>| v.as_deref().unwrap_or("?").to_string();
@@ -75,36 +114,5 @@ pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
                 s(&f.online_cpus)
             )
         })
-        .collect();
-    blocks.push(Block::list("Machines", hosts));
-    let unavailable: Vec<String> =
-        runs.iter()
-            .flat_map(|r| {
-                r.info.unavailable.iter().map(move |u| {
-                    format!("run {}: {} unavailable: {}", r.info.id, u.variant, u.reason)
-                })
-            })
-            .collect();
-    blocks.push(Block::list("Variants not measured", unavailable));
-    let per_run = |lines: fn(&[MeasurementRecord]) -> Vec<String>| -> Vec<String> {
-        runs.iter()
-            .flat_map(|r| {
-                lines(&r.ms)
-                    .into_iter()
-                    .map(move |l| format!("run {}: {l}", r.info.id))
-            })
-            .collect()
-    };
-    blocks.push(Block::list(
-        "Monitors",
-        per_run(crate::fmt::compact::monitors_summary),
-    ));
-    blocks.push(Block::list(
-        "Ineffective measurements (a knob did not hold; not counted as their variant)",
-        per_run(crate::fmt::compact::ineffective_summary),
-    ));
-    blocks.push(Block::list(
-        "Disturbed measurements (other work took their CPUs; not counted)",
-        per_run(|ms| coverage::disturbed_lines(ms)),
-    ));
+        .collect()
 }

@@ -538,17 +538,7 @@ impl<'c> Builder<'c> {
         names: (&str, &str),
     ) {
         let (a, b) = sides;
-        self.failed
-            .add((a.failed, &a.first_error), (b.failed, &b.first_error));
-        self.missing += a.missing + b.missing;
-        self.ineffective.add(
-            (a.ineffective, &a.first_ineffective),
-            (b.ineffective, &b.first_ineffective),
-        );
-        self.disturbed.add(
-            (a.disturbed, &a.first_disturbed),
-            (b.disturbed, &b.first_disturbed),
-        );
+        self.count_left_out(&a, &b);
         let pairs = if self.paired {
             pair_by_rep(&a.reps, &b.reps)
         } else {
@@ -574,49 +564,33 @@ impl<'c> Builder<'c> {
                 },
             }),
             _ => {
-                let mut why = Vec::new();
-                for (side, name) in [(&a, names.0), (&b, names.1)] {
-                    if !side.measured() {
-                        why.push(format!("not measured in {name}"));
-                    } else if side.values.is_empty() {
-                        let mut parts = Vec::new();
-                        if side.failed > 0 {
-                            parts.push(format!("{} failed", side.failed));
-                        }
-                        if side.missing > 0 {
-                            parts.push(format!("{} without the metric", side.missing));
-                        }
-                        if side.ineffective > 0 {
-                            parts.push(format!(
-                                "{} ineffective: {}",
-                                side.ineffective,
-                                side.first_ineffective.as_deref().unwrap_or("")
-                            ));
-                        }
-                        if side.disturbed > 0 {
-                            parts.push(format!(
-                                "{} disturbed: {}",
-                                side.disturbed,
-                                side.first_disturbed.as_deref().unwrap_or("")
-                            ));
-                        }
-                        why.push(format!(
-                            "no successful value in {name} ({})",
-                            parts.join(", ")
-                        ));
-                    }
-                }
                 self.unmatched_points.push(points.0);
                 self.unmatched.push(Unmatched {
                     label,
                     params,
                     variant,
-                    reason: why.join("; "),
+                    reason: unmatched_reason((&a, names.0), (&b, names.1)),
                     median_a: samples.0.ok().map(|s| s.median()),
                     median_b: samples.1.ok().map(|s| s.median()),
                 });
             }
         }
+    }
+
+    /// Adds what each side of a point leaves out (failed, without the metric,
+    /// ineffective, disturbed) to the table-wide counts its notes report.
+    fn count_left_out(&mut self, a: &SideValues, b: &SideValues) {
+        self.failed
+            .add((a.failed, &a.first_error), (b.failed, &b.first_error));
+        self.missing += a.missing + b.missing;
+        self.ineffective.add(
+            (a.ineffective, &a.first_ineffective),
+            (b.ineffective, &b.first_ineffective),
+        );
+        self.disturbed.add(
+            (a.disturbed, &a.first_disturbed),
+            (b.disturbed, &b.first_disturbed),
+        );
     }
 
     fn finish(
@@ -627,62 +601,9 @@ impl<'c> Builder<'c> {
         labels: (String, String),
         unavailable: Vec<UnavailableNote>,
     ) -> ComparisonTable {
-        let void = |point: u32| self.void.iter().find(|(p, _)| *p == point).map(|v| &v.1);
-        // Void rows are no tests: they stay out of the family decided together.
-        let p_adjustment = adjust_family(
-            self.rows
-                .iter_mut()
-                .filter(|r| void(r.point_a).is_none())
-                .map(|r| &mut r.cmp),
-            self.cfg,
-        );
-        let mut voided = Vec::new();
-        for r in &mut self.rows {
-            if let Some(why) = void(r.point_a) {
-                r.cmp.make_void(why.clone());
-                voided.push(format!("{}: {why}", r.label));
-            }
-        }
-        for (u, point) in self.unmatched.iter_mut().zip(&self.unmatched_points) {
-            if let Some(why) = self.void.iter().find(|(p, _)| p == point).map(|v| &v.1) {
-                u.reason = format!("void ({why}); {}", u.reason);
-            }
-        }
-        let mut notes = crate::tables::compare::family::notes(
-            &p_adjustment,
-            self.rows.iter().map(|r| (r.label.clone(), &r.cmp)),
-        );
+        let (p_adjustment, voided) = self.adjust_and_void();
+        let notes = self.notes(&p_adjustment, &voided, &metric.name, &labels);
         let (fa, fb) = self.failed.count;
-        notes.extend(self.failed.note(
-            "",
-            "headline measurements failed and are not counted",
-            &labels,
-        ));
-        if self.missing > 0 {
-            notes.push(format!(
-                "{} successful measurements had no finite value of {} and are not counted",
-                self.missing, metric.name
-            ));
-        }
-        if !voided.is_empty() {
-            notes.push(format!(
-                "void (tested nothing: what {}'s settings are meant to move did not move, so \
-                 no verdict, and more repetitions would not give one): {}",
-                labels.1,
-                voided.join("; ")
-            ));
-        }
-        notes.extend(self.ineffective.note(
-            "INEFFECTIVE: ",
-            "measurements ran while a knob of their variant did not hold; they are not that \
-             variant's numbers and no verdict uses them",
-            &labels,
-        ));
-        notes.extend(self.disturbed.note(
-            "DISTURBED: ",
-            &disturbed_what(self.disturbed.count),
-            &labels,
-        ));
         ComparisonTable {
             design: match kind {
                 TableKind::Variants { .. } => Design::InterleavedWithinOneRun,
@@ -706,6 +627,117 @@ impl<'c> Builder<'c> {
             variant_params: Vec::new(),
         }
     }
+
+    /// Adjusts the p-values of the rows that tested something as one family, then marks
+    /// the void rows (and unmatched points) with why; returns the adjustment and the
+    /// voided rows as `label: why`.
+    fn adjust_and_void(&mut self) -> (FamilyAdjustment, Vec<String>) {
+        let void = |point: u32| self.void.iter().find(|(p, _)| *p == point).map(|v| &v.1);
+        // Void rows are no tests: they stay out of the family decided together.
+        let p_adjustment = adjust_family(
+            self.rows
+                .iter_mut()
+                .filter(|r| void(r.point_a).is_none())
+                .map(|r| &mut r.cmp),
+            self.cfg,
+        );
+        let mut voided = Vec::new();
+        for r in &mut self.rows {
+            if let Some(why) = void(r.point_a) {
+                r.cmp.make_void(why.clone());
+                voided.push(format!("{}: {why}", r.label));
+            }
+        }
+        for (u, point) in self.unmatched.iter_mut().zip(&self.unmatched_points) {
+            if let Some(why) = self.void.iter().find(|(p, _)| p == point).map(|v| &v.1) {
+                u.reason = format!("void ({why}); {}", u.reason);
+            }
+        }
+        (p_adjustment, voided)
+    }
+
+    /// The table's notes: the family adjustment, then what was left out and why.
+    fn notes(
+        &self,
+        p_adjustment: &FamilyAdjustment,
+        voided: &[String],
+        metric: &str,
+        labels: &(String, String),
+    ) -> Vec<String> {
+        let mut notes = crate::tables::compare::family::notes(
+            p_adjustment,
+            self.rows.iter().map(|r| (r.label.clone(), &r.cmp)),
+        );
+        notes.extend(self.failed.note(
+            "",
+            "headline measurements failed and are not counted",
+            labels,
+        ));
+        if self.missing > 0 {
+            notes.push(format!(
+                "{} successful measurements had no finite value of {} and are not counted",
+                self.missing, metric
+            ));
+        }
+        if !voided.is_empty() {
+            notes.push(format!(
+                "void (tested nothing: what {}'s settings are meant to move did not move, so \
+                 no verdict, and more repetitions would not give one): {}",
+                labels.1,
+                voided.join("; ")
+            ));
+        }
+        notes.extend(self.ineffective.note(
+            "INEFFECTIVE: ",
+            "measurements ran while a knob of their variant did not hold; they are not that \
+             variant's numbers and no verdict uses them",
+            labels,
+        ));
+        notes.extend(self.disturbed.note(
+            "DISTURBED: ",
+            &disturbed_what(self.disturbed.count),
+            labels,
+        ));
+        notes
+    }
+}
+
+/// Why a point has no comparison: per side, not measured at all, or measured with no
+/// successful value (and what became of its measurements).
+fn unmatched_reason(a: (&SideValues, &str), b: (&SideValues, &str)) -> String {
+    let mut why = Vec::new();
+    for (side, name) in [a, b] {
+        if !side.measured() {
+            why.push(format!("not measured in {name}"));
+        } else if side.values.is_empty() {
+            let mut parts = Vec::new();
+            if side.failed > 0 {
+                parts.push(format!("{} failed", side.failed));
+            }
+            if side.missing > 0 {
+                parts.push(format!("{} without the metric", side.missing));
+            }
+            if side.ineffective > 0 {
+                parts.push(format!(
+                    "{} ineffective: {}",
+                    side.ineffective,
+                    side.first_ineffective.as_deref().unwrap_or("")
+                ));
+            }
+            if side.disturbed > 0 {
+                parts.push(format!(
+                    "{} disturbed: {}",
+                    side.disturbed,
+                    side.first_disturbed.as_deref().unwrap_or("")
+                ));
+            }
+            why.push(format!(
+                "no successful value in {name} ({})",
+                parts.join(", ")
+            ));
+        }
+    }
+    why.join("; ")
 }
 
 /// The indices of repetitions with the same number on both sides: A_r with B_r.
