@@ -32,7 +32,13 @@ fn data(tool: &str, file: &str) -> String {
 fn violations(what: &str, doc: &Value, out: &mut Vec<String>) {
     match doc {
         Value::Object(o) => {
-            if o.get("verdict").is_some_and(Value::is_string) && o.contains_key("change_pct") {
+            // A changed-rows entry (its `cpus` and `changes` beside the verdict) names a row
+            // of a comparison table; its interval is that row's, checked there.
+            let entry = o.contains_key("changes") && o.contains_key("cpus");
+            if !entry
+                && o.get("verdict").is_some_and(Value::is_string)
+                && o.contains_key("change_pct")
+            {
                 row(what, o, out);
             }
             // A span row (its percentiles beside its median matches per measurement), or a
@@ -52,6 +58,70 @@ fn violations(what: &str, doc: &Value, out: &mut Vec<String>) {
         Value::Array(a) => a.iter().for_each(|v| violations(what, v, out)),
         _ => {}
     }
+}
+
+/// Every comparison table row of a document: (label, variant, its `cmp`).
+fn rows<'d>(doc: &'d Value, out: &mut Vec<(&'d Value, &'d Value, &'d Value)>) {
+    match doc {
+        Value::Object(o) => {
+            if let (Some(label), Some(cmp)) = (o.get("label"), o.get("cmp")) {
+                if cmp.get("verdict").is_some_and(Value::is_string) {
+                    out.push((label, o.get("variant").unwrap_or(&Value::Null), cmp));
+                }
+            }
+            o.values().for_each(|v| rows(v, out));
+        }
+        Value::Array(a) => a.iter().for_each(|v| rows(v, out)),
+        _ => {}
+    }
+}
+
+/// Each changed-rows entry (`{label, variant, verdict, change_pct, cpus, changes}`) must
+/// name a row of the document with its change and a verdict that moved, the same as the
+/// entry's: the entry's verdict stands on that row's interval, which `row` checks.
+fn entries(what: &str, doc: &Value, out: &mut Vec<String>) {
+    let mut all = Vec::new();
+    rows(doc, &mut all);
+    let mut check = |o: &serde_json::Map<String, Value>| {
+        let verdict = o.get("verdict").and_then(Value::as_str).unwrap_or_default();
+        let change = o.get("change_pct").and_then(Value::as_f64);
+        let found = all.iter().any(|(label, variant, cmp)| {
+            let theirs = cmp.get("change_pct").and_then(Value::as_f64);
+            Some(*label) == o.get("label")
+                && Some(*variant) == Some(o.get("variant").unwrap_or(&Value::Null))
+                && cmp["verdict"]
+                    .as_str()
+                    .is_some_and(|v| v.eq_ignore_ascii_case(verdict))
+                && match (change, theirs) {
+                    (Some(a), Some(b)) => (a - b).abs() <= 0.01,
+                    (None, None) => true,
+                    _ => false,
+                }
+        });
+        if !found {
+            out.push(format!(
+                "{what}: changed-rows entry with verdict {verdict} names no row of the \
+                 comparison with that verdict and change: {}",
+                Value::Object(o.clone())
+            ));
+        }
+    };
+    fn walk(v: &Value, f: &mut dyn FnMut(&serde_json::Map<String, Value>)) {
+        match v {
+            Value::Object(o) => {
+                if o.contains_key("changes")
+                    && o.contains_key("cpus")
+                    && o.get("verdict").is_some_and(Value::is_string)
+                {
+                    f(o);
+                }
+                o.values().for_each(|v| walk(v, f));
+            }
+            Value::Array(a) => a.iter().for_each(|v| walk(v, f)),
+            _ => {}
+        }
+    }
+    walk(doc, &mut check);
 }
 
 fn row(what: &str, o: &serde_json::Map<String, Value>, out: &mut Vec<String>) {
@@ -148,24 +218,44 @@ fn compare(lab: &Lab, args: &[&str]) -> Value {
 fn studies(lab: &Lab, root: bool) -> Vec<(String, Value)> {
     let mut docs = Vec::new();
     let cuda = perflab_testkit::cuda::standin_library();
-    let studies: &[(&str, &[&str])] = &[
-        ("quick", &[]),
-        ("idle-ipi", &[]),
-        ("irq-fill", &[]),
-        ("memxfer", &[]),
-        ("parallel", &[]),
-        ("perf-memcpy", &[]),
-        ("gpu-xfer", &[]),
-        ("netpaths", &[]),
+    // Each quick form made cheaper still (3 repetitions, the shortest measurements each
+    // workload accepts, memxfer at two sizes): the promises are about how a report states
+    // what it has, which fewer and shorter measurements test as well (fewer events make a
+    // span figure below the floor likelier, not rarer). The sweep once took 15 minutes.
+    let cheap: &[&str] = &["--reps", "3"];
+    let studies: &[(&str, &[&str], bool)] = &[
+        ("quick", &["--duration", "50ms"], false),
+        ("idle-ipi", &["--duration", "50ms"], false),
+        ("irq-fill", &["--duration", "20ms"], false),
+        (
+            "memxfer",
+            &["--duration", "20ms", "--size", "32K,1M"],
+            false,
+        ),
+        ("parallel", &[], false),
+        ("perf-memcpy", &[], false),
+        ("gpu-xfer", &["--duration", "50ms"], false),
+        (
+            "netpaths",
+            &["--duration", "50ms", "--paths", "loopback,veth"],
+            true,
+        ),
         // The wake-up glance table's spans (issue 32: `(2) to idle exit` from 1 event).
         (
             "idle-ipi",
-            &["--monitors", "trace,cpuidle", "--telemetry-reps", "1"],
+            &[
+                "--duration",
+                "50ms",
+                "--monitors",
+                "trace,cpuidle",
+                "--telemetry-reps",
+                "1",
+            ],
+            true,
         ),
     ];
-    for (study, extra) in studies {
-        let traced = !extra.is_empty();
-        if (*study == "netpaths" || traced) && !root {
+    for (study, extra, root_only) in studies {
+        if *root_only && !root {
             perflab_testkit::skip(
                 "root",
                 format!("{study} {extra:?}: namespaces and tracing need root"),
@@ -175,6 +265,7 @@ fn studies(lab: &Lab, root: bool) -> Vec<(String, Value)> {
         let mut c = lab.cmd();
         c.env("PERFLAB_LIBCUDA", &cuda)
             .args(["run", study, "--quick"])
+            .args(cheap)
             .args(*extra);
         let o = c.output().expect("run perflab");
         let (out, err) = text(&o);
@@ -246,12 +337,33 @@ fn every_quick_study_and_seed_import_keeps_its_verdicts_and_spans_honest() {
     ]);
     violations("issue 32", &found_then, &mut caught);
     assert_eq!(caught.len(), 3, "{caught:#?}");
+    // A changed-rows entry stands on its row's interval: one whose row says the same passes,
+    // one naming no such row (or a row with another verdict) does not.
+    let changed = serde_json::json!({
+        "comparison": { "rows": [
+            { "label": "size=4K", "variant": null, "cmp": {
+                "verdict": "worse", "change_pct": -12.0, "change_ci_pct": [-15.0, -9.0] } },
+        ] },
+        "changes": [
+            { "label": "size=4K", "variant": null, "verdict": "WORSE", "change_pct": -12.0,
+              "cpus": [1], "changes": [] },
+            { "label": "size=4K", "variant": null, "verdict": "better", "change_pct": -12.0,
+              "cpus": [1], "changes": [] },
+            { "label": "size=8K", "variant": null, "verdict": "better", "change_pct": 20.0,
+              "cpus": [], "changes": [] },
+        ],
+    });
+    let mut caught = Vec::new();
+    violations("changed rows", &changed, &mut caught);
+    entries("changed rows", &changed, &mut caught);
+    assert_eq!(caught.len(), 2, "{caught:#?}");
     let lab = Lab::new();
     let mut docs = imports(&lab);
     docs.extend(studies(&lab, root));
     let mut found = Vec::new();
     for (what, doc) in &docs {
         violations(what, doc, &mut found);
+        entries(what, doc, &mut found);
     }
     assert!(
         found.is_empty(),
