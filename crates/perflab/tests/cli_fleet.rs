@@ -130,7 +130,17 @@ fn fleet_run_quick_on_three_hosts_compares_them_in_one_report() {
     let _pg = use_postgres();
     let cfg = hosts.ssh_config();
     let o = quick_on_three(&lab, &cfg)
-        .args(["--", "--reps", "2", "-p", "duration=0.2s"])
+        // The hosts' perflab gets no environment over ssh: the share above which a
+        // measurement is disturbed (100: none, as for every test's perflab) is a flag.
+        .args([
+            "--",
+            "--reps",
+            "2",
+            "-p",
+            "duration=0.2s",
+            "--disturbed-above",
+            "100",
+        ])
         .output()
         .unwrap();
     let (out, err) = text(&o);
@@ -255,6 +265,8 @@ fn a_host_whose_sshd_dies_mid_run_is_resumed_with_nothing_lost_or_doubled() {
             "4",
             "-p",
             "duration=0.3s",
+            "--disturbed-above",
+            "100",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

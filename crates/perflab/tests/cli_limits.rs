@@ -148,6 +148,7 @@ fn peak_memory<T: Send + 'static>(
         .spawn()
         .unwrap();
     let pid = child.id() as i32;
+    let hwm = crate::common::peak_rss::watch(child.id());
     let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
     let out = std::thread::spawn(move || read(out));
     let err = std::thread::spawn(move || std::io::read_to_string(err).unwrap());
@@ -157,7 +158,9 @@ fn peak_memory<T: Send + 'static>(
     let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
     assert_eq!(reaped, pid);
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    let peak = ru.ru_maxrss as f64 / 1024.0;
+    // perflab's own high-water mark, not ru_maxrss (which carries this harness's: see
+    // common::peak_rss).
+    let peak = hwm.join().unwrap();
     (code, err.join().unwrap(), peak, out.join().unwrap())
 }
 

@@ -59,6 +59,7 @@ fn memxfer_quick_scan_is_stored_compared_and_leaves_the_pool_as_it_was() {
     let pid = child.id() as i32;
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watcher = watch_other_perflabs(child.id(), done.clone());
+    let hwm = crate::common::peak_rss::watch(child.id());
     // Collect output on threads so the child never blocks on a full pipe, then reap it
     // with wait4 to learn its peak memory.
     let out = child.stdout.take().unwrap();
@@ -111,7 +112,9 @@ fn memxfer_quick_scan_is_stored_compared_and_leaves_the_pool_as_it_was() {
     }
 
     // Twice the largest buffer (2 x 4 MiB) plus the process itself, never more.
-    let peak_mib = ru.ru_maxrss as f64 / 1024.0;
+    // perflab's own high-water mark, not ru_maxrss, which carries this harness's (see
+    // common::peak_rss).
+    let peak_mib = hwm.join().unwrap();
     assert!(peak_mib < 8.0 + 96.0, "peak RSS {peak_mib:.1} MiB");
 
     let id = run_id(&stderr);

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod peak_rss;
 pub mod ssh_hosts;
 
 pub use perflab_testkit::{copy_tree, fixtures};
