@@ -42,32 +42,35 @@ pub fn monitor_lines<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) ->
 
 /// One line per ineffective measurement: where, which variant, and why.
 pub fn ineffective_lines<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) -> Vec<String> {
-    ms.into_iter()
-        .filter_map(|m| match &m.status {
-            MeasurementStatus::Ineffective(why) => Some(format!(
-                "seq {} [{}] {} rep {}: {why}",
-                m.seq,
-                m.variant,
-                m.params.describe(),
-                m.rep
-            )),
-            _ => None,
-        })
-        .collect()
+    status_lines(ms, |s| match s {
+        MeasurementStatus::Ineffective(why) => Some(why),
+        _ => None,
+    })
 }
 
 /// One line per disturbed measurement: where, which variant, and how much other work took.
 pub fn disturbed_lines<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) -> Vec<String> {
+    status_lines(ms, |s| match s {
+        MeasurementStatus::Disturbed(why) => Some(why),
+        _ => None,
+    })
+}
+
+/// `seq N [variant] point rep R: why` for each measurement whose status `why_of` picks.
+fn status_lines<'a>(
+    ms: impl IntoIterator<Item = &'a MeasurementRecord>,
+    why_of: impl Fn(&MeasurementStatus) -> Option<&String>,
+) -> Vec<String> {
     ms.into_iter()
-        .filter_map(|m| match &m.status {
-            MeasurementStatus::Disturbed(why) => Some(format!(
+        .filter_map(|m| {
+            let why = why_of(&m.status)?;
+            Some(format!(
                 "seq {} [{}] {} rep {}: {why}",
                 m.seq,
                 m.variant,
                 m.params.describe(),
                 m.rep
-            )),
-            _ => None,
+            ))
         })
         .collect()
 }
