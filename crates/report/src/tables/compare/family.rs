@@ -6,7 +6,7 @@ use perflab_stats::{Comparison, FamilyAdjustment, Method, Verdict};
 
 /// Undecided rows named in the note before the rest are counted (a mail is read in a
 /// minute: the JSON has every row's repetitions to decide).
-const NAMED: usize = 4;
+const NAMED: usize = 2;
 
 /// The table-wide notes on the rows of one family, each row with its label.
 pub(crate) fn notes<'a>(
@@ -123,8 +123,8 @@ fn undecided_note(rows: &[(String, &Comparison)]) -> Option<String> {
         String::new()
     };
     Some(format!(
-        "undecided, with about how many repetitions per side would decide each if its \
-         change and spread stay as they are (--until-decided adds them): {}{tail}",
+        "undecided; about how many repetitions per side would decide each, if its change \
+         and spread hold (--until-decided adds them): {}{tail}",
         undecided[..undecided.len().min(NAMED)].join(", ")
     ))
 }
