@@ -50,13 +50,14 @@ impl Comparison {
 
     /// Marks the row `void`: its comparison tested nothing (`reason` says what did not
     /// move). Its change and medians stay for the record; no interval, verdict or advice on
-    /// repetitions stands, since none could come of more of the same.
+    /// repetitions stands, since none could come of more of the same. A disagreement of
+    /// the change with the medians stays too: the figures are still shown side by side, and
+    /// without its `!` they would contradict each other (the sweep found such a row).
     pub fn make_void(&mut self, reason: impl Into<String>) {
         self.verdict = Verdict::Void;
         self.change_ci_pct = None;
         self.decision.void = Some(reason.into());
         self.decision.reps_to_decide = None;
-        self.decision.disagreement = None;
     }
 }
 
@@ -79,5 +80,18 @@ mod void_tests {
             json["decision"]["void"],
             "no idle entries in either variant"
         );
+    }
+
+    /// A void row's change that contradicts its medians keeps its `!` (it was cleared,
+    /// and irq-fill printed -10.59 % beside medians +2.45 % with nothing said).
+    #[test]
+    fn a_void_row_keeps_its_disagreement_with_the_medians() {
+        let a = crate::Sample::new(vec![100.0, 101.0, 99.0, 100.5]).unwrap();
+        let b = crate::Sample::new(vec![102.0, 103.0, 40.0, 102.5]).unwrap();
+        let mut c = crate::compare(&a, &b, Better::Higher, &crate::StatsConfig::default());
+        let before = c.decision.disagreement.clone();
+        assert!(before.is_some(), "{:?}", c.decision);
+        c.make_void("no interrupt moved");
+        assert_eq!(c.decision.disagreement, before);
     }
 }
