@@ -89,7 +89,7 @@ mod void_tests {
         let a = crate::Sample::new(vec![100.0, 101.0, 99.0, 100.5]).unwrap();
         let b = crate::Sample::new(vec![102.0, 103.0, 40.0, 102.5]).unwrap();
         let mut c = crate::compare(&a, &b, Better::Higher, &crate::StatsConfig::default());
-        let before = c.decision.disagreement.clone();
+        let before = c.decision.disagreement;
         assert!(before.is_some(), "{:?}", c.decision);
         c.make_void("no interrupt moved");
         assert_eq!(c.decision.disagreement, before);
