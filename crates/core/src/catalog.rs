@@ -16,10 +16,23 @@ static WORKLOADS: OnceLock<Vec<&'static Descriptor>> = OnceLock::new();
 static MONITORS: OnceLock<Vec<&'static Descriptor>> = OnceLock::new();
 static SPAN_SETS: OnceLock<fn(&str) -> Option<SpanSetOutline>> = OnceLock::new();
 static VOID_JUDGE: OnceLock<VoidJudge> = OnceLock::new();
+static RUNS_VOID_JUDGE: OnceLock<RunsVoidJudge> = OnceLock::new();
 
 /// How a run's void comparisons are found from its spec and records (perflab-lab's, which
 /// reads what the knobs and workloads declare: [`crate::intent`]).
 pub type VoidJudge = fn(&RunSpec, &[MeasurementRecord]) -> Vec<VoidComparison>;
+
+/// One of two runs compared (`perflab compare RUN_A RUN_B`): how the tables name it, its
+/// spec and its records.
+pub type RunSide<'a> = (&'a str, &'a RunSpec, &'a [MeasurementRecord]);
+
+/// A row of two runs compared that tested nothing: its point in run A, its variant, and
+/// why (the telemetry read).
+pub type RunsVoid = (u32, String, String);
+
+/// How two compared runs' void rows are found: where a variant's settings differ between
+/// the runs, what they are meant to move did not move (perflab-lab's, as [`VoidJudge`]).
+pub type RunsVoidJudge = fn(RunSide<'_>, RunSide<'_>) -> Vec<RunsVoid>;
 
 /// Makes `list` the workloads every later [`workload`] looks in. A program has one set of
 /// workloads: the first call wins and later ones are ignored (tests that install the same
@@ -82,6 +95,18 @@ pub fn void_comparisons(spec: &RunSpec, ms: &[MeasurementRecord]) -> Vec<VoidCom
     VOID_JUDGE
         .get()
         .map_or_else(Vec::new, |judge| judge(spec, ms))
+}
+
+/// Makes `judge` the way every later [`runs_void`] finds two runs' rows that tested
+/// nothing; the first call wins.
+pub fn install_runs_void_judge(judge: RunsVoidJudge) {
+    let _ = RUNS_VOID_JUDGE.set(judge);
+}
+
+/// The rows of run `b` against run `a` that tested nothing; none before a judge was
+/// installed.
+pub fn runs_void(a: RunSide<'_>, b: RunSide<'_>) -> Vec<RunsVoid> {
+    RUNS_VOID_JUDGE.get().map_or_else(Vec::new, |judge| judge(a, b))
 }
 
 #[cfg(test)]
