@@ -106,7 +106,9 @@ pub fn install_runs_void_judge(judge: RunsVoidJudge) {
 /// The rows of run `b` against run `a` that tested nothing; none before a judge was
 /// installed.
 pub fn runs_void(a: RunSide<'_>, b: RunSide<'_>) -> Vec<RunsVoid> {
-    RUNS_VOID_JUDGE.get().map_or_else(Vec::new, |judge| judge(a, b))
+    RUNS_VOID_JUDGE
+        .get()
+        .map_or_else(Vec::new, |judge| judge(a, b))
 }
 
 #[cfg(test)]
