@@ -1,0 +1,139 @@
+#!/bin/bash
+# What each of perflab's trace programs costs per run, in the kernel's own BPF statistics:
+# `kernel.bpf_stats_enabled=1` (set for the run, restored after), each program's
+# run_time_ns and run_cnt read from perflab's fdinfo before and after a sockperf
+# ping-pong (client and server on CPU 0, 64-byte messages, SECONDS long), for
+#
+#   empty   every program `r0 = 0; exit` (PERFLAB_TRACE_EMPTY_PROGRAMS=1): the floor,
+#           the statistics' own clock reads included
+#   match   the matching programs, as shipped
+#
+# rounds alternating empty and match (ROUNDS of each). Per event: runs per round trip
+# and ns per run, each round's figure, then the median's matching minus empty. Far less
+# noisy than a round trip's time on a shared machine: it counts the programs' own time
+# only, not what the machine does around them.
+#
+#   scripts/trace-cost.sh PATH/TO/perflab [ROUNDS] [SECONDS] [SET]   (root; sockperf, python3)
+#
+# SET is the span set (netrx). perflab holds its programs attached as in
+# scripts/trace-floor.sh: `perflab run --workload exec --monitors trace:SET` whose
+# telemetry repetition blocks on a FIFO while this script measures. Each program's event
+# is read from its link's fdinfo (tp_name); a classic tracepoint program (no link) shows
+# as `prog N`.
+set -u
+PERFLAB=${1:?usage: trace-cost.sh PATH/TO/perflab [ROUNDS] [SECONDS] [SET]}
+ROUNDS=${2:-3}
+SECS=${3:-3}
+SET=${4:-netrx}
+PORT=11312
+for t in sockperf taskset python3; do
+    command -v $t > /dev/null || { echo "trace-cost: $t is missing" >&2; exit 2; }
+done
+[ -x "$PERFLAB" ] || { echo "trace-cost: $PERFLAB is not an executable" >&2; exit 2; }
+case $ROUNDS$SECS in '' | *[!0-9]*) echo "trace-cost: ROUNDS and SECONDS are numbers" >&2; exit 2 ;; esac
+TRACER_CPU=$(($(nproc) - 1))
+WORK=$(mktemp -d)
+SERVER=
+TRACER=
+STATS=$(sysctl -n kernel.bpf_stats_enabled)
+release() {
+    [ -p "$WORK/go" ] && timeout 5 sh -c "echo > '$WORK/go'" 2> /dev/null
+    return 0
+}
+cleanup() {
+    [ -n "$TRACER" ] && { release; kill -INT "$TRACER" 2> /dev/null; wait "$TRACER" 2> /dev/null; }
+    [ -n "$SERVER" ] && kill "$SERVER" 2> /dev/null
+    sysctl -q kernel.bpf_stats_enabled="$STATS"
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+sysctl -q kernel.bpf_stats_enabled=1 || { echo "trace-cost: cannot enable bpf_stats" >&2; exit 2; }
+taskset -c 0 sockperf server -i 127.0.0.1 -p $PORT > /dev/null 2>&1 &
+SERVER=$!
+sleep 0.5
+
+# "prog_id run_time_ns run_cnt event" per program of process $1.
+snapshot() {
+    python3 - "$1" << 'EOF'
+import os, sys
+pid = sys.argv[1]
+progs, names = {}, {}
+d = f"/proc/{pid}/fdinfo"
+for fd in os.listdir(d):
+    try:
+        kv = dict(l.split(":", 1) for l in open(f"{d}/{fd}") if ":" in l)
+    except OSError:
+        continue
+    kv = {k.strip(): v.strip() for k, v in kv.items()}
+    if "run_cnt" in kv and "prog_id" in kv:
+        progs[kv["prog_id"]] = (kv["run_time_ns"], kv["run_cnt"])
+    elif "link_type" in kv and "prog_id" in kv:
+        names[kv["prog_id"]] = kv.get("tp_name") or f"btf {kv.get('target_btf_id', '?')}"
+for p, (t, c) in sorted(progs.items(), key=lambda x: int(x[0])):
+    print(p, t, c, names.get(p, f"prog{p}"))
+EOF
+}
+
+# perflab holding trace:SET attached (ENV... for it), one ping-pong measured: lines of
+# "event runs ns" plus "rtt N" (sockperf's round trips in the window).
+measure() {
+    rm -f "$WORK/first" "$WORK/ready" "$WORK/go"
+    mkfifo "$WORK/go"
+    local cmd="[ -e $WORK/first ] || { touch $WORK/first; echo value 1; exit 0; }; \
+touch $WORK/ready; read -r _ < $WORK/go; echo value 1"
+    env "$@" taskset -c $TRACER_CPU "$PERFLAB" --db "$WORK/pl.db" run --workload exec \
+        -p "cmd=$cmd" -p 'regex=value (\d+)' -p timeout=600s --monitors "trace:$SET" \
+        --reps 1 --telemetry-reps 1 > "$WORK/pl.log" 2>&1 &
+    TRACER=$!
+    for _ in $(seq 300); do [ -e "$WORK/ready" ] && break; sleep 0.1; done
+    if [ ! -e "$WORK/ready" ]; then
+        echo "trace-cost: perflab's trace monitor did not start: $(tail -3 "$WORK/pl.log")" >&2
+        release; wait $TRACER 2> /dev/null; TRACER=; return 1
+    fi
+    sleep 0.3
+    # taskset execs perflab: the same process.
+    local pid=$TRACER
+    snapshot "$pid" > "$WORK/before"
+    taskset -c 0 sockperf ping-pong -i 127.0.0.1 -p $PORT -t "$SECS" --msg-size 64 2> /dev/null |
+        awk '/Total Run/ { for (i = 1; i <= NF; i++) if ($i ~ /ReceivedMessages=/) { split($i, a, "="); print "rtt", a[2] } }' > "$WORK/rtt"
+    snapshot "$pid" > "$WORK/after"
+    release
+    wait $TRACER 2> /dev/null
+    TRACER=
+    cat "$WORK/rtt"
+    join <(sort "$WORK/before") <(sort "$WORK/after") |
+        awk '{ runs = $6 - $3; if (runs > 0) printf "%s %d %.1f\n", $4, runs, ($5 - $2) / runs }'
+}
+
+TABLE="$WORK/table"
+for r in $(seq "$ROUNDS"); do
+    for cfg in empty match; do
+        if [ $cfg = empty ]; then out=$(measure PERFLAB_TRACE_EMPTY_PROGRAMS=1); else out=$(measure); fi
+        rtt=$(echo "$out" | awk '$1 == "rtt" { print $2 }')
+        echo "$out" | awk -v c=$cfg -v r=$r -v n="${rtt:-0}" '$1 != "rtt" { print c, r, n, $0 }' >> "$TABLE"
+    done
+done
+python3 - "$TABLE" "$ROUNDS" << 'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+events = []
+for r in rows:
+    if r[3] not in events:
+        events.append(r[3])
+def cell(cfg, ev):
+    got = [(float(r[5]), int(r[4]) / max(int(r[2]), 1)) for r in rows if r[0] == cfg and r[3] == ev]
+    return got
+print(f"{'event':<22} {'runs/rtt':>8}  {'empty ns/run (rounds)':<26} {'matching ns/run (rounds)':<26} adds")
+total = 0.0
+for ev in events:
+    e, m = cell("empty", ev), cell("match", ev)
+    if not e or not m:
+        continue
+    em, mm = statistics.median(x for x, _ in e), statistics.median(x for x, _ in m)
+    per = statistics.median(y for _, y in m)
+    total += (mm - em) * per
+    fmt = lambda xs: " ".join(f"{x:.0f}" for x, _ in xs)
+    print(f"{ev:<22} {per:8.2f}  {em:5.0f} ({fmt(e)})".ljust(60) + f"{mm:5.0f} ({fmt(m)})".ljust(27) + f"{mm - em:+.0f}")
+print(f"matching adds about {total:.0f} ns per round trip (medians, runs per round trip from sockperf's count)")
+EOF
