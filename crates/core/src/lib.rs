@@ -19,6 +19,7 @@ pub mod net_facts;
 pub mod note;
 pub mod output;
 pub mod parallel_metrics;
+pub mod param_role;
 pub mod params;
 pub mod perf_event;
 pub mod plausible;
@@ -55,6 +56,7 @@ pub use knob_settings::KnobSettings;
 pub use net_facts::{GuestPeer, NetEnd, NetPathFacts, NetServer};
 pub use output::{AboveRange, HistogramData, Metric, ThreadCount, ThreadRecord, WorkloadOutput};
 pub use parallel_metrics::ParallelMetrics;
+pub use param_role::{ParamRole, ParamRoles};
 pub use params::{
     format_bytes, format_duration, format_size, parse_duration, parse_size, resolve, ParamKind,
     ParamSpec, ParamValue, Params, SecretValue,

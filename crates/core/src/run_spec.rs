@@ -58,6 +58,10 @@ pub struct RunSpec {
     /// Where an imported run's results came from (`None` for a run perflab measured).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub imported: Option<Imported>,
+    /// The roles of the parameters an importer made (a seed scan's size); empty for a run
+    /// perflab measured, whose workload declares its roles in the registry.
+    #[serde(skip_serializing_if = "crate::ParamRoles::is_empty")]
+    pub param_roles: crate::ParamRoles,
 }
 
 /// A grid point the run leaves out, and why.
@@ -173,6 +177,7 @@ mod tests {
     const DECLARED: &[ParamSpec] = &[
         ParamSpec {
             name: "size",
+            role: crate::param_role::ParamRole::Plain,
             help: "",
             kind: ParamKind::Size {
                 min: 1,
@@ -182,6 +187,7 @@ mod tests {
         },
         ParamSpec {
             name: "threads",
+            role: crate::param_role::ParamRole::Plain,
             help: "",
             kind: ParamKind::Int { min: 1, max: 64 },
             default: Some("1"),

@@ -22,6 +22,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     help: "idle states of every online CPU: poll-only, all, or states:NAME[,NAME...]",
     params: &[ParamSpec {
         name: "value",
+        role: perflab_core::ParamRole::Plain,
         help: "poll-only, all, or states:NAME[,NAME...]",
         kind: ParamKind::Text { max_len: 4096 },
         default: None,

@@ -17,6 +17,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     help: "write VALUE to sys/kernel/perflab_fake under the root (test trees only)",
     params: &[ParamSpec {
         name: "value",
+        role: perflab_core::ParamRole::Plain,
         help: "any text",
         kind: ParamKind::Text { max_len: 4096 },
         default: None,

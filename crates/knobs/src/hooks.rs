@@ -17,6 +17,7 @@ use crate::knob::{Knob, KnobGuard};
 /// The value of both hooks: one shell command.
 const COMMAND: &[ParamSpec] = &[ParamSpec {
     name: "value",
+    role: perflab_core::ParamRole::Plain,
     help: "a shell command",
     kind: ParamKind::Text { max_len: 4096 },
     default: None,

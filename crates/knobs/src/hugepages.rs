@@ -21,6 +21,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
         "reserve COUNT more huge pages of SIZE in the hugetlb pool: SIZE:COUNT, e.g. 2M:512, 1G:2",
     params: &[ParamSpec {
         name: "value",
+        role: perflab_core::ParamRole::Plain,
         help: "SIZE:COUNT, e.g. 2M:512",
         kind: ParamKind::Text { max_len: 64 },
         default: None,

@@ -27,6 +27,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     help: "steer a device's or queue's interrupts to CPUs: DEV:CPULIST, e.g. eth0:1, virtio2-input.0:0, 36,38:1, devices:1 (every device interrupt the kernel lets move)",
     params: &[ParamSpec {
         name: "value",
+        role: perflab_core::ParamRole::Plain,
         help: "DEV:CPULIST",
         kind: ParamKind::Text { max_len: 256 },
         default: None,

@@ -29,6 +29,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     help: "hold a CPU latency limit through /dev/cpu_dma_latency: microseconds, an integer >= 0",
     params: &[ParamSpec {
         name: "value",
+        role: perflab_core::ParamRole::Plain,
         help: "the latency limit in µs",
         kind: ParamKind::Int {
             min: 0,

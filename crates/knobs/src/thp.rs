@@ -22,6 +22,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
     help: "transparent huge pages (kernel/mm/transparent_hugepage/enabled): always, madvise, never",
     params: &[ParamSpec {
         name: "value",
+        role: perflab_core::ParamRole::Plain,
         help: "the THP mode",
         kind: ParamKind::Choice(&["always", "madvise", "never"]),
         default: None,
@@ -36,6 +37,7 @@ pub static DEFRAG_DESCRIPTOR: Descriptor = Descriptor {
     help: "THP fault defrag effort: always, defer, defer+madvise, madvise, never",
     params: &[ParamSpec {
         name: "value",
+        role: perflab_core::ParamRole::Plain,
         help: "the defrag mode",
         kind: ParamKind::Choice(&["always", "defer", "defer+madvise", "madvise", "never"]),
         default: None,

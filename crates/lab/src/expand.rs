@@ -290,6 +290,7 @@ mod tests {
     fn size_ranges_double_from_the_lower_bound() {
         let specs = [perflab_core::ParamSpec {
             name: "size",
+            role: perflab_core::ParamRole::Plain,
             help: "",
             kind: perflab_core::ParamKind::Size {
                 min: 1,

@@ -116,6 +116,7 @@ mod tests {
 
     const DECLARED: &[ParamSpec] = &[ParamSpec {
         name: "size",
+        role: perflab_core::ParamRole::Plain,
         help: "",
         kind: ParamKind::Int { min: 1, max: 100 },
         default: Some("1"),

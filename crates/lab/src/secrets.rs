@@ -68,18 +68,21 @@ mod tests {
     const PARAMS: &[ParamSpec] = &[
         ParamSpec {
             name: "token",
+            role: perflab_core::ParamRole::Plain,
             help: "",
             kind: ParamKind::Secret { max_len: 16 },
             default: Some(""),
         },
         ParamSpec {
             name: "peer",
+            role: perflab_core::ParamRole::Plain,
             help: "",
             kind: ParamKind::Text { max_len: 64 },
             default: Some(""),
         },
         ParamSpec {
             name: "env",
+            role: perflab_core::ParamRole::Plain,
             help: "",
             kind: ParamKind::Env { max_len: 256 },
             default: Some(""),

@@ -25,6 +25,7 @@ pub struct NullWorkload {
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "value",
+        role: perflab_core::ParamRole::Plain,
         help: "the value reported before noise",
         kind: ParamKind::Float {
             min: -1e300,
@@ -34,6 +35,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "noise_pct",
+        role: perflab_core::ParamRole::Plain,
         help: "deterministic pseudo-noise, uniform within ±this percent",
         kind: ParamKind::Float {
             min: 0.0,
@@ -43,6 +45,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "sleep",
+        role: perflab_core::ParamRole::Plain,
         help: "time to sleep in each call (0: return at once)",
         kind: ParamKind::Duration {
             min_s: 0.0,
@@ -52,6 +55,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "fail_every",
+        role: perflab_core::ParamRole::Plain,
         help: "fail every Nth call of this workload (0: never)",
         kind: ParamKind::Int {
             min: 0,

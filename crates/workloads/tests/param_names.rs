@@ -194,24 +194,28 @@ fn no_parameter_is_read_outside_a_workloads_own_source() {
 const SPECS: &[ParamSpec] = &[
     ParamSpec {
         name: "channels",
+        role: perflab_core::ParamRole::Plain,
         help: "",
         kind: ParamKind::Int { min: 0, max: 64 },
         default: Some("1"),
     },
     ParamSpec {
         name: "client_cpu",
+        role: perflab_core::ParamRole::Plain,
         help: "",
         kind: ParamKind::Int { min: -1, max: 64 },
         default: Some("-1"),
     },
     ParamSpec {
         name: "mode",
+        role: perflab_core::ParamRole::Plain,
         help: "",
         kind: ParamKind::Choice(&["a", "b"]),
         default: Some("a"),
     },
     ParamSpec {
         name: "duration",
+        role: perflab_core::ParamRole::Plain,
         help: "",
         kind: ParamKind::Duration {
             min_s: 0.0,

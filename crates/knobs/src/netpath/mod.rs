@@ -59,6 +59,7 @@ pub static DESCRIPTOR: Descriptor = Descriptor {
            vm-ovs, vm-vfio",
     params: &[ParamSpec {
         name: "value",
+        role: perflab_core::ParamRole::Plain,
         help: "the path kind; vm-* paths end in a guest",
         kind: ParamKind::Text { max_len: 64 },
         default: None,

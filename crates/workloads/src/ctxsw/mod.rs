@@ -66,18 +66,21 @@ pub struct Ctxsw;
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "cpu_a",
+        role: perflab_core::ParamRole::CpuA,
         help: "CPU of the ping side, which drives and times the round trips",
         kind: ParamKind::Cpu,
         default: Some("0"),
     },
     ParamSpec {
         name: "cpu_b",
+        role: perflab_core::ParamRole::CpuB,
         help: "CPU of the pong side; equal to cpu_a gives the same-CPU (no IPI) baseline",
         kind: ParamKind::Cpu,
         default: Some("1"),
     },
     ParamSpec {
         name: "mechanism",
+        role: perflab_core::ParamRole::Plain,
         help: "how the sides wake each other: pipe (1-byte messages, as perf bench sched \
                pipe), futex (one shared word) or eventfd (one each way)",
         kind: ParamKind::Choice(Mechanism::NAMES),
@@ -85,6 +88,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "process",
+        role: perflab_core::ParamRole::Plain,
         help: "run the pong side in a forked process instead of a thread (adds the mm switch)",
         kind: ParamKind::Bool,
         default: Some("false"),
@@ -92,6 +96,7 @@ const PARAMS: &[ParamSpec] = &[
     crate::common_params::TIMED_WINDOW,
     ParamSpec {
         name: "warmup",
+        role: perflab_core::ParamRole::Plain,
         help: "round trips run before the timed window and not counted",
         kind: ParamKind::Duration {
             min_s: 0.0,
@@ -101,6 +106,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "work",
+        role: perflab_core::ParamRole::Plain,
         help: "nanoseconds each side spins before answering (0: none)",
         kind: ParamKind::Int {
             min: 0,
@@ -110,6 +116,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "rtt_every",
+        role: perflab_core::ParamRole::Plain,
         help: "time every Nth round trip into the rtt histogram (1: all, 0: none)",
         kind: ParamKind::Int {
             min: 0,

@@ -32,30 +32,35 @@ pub struct Dmatest;
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "channel",
+        role: perflab_core::ParamRole::Plain,
         help: "channels to test, e.g. dma0chan0 or dma0chan0,dma1chan0 (empty: every channel)",
         kind: ParamKind::Text { max_len: 1024 },
         default: Some(""),
     },
     ParamSpec {
         name: "device",
+        role: perflab_core::ParamRole::Plain,
         help: "only channels of this DMA device, e.g. 8002000000.gpdma (empty: any)",
         kind: ParamKind::Text { max_len: 256 },
         default: Some(""),
     },
     ParamSpec {
         name: "threads_per_chan",
+        role: perflab_core::ParamRole::Plain,
         help: "test threads per channel",
         kind: ParamKind::Int { min: 1, max: 1024 },
         default: Some("1"),
     },
     ParamSpec {
         name: "max_channels",
+        role: perflab_core::ParamRole::Plain,
         help: "test at most this many channels (0: no limit)",
         kind: ParamKind::Int { min: 0, max: 4096 },
         default: Some("0"),
     },
     ParamSpec {
         name: "iterations",
+        role: perflab_core::ParamRole::Plain,
         help: "transfers per thread",
         kind: ParamKind::Int {
             min: 1,
@@ -65,6 +70,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "test_buf_size",
+        role: perflab_core::ParamRole::Plain,
         help: "bytes of each transfer's buffer",
         kind: ParamKind::Size {
             min: 1,
@@ -74,6 +80,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "norandom",
+        role: perflab_core::ParamRole::Plain,
         help: "true: every transfer moves the whole buffer (bandwidth); false: random \
                lengths and offsets (dmatest's default, a correctness test)",
         kind: ParamKind::Bool,
@@ -81,6 +88,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "noverify",
+        role: perflab_core::ParamRole::Plain,
         help: "true: skip the CPU's fill and compare of the buffers (the engine's \
                bandwidth); false: verify every transfer",
         kind: ParamKind::Bool,
@@ -88,18 +96,21 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "polled",
+        role: perflab_core::ParamRole::Plain,
         help: "poll for completion instead of waiting for the interrupt",
         kind: ParamKind::Bool,
         default: Some("false"),
     },
     ParamSpec {
         name: "alignment",
+        role: perflab_core::ParamRole::Plain,
         help: "buffer alignment as a power of two (-1: the engine's own)",
         kind: ParamKind::Int { min: -1, max: 16 },
         default: Some("-1"),
     },
     ParamSpec {
         name: "timeout",
+        role: perflab_core::ParamRole::Plain,
         help: "dmatest's per-transfer timeout in milliseconds",
         kind: ParamKind::Int {
             min: 1,
@@ -109,12 +120,14 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "transfer",
+        role: perflab_core::ParamRole::Plain,
         help: "memcpy or memset (dmatest's `dmatest` parameter, 0 or 1)",
         kind: ParamKind::Choice(&["memcpy", "memset"]),
         default: Some("memcpy"),
     },
     ParamSpec {
         name: "wait",
+        role: perflab_core::ParamRole::Plain,
         help: "longest time perflab waits for the test before stopping it",
         kind: ParamKind::Duration {
             min_s: 0.1,

@@ -61,6 +61,7 @@ const fn text(max_len: usize) -> ParamKind {
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "cmd",
+        role: perflab_core::ParamRole::Plain,
         help: "the command line, run with /bin/sh -c; {name} is replaced by the value of \
                parameter name (one of exec's or a key of args)",
         kind: text(64 << 10),
@@ -68,12 +69,14 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "args",
+        role: perflab_core::ParamRole::Plain,
         help: "values for cmd's placeholders, k=v;k=v (a list of these makes a grid axis)",
         kind: text(8 << 10),
         default: Some(""),
     },
     ParamSpec {
         name: "env",
+        role: perflab_core::ParamRole::Plain,
         help: "environment for the command, K=V;K=V (placeholders allowed in values); a \
                value named like a secret (TOKEN, PASSWORD, SECRET, KEY, CREDENTIAL, AUTH) \
                or a URL with a password is stored and shown as its fingerprint",
@@ -82,6 +85,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "duration",
+        role: perflab_core::ParamRole::Plain,
         help: "not used by exec itself: for cmd as {duration}, in seconds",
         kind: ParamKind::Duration {
             min_s: 0.0,
@@ -91,6 +95,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "regex",
+        role: perflab_core::ParamRole::Plain,
         help: "take the number from the first match: group `value`, else the only group, \
                else the whole match (^ and $ match at line ends)",
         kind: text(4 << 10),
@@ -98,6 +103,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "json",
+        role: perflab_core::ParamRole::Plain,
         help: "take the number at this JSON pointer (RFC 6901, e.g. /jobs/0/read/bw) of the \
                output parsed as JSON",
         kind: text(1 << 10),
@@ -105,18 +111,21 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "parser",
+        role: perflab_core::ParamRole::Plain,
         help: "read the output with this built-in parser and report all its metrics",
         kind: text(64),
         default: Some(""),
     },
     ParamSpec {
         name: "from",
+        role: perflab_core::ParamRole::Plain,
         help: "the output that regex, json or parser read (both: stdout then stderr)",
         kind: ParamKind::Choice(STREAMS),
         default: Some("stdout"),
     },
     ParamSpec {
         name: "metric",
+        role: perflab_core::ParamRole::Plain,
         help: "name of the extracted metric (default value); with parser, the parser's \
                metric to list first (default its first)",
         kind: text(128),
@@ -124,18 +133,21 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "unit",
+        role: perflab_core::ParamRole::Plain,
         help: "unit of the regex or json metric",
         kind: ParamKind::Choice(UNITS),
         default: Some("count"),
     },
     ParamSpec {
         name: "better",
+        role: perflab_core::ParamRole::Plain,
         help: "which direction of the regex or json metric is an improvement",
         kind: ParamKind::Choice(BETTER),
         default: Some("higher"),
     },
     ParamSpec {
         name: "timeout",
+        role: perflab_core::ParamRole::Plain,
         help: "the repetition fails if the command runs longer (its process group is killed)",
         kind: ParamKind::Duration {
             min_s: 0.001,
@@ -145,6 +157,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "max_output",
+        role: perflab_core::ParamRole::Plain,
         help: "bytes of stdout and of stderr kept (the rest is read and dropped)",
         kind: ParamKind::Size {
             min: 0,
@@ -154,12 +167,14 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "cwd",
+        role: perflab_core::ParamRole::Plain,
         help: "working directory of the command, placeholders allowed (empty: perflab's)",
         kind: text(4 << 10),
         default: Some(""),
     },
     ParamSpec {
         name: "bytes",
+        role: perflab_core::ParamRole::Plain,
         help: "bytes the command moves per repetition, placeholders allowed: a size or a \
                product of sizes such as {size}*{loops}. Reported as metric bytes; with a \
                counters monitor, miss counts are also shown per byte moved",
@@ -168,6 +183,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "cpus",
+        role: perflab_core::ParamRole::Plain,
         help: "CPU list the command is pinned to, e.g. 2 or 0-3,8 (empty: not pinned)",
         kind: text(4 << 10),
         default: Some(""),

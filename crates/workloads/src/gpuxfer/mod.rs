@@ -39,6 +39,7 @@ pub const CHECK_BYTES: usize = 64 << 20;
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "direction",
+        role: perflab_core::ParamRole::Plain,
         help: "h2d (host → device), d2h (device → host), d2d (device → device, no host \
                memory) or bidir (h2d and d2h at once on two streams)",
         kind: ParamKind::Choice(Direction::NAMES),
@@ -46,6 +47,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "size",
+        role: perflab_core::ParamRole::SizeAxis,
         help: "bytes moved per copy",
         kind: ParamKind::Size {
             min: 4 << 10,
@@ -55,6 +57,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "backing",
+        role: perflab_core::ParamRole::Plain,
         help: "host memory: 4k or thp (pageable; the driver stages it), 2m or 1g (hugetlb, \
                registered with cuMemHostRegister), pinned (cuMemAllocHost)",
         kind: ParamKind::Choice(HostKind::NAMES),
@@ -62,6 +65,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "duration",
+        role: perflab_core::ParamRole::Plain,
         help: "minimum GPU time of the timed copies; copies repeat until it is reached",
         kind: ParamKind::Duration {
             min_s: 0.001,
@@ -71,6 +75,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "device",
+        role: perflab_core::ParamRole::Plain,
         help: "CUDA device ordinal",
         kind: ParamKind::Int { min: 0, max: 1023 },
         default: Some("0"),

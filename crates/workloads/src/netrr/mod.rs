@@ -84,12 +84,14 @@ pub struct Netrr;
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "proto",
+        role: perflab_core::ParamRole::Plain,
         help: "transport of the requests: udp or tcp (TCP_NODELAY)",
         kind: ParamKind::Choice(Proto::NAMES),
         default: Some("udp"),
     },
     ParamSpec {
         name: "size",
+        role: perflab_core::ParamRole::SizeAxis,
         help: "bytes per request and per reply",
         kind: ParamKind::Size {
             min: 1,
@@ -99,6 +101,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "rate",
+        role: perflab_core::ParamRole::Plain,
         help: "requests per second, sent on a fixed schedule with latency counted from the \
                scheduled time (open loop); 0: the next request leaves when the reply arrives \
                (closed loop)",
@@ -111,6 +114,7 @@ const PARAMS: &[ParamSpec] = &[
     crate::common_params::TIMED_WINDOW,
     ParamSpec {
         name: "warmup",
+        role: perflab_core::ParamRole::Plain,
         help: "exchanges before the timed window, not counted",
         kind: ParamKind::Int {
             min: 0,
@@ -120,6 +124,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "timeout",
+        role: perflab_core::ParamRole::Plain,
         help: "how long to wait for one reply: a UDP request unanswered by then counts as \
                lost; 4 in a row without any reply end the measurement with an error",
         kind: ParamKind::Duration {
@@ -130,6 +135,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "client_cpu",
+        role: perflab_core::ParamRole::Plain,
         help: "CPU of the client thread (-1: not pinned)",
         kind: ParamKind::Int {
             min: -1,
@@ -139,6 +145,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "server_cpu",
+        role: perflab_core::ParamRole::Plain,
         help: "CPU of the in-process responder thread (-1: not pinned; ignored with peer)",
         kind: ParamKind::Int {
             min: -1,
@@ -148,6 +155,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "load_streams",
+        role: perflab_core::ParamRole::Plain,
         help: "bulk TCP streams over the same path during the measurement (the seed's \
                netperf load); their throughput is reported as load_mib_s",
         kind: ParamKind::Int { min: 0, max: 16 },
@@ -155,6 +163,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "hogs",
+        role: perflab_core::ParamRole::Plain,
         help: "CPUs to keep busy with one spinning thread each during the measurement, \
                e.g. 1 or 0-3 (empty: none)",
         kind: ParamKind::Text { max_len: 256 },
@@ -162,6 +171,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "peer",
+        role: perflab_core::ParamRole::Plain,
         help: "a remote `perflab serve` to measure against: ADDR[:PORT] or host:ADDR \
                (empty: the responder runs inside perflab)",
         kind: ParamKind::Text { max_len: 256 },
@@ -169,6 +179,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "token",
+        role: perflab_core::ParamRole::Plain,
         help: "the peer's shared token (else $PERFLAB_SERVE_TOKEN); a run stores and \
                prints only its fingerprint, hmac:xxxxxxxxxxxxxxxx",
         kind: ParamKind::Secret { max_len: 256 },

@@ -57,6 +57,7 @@ pub struct Xfer;
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         name: "engine",
+        role: perflab_core::ParamRole::Plain,
         help: "memcpy (two buffers in this process), pvm (process_vm_readv/writev against a \
                second process) or fill (memset of one buffer)",
         kind: ParamKind::Choice(Engine::NAMES),
@@ -64,12 +65,14 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "direction",
+        role: perflab_core::ParamRole::Plain,
         help: "pvm only: read (peer → here, like ve2vh) or write (here → peer, like vh2ve)",
         kind: ParamKind::Choice(Direction::NAMES),
         default: Some("read"),
     },
     ParamSpec {
         name: "size",
+        role: perflab_core::ParamRole::SizeAxis,
         help: "bytes moved per transfer",
         kind: ParamKind::Size {
             min: 4 << 10,
@@ -79,12 +82,14 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "backing",
+        role: perflab_core::ParamRole::Plain,
         help: "pages of every buffer: 4k, thp (MADV_HUGEPAGE), 2m or 1g (hugetlb pools)",
         kind: ParamKind::Choice(Backing::NAMES),
         default: Some("4k"),
     },
     ParamSpec {
         name: "state",
+        role: perflab_core::ParamRole::Plain,
         help: "pinned (mlock'd, faulted in once, reused) or unpinned (a fresh destination \
                mapping per transfer: its page faults are timed)",
         kind: ParamKind::Choice(&["pinned", "unpinned"]),
@@ -92,6 +97,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "data",
+        role: perflab_core::ParamRole::Plain,
         help: "what the source holds while timed: pattern (position-dependent bytes) or \
                zero (as perf bench mem memcpy copies; zeros copy faster on some machines, \
                5-7% at 256M on the KVM guests here). Ignored by fill",
@@ -100,6 +106,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "duration",
+        role: perflab_core::ParamRole::Plain,
         help: "minimum timed window; transfers repeat until it is reached",
         kind: ParamKind::Duration {
             min_s: 0.01,
@@ -109,6 +116,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "cpu",
+        role: perflab_core::ParamRole::Plain,
         help: "CPU the transferring thread is pinned to (-1: not pinned); single-thread \
                xfer only (the channel model uses placement)",
         kind: ParamKind::Int { min: -1, max: 4095 },
@@ -116,6 +124,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "irq",
+        role: perflab_core::ParamRole::Plain,
         help: "none (the transfer raises no interrupt of its own: a CPU copy or fill is no \
                device) or timer (each transfer waits, untimed, for a periodic timerfd \
                expiration on its CPU: an hrtimer interrupt, LOC on x86; single-thread xfer \
@@ -125,6 +134,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "irq_period",
+        role: perflab_core::ParamRole::Plain,
         help: "irq=timer: the timer's period; transfers shorter than it are paced at one \
                interrupt each",
         kind: ParamKind::Duration {
@@ -135,6 +145,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "channels",
+        role: perflab_core::ParamRole::Plain,
         help: "channel model: channels, each a descriptor list behind one lock (0: not \
                given: derived from total_buffers and buffers_per_thread, else 1; all \
                channel counts 0 and placement=free: the single-thread xfer)",
@@ -143,12 +154,14 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "threads_per_channel",
+        role: perflab_core::ParamRole::Plain,
         help: "channel model: threads taking descriptors from each channel (0: 1)",
         kind: ParamKind::Int { min: 0, max: 4096 },
         default: Some("0"),
     },
     ParamSpec {
         name: "buffers_per_thread",
+        role: perflab_core::ParamRole::Plain,
         help: "channel model: buffer sets of `size` each thread cycles through (0: not \
                given: total_buffers / (channels × threads_per_channel), else 1)",
         kind: ParamKind::Int {
@@ -159,6 +172,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "total_buffers",
+        role: perflab_core::ParamRole::Plain,
         help: "channel model: channels × threads_per_channel × buffers_per_thread held \
                constant (seed 000: 192); with channels given, buffers_per_thread is \
                derived from it, with buffers_per_thread given, channels; a grid point \
@@ -171,6 +185,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "transfers_per_thread",
+        role: perflab_core::ParamRole::Plain,
         help: "channel model: each thread makes this many transfers, like dmatest's \
                iterations, so stragglers show (0: all threads run until `duration`)",
         kind: ParamKind::Int {
@@ -181,6 +196,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "placement",
+        role: perflab_core::ParamRole::Plain,
         help: "channel model threads: free (the scheduler decides), spread (pinned \
                round-robin over the allowed CPUs), isolated (pinned round-robin over the \
                kernel's isolated CPUs) or a CPU list such as 0,2-3 (round-robin; more \
