@@ -566,8 +566,8 @@ impl Monitor for TraceMonitor {
                 results
             }
         };
-        split::name_values(&run.spans, &mut results, &split::cpuidle_names(&ctx.sys));
-        Ok(rows::rows(&run.set, &results))
+        let splits = split::name_values(&run.spans, &mut results, &split::cpuidle_names(&ctx.sys));
+        Ok(rows::rows(&run.set, &run.spans, &results, &splits))
     }
 
     fn notes(&self) -> Vec<String> {

@@ -16,6 +16,7 @@
 //! when = { fact = "net.path", prefix = "vm-" }                 # only on such variants
 //! split = { events = ["power:cpu_idle"], field = "state", key = "cpu",
 //!           where = { state = "0|1|2" }, names = "cpuidle" }
+//! per_round_trip = 2  # a span keyed by CPU: its matches per round trip of the workload
 //! ```
 //!
 //! `split` tags each duration with a value remembered at the span's key: the last `field`
@@ -98,6 +99,11 @@ pub struct Span {
     pub after: Option<usize>,
     pub when: Option<When>,
     pub split: Option<Split>,
+    /// Matches per round trip of the workload that the study's own work makes, for a
+    /// span keyed by CPU ([`Span::keyed_by_cpu`]): the rest were someone else's events on
+    /// those CPUs, and the report refuses a figure from too many of them. Declared
+    /// `per_round_trip = 2`; 1 where the file says nothing.
+    pub per_round_trip: f64,
 }
 
 /// Values a split may take, 0 to `MAX_SPLIT - 1`: the kernel's CPUIDLE_STATE_MAX, so
@@ -141,6 +147,18 @@ pub enum Key {
     Global,
 }
 
+impl Key {
+    /// The CPU that logged the event, or a field holding a CPU number (`cpu`,
+    /// `target_cpu`).
+    pub fn names_a_cpu(&self) -> bool {
+        match self {
+            Key::Cpu => true,
+            Key::Field(f) => f == "cpu" || f.ends_with("_cpu"),
+            Key::Pid | Key::Global => false,
+        }
+    }
+}
+
 /// A field filter: the field must equal one of `patterns` (`(text, is_prefix)`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Filter {
@@ -179,6 +197,14 @@ impl SpanSet {
 }
 
 impl Span {
+    /// Whether the span starts and ends by CPU (`cpu`, or a field naming one:
+    /// `ipi_send_cpu`'s `cpu`, `sched_waking`'s `target_cpu`): any event on that CPU,
+    /// whoever's, closes it, so its matches need counting against the workload's round
+    /// trips.
+    pub fn keyed_by_cpu(&self) -> bool {
+        [&self.from, &self.to].iter().all(|s| s.key.names_a_cpu())
+    }
+
     /// Every side the span declares: from, to, then cancel and split where it has them.
     pub fn sides(&self) -> impl Iterator<Item = &Side> {
         let split = self.split.as_ref().map(|s| &s.side);
@@ -253,6 +279,7 @@ struct RawSpan {
     after: Option<String>,
     when: Option<When>,
     split: Option<RawSplit>,
+    per_round_trip: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -323,7 +350,14 @@ pub fn parse_set(text: &str, origin: &str) -> Result<SpanSet, String> {
                 })?),
             };
         let side = |r: RawSide, which: &str| side(r).map_err(|e| at(format!("{which}: {e}")));
+        let per_round_trip = s.per_round_trip.unwrap_or(1.0);
+        if !(per_round_trip.is_finite() && per_round_trip > 0.0) {
+            return Err(at(format!(
+                "per_round_trip = {per_round_trip} is not a count above 0"
+            )));
+        }
         spans.push(Span {
+            per_round_trip,
             from: side(s.from, "from")?,
             to: side(s.to, "to")?,
             cancel: s.cancel.map(|c| side(c, "cancel")).transpose()?,

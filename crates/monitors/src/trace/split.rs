@@ -2,7 +2,11 @@
 //! the kernel recorded); a person reads the idle state by its cpuidle name, so a span
 //! declared `names = "cpuidle"` becomes `SPAN@NAME` with the name in its label too.
 
+use perflab_core::span_outline::SplitValue;
 use perflab_sys::SysRoot;
+
+#[cfg(doc)]
+use perflab_core::span_outline::SPLIT_STAT;
 
 use super::matcher::SpanResult;
 use super::spans::{Span, SplitNames};
@@ -36,29 +40,40 @@ fn key_safe(name: &str) -> String {
 
 /// Renames the per-value results of spans declared with `names = "cpuidle"`: `@1` →
 /// `@haltpoll_idle`, label `… [state 1: haltpoll idle]`; a value the machine has no name
-/// for keeps its number (`[state 7]`).
-pub fn name_values(spans: &[Span], results: &mut [SpanResult], cpuidle: &[String]) {
-    for r in results {
-        let Some((base, value)) = r.name.split_once('@') else {
-            continue;
-        };
-        let Some(span) = spans.iter().find(|s| s.name == base) else {
-            continue;
-        };
-        let Ok(v) = value.parse::<usize>() else {
-            continue;
-        };
-        if span.split.as_ref().map(|s| s.names) != Some(SplitNames::Cpuidle) {
-            continue;
-        }
-        match cpuidle.get(v) {
-            Some(name) => {
-                r.name = format!("{base}@{}", key_safe(name));
-                r.label = format!("{} [state {v}: {name}]", r.label);
+/// for keeps its number (`[state 7]`). Returns, per result, the value it holds (index and
+/// name) for the results of a split span's values, `None` for the others: the rows carry
+/// it as a value ([`SPLIT_STAT`]), so no reader takes it back out of the label.
+pub fn name_values(
+    spans: &[Span],
+    results: &mut [SpanResult],
+    cpuidle: &[String],
+) -> Vec<Option<SplitValue>> {
+    results
+        .iter_mut()
+        .map(|r| name_value(spans, r, cpuidle))
+        .collect()
+}
+
+fn name_value(spans: &[Span], r: &mut SpanResult, cpuidle: &[String]) -> Option<SplitValue> {
+    let (base, value) = r.name.split_once('@')?;
+    let span = spans.iter().find(|s| s.name == base)?;
+    let split = span.split.as_ref()?;
+    let index = value.parse::<u32>().ok()?;
+    let base = base.to_string();
+    let name = match split.names {
+        SplitNames::Cpuidle => cpuidle.get(index as usize).cloned(),
+        SplitNames::Number => None,
+    };
+    if split.names == SplitNames::Cpuidle {
+        match &name {
+            Some(n) => {
+                r.name = format!("{base}@{}", key_safe(n));
+                r.label = format!("{} [state {index}: {n}]", r.label);
             }
-            None => r.label = format!("{} [state {v}]", r.label),
+            None => r.label = format!("{} [state {index}]", r.label),
         }
     }
+    Some(SplitValue { index, name })
 }
 
 #[cfg(test)]
@@ -88,8 +103,23 @@ mod tests {
         let mut unsplit = one.clone();
         unsplit.name = "sched@1".into();
         r = vec![one, seven, unsplit];
-        name_values(&spans, &mut r, &["POLL".into(), "haltpoll idle".into()]);
+        let values = name_values(&spans, &mut r, &["POLL".into(), "haltpoll idle".into()]);
         assert_eq!(r[0].name, "ipi_idle_exit@haltpoll_idle");
+        // The state travels as a value too, index and name, for the rows.
+        assert_eq!(
+            values,
+            [
+                Some(SplitValue {
+                    index: 1,
+                    name: Some("haltpoll idle".into())
+                }),
+                Some(SplitValue {
+                    index: 7,
+                    name: None
+                }),
+                None
+            ]
+        );
         assert_eq!(
             r[0].label,
             "(2) IPI sent → target CPU leaves its idle state [state 1: haltpoll idle]"

@@ -61,20 +61,26 @@ fn netrx_on_the_loopback_fixture() {
     assert!(by_name(&r, "sched").count() <= by_name(&r, "wake").count());
     assert!(by_name(&r, "syscall").count() <= by_name(&r, "sched").count());
     // Each rows' key and unit, in the declared order.
-    let rows = rows::rows("netrx", &r);
+    let spans = host_spans("netrx");
+    let rows = rows::rows("netrx", &spans, &r, &[]);
     assert_eq!(rows[0].key, "netrx.irq:count");
     assert_eq!(rows[0].value, 0.0);
-    assert_eq!(rows[1].key, "netrx.irq:unmatched");
+    // irq is keyed by CPU: its row says how many matches per round trip are the study's
+    // own (the set declares 2: both ends of an exchange receive a packet).
+    assert_eq!(rows[1].key, "netrx.irq:per_round_trip");
+    assert_eq!(rows[1].value, 2.0);
+    assert_eq!(rows[2].key, "netrx.irq:unmatched");
     let keys: Vec<&str> = rows
         .iter()
-        .skip(2)
-        .take(7)
+        .skip(3)
+        .take(8)
         .map(|r| r.key.as_str())
         .collect();
     assert_eq!(
         keys,
         [
             "netrx.raise:count",
+            "netrx.raise:per_round_trip",
             "netrx.raise:p50",
             "netrx.raise:p90",
             "netrx.raise:p99",
@@ -83,9 +89,11 @@ fn netrx_on_the_loopback_fixture() {
             "netrx.raise:unmatched"
         ]
     );
-    assert_eq!(rows[3].unit, Unit::Nanoseconds);
-    assert_eq!(rows[8].unit, Unit::Count);
-    assert_eq!(rows[2].label, "(a) NET_RX raised → softirq runs");
+    assert_eq!(rows[5].unit, Unit::Nanoseconds);
+    assert_eq!(rows[10].unit, Unit::Count);
+    assert_eq!(rows[3].label, "(a) NET_RX raised → softirq runs");
+    // sched follows a task by pid: no per-round-trip row.
+    assert!(rows.iter().all(|r| r.key != "netrx.sched:per_round_trip"));
     assert!(rows.iter().all(|r| r.source == "trace" && r.cpu.is_none()));
 }
 
