@@ -6,9 +6,15 @@
 //! `bpf_probe_read_kernel`); [`Fields`] says which.
 //!
 //! Maps (created by the loader, their fds baked into `ld_imm64`):
-//! - `starts`, a hash map `{span: u32, pad: u32, key: u64}` → start time in ns (0: no
-//!   start open on the key; keys are never deleted during a measurement); with `pad` = 1,
-//!   a split span's last value at the key ([`Role::Split`]);
+//! - `opens`, the open starts: an array of [`TABLE_BUCKETS`] buckets per span, each of
+//!   [`WAYS`] ways `{key: u64, start: u64}` (start 0: none open; 1: a way being taken),
+//!   the bucket chosen by a multiplicative hash of the key. Its lookup is inlined by the
+//!   verifier (about 2 ns here) where a hash map's is a call (about 35 ns on this guest,
+//!   whose every return goes through the SRSO safe-return thunk): see [`find`];
+//! - `starts`, a hash map `{span: u32, pad: u32, key: u64}` → with `pad` = 1, a split
+//!   span's last value at the key ([`Role::Split`]); with `pad` = 0, the open starts
+//!   themselves (0: none open; keys are never deleted during a measurement) where the
+//!   kernel refuses the table's atomic claim ([`Maps::opens`] `None`, before Linux 5.12);
 //! - `spans`, an array indexed by span, whose value is [`SLOTS`] u64s: the histogram
 //!   buckets ([`hist`]) then the counters at [`Slot`]. Per CPU as a rule (plain adds, no
 //!   cache line shared between CPUs); one shared copy updated with atomic adds where
@@ -19,7 +25,7 @@
 //! r8/r9 kept across helper calls. Stack: `now` at -8, the start key at -24..-8, the
 //! span index for `spans` at -32, a start time to insert at -40, a member read by a raw
 //! program at -48, a string read by one at -80..-48, a start-map value pointer kept
-//! across the clock's call at -88.
+//! across the clock's call at -88, the bucket index for `opens` at -92.
 //!
 //! Everything is loop-free and every map pointer is checked against NULL, so the verifier
 //! accepts the program as it is (the bucket index is bounded before it is used).
@@ -73,14 +79,30 @@ const MEMBER: i16 = -48;
 const TEXT: i16 = -80;
 /// A map value pointer kept across a helper call (the verifier tracks a spilled pointer).
 const SLOT_PTR: i16 = -88;
+/// The index of a key's bucket in `opens`.
+const BUCKET_IX: i16 = -92;
 /// The longest string prefix a raw program compares (the stack it reads it into).
 pub const MAX_TEXT: u32 = 32;
 /// BPF_NOEXIST: insert only where the key is absent.
 const NOEXIST: i32 = 1;
 
+/// Ways per bucket of the open-start table: one 64-byte value, four keys compared.
+pub const WAYS: usize = 4;
+/// Buckets per span: with [`WAYS`], the text matcher's open starts per span.
+pub const TABLE_BUCKETS: u32 = 1 << BUCKET_BITS;
+const BUCKET_BITS: i32 = 12;
+const _: () = assert!(TABLE_BUCKETS as usize * WAYS == crate::trace::matcher::MAX_OPEN);
+/// Bytes of one bucket.
+pub const BUCKET_BYTES: u32 = (WAYS * 16) as u32;
+/// The multiplier of the bucket hash (2^64 / golden ratio): consecutive keys, such as
+/// pids, spread over the buckets by the product's high bits.
+const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+
 /// The fds of the maps a program refers to.
 #[derive(Clone, Copy, Debug)]
 pub struct Maps {
+    /// The open-start table; `None`: the open starts are kept in `starts` instead.
+    pub opens: Option<i32>,
     pub starts: i32,
     pub spans: i32,
     /// `spans` is one copy for every CPU: adds are atomic, the longest duration is raised
@@ -398,13 +420,14 @@ fn end(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), Strin
     bump(a, act.span, Slot::EndEvents, maps);
     // The clock is read only once a start is found open: the clock is the dearest part
     // of a program (35-40 of its ~65 ns on the KVM guest here), and most ends find no
-    // start (a switch to a task nobody traced waking). `start` reads it after its lookup
-    // too, so both ends of a span are stamped at the same point of their programs.
-    start_map_call(a, maps, Helper::MapLookupElem);
-    a.jmp_imm(Cond::Eq, R0, 0, unmatched);
+    // start (a switch to a task nobody traced waking). `start` reads it after its hash
+    // map lookup too, so both ends of a span are stamped at the same point of their
+    // programs; through the table (an inlined lookup, a few ns) it reads it before.
+    find(a, act.span, maps, unmatched);
     a.load(Size::DW, R8, R0, 0);
-    // 0: the key's start was ended or cancelled (keys stay in the map, see `start`).
-    a.jmp_imm(Cond::Eq, R8, 0, unmatched);
+    // 0: the key's start was ended or cancelled (keys stay, see `start`); 1: a way of
+    // the table being taken by a start on another CPU.
+    a.jmp_imm(Cond::Lt, R8, 2, unmatched);
     a.store(Size::DW, FP, SLOT_PTR, R0);
     now(a, R9);
     a.load(Size::DW, R0, FP, SLOT_PTR);
@@ -635,8 +658,10 @@ fn cancel(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), St
     let maps = env.maps;
     checks(a, &act.checks, env.fields, done)?;
     key(a, act, env.fields)?;
-    start_map_call(a, maps, Helper::MapLookupElem);
-    a.jmp_imm(Cond::Eq, R0, 0, done);
+    find(a, act.span, maps, done);
+    // Only an open start: a way being taken (1) is another key's by now.
+    a.load(Size::DW, R1, R0, 0);
+    a.jmp_imm(Cond::Lt, R1, 2, done);
     a.store_imm(Size::DW, R0, 0, 0);
     Ok(())
 }
@@ -647,6 +672,10 @@ fn start(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), Str
     checks(a, &act.checks, env.fields, done)?;
     key(a, act, env.fields)?;
     bump(a, act.span, Slot::StartEvents, maps);
+    if let Some(fd) = maps.opens {
+        start_table(a, act.span, maps, fd, done);
+        return Ok(());
+    }
     let insert = a.label();
     // A key once inserted stays, its value 0 when no start is open: an end or a cancel
     // writes 0 through the looked-up value instead of deleting, and a later start on the
@@ -670,6 +699,107 @@ fn start(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), Str
     a.jmp_imm(Cond::Eq, R0, 0, done);
     bump(a, act.span, Slot::Full, maps);
     Ok(())
+}
+
+// The open-start table. A bucket's ways are taken by cmpxchg of their start from 0 to 1
+// (so two CPUs never take one way), then written key first, start last: a reader that
+// sees the new key sees 1 or the start, never the way's previous start (x86 keeps stores
+// in order). A way whose start is 0 is free for any key: an end or a cancel frees it by
+// writing 0, as the hash map's value is cleared in place. A key is always in the first
+// way that holds it; a bucket whose four ways hold open starts of other keys drops the
+// start, counted as the hash map's full map was ([`Slot::Full`]).
+
+/// `r0` = the address of the start of the key on the stack, or a jump to `missing`
+/// (r1–r5 clobbered).
+fn find(a: &mut Asm, span: u32, maps: Maps, missing: Label) {
+    let Some(fd) = maps.opens else {
+        start_map_call(a, maps, Helper::MapLookupElem);
+        a.jmp_imm(Cond::Eq, R0, 0, missing);
+        return;
+    };
+    bucket(a, span, fd, missing);
+    a.load(Size::DW, R1, FP, KEY + 8);
+    scan(a, missing);
+}
+
+/// `r0` = the key's bucket (the key on the stack), or a jump to `missing` (r1–r5
+/// clobbered): an inlined array lookup, no call.
+fn bucket(a: &mut Asm, span: u32, fd: i32, missing: Label) {
+    a.load(Size::DW, R2, FP, KEY + 8);
+    a.ld_imm64(R3, GOLDEN);
+    a.alu_reg(Alu::Mul, R2, R3);
+    a.alu_imm(Alu::Rsh, R2, 64 - BUCKET_BITS);
+    a.alu_imm(Alu::Add, R2, (span * TABLE_BUCKETS) as i32);
+    a.store(Size::W, FP, BUCKET_IX, R2);
+    a.ld_map_fd(R1, fd);
+    a.mov(R2, FP);
+    a.alu_imm(Alu::Add, R2, BUCKET_IX as i32);
+    a.call(Helper::MapLookupElem);
+    a.jmp_imm(Cond::Eq, R0, 0, missing);
+}
+
+/// With r0 a bucket and r1 a key: r0 = the start of the first way holding the key, or a
+/// jump to `missing` with r0 unchanged (r2 clobbered).
+pub(super) fn scan(a: &mut Asm, missing: Label) {
+    let hits: Vec<Label> = (0..WAYS).map(|_| a.label()).collect();
+    for (w, hit) in hits.iter().enumerate() {
+        a.load(Size::DW, R2, R0, (16 * w) as i16);
+        a.jmp_reg(Cond::Eq, R2, R1, *hit);
+    }
+    a.ja(missing);
+    let found = a.label();
+    for (w, hit) in hits.into_iter().enumerate() {
+        a.bind(hit);
+        a.alu_imm(Alu::Add, R0, (16 * w + 8) as i32);
+        a.ja(found);
+    }
+    a.bind(found);
+}
+
+/// With r0 a bucket holding no way of the key in r1: takes the first free way for it,
+/// its start r9, or jumps to `full` (r0, r2, r3, r8 clobbered).
+pub(super) fn claim(a: &mut Asm, full: Label) {
+    let taken = a.label();
+    a.mov(R8, R0);
+    a.mov_imm(R3, 1);
+    for w in 0..WAYS {
+        let start = (16 * w + 8) as i16;
+        let next = a.label();
+        // A plain look first: a locked cmpxchg only on a way that looks free.
+        a.load(Size::DW, R2, R8, start);
+        a.jmp_imm(Cond::Ne, R2, 0, next);
+        a.mov_imm(R0, 0);
+        a.atomic_cmpxchg(R8, start, R3);
+        a.jmp_imm(Cond::Ne, R0, 0, next);
+        a.store(Size::DW, R8, start - 8, R1);
+        a.store(Size::DW, R8, start, R9);
+        a.ja(taken);
+        a.bind(next);
+    }
+    a.ja(full);
+    a.bind(taken);
+}
+
+/// A start through the table: the clock first, so that the way is written a few
+/// instructions after it is found (a way another CPU frees and takes meanwhile would get
+/// this start's time), then the key's way, or a free one.
+fn start_table(a: &mut Asm, span: u32, maps: Maps, fd: i32, done: Label) {
+    now(a, R9);
+    bucket(a, span, fd, done);
+    a.load(Size::DW, R1, FP, KEY + 8);
+    let missing = a.label();
+    scan(a, missing);
+    a.load(Size::DW, R8, R0, 0);
+    a.store(Size::DW, R0, 0, R9);
+    a.jmp_imm(Cond::Lt, R8, 2, done);
+    bump(a, span, Slot::LostStarts, maps);
+    a.ja(done);
+    a.bind(missing);
+    let full = a.label();
+    claim(a, full);
+    a.ja(done);
+    a.bind(full);
+    bump(a, span, Slot::Full, maps);
 }
 
 #[cfg(test)]

@@ -247,6 +247,7 @@ pub struct Loaded {
     /// How each event's program is attached, after any fallback.
     pub used: Vec<Attach>,
     _starts: Map,
+    _opens: Option<Map>,
     spans_map: Map,
     spans: Vec<(String, String)>,
     /// (span, span-map entry of its value 0) of the split spans.
@@ -259,6 +260,9 @@ pub struct Loaded {
     /// Why a set that could share its histograms has them per CPU (the kernel refused
     /// the atomic instructions), for the note.
     unshared_why: Option<String>,
+    /// Why the open starts are in the hash map, not the table (the kernel refused the
+    /// table's programs), for the note.
+    untabled_why: Option<String>,
 }
 
 /// What one event's program is linked to when enabled: a raw tracepoint (`Some`), what a
@@ -310,14 +314,31 @@ impl Loaded {
         if attach.len() != plans.len() {
             return Err("one attach method per planned event is needed".into());
         }
-        if !plan::shared_histograms(spans) {
-            return Self::load_maps(plans, attach, spans, cpus, false);
+        // Each needs atomic instructions but the last: the table's claim, the shared
+        // map's adds (the table is the cheaper of the two for the programs).
+        let shareable = plan::shared_histograms(spans);
+        let mut first_why: Option<String> = None;
+        for (shared, table) in [(true, true), (false, true), (false, false)] {
+            if shared && !shareable {
+                continue;
+            }
+            match Self::load_maps(plans, attach, spans, cpus, shared, table) {
+                Ok(mut loaded) => {
+                    if shareable && !shared {
+                        loaded.unshared_why = first_why.clone();
+                    }
+                    if !table {
+                        loaded.untabled_why = first_why;
+                    }
+                    return Ok(loaded);
+                }
+                Err(why) if table => {
+                    first_why.get_or_insert(why);
+                }
+                Err(why) => return Err(why),
+            }
         }
-        Self::load_maps(plans, attach, spans, cpus, true).or_else(|why| {
-            let mut per_cpu = Self::load_maps(plans, attach, spans, cpus, false)?;
-            per_cpu.unshared_why = Some(why);
-            Ok(per_cpu)
-        })
+        Err(first_why.unwrap_or_default())
     }
 
     /// Where the histograms are kept and what they take, for the measurement's notes.
@@ -332,6 +353,12 @@ impl Loaded {
             );
         }
         let size = format!("{entries} × {kib} KiB × {} CPUs = {mib:.1} MiB", self.cpus);
+        if let Some(why) = &self.untabled_why {
+            return format!(
+                "trace: span histograms per CPU ({size}), open starts in a hash map: the kernel refused the table's programs ({})",
+                why.lines().last().unwrap_or("")
+            );
+        }
         match &self.unshared_why {
             // Whatever the kernel refused, the same programs loaded with plain adds.
             Some(why) => format!(
@@ -348,11 +375,20 @@ impl Loaded {
         spans: &[Span],
         cpus: usize,
         shared: bool,
+        table: bool,
     ) -> Result<Self, String> {
         let entries = plan::map_entries(spans);
-        let (starts, spans_map) = create_maps(spans.len() as u32, entries, shared)?;
+        let splits = plan::split_entries(spans);
+        let (starts, opens, spans_map) = create_maps(
+            spans.len() as u32,
+            splits.len() as u32,
+            entries,
+            shared,
+            table,
+        )?;
         use std::os::fd::AsRawFd;
         let maps = Maps {
+            opens: opens.as_ref().map(|m| m.fd.as_raw_fd()),
             starts: starts.fd.as_raw_fd(),
             spans: spans_map.fd.as_raw_fd(),
             shared,
@@ -394,16 +430,18 @@ impl Loaded {
             attached,
             progs,
             _starts: starts,
+            _opens: opens,
             spans_map,
             spans: spans
                 .iter()
                 .map(|s| (s.name.clone(), s.label.clone()))
                 .collect(),
-            splits: plan::split_entries(spans),
+            splits,
             entries,
             cpus,
             shared,
             unshared_why: None,
+            untabled_why: None,
         })
     }
 
@@ -466,16 +504,38 @@ impl Loaded {
     }
 }
 
-/// The start map (16,384 keys per span) and the span map: per CPU, or one shared copy.
-fn create_maps(spans: u32, entries: u32, shared: bool) -> Result<(Map, Map), String> {
+/// The start map (16,384 keys per span, or with the table per split span: their values),
+/// the open-start table (16,384 ways per span) where `table`, and the span map: per CPU,
+/// or one shared copy.
+fn create_maps(
+    spans: u32,
+    splits: u32,
+    entries: u32,
+    shared: bool,
+    table: bool,
+) -> Result<(Map, Option<Map>, Map), String> {
+    let keyed = if table { splits } else { spans };
     let starts = Map::create(
         sys::BPF_MAP_TYPE_HASH,
         PROG_NAME,
         16,
         8,
-        (MAX_OPEN as u32).saturating_mul(spans.max(1)),
+        (MAX_OPEN as u32).saturating_mul(keyed.max(1)),
     )
     .map_err(|e| format!("cannot create the BPF start map: {e}"))?;
+    let opens = match table {
+        true => Some(
+            Map::create(
+                sys::BPF_MAP_TYPE_ARRAY,
+                PROG_NAME,
+                4,
+                codegen::BUCKET_BYTES,
+                codegen::TABLE_BUCKETS.saturating_mul(spans.max(1)),
+            )
+            .map_err(|e| format!("cannot create the BPF open-start table: {e}"))?,
+        ),
+        false => None,
+    };
     let kind = if shared {
         sys::BPF_MAP_TYPE_ARRAY
     } else {
@@ -483,7 +543,7 @@ fn create_maps(spans: u32, entries: u32, shared: bool) -> Result<(Map, Map), Str
     };
     let spans_map = Map::create(kind, PROG_NAME, 4, (SLOTS * 8) as u32, entries.max(1))
         .map_err(|e| format!("cannot create the BPF histogram map: {e}"))?;
-    Ok((starts, spans_map))
+    Ok((starts, opens, spans_map))
 }
 
 /// A span's result from its per-CPU slots (`cpus × SLOTS` u64s): buckets and counters
