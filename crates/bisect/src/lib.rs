@@ -10,6 +10,8 @@
 //! - [`search`]: the bisection itself: the ends checked first ("good and bad do not
 //!   differ" stops it), `git bisect skip` for skipped and undecided commits, and a
 //!   commit that is neither end's flags two changes in the range instead of naming one.
+//! - [`retry`]: how often a commit short of rounds is run again before it is skipped
+//!   (more often when only other work on the machine disturbed its rounds).
 //! - [`sim`]: the seeded simulation `perflab crosscheck bisect` prints.
 //!
 //! The search is pure: the same oracle answers give the same bisection, so a killed
@@ -17,6 +19,7 @@
 
 pub mod classify;
 pub mod oracle;
+pub mod retry;
 pub mod search;
 pub mod sim;
 

@@ -19,6 +19,7 @@ use perflab_stats::decide::sequential::Schedule;
 use perflab_stats::simulate::{sim_config, Bound, Gen, Target};
 
 use crate::oracle::{Measured, Oracle, OracleError, Round};
+use crate::retry::{gather, Short};
 use crate::search::{bisect, Outcome, Settings};
 
 /// Commits in the simulated range, the good end and the bad end included.
@@ -35,6 +36,9 @@ pub struct SimOracle {
     gen: Gen,
     kept: HashMap<Option<usize>, Vec<Round>>,
     pub skipped: HashSet<usize>,
+    /// Commits whose first runs lose every round to other work on the machine (their
+    /// measurements are drawn, and disturbed): how many runs of each do.
+    pub disturbed: HashMap<usize, usize>,
     /// Measurements drawn so far.
     pub drawn: usize,
 }
@@ -47,6 +51,7 @@ impl SimOracle {
             gen: Gen::new(seed),
             kept: HashMap::new(),
             skipped: HashSet::new(),
+            disturbed: HashMap::new(),
             drawn: 0,
         }
     }
@@ -62,10 +67,33 @@ impl Oracle for SimOracle {
         if let Some(c) = commit.filter(|c| self.skipped.contains(c)) {
             return Ok(Measured::Skipped(format!("commit {c} does not build")));
         }
+        let stored = self.kept.get(&commit).cloned().unwrap_or_default();
+        let got = gather(n, (stored, None), |_, missing| {
+            Ok::<_, OracleError>(self.run(commit, missing))
+        })?;
+        match got.short {
+            None => Ok(Measured::Rounds(got.rounds)),
+            Some(_) => Ok(Measured::Skipped(format!(
+                "{} of {n} rounds missing{}",
+                n - got.rounds.len(),
+                got.why_skipped()
+            ))),
+        }
+    }
+}
+
+impl SimOracle {
+    /// One run of `missing` rounds: every round kept, or every one disturbed (drawn, not
+    /// kept) while `disturbed` says so for the commit.
+    fn run(&mut self, commit: Option<usize>, missing: usize) -> (Vec<Round>, Option<Short>) {
         let last = self.levels.len() - 1;
-        let have = self.kept.get(&commit).map_or(0, Vec::len);
+        let lost = commit
+            .and_then(|c| self.disturbed.get_mut(&c))
+            .filter(|left| **left > 0)
+            .map(|left| *left -= 1)
+            .is_some();
         let mut new = Vec::new();
-        for _ in have..n {
+        for _ in 0..missing {
             let good = self.draw(0);
             let commit_value = commit.map(|c| self.draw(c));
             let bad = self.draw(last);
@@ -76,8 +104,11 @@ impl Oracle for SimOracle {
             });
         }
         let kept = self.kept.entry(commit).or_default();
+        if lost {
+            return (kept.clone(), Some(Short::Disturbed));
+        }
         kept.extend(new);
-        Ok(Measured::Rounds(kept.clone()))
+        (kept.clone(), None)
     }
 }
 

@@ -71,6 +71,78 @@ fn skipped_commits_are_stepped_around_like_git_bisect_skip() {
     );
 }
 
+/// A second bisection here skipped a commit whose rounds were disturbed three times by
+/// other work, and named two candidates: a shortfall of disturbed rounds alone is run
+/// again up to DISTURBED_ATTEMPTS times before the commit is skipped, and the reason says
+/// so.
+#[test]
+fn a_commit_short_only_of_disturbed_rounds_is_run_again_before_it_is_skipped() {
+    use crate::retry::DISTURBED_ATTEMPTS;
+    let mut o = one_step(600, 8);
+    o.disturbed.insert(599, 3);
+    let b = bisect(COMMITS, &mut o, &sim_settings()).unwrap();
+    assert_eq!(
+        b.outcome,
+        Outcome::FirstBad {
+            commit: 600,
+            last_good: 599
+        }
+    );
+    // The three disturbed runs drew their rounds (3 measurements each) and kept none.
+    let lost = o.drawn - b.measurements;
+    assert!(lost > 0 && lost.is_multiple_of(9), "{lost}");
+    // Disturbed in every run it is allowed: skipped, the bound stated.
+    let mut o = one_step(600, 8);
+    o.disturbed.insert(599, DISTURBED_ATTEMPTS);
+    let b = bisect(COMMITS, &mut o, &sim_settings()).unwrap();
+    assert_eq!(
+        b.outcome,
+        Outcome::Candidates {
+            last_good: 598,
+            first_bad: 600,
+            untested: vec![599]
+        }
+    );
+    let skipped = b.steps.iter().find(|s| s.commit == 599).unwrap();
+    let why = format!("{skipped:?}");
+    assert!(
+        why.contains(&format!(
+            "disturbed every round it lacks, in all {DISTURBED_ATTEMPTS} runs (a commit short \
+             only of disturbed rounds is run up to {DISTURBED_ATTEMPTS} times, one with failed \
+             rounds 3)"
+        )),
+        "{why}"
+    );
+}
+
+/// A failed round is no machine's fault: three runs, then the commit is skipped; a
+/// disturbed one gets more; what is stored counts before any run.
+#[test]
+fn failed_rounds_are_run_three_times_and_disturbed_ones_more() {
+    use crate::retry::{gather, Short, ATTEMPTS, DISTURBED_ATTEMPTS};
+    for (short, bound) in [
+        (Short::Failed, ATTEMPTS),
+        (Short::Disturbed, DISTURBED_ATTEMPTS),
+    ] {
+        let g = gather(4, (Vec::new(), None), |_, missing| {
+            assert_eq!(missing, 4);
+            Ok::<_, ()>((Vec::new(), Some(short)))
+        })
+        .unwrap();
+        assert_eq!((g.runs, g.short), (bound, Some(short)));
+    }
+    let round = crate::oracle::Round {
+        good: 1.0,
+        bad: 2.0,
+        commit: Some(1.5),
+    };
+    let g = gather(2, (vec![round; 2], Some(Short::Failed)), |_, _| {
+        Err::<(Vec<_>, _), _>("nothing to measure")
+    })
+    .unwrap();
+    assert_eq!((g.runs, g.short, g.rounds.len()), (0, None, 2));
+}
+
 #[test]
 fn equal_ends_stop_at_once_with_no_difference() {
     let mut o = SimOracle::new(levels(&[]), NOISE, 11);
