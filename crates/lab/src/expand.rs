@@ -67,6 +67,9 @@ pub fn expand(
         disturbed_above_pct: spec.disturbed_above,
         source: Some(spec.clone()),
         imported: None,
+        // The workload declares its parameters' roles in the registry, where the report
+        // reads them; only an importer stores its own.
+        param_roles: Default::default(),
     };
     if let Some(base) = &expanded.compare.baseline {
         if !expanded.variants.iter().any(|v| &v.name == base) {
