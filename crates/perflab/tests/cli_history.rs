@@ -5,26 +5,32 @@ use crate::common;
 
 use common::{text, Lab};
 
-/// Eight runs at about 100 then six at about 110, labelled v1..v14: each run's value
-/// moves by up to ±0.6 (a run-to-run noise of its own) and its repetitions by 1 %.
-fn stepped(lab: &Lab) {
+/// Eight runs at about 100 then six at about 110, labelled v1..v14, on the database `db`
+/// (the lab's own where None): each run's value moves by up to ±0.6 (a run-to-run noise
+/// of its own) and its repetitions by 1 %.
+fn stepped(lab: &Lab, db: Option<&str>) {
+    let own = lab.db();
+    let db = db.unwrap_or_else(|| own.to_str().expect("a UTF-8 lab path"));
     for i in 1..=14 {
         let level = if i <= 8 { 100.0 } else { 110.0 };
         let value = level + ((i * 37) % 7) as f64 * 0.2 - 0.6;
         let label = format!("v{i}");
-        let o = lab.run(&[
-            "run",
-            "--workload",
-            "null",
-            "-p",
-            &format!("value={value:.1}"),
-            "-p",
-            "noise_pct=1",
-            "--reps",
-            "3",
-            "--label",
-            &label,
-        ]);
+        let o = lab.run_on(
+            db,
+            &[
+                "run",
+                "--workload",
+                "null",
+                "-p",
+                &format!("value={value:.1}"),
+                "-p",
+                "noise_pct=1",
+                "--reps",
+                "3",
+                "--label",
+                &label,
+            ],
+        );
         assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     }
 }
@@ -32,7 +38,7 @@ fn stepped(lab: &Lab) {
 #[test]
 fn history_finds_the_step_at_the_run_it_happened() {
     let lab = Lab::new();
-    stepped(&lab);
+    stepped(&lab, None);
     let listed = text(&lab.run(&["history"])).0;
     assert!(listed.contains("1 series in"), "{listed}");
 
@@ -90,15 +96,6 @@ fn a_filter_matching_nothing_is_one_line_and_exit_2() {
     );
 }
 
-/// A `perflab` command on the PostgreSQL store `url`.
-fn on(lab: &Lab, url: &str, args: &[&str]) -> std::process::Output {
-    lab.cmd()
-        .env("PERFLAB_DB", url)
-        .args(args)
-        .output()
-        .expect("run perflab")
-}
-
 /// A fleet's store on PostgreSQL: host A's runs of the null study (a step after run 8)
 /// and host B's runs of the same study, point and variant at twice the value and without
 /// a step (host A's runs exported, given host B's name and uid and values, and imported, as
@@ -111,33 +108,11 @@ fn history_on_postgres_gives_one_series_per_host_never_mixed() {
     };
     let lab = Lab::new();
     let url = pg.url.as_str();
-    for i in 1..=14 {
-        let level = if i <= 8 { 100.0 } else { 110.0 };
-        let value = level + ((i * 37) % 7) as f64 * 0.2 - 0.6;
-        let o = on(
-            &lab,
-            url,
-            &[
-                "run",
-                "--workload",
-                "null",
-                "-p",
-                &format!("value={value:.1}"),
-                "-p",
-                "noise_pct=1",
-                "--reps",
-                "3",
-                "--label",
-                &format!("v{i}"),
-            ],
-        );
-        // 10: a measurement disturbed by other work on a busy machine (not counted).
-        assert!(matches!(o.status.code(), Some(0 | 10)), "{:?}", text(&o));
-    }
+    stepped(&lab, Some(url));
     let listed: serde_json::Value =
-        serde_json::from_slice(&on(&lab, url, &["ls", "--format", "json"]).stdout).unwrap();
+        serde_json::from_slice(&lab.run_on(url, &["ls", "--format", "json"]).stdout).unwrap();
     let host_a = {
-        let o = on(&lab, url, &["export", "1"]);
+        let o = lab.run_on(url, &["export", "1"]);
         let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         doc["run"]["fingerprint"]["hostname"]
             .as_str()
@@ -146,7 +121,7 @@ fn history_on_postgres_gives_one_series_per_host_never_mixed() {
     };
     let host_b = format!("{host_a}-b");
     for (n, r) in listed["runs"].as_array().unwrap().iter().enumerate() {
-        let o = on(&lab, url, &["export", &r["id"].to_string()]);
+        let o = lab.run_on(url, &["export", &r["id"].to_string()]);
         let mut doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         doc["run"]["fingerprint"]["hostname"] = host_b.clone().into();
         doc["run"]["uid"] = format!("{:032x}", 0xb0b0_0000u64 + n as u64).into();
@@ -161,8 +136,7 @@ fn history_on_postgres_gives_one_series_per_host_never_mixed() {
         }
         let file = lab.dir.path().join(format!("b{n}.json"));
         std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
-        let o = on(
-            &lab,
+        let o = lab.run_on(
             url,
             &[
                 "import",
@@ -173,8 +147,7 @@ fn history_on_postgres_gives_one_series_per_host_never_mixed() {
         );
         assert!(o.status.success(), "{:?}", text(&o));
     }
-    let o = on(
-        &lab,
+    let o = lab.run_on(
         url,
         &[
             "history", "--study", "null", "--metric", "value", "--format", "json",
@@ -199,7 +172,7 @@ fn history_on_postgres_gives_one_series_per_host_never_mixed() {
         }
     }
     // The listing: each host's series holds its own 14 runs.
-    let o = on(&lab, url, &["history", "--format", "json"]);
+    let o = lab.run_on(url, &["history", "--format", "json"]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let value_series: Vec<&serde_json::Value> = doc["series"]
         .as_array()

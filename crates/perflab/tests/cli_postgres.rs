@@ -8,15 +8,6 @@ use std::io::{BufRead, BufReader};
 
 use common::{run_id, text, Lab};
 
-/// A `perflab` command on `url` (through PERFLAB_DB, as a user would set it once).
-fn on(lab: &Lab, url: &str, args: &[&str]) -> std::process::Output {
-    lab.cmd()
-        .env("PERFLAB_DB", url)
-        .args(args)
-        .output()
-        .expect("run perflab")
-}
-
 #[test]
 fn runs_are_stored_listed_shown_reported_and_resumed_on_postgres() {
     let Some(pg) = perflab_testkit::pg_database() else {
@@ -24,8 +15,7 @@ fn runs_are_stored_listed_shown_reported_and_resumed_on_postgres() {
     };
     let lab = Lab::new();
     let url = pg.url.as_str();
-    let o = on(
-        &lab,
+    let o = lab.run_on(
         url,
         &[
             "run",
@@ -52,7 +42,7 @@ fn runs_are_stored_listed_shown_reported_and_resumed_on_postgres() {
         "{out}"
     );
 
-    let o = on(&lab, url, &["show", &id]);
+    let o = lab.run_on(url, &["show", &id]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -60,20 +50,19 @@ fn runs_are_stored_listed_shown_reported_and_resumed_on_postgres() {
         "{out}"
     );
 
-    let o = on(&lab, url, &["report", &id]);
+    let o = lab.run_on(url, &["report", &id]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(!out.trim().is_empty());
 
-    let o = on(&lab, url, &["export", &id]);
+    let o = lab.run_on(url, &["export", &id]);
     assert!(o.status.success(), "{:?}", text(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["measurements"].as_array().unwrap().len(), 8);
     assert_eq!(doc["run"]["uid"].as_str().unwrap().len(), 32);
 
     // --json names the database by its URL (the test server's has no password).
-    let o = on(
-        &lab,
+    let o = lab.run_on(
         url,
         &[
             "run",
@@ -119,7 +108,7 @@ fn runs_are_stored_listed_shown_reported_and_resumed_on_postgres() {
         .expect("the run says how many measurements it has to go");
     let id = run_id(&line);
     let stored = |lab: &Lab| -> usize {
-        let o = on(lab, url, &["export", &id]);
+        let o = lab.run_on(url, &["export", &id]);
         let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         doc["measurements"].as_array().unwrap().len()
     };
@@ -132,7 +121,7 @@ fn runs_are_stored_listed_shown_reported_and_resumed_on_postgres() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     // While it measures, a second resume is refused by the claim.
-    let o = on(&lab, url, &["run", "--resume", &id]);
+    let o = lab.run_on(url, &["run", "--resume", &id]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
@@ -146,10 +135,10 @@ fn runs_are_stored_listed_shown_reported_and_resumed_on_postgres() {
     let before = stored(&lab);
     assert!(before > 0 && before < 30, "measured {before}");
 
-    let o = on(&lab, url, &["run", "--resume", &id]);
+    let o = lab.run_on(url, &["run", "--resume", &id]);
     let (_, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    let o = on(&lab, url, &["export", &id]);
+    let o = lab.run_on(url, &["export", &id]);
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let ms = doc["measurements"].as_array().unwrap();
     assert_eq!(ms.len(), 30);
@@ -176,7 +165,7 @@ fn an_unreachable_server_is_one_line_exit_2_without_the_password() {
                 a.extend(&args);
                 lab.run(&a)
             } else {
-                on(&lab, &url, &args)
+                lab.run_on(&url, &args)
             };
             let (out, err) = text(&o);
             assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");

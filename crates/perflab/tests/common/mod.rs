@@ -68,6 +68,16 @@ impl Lab {
         self.cmd().args(args).output().expect("run perflab")
     }
 
+    /// `perflab ARGS` on the database `db` (an SQLite path or a `postgres://` URL), set
+    /// through PERFLAB_DB as a user would set it once.
+    pub fn run_on(&self, db: &str, args: &[&str]) -> Output {
+        self.cmd()
+            .env("PERFLAB_DB", db)
+            .args(args)
+            .output()
+            .expect("run perflab")
+    }
+
     /// `perflab export RUN` as JSON.
     pub fn export(&self, id: &str) -> serde_json::Value {
         let o = self.run(&["export", id]);
