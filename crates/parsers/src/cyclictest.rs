@@ -110,6 +110,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         .iter()
         .map(|t| ParsedRow {
             histograms: histogram_of(&t.id),
+            telemetry: Vec::new(),
             params: vec![("thread".to_string(), t.id.clone())],
             series: None,
             metrics: t.metrics(),

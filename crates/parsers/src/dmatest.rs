@@ -113,6 +113,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         .iter()
         .map(|s| ParsedRow {
             histograms: Vec::new(),
+            telemetry: Vec::new(),
             params: vec![("thread".to_string(), s.thread.clone())],
             series: None,
             metrics: metrics(s),

@@ -77,6 +77,7 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         }
         rows.push(ParsedRow {
             histograms: Vec::new(),
+            telemetry: Vec::new(),
             params,
             series: None,
             metrics: metrics.clone(),

@@ -173,6 +173,7 @@ fn push_rows(
 ) {
     let row = |metrics: Vec<Metric>| ParsedRow {
         histograms: Vec::new(),
+        telemetry: Vec::new(),
         params: params.to_vec(),
         series: series.clone(),
         metrics,

@@ -144,6 +144,7 @@ fn add_streams(out: &mut Parsed, end: &Value) {
                 .into_iter()
                 .map(|(socket, metrics)| ParsedRow {
                     histograms: Vec::new(),
+                    telemetry: Vec::new(),
                     params: vec![("stream".to_string(), socket)],
                     series: None,
                     metrics,

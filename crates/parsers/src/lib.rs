@@ -26,6 +26,7 @@ mod perf_bench;
 mod perf_stat;
 mod perf_stat_csv;
 mod perf_stat_line;
+mod perf_stat_runs;
 mod perf_stat_text;
 mod plausible;
 mod seed_scan;

@@ -23,6 +23,9 @@ pub struct Parsed {
     /// `counters`, key the event name, the whole run: no CPU), so an imported perf stat
     /// has the counter tables of a run perflab measured.
     pub telemetry: Vec<TelemetryRow>,
+    /// The roles of the parameters the rows carry (a scan table's size is the size axis):
+    /// the imported run stores them, and the report finds parameters by them.
+    pub param_roles: perflab_core::ParamRoles,
 }
 
 /// The tool's summary of the rows with these `params` and `series`.
@@ -50,6 +53,9 @@ pub struct ParsedRow {
     /// Histograms of this row alone (a cyclictest thread's latencies), stored with its
     /// measurement; [`Parsed::histograms`] holds those of single-result output.
     pub histograms: Vec<HistogramData>,
+    /// Telemetry of this row alone (one of several perf stat outputs: its counts as the
+    /// counters monitor's rows), as [`Parsed::telemetry`] is of single-result output.
+    pub telemetry: Vec<TelemetryRow>,
 }
 
 impl ParsedRow {

@@ -176,6 +176,7 @@ fn into_parsed(
             .into_iter()
             .map(|(f, metrics)| ParsedRow {
                 histograms: Vec::new(),
+                telemetry: Vec::new(),
                 params: vec![("function".to_string(), f)],
                 series: None,
                 metrics,

@@ -14,25 +14,32 @@ use crate::error::ParseError;
 use crate::parsed::Parsed;
 use crate::perf_stat_line::{EventLine, Missing, Times, TOOL};
 use crate::text::{bad, metric, not_this, snake};
-use crate::{perf_stat_csv, perf_stat_text};
+use crate::{perf_stat_csv, perf_stat_runs, perf_stat_text};
 
 pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
     kind: Kind::Parser,
     name: "perf-stat",
     help: "perf stat output, `-x,` CSV or the default text (events, multiplexing \
-           percentage, time elapsed); <not supported>/<not counted> events become notes",
+           percentage, time elapsed); <not supported>/<not counted> events become notes; \
+           several outputs in one file (runs appended, `-r` blocks) are repetitions",
     params: &[],
     needs: Needs::NONE,
     report: ReportHints::None,
 };
 
 pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
-    if let Some(header) = perf_stat_text::header_line(text) {
-        let (events, times) = perf_stat_text::read(text, header)?;
-        if events.is_empty() && times.elapsed_s.is_none() {
-            return Err(bad(TOOL, header, "no counter lines after the header"));
+    let headers = perf_stat_text::header_lines(text);
+    if !headers.is_empty() {
+        let mut runs = Vec::new();
+        for (i, &header) in headers.iter().enumerate() {
+            let end = headers.get(i + 1).copied().unwrap_or(usize::MAX);
+            let (events, times) = perf_stat_text::read(text, header, end)?;
+            if events.is_empty() && times.elapsed_s.is_none() {
+                return Err(bad(TOOL, header, "no counter lines after the header"));
+            }
+            runs.push((perf_stat_text::command(text, header), build(events, times)?));
         }
-        return build(events, times);
+        return Ok(perf_stat_runs::join(runs));
     }
     let events = perf_stat_csv::read(text)?;
     if events.is_empty() {
@@ -41,7 +48,11 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
             "no \"Performance counter stats\" header and no `-x,` CSV counter lines",
         ));
     }
-    build(events, Times::default())
+    let mut runs = Vec::new();
+    for events in perf_stat_runs::split_csv(events)? {
+        runs.push((String::new(), build(events, Times::default())?));
+    }
+    Ok(perf_stat_runs::join(runs))
 }
 
 /// Metric name and unit of an event from perf's unit column.

@@ -20,15 +20,40 @@ use crate::text::{bad, grouped_num, num, shown};
 
 const HEADER: &str = "Performance counter stats for";
 
-/// The 1-based line of the header, if the text has one.
-pub(crate) fn header_line(text: &str) -> Option<usize> {
-    text.lines().position(|l| l.contains(HEADER)).map(|i| i + 1)
+/// The 1-based line of every header: one per `perf stat` output in the text (runs
+/// appended to one file, or several `-r` blocks).
+pub(crate) fn header_lines(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(HEADER))
+        .map(|(i, _)| i + 1)
+        .collect()
 }
 
-pub(crate) fn read(text: &str, header: usize) -> Result<(Vec<EventLine>, Times), ParseError> {
+/// What the header on 1-based line `header` says perf measured: `ls /` of ` Performance
+/// counter stats for 'ls /' (3 runs):`.
+pub(crate) fn command(text: &str, header: usize) -> String {
+    let line = text.lines().nth(header - 1).unwrap_or_default();
+    let rest = line.split_once(HEADER).map_or("", |(_, r)| r).trim();
+    let rest = rest.strip_suffix(':').unwrap_or(rest).trim_end();
+    let rest = match rest.rsplit_once(" (") {
+        Some((cmd, runs)) if runs.ends_with("runs)") => cmd,
+        _ => rest,
+    };
+    rest.trim().trim_matches('\'').to_string()
+}
+
+/// The event lines and times after the header on 1-based line `header`, up to the line
+/// before 1-based line `end` (the next header; `usize::MAX`: the end of the text).
+pub(crate) fn read(
+    text: &str,
+    header: usize,
+    end: usize,
+) -> Result<(Vec<EventLine>, Times), ParseError> {
     let mut events = Vec::new();
     let mut times = Times::default();
-    for (i, raw) in text.lines().enumerate().skip(header) {
+    let lines = end.saturating_sub(header + 1);
+    for (i, raw) in text.lines().enumerate().skip(header).take(lines) {
         let line_no = i + 1;
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') {

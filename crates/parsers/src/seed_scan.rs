@@ -96,6 +96,9 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
         return Err(not_this(TOOL, "no `| … |` table with a `| --- |` rule"));
     }
     let mut out = Parsed::default();
+    // The first column is the size the table scans, in bytes: the report's scan axis.
+    out.param_roles
+        .insert("size", perflab_core::ParamRole::SizeAxis);
     let several = tables.len() > 1;
     for (n, (start, end)) in tables.iter().enumerate() {
         let table_no = n + 1;
@@ -267,6 +270,7 @@ fn read_row(
         }
         out.rows.push(ParsedRow {
             histograms: Vec::new(),
+            telemetry: Vec::new(),
             params,
             series: Some(c.label.clone()),
             metrics: vec![metric(

@@ -188,6 +188,7 @@ fn into_parsed(sections: Vec<Section>, line_count: usize) -> Result<Parsed, Pars
                 .into_iter()
                 .map(|s| ParsedRow {
                     histograms: Vec::new(),
+                    telemetry: Vec::new(),
                     params: vec![("server".to_string(), s.server)],
                     series: None,
                     metrics: s.metrics,

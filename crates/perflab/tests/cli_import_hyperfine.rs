@@ -208,6 +208,40 @@ fn hyperfine_s_summary_of_each_command_is_kept() {
     );
 }
 
+/// Issue 34 item 6: hyperfine's summary was stored but `show` printed none of it; it
+/// prints each command's, user and system time included, as hyperfine wrote them.
+#[test]
+fn show_prints_hyperfine_s_own_summary_of_each_command() {
+    let lab = Lab::new();
+    let file = fixture("two_sleeps.json");
+    let o = lab.run(&["import", "--parser", "hyperfine", file.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let o = lab.run(&["show", &run_id(&err)]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("hyperfine's own summary over each command's runs"),
+        "{out}"
+    );
+    let hf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    for theirs in hf["results"].as_array().unwrap() {
+        let command = theirs["command"].as_str().unwrap();
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("  {command}: mean ")))
+            .unwrap_or_else(|| panic!("no summary of {command}: {out}"));
+        // Milliseconds, as hyperfine's seconds times 1,000 (two decimals from 1 ms up).
+        let mean = theirs["mean"].as_f64().unwrap() * 1e3;
+        assert!(mean >= 1.0, "{mean}");
+        assert!(line.contains(&format!("mean {mean:.2} ms ± ")), "{line}");
+        for key in ["median", "min", "max", "user", "system"] {
+            assert!(line.contains(&format!(", {key} ")), "{key}: {line}");
+        }
+    }
+}
+
 /// A parameter scan stays a scan: its commands are told apart by the parameter, so each
 /// is a point (with `command` and `n`), not a variant.
 #[test]

@@ -186,9 +186,97 @@ fn csv_not_counted_and_multiplexed_lines() {
 
 #[test]
 fn per_cpu_output_is_refused_not_merged() {
-    let text = "1,,cycles,100,100.00,,\n2,,cycles,100,100.00,,\n";
+    // An event again, but not as a run of the same events again: not read as runs.
+    let text = "1,,cycles,100,100.00,,\n5,,instructions,100,100.00,,\n2,,cycles,100,100.00,,\n";
     let e = (by_name("perf-stat").unwrap().parse)(text).unwrap_err();
-    assert!(matches!(e, ParseError::Bad { line: 2, .. }), "{e}");
+    assert!(matches!(e, ParseError::Bad { line: 3, .. }), "{e}");
+    let text = "1,,cycles,100,100.00,,\n5,,instructions,100,100.00,,\n2,,instructions,1,1,,\n";
+    let e = (by_name("perf-stat").unwrap().parse)(text).unwrap_err();
+    assert!(matches!(e, ParseError::Bad { line: 3, .. }), "{e}");
+    // perf 6.1's own `-A -x,` (captured here): no line reads as a counter line of the
+    // whole run.
+    let text = "CPU0,21.75,msec,task-clock,21750653,100.00,1.032,CPUs utilized\n\
+                CPU1,21.12,msec,task-clock,21122227,100.00,1.002,CPUs utilized\n\
+                CPU0,82,,page-faults,21750403,100.00,3.770,K/sec\n\
+                CPU1,685,,page-faults,21121235,100.00,32.430,K/sec\n";
+    assert!((by_name("perf-stat").unwrap().parse)(text).is_err());
+}
+
+/// Issue 34 item 6: a file of several perf stat outputs was refused ("event task-clock
+/// appears twice"); each output is a repetition, with its counters as telemetry.
+#[test]
+fn several_outputs_in_one_file_are_repetitions() {
+    let p = ok("perf-stat", "perf-stat/appended_ls3.txt");
+    assert!(p.metrics.is_empty());
+    assert_eq!(p.rows.len(), 3);
+    let clocks: Vec<f64> = p
+        .rows
+        .iter()
+        .map(|r| value(&r.metrics, "task_clock_ms"))
+        .collect();
+    assert_eq!(clocks, [1.97, 1.41, 1.42]);
+    let elapsed: Vec<f64> = p
+        .rows
+        .iter()
+        .map(|r| value(&r.metrics, "time_elapsed_s"))
+        .collect();
+    assert_eq!(elapsed, [0.015635850, 0.002237547, 0.000004656]);
+    assert!(p
+        .rows
+        .iter()
+        .all(|r| r.series.is_none() && r.params.is_empty()));
+    // Each row's counts are its own counters telemetry.
+    let faults: Vec<f64> = p
+        .rows
+        .iter()
+        .map(|r| {
+            r.telemetry
+                .iter()
+                .find(|t| t.key == "page-faults")
+                .unwrap()
+                .value
+        })
+        .collect();
+    assert_eq!(faults, [102.0, 101.0, 104.0]);
+    assert_eq!(
+        p.notes[0],
+        "perf stat: 3 outputs in one file, read as 3 repetitions"
+    );
+    // The <not supported> note once, not once per output.
+    assert_eq!(p.notes.len(), 2, "{:?}", p.notes);
+
+    // Two `perf stat -r 3` blocks: two repetitions, each with its own spread.
+    let p = ok("perf-stat", "perf-stat/repeat3_twice.txt");
+    assert_eq!(p.rows.len(), 2);
+    assert_eq!(value(&p.rows[0].metrics, "task_clock_rel_stddev_pct"), 3.42);
+    assert_eq!(value(&p.rows[1].metrics, "task_clock_ms"), 1.07);
+
+    // CSV runs appended: a run ends where its first event comes again.
+    let p = ok("perf-stat", "perf-stat/csv_appended3.txt");
+    let faults: Vec<f64> = p
+        .rows
+        .iter()
+        .map(|r| value(&r.metrics, "page_faults"))
+        .collect();
+    assert_eq!(faults, [104.0, 103.0, 104.0]);
+}
+
+/// Outputs of different commands are variants, each with its outputs as repetitions (as
+/// hyperfine's commands are).
+#[test]
+fn outputs_of_different_commands_are_variants() {
+    let one = data("perf-stat/default_ls.txt");
+    let dd = data("perf-stat/events_dd.txt");
+    let text = format!("{one}{dd}{one}");
+    let p = (by_name("perf-stat").unwrap().parse)(&text).unwrap();
+    let series: Vec<Option<&str>> = p.rows.iter().map(|r| r.series.as_deref()).collect();
+    let dd_command = "sh -c dd if=/dev/zero of=/dev/null bs=1M count=200 2>/dev/null";
+    assert_eq!(series, [Some("ls /"), Some(dd_command), Some("ls /")]);
+    assert!(
+        p.notes[0].contains("3 outputs of 2 commands"),
+        "{:?}",
+        p.notes
+    );
 }
 
 #[test]

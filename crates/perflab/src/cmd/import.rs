@@ -39,6 +39,8 @@ pub fn run(g: &Global, a: ImportArgs) -> anyhow::Result<i32> {
         .unwrap_or_else(|| format!("import-{}", parser.name));
     let summaries = tool_summaries(&parsed, &records);
     let mut new = new_run(&study, parser.name, &a, &records, &parsed.notes);
+    // The report finds an imported run's parameters by the roles its parser declared.
+    new.spec.param_roles = parsed.param_roles.clone();
     if let Some(imported) = new.spec.imported.as_mut() {
         imported.summaries = summaries;
     }
@@ -105,6 +107,7 @@ fn to_records(parsed: &perflab_parsers::Parsed) -> Vec<MeasurementRecord> {
         String,
         Vec<perflab_core::Metric>,
         Vec<perflab_core::HistogramData>,
+        Vec<perflab_core::TelemetryRow>,
     );
     let rows: Vec<Row> = if parsed.rows.is_empty() {
         if parsed.metrics.is_empty() {
@@ -115,6 +118,7 @@ fn to_records(parsed: &perflab_parsers::Parsed) -> Vec<MeasurementRecord> {
             "default".into(),
             parsed.metrics.clone(),
             Vec::new(),
+            parsed.telemetry.clone(),
         )]
     } else {
         parsed
@@ -123,14 +127,16 @@ fn to_records(parsed: &perflab_parsers::Parsed) -> Vec<MeasurementRecord> {
             .map(|r| {
                 let params = to_params(&r.params);
                 let variant = r.series.clone().unwrap_or_else(|| "default".into());
-                (params, variant, r.metrics.clone(), r.histograms.clone())
+                let row = (r.metrics.clone(), r.histograms.clone(), r.telemetry.clone());
+                (params, variant, row.0, row.1, row.2)
             })
             .collect()
     };
     let mut points: Vec<Params> = Vec::new();
     let mut reps: BTreeMap<(usize, String), u32> = BTreeMap::new();
     let mut out = Vec::new();
-    for (seq, (params, variant, metrics, mut histograms)) in rows.into_iter().enumerate() {
+    for (seq, (params, variant, metrics, mut histograms, telemetry)) in rows.into_iter().enumerate()
+    {
         let point = match points.iter().position(|p| *p == params) {
             Some(i) => i,
             None => {
@@ -161,13 +167,9 @@ fn to_records(parsed: &perflab_parsers::Parsed) -> Vec<MeasurementRecord> {
                 threads: Vec::new(),
                 notes: Vec::new(),
             },
-            // Single-result telemetry (perf stat's counts as the counters monitor's rows)
-            // belongs to the one measurement there is.
-            telemetry: if seq == 0 && parsed.rows.is_empty() {
-                parsed.telemetry.clone()
-            } else {
-                Vec::new()
-            },
+            // Telemetry (perf stat's counts as the counters monitor's rows) of the
+            // row, or of single-result output, which is its one measurement.
+            telemetry,
             role: Default::default(),
             monitors: Vec::new(),
         });

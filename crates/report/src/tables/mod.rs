@@ -17,3 +17,4 @@ pub mod percentiles;
 pub mod scan;
 pub mod summary;
 pub mod telemetry_ab;
+pub mod tool_summary;

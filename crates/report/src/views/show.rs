@@ -46,11 +46,16 @@ pub fn view(
     sections.extend(parts::run_sections(info, ms));
     let spans = parts::span_sections(info, ms, span_cap, db_flag);
     sections.extend(spans.sections);
+    // An imported tool's own summary (hyperfine's user and system time are nowhere else).
+    let mut head = header(info, db_flag);
+    for line in crate::tables::tool_summary::lines(info, ms) {
+        head += &format!("{line}\n");
+    }
     Ok(ShowView {
         header: Data::lines(
             SectionId::Run,
             &format!("Run {}", info.id),
-            &header(info, db_flag),
+            &head,
             to_json(info)?,
         ),
         sections,
