@@ -142,35 +142,27 @@ fn import_and_crosscheck_print_json_their_schema_describes() {
     let file = lab.dir.path().join("run.json");
     let o = lab.run(&["export", &id]);
     std::fs::write(&file, &o.stdout).unwrap();
-    let mut again = lab.cmd();
-    again.args([
-        "import",
-        "--parser",
-        "perflab-json",
-        file.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
-    let doc = valid("import", again, 0);
+    let doc = import_json(&lab, "perflab-json", &file);
     assert_eq!(doc["run"].to_string(), id);
     assert_eq!(doc["created"], false, "{doc}");
     assert_eq!(doc["there_already"].as_u64(), Some(20), "{doc}");
     let fio = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../parsers/tests/data/fio/one_job_randread.json");
-    let mut new = lab.cmd();
-    new.args([
-        "import",
-        "--parser",
-        "fio",
-        fio.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
-    let doc = valid("import", new, 0);
+    let doc = import_json(&lab, "fio", &fio);
     assert_eq!(doc["created"], true, "{doc}");
     assert_eq!(doc["parser"], "fio", "{doc}");
     assert!(doc["measurements"].as_u64().unwrap() > 0, "{doc}");
     check_crosscheck(&lab)
+}
+
+/// `perflab import --parser PARSER FILE --format json`, exit 0, its JSON checked against
+/// the schema.
+fn import_json(lab: &Lab, parser: &str, file: &std::path::Path) -> serde_json::Value {
+    let mut cmd = lab.cmd();
+    cmd.args(["import", "--parser", parser])
+        .arg(file)
+        .args(["--format", "json"]);
+    valid("import", cmd, 0)
 }
 
 fn check_crosscheck(lab: &Lab) {
