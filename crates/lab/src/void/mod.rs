@@ -10,18 +10,22 @@
 //! unavailable) cannot be judged and keeps the comparison as it is.
 
 mod checks;
+mod runs;
 
 use std::collections::BTreeMap;
 
+use perflab_core::spec::VariantSpec;
 use perflab_core::{Intent, RunSpec, VoidComparison};
 use perflab_store::{MeasurementRecord, MeasurementStatus};
 
 pub use checks::{judge_intent, Judged};
+pub use runs::judge_runs;
 
 /// Makes [`judge`] the one the report asks (`perflab_core::catalog::void_comparisons`),
 /// which does not link the knobs and workloads that declare intents.
 pub fn install_catalog() {
     perflab_core::catalog::install_void_judge(judge);
+    perflab_core::catalog::install_runs_void_judge(judge_runs);
 }
 
 /// Every void comparison of the run (each variant against the baseline, at each point).
@@ -52,27 +56,15 @@ pub fn judge(spec: &RunSpec, records: &[MeasurementRecord]) -> Vec<VoidCompariso
         };
         let (run_a, run_b) = (all(&baseline), all(&variant.name));
         for (point, (a, b)) in sides(records, &baseline, &variant.name) {
-            let mut reasons = Vec::new();
-            let mut void = true;
-            for (intent, with_b) in &intents {
-                let side_a = (baseline.as_str(), a.as_slice(), run_a.as_slice());
-                let side_b = (variant.name.as_str(), b.as_slice(), run_b.as_slice());
-                let (with, without) = match with_b {
-                    true => (side_b, side_a),
-                    false => (side_a, side_b),
-                };
-                match judge_intent(intent, with, without) {
-                    Judged::Void(why) => reasons.push(why),
-                    Judged::Moved | Judged::Unknown => void = false,
-                }
-            }
-            if void && !reasons.is_empty() {
+            let side_a = (baseline.as_str(), a.as_slice(), run_a.as_slice());
+            let side_b = (variant.name.as_str(), b.as_slice(), run_b.as_slice());
+            if let Some(reason) = void_reason(&intents, side_a, side_b) {
                 out.push(VoidComparison {
                     point,
                     point_label: point_label(&varying, a.first().or(b.first())),
                     baseline: baseline.clone(),
                     variant: variant.name.clone(),
-                    reason: reasons.join("; "),
+                    reason,
                 });
             }
         }
@@ -80,20 +72,45 @@ pub fn judge(spec: &RunSpec, records: &[MeasurementRecord]) -> Vec<VoidCompariso
     out
 }
 
+/// Why the comparison of `a` with `b` tested nothing: every intent's telemetry says it did
+/// not move (the reasons, joined); `None` when one moved or could not be judged, or there
+/// is no intent.
+fn void_reason(intents: &[(Intent, bool)], a: checks::Side, b: checks::Side) -> Option<String> {
+    let mut reasons = Vec::new();
+    for (intent, with_b) in intents {
+        let (with, without) = match with_b {
+            true => (b, a),
+            false => (a, b),
+        };
+        match judge_intent(intent, with, without) {
+            Judged::Void(why) => reasons.push(why),
+            Judged::Moved | Judged::Unknown => return None,
+        }
+    }
+    (!reasons.is_empty()).then(|| reasons.join("; "))
+}
+
 /// What the variant's settings that differ from the baseline's are meant to move, each
 /// with whether the variant (true) or the baseline (false) holds the setting.
 fn intents(spec: &RunSpec, a: &str, b: &str) -> Vec<(Intent, bool)> {
     let find = |n: &str| spec.variants.iter().find(|v| v.name == n);
-    let (Some(va), Some(vb)) = (find(a), find(b)) else {
-        return Vec::new();
-    };
+    match (find(a), find(b)) {
+        (Some(va), Some(vb)) => intents_between(&spec.workload, va, vb),
+        _ => Vec::new(),
+    }
+}
+
+/// What the settings that differ between `va` and `vb` (variants of `workload`) are meant
+/// to move, each with whether `vb` (true) or `va` (false) holds the setting: the knobs one
+/// sets and the other does not, and the workload's parameters they set differently.
+fn intents_between(workload: &str, va: &VariantSpec, vb: &VariantSpec) -> Vec<(Intent, bool)> {
     let mut out: Vec<(Intent, bool)> = Vec::new();
     let mut add = |i: Intent, with_b: bool| {
         if !out.iter().any(|(o, _)| *o == i) {
             out.push((i, with_b));
         }
     };
-    let knobs = |v: &perflab_core::spec::VariantSpec| -> Vec<(String, String)> {
+    let knobs = |v: &VariantSpec| -> Vec<(String, String)> {
         v.knobs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -110,7 +127,7 @@ fn intents(spec: &RunSpec, a: &str, b: &str) -> Vec<(Intent, bool)> {
             }
         }
     }
-    if let Some(w) = perflab_workloads::by_name(&spec.workload) {
+    if let Some(w) = perflab_workloads::by_name(workload) {
         let names: std::collections::BTreeSet<&String> =
             va.params.keys().chain(vb.params.keys()).collect();
         for name in names
