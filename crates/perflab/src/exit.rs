@@ -39,7 +39,10 @@ pub const INEFFECTIVE: i32 = 8;
 /// settings changed nothing its telemetry can see (no idle entries in either variant, no
 /// interrupt moved, no huge page used), so its comparisons read `void`, with the reason,
 /// listed at the end of the run (a void point among others is listed, not an exit). Takes
-/// precedence over [`INEFFECTIVE`], which is often its cause.
+/// precedence over [`INEFFECTIVE`], which is often its cause. `compare` exits 9 too when
+/// a variant it compares tested nothing at every row it has (two variants of one run, or
+/// one variant of two runs whose settings for it differ), the void rows listed after the
+/// tables; a gate of `compare --fail-on` ([`GATE`]) comes first.
 pub const VOID: i32 = 9;
 /// A run that completed with some measurements disturbed: other work took more of their
 /// CPUs than the run allows (10%, `--disturbed-above`; the `disturbance` monitor), so they

@@ -7,6 +7,7 @@ mod cli_adaptive;
 mod cli_bad_input;
 mod cli_bisect;
 mod cli_compare_design;
+mod cli_compare_void;
 mod cli_completions;
 mod cli_conventions;
 mod cli_crosscheck_verdicts;

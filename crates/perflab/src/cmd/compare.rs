@@ -5,7 +5,9 @@ use perflab_report::views::compare::{self, CompareView, Reading};
 use perflab_report::Format;
 
 use crate::cli::{CompareArgs, Global, TextFormat};
-use crate::cmd::{common, envelope, fail_on};
+use std::io::Write;
+
+use crate::cmd::{common, compare_void, envelope, fail_on};
 use crate::exit::input;
 
 pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
@@ -44,19 +46,32 @@ pub fn run(g: &Global, a: CompareArgs) -> anyhow::Result<i32> {
         }
         TextFormat::Text => crate::stdout_guard::print(view.text(Format::Text, &a.section)?)?,
     }
+    // After the tables, as `run` lists its void comparisons.
+    if a.format != TextFormat::Json {
+        if let Some(listing) = compare_void::listing(&view.table) {
+            crate::stdout_guard::line("")?;
+            crate::stdout_guard::print(listing)?;
+        }
+    }
+    crate::stdout_guard::Stdout.flush()?;
     if let Some(dir) = &a.drilldown {
         view.write_drilldown(dir, &info, &ms)?;
         eprintln!("drill-down per pair written to {}/", dir.display());
     }
+    // The gate the user asked for speaks first; a void row trips none of them.
     let tripped = fail_on::tripped(&view.table, &a.fail_on);
-    if tripped.is_empty() {
-        return Ok(0);
+    if !tripped.is_empty() {
+        eprintln!(
+            "{}",
+            fail_on::line(&a.fail_on, &tripped, view.table.rows.len())
+        );
+        return Ok(crate::exit::GATE);
     }
-    eprintln!(
-        "{}",
-        fail_on::line(&a.fail_on, &tripped, view.table.rows.len())
-    );
-    Ok(crate::exit::GATE)
+    if compare_void::throughout(&view.table) {
+        eprintln!("{}", compare_void::last_line(&view.table));
+        return Ok(crate::exit::VOID);
+    }
+    Ok(0)
 }
 
 /// `--variants A,B`: the baseline and the other.

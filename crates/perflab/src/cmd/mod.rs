@@ -7,6 +7,7 @@ mod bisect_oracle;
 mod bisect_report;
 mod common;
 mod compare;
+mod compare_void;
 mod completions;
 mod crosscheck;
 mod doctor;
