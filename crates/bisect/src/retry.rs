@@ -35,6 +35,54 @@ pub fn again(done: usize, short: Short) -> bool {
     }
 }
 
+/// One variant's measurement in one repetition (the good end, the commit or the bad end):
+/// its figure, and whether other work disturbed it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Slot {
+    pub value: Option<f64>,
+    pub disturbed: bool,
+}
+
+/// The rounds of repetitions measured as `[good, commit, bad]` (the commit's slot unused
+/// when `with_commit` is false), and why those that gave none gave none: only disturbed
+/// measurements missing, or one that failed or gave no figure.
+pub fn rounds_of(
+    reps: impl IntoIterator<Item = [Slot; 3]>,
+    with_commit: bool,
+) -> (Vec<Round>, Option<Short>) {
+    let mut rounds = Vec::new();
+    let mut short = None;
+    for v in reps {
+        match (v[0].value, v[1].value, v[2].value) {
+            (Some(good), c, Some(bad)) if c.is_some() == with_commit => rounds.push(Round {
+                good,
+                bad,
+                commit: c,
+            }),
+            _ => {
+                let wanted = |i: &usize| *i != 1 || with_commit;
+                let failed = (0..3)
+                    .filter(wanted)
+                    .any(|i| v[i].value.is_none() && !v[i].disturbed);
+                let why = match failed {
+                    true => Short::Failed,
+                    false => Short::Disturbed,
+                };
+                short = worse(short, Some(why));
+            }
+        }
+    }
+    (rounds, short)
+}
+
+/// Of two reasons rounds are missing, the one that bounds the runs more: a failure.
+pub fn worse(a: Option<Short>, b: Option<Short>) -> Option<Short> {
+    match (a, b) {
+        (Some(Short::Failed), _) | (_, Some(Short::Failed)) => Some(Short::Failed),
+        (a, b) => a.or(b),
+    }
+}
+
 /// What a commit's runs gave: its rounds, why it still lacks some (if it does), and how
 /// many runs were started.
 #[derive(Clone, Debug, PartialEq)]

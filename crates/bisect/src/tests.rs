@@ -143,6 +143,45 @@ fn failed_rounds_are_run_three_times_and_disturbed_ones_more() {
     assert_eq!((g.runs, g.short, g.rounds.len()), (0, None, 2));
 }
 
+/// A repetition short of a figure only because other work disturbed it is a disturbed
+/// shortfall; one whose measurement failed (or gave no figure) is a failure, which bounds
+/// the runs more and wins over any number of disturbed ones.
+#[test]
+fn a_shortfall_is_disturbed_only_when_every_missing_figure_was_disturbed() {
+    use crate::retry::{rounds_of, Short, Slot};
+    let ok = |v: f64| Slot {
+        value: Some(v),
+        disturbed: false,
+    };
+    let disturbed = Slot {
+        value: None,
+        disturbed: true,
+    };
+    let failed = Slot::default();
+    let (rounds, short) = rounds_of([[ok(1.0), ok(2.0), ok(3.0)]], true);
+    assert_eq!((rounds.len(), short), (1, None));
+    let (rounds, short) = rounds_of(
+        [
+            [ok(1.0), disturbed, ok(3.0)],
+            [disturbed, ok(2.0), disturbed],
+            [ok(1.0), ok(2.0), ok(3.0)],
+        ],
+        true,
+    );
+    assert_eq!((rounds.len(), short), (1, Some(Short::Disturbed)));
+    let (_, short) = rounds_of(
+        [[ok(1.0), disturbed, ok(3.0)], [ok(1.0), failed, ok(3.0)]],
+        true,
+    );
+    assert_eq!(short, Some(Short::Failed));
+    // The ends alone: the commit's slot is not asked for.
+    let (rounds, short) = rounds_of(
+        [[ok(1.0), failed, ok(3.0)], [disturbed, failed, ok(3.0)]],
+        false,
+    );
+    assert_eq!((rounds.len(), short), (1, Some(Short::Disturbed)));
+}
+
 #[test]
 fn equal_ends_stop_at_once_with_no_difference() {
     let mut o = SimOracle::new(levels(&[]), NOISE, 11);

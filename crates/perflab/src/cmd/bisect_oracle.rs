@@ -9,8 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use perflab_bisect::retry::{self, worse, Short, Slot};
 use perflab_bisect::{Measured, Oracle, OracleError, Round};
-use perflab_core::record::MeasurementRecord;
+use perflab_core::record::{MeasurementRecord, MeasurementStatus};
 use perflab_core::Better;
 use perflab_store::RunStatus;
 
@@ -116,8 +117,9 @@ impl StoreOracle<'_> {
         }
     }
 
-    /// Every round stored under `label`, run by run; resumes interrupted runs first.
-    fn stored(&mut self, label: &str, with_commit: bool) -> Result<Vec<Round>, OracleError> {
+    /// Every round stored under `label`, run by run, and why the repetitions that gave no
+    /// round gave none; resumes interrupted runs first.
+    fn stored(&mut self, label: &str, with_commit: bool) -> Result<Stored, OracleError> {
         let err = |e: anyhow::Error| OracleError(format!("{e:#}"));
         let runs: Vec<perflab_core::record::RunInfo> = match common::read_store(self.global) {
             Ok(store) => store
@@ -130,7 +132,7 @@ impl StoreOracle<'_> {
             Err(_) => Vec::new(),
         };
         if runs.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         }
         let unfinished: Vec<i64> = runs
             .iter()
@@ -141,18 +143,41 @@ impl StoreOracle<'_> {
             self.perflab(&["run".into(), "--resume".into(), id.to_string()])?;
         }
         let store = common::read_store(self.global).map_err(err)?;
-        let mut rounds = Vec::new();
+        let (mut rounds, mut short) = (Vec::new(), None);
         for r in &runs {
             let ms = store.measurements(r.id).map_err(|e| err(e.into()))?;
-            rounds.extend(self.rounds_of(&ms, with_commit));
+            let (of_run, short_of_run) = self.rounds_of(&ms, with_commit);
+            rounds.extend(of_run);
+            short = worse(short, short_of_run);
         }
-        Ok(rounds)
+        Ok((rounds, short))
     }
 
-    /// The rounds of one run: for each repetition, the metric of each variant at the point.
-    fn rounds_of(&mut self, ms: &[MeasurementRecord], with_commit: bool) -> Vec<Round> {
-        let mut by_rep: std::collections::BTreeMap<u32, [Option<f64>; 3]> = Default::default();
-        for m in ms.iter().filter(|m| m.is_result() && m.point == self.point) {
+    /// The rounds of one run: for each repetition, the metric of each variant at the point;
+    /// and why the repetitions that gave no round gave none (only disturbed measurements,
+    /// or a failure among them).
+    fn rounds_of(&mut self, ms: &[MeasurementRecord], with_commit: bool) -> Stored {
+        use std::collections::BTreeMap;
+        // Per repetition, per slot (good, commit, bad): the figure, or whether other work
+        // disturbed it.
+        let mut by_rep: BTreeMap<u32, [Slot; 3]> = BTreeMap::new();
+        for m in ms
+            .iter()
+            .filter(|m| m.is_headline() && m.point == self.point)
+        {
+            let slot = match m.variant.as_str() {
+                "good" => 0,
+                "commit" => 1,
+                "bad" => 2,
+                _ => continue,
+            };
+            let cell = &mut by_rep.entry(m.rep).or_default()[slot];
+            if matches!(m.status, MeasurementStatus::Disturbed(_)) {
+                cell.disturbed = true;
+            }
+            if !m.is_result() {
+                continue;
+            }
             // Without --metric the study's primary metric: the exec workload names it
             // only in its output (`metric = "time_us"`), so the first metric stands for it.
             let found = match &self.metric {
@@ -164,34 +189,21 @@ impl StoreOracle<'_> {
             };
             self.metric_seen.get_or_insert_with(|| metric.name.clone());
             self.better.get_or_insert(metric.better);
-            let slot = match m.variant.as_str() {
-                "good" => 0,
-                "commit" => 1,
-                "bad" => 2,
-                _ => continue,
-            };
-            by_rep.entry(m.rep).or_default()[slot] = Some(metric.value);
+            cell.value = Some(metric.value);
         }
-        by_rep
-            .values()
-            .filter_map(|v| match (v[0], v[1], v[2]) {
-                (Some(good), c, Some(bad)) if c.is_some() == with_commit => Some(Round {
-                    good,
-                    bad,
-                    commit: c,
-                }),
-                _ => None,
-            })
-            .collect()
+        retry::rounds_of(by_rep.into_values(), with_commit)
     }
 
     /// The `run` command line of `reps` repetitions of these builds.
+    /// With `quiet`, the run first waits (bounded) for the measured CPUs to be quiet: the
+    /// last run's rounds were disturbed by other work.
     fn run_args(
         &self,
         builds: &[(&str, &Path)],
         reps: usize,
         uid: &str,
         label: &str,
+        quiet: bool,
     ) -> Vec<String> {
         let mut a: Vec<String> = vec!["run".into(), self.study.clone()];
         for (name, dir) in builds {
@@ -202,8 +214,10 @@ impl StoreOracle<'_> {
             [
                 "--reps",
                 &reps.to_string(),
+                // The disturbance monitor alone: what took the measured CPUs is how a
+                // round is known to be disturbed (`--monitors none` judges none).
                 "--monitors",
-                "none",
+                perflab_monitors::disturbance::NAME,
                 "--uid",
                 uid,
                 "--label",
@@ -213,6 +227,9 @@ impl StoreOracle<'_> {
             ]
             .map(String::from),
         );
+        if quiet {
+            a.push(format!("--quiet-machine={QUIET_WAIT}"));
+        }
         a
     }
 
@@ -237,52 +254,64 @@ impl Oracle for StoreOracle<'_> {
             None => None,
         };
         let label = self.label(commit);
-        let mut rounds = self.stored(&label, commit.is_some())?;
-        // A repetition whose measurement failed leaves no round: ask again, a few times.
-        for attempt in 0..3 {
-            if rounds.len() >= n {
-                break;
-            }
+        let stored = self.stored(&label, commit.is_some())?;
+        let mut last_short = stored.1;
+        // A repetition whose measurement failed or was disturbed leaves no round: ask
+        // again, a bounded number of times (perflab_bisect::retry).
+        let got = retry::gather(n, stored, |attempt, reps| {
             let (good, bad) = self.end_dirs()?;
             let mut builds: Vec<(&str, &Path)> = vec![("good", good.as_path())];
             if let Some(d) = &dir {
                 builds.push(("commit", d.as_path()));
             }
             builds.push(("bad", bad.as_path()));
-            let reps = n - rounds.len();
+            let have = n - reps;
             let uid = hex(&[
                 &self.key,
                 &label,
-                &rounds.len().to_string(),
+                &have.to_string(),
                 &n.to_string(),
                 &attempt.to_string(),
             ]);
             if !self.quiet {
                 eprintln!(
-                    "perflab bisect: {}: {} more round(s), {} so far",
+                    "perflab bisect: {}: {} more round(s), {} so far{}",
                     commit.map_or("the ends".to_string(), |i| format!(
                         "commit {}",
                         &self.commits[i][..12]
                     )),
                     reps,
-                    rounds.len()
+                    have,
+                    match last_short {
+                        Some(Short::Disturbed) if attempt > 0 => format!(
+                            " (run {} of at most {}: the last one's were disturbed by other \
+                             work; waiting up to {QUIET_WAIT} for a quiet machine)",
+                            attempt + 1,
+                            retry::DISTURBED_ATTEMPTS
+                        ),
+                        _ => String::new(),
+                    }
                 );
             }
-            let args = self.run_args(&builds, reps, &uid, &label);
+            let quiet = attempt > 0 && last_short == Some(Short::Disturbed);
+            let args = self.run_args(&builds, reps, &uid, &label, quiet);
             self.perflab(&args)?;
             self.runs_started += 1;
             self.measured_now += reps * builds.len();
-            rounds = self.stored(&label, commit.is_some())?;
-        }
-        if rounds.len() < n {
+            let now = self.stored(&label, commit.is_some())?;
+            last_short = now.1;
+            Ok(now)
+        })?;
+        if got.rounds.len() < n {
             let why = format!(
                 "the study gave no {} at point {} in {} of the rounds asked (see `perflab show` \
-                 of the runs labelled \"{label}\")",
+                 of the runs labelled \"{label}\"){}",
                 self.metric
                     .as_ref()
                     .map_or("metric".to_string(), |m| format!("metric {m:?}")),
                 self.point,
-                n - rounds.len()
+                n - got.rounds.len(),
+                got.why_skipped()
             );
             // A commit whose measurements fail (it crashes, or does not boot) is skipped, as
             // one that does not build; the ends must measure.
@@ -291,6 +320,14 @@ impl Oracle for StoreOracle<'_> {
                 None => Err(OracleError(why)),
             };
         }
-        Ok(Measured::Rounds(rounds))
+        Ok(Measured::Rounds(got.rounds))
     }
 }
+
+/// The rounds stored under a label, and why the repetitions that gave none gave none.
+type Stored = (Vec<Round>, Option<Short>);
+
+/// How long a run after disturbed rounds waits for the measured CPUs to be quiet
+/// (`run --quiet-machine`): bounded, since the bisection runs a commit up to
+/// `retry::DISTURBED_ATTEMPTS` times.
+const QUIET_WAIT: &str = "10s";
