@@ -25,6 +25,7 @@ mod single;
 mod slim;
 mod snapshots;
 mod spans;
+mod spans_foreign;
 mod spans_idlewake;
 mod spans_vm;
 mod telemetry_ab;

@@ -7,7 +7,7 @@ use crate::common;
 use common::idlewake::{records, run_info};
 use perflab_report::full::{build_report, ReportOptions, RunData};
 use perflab_report::span_table;
-use perflab_report::spans::wake::{wake_table, WakeCell};
+use perflab_report::spans::wake::{wake_table, WakeCell, WakeState};
 use perflab_report::{Format, Section};
 use perflab_stats::StatsConfig;
 
@@ -51,7 +51,14 @@ fn parts_per_pair_and_variant_with_shares_and_states() {
             "idlewake.idle_exit_run@C6",
         ]
     );
-    assert_eq!(far.rows[5].state.as_deref(), Some("C6"));
+    // The state as the monitor recorded it beside the rows: index and name, as values.
+    assert_eq!(
+        far.rows[5].state,
+        Some(WakeState {
+            index: Some(3),
+            name: "C6".into()
+        })
+    );
     // C1E, left once in one repetition of three: a median of 0 events per measurement,
     // below the floor a span figure is read from, so the cell has its count and no p50
     // (issue 32: the glance table printed `(2) to idle exit 1945.60` from 1 of 83,132

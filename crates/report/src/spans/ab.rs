@@ -212,6 +212,17 @@ fn one(ms: &[MeasurementRecord], p: PairSpec, cfg: &StatsConfig) -> SpanComparis
             ));
             continue;
         }
+        // Nor has a side whose span keyed by CPU matched mostly other work's events.
+        let refused = |side: &[&MeasurementRecord]| {
+            crate::spans::foreign::foreign(side, &id.key).and_then(|f| f.refusal())
+        };
+        if let Some((why, name)) = refused(&ra)
+            .map(|w| (w, &p.a_label))
+            .or_else(|| refused(&rb).map(|w| (w, &p.b_label)))
+        {
+            not_compared.push(format!("{} in {name}: {why}", id.label));
+            continue;
+        }
         for stat in COMPARED {
             let va = rows::stat_us(&ra, &id.key, stat);
             let vb = rows::stat_us(&rb, &id.key, stat);

@@ -8,6 +8,7 @@
 //! sees, so they say how a round trip divides, never how long it takes.
 
 pub mod ab;
+pub mod foreign;
 pub mod rows;
 pub mod seed;
 pub mod seen;
@@ -70,6 +71,10 @@ pub struct SpanRow {
     /// percentiles.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub below_floor: Option<f64>,
+    /// For a span keyed by CPU: how many of its matches per round trip were not the
+    /// study's own ([`crate::spans::foreign`]); contaminated, no percentiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign: Option<crate::spans::foreign::Foreign>,
 }
 
 impl SpanRow {
@@ -169,9 +174,11 @@ fn span_row(recs: &[&MeasurementRecord], id: SpanId, cfg: &StatsConfig) -> SpanR
     let below_floor = (matches > 0.0
         && matches < perflab_core::span_outline::MIN_SPAN_EVENTS as f64)
         .then_some(matches);
-    let percentiles = match below_floor {
-        Some(_) => [None, None, None],
-        None => PERCENTILES.map(|stat| SpanFigure::of(rows::stat_us(recs, &id.key, stat), cfg)),
+    let foreign = crate::spans::foreign::foreign(recs, &id.key);
+    let refused = below_floor.is_some() || foreign.is_some_and(|f| f.contaminated());
+    let percentiles = match refused {
+        true => [None, None, None],
+        false => PERCENTILES.map(|stat| SpanFigure::of(rows::stat_us(recs, &id.key, stat), cfg)),
     };
     let unmatched: Vec<f64> = recs
         .iter()
@@ -180,6 +187,7 @@ fn span_row(recs: &[&MeasurementRecord], id: SpanId, cfg: &StatsConfig) -> SpanR
     SpanRow {
         too_few: crate::spans::seen::too_few(recs, &id.key),
         below_floor,
+        foreign,
         reps: counts.len(),
         matched_reps: counts.iter().filter(|c| **c > 0.0).count(),
         percentiles,
@@ -191,6 +199,14 @@ fn span_row(recs: &[&MeasurementRecord], id: SpanId, cfg: &StatsConfig) -> SpanR
 }
 
 impl SpanTable {
+    /// Whether some row is a span keyed by CPU, whose foreign matches were counted.
+    pub fn judges_foreign(&self) -> bool {
+        self.groups
+            .iter()
+            .flat_map(|g| &g.rows)
+            .any(|r| r.foreign.is_some())
+    }
+
     /// The group of `variant` at `point`.
     pub fn group(&self, point: u32, variant: &str) -> Option<&SpanGroup> {
         self.groups

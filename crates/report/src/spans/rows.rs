@@ -5,6 +5,7 @@
 //! only: these rows describe where the time goes, never a result.
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};
+use perflab_core::span_outline::{SplitValue, SPLIT_STAT};
 
 use crate::select::telemetry_records;
 
@@ -63,21 +64,23 @@ pub fn span_ids(records: &[&MeasurementRecord]) -> Vec<SpanId> {
     let src = source();
     for m in sorted {
         for t in m.telemetry.iter().filter(|t| t.source == src) {
-            let Some((span, _)) = split_key(&t.key) else {
+            let Some((span, stat)) = split_key(&t.key) else {
                 continue;
             };
+            // A split value's row is labelled with the value's name, not the span's.
+            let label = if stat == SPLIT_STAT { "" } else { &t.label };
             match out.iter_mut().find(|s| s.key == span) {
                 Some(s) => {
-                    if s.label == s.key && !t.label.is_empty() {
-                        s.label = t.label.clone();
+                    if s.label == s.key && !label.is_empty() {
+                        s.label = label.to_string();
                     }
                 }
                 None => out.push(SpanId {
                     key: span.to_string(),
-                    label: if t.label.is_empty() {
+                    label: if label.is_empty() {
                         span.to_string()
                     } else {
-                        t.label.clone()
+                        label.to_string()
                     },
                 }),
             }
@@ -95,6 +98,22 @@ pub fn value(m: &MeasurementRecord, span: &str, stat: &str) -> Option<f64> {
         .find(|t| t.source == src && t.key == key)
         .map(|t| t.value)
         .filter(|v| v.is_finite())
+}
+
+/// The value a split span's row `span` (`idlewake.ipi_idle_exit@C6`) holds, as the
+/// monitor recorded it: the index as the `:split` row's value, the name as its label.
+/// `None` where no measurement has the row (a run stored before the monitor left it).
+pub fn split_value(records: &[&MeasurementRecord], span: &str) -> Option<SplitValue> {
+    let (src, key) = (source(), format!("{span}:{SPLIT_STAT}"));
+    records
+        .iter()
+        .flat_map(|m| m.telemetry.iter())
+        .find(|t| t.source == src && t.key == key)
+        .filter(|t| t.value.is_finite() && t.value >= 0.0 && t.value <= f64::from(u32::MAX))
+        .map(|t| SplitValue {
+            index: t.value as u32,
+            name: (!t.label.is_empty()).then(|| t.label.clone()),
+        })
 }
 
 /// Per repetition of `records` that recorded the span: its matches (the count row).

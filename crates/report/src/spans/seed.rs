@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::doc::{Block, Table};
 use crate::fmt;
+use crate::spans::foreign::{self, Foreign};
 use crate::spans::rows::{self, SpanId};
 use crate::spans::seen;
 use crate::spans::text::provenance;
@@ -41,6 +42,12 @@ pub enum SeedCell {
     /// Matched fewer events per measurement (median, the value) than a span figure is read
     /// from ([`perflab_core::span_outline::MIN_SPAN_EVENTS`]).
     BelowFloor(f64),
+    /// A span keyed by CPU that matched more foreign events per round trip than a figure
+    /// is read with ([`crate::spans::foreign`]): medians over the repetitions.
+    Contaminated {
+        foreign_per_trip: f64,
+        expected_per_trip: f64,
+    },
     /// Recorded, but the span matched no event.
     NoMatch,
     /// Matched no event, and the path lacks what the span needs (no vhost-net, TCG).
@@ -204,7 +211,18 @@ fn cell(recs: &[&MeasurementRecord], span: &str, netpath: &str) -> SeedCell {
                 Some(n) if n < perflab_core::span_outline::MIN_SPAN_EVENTS as f64 => {
                     SeedCell::BelowFloor(n)
                 }
-                _ => SeedCell::Value(v),
+                _ => match foreign::foreign(recs, span) {
+                    Some(Foreign::Counted {
+                        foreign_per_trip,
+                        expected_per_trip,
+                        contaminated: true,
+                        ..
+                    }) => SeedCell::Contaminated {
+                        foreign_per_trip,
+                        expected_per_trip,
+                    },
+                    _ => SeedCell::Value(v),
+                },
             },
         },
         None => why.map_or(SeedCell::NoMatch, SeedCell::Absent),
@@ -212,6 +230,15 @@ fn cell(recs: &[&MeasurementRecord], span: &str, netpath: &str) -> SeedCell {
 }
 
 impl SeedSpanTable {
+    /// Whether some cell was refused as contaminated (the legend then says what that is).
+    pub fn has_contaminated(&self) -> bool {
+        self.paths
+            .iter()
+            .flat_map(|p| &p.spans)
+            .flat_map(|s| &s.cells)
+            .any(|c| matches!(c, SeedCell::Contaminated { .. }))
+    }
+
     pub fn to_blocks(&self) -> Vec<Block> {
         let mut out = vec![Block::para(format!(
             "Where the time goes, in seed 001's layout (run {}): each span's p50 in usec, \
@@ -219,13 +246,19 @@ impl SeedSpanTable {
              repetitions' {LATENCY_METRIC}, tracing on. All {}. (a)-(d) are seed 001's \
              spans. not measured = fewer than {} matched events per round trip, too few \
              to be the benchmark's packets; too few = fewer than {} matched events per \
-             measurement, too few for a figure; none = the span matched no event (with what \
-             the path lacks, where known); not traced = the kernel lacks the span's events; \
-             - = not recorded; reps = the repetitions that traced.",
+             measurement, too few for a figure;{} none = the span matched no event (with \
+             what the path lacks, where known); not traced = the kernel lacks the span's \
+             events; - = not recorded; reps = the repetitions that traced.",
             self.run,
             provenance(self.from_telemetry),
             seen::MIN_EVENTS_PER_ROUND_TRIP,
-            perflab_core::span_outline::MIN_SPAN_EVENTS
+            perflab_core::span_outline::MIN_SPAN_EVENTS,
+            if self.has_contaminated() {
+                " contaminated = a span keyed by CPU that matched more events per round trip \
+                 than the study's own work makes, by more than half of that count;"
+            } else {
+                ""
+            }
         ))];
         for p in &self.paths {
             let title = if p.section.is_empty() {
@@ -260,6 +293,10 @@ impl SeedSpanTable {
                         fmt::count(*n),
                         perflab_core::span_outline::MIN_SPAN_EVENTS
                     ),
+                    SeedCell::Contaminated {
+                        foreign_per_trip,
+                        expected_per_trip,
+                    } => foreign::refusal(*foreign_per_trip, *expected_per_trip),
                     SeedCell::NoMatch => "none".to_string(),
                     SeedCell::Absent(why) => format!("none: {why}"),
                     SeedCell::Missing => "-".to_string(),

@@ -47,6 +47,8 @@ fn row_cells(r: &SpanRow) -> Vec<String> {
             "-".into(),
             "-".into(),
         ]);
+    } else if let Some(why) = r.foreign.and_then(|f| f.refusal()) {
+        cells.extend([why, "-".into(), "-".into()]);
     } else if r.matched() {
         cells.extend(
             r.percentiles
@@ -56,7 +58,11 @@ fn row_cells(r: &SpanRow) -> Vec<String> {
     } else {
         cells.extend(["no events matched".to_string(), "-".into(), "-".into()]);
     }
-    cells.push(fmt::count(r.matches));
+    cells.push(match r.foreign {
+        // A span keyed by CPU says whose its matches were (where it matched at all).
+        Some(f) if r.matches > 0.0 => format!("{} ({})", fmt::count(r.matches), f.describe()),
+        _ => fmt::count(r.matches),
+    });
     cells.push(r.unmatched.map_or("-".into(), fmt::count));
     cells
 }
@@ -69,13 +75,18 @@ impl SpanTable {
              interval; reps = repetitions in which the span matched / that ran the monitor; \
              matches and unmatched (start events left without an end) are medians per \
              measurement; a span that matched fewer than {} events per measurement shows \
-             its count, too few for a figure.",
+             its count, too few for a figure.{}",
             self.run,
             if self.sets.len() == 1 { "" } else { "s" },
             self.sets.join(", "),
             provenance(self.from_telemetry),
             self.confidence,
-            perflab_core::span_outline::MIN_SPAN_EVENTS
+            perflab_core::span_outline::MIN_SPAN_EVENTS,
+            if self.judges_foreign() {
+                crate::spans::foreign::LEGEND
+            } else {
+                ""
+            }
         ))];
         for g in &self.groups {
             let title = if g.label == "all" {

@@ -20,6 +20,7 @@ use perflab_core::record::MeasurementRecord;
 use perflab_core::span_outline::MIN_SPAN_EVENTS;
 use serde::Serialize;
 
+use crate::spans::foreign::{self, Foreign};
 use crate::spans::rows::{self, SpanId};
 
 /// The set whose spans these are.
@@ -53,6 +54,14 @@ pub enum WakeCell {
     /// Matched fewer events per measurement (median) than a span figure is read from
     /// ([`perflab_core::span_outline::MIN_SPAN_EVENTS`]): the count, no figure.
     TooFew { matches: f64, reps: usize },
+    /// A part keyed by CPU (or a state of one) whose part matched more foreign events per
+    /// round trip than a figure is read with ([`crate::spans::foreign`]): the count, no
+    /// figure.
+    Contaminated {
+        foreign_per_trip: f64,
+        expected_per_trip: f64,
+        matches: f64,
+    },
     /// Recorded, no event matched.
     None,
     /// Not recorded in this column (another kernel, another set).
@@ -66,9 +75,36 @@ pub struct WakeRow {
     /// The span's label, or for a state `left C6`.
     pub label: String,
     /// The idle state, for the rows of one state.
-    pub state: Option<String>,
+    pub state: Option<WakeState>,
     /// One per variant.
     pub cells: Vec<WakeCell>,
+}
+
+/// The idle state a row is for, as the monitor recorded it beside the span's rows
+/// (`{span}@{state}:split`: its index, and its name where the machine names it); for a
+/// run stored before it did, `index` is unknown and `name` is the row key's tag.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WakeState {
+    pub index: Option<u32>,
+    pub name: String,
+}
+
+impl WakeState {
+    fn of(recs: &[&MeasurementRecord], id: &SpanId) -> Self {
+        match rows::split_value(recs, &id.key) {
+            Some(v) => WakeState {
+                index: Some(v.index),
+                name: v.display(),
+            },
+            None => WakeState {
+                index: None,
+                name: id
+                    .key
+                    .rsplit_once('@')
+                    .map_or(id.key.clone(), |(_, s)| s.to_string()),
+            },
+        }
+    }
 }
 
 /// One CPU pair (point).
@@ -148,7 +184,7 @@ impl<'a> Columns<'a> {
     /// The whole wake-up, then each part the pair recorded followed by its idle states.
     fn rows(&self) -> Vec<WakeRow> {
         let whole = format!("{SET}.{WHOLE}");
-        let mut w = self.row(&whole, self.label_of(&whole), None);
+        let mut w = self.row(&whole, &whole, self.label_of(&whole), None);
         for c in &mut w.cells {
             if let WakeCell::Value { share_pct, .. } = c {
                 *share_pct = None; // 100 %, saying nothing
@@ -168,7 +204,7 @@ impl<'a> Columns<'a> {
     /// A part's row, with the whole wake-up's matches beside its own, then a row per
     /// idle state its targets left, with that state's share of the part's matches.
     fn push_part(&self, key: &str, of_whole: &[Option<f64>], rows: &mut Vec<WakeRow>) {
-        let mut p = self.row(key, self.label_of(key), None);
+        let mut p = self.row(key, key, self.label_of(key), None);
         for (c, total) in p.cells.iter_mut().zip(of_whole) {
             if let WakeCell::Value { of_wakeups, .. } = c {
                 *of_wakeups = *total;
@@ -176,9 +212,9 @@ impl<'a> Columns<'a> {
         }
         let of_part: Vec<Option<f64>> = p.cells.iter().map(WakeCell::matches).collect();
         rows.push(p);
-        for id in states_of(&self.ids, key) {
-            let state = state_name(id);
-            let mut r = self.row(&id.key, format!("    left {state}"), Some(state));
+        for (id, state) in self.states_of(key) {
+            let label = format!("    left {}", state.name);
+            let mut r = self.row(&id.key, key, label, Some(state));
             for (c, total) in r.cells.iter_mut().zip(&of_part) {
                 if let WakeCell::Value {
                     share_pct, matches, ..
@@ -191,8 +227,9 @@ impl<'a> Columns<'a> {
         }
     }
 
-    /// The row of span `key`: one cell per column.
-    fn row(&self, key: &str, label: String, state: Option<String>) -> WakeRow {
+    /// The row of span `key`, judged for foreign matches as span `part` (a state's rows
+    /// as its part's, whose they are): one cell per column.
+    fn row(&self, key: &str, part: &str, label: String, state: Option<WakeState>) -> WakeRow {
         WakeRow {
             key: key.to_string(),
             label,
@@ -201,9 +238,24 @@ impl<'a> Columns<'a> {
                 .per_variant
                 .iter()
                 .zip(&self.wholes)
-                .map(|(recs, w)| cell(recs, key, *w))
+                .map(|(recs, w)| cell(recs, key, part, *w))
                 .collect(),
         }
+    }
+
+    /// The per-state spans of `key` (`key@STATE`) with their states, by state index where
+    /// the monitor recorded it, else in the order it left them.
+    fn states_of(&self, key: &str) -> Vec<(&SpanId, WakeState)> {
+        let prefix = format!("{key}@");
+        let mine: Vec<&MeasurementRecord> = self.per_variant.iter().flatten().copied().collect();
+        let mut out: Vec<(&SpanId, WakeState)> = self
+            .ids
+            .iter()
+            .filter(|i| i.key.starts_with(&prefix))
+            .map(|i| (i, WakeState::of(&mine, i)))
+            .collect();
+        out.sort_by_key(|(_, s)| s.index.unwrap_or(u32::MAX));
+        out
     }
 
     /// The monitor's label of span `key`, else the key.
@@ -215,36 +267,11 @@ impl<'a> Columns<'a> {
     }
 }
 
-/// The per-state spans of `key` (`key@STATE`), in the order the monitor left them (by
-/// state index).
-fn states_of<'a>(ids: &'a [SpanId], key: &str) -> impl Iterator<Item = &'a SpanId> {
-    let prefix = format!("{key}@");
-    ids.iter().filter(move |i| i.key.starts_with(&prefix))
-}
-
-/// The state as the monitor's label names it (`… [state 1: haltpoll idle]`), else as
-/// the key does (`haltpoll_idle`, or the index where the machine had no names).
-fn state_name(id: &SpanId) -> String {
-    let from_label = id
-        .label
-        .rsplit_once(" [state ")
-        .and_then(|(_, s)| s.strip_suffix(']'))
-        .map(|s| {
-            s.split_once(": ")
-                .map_or(format!("state {s}"), |(_, n)| n.to_string())
-        });
-    from_label.unwrap_or_else(|| {
-        id.key
-            .rsplit_once('@')
-            .map_or(id.key.clone(), |(_, s)| s.to_string())
-    })
-}
-
 fn p50(recs: &[&MeasurementRecord], key: &str) -> Option<f64> {
     perflab_stats::median(rows::stat_us(recs, key, "p50"))
 }
 
-fn cell(recs: &[&MeasurementRecord], key: &str, whole: Option<f64>) -> WakeCell {
+fn cell(recs: &[&MeasurementRecord], key: &str, part: &str, whole: Option<f64>) -> WakeCell {
     if rows::counts(recs, key).is_empty() {
         return WakeCell::Missing;
     }
@@ -255,13 +282,27 @@ fn cell(recs: &[&MeasurementRecord], key: &str, whole: Option<f64>) -> WakeCell 
         .map(|m| rows::value(m, key, "count").unwrap_or(0.0))
         .collect();
     let matches = perflab_stats::median(counts.iter().copied()).unwrap_or(0.0);
-    match p50(recs, key) {
+    match (p50(recs, key), foreign::foreign(recs, part)) {
         // A p50 of one event in a thousand wake-ups describes that event, not the part.
-        Some(_) if matches < MIN_SPAN_EVENTS as f64 => WakeCell::TooFew {
+        (Some(_), _) if matches < MIN_SPAN_EVENTS as f64 => WakeCell::TooFew {
             matches,
             reps: counts.len(),
         },
-        Some(us) => WakeCell::Value {
+        // Mostly other work's wake-ups and idle stays on the pair's CPUs.
+        (
+            Some(_),
+            Some(Foreign::Counted {
+                foreign_per_trip,
+                expected_per_trip,
+                contaminated: true,
+                ..
+            }),
+        ) => WakeCell::Contaminated {
+            foreign_per_trip,
+            expected_per_trip,
+            matches,
+        },
+        (Some(us), _) => WakeCell::Value {
             us,
             share_pct: whole.filter(|w| *w > 0.0).map(|w| 100.0 * us / w),
             matches,
@@ -269,7 +310,7 @@ fn cell(recs: &[&MeasurementRecord], key: &str, whole: Option<f64>) -> WakeCell 
             matched_reps: counts.iter().filter(|c| **c > 0.0).count(),
             reps: counts.len(),
         },
-        None => WakeCell::None,
+        (None, _) => WakeCell::None,
     }
 }
 
@@ -279,5 +320,65 @@ impl WakeCell {
             WakeCell::Value { matches, .. } => Some(*matches),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perflab_core::record::{MeasurementStatus, Role};
+    use perflab_core::{TelemetryRow, Unit};
+
+    fn rec(telemetry: Vec<TelemetryRow>) -> MeasurementRecord {
+        MeasurementRecord {
+            seq: 0,
+            point: 0,
+            params: Default::default(),
+            variant: "all".into(),
+            rep: 0,
+            status: MeasurementStatus::Ok,
+            started_at: 0.0,
+            elapsed_s: 1.0,
+            output: Default::default(),
+            telemetry,
+            role: Role::Telemetry,
+            monitors: vec!["trace".into()],
+        }
+    }
+
+    /// The state is the monitor's `:split` row (index and name), whatever the label says;
+    /// a run stored before that row existed names it by the key alone, index unknown.
+    #[test]
+    fn the_idle_state_is_read_from_its_row_never_from_the_label() {
+        let key = "idlewake.ipi_idle_exit@haltpoll_idle";
+        let id = SpanId {
+            key: key.into(),
+            label: "(2) IPI sent → target CPU leaves its idle state [state 7: C9]".into(),
+        };
+        let count = TelemetryRow::new("trace", format!("{key}:count"), "", None, 40.0, Unit::Count);
+        let split = TelemetryRow::new(
+            "trace",
+            format!("{key}:split"),
+            "haltpoll idle",
+            None,
+            1.0,
+            Unit::Count,
+        );
+        let now = rec(vec![count.clone(), split]);
+        assert_eq!(
+            WakeState::of(&[&now], &id),
+            WakeState {
+                index: Some(1),
+                name: "haltpoll idle".into()
+            }
+        );
+        let before = rec(vec![count]);
+        assert_eq!(
+            WakeState::of(&[&before], &id),
+            WakeState {
+                index: None,
+                name: "haltpoll_idle".into()
+            }
+        );
     }
 }

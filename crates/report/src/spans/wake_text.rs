@@ -12,6 +12,7 @@
 
 use crate::doc::{Block, Table};
 use crate::fmt;
+use crate::spans::foreign;
 use crate::spans::wake::{WakeCell, WakePair, WakeTable, PARTS, SET, WHOLE};
 
 /// Parts in fewer wake-ups than this (percent) say in how many.
@@ -54,6 +55,11 @@ fn cell_text(c: &WakeCell, state: bool) -> String {
             }
         }
         WakeCell::TooFew { matches, .. } => too_few(*matches),
+        WakeCell::Contaminated {
+            foreign_per_trip,
+            expected_per_trip,
+            ..
+        } => foreign::refusal(*foreign_per_trip, *expected_per_trip),
         WakeCell::None => "none".into(),
         WakeCell::Missing => "-".into(),
     }
@@ -69,10 +75,19 @@ fn too_few(matches: f64) -> String {
 }
 
 impl WakeTable {
+    /// Whether some cell was refused as contaminated (the legend then says what that is).
+    fn has_contaminated(&self) -> bool {
+        self.pairs
+            .iter()
+            .flat_map(|p| &p.rows)
+            .flat_map(|r| &r.cells)
+            .any(|c| matches!(c, WakeCell::Contaminated { .. }))
+    }
+
     pub fn to_blocks(&self) -> Vec<Block> {
         let mut out = vec![
             Block::heading(3, "The wake-up in parts, per CPU pair (seed 004)"),
-            Block::para(
+            Block::para(format!(
                 "Each figure is a p50 in usec, the median over the repetitions that traced. \
                  A part's (share) is of the whole wake-up's p50 in the same column; shares \
                  need not add up to 100%: medians of the parts are not parts of the median, \
@@ -84,9 +99,16 @@ impl WakeTable {
                  share of the part's. k/n reps: the p50 is of the k repetitions (of n) in \
                  which the span matched, the counts medians over all n. too few (n < 20 \
                  events): the span matched fewer events per measurement than a figure is \
-                 read from, so none is shown. none = the span matched no event; - = not \
+                 read from, so none is shown.{} none = the span matched no event; - = not \
                  recorded.",
-            ),
+                if self.has_contaminated() {
+                    " contaminated: a part keyed by CPU (and its states) that matched more \
+                     events per round trip than the pair's own wake-ups make, by more than \
+                     half of them: other work's, so no figure."
+                } else {
+                    ""
+                }
+            )),
         ];
         out.extend(overview(self));
         for p in &self.pairs {
@@ -163,6 +185,11 @@ fn p50(p: &WakePair, key: &str, v: usize) -> String {
     match p.rows.iter().find(|r| r.key == key).map(|r| &r.cells[v]) {
         Some(WakeCell::Value { us, .. }) => fmt::value(*us),
         Some(WakeCell::TooFew { matches, .. }) => too_few(*matches),
+        Some(WakeCell::Contaminated {
+            foreign_per_trip,
+            expected_per_trip,
+            ..
+        }) => foreign::refusal(*foreign_per_trip, *expected_per_trip),
         Some(WakeCell::None) => "none".into(),
         Some(WakeCell::Missing) | None => "-".into(),
     }
@@ -186,8 +213,8 @@ fn mostly_left(p: &WakePair, v: usize) -> String {
         })
         .max_by(|a, b| a.1.total_cmp(&b.1));
     match most {
-        Some((state, _, Some(share))) => format!("{state} ({share:.0}%)"),
-        Some((state, _, None)) => state.clone(),
+        Some((state, _, Some(share))) => format!("{} ({share:.0}%)", state.name),
+        Some((state, _, None)) => state.name.clone(),
         None => "-".into(),
     }
 }

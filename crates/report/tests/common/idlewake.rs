@@ -116,6 +116,9 @@ fn spans(cpu_b: i64, variant: &str, rep: u32) -> Vec<(String, String, f64, f64)>
     v
 }
 
+/// The fixture machine's idle states, by index.
+const STATES: [&str; 4] = ["POLL", "C1", "C1E", "C6"];
+
 fn rows(cpu_b: i64, variant: &str, rep: u32) -> Vec<TelemetryRow> {
     let mut out = Vec::new();
     for (key, label, p50, n) in spans(cpu_b, variant, rep) {
@@ -123,6 +126,18 @@ fn rows(cpu_b: i64, variant: &str, rep: u32) -> Vec<TelemetryRow> {
             TelemetryRow::new("trace", format!("{key}:{stat}"), &label, None, v, unit)
         };
         out.push(row("count", n, Unit::Count));
+        // A state's value as the monitor leaves it: index as the value, name as the label.
+        if let Some((_, name)) = key.split_once('@') {
+            let index = STATES.iter().position(|s| *s == name).expect("a state") as f64;
+            out.push(TelemetryRow::new(
+                "trace",
+                format!("{key}:split"),
+                name,
+                None,
+                index,
+                Unit::Count,
+            ));
+        }
         if n > 0.0 {
             for (stat, f) in [
                 ("p50", 1.0),
