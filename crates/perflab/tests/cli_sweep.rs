@@ -5,7 +5,9 @@
 //! - no row carries a verdict (better, worse, same, changed) on a zero-width interval;
 //! - no row's change and medians' ratio point in opposite directions (each beyond a tenth
 //!   of the row's threshold) without its disagreement (`!`) said;
-//! - no span figure (p50, p99) is printed from fewer events than the stated minimum.
+//! - no span figure (p50, p99) is printed from fewer events than the stated minimum, nor
+//!   for a span keyed by CPU whose foreign matches per round trip are above the stated
+//!   contamination (half its expected count).
 //!
 //! Studies that need root for what they compare (idle states, IRQ affinity, a huge page
 //! pool, network namespaces, tracing) still run without it, their variants unavailable,
@@ -179,6 +181,20 @@ fn span(what: &str, matches: f64, o: &serde_json::Map<String, Value>, out: &mut 
             Value::Object(o.clone())
         ));
     }
+    // A span keyed by CPU: its counts, not its flag, decide (issue 32: 95 foreign events
+    // per round trip and a p50).
+    let per_trip = |name: &str| o.get("foreign").and_then(|f| f.get(name)?.as_f64());
+    if let (Some(foreign), Some(expected)) =
+        (per_trip("foreign_per_trip"), per_trip("expected_per_trip"))
+    {
+        let most = perflab_core::span_outline::MAX_FOREIGN_PER_EXPECTED * expected;
+        if foreign > most {
+            out.push(format!(
+                "{what}: a span figure with {foreign} foreign events per round trip (> {most}): {}",
+                Value::Object(o.clone())
+            ));
+        }
+    }
 }
 
 /// `perflab report RUN --format json`; `None`, said, for a run with nothing to report on
@@ -334,9 +350,12 @@ fn every_quick_study_and_seed_import_keeps_its_verdicts_and_spans_honest() {
           "a": { "median": 37290.77 }, "b": { "median": 40846.99 },
           "decision": { "threshold_pct": 1.0, "disagreement": null } },
         { "kind": "value", "us": 1945.6, "matches": 1.0 },
+        { "percentiles": [{ "median": 2.0 }, null, null], "matches": 252200.0,
+          "foreign": { "kind": "counted", "matched_per_trip": 97.0, "expected_per_trip": 2.0,
+                       "foreign_per_trip": 95.0, "contaminated": false } },
     ]);
     violations("issue 32", &found_then, &mut caught);
-    assert_eq!(caught.len(), 3, "{caught:#?}");
+    assert_eq!(caught.len(), 4, "{caught:#?}");
     // A changed-rows entry stands on its row's interval: one whose row says the same passes,
     // one naming no such row (or a row with another verdict) does not.
     let changed = serde_json::json!({
