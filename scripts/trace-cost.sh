@@ -8,12 +8,17 @@
 #           the statistics' own clock reads included
 #   match   the matching programs, as shipped
 #
-# rounds alternating empty and match (ROUNDS of each). Per event: runs per round trip
-# and ns per run, each round's figure, then the median's matching minus empty. Far less
-# noisy than a round trip's time on a shared machine: it counts the programs' own time
-# only, not what the machine does around them.
+#   before  with BEFORE=PATH/TO/other/perflab: that build's matching programs
 #
-#   scripts/trace-cost.sh PATH/TO/perflab [ROUNDS] [SECONDS] [SET]   (root; sockperf, python3)
+# rounds alternating them (ROUNDS of each). Per event: runs per round trip and ns per
+# run, each round's figure, then the median's matching minus empty. Far less noisy than
+# a round trip's time on a shared machine: it counts the programs' own time only, not
+# what the machine does around them. A program's ns per run is an average over what its
+# event does, so compare rows whose runs per round trip agree (other tasks switching on
+# CPU 0 add cheap, unmatched runs of sched_switch and sched_waking).
+#
+#   [BEFORE=PATH] scripts/trace-cost.sh PATH/TO/perflab [ROUNDS] [SECONDS] [SET]
+#   (root; sockperf, python3)
 #
 # SET is the span set (netrx). perflab holds its programs attached as in
 # scripts/trace-floor.sh: `perflab run --workload exec --monitors trace:SET` whose
@@ -82,7 +87,9 @@ measure() {
     mkfifo "$WORK/go"
     local cmd="[ -e $WORK/first ] || { touch $WORK/first; echo value 1; exit 0; }; \
 touch $WORK/ready; read -r _ < $WORK/go; echo value 1"
-    env "$@" taskset -c $TRACER_CPU "$PERFLAB" --db "$WORK/pl.db" run --workload exec \
+    local bin=$PERFLAB
+    [ "${1:-}" = before ] && { bin=$BEFORE; shift; }
+    env "$@" taskset -c $TRACER_CPU "$bin" --db "$WORK/pl.db" run --workload exec \
         -p "cmd=$cmd" -p 'regex=value (\d+)' -p timeout=600s --monitors "trace:$SET" \
         --reps 1 --telemetry-reps 1 > "$WORK/pl.log" 2>&1 &
     TRACER=$!
@@ -108,8 +115,12 @@ touch $WORK/ready; read -r _ < $WORK/go; echo value 1"
 
 TABLE="$WORK/table"
 for r in $(seq "$ROUNDS"); do
-    for cfg in empty match; do
-        if [ $cfg = empty ]; then out=$(measure PERFLAB_TRACE_EMPTY_PROGRAMS=1); else out=$(measure); fi
+    for cfg in empty ${BEFORE:+before} match; do
+        case $cfg in
+            empty) out=$(measure PERFLAB_TRACE_EMPTY_PROGRAMS=1) ;;
+            before) out=$(measure before) ;;
+            match) out=$(measure) ;;
+        esac
         rtt=$(echo "$out" | awk '$1 == "rtt" { print $2 }')
         echo "$out" | awk -v c=$cfg -v r=$r -v n="${rtt:-0}" '$1 != "rtt" { print c, r, n, $0 }' >> "$TABLE"
     done
@@ -122,18 +133,22 @@ for r in rows:
     if r[3] not in events:
         events.append(r[3])
 def cell(cfg, ev):
-    got = [(float(r[5]), int(r[4]) / max(int(r[2]), 1)) for r in rows if r[0] == cfg and r[3] == ev]
-    return got
-print(f"{'event':<22} {'runs/rtt':>8}  {'empty ns/run (rounds)':<26} {'matching ns/run (rounds)':<26} adds")
-total = 0.0
+    return [(float(r[5]), int(r[4]) / max(int(r[2]), 1)) for r in rows if r[0] == cfg and r[3] == ev]
+cfgs = [c for c in ("empty", "before", "match") if any(r[0] == c for r in rows)]
+print("event: per configuration, runs per round trip and ns per run (median [rounds]); "
+      "then what matching adds per run over empty")
+total = {c: 0.0 for c in cfgs}
 for ev in events:
-    e, m = cell("empty", ev), cell("match", ev)
-    if not e or not m:
+    cells = {c: cell(c, ev) for c in cfgs}
+    if not all(cells.values()):
         continue
-    em, mm = statistics.median(x for x, _ in e), statistics.median(x for x, _ in m)
-    per = statistics.median(y for _, y in m)
-    total += (mm - em) * per
-    fmt = lambda xs: " ".join(f"{x:.0f}" for x, _ in xs)
-    print(f"{ev:<22} {per:8.2f}  {em:5.0f} ({fmt(e)})".ljust(60) + f"{mm:5.0f} ({fmt(m)})".ljust(27) + f"{mm - em:+.0f}")
-print(f"matching adds about {total:.0f} ns per round trip (medians, runs per round trip from sockperf's count)")
+    med = {c: statistics.median(x for x, _ in v) for c, v in cells.items()}
+    per = {c: statistics.median(y for _, y in v) for c, v in cells.items()}
+    parts = [f"{c} {per[c]:.2f}/rtt {med[c]:.0f} [{' '.join(f'{x:.0f}' for x, _ in cells[c])}]" for c in cfgs]
+    adds = " ".join(f"{c} {med[c] - med['empty']:+.0f}" for c in cfgs if c != "empty")
+    for c in cfgs:
+        total[c] += (med[c] - med["empty"]) * per[c]
+    print(f"{ev:<20} " + "  ".join(parts) + f"  | adds: {adds}")
+print("added ns per round trip (ns per run over empty × runs per round trip, summed): "
+      + ", ".join(f"{c} {total[c]:.0f}" for c in cfgs if c != "empty"))
 EOF
