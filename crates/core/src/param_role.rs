@@ -24,6 +24,10 @@ pub enum ParamRole {
     CpuA,
     /// The second CPU of the pair (the partner).
     CpuB,
+    /// A CPU, or a CPU list (`0-3,8`), the point runs on (-1 or empty: not pinned): its
+    /// CPUs' telemetry is what the point's changes are looked for in; where one such
+    /// parameter holds one CPU, that CPU's interrupts are the point's.
+    Cpu,
     /// A size in bytes that a scan runs along: comparisons along it become scan tables
     /// (one row per size, in KiB) and figures plot against it. Printed as [`Bytes`].
     ///
@@ -112,6 +116,24 @@ impl ParamRoles {
             .iter()
             .find(|(_, r)| **r == role)
             .map(|(n, _)| n.as_str())
+    }
+
+    /// The one parameter that has `role`; `None` where none or several do (netrr's client
+    /// and server CPUs are no single pinned CPU).
+    pub fn single(&self, role: ParamRole) -> Option<&str> {
+        let mut with = self.0.iter().filter(|(_, r)| **r == role);
+        match (with.next(), with.next()) {
+            (Some((n, _)), None) => Some(n.as_str()),
+            _ => None,
+        }
+    }
+
+    /// Whether `name` names CPUs a point runs on: a pair's or a pinned one.
+    pub fn names_cpus(&self, name: &str) -> bool {
+        matches!(
+            self.role(name),
+            ParamRole::CpuA | ParamRole::CpuB | ParamRole::Cpu
+        )
     }
 
     /// Whether `name` is one of the two CPUs of a pair.

@@ -4,8 +4,9 @@
 //! without an edit here. The descriptors, and the monitors' span sets, are the ones the
 //! binary installed ([`perflab_core::catalog`]): the report links no plug-in.
 
+use perflab_core::record::RunInfo;
 use perflab_core::span_outline::SpanSetOutline;
-use perflab_core::{catalog, Descriptor, RowHints, WorkloadHints};
+use perflab_core::{catalog, Descriptor, ParamRoles, RowHints, WorkloadHints};
 
 /// The descriptor of the monitor whose rows carry `source`.
 pub fn monitor(source: &str) -> Option<&'static Descriptor> {
@@ -31,6 +32,29 @@ pub fn results(workload: &str) -> Option<&'static WorkloadHints> {
         return d.results();
     }
     catalog::workload(workload).and_then(Descriptor::results)
+}
+
+/// The roles of `run`'s parameters (which are a CPU pair, which is a scan's size axis,
+/// what unit each prints in): those the run stored (an importer declares them), else
+/// those its workload declares; none for an imported run whose importer declared none.
+/// Views find parameters by these, never by name.
+pub fn param_roles(run: &RunInfo) -> ParamRoles {
+    if !run.spec.param_roles.is_empty() {
+        return run.spec.param_roles.clone();
+    }
+    #[cfg(test)]
+    if let Some(d) = extra::find(&run.workload) {
+        return ParamRoles::from_specs(d.params);
+    }
+    catalog::workload(&run.workload)
+        .map_or_else(ParamRoles::default, |d| ParamRoles::from_specs(d.params))
+}
+
+/// The roles of the parameters of several runs shown together, the first run's where
+/// two disagree.
+pub fn merged_param_roles<'a>(runs: impl IntoIterator<Item = &'a RunInfo>) -> ParamRoles {
+    runs.into_iter()
+        .fold(ParamRoles::default(), |r, run| r.merged(&param_roles(run)))
 }
 
 /// Whether runs of `workload` have the per-path latency table.

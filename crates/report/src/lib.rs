@@ -59,6 +59,7 @@ pub use tables::lock_wait::{lock_wait_table, LockWaitRow, LockWaitTable};
 pub use tables::parallel::{parallel_table, render_threads, ParallelRow, ParallelTable};
 pub use tables::percentiles::{latency_percentiles, PercentileRow, PercentileTable};
 pub use tables::scan::{
-    scan_tables, Crossing, Direction, Parting, ScanPoint, ScanReport, ScanSection, ScanSummary,
+    scan_tables, size_scan, Crossing, Direction, Parting, ScanPoint, ScanReport, ScanSection,
+    ScanSummary,
 };
 pub use tables::summary::{summarize_run, SummaryRow, SummaryTable};

@@ -2,7 +2,7 @@
 //! how a parameter point is named in a table.
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo};
-use perflab_core::{Better, Params, Unit};
+use perflab_core::{Better, ParamRoles, Params, Unit};
 use serde::Serialize;
 
 use crate::error::ReportError;
@@ -194,22 +194,17 @@ impl SideValues {
     }
 }
 
-/// The CPU pair of a point, when its parameters have `cpu_a` and `cpu_b`.
-pub fn cpu_pair(params: &Params) -> Option<(u32, u32)> {
-    let get = |name| match params.get(name) {
-        Some(perflab_core::ParamValue::Int(i)) => u32::try_from(*i).ok(),
-        _ => None,
-    };
-    Some((get("cpu_a")?, get("cpu_b")?))
-}
-
 /// The layout of a per-point, per-variant table: the variants in plan order, a labeler
 /// naming points by what varies within the first variant (parameters a variant overrides,
 /// its env say, would otherwise name the variant twice), and the points in order.
-pub fn point_grid(ms: &[MeasurementRecord]) -> (Vec<String>, Labeler, Vec<u32>) {
+pub fn point_grid(
+    roles: &ParamRoles,
+    ms: &[MeasurementRecord],
+) -> (Vec<String>, Labeler, Vec<u32>) {
     let variants = measured_variants(ms);
     let first_variant = variants.first().cloned().unwrap_or_default();
     let labeler = Labeler::new(
+        roles,
         ms.iter()
             .filter(|m| m.variant == first_variant)
             .map(|m| &m.params),
@@ -220,9 +215,11 @@ pub fn point_grid(ms: &[MeasurementRecord]) -> (Vec<String>, Labeler, Vec<u32>) 
     (variants, labeler, points)
 }
 
-/// Names rows by the parameters that differ between them (`cpu_b=24`), or by the CPU
-/// pair (`4-24`) when the points are CPU pairs.
+/// Names rows by the parameters that differ between them (`cpu_b=24`, `size=64 KiB`, each
+/// value in its role's unit), or by the CPU pair (`4-24`) when the parameters with the
+/// roles of a pair's CPUs are there.
 pub struct Labeler {
+    roles: ParamRoles,
     varying: Vec<String>,
 }
 
@@ -254,7 +251,7 @@ pub(crate) fn describe_each(ms: &[MeasurementRecord]) -> Vec<String> {
 }
 
 impl Labeler {
-    pub fn new<'a>(all: impl Iterator<Item = &'a Params>) -> Self {
+    pub fn new<'a>(roles: &ParamRoles, all: impl Iterator<Item = &'a Params>) -> Self {
         // What varies depends only on the distinct parameter sets, in any order but the
         // first: a repeat of one of the last few kept is left out, which leaves a few
         // hundred of 100,000 records.
@@ -276,7 +273,15 @@ impl Labeler {
                 }
             }
         }
-        Self { varying }
+        Self {
+            roles: roles.clone(),
+            varying,
+        }
+    }
+
+    /// The CPU pair of a point, where the parameters with the pair's roles hold one.
+    pub fn pair(&self, params: &Params) -> Option<(u32, u32)> {
+        self.roles.cpu_pair(params)
     }
 
     /// `4-24` for a CPU pair, followed by any other parameter that varies (a pair
@@ -292,15 +297,17 @@ impl Labeler {
     /// [`Labeler::label`] without the parameters in `skip`, e.g. a scan's curve name
     /// without its size; empty when only skipped ones vary.
     pub fn label_without(&self, params: &Params, skip: &[&str]) -> String {
-        let pair =
-            cpu_pair(params).filter(|_| !skip.contains(&"cpu_a") && !skip.contains(&"cpu_b"));
+        let roles = &self.roles;
+        let pair = roles
+            .cpu_pair(params)
+            .filter(|_| !skip.iter().any(|n| roles.is_cpu_pair(n)));
         let parts: Vec<String> = self
             .varying
             .iter()
             .filter(|name| !skip.contains(&name.as_str()))
-            .filter(|name| pair.is_none() || !matches!(name.as_str(), "cpu_a" | "cpu_b"))
+            .filter(|name| pair.is_none() || !roles.is_cpu_pair(name))
             .map(|name| match params.get(name) {
-                Some(v) => format!("{name}={v}"),
+                Some(v) => roles.named_value(name, v),
                 None => format!("{name}=-"),
             })
             .collect();
@@ -402,21 +409,39 @@ mod tests {
 
     #[test]
     fn labels_name_varying_parameters_or_pairs() {
+        use perflab_core::ParamRole;
+        let mut roles = ParamRoles::default();
         let p1 = params(&[("size", 4096), ("threads", 2)]);
         let p2 = params(&[("size", 8192), ("threads", 2)]);
-        let l = Labeler::new([&p1, &p2].into_iter());
+        let l = Labeler::new(&roles, [&p1, &p2].into_iter());
         assert_eq!(l.label(&p1), "size=4096");
-        let single = Labeler::new([&p1].into_iter());
+        let single = Labeler::new(&roles, [&p1].into_iter());
         assert_eq!(single.label(&p1), "all");
+        // Without roles, CPUs are parameters like any other.
         let pair = params(&[("cpu_a", 4), ("cpu_b", 24)]);
-        assert_eq!(Labeler::new([&pair].into_iter()).label(&pair), "4-24");
         let other = params(&[("cpu_a", 4), ("cpu_b", 8)]);
-        let l = Labeler::new([&pair, &other].into_iter());
+        let l = Labeler::new(&roles, [&pair, &other].into_iter());
+        assert_eq!(l.label(&other), "cpu_b=8");
+        // A size axis reads in its unit, as the tables beside it.
+        roles.insert("size", ParamRole::SizeAxis);
+        let l = Labeler::new(&roles, [&p1, &p2].into_iter());
+        assert_eq!(l.label(&p2), "size=8 KiB");
+        roles.insert("cpu_a", ParamRole::CpuA);
+        roles.insert("cpu_b", ParamRole::CpuB);
+        assert_eq!(
+            Labeler::new(&roles, [&pair].into_iter()).label(&pair),
+            "4-24"
+        );
+        let l = Labeler::new(&roles, [&pair, &other].into_iter());
         assert_eq!(l.label(&other), "4-8");
         let futex = params(&[("cpu_a", 4), ("cpu_b", 24), ("futex", 1)]);
-        let l = Labeler::new([&pair, &futex].into_iter());
+        let l = Labeler::new(&roles, [&pair, &futex].into_iter());
         assert_eq!(l.label(&futex), "4-24 futex=1");
         assert_eq!(l.label(&pair), "4-24 futex=-");
-        assert_eq!(cpu_pair(&params(&[("cpu_a", -1), ("cpu_b", 2)])), None);
+        assert_eq!(l.label_without(&pair, &["cpu_b"]), "futex=-");
+        assert_eq!(
+            roles.cpu_pair(&params(&[("cpu_a", -1), ("cpu_b", 2)])),
+            None
+        );
     }
 }

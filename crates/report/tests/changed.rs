@@ -253,8 +253,11 @@ fn involved_cpus_come_from_parameters_and_threads() {
         cpu_samples: vec![(9, 100), (1, 2)],
         ..Default::default()
     }];
-    assert_eq!(involved_cpus(&params, &[&m]), vec![1, 3, 9]);
-    assert!(involved_cpus(&Params::default(), &[]).is_empty());
+    let mut roles = perflab_core::ParamRoles::default();
+    roles.insert("client_cpu", perflab_core::ParamRole::Cpu);
+    roles.insert("server_cpu", perflab_core::ParamRole::Cpu);
+    assert_eq!(involved_cpus(&roles, &params, &[&m]), vec![1, 3, 9]);
+    assert!(involved_cpus(&roles, &Params::default(), &[]).is_empty());
 }
 
 #[test]

@@ -69,7 +69,8 @@ fn run(id: i64) -> RunInfo {
         status: RunStatus::Complete,
         spec: serde_json::from_value(serde_json::json!({
             "primary_metric": "bandwidth_mib_s",
-            "compare": { "baseline": "4k" }
+            "compare": { "baseline": "4k" },
+            "param_roles": crate::common::catalog::roles_json("gpuxfer"),
         }))
         .expect("a valid run spec"),
         fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),

@@ -18,6 +18,7 @@ mod lock_wait;
 mod markdown;
 mod metric_names;
 mod no_note_parsing;
+mod param_names;
 mod plot;
 mod robustness;
 mod scan;

@@ -22,8 +22,11 @@ fn run(id: i64) -> RunInfo {
         workload: "ctxsw".into(),
         label: None,
         status: RunStatus::Interrupted,
-        spec: serde_json::from_value(serde_json::json!({"primary_metric": "m"}))
-            .expect("a valid run spec"),
+        spec: serde_json::from_value(serde_json::json!({
+            "primary_metric": "m",
+            "param_roles": crate::common::catalog::roles_json("ctxsw"),
+        }))
+        .expect("a valid run spec"),
         fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!(null)),
         unavailable: vec![],
         planned: 0,

@@ -21,7 +21,8 @@ fn report() -> perflab_report::full::FullReport {
 
 #[test]
 fn parts_per_pair_and_variant_with_shares_and_states() {
-    let w = wake_table(&records()).expect("idlewake traced");
+    let roles = ctxsw_roles();
+    let w = wake_table(&roles, &records()).expect("idlewake traced");
     assert_eq!(w.variants, ["poll-only", "all"]);
     let labels: Vec<&str> = w.pairs.iter().map(|p| p.label.as_str()).collect();
     assert_eq!(labels, ["0-0", "0-1", "0-2"]);
@@ -99,7 +100,7 @@ fn parts_per_pair_and_variant_with_shares_and_states() {
     assert!(w.pairs[1].rows.iter().all(|r| !r.key.ends_with("@C6")));
     // Without idlewake rows (another set, or no trace) there is no table.
     let other = common::spans::records(true);
-    assert!(wake_table(&other).is_none());
+    assert!(wake_table(&roles, &other).is_none());
 }
 
 #[test]
@@ -136,4 +137,9 @@ fn wake_table_markdown_mail_and_html() {
             .map(Vec::len),
         Some(3)
     );
+}
+
+/// The roles ctxsw declares (its CPU pair names the rows).
+fn ctxsw_roles() -> perflab_core::ParamRoles {
+    serde_json::from_value(crate::common::catalog::roles_json("ctxsw")).expect("roles")
 }

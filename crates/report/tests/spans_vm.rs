@@ -58,6 +58,7 @@ fn run_info() -> RunInfo {
             "primary_metric": "rtt_p50_us",
             "monitors": ["trace"],
             "variants": [{"name": "vm-tap-novhost", "knobs": [["netpath", "vm-tap-novhost"]]}],
+            "param_roles": crate::common::catalog::roles_json("netrr"),
         }))
         .expect("a valid run spec"),
         fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
@@ -192,6 +193,7 @@ fn seed_spans_the_kernel_could_not_trace_keep_their_rows_and_say_why() {
         "primary_metric": "rtt_p50_us",
         "monitors": ["trace"],
         "variants": [{"name": "vm-tap-novhost", "knobs": [["netpath", "veth"]]}],
+        "param_roles": crate::common::catalog::roles_json("netrr"),
     }))
     .unwrap();
     let t = seed_span_table(&host, &ms).expect("netrr with spans");

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use perflab_core::{ParamRole, ParamRoles};
 use perflab_lab::spec::{ParamInput, PartnersSpec, Scalar, VariantSpec};
 use perflab_lab::{adaptive, presets, ExperimentSpec};
 
@@ -155,30 +156,54 @@ fn one_or_list(v: &str) -> ParamInput {
     }
 }
 
-/// `--duration`, `--size`, `--anchor` and `--partners`: the parameters they stand for.
+/// `--duration`, `--size`, `--anchor` and `--partners`: the parameters they stand for
+/// (the workload's parameters with the role of the size axis, CPU A and CPU B).
 fn shortcut_flags(a: &RunArgs, spec: &mut ExperimentSpec) -> anyhow::Result<()> {
     if let Some(d) = &a.duration {
         spec.params
             .insert("duration".into(), ParamInput::One(Scalar::Str(d.clone())));
     }
     if let Some(size) = &a.size {
-        spec.params.insert("size".into(), one_or_list(size));
+        let name = param_with_role(spec, ParamRole::SizeAxis, "--size")?;
+        spec.params.insert(name, one_or_list(size));
     }
     if let Some(cpu) = a.anchor {
+        let name = param_with_role(spec, ParamRole::CpuA, "--anchor")?;
         spec.params
-            .insert("cpu_a".into(), ParamInput::One(Scalar::Int(cpu as i64)));
+            .insert(name, ParamInput::One(Scalar::Int(cpu as i64)));
     }
     if let Some(p) = &a.partners {
-        spec.params.insert("cpu_b".into(), partners(p)?);
+        let name = param_with_role(spec, ParamRole::CpuB, "--partners")?;
+        let anchor = param_with_role(spec, ParamRole::CpuA, "--partners")?;
+        spec.params.insert(name, partners(p, anchor)?);
     }
     Ok(())
 }
 
-/// `--partners per-core|all` (of `cpu_a`), or an explicit CPU list.
-fn partners(p: &str) -> anyhow::Result<ParamInput> {
+/// The parameter of the spec's workload that has `role`, which `flag` sets; an input
+/// error for a workload without one.
+fn param_with_role(spec: &ExperimentSpec, role: ParamRole, flag: &str) -> anyhow::Result<String> {
+    let roles = perflab_workloads::by_name(&spec.workload)
+        .map(|w| ParamRoles::from_specs(w.info().params))
+        .unwrap_or_default();
+    let what = match role {
+        ParamRole::SizeAxis => "size to scan",
+        ParamRole::CpuA => "first CPU of a pair",
+        _ => "second CPU of a pair",
+    };
+    roles.name_of(role).map(str::to_string).ok_or_else(|| {
+        input(format!(
+            "{flag} sets the {what}; workload {} has none",
+            spec.workload
+        ))
+    })
+}
+
+/// `--partners per-core|all` (of the anchor CPU), or an explicit CPU list.
+fn partners(p: &str, anchor: String) -> anyhow::Result<ParamInput> {
     Ok(match p {
         "per-core" | "all" => ParamInput::Partners(PartnersSpec {
-            partners_of: "cpu_a".into(),
+            partners_of: anchor,
             mode: p.to_string(),
             limit: None,
         }),

@@ -18,7 +18,6 @@ use crate::drilldown::parts::{
 use crate::drilldown::single::{render_pair_without, Absent};
 use crate::error::ReportError;
 use crate::section::{Format, Section};
-use crate::select::cpu_pair;
 use crate::tables::compare::text::{better_text, unavailable_text};
 use crate::tables::compare::{ComparisonTable, Row, TableKind, Unmatched};
 use crate::tables::distribution::distribution;
@@ -48,7 +47,10 @@ pub fn render_pair(
         return Ok(text);
     }
     let compared = table.rows.iter().map(|r| r.pair);
-    let not_compared = table.unmatched.iter().map(|u| cpu_pair(&u.params));
+    let not_compared = table
+        .unmatched
+        .iter()
+        .map(|u| table.param_roles.cpu_pair(&u.params));
     Err(ReportError::NoSuchPair {
         a,
         b,
@@ -61,7 +63,7 @@ fn unmatched_pair(table: &ComparisonTable, a: u32, b: u32) -> Option<&Unmatched>
     table
         .unmatched
         .iter()
-        .find(|u| cpu_pair(&u.params) == Some((a, b)))
+        .find(|u| table.param_roles.cpu_pair(&u.params) == Some((a, b)))
 }
 
 /// The summary of a pair that was not compared because one variant has no effective
@@ -75,7 +77,7 @@ fn render_unmatched(
     u: &Unmatched,
 ) -> Result<Option<String>, ReportError> {
     let (base, other) = variants_of(table)?;
-    let Some((a, b)) = cpu_pair(&u.params) else {
+    let Some((a, b)) = table.param_roles.cpu_pair(&u.params) else {
         return Ok(None);
     };
     let (measured, absent) = match (u.median_a, u.median_b) {
@@ -89,7 +91,8 @@ fn render_unmatched(
     };
     let mut out = render_pair_without(run, ms, measured, a, b, &[why])?;
     let here = ms.iter().filter(|m| {
-        (m.variant == base || m.variant == other) && cpu_pair(&m.params) == Some((a, b))
+        (m.variant == base || m.variant == other)
+            && table.param_roles.cpu_pair(&m.params) == Some((a, b))
     });
     let ineffective = crate::tables::coverage::ineffective_lines(here);
     push_ineffective(&mut out, ineffective);
@@ -167,7 +170,7 @@ pub fn write_drilldown(
     // still gets its summary.
     for u in &table.unmatched {
         if let Some(text) = render_unmatched(run, ms, table, u)? {
-            let name = summary_file_name(cpu_pair(&u.params), &u.label);
+            let name = summary_file_name(table.param_roles.cpu_pair(&u.params), &u.label);
             write_file(dir.join(NOT_COMPARED_DIR).join(name), &text, &mut written)?;
         }
     }

@@ -7,10 +7,7 @@
 use std::collections::BTreeMap;
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};
-use perflab_core::{ParamValue, Params};
-
-use crate::fmt::param_value;
-use crate::select::cpu_pair;
+use perflab_core::{ParamRoles, ParamValue, Params};
 
 /// The axis values a group holds (indices into the sorted values), with the variants that
 /// hold exactly these.
@@ -27,8 +24,13 @@ pub struct RowRef<'a> {
 /// [`rows_text`], or `every row but …` naming the other rows where that is shorter
 /// (83 of 88 rows are best named by the 5 that are not); `variants` names the variants
 /// the rows carry (empty for rows without one).
-pub fn rows_or_rest(chosen: &[RowRef], all: &[&Params], variants: &[&str]) -> String {
-    let direct = rows_text(chosen, all, variants.len().max(1));
+pub fn rows_or_rest(
+    roles: &ParamRoles,
+    chosen: &[RowRef],
+    all: &[&Params],
+    variants: &[&str],
+) -> String {
+    let direct = rows_text(roles, chosen, all, variants.len().max(1));
     let mut rest: Vec<RowRef> = Vec::new();
     let names: Vec<Option<&str>> = if variants.is_empty() {
         vec![None]
@@ -52,7 +54,7 @@ pub fn rows_or_rest(chosen: &[RowRef], all: &[&Params], variants: &[&str]) -> St
     }
     let other = format!(
         "every row but {}",
-        rows_text(&rest, all, variants.len().max(1))
+        rows_text(roles, &rest, all, variants.len().max(1))
     );
     if other.len() < direct.len() {
         other
@@ -62,8 +64,14 @@ pub fn rows_or_rest(chosen: &[RowRef], all: &[&Params], variants: &[&str]) -> St
 }
 
 /// Names `chosen`, rows of a table whose points are `all` measured with `variants`
-/// variants: `every row` when they are all of them, else as the module says.
-pub fn rows_text(chosen: &[RowRef], all: &[&Params], variants: usize) -> String {
+/// variants: `every row` when they are all of them, else as the module says; `roles`
+/// say which parameters are a CPU pair and the unit of each value.
+pub fn rows_text(
+    roles: &ParamRoles,
+    chosen: &[RowRef],
+    all: &[&Params],
+    variants: usize,
+) -> String {
     let mut distinct: Vec<&Params> = Vec::new();
     for p in all.iter().copied().chain(chosen.iter().map(|c| c.params)) {
         if !distinct.contains(&p) {
@@ -74,8 +82,8 @@ pub fn rows_text(chosen: &[RowRef], all: &[&Params], variants: usize) -> String 
     if seen >= distinct.len() * variants.max(1) && distinct.len() > 1 {
         return format!("every row ({seen})");
     }
-    if distinct.iter().all(|p| cpu_pair(p).is_some()) {
-        return pairs_text(chosen);
+    if distinct.iter().all(|p| roles.cpu_pair(p).is_some()) {
+        return pairs_text(roles, chosen);
     }
     let varying = varying(&distinct);
     let axis = varying
@@ -93,7 +101,7 @@ pub fn rows_text(chosen: &[RowRef], all: &[&Params], variants: usize) -> String 
             .iter()
             .filter(|n| Some(*n) != axis.as_ref())
             .map(|n| match c.params.get(n) {
-                Some(v) => format!("{n}={}", param_value(n, v)),
+                Some(v) => roles.named_value(n, v),
                 None => format!("{n}=-"),
             })
             .collect();
@@ -130,7 +138,7 @@ pub fn rows_text(chosen: &[RowRef], all: &[&Params], variants: usize) -> String 
             }
             let values = axis
                 .as_deref()
-                .map_or_else(String::new, |a| axis_text(a, idx, &axis_values));
+                .map_or_else(String::new, |a| axis_text(roles, a, idx, &axis_values));
             parts.push(match (head.is_empty(), values.is_empty()) {
                 (true, _) => values,
                 (false, true) => head,
@@ -144,7 +152,7 @@ pub fn rows_text(chosen: &[RowRef], all: &[&Params], variants: usize) -> String 
 /// The ineffective measurements of `ms` (a knob of their variant did not hold), one line
 /// per variant: how many of its measurements, at which points (named as above), and the
 /// first one's reason; `perflab show` lists every one.
-pub fn ineffective_summary(ms: &[MeasurementRecord]) -> Vec<String> {
+pub fn ineffective_summary(roles: &ParamRoles, ms: &[MeasurementRecord]) -> Vec<String> {
     let all: Vec<&Params> = ms.iter().map(|m| &m.params).collect();
     let mut variants: Vec<&str> = Vec::new();
     for m in ms {
@@ -175,7 +183,7 @@ pub fn ineffective_summary(ms: &[MeasurementRecord]) -> Vec<String> {
                 "{v}: {} of {} measurements, at {}; the first (seq {}): {why}",
                 bad.len(),
                 of.len(),
-                rows_text(&at, &all, 1),
+                rows_text(roles, &at, &all, 1),
                 first.seq
             ))
         })
@@ -240,11 +248,11 @@ fn distinct_rows(chosen: &[RowRef]) -> usize {
 }
 
 /// CPU pairs as the tables write them, `0-0, 0-1 [all]`.
-fn pairs_text(chosen: &[RowRef]) -> String {
+fn pairs_text(roles: &ParamRoles, chosen: &[RowRef]) -> String {
     let mut order: Vec<&str> = Vec::new();
     let mut by_variant: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for c in chosen {
-        let Some((a, b)) = cpu_pair(c.params) else {
+        let Some((a, b)) = roles.cpu_pair(c.params) else {
             continue;
         };
         let v = c.variant.unwrap_or("");
@@ -305,14 +313,14 @@ fn sorted_values<'a>(distinct: &[&'a Params], name: &str) -> Vec<&'a ParamValue>
     out
 }
 
-/// `all 11 sizes`, or `size 32K–1M, 8M`: the values held, three or more neighbours as a
+/// `all 11 sizes`, or `size 32 KiB–1 MiB, 8 MiB`: the values held, three or more neighbours as a
 /// range.
-fn axis_text(axis: &str, idx: &[usize], values: &[&ParamValue]) -> String {
+fn axis_text(roles: &ParamRoles, axis: &str, idx: &[usize], values: &[&ParamValue]) -> String {
     if idx.len() == values.len() && values.len() > 1 {
         let plural = if axis.ends_with('s') { "" } else { "s" };
         return format!("all {} {axis}{plural}", values.len());
     }
-    let text = |i: usize| param_value(axis, values[i]);
+    let text = |i: usize| roles.value_text(axis, values[i]);
     let mut out = Vec::new();
     let mut start = 0;
     while start < idx.len() {
@@ -366,14 +374,19 @@ mod tests {
         // Every size of pvm in both variants, and three sizes of memcpy in one.
         let mut chosen: Vec<RowRef> = (0..6).flat_map(|i| [row(i, "4k"), row(i, "2m")]).collect();
         chosen.extend([row(6, "2m"), row(7, "2m"), row(8, "2m"), row(10, "2m")]);
-        // Sizes are read in their unit only where a workload declares them; none is
-        // installed in this unit test, so they are bytes here.
+        // Sizes are read in their unit only where their role says they are sizes.
+        let mut roles = ParamRoles::default();
         assert_eq!(
-            rows_text(&chosen, &refs, 2),
+            rows_text(&roles, &chosen, &refs, 2),
             "engine=pvm: all 6 sizes; engine=memcpy [2m]: size 32768–131072, 524288"
         );
+        roles.insert("size", perflab_core::ParamRole::SizeAxis);
+        assert_eq!(
+            rows_text(&roles, &chosen, &refs, 2),
+            "engine=pvm: all 6 sizes; engine=memcpy [2m]: size 32 KiB–128 KiB, 512 KiB"
+        );
         let every: Vec<RowRef> = (0..12).flat_map(|i| [row(i, "4k"), row(i, "2m")]).collect();
-        assert_eq!(rows_text(&every, &refs, 2), "every row (24)");
+        assert_eq!(rows_text(&roles, &every, &refs, 2), "every row (24)");
     }
 
     #[test]
@@ -400,6 +413,9 @@ mod tests {
                 variant: Some("all"),
             },
         ];
-        assert_eq!(rows_text(&chosen, &refs, 1), "0-0, 0-2 [all]");
+        let mut roles = ParamRoles::default();
+        roles.insert("cpu_a", perflab_core::ParamRole::CpuA);
+        roles.insert("cpu_b", perflab_core::ParamRole::CpuB);
+        assert_eq!(rows_text(&roles, &chosen, &refs, 1), "0-0, 0-2 [all]");
     }
 }

@@ -116,7 +116,7 @@ fn one_comparison(
     // The seed's own table first: for CPU pairs its regression distribution, then the
     // table it is drawn from.
     let dist = seed_distribution(p, opts, blocks);
-    let scan = crate::scan_tables(t, "size");
+    let scan = crate::size_scan(t);
     match &scan {
         Some(s) => {
             let mut scan_blocks = s.to_blocks();
@@ -252,5 +252,5 @@ fn not_compared_rows(t: &ComparisonTable) -> String {
             variant: u.variant.as_deref(),
         })
         .collect();
-    rows_text(&rows, &all, 1)
+    rows_text(&t.param_roles, &rows, &all, 1)
 }

@@ -323,18 +323,19 @@ pub(crate) fn summary_figure(s: &SummaryTable) -> Option<String> {
     if rows.is_empty() {
         return None;
     }
-    match sizes_of(&rows) {
-        Some(sizes) if rows.len() > 1 => summary_curves(s, metric, &rows, &sizes),
+    let axis = s.param_roles.name_of(perflab_core::ParamRole::SizeAxis);
+    match axis.and_then(|axis| sizes_of(&rows, axis).map(|sizes| (axis, sizes))) {
+        Some((axis, sizes)) if rows.len() > 1 => summary_curves(s, metric, &rows, (axis, &sizes)),
         _ => Some(summary_bars(s, metric, rows)),
     }
 }
 
-/// Each row's `size` in bytes, or `None` unless every row has one.
-fn sizes_of(rows: &[&SummaryRow]) -> Option<Vec<f64>> {
+/// Each row's size (its parameter `axis`) in bytes, or `None` unless every row has one.
+fn sizes_of(rows: &[&SummaryRow], axis: &str) -> Option<Vec<f64>> {
     rows.iter()
         .map(|r| {
             r.params
-                .get("size")
+                .get(axis)
                 .and_then(crate::tables::scan::size_bytes)
                 .map(|b| b as f64)
         })
@@ -347,12 +348,12 @@ fn summary_curves(
     s: &SummaryTable,
     metric: &MetricChoice,
     rows: &[&SummaryRow],
-    sizes: &[f64],
+    (axis, sizes): (&str, &[f64]),
 ) -> Option<String> {
     let mut curves: Vec<Curve> = Vec::new();
     for (r, &x) in rows.iter().zip(sizes) {
-        let rest = crate::select::Labeler::new(rows.iter().map(|r| &r.params))
-            .label_without(&r.params, &["size"]);
+        let rest = crate::select::Labeler::new(&s.param_roles, rows.iter().map(|r| &r.params))
+            .label_without(&r.params, &[axis]);
         let name = if rest.is_empty() {
             r.variant.clone()
         } else {

@@ -135,7 +135,11 @@ impl Pooled {
 /// histograms, each a 200 KiB count array once decoded), so measurements are grouped first
 /// and only the points that are drawn are decoded.
 fn pooled(runs: &[RunData], limit: usize) -> (Vec<(String, Vec<Pooled>)>, usize) {
-    let labeler = Labeler::new(runs.iter().flat_map(|r| r.ms.iter().map(|m| &m.params)));
+    let roles = crate::hints::merged_param_roles(runs.iter().map(|r| &r.info));
+    let labeler = Labeler::new(
+        &roles,
+        runs.iter().flat_map(|r| r.ms.iter().map(|m| &m.params)),
+    );
     // Parameters a variant sets (the quick study's `mechanism`) name curves, not points:
     // pipe and futex at pair 0-1 belong in one figure.
     let by_variant = variant_params(runs.iter().map(|r| r.ms.as_slice()));

@@ -84,6 +84,7 @@ impl Quality {
         let who =
             |row: &SummaryRow| format!("{} {} [{}]", run_name(&r.info), row.label, row.variant);
         let all: Vec<&Params> = s.rows.iter().map(|row| &row.params).collect();
+        let roles = crate::hints::param_roles(&r.info);
         let variants = crate::measured_variants(&r.ms);
         let void = void_rows(r);
         let mut kinds: Vec<(Spread, Vec<&SummaryRow>)> = Vec::new();
@@ -119,7 +120,7 @@ impl Quality {
                 })
                 .collect();
             let names: Vec<&str> = variants.iter().map(String::as_str).collect();
-            rows_or_rest(&refs, &all, &names)
+            rows_or_rest(&roles, &refs, &all, &names)
         };
         let run = if self.several {
             format!("{}: ", run_name(&r.info))

@@ -1,7 +1,5 @@
 //! The report's title and the table of the runs it covers.
 
-use perflab_core::record::MeasurementRecord;
-
 use crate::doc::{Block, Table};
 use crate::full::input::{run_name, RunData};
 use crate::tables::coverage;
@@ -40,10 +38,10 @@ pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
             })
             .collect();
     blocks.push(Block::list("Variants not measured", unavailable));
-    let per_run = |lines: fn(&[MeasurementRecord]) -> Vec<String>| -> Vec<String> {
+    let per_run = |lines: fn(&RunData) -> Vec<String>| -> Vec<String> {
         runs.iter()
             .flat_map(|r| {
-                lines(&r.ms)
+                lines(r)
                     .into_iter()
                     .map(move |l| format!("run {}: {l}", r.info.id))
             })
@@ -51,15 +49,17 @@ pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
     };
     blocks.push(Block::list(
         "Monitors",
-        per_run(crate::fmt::compact::monitors_summary),
+        per_run(|r| crate::fmt::compact::monitors_summary(&r.ms)),
     ));
     blocks.push(Block::list(
         "Ineffective measurements (a knob did not hold; not counted as their variant)",
-        per_run(crate::fmt::compact::ineffective_summary),
+        per_run(|r| {
+            crate::fmt::compact::ineffective_summary(&crate::hints::param_roles(&r.info), &r.ms)
+        }),
     ));
     blocks.push(Block::list(
         "Disturbed measurements (other work took their CPUs; not counted)",
-        per_run(|ms| coverage::disturbed_lines(ms)),
+        per_run(|r| coverage::disturbed_lines(&r.ms)),
     ));
 }
 

@@ -38,7 +38,8 @@ pub(crate) fn section(runs: &[RunData], opts: &ReportOptions, blocks: &mut Vec<B
         if !opts.figures {
             continue;
         }
-        let labeler = Labeler::new(with_threads.iter().map(|m| &m.params));
+        let roles = crate::hints::param_roles(&r.info);
+        let labeler = Labeler::new(&roles, with_threads.iter().map(|m| &m.params));
         let mut shown: Vec<(u32, &str)> = Vec::new();
         for m in &with_threads {
             if shown.len() == MAX_TIMELINES {

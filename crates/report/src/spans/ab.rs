@@ -105,13 +105,14 @@ fn without(params: &Params, name: &str) -> String {
 
 fn pairs(run: &RunInfo, ms: &[MeasurementRecord]) -> Vec<PairSpec> {
     let variants = measured_variants(ms);
+    let roles = crate::hints::param_roles(run);
     let mut out = Vec::new();
     for v in &variants {
         let points = point_params(ms, v);
         let mut names: Vec<&String> = points.iter().flat_map(|(_, p)| p.0.keys()).collect();
         names.sort();
         names.dedup();
-        let labeler = Labeler::new(points.iter().map(|(_, p)| p));
+        let labeler = Labeler::new(&roles, points.iter().map(|(_, p)| p));
         for name in names {
             let mut groups: Vec<(String, Vec<&(u32, Params)>)> = Vec::new();
             for pp in &points {
@@ -121,16 +122,16 @@ fn pairs(run: &RunInfo, ms: &[MeasurementRecord]) -> Vec<PairSpec> {
                     None => groups.push((rest, vec![pp])),
                 }
             }
-            let value = |p: &Params| p.get(name).map_or("-".to_string(), |v| v.to_string());
+            let named = |p: &Params| match p.get(name) {
+                Some(v) => roles.named_value(name, v),
+                None => format!("{name}=-"),
+            };
             for (_, g) in groups {
                 let Some(((pa, a), rest)) = g.split_first().map(|(f, r)| ((f.0, &f.1), r)) else {
                     continue;
                 };
                 for (pb, b) in rest.iter().map(|x| (x.0, &x.1)) {
-                    let (la, lb) = (
-                        format!("{name}={}", value(a)),
-                        format!("{name}={}", value(b)),
-                    );
+                    let (la, lb) = (named(a), named(b));
                     let others = labeler.label_without(a, &[name]);
                     let at = if others.is_empty() {
                         String::new()
@@ -150,7 +151,7 @@ fn pairs(run: &RunInfo, ms: &[MeasurementRecord]) -> Vec<PairSpec> {
     }
     if let Some(base) = baseline_variant(run, &variants) {
         let base_points = point_params(ms, &base);
-        let labeler = Labeler::new(base_points.iter().map(|(_, p)| p));
+        let labeler = Labeler::new(&roles, base_points.iter().map(|(_, p)| p));
         for other in variants.iter().filter(|v| **v != base) {
             for (point, params) in &base_points {
                 if !ms.iter().any(|m| m.point == *point && m.variant == *other) {

@@ -121,7 +121,8 @@ pub fn span_table(run: &RunInfo, ms: &[MeasurementRecord], cfg: &StatsConfig) ->
     if !rows::has_spans(ms) {
         return None;
     }
-    let (variants, labeler, points) = crate::select::point_grid(ms);
+    let roles = crate::hints::param_roles(run);
+    let (variants, labeler, points) = crate::select::point_grid(&roles, ms);
     let mut groups = Vec::new();
     let mut from_telemetry = false;
     // Path by path (variant-major): a path's load cases read one after the other.
@@ -164,7 +165,7 @@ pub fn span_table(run: &RunInfo, ms: &[MeasurementRecord], cfg: &StatsConfig) ->
         confidence: cfg.confidence_label(),
         groups,
         notes: rows::notes(ms),
-        wake: crate::spans::wake::wake_table(ms),
+        wake: crate::spans::wake::wake_table(&roles, ms),
     })
 }
 

@@ -126,7 +126,7 @@ pub struct WakeTable {
 
 /// The table where some measurement carries the `idlewake` whole wake-up; `None`
 /// otherwise.
-pub fn wake_table(ms: &[MeasurementRecord]) -> Option<WakeTable> {
+pub fn wake_table(roles: &perflab_core::ParamRoles, ms: &[MeasurementRecord]) -> Option<WakeTable> {
     let all: Vec<&MeasurementRecord> = ms.iter().collect();
     let traced = rows::span_records(&all);
     let whole = format!("{SET}.{WHOLE}");
@@ -136,7 +136,7 @@ pub fn wake_table(ms: &[MeasurementRecord]) -> Option<WakeTable> {
     {
         return None;
     }
-    let (variants, labeler, points) = crate::select::point_grid(ms);
+    let (variants, labeler, points) = crate::select::point_grid(roles, ms);
     let mut pairs = Vec::new();
     for point in points {
         let per_variant: Vec<Vec<&MeasurementRecord>> = variants

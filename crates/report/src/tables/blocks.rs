@@ -358,7 +358,7 @@ impl Changes {
         let quiet = format!(
             "{} significant rows, no telemetry row on their CPUs changed consistently: {}",
             still.len(),
-            rows_text(&rows, &all, 1)
+            rows_text(&t.param_roles, &rows, &all, 1)
         );
         if moved.is_empty() {
             return vec![Block::para(format!("What changed with it: {quiet}"))];

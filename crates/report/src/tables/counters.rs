@@ -69,7 +69,7 @@ pub fn counter_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<CounterT
     let metric = choose_metric(run, ms, None)
         .map(|c| c.name)
         .unwrap_or_default();
-    let mut rows = counter_rows(ms, source, &metric);
+    let mut rows = counter_rows(&crate::hints::param_roles(run), ms, source, &metric);
     if rows.is_empty() {
         return None;
     }
@@ -99,8 +99,13 @@ fn counter_source(ms: &[MeasurementRecord]) -> Option<&'static str> {
 }
 
 /// One row per point and variant (in grid order) whose repetitions recorded counters.
-fn counter_rows(ms: &[MeasurementRecord], source: &str, metric: &str) -> Vec<CounterRow> {
-    let (variants, labeler, points) = crate::select::point_grid(ms);
+fn counter_rows(
+    roles: &perflab_core::ParamRoles,
+    ms: &[MeasurementRecord],
+    source: &str,
+    metric: &str,
+) -> Vec<CounterRow> {
+    let (variants, labeler, points) = crate::select::point_grid(roles, ms);
     let mut rows = Vec::new();
     for point in points {
         for variant in variants.iter().cloned() {

@@ -5,6 +5,7 @@
 //! only in `report`'s "what changed" list, which names significant rows only.
 
 use perflab_core::record::{MeasurementRecord, RunId, RunInfo};
+use perflab_core::{ParamRole, ParamRoles};
 use serde::Serialize;
 
 use crate::doc::{Block, Table};
@@ -36,14 +37,15 @@ pub struct IrqCpuRow {
 /// The table, where every measurement ran pinned to one CPU (`cpu` ≥ 0) and recorded
 /// interrupt deltas; `None` otherwise (CPU-pair studies have their drill-down instead).
 pub fn irq_cpu_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<IrqCpuTable> {
-    let cpu = pinned_cpu(ms)?;
+    let roles = crate::hints::param_roles(run);
+    let cpu = pinned_cpu(&roles, ms)?;
     if !ms
         .iter()
         .any(|m| m.telemetry.iter().any(|t| t.source == SOURCE))
     {
         return None;
     }
-    let (variants, labeler, points) = point_grid(ms);
+    let (variants, labeler, points) = point_grid(&roles, ms);
     let mut rows = Vec::new();
     for point in points {
         let groups: Vec<Vec<&MeasurementRecord>> = variants
@@ -106,9 +108,10 @@ pub fn irq_cpu_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<IrqCpuTa
     })
 }
 
-/// The one CPU every measurement was pinned to.
-fn pinned_cpu(ms: &[MeasurementRecord]) -> Option<u32> {
-    let mut cpus = ms.iter().map(|m| m.params.int("cpu").ok());
+/// The one CPU every measurement was pinned to (by the one parameter with a CPU's role).
+fn pinned_cpu(roles: &ParamRoles, ms: &[MeasurementRecord]) -> Option<u32> {
+    let name = roles.single(ParamRole::Cpu)?;
+    let mut cpus = ms.iter().map(|m| m.params.int(name).ok());
     let first = cpus.next()??;
     (first >= 0 && cpus.all(|c| c == Some(first))).then_some(first as u32)
 }

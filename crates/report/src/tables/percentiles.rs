@@ -69,7 +69,9 @@ pub struct PercentileTable {
 pub(crate) fn result_groups<'a>(
     runs: &[(&'a RunInfo, &'a [MeasurementRecord])],
 ) -> Vec<ResultGroup<'a>> {
+    let roles = crate::hints::merged_param_roles(runs.iter().map(|(info, _)| *info));
     let labeler = Labeler::new(
+        &roles,
         runs.iter()
             .flat_map(|(_, ms)| ms.iter().filter(|m| m.is_result()).map(|m| &m.params)),
     );

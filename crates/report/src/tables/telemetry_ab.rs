@@ -17,14 +17,13 @@
 //! moved nothing and is left out, named under the table.
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus::Ok};
-use perflab_core::{Better, IrqSet, Params, Unit};
+use perflab_core::{Better, IrqSet, ParamRole, ParamRoles, Params, Unit};
 use perflab_stats::{compare_paired, Sample, StatsConfig};
 use serde::Serialize;
 
 use crate::doc::{Block, Table};
 use crate::fmt;
 use crate::section::{Section, SectionId};
-use crate::select::cpu_pair;
 use crate::tables::compare::{ComparisonTable, Row, TableKind};
 
 const COUNTERS: &str = "counters";
@@ -166,7 +165,7 @@ pub fn telemetry_ab(
     let mut zero: Vec<String> = Vec::new();
     for row in &table.rows {
         let (side_a, side_b) = sides(table, row, a, b);
-        for series in series_of(&row.params, &side_a, &side_b) {
+        for series in series_of(&table.param_roles, &row.params, &side_a, &side_b) {
             let Some((r, nothing)) = compare_series(row, series, (&side_a, &side_b), paired, cfg)
             else {
                 continue;
@@ -219,7 +218,12 @@ fn sides<'a>(
 
 /// The series either side recorded, in a reader's order: counters as first recorded,
 /// then per measured CPU its interrupts and idle entries, then huge pages.
-fn series_of(params: &Params, a: &[&MeasurementRecord], b: &[&MeasurementRecord]) -> Vec<Series> {
+fn series_of(
+    roles: &ParamRoles,
+    params: &Params,
+    a: &[&MeasurementRecord],
+    b: &[&MeasurementRecord],
+) -> Vec<Series> {
     let all = || a.iter().chain(b.iter());
     let mut out: Vec<Series> = Vec::new();
     for m in all() {
@@ -234,7 +238,7 @@ fn series_of(params: &Params, a: &[&MeasurementRecord], b: &[&MeasurementRecord]
     }
     // A pinned workload's variants move its CPU's interrupts (seed 003); a CPU pair's
     // move the idle states its two CPUs enter (seed 004).
-    let (cpus, pair) = measured_cpus(params);
+    let (cpus, pair) = measured_cpus(roles, params);
     for cpu in cpus {
         let per_cpu = match pair {
             true => vec![Series::IdleEntries { cpu }],
@@ -257,12 +261,13 @@ fn series_of(params: &Params, a: &[&MeasurementRecord], b: &[&MeasurementRecord]
 }
 
 /// The CPUs a point measured, and whether they are a pair: its CPU pair, or the one it
-/// is pinned to.
-fn measured_cpus(params: &Params) -> (Vec<u32>, bool) {
-    if let Some((x, y)) = cpu_pair(params) {
+/// is pinned to (the one parameter with the role of a CPU, holding one).
+fn measured_cpus(roles: &ParamRoles, params: &Params) -> (Vec<u32>, bool) {
+    if let Some((x, y)) = roles.cpu_pair(params) {
         return (if x == y { vec![x] } else { vec![x, y] }, true);
     }
-    let pinned = match params.get("cpu") {
+    let cpu = roles.single(ParamRole::Cpu).and_then(|n| params.get(n));
+    let pinned = match cpu {
         Some(perflab_core::ParamValue::Int(c)) => u32::try_from(*c).ok().into_iter().collect(),
         _ => Vec::new(),
     };

@@ -44,9 +44,10 @@ impl AfterRun {
         };
         Ok(Self {
             measured: crate::measured_variants(ms),
-            pairs: ms
-                .iter()
-                .any(|m| m.params.get("cpu_a").is_some() && m.params.get("cpu_b").is_some()),
+            pairs: {
+                let roles = crate::hints::param_roles(info);
+                ms.iter().any(|m| roles.cpu_pair(&m.params).is_some())
+            },
             buckets,
             wants_drilldown: info.spec.compare.drilldown || out.is_some(),
             dir: out.map_or_else(default_dir, Path::to_path_buf),
@@ -240,7 +241,7 @@ fn variant_views(
         }
         out.push(VariantView {
             other: other.clone(),
-            scan: crate::scan_tables(&table, "size"),
+            scan: crate::size_scan(&table),
             distribution: after
                 .pairs
                 .then(|| crate::distribution(&table, &after.buckets)),

@@ -135,7 +135,7 @@ impl CompareView {
         Self {
             setup,
             distribution: pairs.then(|| crate::distribution(&table, buckets)),
-            scan: crate::scan_tables(&table, "size"),
+            scan: crate::size_scan(&table),
             table,
             telemetry,
             percentiles,

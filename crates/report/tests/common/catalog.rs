@@ -66,3 +66,21 @@ pub fn install() {
 pub fn install_monitors() {
     perflab_monitors::install_catalog();
 }
+
+/// The roles crates/workloads/src/{ctxsw,xfer,gpuxfer,netrr}/mod.rs declare on their
+/// parameters, as a run's spec stores them (`param_roles`): the report finds a CPU pair, a
+/// pinned CPU and a scan's size axis by these, never by name, so a fixture's run declares
+/// them itself (the catalog is installed once per process, by whichever test is first).
+pub fn roles_json(workload: &str) -> serde_json::Value {
+    match workload {
+        "ctxsw" => serde_json::json!({"cpu_a": "cpu_a", "cpu_b": "cpu_b"}),
+        "xfer" => serde_json::json!({"size": "size_axis", "cpu": "cpu"}),
+        "gpuxfer" => serde_json::json!({"size": "size_axis"}),
+        "netrr" => serde_json::json!({
+            "size": "size_axis",
+            "client_cpu": "cpu",
+            "server_cpu": "cpu",
+        }),
+        _ => serde_json::json!({}),
+    }
+}

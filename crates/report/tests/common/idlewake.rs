@@ -28,6 +28,7 @@ pub fn run_info(id: i64) -> RunInfo {
             "monitors": ["cpuidle", "trace:idlewake"],
             "variants": [{"name": "poll-only"}, {"name": "all"}],
             "compare": {"baseline": "poll-only"},
+            "param_roles": crate::common::catalog::roles_json("ctxsw"),
         }))
         .expect("a valid run spec"),
         fingerprint: perflab_core::Fingerprint::from_json(

@@ -36,6 +36,7 @@ pub fn run_info(id: i64) -> RunInfo {
             "monitors": ["interrupts", "cpuidle", "cpu_time"],
             "unavailable_monitors": {"cpuidle": "no cpuidle driver"},
             "compare": {"baseline": "poll-only"},
+            "param_roles": crate::common::catalog::roles_json("ctxsw"),
         }))
         .expect("a valid run spec"),
         fingerprint: perflab_core::Fingerprint::from_json(

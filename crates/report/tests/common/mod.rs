@@ -56,6 +56,7 @@ pub fn run_info(id: i64) -> RunInfo {
         spec: serde_json::from_value(serde_json::json!({
             "primary_metric": "round_trips_per_sec",
             "monitors": ["interrupts", "cpuidle", "cpu_time"],
+            "param_roles": crate::common::catalog::roles_json("ctxsw"),
         }))
         .expect("a valid run spec"),
         fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),

@@ -17,8 +17,11 @@ fn info(id: i64, study: &str, workload: &str, primary: &str) -> RunInfo {
         workload: workload.into(),
         label: None,
         status: RunStatus::Complete,
-        spec: serde_json::from_value(serde_json::json!({ "primary_metric": primary }))
-            .expect("a valid run spec"),
+        spec: serde_json::from_value(serde_json::json!({
+            "primary_metric": primary,
+            "param_roles": crate::common::catalog::roles_json(workload),
+        }))
+        .expect("a valid run spec"),
         fingerprint: perflab_core::Fingerprint::from_json(
             serde_json::json!({ "kernel": "6.18.0", "thp": "madvise" }),
         ),

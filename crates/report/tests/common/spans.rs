@@ -47,6 +47,7 @@ pub fn run_info(id: i64) -> RunInfo {
             "primary_metric": "rtt_p50_us",
             "monitors": ["softirqs", "trace"],
             "variants": [{"name": "loopback"}, {"name": "veth"}],
+            "param_roles": crate::common::catalog::roles_json("netrr"),
         }))
         .expect("a valid run spec"),
         fingerprint: perflab_core::Fingerprint::from_json(

@@ -47,8 +47,11 @@ pub fn run(id: i64, label: &str) -> RunInfo {
         workload: "xfer".into(),
         label: Some(label.into()),
         status: RunStatus::Complete,
-        spec: serde_json::from_value(serde_json::json!({ "primary_metric": "bandwidth_mib_s" }))
-            .expect("a valid run spec"),
+        spec: serde_json::from_value(serde_json::json!({
+            "primary_metric": "bandwidth_mib_s",
+            "param_roles": crate::common::catalog::roles_json("xfer"),
+        }))
+        .expect("a valid run spec"),
         fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
         unavailable: vec![],
         planned: 0,

@@ -183,7 +183,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "cpus",
-        role: perflab_core::ParamRole::Plain,
+        role: perflab_core::ParamRole::Cpu,
         help: "CPU list the command is pinned to, e.g. 2 or 0-3,8 (empty: not pinned)",
         kind: text(4 << 10),
         default: Some(""),

@@ -135,7 +135,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "client_cpu",
-        role: perflab_core::ParamRole::Plain,
+        role: perflab_core::ParamRole::Cpu,
         help: "CPU of the client thread (-1: not pinned)",
         kind: ParamKind::Int {
             min: -1,
@@ -145,7 +145,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "server_cpu",
-        role: perflab_core::ParamRole::Plain,
+        role: perflab_core::ParamRole::Cpu,
         help: "CPU of the in-process responder thread (-1: not pinned; ignored with peer)",
         kind: ParamKind::Int {
             min: -1,

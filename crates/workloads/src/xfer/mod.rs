@@ -116,7 +116,7 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "cpu",
-        role: perflab_core::ParamRole::Plain,
+        role: perflab_core::ParamRole::Cpu,
         help: "CPU the transferring thread is pinned to (-1: not pinned); single-thread \
                xfer only (the channel model uses placement)",
         kind: ParamKind::Int { min: -1, max: 4095 },

@@ -24,7 +24,7 @@ use std::collections::{HashMap, HashSet};
 
 use perflab_core::descriptor::word_row;
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};
-use perflab_core::{NoCpu, ParamValue, Params, Unit};
+use perflab_core::{NoCpu, ParamRoles, ParamValue, Params, Unit};
 use perflab_stats::{mann_whitney, median, min_p_value, Sample};
 use serde::Serialize;
 
@@ -97,14 +97,18 @@ impl RowChanges {
     }
 }
 
-/// CPUs a point involves: those its parameters name (`cpu`, `cpus`, `cpu_a`, `cpu_b`,
-/// `client_cpu`, `server_cpu`, any `*_cpu`/`cpu_*`, CPU lists such as `0-3,8`) and those
+/// CPUs a point involves: those its parameters with a CPU role name (a pair's, a pinned
+/// CPU, CPU lists such as `0-3,8`) and those
 /// the records' threads were pinned to or seen on. Sorted, without repeats; empty when
 /// nothing says (an unpinned workload with no thread records).
-pub fn involved_cpus(params: &Params, records: &[&MeasurementRecord]) -> Vec<u32> {
+pub fn involved_cpus(
+    roles: &ParamRoles,
+    params: &Params,
+    records: &[&MeasurementRecord],
+) -> Vec<u32> {
     let mut cpus: Vec<u32> = Vec::new();
     for (name, value) in &params.0 {
-        if !names_cpus(name) {
+        if !roles.names_cpus(name) {
             continue;
         }
         match value {
@@ -129,13 +133,6 @@ pub fn involved_cpus(params: &Params, records: &[&MeasurementRecord]) -> Vec<u32
     cpus.sort_unstable();
     cpus.dedup();
     cpus
-}
-
-fn names_cpus(name: &str) -> bool {
-    matches!(name, "cpu" | "cpus")
-        || name.starts_with("cpu_")
-        || name.ends_with("_cpu")
-        || name.ends_with("_cpus")
 }
 
 /// Telemetry rows that are settings or bookkeeping, not activity, as the source's hints
@@ -457,7 +454,7 @@ pub fn changes_for_table(
                 index_b.of(&table.kind, row, true),
             );
             let both: Vec<&MeasurementRecord> = a.iter().chain(&b).copied().collect();
-            let cpus = involved_cpus(&row.params, &both);
+            let cpus = involved_cpus(&table.param_roles, &row.params, &both);
             RowChanges {
                 label: row.label.clone(),
                 variant: row.variant.clone(),
@@ -520,6 +517,7 @@ impl<'m> Sides<'m> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use perflab_core::ParamRole;
 
     #[test]
     fn amounts_read_like_a_person_wrote_them() {
@@ -596,8 +594,16 @@ mod tests {
         p.0.insert("client_cpu".into(), ParamValue::Int(-1));
         p.0.insert("cpus".into(), ParamValue::Str("0-1,8".into()));
         p.0.insert("size".into(), ParamValue::Int(7));
-        assert_eq!(involved_cpus(&p, &[]), vec![0, 1, 4, 8, 24]);
+        let mut roles = ParamRoles::default();
+        // Names say nothing: without roles, no parameter is a CPU.
+        assert_eq!(involved_cpus(&roles, &p, &[]), Vec::<u32>::new());
+        roles.insert("cpu_a", ParamRole::CpuA);
+        roles.insert("cpu_b", ParamRole::CpuB);
+        roles.insert("client_cpu", ParamRole::Cpu);
+        roles.insert("cpus", ParamRole::Cpu);
+        roles.insert("size", ParamRole::SizeAxis);
+        assert_eq!(involved_cpus(&roles, &p, &[]), vec![0, 1, 4, 8, 24]);
         p.0.insert("cpus".into(), ParamValue::Str("nonsense".into()));
-        assert_eq!(involved_cpus(&p, &[]), vec![4, 24]);
+        assert_eq!(involved_cpus(&roles, &p, &[]), vec![4, 24]);
     }
 }

@@ -19,14 +19,14 @@ mod void_tests;
 use std::collections::HashMap;
 
 use perflab_core::record::{MeasurementRecord, RunId, RunInfo};
-use perflab_core::{Better, Params, Unit};
+use perflab_core::{Better, ParamRoles, Params, Unit};
 use perflab_stats::{
     adjust_family, compare_paired, Comparison, FamilyAdjustment, Sample, StatsConfig,
 };
 use serde::Serialize;
 
 use crate::error::ReportError;
-use crate::select::{choose_metric, cpu_pair, describe_each, Labeler, SideValues};
+use crate::select::{choose_metric, describe_each, Labeler, SideValues};
 use crate::tables::compare::design::{Design, DriftGuard};
 
 /// What is compared with what.
@@ -112,6 +112,9 @@ pub struct ComparisonTable {
     /// not the points.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub variant_params: Vec<String>,
+    /// The roles of the rows' parameters (which is a scan's size axis), for the views.
+    #[serde(skip)]
+    pub param_roles: ParamRoles,
 }
 
 impl ComparisonTable {
@@ -142,6 +145,7 @@ pub fn compare_variants(
     let chosen = choose_metric(run, ms, metric)?;
     let points = VariantPoints::gather(ms, base, other);
     let mut b = Builder::new(cfg, chosen.better);
+    b.roles = crate::hints::param_roles(run);
     // The variants of one run were interleaved (A1 B1, A2 B2, ...): repetition r of A and
     // of B ran side by side, so they pair. An imported run's were not (hyperfine times
     // every run of A before B's): its repetitions do not pair, as two runs' do not.
@@ -228,7 +232,7 @@ impl<'a> VariantPoints<'a> {
 
     /// A row per point, from the values of `metric`.
     fn add_rows(&self, b: &mut Builder, metric: &str) {
-        let labeler = Labeler::new(self.points.iter().map(|(_, p)| p));
+        let labeler = Labeler::new(&b.roles, self.points.iter().map(|(_, p)| p));
         let (base, other) = self.sides;
         for (point, params) in &self.points {
             let side = |v: &str| {
@@ -282,6 +286,7 @@ pub fn compare_runs(
     }
     let names = run_labels(a_run, b_run);
     let mut b = Builder::new(cfg, chosen.better);
+    b.roles = crate::hints::param_roles(a_run).merged(&crate::hints::param_roles(b_run));
     add_run_rows(&mut b, (a_ms, b_ms), &chosen.name, &names);
     let drift = DriftGuard::new((a_run, a_ms), (b_run, b_ms), cfg.noise_pct);
     let mut table = b.finish(
@@ -359,7 +364,7 @@ fn add_run_rows(
     let a: Described = (a_ms, describe_each(a_ms));
     let b_: Described = (b_ms, describe_each(b_ms));
     let keys = run_keys(&a, &b_);
-    let labeler = Labeler::new(keys.iter().map(|(_, m)| &m.params));
+    let labeler = Labeler::new(&b.roles, keys.iter().map(|(_, m)| &m.params));
     let (groups_a, groups_b) = (group_by_key(&a), group_by_key(&b_));
     let none: Vec<usize> = Vec::new();
     for (k, first) in &keys {
@@ -456,6 +461,8 @@ struct Builder<'c> {
     void: Vec<(u32, String)>,
     /// The point (in A) of each `unmatched`, in order.
     unmatched_points: Vec<u32>,
+    /// The roles of the compared runs' parameters (which are a CPU pair).
+    roles: ParamRoles,
 }
 
 /// What the note on disturbed measurements says: they are left out, and where the sides
@@ -525,6 +532,7 @@ impl<'c> Builder<'c> {
             schedule: None,
             void: Vec::new(),
             unmatched_points: Vec::new(),
+            roles: ParamRoles::default(),
         }
     }
 
@@ -547,7 +555,7 @@ impl<'c> Builder<'c> {
         let samples = (Sample::new(a.values.clone()), Sample::new(b.values.clone()));
         match samples {
             (Ok(sa), Ok(sb)) => self.rows.push(Row {
-                pair: cpu_pair(&params),
+                pair: self.roles.cpu_pair(&params),
                 label,
                 params,
                 variant,
@@ -625,6 +633,7 @@ impl<'c> Builder<'c> {
             unavailable,
             notes,
             variant_params: Vec::new(),
+            param_roles: self.roles,
         }
     }
 

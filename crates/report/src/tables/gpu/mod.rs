@@ -4,7 +4,7 @@
 //! 2M registered, pinned side by side) is this table with the backings as variants.
 //!
 //! Nothing is computed here that the pairwise scans do not: each non-baseline column is
-//! [`crate::scan_tables`] of that variant against the baseline, so its ratio, interval and
+//! [`crate::size_scan`] of that variant against the baseline, so its ratio, interval and
 //! verdict are those of the scan printed for the pair (whose rows are one family, adjusted
 //! together). The table only lays the scans side by side, matched by section and size.
 //! Two versions against each other (two drivers or libraries as variants, or two runs)
@@ -23,7 +23,7 @@ use crate::fmt;
 use crate::section::Section;
 use crate::section::SectionId;
 use crate::tables::compare::compare_variants;
-use crate::tables::scan::{kib, scan_tables, ScanReport};
+use crate::tables::scan::{kib, size_scan, ScanReport};
 
 /// The seed's table of one run: every variant's medians, each against the baseline.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -90,7 +90,7 @@ pub fn backing_table(
     let mut scans = Vec::new();
     for other in &others {
         let t = compare_variants(run, ms, &base, other, metric, cfg)?;
-        match scan_tables(&t, "size") {
+        match size_scan(&t) {
             Some(s) => scans.push(s),
             None => return Ok(None),
         }

@@ -103,7 +103,11 @@ pub fn parallel_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<Paralle
     let first = variants.first().cloned().unwrap_or_default();
     // Points are named by what varies within one variant (placement set by a variant
     // would name the variant twice).
-    let labeler = Labeler::new(ms.iter().filter(|m| m.variant == first).map(|m| &m.params));
+    let roles = crate::hints::param_roles(run);
+    let labeler = Labeler::new(
+        &roles,
+        ms.iter().filter(|m| m.variant == first).map(|m| &m.params),
+    );
     let mut points: Vec<u32> = ms.iter().map(|m| m.point).collect();
     points.sort_unstable();
     points.dedup();

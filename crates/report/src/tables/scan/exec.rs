@@ -2,13 +2,17 @@
 //! `exec`, a grid of `args = "kb=32"` … (the size a placeholder of the command) and `env =
 //! "HUGE=0"`, `"HUGE=1"` (the page size). Those are free text to the workload, so a
 //! comparison's rows would read `args=kb=32 env=HUGE=0`; here each `K=V` of `args` and
-//! `env` becomes a parameter of its own, and a size-like placeholder (`kb`, `mb`, `size`,
-//! `bytes`, …) becomes the scan's `size` in bytes. The comparison itself is not touched:
-//! only the parameters the scan groups and orders by.
+//! `env` becomes a parameter of its own, and a size-like placeholder (`kb`, `mb`, `bytes`,
+//! …) becomes the scan's `size` in bytes, with the role of the scan's size axis. The comparison itself
+//! is not touched: only the parameters the scan groups and orders by.
 
-use perflab_core::{parse_size, ParamValue, Params};
+use perflab_core::{parse_size, ParamRole, ParamValue, Params};
 
 use crate::tables::compare::ComparisonTable;
+
+/// The name of the parameter a size placeholder becomes: the scan's tables head their
+/// size column with it (`size`, in KiB), whatever the command called it (`kb`).
+const AXIS: &str = "size";
 
 /// `exec`'s parameters of `K=V;K=V` pairs.
 const PAIRS: [&str; 2] = ["args", "env"];
@@ -26,9 +30,10 @@ const SIZE_NAMES: [(&str, Option<u64>); 8] = [
     ("buffer", None),
 ];
 
-/// `table` with its rows' `args`/`env` spread into parameters, where that gives the
-/// scan axis `axis` (`size`) and the table does not have it already; else `None`.
-pub fn spread(table: &ComparisonTable, axis: &str) -> Option<ComparisonTable> {
+/// `table` with its rows' `args`/`env` spread into parameters, a size placeholder
+/// (`kb=32`) becoming [`AXIS`] in bytes with the role of the scan's size axis, and that
+/// name; `None` where no row has one, or a row has a parameter of that name already.
+pub fn spread(table: &ComparisonTable) -> Option<(ComparisonTable, String)> {
     let params = || {
         table
             .rows
@@ -36,7 +41,7 @@ pub fn spread(table: &ComparisonTable, axis: &str) -> Option<ComparisonTable> {
             .map(|r| &r.params)
             .chain(table.unmatched.iter().map(|u| &u.params))
     };
-    if params().any(|p| p.get(axis).is_some()) {
+    if params().any(|p| p.get(AXIS).is_some()) {
         return None;
     }
     let mut out = table.clone();
@@ -47,13 +52,18 @@ pub fn spread(table: &ComparisonTable, axis: &str) -> Option<ComparisonTable> {
         .map(|r| &mut r.params)
         .chain(out.unmatched.iter_mut().map(|u| &mut u.params))
     {
-        found |= spread_params(p, axis);
+        found |= spread_params(p);
     }
-    found.then_some(out)
+    if !found {
+        return None;
+    }
+    out.param_roles.insert(AXIS, ParamRole::SizeAxis);
+    Some((out, AXIS.to_string()))
 }
 
-/// Spreads `p`'s pairs in place; true when it now has `axis`.
-fn spread_params(p: &mut Params, axis: &str) -> bool {
+/// Spreads `p`'s pairs in place; true when a size placeholder became [`AXIS`].
+fn spread_params(p: &mut Params) -> bool {
+    let mut axis: Option<String> = None;
     for name in PAIRS {
         let Some(ParamValue::Str(text)) = p.get(name).cloned() else {
             continue;
@@ -69,8 +79,9 @@ fn spread_params(p: &mut Params, axis: &str) -> bool {
         p.0.remove(name);
         for (k, v) in pairs {
             match size_of(k, v) {
-                Some(bytes) if !p.0.contains_key(axis) => {
-                    p.0.insert(axis.to_string(), ParamValue::Int(bytes as i64));
+                Some(bytes) if axis.is_none() => {
+                    p.0.insert(AXIS.to_string(), ParamValue::Int(bytes as i64));
+                    axis = Some(k.to_string());
                 }
                 _ => {
                     p.0.insert(k.to_string(), ParamValue::Str(v.to_string()));
@@ -78,7 +89,7 @@ fn spread_params(p: &mut Params, axis: &str) -> bool {
             }
         }
     }
-    p.0.contains_key(axis)
+    axis.is_some()
 }
 
 /// The bytes `k=v` stands for, when `k` names a size.
@@ -104,17 +115,18 @@ mod tests {
     #[test]
     fn a_size_placeholder_becomes_the_axis_and_the_rest_named_parameters() {
         let mut p = params("kb=32", "HUGE=1");
-        assert!(spread_params(&mut p, "size"));
-        assert_eq!(p.get("size"), Some(&ParamValue::Int(32 << 10)));
+        assert!(spread_params(&mut p));
+        assert_eq!(p.get(AXIS), Some(&ParamValue::Int(32 << 10)));
+        assert_eq!(p.get("kb"), None);
         assert_eq!(p.get("HUGE"), Some(&ParamValue::Str("1".into())));
         assert_eq!(p.get("args"), None);
 
-        let mut p = params("size=64MB;loops=20", "");
-        assert!(spread_params(&mut p, "size"));
-        assert_eq!(p.get("size"), Some(&ParamValue::Int(64 << 20)));
+        let mut p = params("buf=64MB;loops=20", "");
+        assert!(spread_params(&mut p));
+        assert_eq!(p.get(AXIS), Some(&ParamValue::Int(64 << 20)));
         assert_eq!(p.get("loops"), Some(&ParamValue::Str("20".into())));
 
         let mut p = params("n=3", "");
-        assert!(!spread_params(&mut p, "size"));
+        assert!(!spread_params(&mut p));
     }
 }

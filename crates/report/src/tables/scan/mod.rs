@@ -27,7 +27,7 @@
 pub(crate) mod exec;
 pub(crate) mod text;
 
-use perflab_core::{parse_size, Better, ParamValue, Params, Unit};
+use perflab_core::{parse_size, Better, ParamRole, ParamValue, Params, Unit};
 use perflab_stats::{geomean, FamilyAdjustment, StatsConfig, Verdict};
 use serde::Serialize;
 
@@ -204,11 +204,18 @@ impl ScanReport {
 /// The scans of `table` along parameter `axis`; `None` when fewer than two distinct sizes
 /// of `axis` occur among its points.
 pub fn scan_tables(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
-    // exec's sizes are placeholders in `args` (`kb=32`): read them as the axis.
-    if let Some(spread) = crate::tables::scan::exec::spread(table, axis) {
-        return scan_of(&spread, axis);
-    }
     scan_of(table, axis)
+}
+
+/// The scans of `table` along the parameter whose role is the size axis (found by role,
+/// never by name); `None` where no parameter has that role or fewer than two sizes occur.
+pub fn size_scan(table: &ComparisonTable) -> Option<ScanReport> {
+    if let Some(axis) = table.param_roles.name_of(ParamRole::SizeAxis) {
+        return scan_of(table, axis);
+    }
+    // exec's sizes are placeholders in `args` (`kb=32`): read them as the axis.
+    let (spread, axis) = crate::tables::scan::exec::spread(table)?;
+    scan_of(&spread, &axis)
 }
 
 fn scan_of(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {

@@ -11,9 +11,7 @@ use perflab_stats::{reps_for_half_width, Sample, StatsConfig, Summary, PRACTICAL
 use serde::Serialize;
 
 use crate::error::ReportError;
-use crate::select::{
-    choose_metric, cpu_pair, measured_variants, Labeler, MetricChoice, SideValues,
-};
+use crate::select::{choose_metric, measured_variants, Labeler, MetricChoice, SideValues};
 use crate::tables::compare::{unavailable_of, UnavailableNote};
 
 /// One (point, variant) of a run.
@@ -59,6 +57,9 @@ pub struct SummaryTable {
     pub unavailable: Vec<UnavailableNote>,
     /// Table-wide remarks (failures, missing values, too few repetitions).
     pub notes: Vec<String>,
+    /// The roles of the rows' parameters (which is a size axis), for the views.
+    #[serde(skip)]
+    pub param_roles: perflab_core::ParamRoles,
 }
 
 impl SummaryTable {
@@ -119,7 +120,8 @@ pub(crate) fn summarize_where(
                 .unwrap_or_default()
         })
         .collect();
-    let labeler = Labeler::new(params.iter());
+    let roles = crate::hints::param_roles(run);
+    let labeler = Labeler::new(&roles, params.iter());
     let metric_name = chosen.as_ref().map_or("", |c| c.name.as_str());
 
     let mut rows = Vec::new();
@@ -132,6 +134,7 @@ pub(crate) fn summarize_where(
             }
             rows.push(row(
                 labeler.label(params),
+                labeler.pair(params),
                 params,
                 point,
                 variant,
@@ -151,11 +154,13 @@ pub(crate) fn summarize_where(
         rows,
         unavailable: unavailable_of(&[run]),
         notes,
+        param_roles: roles,
     })
 }
 
 fn row(
     label: String,
+    pair: Option<(u32, u32)>,
     params: &Params,
     point: u32,
     variant: &str,
@@ -180,7 +185,7 @@ fn row(
         .and_then(|s| spread_warning(s, ci_half_width_pct, cfg));
     SummaryRow {
         label,
-        pair: cpu_pair(params),
+        pair,
         point,
         params: params.clone(),
         variant: variant.to_string(),
