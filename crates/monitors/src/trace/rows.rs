@@ -6,8 +6,8 @@
 //! empty rather than show zeros as durations.
 //!
 //! Two rows describe the span rather than measure it, as values the report reads instead
-//! of words: `:per_round_trip` (a span keyed by CPU: the matches per round trip its set
-//! expects of the study's own work) and `:split` (a split span's value: its index, with
+//! of words: `:per_round_trip` (a span keyed by CPU, or chained after one: the matches per
+//! round trip its set expects of the study's own work) and `:split` (a split span's value: its index, with
 //! the value's name as the label).
 
 use perflab_core::span_outline::{SplitValue, PER_ROUND_TRIP_STAT, SPLIT_STAT};
@@ -51,7 +51,7 @@ pub fn rows(
             )),
             None => {
                 if let Some(span) = spans.iter().find(|d| d.name == s.name) {
-                    if span.keyed_by_cpu() {
+                    if span.counts_cpu_events(spans) {
                         out.push(row(PER_ROUND_TRIP_STAT, span.per_round_trip, Unit::Count));
                     }
                 }
@@ -87,19 +87,28 @@ mod tests {
     #[test]
     fn spans_keyed_by_cpu_say_what_they_expect_per_round_trip() {
         let cpu_keyed = |set: &str| -> Vec<(String, f64)> {
-            built_in(set)
-                .unwrap()
-                .spans
+            let spans = built_in(set).unwrap().spans;
+            spans
                 .iter()
-                .filter(|s| s.keyed_by_cpu())
+                .filter(|s| s.counts_cpu_events(&spans))
                 .map(|s| (s.name.clone(), s.per_round_trip))
                 .collect()
         };
         let two = |names: &[&str]| -> Vec<(String, f64)> {
             names.iter().map(|n| (n.to_string(), 2.0)).collect()
         };
-        let mut netrx = two(&["irq", "raise", "wake"]);
-        netrx.push(("vhost_wake".into(), 1.0));
+        // Keyed by CPU, or chained after such a span (sched after wake, the VM spans after
+        // vhost_wake): those follow whatever the first matched.
+        let mut netrx = two(&["irq", "raise", "wake", "sched", "syscall"]);
+        for vm in [
+            "vhost_wake",
+            "vhost_run",
+            "vhost_irq",
+            "vcpu_wake",
+            "guest_entry",
+        ] {
+            netrx.push((vm.into(), 1.0));
+        }
         assert_eq!(cpu_keyed("netrx"), netrx);
         assert_eq!(
             cpu_keyed("idlewake"),

@@ -205,6 +205,19 @@ impl Span {
         [&self.from, &self.to].iter().all(|s| s.key.names_a_cpu())
     }
 
+    /// Whether the span's matches include other work's events on its CPUs: it is keyed
+    /// by CPU, or starts only where such a span ended (`after`: netrx's `sched` follows
+    /// every wake-up `wake` ended, the benchmark's or not). `spans` is the set the span
+    /// is in, whose indices `after` holds; `after` names an earlier span, so the chain
+    /// ends.
+    pub fn counts_cpu_events(&self, spans: &[Span]) -> bool {
+        self.keyed_by_cpu()
+            || self
+                .after
+                .and_then(|i| spans.get(i))
+                .is_some_and(|a| a.counts_cpu_events(spans))
+    }
+
     /// Every side the span declares: from, to, then cancel and split where it has them.
     pub fn sides(&self) -> impl Iterator<Item = &Side> {
         let split = self.split.as_ref().map(|s| &s.side);
