@@ -178,3 +178,32 @@ fn without_a_round_trip_count_the_row_says_so_and_keeps_its_figure() {
         "{text}"
     );
 }
+
+/// Load against no load: a side whose span matched mostly other work's events has no figure
+/// to compare, and the comparison says so instead of a verdict.
+#[test]
+fn a_contaminated_side_is_not_compared() {
+    let mut ms = records(true);
+    let loaded: Vec<MeasurementRecord> = records(true)
+        .into_iter()
+        .map(|mut m| {
+            m.point = 1;
+            m.seq += 10;
+            m.params.0.insert("load_streams".into(), ParamValue::Int(3));
+            m
+        })
+        .collect();
+    ms.extend(loaded);
+    let cfg = perflab_stats::StatsConfig::default();
+    let (cmps, _) = perflab_report::span_comparisons(&run_info(), &ms, &cfg, 12);
+    let c = &cmps[0];
+    assert!(
+        c.not_compared.iter().any(|n| n
+            == "(a) NET_RX raised → softirq runs in load_streams=0: contaminated: 95 foreign \
+                events per round trip (> 1.0)"),
+        "{:?}",
+        c.not_compared
+    );
+    assert!(c.rows.iter().all(|r| r.key != "netrx.raise"));
+    assert!(c.rows.iter().any(|r| r.key == "netrx.vhost_wake"));
+}
