@@ -5,7 +5,7 @@
 
 pub(crate) mod text;
 
-use perflab_core::record::{MeasurementRecord, RunId, RunInfo};
+use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunId, RunInfo};
 use perflab_core::Params;
 use perflab_stats::{reps_for_half_width, Sample, StatsConfig, Summary, PRACTICAL_REPS};
 use serde::Serialize;
@@ -144,6 +144,9 @@ pub(crate) fn summarize_where(
         }
     }
     let mut notes = table_notes(&rows, chosen.as_ref(), cfg, ms.is_empty());
+    if chosen.is_none() && !ms.is_empty() {
+        notes.insert(0, nothing_succeeded(&selected, run.spec.disturbed_above()));
+    }
     notes.extend(crate::tables::coverage::table_notes(
         selected.iter().copied(),
     ));
@@ -250,6 +253,47 @@ pub(crate) fn spread_warning(s: &Summary, hw: Option<f64>, cfg: &StatsConfig) ->
     Some(format!("{head}; {advice}"))
 }
 
+/// Why a run has no value to summarize, from its headline measurements. Disturbed and
+/// ineffective ones ran and are kept, only left out of the figures: "no measurement
+/// succeeded" said a run of 8 disturbed measurements had failed.
+fn nothing_succeeded(ms: &[&MeasurementRecord], disturbed_above: f64) -> String {
+    use perflab_core::record::MeasurementStatus::*;
+    let headline: Vec<&&MeasurementRecord> = ms.iter().filter(|m| m.is_headline()).collect();
+    let count =
+        |f: fn(&MeasurementStatus) -> bool| headline.iter().filter(|m| f(&m.status)).count();
+    let failed = count(|s| matches!(s, Failed(_)));
+    let disturbed = count(|s| matches!(s, Disturbed(_)));
+    let ineffective = count(|s| matches!(s, Ineffective(_)));
+    let n = headline.len();
+    if disturbed + ineffective == 0 {
+        return "no measurement succeeded: there is no value to summarize".to_string();
+    }
+    let disturbed_why = format!("other work took more than {disturbed_above}% of their CPUs");
+    let ineffective_why = "a knob of their variant did not hold";
+    let failures = match failed {
+        0 => "none failed".to_string(),
+        f => format!("{f} failed"),
+    };
+    let what = if disturbed == n {
+        format!("all {n} measurements were disturbed ({disturbed_why})")
+    } else if ineffective == n {
+        format!("all {n} measurements were ineffective ({ineffective_why})")
+    } else {
+        let mut parts = Vec::new();
+        if disturbed > 0 {
+            parts.push(format!("{disturbed} disturbed ({disturbed_why})"));
+        }
+        if ineffective > 0 {
+            parts.push(format!("{ineffective} ineffective ({ineffective_why})"));
+        }
+        format!(
+            "none of the {n} measurements gave a value: {}",
+            parts.join(", ")
+        )
+    };
+    format!("{what}; {failures}: they are kept but not counted, so there is no value to summarize")
+}
+
 fn table_notes(
     rows: &[SummaryRow],
     metric: Option<&MetricChoice>,
@@ -260,9 +304,6 @@ fn table_notes(
     if nothing_measured {
         notes.push("no measurement has finished yet".to_string());
         return notes;
-    }
-    if metric.is_none() {
-        notes.push("no measurement succeeded: there is no value to summarize".to_string());
     }
     let failed: u32 = rows.iter().map(|r| r.failed).sum();
     if failed > 0 {
@@ -335,5 +376,86 @@ mod tests {
         let wild = summary(&[1.0, 1000.0, 3.0, 500.0, 2.0]);
         let w = spread_warning(&wild, half_width_pct(&wild), &cfg).unwrap();
         assert!(w.contains("will not fix it"), "{w}");
+    }
+
+    fn measured(seq: u32, status: MeasurementStatus) -> MeasurementRecord {
+        MeasurementRecord {
+            seq,
+            point: 0,
+            params: Params::default(),
+            variant: "v".into(),
+            rep: seq,
+            status,
+            started_at: 0.0,
+            elapsed_s: 1.0,
+            output: Default::default(),
+            telemetry: Vec::new(),
+            role: Default::default(),
+            monitors: Vec::new(),
+        }
+    }
+
+    fn notes_of(ms: &[MeasurementRecord]) -> Vec<String> {
+        summarize_run(&run_of(ms), ms, None, &StatsConfig::default())
+            .unwrap()
+            .notes
+    }
+
+    fn run_of(ms: &[MeasurementRecord]) -> RunInfo {
+        RunInfo {
+            id: 1,
+            created_at: 0.0,
+            study: "s".into(),
+            workload: "null".into(),
+            label: None,
+            status: perflab_core::record::RunStatus::Complete,
+            spec: serde_json::from_value(serde_json::json!({"name": "s"})).unwrap(),
+            fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
+            unavailable: Vec::new(),
+            planned: ms.len() as u32,
+            done: ms.len() as u32,
+            failed: 0,
+            ineffective: 0,
+            uid: String::new(),
+        }
+    }
+
+    /// A run whose measurements were all disturbed said "no measurement succeeded", as if
+    /// they had failed: it says what happened to them instead.
+    #[test]
+    fn a_run_with_no_value_says_what_became_of_its_measurements() {
+        use crate::section::Section;
+        use MeasurementStatus::*;
+        let disturbed = |seq| measured(seq, Disturbed("other work took 35% of CPU 1".into()));
+        let all: Vec<_> = (0..8).map(disturbed).collect();
+        let text = summarize_run(&run_of(&all), &all, None, &StatsConfig::default())
+            .unwrap()
+            .render(crate::Format::Text);
+        assert!(
+            text.starts_with("run 1: no value to summarize (see the notes)\n"),
+            "{text}"
+        );
+        assert_eq!(
+            notes_of(&all)[0],
+            "all 8 measurements were disturbed (other work took more than 10% of their \
+             CPUs); none failed: they are kept but not counted, so there is no value to \
+             summarize"
+        );
+        let mut mixed: Vec<_> = (0..5).map(disturbed).collect();
+        mixed.extend((5..7).map(|s| measured(s, Ineffective("cpuidle=poll-only: ...".into()))));
+        mixed.push(measured(7, Failed("exit 1".into())));
+        assert_eq!(
+            notes_of(&mixed)[0],
+            "none of the 8 measurements gave a value: 5 disturbed (other work took more than \
+             10% of their CPUs), 2 ineffective (a knob of their variant did not hold); 1 \
+             failed: they are kept but not counted, so there is no value to summarize"
+        );
+        let failed: Vec<_> = (0..3)
+            .map(|s| measured(s, Failed("exit 1".into())))
+            .collect();
+        assert_eq!(
+            notes_of(&failed)[0],
+            "no measurement succeeded: there is no value to summarize"
+        );
     }
 }

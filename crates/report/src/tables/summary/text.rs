@@ -28,6 +28,11 @@ pub(crate) fn header(t: &SummaryTable) -> String {
                 better_text(m.better)
             );
         }
+        // Measurements that ran but were left out (disturbed, ineffective) did not fail:
+        // the notes say what became of them.
+        None if t.rows.iter().all(|r| r.failed == 0) && !t.rows.is_empty() => {
+            let _ = writeln!(out, "run {}: no value to summarize (see the notes)", t.run);
+        }
         None => {
             let _ = writeln!(out, "run {}: no successful measurement", t.run);
         }
