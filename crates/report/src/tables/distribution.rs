@@ -49,7 +49,8 @@ pub struct Distribution {
     pub total: usize,
     pub regressions: Vec<BucketCount>,
     pub improvements: Vec<BucketCount>,
-    /// Rows whose change in percent is undefined (baseline median 0).
+    /// Rows in no bucket: void ones (`LABEL (void)`: they tested nothing) and those whose
+    /// change in percent is undefined (baseline median 0).
     pub unclassified: Vec<String>,
     /// Points the table could not compare, with the reason.
     pub unmatched: Vec<String>,
