@@ -64,6 +64,8 @@ pub fn params(p: &perflab_core::Params) -> String {
 pub fn variant_settings(info: &perflab_core::record::RunInfo, names: &[&String]) -> Option<String> {
     use perflab_core::spec::Scalar;
     use perflab_core::ParamValue;
+    // Each value in its role's unit, as the rows' labels beside it.
+    let roles = crate::hints::param_roles(info);
     let said: Vec<String> = names
         .iter()
         .filter_map(|name| {
@@ -80,7 +82,7 @@ pub fn variant_settings(info: &perflab_core::record::RunInfo, names: &[&String])
                     Scalar::Float(x) => ParamValue::Float(*x),
                     Scalar::Str(s) => ParamValue::Str(s.clone()),
                 };
-                format!("{k}={}", param_value(k, &value))
+                roles.named_value(k, &value)
             }));
             // A variant that sets nothing is named by what it is (a network path).
             (!set.is_empty()).then(|| format!("{name} = {}", set.join(", ")))

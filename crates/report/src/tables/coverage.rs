@@ -68,7 +68,7 @@ fn status_lines<'a>(
                 "seq {} [{}] {} rep {}: {why}",
                 m.seq,
                 m.variant,
-                m.params.describe(),
+                crate::fmt::params(&m.params),
                 m.rep
             ))
         })

@@ -233,7 +233,7 @@ pub fn render_threads(m: &MeasurementRecord, workers: Workers) -> String {
         "measurement {} ({} {}), {} thread record{}\n",
         m.seq,
         m.variant,
-        m.params.describe(),
+        crate::fmt::params(&m.params),
         threads.len(),
         if threads.len() == 1 { "" } else { "s" }
     );
