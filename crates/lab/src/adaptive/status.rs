@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use perflab_core::adaptive_target::AdaptiveTarget;
+use perflab_core::quantity_text::with_units::{kind_by_name, value_text};
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};
 use perflab_stats::{Sample, StatsConfig, Summary};
 use serde::Serialize;
@@ -123,7 +124,7 @@ pub fn adaptive_status(
 }
 
 /// Labels of points for people: the parameters whose values differ between points
-/// (`size=4096`), or `point N` when there is only one point or nothing differs.
+/// (`size=4K`), or `point N` when there is only one point or nothing differs.
 pub fn point_labels(ms: &[MeasurementRecord]) -> BTreeMap<u32, String> {
     let mut first: BTreeMap<u32, &MeasurementRecord> = BTreeMap::new();
     for m in ms {
@@ -153,7 +154,13 @@ pub fn point_labels(ms: &[MeasurementRecord]) -> BTreeMap<u32, String> {
         .map(|(&point, r)| {
             let parts: Vec<String> = varying
                 .iter()
-                .filter_map(|k| r.params.0.get(*k).map(|v| format!("{k}={v}")))
+                // In its unit (`size=4K`, `irq_period=50 µs`), as the progress lines say it.
+                .filter_map(|k| {
+                    r.params
+                        .0
+                        .get(*k)
+                        .map(|v| format!("{k}={}", value_text(kind_by_name(k), v)))
+                })
                 .collect();
             let label = if parts.is_empty() {
                 format!("point {point}")
