@@ -43,6 +43,23 @@ fn offline_or_unknown_cpu() {
     );
 }
 
+/// `--size`, `--anchor` and `--partners` set the parameter with that role: a workload
+/// without one says so (they used to set parameters called `size`, `cpu_a`, `cpu_b`).
+#[test]
+fn a_shortcut_flag_needs_a_parameter_with_its_role() {
+    let lab = Lab::new();
+    assert_input_error(
+        &lab,
+        &["run", "--workload", "ctxsw", "--size", "4K"],
+        "--size sets the size to scan; workload ctxsw has none",
+    );
+    assert_input_error(
+        &lab,
+        &["run", "--workload", "xfer", "--anchor", "0"],
+        "--anchor sets the first CPU of a pair; workload xfer has none",
+    );
+}
+
 #[test]
 fn unknown_variant_parameter_workload_study() {
     let lab = Lab::new();
