@@ -132,6 +132,41 @@ fn idle_ipi_with_no_idle_entries_in_either_variant_is_void() {
         .starts_with("no idle entries in either variant"));
 }
 
+/// Issue 34 item 3: the states no side entered are one sentence, not one each (C1, C1E
+/// and C6 of the intel_idle fixture made 20 lines of idle-ipi's mail).
+#[test]
+fn states_entered_in_neither_variant_are_named_in_one_sentence() {
+    let states = |cpu: u32, disabled: bool| -> Vec<TelemetryRow> {
+        let row =
+            |k: String, v: f64| TelemetryRow::new("cpuidle", &k, "", Some(cpu), v, Unit::Count);
+        ["C1", "C1E", "C6"]
+            .iter()
+            .flat_map(|s| {
+                [
+                    row(format!("{s}:usage"), 0.0),
+                    row(format!("{s}:disabled"), f64::from(u8::from(disabled))),
+                ]
+            })
+            .collect()
+    };
+    let ms: Vec<_> = (0..3)
+        .flat_map(|r| {
+            [
+                record(0, "poll-only", r, states(0, true)),
+                record(0, "all", r, states(0, false)),
+            ]
+        })
+        .collect();
+    let void = judge(&idle_ipi(), &ms);
+    assert_eq!(void.len(), 1, "{void:?}");
+    assert_eq!(
+        void[0].reason,
+        "no idle entries in either variant: C1, C1E and C6 were each entered a median of 0 \
+         times per measurement on the measured CPUs in all, where they are enabled, and \
+         never in poll-only, so disabling them changed nothing"
+    );
+}
+
 #[test]
 fn idle_ipi_whose_knob_held_and_mattered_is_not_void() {
     // A driver that honours `disable`: poll-only never enters, `all` does, every time.
