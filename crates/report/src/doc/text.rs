@@ -78,7 +78,9 @@ pub fn render(blocks: &[Block], width: Option<usize>) -> String {
         if !out.is_empty() && !tight && !matches!(b, Block::Note(_)) {
             out.push('\n');
         }
-        tight = matches!(b, Block::Caption(_));
+        // A caption sits on its block; so does a section under its rule (a blank line
+        // there was one line more per section, issue 34 item 3).
+        tight = matches!(b, Block::Caption(_) | Block::Heading { level: 1 | 2, .. });
         out.push_str(&part);
     }
     out
@@ -106,15 +108,12 @@ fn lines(text: &str, width: Option<usize>, lead: &str, more: &str) -> String {
     out
 }
 
-/// Level 1 between two rules of `=`, level 2 underlined with `-`, level 3 as is.
+/// Level 1 underlined with `=`, level 2 with `-`, level 3 as is.
 fn heading(level: u8, text: &str, width: Option<usize>) -> String {
     let body = lines(text, width, "", "");
     let rule_len = body.lines().map(|l| l.chars().count()).max().unwrap_or(0);
     match level {
-        1 => {
-            let rule = "=".repeat(rule_len);
-            format!("{rule}\n{body}{rule}\n")
-        }
+        1 => format!("{body}{}\n", "=".repeat(rule_len)),
         2 => format!("{body}{}\n", "-".repeat(rule_len)),
         _ => body,
     }
@@ -137,7 +136,7 @@ mod tests {
         ];
         assert_eq!(
             render(&blocks, None),
-            "==============\nperflab report\n==============\n\ntwo runs\n\nNotes:\n  a\n\nx\n1\n"
+            "perflab report\n==============\ntwo runs\n\nNotes:\n  a\n\nx\n1\n"
         );
     }
 

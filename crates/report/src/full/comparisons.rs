@@ -110,16 +110,13 @@ fn one_comparison(
             t.design.name()
         ),
     ));
-    if let Some(sides) = &p.sides {
-        blocks.push(Block::para(sides.clone()));
-    }
     // The seed's own table first: for CPU pairs its regression distribution, then the
     // table it is drawn from.
     let dist = seed_distribution(p, opts, blocks);
     let scan = crate::size_scan(t);
     match &scan {
         Some(s) => {
-            let mut scan_blocks = s.to_blocks();
+            let mut scan_blocks = with_sides(s.to_blocks(), &p.sides);
             if opts.figures {
                 // The curves first: the tables below hold their figures.
                 let figs = figures::scan_curves(s);
@@ -136,13 +133,17 @@ fn one_comparison(
                         .map(Block::Figure),
                 );
             }
-            blocks.extend(t.to_blocks().into_iter().filter_map(once));
+            blocks.extend(
+                with_sides(t.to_blocks(), &p.sides)
+                    .into_iter()
+                    .filter_map(once),
+            );
         }
     }
     let telemetry = crate::tables::telemetry_ab::telemetry_ab(t, p.ms_a, p.ms_b, &opts.stats);
     blocks.extend(telemetry.iter().flat_map(|x| x.report_blocks(t)));
     let changes = changed::changes_for_table(t, p.ms_a, p.ms_b, opts.changes);
-    blocks.extend(Changes(changes.clone()).to_blocks_among(t));
+    blocks.extend(Changes(changes.clone()).report_blocks());
     if opts.figures {
         blocks.extend(
             figures::telemetry_per_cpu(t, p.ms_a, p.ms_b)
@@ -157,6 +158,18 @@ fn one_comparison(
         "telemetry": telemetry,
         "changes": changes,
     }))
+}
+
+/// A table's blocks with what each side set (`variants: 4k = backing=4k; …`) as the
+/// first line of its header, the paragraph they begin with (a paragraph of its own was
+/// one line more, issue 34 item 3).
+fn with_sides(mut blocks: Vec<Block>, sides: &Option<String>) -> Vec<Block> {
+    match (sides, blocks.first_mut()) {
+        (Some(sides), Some(Block::Para(header))) => *header = format!("{sides}\n{header}"),
+        (Some(sides), _) => blocks.insert(0, Block::para(sides.clone())),
+        (None, _) => {}
+    }
+    blocks
 }
 
 /// A block of `p`'s comparison as the report prints it: what the runs part says already
@@ -202,6 +215,14 @@ fn seed_distribution(
         return None;
     }
     let d = distribution(t, &opts.buckets);
+    // Every row void: no bucket holds one, and the table below says why each tested
+    // nothing; the JSON keeps the distribution.
+    if t.rows
+        .iter()
+        .all(|r| r.cmp.verdict == perflab_stats::Verdict::Void)
+    {
+        return Some(d);
+    }
     if opts.figures {
         blocks.push(Block::Figure(figures::distribution_histogram(&d)));
     }

@@ -165,7 +165,12 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
         let json = per_run::section(part, runs, &mut blocks)?;
         let with_table = runs
             .iter()
-            .filter(|r| (part.build)(&r.info, &r.ms).is_some());
+            .filter(|r| (part.build)(&r.info, &r.ms).is_some())
+            .map(|r| {
+                // Compared: with another run, or its variants with each other.
+                let compared = runs.len() > 1 || measured_variants_of(r) > 1;
+                (r, part.compared && compared)
+            });
         point_to_long_tables(part.id, with_table, &opts.db_flag, &mut blocks);
         parts.cut(part.id, part.title, Some(json), &mut blocks);
     }
@@ -182,11 +187,19 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
 /// memxfer scan) are not; its JSON keeps every row.
 const LONGEST_TABLE: usize = 24;
 
-/// Replaces each table of `blocks` (one per run of `with_table`, in order) that is longer
-/// than [`LONGEST_TABLE`] rows with where to read it.
+/// How many variants `run` measured.
+fn measured_variants_of(run: &RunData) -> usize {
+    crate::measured_variants(&run.ms).len()
+}
+
+/// Replaces each table of `blocks` (one per run of `with_table`, in order, with whether
+/// the report's comparisons hold its figures) that is longer than [`LONGEST_TABLE`] rows,
+/// or whose figures the comparisons hold, with where to read it: said once (issue 34
+/// item 3: idle-ipi's counters were 14 lines of its mail, the same medians as the
+/// telemetry comparison its table names).
 fn point_to_long_tables<'a>(
     id: SectionId,
-    mut with_table: impl Iterator<Item = &'a RunData>,
+    mut with_table: impl Iterator<Item = (&'a RunData, bool)>,
     db_flag: &str,
     blocks: &mut Vec<Block>,
 ) {
@@ -196,27 +209,28 @@ fn point_to_long_tables<'a>(
             i += 1;
             continue;
         };
-        let Some(run) = with_table.next() else {
+        let Some((run, compared)) = with_table.next() else {
             return;
         };
-        if t.rows.len() <= LONGEST_TABLE {
+        if t.rows.len() <= LONGEST_TABLE && !compared {
             i += 1;
             continue;
         }
-        let columns: Vec<&str> = t
-            .head
-            .iter()
-            .enumerate()
-            .filter(|(c, h)| !t.left.contains(c) && h.as_str() != "reps")
-            .map(|(_, h)| h.as_str())
-            .collect();
-        let pointer = Block::para(format!(
-            "{} rows, one per point and variant, of {}: perflab show {} --section {}{db_flag}",
-            t.rows.len(),
-            columns.join(", "),
-            run.info.id,
-            id.as_str()
-        ));
+        let rows = t.rows.len();
+        let what = match compared {
+            // The comparison names the columns; the count says how big `show` is.
+            true => ", compared in the telemetry above".to_string(),
+            false => {
+                let columns: Vec<&str> = t
+                    .head
+                    .iter()
+                    .enumerate()
+                    .filter(|(c, h)| !t.left.contains(c) && h.as_str() != "reps")
+                    .map(|(_, h)| h.as_str())
+                    .collect();
+                format!(", of {}", columns.join(", "))
+            }
+        };
         // The table's caption and notes describe it; `show` prints them with it.
         while matches!(blocks.get(i + 1), Some(Block::Note(_))) {
             blocks.remove(i + 1);
@@ -225,7 +239,21 @@ fn point_to_long_tables<'a>(
             blocks.remove(i - 1);
             i -= 1;
         }
-        blocks[i] = pointer;
+        // The heading over it leads the sentence: two lines fewer than a heading.
+        let mut lead = String::new();
+        if i > 0 {
+            if let Block::Heading { text, .. } = &blocks[i - 1] {
+                lead = format!("{text}: ");
+                blocks.remove(i - 1);
+                i -= 1;
+            }
+        }
+        blocks[i] = Block::para(format!(
+            "{lead}{rows} rows, one per point and variant{what}: perflab show {} --section \
+             {}{db_flag}",
+            run.info.id,
+            id.as_str()
+        ));
         i += 1;
     }
 }

@@ -18,6 +18,9 @@ pub(super) struct PerRun {
     pub id: SectionId,
     pub title: &'static str,
     pub build: Build,
+    /// The report's comparisons hold the table's figures, B against A (the telemetry
+    /// comparison of each): where the run is compared, the table is a pointer to `show`.
+    pub compared: bool,
 }
 
 /// The per-run parts, in the report's order (after the lock waits).
@@ -26,11 +29,13 @@ pub(super) const PER_RUN: &[PerRun] = &[
         id: SectionId::Interrupts,
         title: "Interrupts",
         build: |info, ms| boxed(crate::irq_cpu_table(info, ms)),
+        compared: false,
     },
     PerRun {
         id: SectionId::Counters,
         title: "Counters",
         build: |info, ms| boxed(crate::counter_table(info, ms)),
+        compared: true,
     },
 ];
 

@@ -24,6 +24,10 @@ pub struct CapHit {
     pub half_width_pct: Option<f64>,
 }
 
+/// The longest list of rows too wide to conclude the section names; a longer one is a
+/// count.
+const WIDE_NAMED: usize = 140;
+
 /// The longest list of rows with outliers the section names; a longer one is a count.
 const OUTLIERS_NAMED: usize = 120;
 
@@ -136,7 +140,14 @@ impl Quality {
             let which = if every && kinds.len() > 1 && rows.len() == largest {
                 "every other row".to_string()
             } else {
-                name(rows)
+                // Which rows spread widely is noise, run to run; past a couple of mail
+                // lines they are a count (issue 34 item 3: memxfer's mail had no budget
+                // for it), and `show` marks each.
+                let which = name(rows);
+                match which.chars().count() <= WIDE_NAMED {
+                    true => which,
+                    false => format!("perflab show {} gives each one's CI", r.info.id),
+                }
             };
             self.wide_lines
                 .push(format!("{run}{}: {which}", kind.text(rows, cfg)));
@@ -230,7 +241,11 @@ impl Quality {
             }),
         ));
         blocks.push(Block::list("Too wide to conclude", &self.wide_lines));
-        blocks.push(Block::list("Outliers", &self.outlier_lines));
+        match self.outlier_lines.as_slice() {
+            // One run's: a line, not a list of one under a title of its own.
+            [one] => blocks.push(Block::para(format!("Outliers: {one}"))),
+            lines => blocks.push(Block::list("Outliers", lines)),
+        }
     }
 }
 

@@ -28,7 +28,22 @@ pub(crate) fn title(runs: &[RunData]) -> String {
 pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
     blocks.push(Block::heading(2, "Runs"));
     blocks.push(runs_table(runs));
-    blocks.push(Block::list("Machines", machines(runs)));
+    let one = match runs {
+        [one] => Some(one),
+        _ => None,
+    };
+    let monitors = one.map(|r| crate::fmt::compact::monitors_summary(&r.ms));
+    match (one, &monitors) {
+        // One run: its machine and monitors are a line each under its row, not lists of
+        // one item under a title of their own (issue 34 item 3: four lines fewer).
+        (Some(one), Some(lines)) => {
+            blocks.push(Block::note(format!("Machine: {}", machine(one))));
+            if !lines.is_empty() {
+                blocks.push(Block::note(format!("Monitors: {}", lines.join("; "))));
+            }
+        }
+        _ => blocks.push(Block::list("Machines", machines(runs))),
+    }
     let unavailable: Vec<String> =
         runs.iter()
             .flat_map(|r| {
@@ -47,10 +62,12 @@ pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
             })
             .collect()
     };
-    blocks.push(Block::list(
-        "Monitors",
-        per_run(|r| crate::fmt::compact::monitors_summary(&r.ms)),
-    ));
+    if one.is_none() {
+        blocks.push(Block::list(
+            "Monitors",
+            per_run(|r| crate::fmt::compact::monitors_summary(&r.ms)),
+        ));
+    }
     blocks.push(Block::list(
         "Ineffective measurements (a knob did not hold; not counted as their variant)",
         per_run(|r| {
@@ -102,17 +119,19 @@ fn runs_table(runs: &[RunData]) -> Block {
 /// The machine each run ran on, as its fingerprint names it (`?` where unknown).
 fn machines(runs: &[RunData]) -> Vec<String> {
     runs.iter()
-        .map(|r| {
-            let f = &r.info.fingerprint;
-            let s = |v: &Option<String>| v.as_deref().unwrap_or("?").to_string();
-            format!(
-                "run {}: host {}, kernel {}, {}, CPUs {}",
-                r.info.id,
-                s(&f.hostname),
-                s(&f.kernel),
-                s(&f.cpu_model),
-                s(&f.online_cpus)
-            )
-        })
+        .map(|r| format!("run {}: {}", r.info.id, machine(r)))
         .collect()
+}
+
+/// `host vm, kernel 6.18, AMD EPYC, CPUs 0-1`.
+fn machine(r: &RunData) -> String {
+    let f = &r.info.fingerprint;
+    let s = |v: &Option<String>| v.as_deref().unwrap_or("?").to_string();
+    format!(
+        "host {}, kernel {}, {}, CPUs {}",
+        s(&f.hostname),
+        s(&f.kernel),
+        s(&f.cpu_model),
+        s(&f.online_cpus)
+    )
 }

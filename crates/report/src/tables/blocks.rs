@@ -4,7 +4,6 @@
 
 use crate::doc::{Block, Table};
 use crate::fmt;
-use crate::fmt::compact::{rows_text, RowRef};
 use crate::section::Section;
 use crate::section::SectionId;
 use crate::spans::ab::SpanComparison;
@@ -143,7 +142,8 @@ impl Distribution {
         let mut out = vec![Block::pre(counts.join("\n"))];
         if !self.unclassified.is_empty() {
             out.push(Block::para(format!(
-                "Not classified (baseline median 0, change in percent undefined): {}",
+                "Not classified (void: tested nothing; or a baseline median of 0, where a \
+                 change in percent is undefined): {}",
                 self.unclassified.join(" ")
             )));
         }
@@ -326,73 +326,70 @@ fn latency_failure(r: &LatencyRow) -> String {
     )
 }
 
+/// The rows a report names with the telemetry that moved with them; the rest are counted.
+const MOVED_NAMED: usize = 2;
+
+/// The telemetry changes a report names per row; `compare --section changed` has all.
+const CHANGES_NAMED: usize = 2;
+
 /// What changed with each significant row of a comparison: the telemetry on the CPUs
 /// involved that moved most between A and B.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Changes(pub Vec<RowChanges>);
 
 impl Changes {
-    /// [`Changes::to_blocks`] for a report: the rows whose telemetry moved one line each,
-    /// and the rows where none moved together as one line naming them compactly
-    /// (`30 rows: ... engine=pvm: all 11 sizes`), not one line each.
-    pub fn to_blocks_among(&self, t: &ComparisonTable) -> Vec<Block> {
+    /// [`Changes::to_blocks`] for a report, one paragraph: the first [`MOVED_NAMED`] rows
+    /// whose telemetry moved, each with its first [`CHANGES_NAMED`] changes, the other
+    /// such rows counted, and the rows where nothing moved counted (they are the
+    /// significant rows of the tables above less those named). Which rows' telemetry
+    /// moved is noise, run to run: a mail's length should not be (issue 34 item 3);
+    /// `compare`'s section `changed` and the JSON have every row.
+    pub fn report_blocks(&self) -> Vec<Block> {
         let (moved, still): (Vec<&RowChanges>, Vec<&RowChanges>) =
             self.0.iter().partition(|c| !c.changes.is_empty());
-        if still.len() < 2 {
-            return self.to_blocks();
-        }
-        let rows: Vec<RowRef> = still
+        let mut parts: Vec<String> = moved
             .iter()
-            .filter_map(|c| {
-                let row = t
-                    .rows
-                    .iter()
-                    .find(|r| r.label == c.label && r.variant == c.variant)?;
-                Some(RowRef {
-                    params: &row.params,
-                    variant: row.variant.as_deref(),
-                })
-            })
+            .take(MOVED_NAMED)
+            .map(|c| item(c, CHANGES_NAMED, ", "))
             .collect();
-        let all: Vec<&perflab_core::Params> = t.rows.iter().map(|r| &r.params).collect();
-        let quiet = format!(
-            "{} significant rows, no telemetry row on their CPUs changed consistently: {}",
-            still.len(),
-            rows_text(&t.param_roles, &rows, &all, 1)
-        );
-        if moved.is_empty() {
-            return vec![Block::para(format!("What changed with it: {quiet}"))];
+        if moved.len() > MOVED_NAMED {
+            parts.push(format!(
+                "{} more rows whose telemetry moved (compare's section `changed` lists each)",
+                moved.len() - MOVED_NAMED
+            ));
         }
-        let mut items: Vec<String> = Changes(moved.into_iter().cloned().collect())
-            .items()
-            .collect();
-        items.push(quiet);
-        // One titled list, not a heading over a titled list: two lines fewer in a mail.
-        vec![Block::list(
-            "What changed with it: the telemetry that moved most on the CPUs of each \
-             significant row (medians)",
-            items,
-        )]
+        match (still.as_slice(), moved.is_empty()) {
+            ([], _) => {}
+            ([one], _) => parts.push(item(one, 0, ", ")),
+            (_, true) => parts.push(format!(
+                "on the CPUs of the {} significant rows, no telemetry row changed \
+                 consistently",
+                still.len()
+            )),
+            (_, false) => parts.push(format!(
+                "on the CPUs of the other {} significant rows, none changed consistently",
+                still.len()
+            )),
+        }
+        if parts.is_empty() {
+            return Vec::new();
+        }
+        if moved.is_empty() {
+            return vec![Block::para(format!(
+                "What changed with it: {}",
+                parts.join("; ")
+            ))];
+        }
+        vec![Block::para(format!(
+            "What changed with it (the telemetry that moved most on the CPUs of each \
+             significant row, medians): {}",
+            parts.join("; ")
+        ))]
     }
 
     /// One line per row: its change and the telemetry that moved with it.
     fn items(&self) -> impl Iterator<Item = String> + '_ {
-        self.0.iter().map(|c| {
-            let what: Vec<String> = c
-                .changes
-                .iter()
-                .map(|x| format!("{} (p={})", x.text, perflab_stats::fmt_p(x.p_value)))
-                .collect();
-            let what = if what.is_empty() {
-                "no telemetry row on these CPUs changed consistently".to_string()
-            } else {
-                what.join("; ")
-            };
-            let change = c
-                .change_pct
-                .map_or(String::new(), |x| format!("{} ", fmt::pct(x)));
-            format!("{} ({change}{}): {what}", c.name(), c.verdict)
-        })
+        self.0.iter().map(|c| item(c, usize::MAX, "; "))
     }
 
     pub fn to_blocks(&self) -> Vec<Block> {
@@ -409,6 +406,29 @@ impl Changes {
             Block::list("Significant rows", items),
         ]
     }
+}
+
+/// A row, its change, and the first `limit` telemetry changes that moved with it (`N
+/// more` past them), joined by `sep`.
+fn item(c: &RowChanges, limit: usize, sep: &str) -> String {
+    let mut what: Vec<String> = c
+        .changes
+        .iter()
+        .take(limit)
+        .map(|x| format!("{} (p={})", x.text, perflab_stats::fmt_p(x.p_value)))
+        .collect();
+    if c.changes.len() > limit {
+        what.push(format!("{} more", c.changes.len() - limit));
+    }
+    let what = if c.changes.is_empty() {
+        "no telemetry row on these CPUs changed consistently".to_string()
+    } else {
+        what.join(sep)
+    };
+    let change = c
+        .change_pct
+        .map_or(String::new(), |x| format!("{} ", fmt::pct(x)));
+    format!("{} ({change}{}): {what}", c.name(), c.verdict)
 }
 
 /// A table as a section: its id, its title, and its blocks and JSON as they are.

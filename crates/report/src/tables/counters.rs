@@ -61,6 +61,9 @@ pub struct CounterTable {
     pub rows: Vec<CounterRow>,
     /// Notes of the counters monitor: events this machine cannot count, and why.
     pub notes: Vec<String>,
+    /// The counters ran in telemetry repetitions only (counting disturbs the workload):
+    /// the counts, and the metric beside them, are of those repetitions, not the results.
+    pub telemetry_only: bool,
 }
 
 /// The counters table of a run, or `None` when no measurement recorded counters.
@@ -74,8 +77,12 @@ pub fn counter_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<CounterT
         return None;
     }
     let keep = drop_empty_columns(&mut rows);
+    let all: Vec<&MeasurementRecord> = ms.iter().collect();
     Some(CounterTable {
-        notes: compress_unsupported(monitor_notes(ms, source, &metric)),
+        notes: compress_unsupported(monitor_notes(ms, source)),
+        telemetry_only: telemetry_records(&all, source)
+            .iter()
+            .any(|m| !m.is_headline()),
         metric,
         source: source.to_string(),
         columns: keep
@@ -150,10 +157,9 @@ fn drop_empty_columns(rows: &mut [CounterRow]) -> Vec<usize> {
     keep
 }
 
-/// The counters monitor's notes, each once, led by a warning when it ran in telemetry
-/// repetitions only (then the counts are not of the results). A note is the monitor's
-/// when it is about it ([`Note::about`]): read as a value, never by its words.
-fn monitor_notes(ms: &[MeasurementRecord], source: &str, metric: &str) -> Vec<Note> {
+/// The counters monitor's notes, each once. A note is the monitor's when it is about it
+/// ([`Note::about`]): read as a value, never by its words.
+fn monitor_notes(ms: &[MeasurementRecord], source: &str) -> Vec<Note> {
     let mut notes: Vec<Note> = ms
         .iter()
         .flat_map(|m| m.output.notes.iter())
@@ -162,20 +168,6 @@ fn monitor_notes(ms: &[MeasurementRecord], source: &str, metric: &str) -> Vec<No
         .collect();
     let mut seen = std::collections::HashSet::new();
     notes.retain(|n| seen.insert(n.text()));
-    let all: Vec<&MeasurementRecord> = ms.iter().collect();
-    if telemetry_records(&all, source)
-        .iter()
-        .any(|m| !m.is_headline())
-    {
-        notes.insert(
-            0,
-            Note::untyped(format!(
-                "{source} ran in telemetry repetitions only (counting disturbs the workload): \
-                 the counts and the {metric} beside them are of those repetitions, not of the \
-                 results"
-            )),
-        );
-    }
     notes
 }
 
@@ -214,11 +206,20 @@ fn compress_unsupported(notes: Vec<Note>) -> Vec<String> {
 
 impl CounterTable {
     /// What the table holds and over what window.
+    /// Of telemetry repetitions only, it says so here, not in a note of three lines.
     pub(crate) fn title(&self) -> String {
-        format!(
-            "Counters ({}, medians over the repetitions; whole measurement, set-up included)",
-            self.source
-        )
+        match self.telemetry_only {
+            true => format!(
+                "{}: medians of the telemetry repetitions only (never results: counting \
+                 disturbs the workload), {} too; whole measurement, set-up included",
+                self.source, self.metric
+            ),
+            false => format!(
+                "Counters ({}, medians over the repetitions; whole measurement, set-up \
+                 included)",
+                self.source
+            ),
+        }
     }
 
     /// The header row and one row per point and variant.

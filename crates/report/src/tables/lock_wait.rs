@@ -120,14 +120,14 @@ impl LockWaitTable {
             row
         });
         pooled_blocks(
-            format!(
+            Block::para(format!(
                 "Descriptor-lock waits (seed 000's spintime): the wait to acquire a \
                  channel's lock, in {}, each row pooling every acquisition of its \
                  repetitions; per thread = each thread's total wait in ms (median over \
                  repetitions of the mean over threads), max thread = the longest total of \
                  any one thread.",
                 self.unit
-            ),
+            )),
             table,
             self.rows.iter().any(|r| r.approximate),
         )

@@ -136,8 +136,8 @@ pub fn latency_percentiles(runs: &[(&RunInfo, &[MeasurementRecord])]) -> Option<
 
 /// A table of pooled histograms: its caption, the table, and the note for rows whose
 /// histograms could not be pooled.
-pub(crate) fn pooled_blocks(caption: String, table: Table, approximate: bool) -> Vec<Block> {
-    let mut blocks = vec![Block::para(caption), Block::Table(table)];
+pub(crate) fn pooled_blocks(caption: Block, table: Table, approximate: bool) -> Vec<Block> {
+    let mut blocks = vec![caption, Block::Table(table)];
     if approximate {
         blocks.push(Block::para(
             "~: histograms could not be pooled; the percentiles are medians over the \
@@ -410,13 +410,19 @@ impl PercentileTable {
         } else {
             ""
         };
+        // The `-` is explained where the table has one.
+        let too_few = if table.rows.iter().flatten().any(|c| c == "-") {
+            "; `-`: too few for the percentile (p99.9 needs 1,000)"
+        } else {
+            ""
+        };
+        // A line said of the table: it sits on it (a blank line more in a mail, else).
         pooled_blocks(
-            format!(
-                "Latency percentiles in {}: each row pools the round trips of all its \
-                 repetitions; `-` where there are too few for the percentile (p99.9 needs \
-                 1,000).{censored}",
+            Block::caption(format!(
+                "Latency percentiles in {}, each row's repetitions' round trips \
+                 pooled{too_few}.{censored}",
                 self.unit
-            ),
+            )),
             table,
             self.rows.iter().any(|r| r.approximate),
         )

@@ -2,7 +2,7 @@
 //! rows read each verdict, which are undecided and about how many repetitions would
 //! decide them, and which fell back to a rank test because their spread did not fit.
 
-use perflab_stats::{Comparison, FamilyAdjustment, Method, Verdict};
+use perflab_stats::{Comparison, DisagreementCause, FamilyAdjustment, Method, Verdict};
 
 /// Undecided rows named in the note before the rest are counted (a mail is read in a
 /// minute: the JSON has every row's repetitions to decide).
@@ -30,13 +30,7 @@ pub(crate) fn notes<'a>(
             }
         ));
     }
-    let void = count(Verdict::Void);
-    if void > 0 {
-        out.push(format!(
-            "{void} of {} rows void (tested nothing), left out of those decided together",
-            rows.len()
-        ));
-    }
+    // The void rows are counted by the table's void note, with their reasons.
     out.extend(undecided_note(&rows));
     let odd = |rank: bool| -> Vec<String> {
         rows.iter()
@@ -79,15 +73,13 @@ pub(crate) fn notes<'a>(
 /// What a row's decision says about its own evidence, as notes beside the row (grouped
 /// with the other rows' by the views: labels in a table, sizes in a scan): no spread to
 /// judge by (no verdict, and no advice on repetitions: more identical values would not
-/// help), a change that disagrees with the medians beside it, or a spread borrowed from the
-/// rows with repetitions.
+/// help), or a spread borrowed from the rows with repetitions. A change that disagrees
+/// with its medians has figures of its own: [`disagreement_note`] says those of all rows
+/// in one line.
 pub(crate) fn decision_notes(c: &Comparison) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(why) = c.decision.no_spread {
         out.push(format!("undecided, {}", why.reason()));
-    }
-    if let Some(d) = c.decision.disagreement {
-        out.push(d.reason());
     }
     if c.decision.spread_borrowed {
         out.push(
@@ -126,5 +118,45 @@ fn undecided_note(rows: &[(String, &Comparison)]) -> Option<String> {
         "undecided; about how many repetitions per side would decide each, if its change \
          and spread hold (--until-decided adds them): {}{tail}",
         undecided[..undecided.len().min(NAMED)].join(", ")
+    ))
+}
+
+/// The rows whose change disagrees with their medians, in one line naming the first
+/// [`NAMED`] with their figures and counting the rest (each such row carries `!`; the
+/// JSON has every row's `decision.disagreement`). One line, however many: which rows
+/// disagree is noise, run to run, and a mail has a budget (issue 34 item 3).
+pub(crate) fn disagreement_note<'a>(
+    rows: impl IntoIterator<Item = (String, &'a Comparison)>,
+) -> Option<String> {
+    let rows: Vec<(String, perflab_stats::Disagreement)> = rows
+        .into_iter()
+        .filter_map(|(l, c)| Some((l, c.decision.disagreement?)))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let named: Vec<String> = rows
+        .iter()
+        .take(NAMED)
+        .map(|(l, d)| {
+            let why = match d.cause {
+                DisagreementCause::WildRepetition => "a far repetition pulls the change",
+                DisagreementCause::Shape => "a side is not one bell",
+            };
+            format!(
+                "{l} {:+.2}% vs {:+.2}% ({why})",
+                d.medians_pct, d.change_pct
+            )
+        })
+        .collect();
+    let more = match rows.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    let n = rows.len();
+    Some(format!(
+        "! {n} row{} whose medians' ratio and change disagree (verdicts stand): {}{more}",
+        if n == 1 { "" } else { "s" },
+        named.join("; ")
     ))
 }

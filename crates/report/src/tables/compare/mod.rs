@@ -161,7 +161,7 @@ pub fn compare_variants(
     b.void = perflab_core::catalog::void_comparisons(&run.spec, ms)
         .into_iter()
         .filter(|v| v.baseline == base && v.variant == other)
-        .map(|v| (v.point, v.reason))
+        .map(|v| (v.point, None, v.reason))
         .collect();
     points.add_rows(&mut b, &chosen.name);
     let mut table = b.finish(
@@ -287,6 +287,15 @@ pub fn compare_runs(
     let names = run_labels(a_run, b_run);
     let mut b = Builder::new(cfg, chosen.better);
     b.roles = crate::hints::param_roles(a_run).merged(&crate::hints::param_roles(b_run));
+    // Rows where a variant's settings differ between the runs and what they are meant to
+    // move did not move tested nothing, as within one run: `void`, with the reason.
+    b.void = perflab_core::catalog::runs_void(
+        (&names.0, &a_run.spec, a_ms),
+        (&names.1, &b_run.spec, b_ms),
+    )
+    .into_iter()
+    .map(|(point, variant, why)| (point, Some(variant), why))
+    .collect();
     add_run_rows(&mut b, (a_ms, b_ms), &chosen.name, &names);
     let drift = DriftGuard::new((a_run, a_ms), (b_run, b_ms), cfg.noise_pct);
     let mut table = b.finish(
@@ -457,10 +466,11 @@ struct Builder<'c> {
     paired: bool,
     /// The looks of a run measured until decided.
     schedule: Option<perflab_stats::decide::sequential::Schedule>,
-    /// Points (in A) whose comparison tested nothing, with the reason (`void`).
-    void: Vec<(u32, String)>,
-    /// The point (in A) of each `unmatched`, in order.
-    unmatched_points: Vec<u32>,
+    /// Points (in A) whose comparison tested nothing, with the reason (`void`); of two
+    /// runs, each with the variant whose row it is (`None`: every row at the point).
+    void: Vec<(u32, Option<String>, String)>,
+    /// The point (in A) and variant of each `unmatched`, in order.
+    unmatched_points: Vec<(u32, Option<String>)>,
     /// The roles of the compared runs' parameters (which are a CPU pair).
     roles: ParamRoles,
 }
@@ -572,7 +582,7 @@ impl<'c> Builder<'c> {
                 },
             }),
             _ => {
-                self.unmatched_points.push(points.0);
+                self.unmatched_points.push((points.0, variant.clone()));
                 self.unmatched.push(Unmatched {
                     label,
                     params,
@@ -639,26 +649,31 @@ impl<'c> Builder<'c> {
 
     /// Adjusts the p-values of the rows that tested something as one family, then marks
     /// the void rows (and unmatched points) with why; returns the adjustment and the
-    /// voided rows as `label: why`.
-    fn adjust_and_void(&mut self) -> (FamilyAdjustment, Vec<String>) {
-        let void = |point: u32| self.void.iter().find(|(p, _)| *p == point).map(|v| &v.1);
+    /// voided rows as (name, why).
+    fn adjust_and_void(&mut self) -> (FamilyAdjustment, Vec<(String, String)>) {
+        let all = &self.void;
+        let void = |point: u32, variant: &Option<String>| {
+            all.iter()
+                .find(|(p, v, _)| *p == point && (v.is_none() || v == variant))
+                .map(|v| v.2.clone())
+        };
         // Void rows are no tests: they stay out of the family decided together.
         let p_adjustment = adjust_family(
             self.rows
                 .iter_mut()
-                .filter(|r| void(r.point_a).is_none())
+                .filter(|r| void(r.point_a, &r.variant).is_none())
                 .map(|r| &mut r.cmp),
             self.cfg,
         );
         let mut voided = Vec::new();
         for r in &mut self.rows {
-            if let Some(why) = void(r.point_a) {
-                r.cmp.make_void(why.clone());
-                voided.push(format!("{}: {why}", r.label));
+            if let Some(why) = void(r.point_a, &r.variant) {
+                voided.push((row_name(&r.label, &r.variant), why.clone()));
+                r.cmp.make_void(why);
             }
         }
-        for (u, point) in self.unmatched.iter_mut().zip(&self.unmatched_points) {
-            if let Some(why) = self.void.iter().find(|(p, _)| p == point).map(|v| &v.1) {
+        for (u, (point, variant)) in self.unmatched.iter_mut().zip(&self.unmatched_points) {
+            if let Some(why) = void(*point, variant) {
                 u.reason = format!("void ({why}); {}", u.reason);
             }
         }
@@ -669,7 +684,7 @@ impl<'c> Builder<'c> {
     fn notes(
         &self,
         p_adjustment: &FamilyAdjustment,
-        voided: &[String],
+        voided: &[(String, String)],
         metric: &str,
         labels: &(String, String),
     ) -> Vec<String> {
@@ -689,12 +704,7 @@ impl<'c> Builder<'c> {
             ));
         }
         if !voided.is_empty() {
-            notes.push(format!(
-                "void (tested nothing: what {}'s settings are meant to move did not move, so \
-                 no verdict, and more repetitions would not give one): {}",
-                labels.1,
-                voided.join("; ")
-            ));
+            notes.push(void_note(voided, self.rows.len(), &labels.1));
         }
         notes.extend(self.ineffective.note(
             "INEFFECTIVE: ",
@@ -708,6 +718,40 @@ impl<'c> Builder<'c> {
             labels,
         ));
         notes
+    }
+}
+
+/// The void rows in one note: how many, what void means, then each reason once with the
+/// rows it holds for (`0-0, 0-1: no idle entries …`: the pairs of one run read alike, and
+/// a sentence each made idle-ipi's mail 20 lines, issue 34 item 3).
+fn void_note(voided: &[(String, String)], rows: usize, b_label: &str) -> String {
+    let mut by_reason: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (name, why) in voided {
+        match by_reason.iter_mut().find(|(w, _)| w == why) {
+            Some((_, names)) => names.push(name),
+            None => by_reason.push((why, vec![name])),
+        }
+    }
+    let reasons: Vec<String> = by_reason
+        .iter()
+        .map(|(why, names)| format!("{}: {why}", names.join(", ")))
+        .collect();
+    let which = match voided.len() {
+        n if n == rows => format!("all {n} rows"),
+        n => format!("{n} of {rows} rows, left out of those decided together"),
+    };
+    format!(
+        "void (tested nothing: what {b_label}'s settings are meant to move did not move, so \
+         no verdict, and more repetitions would not give one; {which}): {}",
+        reasons.join("; ")
+    )
+}
+
+/// A row as its notes name it: its label, and of two runs its variant (`0-1 [v]`).
+pub fn row_name(label: &str, variant: &Option<String>) -> String {
+    match variant {
+        Some(v) => format!("{label} [{v}]"),
+        None => label.to_string(),
     }
 }
 

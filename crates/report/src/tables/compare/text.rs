@@ -34,12 +34,15 @@ pub(crate) fn header_lines(t: &ComparisonTable) -> Vec<String> {
         t.design.line(),
     ];
     lines.extend(t.drift.iter().flat_map(|d| d.lines()));
-    lines.push(verdict_rule(
-        &t.config,
-        &t.p_adjustment,
-        t.design,
-        shown_level(t),
-    ));
+    let all_void = !t.rows.is_empty()
+        && t.rows
+            .iter()
+            .all(|r| r.cmp.verdict == perflab_stats::Verdict::Void);
+    lines.push(match all_void {
+        // Not "see Not compared": the rows are there, each void with its reason.
+        true => "no row could be compared (every row void: see the notes), no verdict".into(),
+        false => verdict_rule(&t.config, &t.p_adjustment, t.design, shown_level(t)),
+    });
     lines
 }
 
@@ -101,13 +104,12 @@ pub(crate) fn footnotes(t: &ComparisonTable) -> Vec<&'static str> {
         out.push("n: successful measurements (+failed ones, not counted)");
     }
     if t.rows.iter().any(|r| wide(&r.cmp, &t.config)) {
-        out.push(
-            "!: the row needs a look: its repetitions spread too widely to decide it, or its \
-             change disagrees with its medians (see the notes)",
-        );
+        out.push("!: a spread too wide to decide, or a change unlike its medians (notes)");
     }
+    // A void row shows no interval (n/a), so its level is nobody's business.
     if t.rows
         .iter()
+        .filter(|r| r.cmp.verdict != perflab_stats::Verdict::Void)
         .any(|r| (r.cmp.decision.level - shown_level(t)).abs() > 1e-12)
     {
         out.push(
@@ -174,6 +176,9 @@ pub(crate) fn row_notes(t: &ComparisonTable) -> Vec<String> {
             };
             format!("{who}: {text}")
         })
+        .chain(crate::tables::compare::family::disagreement_note(
+            t.rows.iter().map(|r| (r.label.clone(), &r.cmp)),
+        ))
         .chain(wide_rows)
         .collect()
 }

@@ -258,6 +258,20 @@ fn scan_of(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
             None => sections.push((key, vec![point])),
         }
     }
+    // The rows whose change and medians disagree, of every section, in one scan-wide
+    // line: a note each under its table was 4 lines a size, as many as the noise made.
+    let disagree =
+        crate::tables::compare::family::disagreement_note(sections.iter().flat_map(|(key, _)| {
+            table
+                .rows
+                .iter()
+                .filter(|r| key.matches(r, &varying))
+                .map(|r| {
+                    let size = r.params.get(axis).and_then(size_bytes);
+                    let at = size.map_or(String::new(), |s| format!(" {} KiB", kib(s)));
+                    (format!("{}{at}", key.title()), &r.cmp)
+                })
+        }));
     let sections = sections
         .into_iter()
         .map(|(key, mut points)| {
@@ -288,7 +302,7 @@ fn scan_of(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
         fixed,
         sections,
         outside,
-        notes: table.notes.clone(),
+        notes: table.notes.iter().cloned().chain(disagree).collect(),
         unavailable: table.unavailable.clone(),
     })
 }
