@@ -10,13 +10,14 @@ use std::sync::OnceLock;
 
 use crate::record::MeasurementRecord;
 use crate::span_outline::SpanSetOutline;
-use crate::{Descriptor, RunSpec, VoidComparison};
+use crate::{Descriptor, ParamRoles, RunSpec, VoidComparison};
 
 static WORKLOADS: OnceLock<Vec<&'static Descriptor>> = OnceLock::new();
 static MONITORS: OnceLock<Vec<&'static Descriptor>> = OnceLock::new();
 static SPAN_SETS: OnceLock<fn(&str) -> Option<SpanSetOutline>> = OnceLock::new();
 static VOID_JUDGE: OnceLock<VoidJudge> = OnceLock::new();
 static RUNS_VOID_JUDGE: OnceLock<RunsVoidJudge> = OnceLock::new();
+static IMPORT_ROLES: OnceLock<fn(&str) -> ParamRoles> = OnceLock::new();
 
 /// How a run's void comparisons are found from its spec and records (perflab-lab's, which
 /// reads what the knobs and workloads declare: [`crate::intent`]).
@@ -109,6 +110,21 @@ pub fn runs_void(a: RunSide<'_>, b: RunSide<'_>) -> Vec<RunsVoid> {
     RUNS_VOID_JUDGE
         .get()
         .map_or_else(Vec::new, |judge| judge(a, b))
+}
+
+/// Makes `lookup` the way every later [`import_roles`] finds the roles an importer gives
+/// its parameters; the first call wins.
+pub fn install_import_roles(lookup: fn(&str) -> ParamRoles) {
+    let _ = IMPORT_ROLES.set(lookup);
+}
+
+/// The roles the parser called `parser` gives the parameters of the runs it imports: what
+/// a run imported before runs stored their roles is read by (none before a lookup was
+/// installed, or for a parser that declares none).
+pub fn import_roles(parser: &str) -> ParamRoles {
+    IMPORT_ROLES
+        .get()
+        .map_or_else(ParamRoles::default, |lookup| lookup(parser))
 }
 
 #[cfg(test)]

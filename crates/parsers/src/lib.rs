@@ -9,7 +9,7 @@
 //! of fio jobs' bandwidths would only if the jobs ran at the same time, which the output
 //! does not say).
 
-use perflab_core::{Descriptor, Registered, Registry};
+use perflab_core::{Descriptor, ParamRoles, Registered, Registry};
 
 mod cyclictest;
 mod cyclictest_histogram;
@@ -41,6 +41,9 @@ pub use parsed::{Parsed, ParsedRow, ParsedSummary};
 pub struct ParserInfo {
     pub descriptor: &'static Descriptor,
     pub parse: fn(&str) -> Result<Parsed, ParseError>,
+    /// The roles of the parameters its rows carry (a scan's size axis), the same for every
+    /// file: stored with each run it imports, and read for runs imported before that.
+    pub roles: fn() -> ParamRoles,
 }
 
 impl ParserInfo {
@@ -70,15 +73,15 @@ impl std::ops::Deref for ParserInfo {
 // One line per parser, in the order `perflab list` shows them.
 #[rustfmt::skip]
 static REGISTRY: Registry<ParserInfo> = Registry::new(&[
-    ParserInfo { descriptor: &perf_stat::DESCRIPTOR, parse: perf_stat::parse },
-    ParserInfo { descriptor: &sockperf::DESCRIPTOR, parse: sockperf::parse },
-    ParserInfo { descriptor: &fio::DESCRIPTOR, parse: fio::parse },
-    ParserInfo { descriptor: &iperf3::DESCRIPTOR, parse: iperf3::parse },
-    ParserInfo { descriptor: &cyclictest::DESCRIPTOR, parse: cyclictest::parse },
-    ParserInfo { descriptor: &hyperfine::DESCRIPTOR, parse: hyperfine::parse },
-    ParserInfo { descriptor: &perf_bench::DESCRIPTOR, parse: perf_bench::parse },
-    ParserInfo { descriptor: &dmatest::DESCRIPTOR, parse: dmatest::parse },
-    ParserInfo { descriptor: &seed_scan::DESCRIPTOR, parse: seed_scan::parse },
+    ParserInfo { descriptor: &perf_stat::DESCRIPTOR, parse: perf_stat::parse, roles: ParamRoles::default },
+    ParserInfo { descriptor: &sockperf::DESCRIPTOR, parse: sockperf::parse, roles: ParamRoles::default },
+    ParserInfo { descriptor: &fio::DESCRIPTOR, parse: fio::parse, roles: ParamRoles::default },
+    ParserInfo { descriptor: &iperf3::DESCRIPTOR, parse: iperf3::parse, roles: ParamRoles::default },
+    ParserInfo { descriptor: &cyclictest::DESCRIPTOR, parse: cyclictest::parse, roles: ParamRoles::default },
+    ParserInfo { descriptor: &hyperfine::DESCRIPTOR, parse: hyperfine::parse, roles: ParamRoles::default },
+    ParserInfo { descriptor: &perf_bench::DESCRIPTOR, parse: perf_bench::parse, roles: ParamRoles::default },
+    ParserInfo { descriptor: &dmatest::DESCRIPTOR, parse: dmatest::parse, roles: ParamRoles::default },
+    ParserInfo { descriptor: &seed_scan::DESCRIPTOR, parse: seed_scan::parse, roles: seed_scan::param_roles },
 ]);
 
 /// `perf bench` output in the default format, for callers that know what they ran.
@@ -97,4 +100,10 @@ pub fn names() -> Vec<&'static str> {
 
 pub fn by_name(name: &str) -> Option<&'static ParserInfo> {
     REGISTRY.get(name)
+}
+
+/// The roles the parser called `name` gives its parameters; none for a parser this
+/// program does not have. Installed as [`perflab_core::catalog::import_roles`].
+pub fn param_roles(name: &str) -> ParamRoles {
+    by_name(name).map_or_else(ParamRoles::default, |p| (p.roles)())
 }

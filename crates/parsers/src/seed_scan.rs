@@ -30,6 +30,13 @@ pub(crate) static DESCRIPTOR: Descriptor = Descriptor {
 
 const TOOL: &str = "seed-scan";
 
+/// The first column is the size the table scans, in bytes: the report's scan axis.
+pub(crate) fn param_roles() -> perflab_core::ParamRoles {
+    let mut roles = perflab_core::ParamRoles::default();
+    roles.insert("size", perflab_core::ParamRole::SizeAxis);
+    roles
+}
+
 fn cells(line: &str) -> Vec<String> {
     let t = line.trim();
     let t = t.strip_prefix('|').unwrap_or(t);
@@ -95,10 +102,10 @@ pub(crate) fn parse(text: &str) -> Result<Parsed, ParseError> {
     if tables.is_empty() {
         return Err(not_this(TOOL, "no `| … |` table with a `| --- |` rule"));
     }
-    let mut out = Parsed::default();
-    // The first column is the size the table scans, in bytes: the report's scan axis.
-    out.param_roles
-        .insert("size", perflab_core::ParamRole::SizeAxis);
+    let mut out = Parsed {
+        param_roles: param_roles(),
+        ..Parsed::default()
+    };
     let several = tables.len() > 1;
     for (n, (start, end)) in tables.iter().enumerate() {
         let table_no = n + 1;

@@ -43,6 +43,7 @@ fn main() {
     perflab_workloads::install_catalog();
     perflab_monitors::install_catalog();
     perflab_lab::void::install_catalog();
+    perflab_core::catalog::install_import_roles(perflab_parsers::param_roles);
     // Text fits the terminal it is printed on; in a pipe every table stays whole.
     perflab_report::doc::text::set_terminal_width(terminal::stdout_columns());
     let result = stdout_guard::run(|| cmd::dispatch(cli));

@@ -42,6 +42,10 @@ pub fn param_roles(run: &RunInfo) -> ParamRoles {
     if !run.spec.param_roles.is_empty() {
         return run.spec.param_roles.clone();
     }
+    if let Some(imported) = &run.spec.imported {
+        // Imported before runs stored their roles: its parser's, as it would store them.
+        return catalog::import_roles(&imported.parser);
+    }
     #[cfg(test)]
     if let Some(d) = extra::find(&run.workload) {
         return ParamRoles::from_specs(d.params);
@@ -112,5 +116,62 @@ pub(crate) mod extra {
     /// The real monitors, as the binary installs them (a dev-dependency only).
     pub(super) fn install_monitors() {
         perflab_monitors::install_catalog();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use perflab_core::record::{RunInfo, RunStatus};
+    use perflab_core::{ParamRole, ParamRoles};
+
+    fn imported_by(parser: &str, roles: serde_json::Value) -> RunInfo {
+        RunInfo {
+            id: 1,
+            created_at: 1_700_000_000.0,
+            study: "seed-002".into(),
+            workload: format!("import:{parser}"),
+            label: None,
+            status: RunStatus::Complete,
+            spec: serde_json::from_value(serde_json::json!({
+                "primary_metric": "bandwidth_mib_s",
+                "imported": {"file": "scan.md", "parser": parser, "notes": []},
+                "param_roles": roles,
+            }))
+            .expect("a valid run spec"),
+            fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
+            unavailable: Vec::new(),
+            planned: 1,
+            done: 1,
+            failed: 0,
+            ineffective: 0,
+            uid: String::new(),
+        }
+    }
+
+    fn seed_scan_roles(parser: &str) -> ParamRoles {
+        let mut roles = ParamRoles::default();
+        if parser == "seed-scan" {
+            roles.insert("size", ParamRole::SizeAxis);
+        }
+        roles
+    }
+
+    /// A seed-scan import stored before runs kept their roles still has its size axis
+    /// (from its parser), so the report still scans it; a stored role wins.
+    #[test]
+    fn an_import_without_stored_roles_takes_its_parser_s() {
+        perflab_core::catalog::install_import_roles(seed_scan_roles);
+        let old = imported_by("seed-scan", serde_json::json!({}));
+        assert_eq!(
+            super::param_roles(&old).name_of(ParamRole::SizeAxis),
+            Some("size")
+        );
+        let stored = imported_by("seed-scan", serde_json::json!({"kb": "size_axis"}));
+        assert_eq!(
+            super::param_roles(&stored).name_of(ParamRole::SizeAxis),
+            Some("kb")
+        );
+        let other = imported_by("fio", serde_json::json!({}));
+        assert!(super::param_roles(&other).is_empty());
     }
 }
