@@ -125,3 +125,74 @@ fn a_void_point_reads_void_with_its_reason_and_no_advice() {
     );
     assert_eq!(d.total, 1);
 }
+
+/// Of two runs named `run 4` and `run 5`, variant `all` at point 1 of run 4 tested nothing.
+fn runs_judge(
+    a: perflab_core::catalog::RunSide<'_>,
+    b: perflab_core::catalog::RunSide<'_>,
+) -> Vec<perflab_core::catalog::RunsVoid> {
+    if (a.0, b.0) != ("run 4", "run 5") {
+        return Vec::new();
+    }
+    vec![(1, "all".into(), "no idle entries in either variant".into())]
+}
+
+/// Issue 32 item 4: `compare RUN_A RUN_B` judged no row void, though a variant's settings
+/// changed between the runs moved nothing; a void row is its variant's at its point only.
+#[test]
+fn a_void_row_of_two_runs_reads_void_for_its_variant_only() {
+    perflab_core::catalog::install_runs_void_judge(runs_judge);
+    let run = |id: i64| RunInfo {
+        id,
+        created_at: 0.0,
+        study: "idle-ipi".into(),
+        workload: "ctxsw".into(),
+        label: None,
+        status: RunStatus::Complete,
+        spec: serde_json::from_value(serde_json::json!({
+            "name": "runs", "primary_metric": "rate",
+            "variants": [{"name": "poll-only"}, {"name": "all"}],
+        }))
+        .expect("a valid run spec"),
+        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
+        unavailable: Vec::new(),
+        planned: 20,
+        done: 20,
+        failed: 0,
+        ineffective: 0,
+        uid: String::new(),
+    };
+    let side = |scale: f64| {
+        let mut ms = Vec::new();
+        for point in 0..2 {
+            for rep in 0..5 {
+                let noise = [1.0, 1.3, 0.8, 1.2, 0.9][rep as usize];
+                let seq = point * 10 + rep * 2;
+                ms.push(record(seq, point, "poll-only", rep, 100.0 * noise * scale));
+                ms.push(record(seq + 1, point, "all", rep, 100.0 / noise * scale));
+            }
+        }
+        ms
+    };
+    let (a, b) = (run(4), run(5));
+    let (ms_a, ms_b) = (side(1.0), side(1.3));
+    let cfg = StatsConfig::default();
+    let t = super::compare_runs(&a, &ms_a, &b, &ms_b, None, &cfg).unwrap();
+    assert_eq!(t.rows.len(), 4);
+    let verdicts: Vec<(u32, &str, Verdict)> = t
+        .rows
+        .iter()
+        .map(|r| (r.point_a, r.variant.as_deref().unwrap(), r.cmp.verdict))
+        .collect();
+    let void: Vec<_> = verdicts.iter().filter(|v| v.2 == Verdict::Void).collect();
+    assert_eq!(void, [&(1, "all", Verdict::Void)], "{verdicts:?}");
+    assert_eq!(t.p_adjustment.rows, 3);
+    assert!(
+        t.notes.iter().any(
+            |n| n.starts_with("void (tested nothing: what run 5's settings")
+                && n.contains("cpu_b=1 [all]: no idle entries in either variant")
+        ),
+        "{:?}",
+        t.notes
+    );
+}
