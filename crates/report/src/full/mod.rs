@@ -187,6 +187,27 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
 /// memxfer scan) are not; its JSON keeps every row.
 const LONGEST_TABLE: usize = 24;
 
+/// Whether a per-run table (`point`, `variant`, … columns) has two variants' rows at one
+/// point: only then can a comparison hold its figures (a variant whose measurements were
+/// all ineffective has none to compare).
+fn two_variants_at_a_point(t: &crate::doc::Table) -> bool {
+    if t.head.first().map(String::as_str) != Some("point")
+        || t.head.get(1).map(String::as_str) != Some("variant")
+    {
+        return false;
+    }
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for r in &t.rows {
+        if let (Some(p), Some(v)) = (r.first(), r.get(1)) {
+            if seen.iter().any(|(sp, sv)| sp == p && sv != v) {
+                return true;
+            }
+            seen.push((p, v));
+        }
+    }
+    false
+}
+
 /// How many variants `run` measured.
 fn measured_variants_of(run: &RunData) -> usize {
     crate::measured_variants(&run.ms).len()
@@ -212,6 +233,7 @@ fn point_to_long_tables<'a>(
         let Some((run, compared)) = with_table.next() else {
             return;
         };
+        let compared = compared && two_variants_at_a_point(t);
         if t.rows.len() <= LONGEST_TABLE && !compared {
             i += 1;
             continue;
@@ -294,5 +316,40 @@ mod how_to_read_tests {
             ..cfg.procedure()
         };
         assert!(how_to_read_from(&other).contains("95% BCa-bootstrap CIs"));
+    }
+}
+
+#[cfg(test)]
+mod pointer_tests {
+    use super::*;
+    use crate::doc::Table;
+
+    fn table(rows: &[(&str, &str)]) -> Table {
+        Table::new(
+            vec!["point".into(), "variant".into(), "task ms".into()],
+            rows.iter()
+                .map(|(p, v)| vec![p.to_string(), v.to_string(), "1".into()])
+                .collect(),
+            vec![0, 1],
+        )
+    }
+
+    /// A run's counters are "compared in the telemetry above" only where two variants
+    /// have rows at one point: idle-ipi here had poll-only's every measurement
+    /// ineffective, so its counters were all's alone and the pointer would have lied.
+    #[test]
+    fn a_table_is_compared_only_with_two_variants_at_a_point() {
+        assert!(!two_variants_at_a_point(&table(&[
+            ("0-0", "all"),
+            ("0-1", "all")
+        ])));
+        assert!(two_variants_at_a_point(&table(&[
+            ("0-0", "all"),
+            ("0-1", "all"),
+            ("0-1", "poll-only"),
+        ])));
+        let mut other = table(&[("0-0", "all"), ("0-0", "poll-only")]);
+        other.head[0] = "pair".into();
+        assert!(!two_variants_at_a_point(&other));
     }
 }

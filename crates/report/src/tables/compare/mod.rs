@@ -737,6 +737,7 @@ fn void_note(voided: &[(String, String)], rows: usize, b_label: &str) -> String 
         .map(|(why, names)| format!("{}: {why}", names.join(", ")))
         .collect();
     let which = match voided.len() {
+        1 if rows == 1 => "the only row".to_string(),
         n if n == rows => format!("all {n} rows"),
         n => format!("{n} of {rows} rows, left out of those decided together"),
     };
