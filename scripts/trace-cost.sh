@@ -81,7 +81,8 @@ EOF
 }
 
 # perflab holding trace:SET attached (ENV... for it), one ping-pong measured: lines of
-# "event runs ns" plus "rtt N" (sockperf's round trips in the window).
+# "event runs ns" plus "rtt N" (sockperf's round trips in the window) and "p50 US" (its
+# median round trip, µs: sockperf's percentiles are of half a round trip).
 measure() {
     rm -f "$WORK/first" "$WORK/ready" "$WORK/go"
     mkfifo "$WORK/go"
@@ -103,7 +104,8 @@ touch $WORK/ready; read -r _ < $WORK/go; echo value 1"
     local pid=$TRACER
     snapshot "$pid" > "$WORK/before"
     taskset -c 0 sockperf ping-pong -i 127.0.0.1 -p $PORT -t "$SECS" --msg-size 64 2> /dev/null |
-        awk '/Total Run/ { for (i = 1; i <= NF; i++) if ($i ~ /ReceivedMessages=/) { split($i, a, "="); print "rtt", a[2] } }' > "$WORK/rtt"
+        awk '/Total Run/ { for (i = 1; i <= NF; i++) if ($i ~ /ReceivedMessages=/) { split($i, a, "="); print "rtt", a[2] } }
+             /percentile 50.000/ { printf "p50 %.3f\n", 2 * $NF }' > "$WORK/rtt"
     snapshot "$pid" > "$WORK/after"
     release
     wait $TRACER 2> /dev/null
@@ -122,10 +124,12 @@ for r in $(seq "$ROUNDS"); do
             match) out=$(measure) ;;
         esac
         rtt=$(echo "$out" | awk '$1 == "rtt" { print $2 }')
-        echo "$out" | awk -v c=$cfg -v r=$r -v n="${rtt:-0}" '$1 != "rtt" { print c, r, n, $0 }' >> "$TABLE"
+        p50=$(echo "$out" | awk '$1 == "p50" { print $2 }')
+        echo "$cfg $r ${p50:-0}" >> "$WORK/p50"
+        echo "$out" | awk -v c=$cfg -v r=$r -v n="${rtt:-0}" '$1 != "rtt" && $1 != "p50" { print c, r, n, $0 }' >> "$TABLE"
     done
 done
-python3 - "$TABLE" "$ROUNDS" << 'EOF'
+python3 - "$TABLE" "$WORK/p50" << 'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
 events = []
@@ -149,6 +153,8 @@ for ev in events:
     for c in cfgs:
         total[c] += (med[c] - med["empty"]) * per[c]
     print(f"{ev:<20} " + "  ".join(parts) + f"  | adds: {adds}")
+p50 = statistics.median(float(l.split()[2]) for l in open(sys.argv[2]) if l.split()[0] == "empty")
 print("added ns per round trip (ns per run over empty × runs per round trip, summed): "
-      + ", ".join(f"{c} {total[c]:.0f}" for c in cfgs if c != "empty"))
+      + ", ".join(f"{c} {total[c]:.0f} ({total[c] / (10 * p50):.1f} % of the empty "
+                  f"programs' p50 round trip, {p50:.2f} µs)" for c in cfgs if c != "empty"))
 EOF
