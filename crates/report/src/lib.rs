@@ -27,10 +27,6 @@ pub mod telemetry;
 mod unknown_monitor_tests;
 pub mod views;
 
-/// The path `perflab` still names the span comparisons by (the binary's files are being
-/// edited by others as this crate is regrouped); new code names `spans::ab`.
-pub use spans::ab as spans_ab;
-
 pub use drilldown::single::{render_single_pair, write_single_drilldown};
 pub use drilldown::{render_pair, render_row, write_drilldown};
 pub use error::ReportError;

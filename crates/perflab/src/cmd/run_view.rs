@@ -1,9 +1,9 @@
-//! What a finished run shows: its view (`perflab_report::views::run_end`), the drill-down
+//! What a finished run shows: its view (`perflab_report::views::after_run`), the drill-down
 //! written beside it, printed as text or as the JSON document.
 
 use std::path::Path;
 
-use perflab_report::views::run_end::{AfterRun, EndDoc, EndView};
+use perflab_report::views::after_run::{AfterRun, EndDoc, EndView};
 use perflab_store::{MeasurementRecord, RunInfo, Store};
 
 use crate::cmd::drilldown_dir;
@@ -26,7 +26,7 @@ pub fn print(
     })?;
     let cap = match json {
         true => usize::MAX,
-        false => perflab_report::spans_ab::MAX_COMPARISONS,
+        false => perflab_report::spans::ab::MAX_COMPARISONS,
     };
     let view = EndView::of(info, ms, after, (cap, db_flag))?;
     let drilldown = view.write_drilldown(info, ms)?;

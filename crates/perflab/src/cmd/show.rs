@@ -34,7 +34,7 @@ pub fn run(g: &Global, a: ShowArgs) -> anyhow::Result<i32> {
         let adaptive = perflab_lab::adaptive::report(&info.spec, &ms);
         envelope::print(&view.document(&a.section, adaptive)?)?;
     } else {
-        let cap = perflab_report::spans_ab::MAX_COMPARISONS;
+        let cap = perflab_report::spans::ab::MAX_COMPARISONS;
         let view = show::view(&info, &ms, cap, &hint::db_flag(g))?;
         crate::stdout_guard::print(view.text(&a.section)?)?;
     }

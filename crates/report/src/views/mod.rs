@@ -18,8 +18,5 @@ pub mod report;
 pub mod show;
 pub mod view;
 
-/// The view's former name, which `perflab`'s `run_view` still uses; new code names
-/// `after_run` (the binary has its own `cmd/run_end.rs`).
-pub use after_run as run_end;
 pub use data::Data;
 pub use view::View;
