@@ -9,6 +9,7 @@ pub use id::SectionId;
 use SectionId::*;
 
 use crate::doc::{self, Block};
+use crate::tables::PER_RUN;
 
 /// How a list of sections is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,17 +45,36 @@ pub trait Section {
     }
 }
 
+/// `before`, every table of [`PER_RUN`] in its order, then `after`, as `N` ids (a wrong
+/// `N` fails to compile): the lists of sections take a table registered there as it is.
+const fn with_tables<const N: usize>(before: &[SectionId], after: &[SectionId]) -> [SectionId; N] {
+    let mut out = [Title; N];
+    let mut i = 0;
+    while i < before.len() {
+        out[i] = before[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < PER_RUN.len() {
+        out[i] = Table(PER_RUN[j].id);
+        i += 1;
+        j += 1;
+    }
+    let mut k = 0;
+    while k < after.len() {
+        out[i] = after[k];
+        i += 1;
+        k += 1;
+    }
+    out
+}
+
+const SHOW_BEFORE: [SectionId; 3] = [Summary, Threads, LockWait];
+const SHOW_AFTER: [SectionId; 3] = [Latency, Percentiles, Spans];
+
 /// The ids of the sections `perflab show` prints, in its order.
-pub const SHOW_IDS: [SectionId; 8] = [
-    Summary,
-    Threads,
-    LockWait,
-    Interrupts,
-    Counters,
-    Latency,
-    Percentiles,
-    Spans,
-];
+pub const SHOW_IDS: [SectionId; SHOW_BEFORE.len() + PER_RUN.len() + SHOW_AFTER.len()] =
+    with_tables(&SHOW_BEFORE, &SHOW_AFTER);
 /// [`SHOW_IDS`] as text, which the binary checks `--section` against.
 pub const SHOW: &[&str] = &id::names(SHOW_IDS);
 
@@ -67,7 +87,10 @@ pub const COMPARE: &[&str] = &id::names(COMPARE_IDS);
 /// The ids of the parts of `perflab report`, in its order. A part groups sections: the
 /// `comparison` part holds each comparison's table or scan, distribution and what changed
 /// with it; `latency` the seed-001 table and the percentiles.
-pub const REPORT_IDS: [SectionId; 11] = [
+pub const REPORT_IDS: [SectionId; REPORT_BEFORE.len() + PER_RUN.len() + 1] =
+    with_tables(&REPORT_BEFORE, &[HowToRead]);
+
+const REPORT_BEFORE: [SectionId; 8] = [
     Environment,
     Comparison,
     Runs,
@@ -76,9 +99,6 @@ pub const REPORT_IDS: [SectionId; 11] = [
     Spans,
     Threads,
     LockWait,
-    Interrupts,
-    Counters,
-    HowToRead,
 ];
 /// [`REPORT_IDS`] as text, which the binary checks `--section` against.
 pub const REPORT: &[&str] = &id::names(REPORT_IDS);

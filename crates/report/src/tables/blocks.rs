@@ -14,9 +14,7 @@ use crate::tables::compare::text::{
     cells, footnotes, header_lines, row_notes, unavailable_items, unmatched_items,
 };
 use crate::tables::compare::ComparisonTable;
-use crate::tables::counters::CounterTable;
 use crate::tables::distribution::{BucketCount, Distribution};
-use crate::tables::irq_cpu::IrqCpuTable;
 use crate::tables::latency::{LatencyRow, LatencySection, LatencyTable};
 use crate::tables::lock_wait::LockWaitTable;
 use crate::tables::parallel::{ParallelTable, TITLE, UNITS, WHY};
@@ -196,20 +194,6 @@ impl ParallelTable {
             }),
             Block::list(WHY, self.reasons()),
         ]
-    }
-}
-
-impl CounterTable {
-    pub fn to_blocks(&self) -> Vec<Block> {
-        let mut out = vec![
-            Block::caption(self.title()),
-            table(self.cells(), vec![0, 1]),
-        ];
-        if !self.notes.is_empty() {
-            let notes: Vec<String> = self.notes.iter().map(|n| format!("  {n}")).collect();
-            out.push(Block::note(notes.join("\n")));
-        }
-        out
     }
 }
 
@@ -483,18 +467,6 @@ section!(
     LockWaitTable,
     LockWait,
     |_t| "Descriptor-lock waits".into(),
-    |t| t.to_blocks()
-);
-section!(
-    IrqCpuTable,
-    Interrupts,
-    |t| format!("Interrupts on CPU {}", t.cpu),
-    |t| t.to_blocks()
-);
-section!(
-    CounterTable,
-    Counters,
-    |t| format!("Counters ({})", t.source),
     |t| t.to_blocks()
 );
 section!(

@@ -8,8 +8,11 @@ use perflab_core::note::{Note, NoteKind};
 use perflab_core::record::{MeasurementRecord, RunInfo};
 use serde::Serialize;
 
+use crate::doc::{Block, Table};
 use crate::fmt;
+use crate::section::{Section, SectionId};
 use crate::select::{choose_metric, telemetry_records};
+use crate::tables::TableId;
 use crate::telemetry::medians;
 
 /// Counter keys in the order a reader wants them: the work done, then what the caches and
@@ -261,5 +264,37 @@ fn cell(key: &str, x: f64) -> String {
         true if x.abs() >= 1e7 => format!("{:.1}M", x / 1e6),
         true => fmt::count(x),
         false => fmt::value(x),
+    }
+}
+
+impl CounterTable {
+    pub fn to_blocks(&self) -> Vec<Block> {
+        // `cells` starts with the header row.
+        let mut rows = self.cells();
+        let head = rows.remove(0);
+        let mut out = vec![
+            Block::caption(self.title()),
+            Block::Table(Table::new(head, rows, vec![0, 1])),
+        ];
+        if !self.notes.is_empty() {
+            let notes: Vec<String> = self.notes.iter().map(|n| format!("  {n}")).collect();
+            out.push(Block::note(notes.join("\n")));
+        }
+        out
+    }
+}
+
+impl Section for CounterTable {
+    fn id(&self) -> SectionId {
+        SectionId::Table(TableId::Counters)
+    }
+    fn title(&self) -> String {
+        format!("Counters ({})", self.source)
+    }
+    fn blocks(&self) -> Vec<Block> {
+        self.to_blocks()
+    }
+    fn json(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(self).ok()
     }
 }

@@ -10,7 +10,9 @@ use serde::Serialize;
 
 use crate::doc::{Block, Table};
 use crate::fmt;
+use crate::section::{Section, SectionId};
 use crate::select::point_grid;
+use crate::tables::TableId;
 use crate::telemetry::{median_total, medians};
 
 const SOURCE: &str = "interrupts";
@@ -170,5 +172,20 @@ impl IrqCpuTable {
                     .into(),
             ),
         ]
+    }
+}
+
+impl Section for IrqCpuTable {
+    fn id(&self) -> SectionId {
+        SectionId::Table(TableId::Interrupts)
+    }
+    fn title(&self) -> String {
+        format!("Interrupts on CPU {}", self.cpu)
+    }
+    fn blocks(&self) -> Vec<Block> {
+        self.to_blocks()
+    }
+    fn json(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(self).ok()
     }
 }

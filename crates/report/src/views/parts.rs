@@ -20,15 +20,15 @@ pub fn run_sections(info: &RunInfo, ms: &[MeasurementRecord]) -> Vec<Box<dyn Sec
     out
 }
 
-/// The threads, lock waits, interrupts and counters of a run, those it has.
+/// The threads, lock waits and the tables of [`crate::tables::PER_RUN`] (interrupts,
+/// counters, …) of a run, those it has.
 pub fn telemetry_sections(info: &RunInfo, ms: &[MeasurementRecord]) -> Vec<Box<dyn Section>> {
     let mut out = threads_sections(info, ms);
-    if let Some(t) = crate::irq_cpu_table(info, ms) {
-        out.push(Box::new(t));
-    }
-    if let Some(t) = crate::counter_table(info, ms) {
-        out.push(Box::new(t));
-    }
+    out.extend(
+        crate::tables::PER_RUN
+            .iter()
+            .filter_map(|part| (part.build)(info, ms)),
+    );
     out
 }
 
