@@ -100,3 +100,39 @@ fn report_of_the_two_runs_holds_the_counter_table_in_every_format() {
         assert!(words.contains("described, not tested"), "{format}: {out}");
     }
 }
+
+/// Issue 34 item 6: a file of three `perf stat` outputs (runs appended) was refused; it is
+/// three repetitions, each with its own counts as the counters monitor's rows, so the
+/// telemetry table has a spread per side.
+#[test]
+fn several_perf_stat_outputs_in_one_file_import_as_repetitions_with_their_counts() {
+    let lab = Lab::new();
+    let f = seed_file("appended_ls3.txt");
+    let o = lab.run(&["import", "--parser", "perf-stat", &f]);
+    let (_, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("perf stat: 3 outputs in one file, read as 3 repetitions"),
+        "{err}"
+    );
+    let mut doc = lab.export(&run_id(&err));
+    common::name_telemetry_fields(&mut doc);
+    let ms = doc["measurements"].as_array().unwrap();
+    let reps: Vec<u64> = ms.iter().map(|m| m["rep"].as_u64().unwrap()).collect();
+    assert_eq!(reps, [0, 1, 2]);
+    // Each repetition carries its own output's page faults (102, 101, 104 in the file).
+    let faults: Vec<f64> = ms
+        .iter()
+        .map(|m| {
+            m["telemetry"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["source"] == "counters" && t["key"] == "page-faults")
+                .unwrap_or_else(|| panic!("no page-faults row in {m}"))["value"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(faults, [102.0, 101.0, 104.0]);
+}
