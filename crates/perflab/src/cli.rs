@@ -304,8 +304,8 @@ pub struct ShowArgs {
     pub threads: Option<u32>,
     #[command(flatten)]
     pub format: FormatArgs,
-    /// Print only these sections (summary, threads, lock-wait, interrupts, counters, latency,
-    /// percentiles, spans), in JSON too
+    /// Print only these sections (summary, threads, lock-wait, the run's tables: interrupts,
+    /// counters, …, then latency, percentiles, spans; a wrong name lists all), in JSON too
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub section: Vec<String>,
 }
