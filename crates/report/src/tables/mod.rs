@@ -82,6 +82,7 @@ per_run_tables! {
     // module: id = "--section id", "report part's heading", constructor, compared;
     irq_cpu: Interrupts = "interrupts", "Interrupts", irq_cpu_table, false;
     counters: Counters = "counters", "Counters", counter_table, true;
+    failures: Failures = "failures", "Failed measurements", failure_table, false;
 }
 
 #[cfg(test)]
