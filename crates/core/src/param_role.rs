@@ -8,36 +8,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::params::role::ParamRole;
 use crate::params::{format_bytes, ParamKind, ParamSpec, ParamValue};
 use crate::quantity_text::with_units::duration_text;
-
-/// The role of one parameter. Kept small: a role exists only where some view treats the
-/// parameter differently from any other.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ParamRole {
-    /// Nothing special: named `name=value`, grouped and ordered like any other.
-    #[default]
-    Plain,
-    /// The first CPU of a CPU pair (the anchor): with [`ParamRole::CpuB`], rows are named
-    /// `a-b`, drill-downs and per-CPU telemetry follow the pair.
-    CpuA,
-    /// The second CPU of the pair (the partner).
-    CpuB,
-    /// A CPU, or a CPU list (`0-3,8`), the point runs on (-1 or empty: not pinned): its
-    /// CPUs' telemetry is what the point's changes are looked for in; where one such
-    /// parameter holds one CPU, that CPU's interrupts are the point's.
-    Cpu,
-    /// A size in bytes that a scan runs along: comparisons along it become scan tables
-    /// (one row per size, in KiB) and figures plot against it. Printed as [`Bytes`].
-    ///
-    /// [`Bytes`]: ParamRole::Bytes
-    SizeAxis,
-    /// A size in bytes, printed in binary units (`64 KiB`, `2 MiB`).
-    Bytes,
-    /// A duration in seconds, printed with its unit (`50 µs`).
-    Seconds,
-}
 
 impl ParamRole {
     /// The role of a declared parameter: the one it declares, else the one its kind

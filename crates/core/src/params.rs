@@ -1,6 +1,8 @@
 //! Parameters of workloads: declared as data (`ParamSpec`), resolved from user text or
 //! TOML values into typed `Params`, with unknown names and out-of-range values rejected.
 
+pub mod role;
+
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -64,7 +66,7 @@ pub struct ParamSpec {
     pub name: &'static str,
     /// What the parameter is to the report (a CPU of a pair, a scan's size axis): views
     /// find parameters by role, never by name ([`crate::param_role`]).
-    pub role: crate::param_role::ParamRole,
+    pub role: role::ParamRole,
     pub help: &'static str,
     pub kind: ParamKind,
     /// Default as the user would write it; `None` makes the parameter required.
@@ -441,14 +443,14 @@ mod tests {
     const SPECS: &[ParamSpec] = &[
         ParamSpec {
             name: "cpu_a",
-            role: crate::param_role::ParamRole::Plain,
+            role: role::ParamRole::Plain,
             help: "",
             kind: ParamKind::Cpu,
             default: Some("0"),
         },
         ParamSpec {
             name: "duration",
-            role: crate::param_role::ParamRole::Plain,
+            role: role::ParamRole::Plain,
             help: "",
             kind: ParamKind::Duration {
                 min_s: 0.01,
@@ -458,7 +460,7 @@ mod tests {
         },
         ParamSpec {
             name: "mechanism",
-            role: crate::param_role::ParamRole::Plain,
+            role: role::ParamRole::Plain,
             help: "",
             kind: ParamKind::Choice(&["pipe", "futex"]),
             default: Some("pipe"),
@@ -594,7 +596,7 @@ mod tests {
     fn text_is_kept_verbatim_within_its_limit() {
         let spec = ParamSpec {
             name: "cmd",
-            role: crate::param_role::ParamRole::Plain,
+            role: role::ParamRole::Plain,
             help: "",
             kind: ParamKind::Text { max_len: 8 },
             default: Some(""),
@@ -620,7 +622,7 @@ mod tests {
     fn bounds_are_printed_as_a_person_writes_them() {
         let spec = |kind| ParamSpec {
             name: "value",
-            role: crate::param_role::ParamRole::Plain,
+            role: role::ParamRole::Plain,
             help: "",
             kind,
             default: None,
@@ -665,7 +667,7 @@ mod tests {
     fn every_kind_refuses_bad_text_in_one_line_that_says_why() {
         let spec = |kind| ParamSpec {
             name: "p",
-            role: crate::param_role::ParamRole::Plain,
+            role: role::ParamRole::Plain,
             help: "",
             kind,
             default: None,

@@ -5,7 +5,8 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use perflab_core::quantity_text::with_units::{figure_text, kind_by_name, value_text};
+use perflab_core::quantity_text::declared::kind_by_name;
+use perflab_core::quantity_text::with_units::{figure_text, value_text};
 use perflab_lab::Progress;
 use perflab_store::{MeasurementRecord, MeasurementStatus, RunId};
 

@@ -45,7 +45,7 @@ pub fn value_ci(ci: (f64, f64)) -> String {
 /// 0.00005 → `50 µs`), by the kind the workloads declare for that name; as stored where
 /// none does.
 pub fn param_value(name: &str, v: &perflab_core::ParamValue) -> String {
-    use perflab_core::quantity_text::with_units::{kind_by_name, value_text};
+    use perflab_core::quantity_text::{declared::kind_by_name, with_units::value_text};
     value_text(kind_by_name(name), v)
 }
 

@@ -4,34 +4,8 @@
 //! `1685.402987`). Reports, `show` and the progress lines share these, so a value reads
 //! the same everywhere.
 
-use crate::catalog;
 use crate::params::{format_size, ParamKind, ParamValue};
 use crate::units::Unit;
-
-/// The declared kind of parameter `name` of `workload`, from the installed catalog;
-/// `None` for a workload this program does not know (an imported run) or a name it does
-/// not declare (a parameter a variant added).
-pub fn kind_of(workload: &str, name: &str) -> Option<ParamKind> {
-    catalog::workload(workload)?
-        .params
-        .iter()
-        .find(|p| p.name == name)
-        .map(|p| p.kind)
-}
-
-/// The kind every installed workload that declares a parameter `name` gives it, for a
-/// value whose workload is not at hand (a table's fixed parameters): `None` where none
-/// declares it or two declare different kinds, so no unit is guessed.
-pub fn kind_by_name(name: &str) -> Option<ParamKind> {
-    let mut kinds = catalog::workloads()
-        .iter()
-        .flat_map(|w| w.params.iter())
-        .filter(|p| p.name == name)
-        .map(|p| p.kind);
-    let first = kinds.next()?;
-    let same = |k: &ParamKind| std::mem::discriminant(k) == std::mem::discriminant(&first);
-    kinds.all(|k| same(&k)).then_some(first)
-}
 
 /// `value` of a parameter of `kind`: a size in K, M or G where it is a whole number of
 /// them, a duration with its unit, anything else as stored.
@@ -46,11 +20,6 @@ pub fn value_text(kind: Option<ParamKind>, value: &ParamValue) -> String {
         (Some(ParamKind::Duration { .. }), _, Some(s)) => duration_text(s),
         _ => value.to_string(),
     }
-}
-
-/// [`value_text`] of parameter `name` of `workload`.
-pub fn param_value_text(workload: &str, name: &str, value: &ParamValue) -> String {
-    value_text(kind_of(workload, name), value)
 }
 
 /// Seconds in the largest unit that keeps the figure at 1 or more: `50 µs`, `100 ms`,

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use perflab_core::adaptive_target::AdaptiveTarget;
-use perflab_core::quantity_text::with_units::{kind_by_name, value_text};
+use perflab_core::quantity_text::{declared::kind_by_name, with_units::value_text};
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};
 use perflab_stats::{Sample, StatsConfig, Summary};
 use serde::Serialize;
