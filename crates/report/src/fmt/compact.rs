@@ -93,31 +93,7 @@ pub fn rows_text(
     let axis_values = axis
         .as_deref()
         .map_or_else(Vec::new, |a| sorted_values(&distinct, a));
-    // Per group (the other parameters) and variant, the axis values held, in order.
-    let mut order: Vec<String> = Vec::new();
-    let mut held: BTreeMap<(String, &str), Vec<usize>> = BTreeMap::new();
-    for c in chosen {
-        let rest: Vec<String> = varying
-            .iter()
-            .filter(|n| Some(*n) != axis.as_ref())
-            .map(|n| match c.params.get(n) {
-                Some(v) => roles.named_value(n, v),
-                None => format!("{n}=-"),
-            })
-            .collect();
-        let rest = rest.join(" ");
-        if !order.contains(&rest) {
-            order.push(rest.clone());
-        }
-        let slot = held.entry((rest, c.variant.unwrap_or(""))).or_default();
-        let at = axis
-            .as_deref()
-            .and_then(|a| c.params.get(a))
-            .and_then(|v| axis_values.iter().position(|x| *x == v));
-        if let Some(i) = at.filter(|i| !slot.contains(i)) {
-            slot.push(i);
-        }
-    }
+    let (order, held) = held_by_group(roles, chosen, &varying, axis.as_deref(), &axis_values);
     // Variants of a group that hold the same values are named together.
     let mut groups: BTreeMap<&str, Vec<Held>> = BTreeMap::new();
     for ((rest, variant), mut idx) in held.iter().map(|(k, v)| (k, v.clone())) {
@@ -147,6 +123,42 @@ pub fn rows_text(
         }
     }
     parts.join("; ")
+}
+
+/// Per group of `chosen` (its values of the `varying` parameters other than `axis`, in
+/// first-seen order) and variant, the indexes into `axis_values` it holds.
+#[allow(clippy::type_complexity)]
+fn held_by_group<'a>(
+    roles: &ParamRoles,
+    chosen: &[RowRef<'a>],
+    varying: &[String],
+    axis: Option<&str>,
+    axis_values: &[&ParamValue],
+) -> (Vec<String>, BTreeMap<(String, &'a str), Vec<usize>>) {
+    let mut order: Vec<String> = Vec::new();
+    let mut held: BTreeMap<(String, &str), Vec<usize>> = BTreeMap::new();
+    for c in chosen {
+        let rest: Vec<String> = varying
+            .iter()
+            .filter(|n| Some(n.as_str()) != axis)
+            .map(|n| match c.params.get(n) {
+                Some(v) => roles.named_value(n, v),
+                None => format!("{n}=-"),
+            })
+            .collect();
+        let rest = rest.join(" ");
+        if !order.contains(&rest) {
+            order.push(rest.clone());
+        }
+        let slot = held.entry((rest, c.variant.unwrap_or(""))).or_default();
+        let at = axis
+            .and_then(|a| c.params.get(a))
+            .and_then(|v| axis_values.iter().position(|x| *x == v));
+        if let Some(i) = at.filter(|i| !slot.contains(i)) {
+            slot.push(i);
+        }
+    }
+    (order, held)
 }
 
 /// The ineffective measurements of `ms` (a knob of their variant did not hold), one line

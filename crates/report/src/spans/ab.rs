@@ -185,6 +185,40 @@ fn side<'m>(
     rows::span_records(&all)
 }
 
+/// Why span `id` of the pair `p` has no figure to compare on one side (`ra` the first's
+/// records, `rb` the second's), where it has none.
+fn why_not_compared(
+    ra: &[&MeasurementRecord],
+    rb: &[&MeasurementRecord],
+    id: &SpanId,
+    p: &PairSpec,
+) -> Option<String> {
+    // A side whose span matched fewer events per measurement than a figure is read
+    // from has no figure to compare.
+    let floor = perflab_core::span_outline::MIN_SPAN_EVENTS as f64;
+    let few = |side: &[&MeasurementRecord]| {
+        perflab_stats::median(rows::counts(side, &id.key)).filter(|n| *n > 0.0 && *n < floor)
+    };
+    if let Some((n, name)) = few(ra)
+        .map(|n| (n, &p.a_label))
+        .or_else(|| few(rb).map(|n| (n, &p.b_label)))
+    {
+        return Some(format!(
+            "{}: too few events in {name} ({} < {floor} per measurement)",
+            id.label,
+            crate::fmt::count(n)
+        ));
+    }
+    // Nor has a side whose span keyed by CPU matched mostly other work's events.
+    let refused = |side: &[&MeasurementRecord]| {
+        crate::spans::foreign::foreign(side, &id.key).and_then(|f| f.refusal())
+    };
+    refused(ra)
+        .map(|w| (w, &p.a_label))
+        .or_else(|| refused(rb).map(|w| (w, &p.b_label)))
+        .map(|(why, name)| format!("{} in {name}: {why}", id.label))
+}
+
 fn one(ms: &[MeasurementRecord], p: PairSpec, cfg: &StatsConfig) -> SpanComparison {
     let (ra, rb) = (side(ms, &p.a), side(ms, &p.b));
     let mut ids: Vec<SpanId> = rows::span_ids(&ra);
@@ -196,32 +230,8 @@ fn one(ms: &[MeasurementRecord], p: PairSpec, cfg: &StatsConfig) -> SpanComparis
     let mut rows = Vec::new();
     let mut not_compared = Vec::new();
     for id in &ids {
-        // A side whose span matched fewer events per measurement than a figure is read
-        // from has no figure to compare.
-        let floor = perflab_core::span_outline::MIN_SPAN_EVENTS as f64;
-        let few = |side: &[&MeasurementRecord]| {
-            perflab_stats::median(rows::counts(side, &id.key)).filter(|n| *n > 0.0 && *n < floor)
-        };
-        if let Some((n, name)) = few(&ra)
-            .map(|n| (n, &p.a_label))
-            .or_else(|| few(&rb).map(|n| (n, &p.b_label)))
-        {
-            not_compared.push(format!(
-                "{}: too few events in {name} ({} < {floor} per measurement)",
-                id.label,
-                crate::fmt::count(n)
-            ));
-            continue;
-        }
-        // Nor has a side whose span keyed by CPU matched mostly other work's events.
-        let refused = |side: &[&MeasurementRecord]| {
-            crate::spans::foreign::foreign(side, &id.key).and_then(|f| f.refusal())
-        };
-        if let Some((why, name)) = refused(&ra)
-            .map(|w| (w, &p.a_label))
-            .or_else(|| refused(&rb).map(|w| (w, &p.b_label)))
-        {
-            not_compared.push(format!("{} in {name}: {why}", id.label));
+        if let Some(why) = why_not_compared(&ra, &rb, id, &p) {
+            not_compared.push(why);
             continue;
         }
         for stat in COMPARED {
