@@ -155,21 +155,20 @@ fn idle_states(with: Side, without: Side) -> Judged {
         }
     }
     for ((on, off), never) in never {
-        let one = never.len() == 1;
-        let states = match never.split_last() {
-            Some((last, [])) => last.to_string(),
-            Some((last, init)) => format!("{} and {last}", init.join(", ")),
-            None => String::new(),
-        };
-        let (was, it_is, it) = match one {
-            true => ("was", "it is", "it"),
-            false => ("were each", "they are", "them"),
-        };
-        reasons.push(format!(
-            "no idle entries in either variant: {states} {was} entered a median of 0 times \
-             per measurement on the measured CPUs in {on}, where {it_is} enabled, and never \
-             in {off}, so disabling {it} changed nothing"
-        ));
+        reasons.push(match never.split_last() {
+            Some((one, [])) => format!(
+                "no idle entries in either variant: {one} was entered a median of 0 times \
+                 per measurement on the measured CPUs in {on}, where it is enabled, and never \
+                 in {off}, so disabling it changed nothing"
+            ),
+            Some((last, init)) => format!(
+                "no idle entries in either variant: {on} entered {} and {last} (enabled \
+                 there) a median of 0 times per measurement on the measured CPUs, {off} \
+                 never, so disabling them changed nothing",
+                init.join(", ")
+            ),
+            None => continue,
+        });
     }
     Judged::Void(reasons.join("; "))
 }

@@ -742,8 +742,8 @@ fn void_note(voided: &[(String, String)], rows: usize, b_label: &str) -> String 
         n => format!("{n} of {rows} rows, left out of those decided together"),
     };
     format!(
-        "void (tested nothing: what {b_label}'s settings are meant to move did not move, so \
-         no verdict, and more repetitions would not give one; {which}): {}",
+        "void (tested nothing: what {b_label}'s settings are meant to move did not move; \
+         more repetitions would not help; {which}): {}",
         reasons.join("; ")
     )
 }
