@@ -261,7 +261,7 @@ pub struct Loaded {
     /// the atomic instructions), for the note.
     unshared_why: Option<String>,
     /// Why the open starts are in the hash map, not the table (the kernel refused the
-    /// table's programs), for the note.
+    /// table's programs, or this CPU does not keep the store order it needs), for the note.
     untabled_why: Option<String>,
 }
 
@@ -315,10 +315,16 @@ impl Loaded {
             return Err("one attach method per planned event is needed".into());
         }
         // Each needs atomic instructions but the last: the table's claim, the shared
-        // map's adds (the table is the cheaper of the two for the programs).
+        // map's adds (the table is the cheaper of the two for the programs). The table is
+        // tried only where the CPU keeps the store order its claim relies on.
         let shareable = plan::shared_histograms(spans);
         let mut first_why: Option<String> = None;
-        for (shared, table) in [(true, true), (false, true), (false, false)] {
+        let tries: &[(bool, bool)] = if TABLE_ORDERED {
+            &[(true, true), (false, true), (false, false)]
+        } else {
+            &[(true, false), (false, false)]
+        };
+        for &(shared, table) in tries {
             if shared && !shareable {
                 continue;
             }
@@ -328,11 +334,19 @@ impl Loaded {
                         loaded.unshared_why = first_why.clone();
                     }
                     if !table {
-                        loaded.untabled_why = first_why;
+                        loaded.untabled_why = match first_why {
+                            _ if !TABLE_ORDERED => Some(UNORDERED_WHY.to_string()),
+                            Some(why) => Some(format!(
+                                "the kernel refused the table's programs ({})",
+                                why.lines().last().unwrap_or("")
+                            )),
+                            None => None,
+                        };
                     }
                     return Ok(loaded);
                 }
-                Err(why) if table => {
+                // Every try but the last (per CPU, hash map) has one after it.
+                Err(why) if shared || table => {
                     first_why.get_or_insert(why);
                 }
                 Err(why) => return Err(why),
@@ -355,8 +369,7 @@ impl Loaded {
         let size = format!("{entries} × {kib} KiB × {} CPUs = {mib:.1} MiB", self.cpus);
         if let Some(why) = &self.untabled_why {
             return format!(
-                "trace: span histograms per CPU ({size}), open starts in a hash map: the kernel refused the table's programs ({})",
-                why.lines().last().unwrap_or("")
+                "trace: span histograms per CPU ({size}), open starts in a hash map: {why}"
             );
         }
         match &self.unshared_why {
@@ -503,6 +516,15 @@ impl Loaded {
         Ok(out)
     }
 }
+
+/// Whether this CPU sees another CPU's stores in the order they were made, as the
+/// open-start table's lock-free claim assumes (codegen's note on the table): x86 does;
+/// elsewhere (arm64, weaker orders) open starts stay in the hash map, slower but exact.
+const TABLE_ORDERED: bool = cfg!(any(target_arch = "x86_64", target_arch = "x86"));
+
+/// The note's reason where [`TABLE_ORDERED`] is false.
+const UNORDERED_WHY: &str =
+    "the table's lock-free claim relies on x86's store order, which this CPU does not keep";
 
 /// The start map (16,384 keys per span, or with the table per split span: their values),
 /// the open-start table (16,384 ways per span) where `table`, and the span map: per CPU,
