@@ -154,23 +154,29 @@ fn idle_states(with: Side, without: Side) -> Judged {
             return Judged::Moved;
         }
     }
-    for ((on, off), never) in never {
-        reasons.push(match never.split_last() {
-            Some((one, [])) => format!(
-                "no idle entries in either variant: {one} was entered a median of 0 times \
-                 per measurement on the measured CPUs in {on}, where it is enabled, and never \
-                 in {off}, so disabling it changed nothing"
-            ),
-            Some((last, init)) => format!(
-                "no idle entries in either variant: {on} entered {} and {last} (enabled \
-                 there) a median of 0 times per measurement on the measured CPUs, {off} \
-                 never, so disabling them changed nothing",
-                init.join(", ")
-            ),
-            None => continue,
-        });
-    }
+    reasons.extend(
+        never
+            .iter()
+            .filter_map(|(sides, states)| never_entered(*sides, states)),
+    );
     Judged::Void(reasons.join("; "))
+}
+
+/// The states neither side entered, `on` allowing them and `off` not, in one sentence.
+fn never_entered((on, off): (&str, &str), states: &[&str]) -> Option<String> {
+    Some(match states.split_last()? {
+        (one, []) => format!(
+            "no idle entries in either variant: {one} was entered a median of 0 times per \
+             measurement on the measured CPUs in {on}, where it is enabled, and never in \
+             {off}, so disabling it changed nothing"
+        ),
+        (last, init) => format!(
+            "no idle entries in either variant: {on} entered {} and {last} (enabled there) a \
+             median of 0 times per measurement on the measured CPUs, {off} never, so \
+             disabling them changed nothing",
+            init.join(", ")
+        ),
+    })
 }
 
 /// `irqaffinity`: the steered interrupts' counts on the measured CPUs must differ between

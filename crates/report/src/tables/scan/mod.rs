@@ -258,20 +258,7 @@ fn scan_of(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
             None => sections.push((key, vec![point])),
         }
     }
-    // The rows whose change and medians disagree, of every section, in one scan-wide
-    // line: a note each under its table was 4 lines a size, as many as the noise made.
-    let disagree =
-        crate::tables::compare::family::disagreement_note(sections.iter().flat_map(|(key, _)| {
-            table
-                .rows
-                .iter()
-                .filter(|r| key.matches(r, &varying))
-                .map(|r| {
-                    let size = r.params.get(axis).and_then(size_bytes);
-                    let at = size.map_or(String::new(), |s| format!(" {} KiB", kib(s)));
-                    (format!("{}{at}", key.title()), &r.cmp)
-                })
-        }));
+    let disagree = scan_disagreements(table, &sections, &varying, axis);
     let sections = sections
         .into_iter()
         .map(|(key, mut points)| {
@@ -305,6 +292,27 @@ fn scan_of(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
         notes: table.notes.iter().cloned().chain(disagree).collect(),
         unavailable: table.unavailable.clone(),
     })
+}
+
+/// The rows whose change and medians disagree, of every section, in one scan-wide line:
+/// a note each under its table was 4 lines a size, as many as the noise made.
+fn scan_disagreements(
+    table: &ComparisonTable,
+    sections: &[(Key, Vec<ScanPoint>)],
+    varying: &[String],
+    axis: &str,
+) -> Option<String> {
+    crate::tables::compare::family::disagreement_note(sections.iter().flat_map(|(key, _)| {
+        table
+            .rows
+            .iter()
+            .filter(|r| key.matches(r, varying))
+            .map(|r| {
+                let size = r.params.get(axis).and_then(size_bytes);
+                let at = size.map_or(String::new(), |s| format!(" {} KiB", kib(s)));
+                (format!("{}{at}", key.title()), &r.cmp)
+            })
+    }))
 }
 
 /// A compared row or a point that could not be compared.
