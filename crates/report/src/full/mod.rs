@@ -171,8 +171,9 @@ pub fn build_report(runs: &[RunData], opts: &ReportOptions) -> Result<FullReport
                 let compared = runs.len() > 1 || measured_variants_of(r) > 1;
                 (r, part.compared && compared)
             });
-        point_to_long_tables(Table(part.id), with_table, &opts.db_flag, &mut blocks);
-        parts.cut(Table(part.id), part.title, Some(json), &mut blocks);
+        let id = Table(part.id.as_str());
+        point_to_long_tables(id, with_table, &opts.db_flag, &mut blocks);
+        parts.cut(id, part.title, Some(json), &mut blocks);
     }
     blocks.push(Block::para(how_to_read(&opts.stats)));
     parts.cut(HowToRead, "How to read this report", None, &mut blocks);

@@ -12,8 +12,9 @@ pub enum SectionId {
     Summary,
     Threads,
     LockWait,
-    /// A table of a run registered in [`crate::tables::PER_RUN`] (one line there).
-    Table(crate::tables::TableId),
+    /// A table of a run registered in `crate::tables::PER_RUN` (one line there), by its
+    /// `TableId`'s text: the id names no type of `tables`, which names this one.
+    Table(&'static str),
     Latency,
     Percentiles,
     Spans,
@@ -52,7 +53,7 @@ impl SectionId {
             Summary => "summary",
             Threads => "threads",
             LockWait => "lock-wait",
-            Table(t) => t.as_str(),
+            Table(t) => t,
             Latency => "latency",
             Percentiles => "percentiles",
             Spans => "spans",

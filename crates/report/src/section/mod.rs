@@ -4,46 +4,13 @@
 
 pub(crate) mod data;
 pub mod id;
+mod part;
 
 pub use id::SectionId;
+pub use part::{render, Format, Section};
 use SectionId::*;
 
-use crate::doc::{self, Block};
 use crate::tables::PER_RUN;
-
-/// How a list of sections is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// The terminal: tables as wide as they need.
-    Text,
-    /// Plain text no wider than 72 columns, for a mailing-list reply.
-    Mail,
-    /// GitHub-flavoured Markdown.
-    Markdown,
-    /// A self-contained HTML page.
-    Html,
-}
-
-/// A part of a report.
-pub trait Section {
-    /// The stable name a reader selects the section by (`--section`), e.g. `summary`.
-    fn id(&self) -> SectionId;
-    /// What the section holds, in words (the HTML page's title when it stands alone).
-    fn title(&self) -> String;
-    /// The section's content, the single description every format renders.
-    fn blocks(&self) -> Vec<Block>;
-    /// The section's JSON form, where it has one.
-    fn json(&self) -> Option<serde_json::Value> {
-        None
-    }
-    /// This section alone in `format`.
-    fn render(&self, format: Format) -> String
-    where
-        Self: Sized,
-    {
-        render(&[self as &dyn Section], format)
-    }
-}
 
 /// `before`, every table of [`PER_RUN`] in its order, then `after`, as `N` ids (a wrong
 /// `N` fails to compile): the lists of sections take a table registered there as it is.
@@ -56,7 +23,7 @@ const fn with_tables<const N: usize>(before: &[SectionId], after: &[SectionId]) 
     }
     let mut j = 0;
     while j < PER_RUN.len() {
-        out[i] = Table(PER_RUN[j].id);
+        out[i] = Table(PER_RUN[j].id.as_str());
         i += 1;
         j += 1;
     }
@@ -102,23 +69,6 @@ const REPORT_BEFORE: [SectionId; 8] = [
 ];
 /// [`REPORT_IDS`] as text, which the binary checks `--section` against.
 pub const REPORT: &[&str] = &id::names(REPORT_IDS);
-
-/// `sections` one after the other, a blank line between them, in `format`; the HTML page
-/// is titled by the first section.
-pub fn render(sections: &[&dyn Section], format: Format) -> String {
-    let blocks: Vec<Block> = sections.iter().flat_map(|s| s.blocks()).collect();
-    match format {
-        Format::Text => doc::text::render(&blocks, doc::text::terminal_width()),
-        Format::Mail => doc::text::render(&blocks, Some(doc::text::MAIL_WIDTH)),
-        Format::Markdown => doc::markdown::render(&blocks),
-        Format::Html => {
-            let title = sections
-                .first()
-                .map_or_else(|| "perflab".into(), |s| s.title());
-            doc::html::render(&title, &blocks)
-        }
-    }
-}
 
 /// The JSON form of `sections`, keyed by section id: each section's [`Section::json`]
 /// under its id, or, for an id in `many` (one a view may hold several times, e.g. the
@@ -173,6 +123,7 @@ pub fn check_ids(wanted: &[String], known: &[&str]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::doc::{self, Block};
 
     struct Two;
     impl Section for Two {

@@ -286,7 +286,7 @@ impl CounterTable {
 
 impl Section for CounterTable {
     fn id(&self) -> SectionId {
-        SectionId::Table(TableId::Counters)
+        SectionId::Table(TableId::Counters.as_str())
     }
     fn title(&self) -> String {
         format!("Counters ({})", self.source)

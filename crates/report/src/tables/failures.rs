@@ -51,7 +51,7 @@ pub fn failure_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<FailureT
 
 impl Section for FailureTable {
     fn id(&self) -> SectionId {
-        SectionId::Table(TableId::Failures)
+        SectionId::Table(TableId::Failures.as_str())
     }
     fn title(&self) -> String {
         format!("Failed measurements of run {}", self.run)

@@ -177,7 +177,7 @@ impl IrqCpuTable {
 
 impl Section for IrqCpuTable {
     fn id(&self) -> SectionId {
-        SectionId::Table(TableId::Interrupts)
+        SectionId::Table(TableId::Interrupts.as_str())
     }
     fn title(&self) -> String {
         format!("Interrupts on CPU {}", self.cpu)
