@@ -60,8 +60,11 @@ fn two_runs_whose_changed_setting_moved_nothing_compare_void() {
         )),
         "{listing}"
     );
+    // Where the states were enabled (run B's v) is said, as is the other side.
     assert!(
-        listing.contains(&format!("in v in run {b}, where")),
+        listing.contains(&format!("v in run {b} entered"))
+            && listing.contains("(enabled there)")
+            && listing.contains(&format!("v in run {a} never")),
         "{listing}"
     );
     assert_eq!(

@@ -60,10 +60,13 @@ fn perf_memcpy_study_by_size_and_page_size_needs_root_and_perf() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}{err}");
     assert!(
-        out.contains("run 1: thp vs 4k") && out.contains("run 1: 2m vs 4k"),
+        out.contains("B/A: thp against 4k") && out.contains("B/A: 2m against 4k"),
         "{out}"
     );
-    assert!(out.contains("Counters (counters"), "{out}");
+    assert!(
+        out.contains("counters: medians of the telemetry repetitions"),
+        "{out}"
+    );
     let id = run_id(&err);
     let doc = lab.export_named(&id);
     let all = doc["measurements"].as_array().unwrap();
