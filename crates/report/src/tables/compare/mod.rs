@@ -470,7 +470,9 @@ struct Builder<'c> {
     /// runs, each with the variant whose row it is (`None`: every row at the point).
     void: Vec<(u32, Option<String>, String)>,
     /// The point (in A) and variant of each `unmatched`, in order.
-    unmatched_points: Vec<(u32, Option<String>)>,
+    /// Per unmatched row, its point in run A, its variant, and why it has no value in
+    /// counts only (what a void row says after its void reason, which names the cause).
+    unmatched_points: Vec<(u32, Option<String>, String)>,
     /// The roles of the compared runs' parameters (which are a CPU pair).
     roles: ParamRoles,
 }
@@ -582,12 +584,14 @@ impl<'c> Builder<'c> {
                 },
             }),
             _ => {
-                self.unmatched_points.push((points.0, variant.clone()));
+                let counts = unmatched_reason((&a, names.0), (&b, names.1), false);
+                self.unmatched_points
+                    .push((points.0, variant.clone(), counts));
                 self.unmatched.push(Unmatched {
                     label,
                     params,
                     variant,
-                    reason: unmatched_reason((&a, names.0), (&b, names.1)),
+                    reason: unmatched_reason((&a, names.0), (&b, names.1), true),
                     median_a: samples.0.ok().map(|s| s.median()),
                     median_b: samples.1.ok().map(|s| s.median()),
                 });
@@ -672,9 +676,11 @@ impl<'c> Builder<'c> {
                 r.cmp.make_void(why);
             }
         }
-        for (u, (point, variant)) in self.unmatched.iter_mut().zip(&self.unmatched_points) {
+        for (u, (point, variant, counts)) in self.unmatched.iter_mut().zip(&self.unmatched_points) {
+            // The void reason names the cause; the first ineffective measurement's
+            // reason would say it again (show lists every one).
             if let Some(why) = void(*point, variant) {
-                u.reason = format!("void ({why}); {}", u.reason);
+                u.reason = format!("void ({why}); {counts}");
             }
         }
         (p_adjustment, voided)
@@ -757,8 +763,9 @@ pub fn row_name(label: &str, variant: &Option<String>) -> String {
 }
 
 /// Why a point has no comparison: per side, not measured at all, or measured with no
-/// successful value (and what became of its measurements).
-fn unmatched_reason(a: (&SideValues, &str), b: (&SideValues, &str)) -> String {
+/// successful value (and what became of its measurements: with `detail`, the first
+/// ineffective and disturbed one's reason too).
+fn unmatched_reason(a: (&SideValues, &str), b: (&SideValues, &str), detail: bool) -> String {
     let mut why = Vec::new();
     for (side, name) in [a, b] {
         if !side.measured() {
@@ -771,18 +778,22 @@ fn unmatched_reason(a: (&SideValues, &str), b: (&SideValues, &str)) -> String {
             if side.missing > 0 {
                 parts.push(format!("{} without the metric", side.missing));
             }
+            let first = |why: &Option<String>| match (detail, why.as_deref()) {
+                (true, Some(w)) => format!(": {w}"),
+                _ => String::new(),
+            };
             if side.ineffective > 0 {
                 parts.push(format!(
-                    "{} ineffective: {}",
+                    "{} ineffective{}",
                     side.ineffective,
-                    side.first_ineffective.as_deref().unwrap_or("")
+                    first(&side.first_ineffective)
                 ));
             }
             if side.disturbed > 0 {
                 parts.push(format!(
-                    "{} disturbed: {}",
+                    "{} disturbed{}",
                     side.disturbed,
-                    side.first_disturbed.as_deref().unwrap_or("")
+                    first(&side.first_disturbed)
                 ));
             }
             why.push(format!(

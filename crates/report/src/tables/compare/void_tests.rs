@@ -53,10 +53,8 @@ fn record(seq: u32, point: u32, variant: &str, rep: u32, value: f64) -> Measurem
     }
 }
 
-#[test]
-fn a_void_point_reads_void_with_its_reason_and_no_advice() {
-    perflab_core::catalog::install_void_judge(judge);
-    let run = RunInfo {
+fn void_fixture_run() -> RunInfo {
+    RunInfo {
         id: 3,
         created_at: 0.0,
         study: "idle-ipi".into(),
@@ -77,7 +75,13 @@ fn a_void_point_reads_void_with_its_reason_and_no_advice() {
         failed: 0,
         ineffective: 0,
         uid: String::new(),
-    };
+    }
+}
+
+#[test]
+fn a_void_point_reads_void_with_its_reason_and_no_advice() {
+    perflab_core::catalog::install_void_judge(judge);
+    let run = void_fixture_run();
     // Both points: all about 30 % above poll-only, noisy enough to be undecided alone.
     let mut ms = Vec::new();
     for point in 0..2 {
@@ -127,6 +131,34 @@ fn a_void_point_reads_void_with_its_reason_and_no_advice() {
 }
 
 /// Of two runs named `run 4` and `run 5`, variant `all` at point 1 of run 4 tested nothing.
+/// A void point none of whose baseline measurements held its knob: its row says the void
+/// reason and counts the ineffective ones, without repeating the first one's reason (the
+/// void reason names the cause; idle-ipi's mail said it three times).
+#[test]
+fn a_void_point_without_values_counts_its_ineffective_measurements_once() {
+    perflab_core::catalog::install_void_judge(judge);
+    let run = void_fixture_run();
+    let mut ms = Vec::new();
+    for point in 0..2 {
+        for rep in 0..5 {
+            let seq = point * 10 + rep * 2;
+            let mut a = record(seq, point, "poll-only", rep, 100.0 + f64::from(rep));
+            if point == 1 {
+                a.status = MeasurementStatus::Ineffective("state1 was entered 90 times".into());
+            }
+            ms.push(a);
+            ms.push(record(seq + 1, point, "all", rep, 130.0 - f64::from(rep)));
+        }
+    }
+    let cfg = StatsConfig::default();
+    let t = super::compare_variants(&run, &ms, "poll-only", "all", None, &cfg).unwrap();
+    let u = t.unmatched.iter().find(|u| u.label.contains("cpu_b=1"));
+    let reason = &u.expect("point 1 has no pair").reason;
+    assert!(reason.starts_with("void (no idle entries"), "{reason}");
+    assert!(reason.ends_with("(5 ineffective)"), "{reason}");
+    assert!(!reason.contains("entered 90 times"), "{reason}");
+}
+
 fn runs_judge(
     a: perflab_core::catalog::RunSide<'_>,
     b: perflab_core::catalog::RunSide<'_>,
