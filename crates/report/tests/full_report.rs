@@ -189,3 +189,25 @@ fn a_single_variant_run_gets_its_summary_and_a_curve() {
 fn no_runs_is_an_error() {
     assert!(build_report(&[], &ReportOptions::default()).is_err());
 }
+
+/// A side none of whose measurements counted (every poll-only one ineffective, as on a
+/// machine whose idle driver ignores `disable`) draws no per-CPU bars, and its legend
+/// says so, rather than bars of 0 beside the other side's.
+#[test]
+fn a_side_with_no_counted_measurement_draws_no_per_cpu_bars() {
+    let mut ms = common::records(1.0, None);
+    for m in ms.iter_mut().filter(|m| m.variant == "poll-only") {
+        m.status = perflab_core::record::MeasurementStatus::Ineffective(
+            "state1 was entered 90 times".into(),
+        );
+    }
+    let page = report(&[data(common::run_info(1), ms)], true).html();
+    let per_cpu: Vec<&str> = page
+        .split("<figure class=\"plot\"")
+        .filter(|f| f.contains(" per CPU: "))
+        .collect();
+    assert!(!per_cpu.is_empty(), "{page}");
+    for fig in per_cpu {
+        assert!(fig.contains("poll-only (no measurement counted)"), "{fig}");
+    }
+}

@@ -293,11 +293,19 @@ pub(crate) fn telemetry_per_cpu(
             continue;
         }
         let cpus: Vec<u32> = cpus.into_iter().take(MAX_BARS).collect();
+        // A side none of whose measurements counted (all ineffective, disturbed or
+        // failed) has no bars, and its legend says why, rather than bars of 0.
         let series = |name: &str, recs: &[&MeasurementRecord]| BarSeries {
-            name: name.to_string(),
+            name: match recs.is_empty() {
+                true => format!("{name} (no measurement counted)"),
+                false => name.to_string(),
+            },
             values: cpus
                 .iter()
-                .map(|&c| Some(median_total_where(recs, source, c, fig.keys) * fig.scale))
+                .map(|&c| {
+                    (!recs.is_empty())
+                        .then(|| median_total_where(recs, source, c, fig.keys) * fig.scale)
+                })
                 .collect(),
             errors: vec![None; cpus.len()],
         };
