@@ -70,11 +70,14 @@ impl Progress for Reporter {
     fn measured(&mut self, rec: &MeasurementRecord) {
         self.done += 1;
         let what = match &rec.status {
+            // An exec run's primary metric is the first its parser reported where the
+            // spec could not name it before the first measurement.
             MeasurementStatus::Ok => rec
                 .output
                 .metric(&self.metric)
+                .or_else(|| rec.output.metrics.first())
                 .map(|m| format!("{} = {}", m.name, figure_text(m.value, m.unit)))
-                .unwrap_or_default(),
+                .unwrap_or_else(|| "no metric".to_string()),
             MeasurementStatus::Failed(e) => format!("FAILED: {e}"),
             MeasurementStatus::Ineffective(e) => format!("INEFFECTIVE (not counted): {e}"),
             MeasurementStatus::Disturbed(e) => format!("DISTURBED (not counted): {e}"),

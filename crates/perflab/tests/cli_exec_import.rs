@@ -101,3 +101,34 @@ fn import_of_the_seed_scan_table_compares_version_against_version() {
     let o = lab.run(&["ls"]);
     assert_eq!(text(&o).0.lines().count(), 2, "{:?}", text(&o));
 }
+
+/// Progress names each measurement's figure even where the primary metric is the parser's
+/// (perf-bench's `total_time_s`, not exec's declared `value`): the last line, printed
+/// whatever the pace, read `rep 0: ` with nothing after it.
+#[test]
+fn progress_lines_show_the_parser_s_figure() {
+    let lab = Lab::new();
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../parsers/tests/data/perf-bench/sched_pipe.txt");
+    let o = lab.run(&[
+        "run",
+        "--workload",
+        "exec",
+        "-p",
+        &format!("cmd=cat {}", out.display()),
+        "-p",
+        "parser=perf-bench",
+        "--reps",
+        "1",
+        "--monitors",
+        "none",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let last = err
+        .lines()
+        .filter(|l| l.contains(" rep 0"))
+        .last()
+        .unwrap_or_else(|| panic!("no progress line: {err}"));
+    assert!(last.ends_with("rep 0: total_time_s = 0.241 s"), "{last}");
+}
