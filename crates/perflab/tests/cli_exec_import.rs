@@ -127,8 +127,7 @@ fn progress_lines_show_the_parser_s_figure() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     let last = err
         .lines()
-        .filter(|l| l.contains(" rep 0"))
-        .last()
+        .rfind(|l| l.contains(" rep 0"))
         .unwrap_or_else(|| panic!("no progress line: {err}"));
     assert!(last.ends_with("rep 0: total_time_s = 0.241 s"), "{last}");
 }
