@@ -442,10 +442,14 @@ pub struct CrosscheckArgs {
     /// values, the spans' sum against the round trip; --pairs one client,server pair, as many
     /// rounds per backend as asked; root), verdicts (a seeded simulation of the verdicts'
     /// false-verdict rates, power and `same` rate, and what --until-decided spends; exits 4
-    /// when a false-verdict rate exceeds its bound; no root, a few seconds), or bisect (a
+    /// when a false-verdict rate exceeds its bound; no root, a few seconds), bisect (a
     /// seeded simulation of `perflab bisect` over 1,024 commits: the right commit, the
     /// measurements against a fixed-repetition bisection, "no difference", two changes
-    /// flagged; exits 4 when a target is missed; no root, about 20 s). ctxsw, memcpy
+    /// flagged; exits 4 when a target is missed; no root, about 20 s), or history
+    /// (`perflab history`'s change points against Apache Otava's on otava-test-data's
+    /// series, F1 and false alarms per series kind; exits 4 when a target is missed; needs
+    /// python3 with apache-otava and otava-test-data, else it says so and skips; about 3
+    /// minutes in a release build). ctxsw, memcpy
     /// and netrr measure the two tools in interleaved pairs, 6 at first and up to 24 while
     /// undecided, and judge the 95% interval of the median pair ratio: within, OUTSIDE
     /// (exit 4) or undecided
