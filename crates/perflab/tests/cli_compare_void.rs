@@ -5,10 +5,10 @@
 
 use crate::common::{run_id, text, Lab};
 
-/// `perflab --sysroot ROOT run --workload ctxsw` of variant `v` with `cpuidle=SETTING`.
-fn ctxsw_run(lab: &Lab, root: &std::path::Path, setting: &str) -> String {
-    let variant = format!("v:cpuidle={setting}");
-    let o = lab.run(&[
+/// `perflab --sysroot ROOT run --workload ctxsw` on CPUs 0 and 1 with `variants`
+/// (`name:cpuidle=SETTING`), which must exit `code`; its run id.
+fn ctxsw_run(lab: &Lab, root: &std::path::Path, variants: &[&str], code: i32) -> String {
+    let mut args = vec![
         "--sysroot",
         root.to_str().unwrap(),
         "run",
@@ -22,24 +22,34 @@ fn ctxsw_run(lab: &Lab, root: &std::path::Path, setting: &str) -> String {
         "duration=100ms",
         "--reps",
         "2",
-        "--variant",
-        &variant,
-    ]);
+    ];
+    for v in variants {
+        args.extend(["--variant", v]);
+    }
+    let o = lab.run(&args);
     let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(0), "stdout: {out}\nstderr: {err}");
+    assert_eq!(o.status.code(), Some(code), "stdout: {out}\nstderr: {err}");
     run_id(&err)
+}
+
+/// Whether CPUs 0 and 1 exist; if not, the skip is said.
+fn two_cpus() -> bool {
+    let two = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
+    if !two {
+        perflab_testkit::skip("2-cpus", "the workload runs on CPUs 0 and 1");
+    }
+    two
 }
 
 #[test]
 fn two_runs_whose_changed_setting_moved_nothing_compare_void() {
-    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-        perflab_testkit::skip("2-cpus", "the workload runs on CPUs 0 and 1");
+    if !two_cpus() {
         return;
     }
     let lab = Lab::new();
     let root = lab.fixture_copy("x86-intel-idle");
-    let a = ctxsw_run(&lab, &root, "poll-only");
-    let b = ctxsw_run(&lab, &root, "all");
+    let a = ctxsw_run(&lab, &root, &["v:cpuidle=poll-only"], 0);
+    let b = ctxsw_run(&lab, &root, &["v:cpuidle=all"], 0);
     let o = lab.run(&["compare", &a, &b]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(9), "stdout: {out}\nstderr: {err}");
@@ -94,34 +104,12 @@ fn two_runs_whose_changed_setting_moved_nothing_compare_void() {
 /// and exits 9 as `run` did (it printed the void rows and exited 0).
 #[test]
 fn variants_of_one_run_void_throughout_exit_9_from_compare_too() {
-    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-        perflab_testkit::skip("2-cpus", "the workload runs on CPUs 0 and 1");
+    if !two_cpus() {
         return;
     }
     let lab = Lab::new();
     let root = lab.fixture_copy("x86-intel-idle");
-    let o = lab.run(&[
-        "--sysroot",
-        root.to_str().unwrap(),
-        "run",
-        "--workload",
-        "ctxsw",
-        "-p",
-        "cpu_a=0",
-        "-p",
-        "cpu_b=1",
-        "-p",
-        "duration=100ms",
-        "--reps",
-        "2",
-        "--variant",
-        "p:cpuidle=poll-only",
-        "--variant",
-        "a:cpuidle=all",
-    ]);
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(9), "stdout: {out}\nstderr: {err}");
-    let id = run_id(&err);
+    let id = ctxsw_run(&lab, &root, &["p:cpuidle=poll-only", "a:cpuidle=all"], 9);
     let o = lab.run(&["compare", &id]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(9), "stdout: {out}\nstderr: {err}");

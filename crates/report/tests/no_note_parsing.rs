@@ -12,9 +12,9 @@
 //! `:per_byte`, parameter names) are not notes. `ALLOWED` names the matches that remain,
 //! each with why; an entry must still match, so the list can only shrink.
 
+use crate::common::source::{crates_dir, rust_files, without_comment};
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
 
 /// (file under crates/report/src, the matched string, why it stays for now).
 const ALLOWED: &[(&str, &str, &str)] = &[(
@@ -40,35 +40,12 @@ const MATCHERS: &[&str] = &[
 /// The crates whose words the report must not match.
 const WRITERS: &[&str] = &["core", "monitors", "knobs", "stats", "workloads", "lab"];
 
-fn crates_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// The file's code before its first `#[cfg(test)]`, without `//` comments: tests may
 /// match whatever they like.
 fn production(text: &str) -> String {
     let code = text.split("#[cfg(test)]").next().unwrap_or("");
     code.lines()
-        .map(|l| match l.find("//") {
-            // A `//` inside a string literal is rare in this crate; a quote before it
-            // keeps the line whole.
-            Some(i) if !l[..i].contains('"') => &l[..i],
-            _ => l,
-        })
+        .map(without_comment)
         .collect::<Vec<_>>()
         .join("\n")
 }

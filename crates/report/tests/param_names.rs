@@ -13,26 +13,8 @@
 //! A column header or another program's vocabulary (exec's placeholder words) is not a
 //! lookup and is not flagged.
 
+use crate::common::source::{crates_dir, rust_files, without_comment};
 use std::fs;
-use std::path::{Path, PathBuf};
-
-fn crates_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// The names workloads declare with a role other than `Plain`.
 fn role_names() -> Vec<String> {
@@ -81,11 +63,7 @@ fn production(text: &str) -> String {
                 continue;
             }
         }
-        let code = match line.find("//") {
-            Some(i) if !line[..i].contains('"') => &line[..i],
-            _ => line,
-        };
-        out.push(code);
+        out.push(without_comment(line));
     }
     out.join("\n")
 }

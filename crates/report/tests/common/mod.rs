@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod idlewake;
 pub mod kvm;
 pub mod more;
+pub mod source;
 pub mod spans;
 pub mod xfer;
 

@@ -53,21 +53,18 @@ fn record(seq: u32, point: u32, variant: &str, rep: u32, value: f64) -> Measurem
     }
 }
 
-fn void_fixture_run() -> RunInfo {
+/// An idle-ipi run `id` of variants poll-only and all, its spec `spec` besides.
+fn idle_run(id: i64, mut spec: serde_json::Value) -> RunInfo {
+    spec["primary_metric"] = "rate".into();
+    spec["variants"] = serde_json::json!([{"name": "poll-only"}, {"name": "all"}]);
     RunInfo {
-        id: 3,
+        id,
         created_at: 0.0,
         study: "idle-ipi".into(),
         workload: "ctxsw".into(),
         label: None,
         status: RunStatus::Complete,
-        spec: serde_json::from_value(serde_json::json!({
-            "name": "void-fixture",
-            "primary_metric": "rate",
-            "variants": [{"name": "poll-only"}, {"name": "all"}],
-            "compare": {"baseline": "poll-only"},
-        }))
-        .expect("a valid run spec"),
+        spec: serde_json::from_value(spec).expect("a valid run spec"),
         fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
         unavailable: Vec::new(),
         planned: 20,
@@ -76,6 +73,14 @@ fn void_fixture_run() -> RunInfo {
         ineffective: 0,
         uid: String::new(),
     }
+}
+
+/// The run [`judge`] finds point 1 of void in.
+fn void_fixture_run() -> RunInfo {
+    idle_run(
+        3,
+        serde_json::json!({"name": "void-fixture", "compare": {"baseline": "poll-only"}}),
+    )
 }
 
 #[test]
@@ -174,26 +179,7 @@ fn runs_judge(
 #[test]
 fn a_void_row_of_two_runs_reads_void_for_its_variant_only() {
     perflab_core::catalog::install_runs_void_judge(runs_judge);
-    let run = |id: i64| RunInfo {
-        id,
-        created_at: 0.0,
-        study: "idle-ipi".into(),
-        workload: "ctxsw".into(),
-        label: None,
-        status: RunStatus::Complete,
-        spec: serde_json::from_value(serde_json::json!({
-            "name": "runs", "primary_metric": "rate",
-            "variants": [{"name": "poll-only"}, {"name": "all"}],
-        }))
-        .expect("a valid run spec"),
-        fingerprint: perflab_core::Fingerprint::from_json(serde_json::json!({})),
-        unavailable: Vec::new(),
-        planned: 20,
-        done: 20,
-        failed: 0,
-        ineffective: 0,
-        uid: String::new(),
-    };
+    let run = |id: i64| idle_run(id, serde_json::json!({"name": "runs"}));
     let side = |scale: f64| {
         let mut ms = Vec::new();
         for point in 0..2 {
