@@ -6,9 +6,16 @@
 #
 #   empty   every program `r0 = 0; exit` (PERFLAB_TRACE_EMPTY_PROGRAMS=1): the floor,
 #           the statistics' own clock reads included
+#   noclock the matching programs reading a constant where they read the clock
+#           (PERFLAB_TRACE_CONSTANT_CLOCK=1): match less noclock is what the clock reads
+#           cost, noclock less empty what the rest of the matching does
 #   match   the matching programs, as shipped
 #
 #   before  with BEFORE=PATH/TO/other/perflab: that build's matching programs
+#   bt-empty, bt-spans  where bpftrace is installed (PEER=none leaves it out): the peer
+#           tracer, empty probes on netrx's six host tracepoints and netrx's host spans
+#           as hist()s (scripts/lib/tracers.sh), its programs' time summed, as bpftrace's
+#           classic tracepoint programs have no link to name their event by
 #
 # rounds alternating them (ROUNDS of each). Per event: runs per round trip and ns per
 # run, each round's figure, then the median's matching minus empty. Far less noisy than
@@ -34,6 +41,15 @@ PORT=11312
 for t in sockperf taskset python3; do
     command -v $t > /dev/null || { echo "trace-cost: $t is missing" >&2; exit 2; }
 done
+. "$(dirname "$0")/lib/tracers.sh"
+PEERS=
+if [ "${PEER:-bpftrace}" != none ]; then
+    if command -v bpftrace > /dev/null; then
+        PEERS="bt-empty bt-spans"
+    else
+        echo "trace-cost: bpftrace is not installed: no peer rows (apt-get install bpftrace)" >&2
+    fi
+fi
 [ -x "$PERFLAB" ] || { echo "trace-cost: $PERFLAB is not an executable" >&2; exit 2; }
 case $ROUNDS$SECS in '' | *[!0-9]*) echo "trace-cost: ROUNDS and SECONDS are numbers" >&2; exit 2 ;; esac
 TRACER_CPU=$(($(nproc) - 1))
@@ -49,10 +65,12 @@ cleanup() {
     [ -n "$TRACER" ] && { release; kill -INT "$TRACER" 2> /dev/null; wait "$TRACER" 2> /dev/null; }
     [ -n "$SERVER" ] && kill "$SERVER" 2> /dev/null
     sysctl -q kernel.bpf_stats_enabled="$STATS"
+    tracefs_restore
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+[ -z "$PEERS" ] || tracefs_mount || exit 1
 sysctl -q kernel.bpf_stats_enabled=1 || { echo "trace-cost: cannot enable bpf_stats" >&2; exit 2; }
 taskset -c 0 sockperf server -i 127.0.0.1 -p $PORT > /dev/null 2>&1 &
 SERVER=$!
@@ -101,27 +119,50 @@ touch $WORK/ready; read -r _ < $WORK/go; echo value 1"
     fi
     sleep 0.3
     # taskset execs perflab: the same process.
-    local pid=$TRACER
-    snapshot "$pid" > "$WORK/before"
-    taskset -c 0 sockperf ping-pong -i 127.0.0.1 -p $PORT -t "$SECS" --msg-size 64 2> /dev/null |
-        awk '/Total Run/ { for (i = 1; i <= NF; i++) if ($i ~ /ReceivedMessages=/) { split($i, a, "="); print "rtt", a[2] } }
-             /percentile 50.000/ { printf "p50 %.3f\n", 2 * $NF }' > "$WORK/rtt"
-    snapshot "$pid" > "$WORK/after"
+    window "$TRACER"
     release
     wait $TRACER 2> /dev/null
     TRACER=
+    report_window
+}
+
+# Process $1's programs' statistics around one ping-pong, into $WORK/before, after, rtt.
+window() {
+    snapshot "$1" > "$WORK/before"
+    taskset -c 0 sockperf ping-pong -i 127.0.0.1 -p $PORT -t "$SECS" --msg-size 64 2> /dev/null |
+        awk '/Total Run/ { for (i = 1; i <= NF; i++) if ($i ~ /ReceivedMessages=/) { split($i, a, "="); print "rtt", a[2] } }
+             /percentile 50.000/ { printf "p50 %.3f\n", 2 * $NF }' > "$WORK/rtt"
+    snapshot "$1" > "$WORK/after"
+}
+
+# The window's lines: "rtt N", "p50 US", then "event runs ns" per program ($1 set: every
+# program summed as one event of that name).
+report_window() {
     cat "$WORK/rtt"
     join <(sort "$WORK/before") <(sort "$WORK/after") |
-        awk '{ runs = $6 - $3; if (runs > 0) printf "%s %d %.1f\n", $4, runs, ($5 - $2) / runs }'
+        awk -v one="${1:-}" '{ runs = $6 - $3; t = $5 - $2
+            if (one != "") { R += runs; T += t } else if (runs > 0) printf "%s %d %.1f\n", $4, runs, t / runs }
+            END { if (one != "" && R > 0) printf "%s %d %.1f\n", one, R, T / R }'
+}
+
+# bpftrace running PROGRAM, one ping-pong measured, as measure's lines.
+measure_bpftrace() {
+    bpftrace_start "$1" || return 1
+    window "$TRACER"
+    bpftrace_stop
+    report_window bpftrace
 }
 
 TABLE="$WORK/table"
 for r in $(seq "$ROUNDS"); do
-    for cfg in empty ${BEFORE:+before} match; do
+    for cfg in empty ${BEFORE:+before} noclock match $PEERS; do
         case $cfg in
             empty) out=$(measure PERFLAB_TRACE_EMPTY_PROGRAMS=1) ;;
+            noclock) out=$(measure PERFLAB_TRACE_CONSTANT_CLOCK=1) ;;
             before) out=$(measure before) ;;
             match) out=$(measure) ;;
+            bt-empty) out=$(measure_bpftrace "$BT_EMPTY") || exit 1 ;;
+            bt-spans) out=$(measure_bpftrace "$BT_SPANS") || exit 1 ;;
         esac
         rtt=$(echo "$out" | awk '$1 == "rtt" { print $2 }')
         p50=$(echo "$out" | awk '$1 == "p50" { print $2 }')
@@ -138,10 +179,10 @@ for r in rows:
         events.append(r[3])
 def cell(cfg, ev):
     return [(float(r[5]), int(r[4]) / max(int(r[2]), 1)) for r in rows if r[0] == cfg and r[3] == ev]
-cfgs = [c for c in ("empty", "before", "match") if any(r[0] == c for r in rows)]
+present = lambda c: any(r[0] == c for r in rows)
+cfgs = [c for c in ("empty", "before", "noclock", "match") if present(c)]
 print("event: per configuration, runs per round trip and ns per run (median [rounds]); "
       "then what matching adds per run over empty")
-total = {c: 0.0 for c in cfgs}
 for ev in events:
     cells = {c: cell(c, ev) for c in cfgs}
     if not all(cells.values()):
@@ -149,12 +190,29 @@ for ev in events:
     med = {c: statistics.median(x for x, _ in v) for c, v in cells.items()}
     per = {c: statistics.median(y for _, y in v) for c, v in cells.items()}
     parts = [f"{c} {per[c]:.2f}/rtt {med[c]:.0f} [{' '.join(f'{x:.0f}' for x, _ in cells[c])}]" for c in cfgs]
-    adds = " ".join(f"{c} {med[c] - med['empty']:+.0f}" for c in cfgs if c != "empty")
-    for c in cfgs:
-        total[c] += (med[c] - med["empty"]) * per[c]
-    print(f"{ev:<20} " + "  ".join(parts) + f"  | adds: {adds}")
+    added = " ".join(f"{c} {med[c] - med['empty']:+.0f}" for c in cfgs if c != "empty")
+    print(f"{ev:<20} " + "  ".join(parts) + f"  | adds: {added}")
+# What a configuration adds per round trip over its floor (perflab's empty programs,
+# bpftrace's empty probes): per event, its ns per run less the floor's, times its runs per
+# round trip, summed. Per run, not per round trip: other tasks' switches and wake-ups on
+# CPU 0 add cheap runs that differ from one window to the next. bpftrace's programs are
+# one event, "bpftrace".
+def adds(cfg, base):
+    total = 0.0
+    for ev in events:
+        v, b = cell(cfg, ev), cell(base, ev)
+        if v and b:
+            m = statistics.median(x for x, _ in v) - statistics.median(x for x, _ in b)
+            total += m * statistics.median(y for _, y in v)
+    return total
 p50 = statistics.median(float(l.split()[2]) for l in open(sys.argv[2]) if l.split()[0] == "empty")
-print("added ns per round trip (ns per run over empty × runs per round trip, summed): "
-      + ", ".join(f"{c} {total[c]:.0f} ({total[c] / (10 * p50):.1f} % of the empty "
-                  f"programs' p50 round trip, {p50:.2f} µs)" for c in cfgs if c != "empty"))
+pct = lambda ns: f"{ns:.0f} ns ({ns / (10 * p50):.1f} %)"
+print(f"added per round trip over its own empty programs (% of the empty programs' p50 round trip, {p50:.2f} µs):")
+for c in ("before", "noclock", "match"):
+    if present(c):
+        print(f"  perflab {c:<8} {pct(adds(c, 'empty'))}")
+if present("noclock"):
+    print(f"  of which the clock reads (match less noclock) {pct(adds('match', 'empty') - adds('noclock', 'empty'))}")
+if present("bt-spans") and present("bt-empty"):
+    print(f"  bpftrace spans   {pct(adds('bt-spans', 'bt-empty'))}")
 EOF

@@ -17,7 +17,10 @@
 # --monitors trace:netrx` with a telemetry repetition (the only kind the trace monitor
 # runs in) whose command holds the programs attached until this script has measured, so
 # perflab's attachment is machine-wide and sockperf never runs under perflab. Every tracer
-# runs on the last CPU, away from CPU 0.
+# runs on the last CPU, away from CPU 0. bpftrace needs tracefs at /sys/kernel/tracing:
+# where it is not mounted the script mounts it for the run (and unmounts it after), and a
+# bpftrace that does not attach every probe ends the script rather than give a row of no
+# tracer (scripts/lib/tracers.sh).
 #
 # Each round runs every configuration once, in an order rotated every round. A
 # configuration's row is the median over rounds of its p50 over the p50 of the round's
@@ -29,22 +32,7 @@ PERFLAB=${1:?usage: trace-floor.sh PATH/TO/perflab [ROUNDS] [SECONDS]}
 ROUNDS=${2:-8}
 SECS=${3:-2}
 PORT=11311
-EVENTS="tracepoint:irq:softirq_raise, tracepoint:irq:softirq_entry, tracepoint:irq:softirq_exit, tracepoint:sched:sched_waking, tracepoint:sched:sched_switch, tracepoint:sock:sock_recv_length"
-EMPTY="$EVENTS {}"
-# netrx's host spans as bpftrace would write them: raised → softirq, softirq → wake-up,
-# woken → running, running → receive; the softirq's exit cancels a wake-up never made.
-MATCH='
-tracepoint:irq:softirq_raise /args->vec == 3/ { @raise[cpu] = nsecs; }
-tracepoint:irq:softirq_entry /args->vec == 3/ {
-  $s = @raise[cpu]; if ($s) { @a = hist(nsecs - $s); @raise[cpu] = 0; } @wake[cpu] = nsecs; }
-tracepoint:irq:softirq_exit /args->vec == 3/ { @wake[cpu] = 0; }
-tracepoint:sched:sched_waking {
-  $s = @wake[cpu]; if ($s) { @b = hist(nsecs - $s); @wake[cpu] = 0; } @woken[args->pid] = nsecs; }
-tracepoint:sched:sched_switch {
-  $s = @woken[args->next_pid]; if ($s) { @c = hist(nsecs - $s); @woken[args->next_pid] = 0; }
-  @running[args->next_pid] = nsecs; }
-tracepoint:sock:sock_recv_length {
-  $s = @running[tid]; if ($s) { @d = hist(nsecs - $s); @running[tid] = 0; } }'
+. "$(dirname "$0")/lib/tracers.sh"
 
 for t in bpftrace sockperf taskset python3; do
     command -v $t > /dev/null || { echo "trace-floor: $t is missing (apt-get install bpftrace sockperf python3)" >&2; exit 2; }
@@ -59,10 +47,12 @@ TRACER=
 cleanup() {
     [ -n "$TRACER" ] && { release; kill -INT "$TRACER" 2> /dev/null; wait "$TRACER" 2> /dev/null; }
     [ -n "$SERVER" ] && kill "$SERVER" 2> /dev/null
+    tracefs_restore
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+tracefs_mount || exit 1
 taskset -c 0 sockperf server -i 127.0.0.1 -p $PORT > /dev/null 2>&1 &
 SERVER=$!
 sleep 0.5
@@ -89,18 +79,12 @@ release() {
     return 0
 }
 
-# bpftrace PROGRAM attached, then p50.
+# bpftrace PROGRAM attached, then p50; a bpftrace that did not attach ends the script (a
+# p50 with nothing attached would be read as bpftrace's).
 with_bpftrace() {
-    local log="$WORK/bt.log"
-    : > "$log"
-    taskset -c $TRACER_CPU bpftrace -e "$1" > "$log" 2>&1 &
-    TRACER=$!
-    for _ in $(seq 200); do grep -q Attaching "$log" && break; sleep 0.1; done
-    sleep 0.3
+    bpftrace_start "$1" || exit 1
     p50
-    kill -INT $TRACER 2> /dev/null
-    wait $TRACER 2> /dev/null
-    TRACER=
+    bpftrace_stop
 }
 
 # perflab's trace monitor (netrx) attached, then p50; ENV... set for perflab. The exec
@@ -140,8 +124,8 @@ for r in $(seq "$ROUNDS"); do
         c=${CONFIGS[$(((k + r) % N))]}
         case $c in
             off) V[$c]=$(p50) ;;
-            bt-empty) V[$c]=$(with_bpftrace "$EMPTY") ;;
-            bt-spans) V[$c]=$(with_bpftrace "$MATCH") ;;
+            bt-empty) V[$c]=$(with_bpftrace "$BT_EMPTY") || exit 1 ;;
+            bt-spans) V[$c]=$(with_bpftrace "$BT_SPANS") || exit 1 ;;
             pl-empty) V[$c]=$(with_perflab PERFLAB_TRACE_EMPTY_PROGRAMS=1) ;;
             pl-match) V[$c]=$(with_perflab) ;;
         esac

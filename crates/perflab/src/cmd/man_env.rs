@@ -93,6 +93,11 @@ pub const ENVIRONMENT: &[(&str, &str)] = &[
          attaching alone costs can be measured.",
     ),
     (
+        "PERFLAB_TRACE_CONSTANT_CLOCK",
+        "A diagnostic: set, the trace monitor's BPF programs read a constant where they \
+         would read the clock (every span 0 ns), so what the clock reads cost can be measured.",
+    ),
+    (
         "PERFLAB_BPF_LOG",
         "Set, a BPF program the kernel refuses has the verifier's whole log printed.",
     ),

@@ -135,15 +135,39 @@ impl Fields<'_> {
     }
 }
 
-/// What every part of a program refers to: the maps and where the fields are.
+/// Where an event's time comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// `bpf_ktime_get_ns`, as shipped.
+    Kernel,
+    /// A constant, read where the clock would be: the matching without its clock reads
+    /// (every duration 0), so that what the reads cost is the difference (a diagnostic,
+    /// [`super::CONSTANT_CLOCK_VAR`]).
+    Constant,
+}
+
+/// The constant of [`Clock::Constant`]: not 0, which means "no time read" and "none open".
+const CONSTANT_TIME: u64 = 1 << 40;
+
+/// What every part of a program refers to: the maps, where the fields are, the clock.
 #[derive(Clone, Copy, Debug)]
 struct Env<'a> {
     maps: Maps,
     fields: Fields<'a>,
+    clock: Clock,
 }
 
-pub fn program(plan: &EventPlan, maps: Maps, fields: Fields<'_>) -> Result<Vec<Insn>, String> {
-    let env = Env { maps, fields };
+pub fn program(
+    plan: &EventPlan,
+    maps: Maps,
+    fields: Fields<'_>,
+    clock: Clock,
+) -> Result<Vec<Insn>, String> {
+    let env = Env {
+        maps,
+        fields,
+        clock,
+    };
     let mut a = Asm::new();
     a.mov(R6, R1);
     a.mov_imm(R7, 0);
@@ -364,11 +388,14 @@ fn checks(a: &mut Asm, list: &[Check], fields: Fields<'_>, fail: Label) -> Resul
 
 /// `dst` = this event's time: read once, by the first action that needs it (r0–r5
 /// clobbered).
-fn now(a: &mut Asm, dst: Reg) {
+fn now(a: &mut Asm, dst: Reg, clock: Clock) {
     let have = a.label();
     a.load(Size::DW, dst, FP, NOW);
     a.jmp_imm(Cond::Ne, dst, 0, have);
-    a.call(Helper::KtimeGetNs);
+    match clock {
+        Clock::Kernel => a.call(Helper::KtimeGetNs),
+        Clock::Constant => a.ld_imm64(R0, CONSTANT_TIME),
+    }
     a.store(Size::DW, FP, NOW, R0);
     a.mov(dst, R0);
     a.bind(have);
@@ -429,7 +456,7 @@ fn end(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), Strin
     // the table being taken by a start on another CPU.
     a.jmp_imm(Cond::Lt, R8, 2, unmatched);
     a.store(Size::DW, FP, SLOT_PTR, R0);
-    now(a, R9);
+    now(a, R9, env.clock);
     a.load(Size::DW, R0, FP, SLOT_PTR);
     // A start stamped after this end (another CPU's clock read later) stays open.
     a.jmp_reg(Cond::Lt, R9, R8, unmatched);
@@ -572,7 +599,7 @@ fn start_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(
     a.jmp_imm(Cond::Eq, R1, 0, fresh);
     inc(a, R8, Slot::LostStarts.off(), false);
     a.bind(fresh);
-    now(a, R1);
+    now(a, R1, env.clock);
     a.store(Size::DW, R8, Slot::OpenStart.off(), R1);
     Ok(())
 }
@@ -587,7 +614,7 @@ fn end_local(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(),
     // The clock only where a start is open: most ends find none (see `end`).
     a.load(Size::DW, R1, R8, Slot::OpenStart.off());
     a.jmp_imm(Cond::Eq, R1, 0, unmatched);
-    now(a, R9);
+    now(a, R9, env.clock);
     a.load(Size::DW, R1, R8, Slot::OpenStart.off());
     a.jmp_reg(Cond::Lt, R9, R1, unmatched);
     a.alu_reg(Alu::Sub, R9, R1);
@@ -673,7 +700,7 @@ fn start(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), Str
     key(a, act, env.fields)?;
     bump(a, act.span, Slot::StartEvents, maps);
     if let Some(fd) = maps.opens {
-        start_table(a, act.span, maps, fd, done);
+        start_table(a, act.span, env, fd, done);
         return Ok(());
     }
     let insert = a.label();
@@ -685,7 +712,7 @@ fn start(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), Str
     start_map_call(a, maps, Helper::MapLookupElem);
     a.jmp_imm(Cond::Eq, R0, 0, insert);
     a.store(Size::DW, FP, SLOT_PTR, R0);
-    now(a, R9);
+    now(a, R9, env.clock);
     a.load(Size::DW, R0, FP, SLOT_PTR);
     a.load(Size::DW, R8, R0, 0);
     a.store(Size::DW, R0, 0, R9);
@@ -693,7 +720,7 @@ fn start(a: &mut Asm, act: &Action, env: Env<'_>, done: Label) -> Result<(), Str
     bump(a, act.span, Slot::LostStarts, maps);
     a.ja(done);
     a.bind(insert);
-    now(a, R9);
+    now(a, R9, env.clock);
     a.store(Size::DW, FP, NEW_START, R9);
     start_map_call(a, maps, Helper::MapUpdateElem);
     a.jmp_imm(Cond::Eq, R0, 0, done);
@@ -783,8 +810,9 @@ pub(super) fn claim(a: &mut Asm, full: Label) {
 /// A start through the table: the clock first, so that the way is written a few
 /// instructions after it is found (a way another CPU frees and takes meanwhile would get
 /// this start's time), then the key's way, or a free one.
-fn start_table(a: &mut Asm, span: u32, maps: Maps, fd: i32, done: Label) {
-    now(a, R9);
+fn start_table(a: &mut Asm, span: u32, env: Env<'_>, fd: i32, done: Label) {
+    let maps = env.maps;
+    now(a, R9, env.clock);
     bucket(a, span, fd, done);
     a.load(Size::DW, R1, FP, KEY + 8);
     let missing = a.label();

@@ -126,6 +126,11 @@ pub fn attachments(fs: &SysRoot, sys: &SysRoot, plans: &[EventPlan]) -> Vec<Atta
 /// attachments alone cost a workload, the floor under any matching (a diagnostic).
 pub const EMPTY_VAR: &str = "PERFLAB_TRACE_EMPTY_PROGRAMS";
 
+/// Set (to anything), the matching programs read a constant where they would read the
+/// clock: every span lasts 0 ns, and what the clock reads cost a workload is the matching
+/// programs' cost less theirs (`scripts/trace-cost.sh`'s `noclock` row; a diagnostic).
+pub const CONSTANT_CLOCK_VAR: &str = "PERFLAB_TRACE_CONSTANT_CLOCK";
+
 /// A diagnostic, as [`EMPTY_VAR`]: `system:event,…` loads only those events' programs,
 /// `-system:event,…` every event's but those, so what one event's program adds to a
 /// workload's cost can be measured alone and in context (`perflab crosscheck trace-cost`).
@@ -287,10 +292,14 @@ fn load_one(p: &EventPlan, how: &Attach, maps: Maps) -> Result<(Prog, LinkTo, At
         ),
         Attach::Fexit { btf_id, .. } => (ProgKind::Fexit(*btf_id), Fields::Args(&[]), Some(None)),
     };
+    let clock = match std::env::var_os(CONSTANT_CLOCK_VAR) {
+        Some(_) => codegen::Clock::Constant,
+        None => codegen::Clock::Kernel,
+    };
     let insns = if std::env::var_os(EMPTY_VAR).is_some() {
         empty()?
     } else {
-        codegen::program(p, maps, fields)?
+        codegen::program(p, maps, fields, clock)?
     };
     let prog = Prog::load(kind, PROG_NAME, &insns)?;
     if let Some(tp) = &link {

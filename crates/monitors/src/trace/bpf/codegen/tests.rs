@@ -346,7 +346,7 @@ const MAPS: Maps = Maps {
 
 #[test]
 fn programs_of_the_built_in_sets_assemble() {
-    let p = program(&switch_plan(), MAPS, Fields::Record).unwrap();
+    let p = program(&switch_plan(), MAPS, Fields::Record, Clock::Kernel).unwrap();
     // Starts with r6 = ctx and ends with `r0 = 0; exit`.
     assert_eq!((p[0].code, p[0].dst, p[0].src), (0xbf, 6, 1));
     assert_eq!(p[p.len() - 1].code, 0x95);
@@ -368,6 +368,7 @@ fn programs_of_the_built_in_sets_assemble() {
             ..MAPS
         },
         Fields::Record,
+        Clock::Kernel,
     )
     .unwrap();
     let fds: Vec<i32> = hashed
@@ -410,7 +411,7 @@ fn a_raw_program_reads_members_through_the_argument_pointer() {
             },
         ),
     ];
-    let p = program(&switch_plan(), MAPS, Fields::Args(&reads)).unwrap();
+    let p = program(&switch_plan(), MAPS, Fields::Args(&reads), Clock::Kernel).unwrap();
     // r3 = ctx[2]; r3 += member offset; call bpf_probe_read_kernel.
     assert!(p
         .iter()
@@ -433,14 +434,16 @@ fn a_raw_program_reads_members_through_the_argument_pointer() {
         .any(|i| i.code == 0x71 && i.src == 10 && i.off == -80 + 1));
     // A number argument: loaded whole and cut to the field's 4 bytes, then sign-extended.
     let args = [(56, Read::Arg(0)), (40, Read::Member { arg: 2, offset: 8 })];
-    let q = program(&switch_plan(), MAPS, Fields::Args(&args)).unwrap();
+    let q = program(&switch_plan(), MAPS, Fields::Args(&args), Clock::Kernel).unwrap();
     assert!(q.iter().any(|i| i.code == 0x79 && i.src == 6 && i.off == 0));
     assert!(q.iter().any(|i| i.code == 0x77 && i.imm == 32));
     // A record offset without a raw source is an error, not a wrong load.
     let missing = [(40, Read::Member { arg: 2, offset: 8 })];
-    assert!(program(&switch_plan(), MAPS, Fields::Args(&missing))
-        .unwrap_err()
-        .contains("offset 56"));
+    assert!(
+        program(&switch_plan(), MAPS, Fields::Args(&missing), Clock::Kernel)
+            .unwrap_err()
+            .contains("offset 56")
+    );
 }
 
 /// In a shared map a CPU-keyed span has no slots of a CPU's own: its start, end and
@@ -451,8 +454,8 @@ fn a_shared_map_keeps_cpu_keyed_starts_in_the_start_map() {
         shared: true,
         ..MAPS
     };
-    let p = program(&switch_plan(), shared, Fields::Record).unwrap();
-    let q = program(&switch_plan(), MAPS, Fields::Record).unwrap();
+    let p = program(&switch_plan(), shared, Fields::Record, Clock::Kernel).unwrap();
+    let q = program(&switch_plan(), MAPS, Fields::Record, Clock::Kernel).unwrap();
     let open_start = |p: &[Insn]| p.iter().any(|i| i.off == Slot::OpenStart.off());
     assert!(open_start(&q) && !open_start(&p));
     // Plain read-modify-write of a span-map value: none left in the shared program
@@ -538,4 +541,17 @@ fn a_table_bucket_holds_four_open_keys_and_frees_ended_ones() {
     b[1] = 1;
     assert_eq!(table_op(&mut b, false, 77, 30), 0);
     assert_eq!(b[1], 1);
+}
+
+#[test]
+fn a_constant_clock_reads_no_clock_where_the_kernel_one_does() {
+    let clock_calls = |clock| {
+        program(&switch_plan(), MAPS, Fields::Record, clock)
+            .unwrap()
+            .iter()
+            .filter(|i| i.code == 0x85 && i.imm == Helper::KtimeGetNs as i32)
+            .count()
+    };
+    assert!(clock_calls(Clock::Kernel) >= 1);
+    assert_eq!(clock_calls(Clock::Constant), 0);
 }
