@@ -127,6 +127,22 @@ pub fn import_roles(parser: &str) -> ParamRoles {
         .map_or_else(ParamRoles::default, |lookup| lookup(parser))
 }
 
+/// The roles of the parameters of a run of `workload` with `spec`: those the run stored
+/// (an importer's: perf-stat, fio, hyperfine, a seed scan), else its parser's for a run
+/// imported before runs stored them, else those the installed workload declares (their
+/// kinds imply a size's or a duration's unit); none for a workload this program does not
+/// have. Everything that prints a parameter value for a person (tables, progress lines,
+/// adaptive status) reads the run's roles from here, so `64 KiB` reads the same in each.
+pub fn param_roles(workload: &str, spec: &RunSpec) -> ParamRoles {
+    if !spec.param_roles.is_empty() {
+        return spec.param_roles.clone();
+    }
+    if let Some(imported) = &spec.imported {
+        return import_roles(&imported.parser);
+    }
+    self::workload(workload).map_or_else(ParamRoles::default, |d| ParamRoles::from_specs(d.params))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -119,9 +119,23 @@ impl ParamRoles {
         self.role(name).value_text(value)
     }
 
-    /// `name=value` in its unit: `size=64 KiB`.
+    /// `name=value` in its unit: `size=64 KiB`. Every place that shows a person a
+    /// parameter's value (the report's tables, mail and HTML, `show`, the progress lines,
+    /// the adaptive status, the dry run's plan) writes it through here with the run's
+    /// roles ([`crate::catalog::param_roles`]), so a value reads the same everywhere.
     pub fn named_value(&self, name: &str, value: &ParamValue) -> String {
         format!("{name}={}", self.value_text(name, value))
+    }
+
+    /// `a=1 b=50 µs`: every parameter of `params` as [`ParamRoles::named_value`] writes it,
+    /// in the order [`crate::Params::describe`] does.
+    pub fn describe(&self, params: &crate::Params) -> String {
+        params
+            .0
+            .iter()
+            .map(|(k, v)| self.named_value(k, v))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// These roles with `other`'s added where these have none for a name (the two runs of

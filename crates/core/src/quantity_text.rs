@@ -2,7 +2,6 @@
 //! printed back the same way, so an error states a bound in the form the user would type
 //! (`1d`, not `86400s`; `1G`, not `1073741824`).
 
-pub mod declared;
 pub mod with_units;
 
 /// Parses a size in bytes: `4096`, `32K`, `32KiB`, `2M`, `1G`, `1T` (binary multiples;

@@ -5,8 +5,8 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use perflab_core::quantity_text::declared::kind_by_name;
-use perflab_core::quantity_text::with_units::{figure_text, value_text};
+use perflab_core::quantity_text::with_units::figure_text;
+use perflab_core::ParamRoles;
 use perflab_lab::Progress;
 use perflab_store::{MeasurementRecord, MeasurementStatus, RunId};
 
@@ -19,10 +19,12 @@ pub struct Reporter {
     metric: String,
     /// Parameters that differ between points: the only ones worth a progress line.
     varying: Vec<String>,
+    /// The run's parameter roles, which give each value its unit as the report's rows.
+    roles: ParamRoles,
 }
 
 impl Reporter {
-    pub fn new(metric: &str, varying: Vec<String>) -> Self {
+    pub fn new(metric: &str, varying: Vec<String>, roles: ParamRoles) -> Self {
         Self {
             bar: None,
             total: 0,
@@ -31,6 +33,7 @@ impl Reporter {
             last_line: Instant::now(),
             metric: metric.to_string(),
             varying,
+            roles,
         }
     }
 
@@ -91,8 +94,8 @@ impl Progress for Reporter {
             .iter()
             .filter_map(|k| {
                 let v = rec.params.get(k)?;
-                // In its unit (`size=64K`), as the report names the point.
-                Some(format!("{k}={}", value_text(kind_by_name(k), v)))
+                // In its role's unit (`size=64 KiB`), as the report's rows name the point.
+                Some(self.roles.named_value(k, v))
             })
             .collect();
         let line = format!(

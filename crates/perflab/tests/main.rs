@@ -40,6 +40,7 @@ mod cli_memlock;
 mod cli_memxfer;
 mod cli_netpaths;
 mod cli_parallel;
+mod cli_param_units;
 mod cli_param_validation;
 mod cli_perf_memcpy;
 mod cli_postgres;

@@ -41,23 +41,6 @@ pub fn value_ci(ci: (f64, f64)) -> String {
     format!("[{}, {}]", value(ci.0), value(ci.1))
 }
 
-/// The value of parameter `name` in its unit (`size` 32768 → `32K`, `irq_period`
-/// 0.00005 → `50 µs`), by the kind the workloads declare for that name; as stored where
-/// none does.
-pub fn param_value(name: &str, v: &perflab_core::ParamValue) -> String {
-    use perflab_core::quantity_text::{declared::kind_by_name, with_units::value_text};
-    value_text(kind_by_name(name), v)
-}
-
-/// `a=1 b=50 µs`: parameters as [`perflab_core::Params::describe`] writes them, each value
-/// in its unit ([`param_value`]).
-pub fn params(p: &perflab_core::Params) -> String {
-    p.0.iter()
-        .map(|(k, v)| format!("{k}={}", param_value(k, v)))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// `variants: 4k = backing=4k; 2m = hugepages=2M:32, backing=2m`: the knobs and
 /// parameters each named variant set, as the run's spec holds them; `None` when none sets
 /// anything (an imported run, network paths named by the variant itself).

@@ -39,19 +39,14 @@ pub fn results(workload: &str) -> Option<&'static WorkloadHints> {
 /// those its workload declares; none for an imported run whose importer declared none.
 /// Views find parameters by these, never by name.
 pub fn param_roles(run: &RunInfo) -> ParamRoles {
-    if !run.spec.param_roles.is_empty() {
-        return run.spec.param_roles.clone();
-    }
-    if let Some(imported) = &run.spec.imported {
-        // Imported before runs stored their roles: its parser's, as it would store them.
-        return catalog::import_roles(&imported.parser);
-    }
     #[cfg(test)]
     if let Some(d) = extra::find(&run.workload) {
-        return ParamRoles::from_specs(d.params);
+        if run.spec.param_roles.is_empty() && run.spec.imported.is_none() {
+            return ParamRoles::from_specs(d.params);
+        }
     }
-    catalog::workload(&run.workload)
-        .map_or_else(ParamRoles::default, |d| ParamRoles::from_specs(d.params))
+    // The one rule, shared with the progress lines and the adaptive status.
+    catalog::param_roles(&run.workload, &run.spec)
 }
 
 /// The roles of the parameters of several runs shown together, the first run's where

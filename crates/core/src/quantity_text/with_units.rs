@@ -1,26 +1,10 @@
-//! Values as a person reads them, each with its unit: a parameter by its declared kind (a
-//! size `32K` rather than `32768`, a duration `50 µs` rather than `0.00005`) and a
-//! measured figure with its unit and the digits that mean something (`1685 MiB/s`, not
-//! `1685.402987`). Reports, `show` and the progress lines share these, so a value reads
-//! the same everywhere.
+//! Values as a person reads them, each with its unit: a duration `50 µs` rather than
+//! `0.00005`, and a measured figure with its unit and the digits that mean something
+//! (`1685 MiB/s`, not `1685.402987`). A parameter's value prints by its role
+//! ([`crate::ParamRoles::value_text`], which writes its durations here), so reports,
+//! `show`, the progress lines and the adaptive status read alike.
 
-use crate::params::{format_size, ParamKind, ParamValue};
 use crate::units::Unit;
-
-/// `value` of a parameter of `kind`: a size in K, M or G where it is a whole number of
-/// them, a duration with its unit, anything else as stored.
-pub fn value_text(kind: Option<ParamKind>, value: &ParamValue) -> String {
-    let number = match value {
-        ParamValue::Int(i) => Some(*i as f64),
-        ParamValue::Float(x) => Some(*x),
-        _ => None,
-    };
-    match (kind, value, number) {
-        (Some(ParamKind::Size { .. }), ParamValue::Int(b), _) if *b >= 0 => format_size(*b as u64),
-        (Some(ParamKind::Duration { .. }), _, Some(s)) => duration_text(s),
-        _ => value.to_string(),
-    }
-}
 
 /// Seconds in the largest unit that keeps the figure at 1 or more: `50 µs`, `100 ms`,
 /// `1.5 s`; up to three significant digits, no trailing zeros.
@@ -78,27 +62,12 @@ fn significant(v: f64) -> String {
 mod tests {
     use super::*;
 
-    const SIZE: Option<ParamKind> = Some(ParamKind::Size {
-        min: 1,
-        max: 1 << 40,
-    });
-    const DURATION: Option<ParamKind> = Some(ParamKind::Duration {
-        min_s: 0.0,
-        max_s: 1e6,
-    });
-
     #[test]
-    fn parameters_read_in_their_units() {
-        assert_eq!(value_text(SIZE, &ParamValue::Int(32768)), "32K");
-        assert_eq!(value_text(SIZE, &ParamValue::Int(1 << 30)), "1G");
-        assert_eq!(value_text(SIZE, &ParamValue::Int(1000)), "1000");
-        assert_eq!(value_text(DURATION, &ParamValue::Float(0.00005)), "50 µs");
-        assert_eq!(value_text(DURATION, &ParamValue::Float(0.1)), "100 ms");
-        assert_eq!(value_text(DURATION, &ParamValue::Int(10)), "10 s");
-        assert_eq!(value_text(DURATION, &ParamValue::Float(1.5)), "1.5 s");
-        // Without a kind, a value is as stored: no unit is made up.
-        assert_eq!(value_text(None, &ParamValue::Int(32768)), "32768");
-        assert_eq!(value_text(None, &ParamValue::Str("pipe".into())), "pipe");
+    fn durations_read_in_their_largest_unit() {
+        assert_eq!(duration_text(0.00005), "50 µs");
+        assert_eq!(duration_text(0.1), "100 ms");
+        assert_eq!(duration_text(10.0), "10 s");
+        assert_eq!(duration_text(1.5), "1.5 s");
     }
 
     #[test]

@@ -195,11 +195,16 @@ pub fn report_line(
         ms,
         &StatsConfig::default(),
     );
-    Some(summary_line(&rows, until.cap, &super::point_labels(ms)))
+    let roles = perflab_core::catalog::param_roles(&spec.workload, spec);
+    Some(summary_line(
+        &rows,
+        until.cap,
+        &super::point_labels(&roles, ms),
+    ))
 }
 
 /// The run's last word on its rows: `until decided: 37 of 40 rows decided (2 WORSE, 1
-/// better, 34 same); 3 undecided at the cap of 30: size=4096 (about 60 more), …`.
+/// better, 34 same); 3 undecided at the cap of 30: size=4 KiB (about 60 more), …`.
 pub fn summary_line(rows: &[DecidedRow], cap: u32, labels: &BTreeMap<u32, String>) -> String {
     let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
     let undecided: Vec<String> = rows

@@ -36,7 +36,8 @@ pub fn report(
     let primary = Some(spec.primary_metric.as_str()).filter(|p| !p.is_empty());
     let metric = judged_metric(primary, ms);
     let points = adaptive_status(&target, metric.as_deref(), ms);
-    let summary = summary_line(&target, &points, &point_labels(ms));
+    let roles = perflab_core::catalog::param_roles(&spec.workload, spec);
+    let summary = summary_line(&target, &points, &point_labels(&roles, ms));
     Some(AdaptiveReport {
         target,
         metric,

@@ -13,8 +13,8 @@
 use std::collections::BTreeMap;
 
 use perflab_core::adaptive_target::AdaptiveTarget;
-use perflab_core::quantity_text::{declared::kind_by_name, with_units::value_text};
 use perflab_core::record::{MeasurementRecord, MeasurementStatus};
+use perflab_core::ParamRoles;
 use perflab_stats::{Sample, StatsConfig, Summary};
 use serde::Serialize;
 
@@ -123,9 +123,10 @@ pub fn adaptive_status(
         .collect()
 }
 
-/// Labels of points for people: the parameters whose values differ between points
-/// (`size=4K`), or `point N` when there is only one point or nothing differs.
-pub fn point_labels(ms: &[MeasurementRecord]) -> BTreeMap<u32, String> {
+/// Labels of points for people: the parameters whose values differ between points, each
+/// in the unit `roles` (the run's) give it (`size=4 KiB`, as the report's rows), or
+/// `point N` when there is only one point or nothing differs.
+pub fn point_labels(roles: &ParamRoles, ms: &[MeasurementRecord]) -> BTreeMap<u32, String> {
     let mut first: BTreeMap<u32, &MeasurementRecord> = BTreeMap::new();
     for m in ms {
         first
@@ -154,13 +155,9 @@ pub fn point_labels(ms: &[MeasurementRecord]) -> BTreeMap<u32, String> {
         .map(|(&point, r)| {
             let parts: Vec<String> = varying
                 .iter()
-                // In its unit (`size=4K`, `irq_period=50 µs`), as the progress lines say it.
-                .filter_map(|k| {
-                    r.params
-                        .0
-                        .get(*k)
-                        .map(|v| format!("{k}={}", value_text(kind_by_name(k), v)))
-                })
+                // In its unit (`size=4 KiB`, `irq_period=50 µs`), as the report's rows and
+                // the progress lines say it.
+                .filter_map(|k| r.params.0.get(*k).map(|v| roles.named_value(k, v)))
                 .collect();
             let label = if parts.is_empty() {
                 format!("point {point}")
@@ -174,7 +171,7 @@ pub fn point_labels(ms: &[MeasurementRecord]) -> BTreeMap<u32, String> {
 
 /// The end-of-run lines: how many points converged, and which hit the cap with their
 /// widest interval, e.g. "target ±1%: 10 of 12 points converged; 2 hit the cap of 30
-/// repetitions: size=4096 (±2.3%), size=8192 (±1.7%)". A point counts as converged when
+/// repetitions: size=4 KiB (±2.3%), size=8 KiB (±1.7%)". A point counts as converged when
 /// every variant measured there did.
 pub fn summary_line(
     target: &AdaptiveTarget,

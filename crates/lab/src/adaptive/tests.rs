@@ -202,12 +202,20 @@ fn the_summary_names_the_points_at_the_cap() {
     let ms = records(&plan, 1);
     let t = target(1.0, 4);
     let status = adaptive_status(&t, Some("value"), &ms);
-    let labels = point_labels(&ms);
-    assert_eq!(labels[&1], "size=8192");
+    // The size in the unit its role gives it, as the report's rows write it.
+    let mut roles = perflab_core::ParamRoles::default();
+    roles.insert("size", perflab_core::ParamRole::SizeAxis);
+    let labels = point_labels(&roles, &ms);
+    assert_eq!(labels[&1], "size=8 KiB");
+    // A parameter without a role is as stored.
+    assert_eq!(
+        point_labels(&perflab_core::ParamRoles::default(), &ms)[&1],
+        "size=8192"
+    );
     let line = summary_line(&t, &status, &labels);
     assert!(
         line.starts_with(
-            "target ±1%: 2 of 3 points converged; 1 hit the cap of 4 repetitions: size=8192 (±"
+            "target ±1%: 2 of 3 points converged; 1 hit the cap of 4 repetitions: size=8 KiB (±"
         ),
         "{line}"
     );

@@ -42,6 +42,7 @@ pub fn judge(spec: &RunSpec, records: &[MeasurementRecord]) -> Vec<VoidCompariso
         return Vec::new();
     };
     let varying = spec.varying_params();
+    let roles = perflab_core::catalog::param_roles(&spec.workload, spec);
     let mut out = Vec::new();
     for variant in spec.variants.iter().filter(|v| v.name != baseline) {
         let intents = intents(spec, &baseline, &variant.name);
@@ -61,7 +62,7 @@ pub fn judge(spec: &RunSpec, records: &[MeasurementRecord]) -> Vec<VoidCompariso
             if let Some(reason) = void_reason(&intents, side_a, side_b) {
                 out.push(VoidComparison {
                     point,
-                    point_label: point_label(&varying, a.first().or(b.first())),
+                    point_label: point_label(&roles, &varying, a.first().or(b.first())),
                     baseline: baseline.clone(),
                     variant: variant.name.clone(),
                     reason,
@@ -166,14 +167,19 @@ fn sides<'a>(
     out
 }
 
-/// `cpu_b=1`: the point's parameters that vary across the grid.
-fn point_label(varying: &[String], r: Option<&&MeasurementRecord>) -> String {
+/// `cpu_b=1`: the point's parameters that vary across the grid, each in its role's unit
+/// (`size=64 KiB`), as the report's rows name the point.
+fn point_label(
+    roles: &perflab_core::ParamRoles,
+    varying: &[String],
+    r: Option<&&MeasurementRecord>,
+) -> String {
     let Some(r) = r else {
         return String::new();
     };
     varying
         .iter()
-        .filter_map(|k| r.params.get(k).map(|v| format!("{k}={v}")))
+        .filter_map(|k| r.params.get(k).map(|v| roles.named_value(k, v)))
         .collect::<Vec<_>>()
         .join(" ")
 }

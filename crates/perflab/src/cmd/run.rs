@@ -121,7 +121,11 @@ fn execute(
         label: None,
     };
     let info = store.run(id)?;
-    let mut reporter = Reporter::new(&info.spec.primary_metric, info.spec.varying_params());
+    let mut reporter = Reporter::new(
+        &info.spec.primary_metric,
+        info.spec.varying_params(),
+        perflab_core::catalog::param_roles(&info.workload, &info.spec),
+    );
     let outcome = perflab_lab::execute_claimed(store, id, &opts, Some(journal), &mut reporter)
         .map_err(|e| run_lock::refused(e, Some(id), g))?;
     eprintln!(
@@ -365,6 +369,8 @@ fn write_plan_text(
             "at least {timed:.0} s of timed measurement, plus warm-ups and set-up"
         )?;
     }
+    // Each value in its unit, as the progress lines and the report will name the point.
+    let roles = perflab_core::catalog::param_roles(&p.spec.workload, &p.spec);
     for m in plan.iter().take(20) {
         // Telemetry repetitions are numbered apart (from 0), so say which kind a line is.
         let kind = match m.role {
@@ -377,7 +383,7 @@ fn write_plan_text(
             m.seq,
             m.variant,
             m.rep,
-            m.params.describe()
+            roles.describe(&m.params)
         )?;
     }
     if plan.len() > 20 {

@@ -94,7 +94,7 @@ fn render_unmatched(
         (m.variant == base || m.variant == other)
             && table.param_roles.cpu_pair(&m.params) == Some((a, b))
     });
-    let ineffective = crate::tables::coverage::ineffective_lines(here);
+    let ineffective = crate::tables::coverage::ineffective_lines(&table.param_roles, here);
     push_ineffective(&mut out, ineffective);
     out.push_str(&unavailable_text(&table.unavailable));
     Ok(Some(out))
@@ -137,8 +137,10 @@ pub fn render_row(
         &[(base, at(base)), (other, at(other))],
         &cpus,
     ));
-    let ineffective =
-        crate::tables::coverage::ineffective_lines(here(base).into_iter().chain(here(other)));
+    let ineffective = crate::tables::coverage::ineffective_lines(
+        &table.param_roles,
+        here(base).into_iter().chain(here(other)),
+    );
     push_ineffective(&mut out, ineffective);
     out.push_str(&unavailable_text(&table.unavailable));
     Ok(out)

@@ -76,7 +76,7 @@ pub(crate) fn section(runs: &[RunData], blocks: &mut Vec<Block>) {
     ));
     blocks.push(Block::list(
         "Disturbed measurements (other work took their CPUs; not counted)",
-        per_run(|r| coverage::disturbed_lines(&r.ms)),
+        per_run(|r| coverage::disturbed_lines(&crate::hints::param_roles(&r.info), &r.ms)),
     ));
 }
 

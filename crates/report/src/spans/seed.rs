@@ -103,12 +103,13 @@ pub fn seed_span_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<SeedSp
         return None;
     }
     let from_telemetry = traced.iter().any(|m| !m.is_headline());
-    let (vary, _) = varying(ms);
+    let roles = crate::hints::param_roles(run);
+    let (vary, _) = varying(&roles, ms);
     let mut sorted: Vec<&MeasurementRecord> = traced;
     sorted.sort_by_key(|m| (m.point, m.seq));
     let mut sections: Vec<String> = Vec::new();
     for m in &sorted {
-        let t = title(&m.params, &vary);
+        let t = title(&roles, &m.params, &vary);
         if !sections.contains(&t) {
             sections.push(t);
         }
@@ -119,7 +120,7 @@ pub fn seed_span_table(run: &RunInfo, ms: &[MeasurementRecord]) -> Option<SeedSp
             let mine: Vec<&MeasurementRecord> = sorted
                 .iter()
                 .copied()
-                .filter(|m| m.variant == v && title(&m.params, &vary) == section)
+                .filter(|m| m.variant == v && title(&roles, &m.params, &vary) == section)
                 .collect();
             if mine.is_empty() {
                 continue;

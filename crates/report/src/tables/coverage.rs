@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, Role};
+use perflab_core::ParamRoles;
 
 /// One line per role and monitor set, e.g. "headline repetitions (10 of 12): interrupts,
 /// softirqs; telemetry repetitions (2 of 12, never used as results): interrupts, …,
@@ -40,17 +41,24 @@ pub fn monitor_lines<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) ->
         .collect()
 }
 
-/// One line per ineffective measurement: where, which variant, and why.
-pub fn ineffective_lines<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) -> Vec<String> {
-    status_lines(ms, |s| match s {
+/// One line per ineffective measurement: where (each value in its role's unit), which
+/// variant, and why.
+pub fn ineffective_lines<'a>(
+    roles: &ParamRoles,
+    ms: impl IntoIterator<Item = &'a MeasurementRecord>,
+) -> Vec<String> {
+    status_lines(roles, ms, |s| match s {
         MeasurementStatus::Ineffective(why) => Some(why),
         _ => None,
     })
 }
 
 /// One line per disturbed measurement: where, which variant, and how much other work took.
-pub fn disturbed_lines<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) -> Vec<String> {
-    status_lines(ms, |s| match s {
+pub fn disturbed_lines<'a>(
+    roles: &ParamRoles,
+    ms: impl IntoIterator<Item = &'a MeasurementRecord>,
+) -> Vec<String> {
+    status_lines(roles, ms, |s| match s {
         MeasurementStatus::Disturbed(why) => Some(why),
         _ => None,
     })
@@ -58,6 +66,7 @@ pub fn disturbed_lines<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) 
 
 /// `seq N [variant] point rep R: why` for each measurement whose status `why_of` picks.
 fn status_lines<'a>(
+    roles: &ParamRoles,
     ms: impl IntoIterator<Item = &'a MeasurementRecord>,
     why_of: impl Fn(&MeasurementStatus) -> Option<&String>,
 ) -> Vec<String> {
@@ -68,7 +77,7 @@ fn status_lines<'a>(
                 "seq {} [{}] {} rep {}: {why}",
                 m.seq,
                 m.variant,
-                crate::fmt::params(&m.params),
+                roles.describe(&m.params),
                 m.rep
             ))
         })
@@ -77,10 +86,13 @@ fn status_lines<'a>(
 
 /// The notes a table over `ms` carries: the monitor coverage, and a count of the
 /// ineffective measurements with the first reason (the full list is in `show`).
-pub fn table_notes<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) -> Vec<String> {
+pub fn table_notes<'a>(
+    roles: &ParamRoles,
+    ms: impl IntoIterator<Item = &'a MeasurementRecord>,
+) -> Vec<String> {
     let ms: Vec<&MeasurementRecord> = ms.into_iter().collect();
     let mut notes = monitor_lines(ms.iter().copied());
-    let ineffective = ineffective_lines(ms.iter().copied());
+    let ineffective = ineffective_lines(roles, ms.iter().copied());
     if let Some(first) = ineffective.first() {
         notes.push(format!(
             "INEFFECTIVE: {} measurement(s) ran while a knob of their variant did not hold \
@@ -88,7 +100,7 @@ pub fn table_notes<'a>(ms: impl IntoIterator<Item = &'a MeasurementRecord>) -> V
             ineffective.len()
         ));
     }
-    let disturbed = disturbed_lines(ms.iter().copied());
+    let disturbed = disturbed_lines(roles, ms.iter().copied());
     if let Some(first) = disturbed.first() {
         notes.push(format!(
             "DISTURBED: {} measurement(s) ran while other work took more of their CPUs than \
@@ -167,11 +179,11 @@ mod tests {
                 MeasurementStatus::Ineffective(why.into()),
             ),
         ];
-        let lines = ineffective_lines(&ms);
+        let lines = ineffective_lines(&ParamRoles::default(), &ms);
         assert_eq!(lines.len(), 1);
         assert!(lines[0].starts_with("seq 1 [poll]"), "{}", lines[0]);
         assert!(lines[0].ends_with(why));
-        let notes = table_notes(&ms);
+        let notes = table_notes(&ParamRoles::default(), &ms);
         assert!(notes
             .last()
             .unwrap()

@@ -22,7 +22,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use perflab_core::note::{Note, NoteKind};
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo};
-use perflab_core::{HistogramData, LatencyTableHints, ParamValue, Params};
+use perflab_core::{HistogramData, LatencyTableHints, ParamRoles, ParamValue, Params};
 use perflab_stats::StatsConfig;
 use serde::Serialize;
 
@@ -132,8 +132,9 @@ pub(crate) fn load_name(p: &Params) -> (i64, String) {
     (streams, name)
 }
 
-/// Parameters that define sections: those that vary, minus load and ignored ones.
-pub(crate) fn varying(ms: &[MeasurementRecord]) -> (Vec<String>, String) {
+/// Parameters that define sections: those that vary, minus load and ignored ones; and
+/// those fixed throughout, each value in its role's unit.
+pub(crate) fn varying(roles: &ParamRoles, ms: &[MeasurementRecord]) -> (Vec<String>, String) {
     let mut values: BTreeMap<&str, Vec<&ParamValue>> = BTreeMap::new();
     for m in ms {
         for (k, v) in &m.params.0 {
@@ -152,7 +153,7 @@ pub(crate) fn varying(ms: &[MeasurementRecord]) -> (Vec<String>, String) {
         if vs.len() > 1 {
             vary.push(k.to_string());
         } else if let Some(v) = vs.first() {
-            let text = v.to_string();
+            let text = roles.value_text(k, v);
             let unpinned = k.ends_with("_cpu") && text == "-1";
             if !text.is_empty() && !unpinned {
                 fixed.push(format!("{k}={text}"));
@@ -162,13 +163,12 @@ pub(crate) fn varying(ms: &[MeasurementRecord]) -> (Vec<String>, String) {
     (vary, fixed.join(" "))
 }
 
-pub(crate) fn title(p: &Params, vary: &[String]) -> String {
+/// `proto=udp size=64 B`: the point's varying parameters, each in its role's unit.
+pub(crate) fn title(roles: &ParamRoles, p: &Params, vary: &[String]) -> String {
     vary.iter()
-        .map(|k| {
-            format!(
-                "{k}={}",
-                p.get(k).map(|v| v.to_string()).unwrap_or_default()
-            )
+        .map(|k| match p.get(k) {
+            Some(v) => roles.named_value(k, v),
+            None => format!("{k}="),
         })
         .collect::<Vec<_>>()
         .join(" ")
@@ -254,14 +254,15 @@ fn pool(row: &mut LatencyRow, hs: &[&HistogramData]) {
 pub fn latency_table(run: &RunInfo, ms: &[MeasurementRecord]) -> LatencyTable {
     // Which histogram and which softirq monitor, as the workload's hints say.
     let sources = crate::hints::results(&run.workload).and_then(|r| r.latency_table.as_ref());
-    let (vary, fixed) = varying(ms);
+    let roles = crate::hints::param_roles(run);
+    let (vary, fixed) = varying(&roles, ms);
     let order = variant_order(run, ms);
     // Sections in the order their first measurement was planned.
     let mut sorted: Vec<&MeasurementRecord> = ms.iter().collect();
     sorted.sort_by_key(|m| (m.point, m.seq));
     let mut titles: Vec<String> = Vec::new();
     for m in &sorted {
-        let t = title(&m.params, &vary);
+        let t = title(&roles, &m.params, &vary);
         if !titles.contains(&t) {
             titles.push(t);
         }
@@ -271,7 +272,7 @@ pub fn latency_table(run: &RunInfo, ms: &[MeasurementRecord]) -> LatencyTable {
         let mine: Vec<&MeasurementRecord> = sorted
             .iter()
             .copied()
-            .filter(|m| title(&m.params, &vary) == t)
+            .filter(|m| title(&roles, &m.params, &vary) == t)
             .collect();
         let mut rows = Vec::new();
         for v in &order {

@@ -18,6 +18,7 @@ pub fn lines(info: &RunInfo, ms: &[MeasurementRecord]) -> Vec<String> {
     if imported.summaries.is_empty() {
         return Vec::new();
     }
+    let roles = crate::hints::param_roles(info);
     let points: std::collections::BTreeSet<u32> =
         imported.summaries.iter().map(|s| s.point).collect();
     let mut out = vec![format!(
@@ -31,7 +32,7 @@ pub fn lines(info: &RunInfo, ms: &[MeasurementRecord]) -> Vec<String> {
             true => ms
                 .iter()
                 .find(|m| m.point == s.point)
-                .map(|m| format!(" at {}", crate::fmt::params(&m.params)))
+                .map(|m| format!(" at {}", roles.describe(&m.params)))
                 .unwrap_or_else(|| format!(" at point {}", s.point)),
             false => String::new(),
         };

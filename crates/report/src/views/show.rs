@@ -148,6 +148,7 @@ pub fn threads(info: &RunInfo, ms: &[MeasurementRecord], seq: u32) -> Result<Str
     Ok(crate::render_threads(
         m,
         crate::tables::parallel::workers_of(info),
+        &crate::hints::param_roles(info),
     ))
 }
 

@@ -149,7 +149,7 @@ fn from_scans(base: String, others: Vec<String>, scans: &[ScanReport]) -> Backin
         others,
         sections,
         confidence: first.config.confidence_label(),
-        fixed: first.fixed.describe(),
+        fixed: first.param_roles.describe(&first.fixed),
     }
 }
 

@@ -15,7 +15,7 @@ pub(crate) mod legacy;
 use perflab_core::note::Workers;
 
 use perflab_core::record::{MeasurementRecord, RunInfo};
-use perflab_core::{ParallelMetrics, ThreadRecord};
+use perflab_core::{ParallelMetrics, ParamRoles, ThreadRecord};
 use perflab_stats::parallel::{judge_stored, spans_from_records, Criteria};
 use serde::Serialize;
 
@@ -226,14 +226,15 @@ impl ParallelTable {
 }
 
 /// The per-thread records of one measurement: where each thread ran, when, and what
-/// it moved. Start is relative to the first thread's start.
-pub fn render_threads(m: &MeasurementRecord, workers: Workers) -> String {
+/// it moved. Start is relative to the first thread's start. The point's values are in
+/// the units `roles` (the run's) give them.
+pub fn render_threads(m: &MeasurementRecord, workers: Workers, roles: &ParamRoles) -> String {
     let threads: &[ThreadRecord] = &m.output.threads;
     let mut out = format!(
         "measurement {} ({} {}), {} thread record{}\n",
         m.seq,
         m.variant,
-        crate::fmt::params(&m.params),
+        roles.describe(&m.params),
         threads.len(),
         if threads.len() == 1 { "" } else { "s" }
     );
@@ -469,7 +470,11 @@ mod tests {
 
     #[test]
     fn thread_records_render_relative_to_the_first_start() {
-        let text = render_threads(&m(0, 0, "free", true, 1.0, 1.0), Workers::Threads);
+        let text = render_threads(
+            &m(0, 0, "free", true, 1.0, 1.0),
+            Workers::Threads,
+            &ParamRoles::default(),
+        );
         assert!(text.contains("2 thread records"), "{text}");
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[2].starts_with("c0t0"), "{text}");

@@ -27,7 +27,7 @@
 pub(crate) mod exec;
 pub(crate) mod text;
 
-use perflab_core::{parse_size, Better, ParamRole, ParamValue, Params, Unit};
+use perflab_core::{parse_size, Better, ParamRole, ParamRoles, ParamValue, Params, Unit};
 use perflab_stats::{geomean, FamilyAdjustment, StatsConfig, Verdict};
 use serde::Serialize;
 
@@ -56,6 +56,10 @@ pub struct ScanReport {
     pub config: StatsConfig,
     /// Parameters with one value at every point, said once above the tables.
     pub fixed: Params,
+    /// The compared runs' parameter roles, which write `fixed`'s values in their units as
+    /// the rows' labels write them (the JSON has the values as stored).
+    #[serde(skip)]
+    pub param_roles: ParamRoles,
     pub sections: Vec<ScanSection>,
     /// Points whose size is missing or not a number of bytes, with their value.
     pub outside: Vec<String>,
@@ -265,7 +269,7 @@ fn scan_of(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
             points.sort_by_key(|p| p.size_bytes);
             let notes = section_notes(table, &key, axis, &varying, &points);
             ScanSection {
-                title: key.title(),
+                title: key.title(&table.param_roles),
                 summary: summarize(&points),
                 params: key.params,
                 variant: key.variant,
@@ -287,6 +291,7 @@ fn scan_of(table: &ComparisonTable, axis: &str) -> Option<ScanReport> {
         b_label: table.b_label.clone(),
         config: table.config,
         fixed,
+        param_roles: table.param_roles.clone(),
         sections,
         outside,
         notes: table.notes.iter().cloned().chain(disagree).collect(),
@@ -310,7 +315,7 @@ fn scan_disagreements(
             .map(|r| {
                 let size = r.params.get(axis).and_then(size_bytes);
                 let at = size.map_or(String::new(), |s| format!(" {} KiB", kib(s)));
-                (format!("{}{at}", key.title()), &r.cmp)
+                (format!("{}{at}", key.title(&table.param_roles)), &r.cmp)
             })
     }))
 }
@@ -454,12 +459,13 @@ impl Key {
         }
     }
 
-    fn title(&self) -> String {
+    /// `engine=pvm variant=4k`, each value in its role's unit.
+    fn title(&self, roles: &ParamRoles) -> String {
         let mut parts: Vec<(String, String)> = self
             .params
             .0
             .iter()
-            .map(|(k, v)| (k.clone(), v.to_string()))
+            .map(|(k, v)| (k.clone(), roles.value_text(k, v)))
             .chain(self.absent.iter().map(|k| (k.clone(), "-".to_string())))
             .collect();
         parts.sort();

@@ -46,7 +46,7 @@ pub(crate) fn header(r: &ScanReport) -> Vec<String> {
         verdict_rule(&r.config, &r.p_adjustment, r.design, r.p_adjustment.level)
     ));
     if !r.fixed.0.is_empty() {
-        lines.push(format!("fixed: {}", crate::fmt::params(&r.fixed)));
+        lines.push(format!("fixed: {}", r.param_roles.describe(&r.fixed)));
     }
     lines
 }

@@ -148,6 +148,7 @@ pub(crate) fn summarize_where(
         notes.insert(0, nothing_succeeded(&selected, run.spec.disturbed_above()));
     }
     notes.extend(crate::tables::coverage::table_notes(
+        &roles,
         selected.iter().copied(),
     ));
     Ok(SummaryTable {
