@@ -63,8 +63,9 @@ pub struct VoidComparison {
     pub point_label: String,
     pub baseline: String,
     pub variant: String,
-    /// Why, naming the telemetry read: "haltpoll idle was entered in 3 of 5 measurements
-    /// of poll-only, where it is disabled".
+    /// Why, naming the telemetry read: "poll-only entered haltpoll idle, where it is
+    /// disabled: … (3 of 5 measurements of poll-only, all points, were ineffective; …)",
+    /// a count of measurements only as [`crate::IneffectiveCount`] gives it.
     pub reason: String,
 }
 

@@ -11,6 +11,7 @@ pub mod cpu_path;
 pub mod descriptor;
 pub mod error;
 pub mod fingerprint;
+pub mod ineffective;
 pub mod intent;
 pub mod knob_settings;
 pub mod limits;
@@ -51,6 +52,7 @@ pub use descriptor::{
 };
 pub use error::{MonitorError, ParamError, Unavailable, WorkloadError};
 pub use fingerprint::{FieldDiff, Fingerprint};
+pub use ineffective::IneffectiveCount;
 pub use intent::{Intent, IrqSet, VoidComparison};
 pub use knob_settings::KnobSettings;
 pub use net_facts::{GuestPeer, NetEnd, NetPathFacts, NetServer};

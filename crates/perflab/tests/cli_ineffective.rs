@@ -155,11 +155,12 @@ fn only_the_measurements_whose_knob_slipped_are_left_out() {
     assert!(text.contains("entered 1416 times"), "{text}");
 }
 
-/// Until `stop`, enters the haltpoll state of the tree at `root` (bumps its usage) while
-/// it is disabled, as the real haltpoll driver does behind a poll-only setting.
-fn haltpoll_driver(root: &Path, stop: &std::sync::atomic::AtomicBool) {
+/// Until `stop`, enters the haltpoll state of `cpu` in the tree at `root` (bumps its
+/// usage) while it is disabled, as the real haltpoll driver does behind a poll-only
+/// setting.
+fn haltpoll_driver(root: &Path, cpu: u32, stop: &std::sync::atomic::AtomicBool) {
     use std::sync::atomic::Ordering;
-    let dir = root.join(STATE1);
+    let dir = root.join(STATE1.replace("cpu0", &format!("cpu{cpu}")));
     while !stop.load(Ordering::Relaxed) {
         let disabled = std::fs::read_to_string(dir.join("disable")).unwrap_or_default();
         if disabled.trim() == "1" {
@@ -207,7 +208,7 @@ fn idle_ipi_on_haltpoll_says_so_before_measuring_and_still_drills_down_the_pair(
     let stop = std::sync::atomic::AtomicBool::new(false);
     let drill = lab.dir.path().join("drill");
     let o = std::thread::scope(|s| {
-        s.spawn(|| haltpoll_driver(&root, &stop));
+        s.spawn(|| haltpoll_driver(&root, 0, &stop));
         let o = lab.run(&[
             "--sysroot",
             sysroot,
@@ -261,6 +262,101 @@ fn idle_ipi_on_haltpoll_says_so_before_measuring_and_still_drills_down_the_pair(
     let (shown, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert_eq!(shown.trim_end(), text_of.trim_end());
+}
+
+/// Every `K of N measurements` in `text`, its lines joined (a mail wraps them).
+fn fractions(text: &str) -> Vec<String> {
+    let words: Vec<&str> = text
+        .split_whitespace()
+        .map(|w| w.trim_start_matches('('))
+        .collect();
+    words
+        .windows(4)
+        .filter(|w| w[1] == "of" && w[3].starts_with("measurements"))
+        .filter(|w| [w[0], w[2]].iter().all(|n| n.parse::<u32>().is_ok()))
+        .map(|w| format!("{} of {} measurements", w[0], w[2]))
+        .collect()
+}
+
+/// A void reason and the Ineffective list say one fact, how many measurements of
+/// poll-only its knob did not hold for, with one count. The knob's check reads every CPU,
+/// the void judge's telemetry only the measured ones: with haltpoll entered on CPU 1 alone,
+/// pair 0-0 (CPU 0 measured) read "haltpoll was entered in 5 of 10 measurements of
+/// poll-only in this run (none at this point)" beside the list's "12 of 12 measurements",
+/// and compare's INEFFECTIVE note counted 10 (headline repetitions only).
+#[test]
+fn the_void_reason_and_the_ineffective_list_give_one_count() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        perflab_testkit::skip("2-cpus", "the workload runs on CPUs 0 and 1");
+        return;
+    }
+    let lab = Lab::new();
+    let root = lab.fixture_copy("kvm-haltpoll");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let o = std::thread::scope(|s| {
+        s.spawn(|| haltpoll_driver(&root, 1, &stop));
+        let o = lab.run(&[
+            "--sysroot",
+            root.to_str().unwrap(),
+            "run",
+            "idle-ipi",
+            "--quick",
+            "--reps",
+            "2",
+            "--partners",
+            "0,1",
+        ]);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        o
+    });
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(9), "stdout: {out}\nstderr: {err}");
+    let id = run_id(&err);
+    let doc = lab.export(&id);
+    let poll: Vec<&str> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["variant"] == "poll-only" && m["status"]["status"] != "failed")
+        .map(|m| m["status"]["status"].as_str().unwrap())
+        .collect();
+    let ineffective = poll.iter().filter(|s| **s == "ineffective").count();
+    assert!(ineffective > 0, "{out}{err}");
+    let count = format!("{ineffective} of {} measurements", poll.len());
+
+    let o = lab.run(&["report", &id, "--format", "mail"]);
+    let (mail, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let said = fractions(&mail);
+    assert!(said.len() >= 2, "{mail}");
+    assert!(
+        said.iter().all(|f| *f == count),
+        "{said:?}, not {count}:\n{mail}"
+    );
+    // The two lines that say it: the void row's reason and the Ineffective list.
+    let joined = mail.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        joined.contains("void (poll-only entered haltpoll"),
+        "{mail}"
+    );
+    assert!(
+        joined.contains(&format!("poll-only: {count}, at")),
+        "{mail}"
+    );
+
+    let o = lab.run(&["compare", &id]);
+    let (table, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let said = fractions(&table);
+    assert!(!said.is_empty(), "{table}");
+    assert!(
+        said.iter().all(|f| *f == count),
+        "{said:?}, not {count}:\n{table}"
+    );
+    assert!(
+        table.contains(&format!("INEFFECTIVE: {ineffective} measurements ran")),
+        "{table}"
+    );
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -2,7 +2,7 @@
 //! how a parameter point is named in a table.
 
 use perflab_core::record::{MeasurementRecord, MeasurementStatus, RunInfo};
-use perflab_core::{Better, ParamRoles, Params, Unit};
+use perflab_core::{Better, IneffectiveCount, ParamRoles, Params, Unit};
 use serde::Serialize;
 
 use crate::error::ReportError;
@@ -137,8 +137,13 @@ pub struct SideValues {
     pub missing: u32,
     /// The first failure message, to show a reader why.
     pub first_error: Option<String>,
-    /// Measurements that ran while a knob of the variant did not hold: not its numbers.
+    /// Headline measurements that ran while a knob of the variant did not hold: not its
+    /// numbers.
     pub ineffective: u32,
+    /// Of every measurement of the side that ran, telemetry repetitions too, how many a
+    /// knob did not hold for: what the table's INEFFECTIVE note adds up, the count a void
+    /// comparison's reason and the report's Ineffective list give (one type, one count).
+    pub knob: IneffectiveCount,
     /// The first reason a measurement was ineffective.
     pub first_ineffective: Option<String>,
     /// Measurements that other work disturbed (it took more than its share of their
@@ -151,9 +156,11 @@ pub struct SideValues {
 impl SideValues {
     pub fn gather<'a>(records: impl Iterator<Item = &'a MeasurementRecord>, metric: &str) -> Self {
         let mut side = SideValues::default();
+        let records: Vec<&MeasurementRecord> = records.collect();
+        side.knob = IneffectiveCount::of(records.iter().copied());
         // Telemetry repetitions carry the monitors that disturb the workload: never a
         // result, so not a value, a failure or anything else of this side.
-        for m in records.filter(|m| m.is_headline()) {
+        for m in records.into_iter().filter(|m| m.is_headline()) {
             match &m.status {
                 MeasurementStatus::Ineffective(why) => {
                     side.ineffective += 1;

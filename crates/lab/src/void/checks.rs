@@ -2,7 +2,7 @@
 //! measurements' own rows and says `Void` with the figures it read, `Moved`, or `Unknown`
 //! when the telemetry it needs was not recorded.
 
-use perflab_core::{Intent, IrqSet};
+use perflab_core::{IneffectiveCount, Intent, IrqSet};
 use perflab_store::MeasurementRecord;
 
 /// What the telemetry of one intent says about a comparison.
@@ -100,66 +100,131 @@ fn idle_states(with: Side, without: Side) -> Judged {
             with.0, without.0
         ));
     }
-    let mut reasons = Vec::new();
-    // The states no side entered, said in one sentence (C1, C1E and C6 of an intel_idle
-    // machine read alike: a sentence each made idle-ipi's mail 20 lines of void notes).
+    // The states a side entered where it disables them, and those no side entered, each
+    // said in one sentence per pair of sides (C1, C1E and C6 of an intel_idle machine read
+    // alike: a sentence each made idle-ipi's mail 20 lines of void notes).
+    let mut slipped: Vec<Entered> = Vec::new();
     let mut never: Vec<((&str, &str), Vec<&str>)> = Vec::new();
     for (state, disabled_in_with) in differ {
         let (off, on) = match disabled_in_with {
             true => (with, without),
             false => (without, with),
         };
-        let usage = format!("{state}:usage");
-        let entries = |s: Side| -> Vec<f64> {
-            per_measurement(s.1, "cpuidle", |k, _, _| k == usage)
-                .into_iter()
-                .flatten()
-                .collect()
-        };
-        let (e_off, e_on) = (entries(off), entries(on));
-        let Some(m_on) = median(e_on.clone()) else {
-            return Judged::Unknown;
-        };
-        let entered = e_off.iter().filter(|&&e| e > 0.0).count();
-        let in_run = entries((off.0, off.2, off.2));
-        let entered_in_run = in_run.iter().filter(|&&e| e > 0.0).count();
-        if entered == 0 && entered_in_run > 0 {
-            reasons.push(format!(
-                "{state} was entered in {entered_in_run} of {} measurements of {} in this \
-                 run (none at this point), where it is disabled: the idle driver ignores \
-                 `disable`, so {} ran with the idle states of {}",
-                in_run.len(),
-                off.0,
-                off.0,
-                on.0
-            ));
-        } else if entered > 0 {
-            reasons.push(format!(
-                "{state} was entered in {entered} of {} measurements of {}, where it is \
-                 disabled: the idle driver ignores `disable`, so {} ran with the idle states \
-                 of {} ({} there: median {} entries per measurement on the measured CPUs)",
-                e_off.len(),
-                off.0,
-                off.0,
-                on.0,
-                on.0,
-                fmt_count(m_on)
-            ));
-        } else if m_on == 0.0 {
-            match never.iter_mut().find(|(sides, _)| *sides == (on.0, off.0)) {
+        match entries_of(state, off, on) {
+            None => return Judged::Unknown,
+            Some(Seen::Slipped(median_on)) => {
+                match slipped
+                    .iter_mut()
+                    .find(|e| (e.off.0, e.on.0) == (off.0, on.0))
+                {
+                    Some(e) => e.states.push((state, median_on)),
+                    None => slipped.push(Entered {
+                        off,
+                        on,
+                        states: vec![(state, median_on)],
+                    }),
+                }
+            }
+            Some(Seen::Never) => match never.iter_mut().find(|(s, _)| *s == (on.0, off.0)) {
                 Some((_, states)) => states.push(state),
                 None => never.push(((on.0, off.0), vec![state])),
-            }
-        } else {
-            return Judged::Moved;
+            },
+            Some(Seen::Moved) => return Judged::Moved,
         }
     }
+    let mut reasons: Vec<String> = slipped.iter().filter_map(ignored_disable).collect();
     reasons.extend(
         never
             .iter()
             .filter_map(|(sides, states)| never_entered(*sides, states)),
     );
     Judged::Void(reasons.join("; "))
+}
+
+/// What the telemetry of the measured CPUs says of one idle state that `off` disables and
+/// `on` allows.
+enum Seen {
+    /// `off` entered it, at this point or at another (the setting is machine-wide): with
+    /// `on`'s median entries per measurement here where `off` entered it here.
+    Slipped(Option<f64>),
+    /// Neither side entered it here, nor `off` anywhere.
+    Never,
+    Moved,
+}
+
+/// How `state` was entered on each side; `None` when `on` recorded no entries of it.
+fn entries_of(state: &str, off: Side, on: Side) -> Option<Seen> {
+    let usage = format!("{state}:usage");
+    let entries = |ms: &[&MeasurementRecord]| -> Vec<f64> {
+        per_measurement(ms, "cpuidle", |k, _, _| k == usage)
+            .into_iter()
+            .flatten()
+            .collect()
+    };
+    let m_on = median(entries(on.1))?;
+    let entered = |ms| entries(ms).iter().any(|&e| e > 0.0);
+    Some(if entered(off.1) {
+        Seen::Slipped(Some(m_on))
+    } else if entered(off.2) {
+        Seen::Slipped(None)
+    } else if m_on == 0.0 {
+        Seen::Never
+    } else {
+        Seen::Moved
+    })
+}
+
+/// The states `off` disables and entered anyway, each with `on`'s median entries here.
+struct Entered<'a, 'r, 's> {
+    off: Side<'a, 'r>,
+    on: Side<'a, 'r>,
+    states: Vec<(&'s str, Option<f64>)>,
+}
+
+/// The states `off` entered where it disables them, in one sentence. The count it gives
+/// is [`IneffectiveCount`] of `off`'s measurements in the run, the count the report's
+/// "Ineffective measurements" list gives: the knob's own check reads every CPU and this
+/// telemetry only the measured ones, so counting these entries gave another fraction for
+/// the same fact ("5 of 10 ... (none at this point)" beside the list's "12 of 12").
+fn ignored_disable(e: &Entered) -> Option<String> {
+    let (off, on) = (e.off.0, e.on.0);
+    let names: Vec<&str> = e.states.iter().map(|(s, _)| *s).collect();
+    let (states, pronoun) = match names.split_last()? {
+        (one, []) => (one.to_string(), "it is"),
+        (last, init) => (format!("{} and {last}", init.join(", ")), "they are"),
+    };
+    let mut why = Vec::new();
+    let count = IneffectiveCount::of(e.off.2.iter().copied());
+    if count.ineffective > 0 {
+        why.push(format!("{count} of {off}, all points, were ineffective"));
+    }
+    let here: Vec<(&str, f64)> = e
+        .states
+        .iter()
+        .filter_map(|(s, m)| Some((*s, (*m)?)))
+        .collect();
+    match here.as_slice() {
+        [] => {}
+        [(_, m)] if names.len() == 1 => why.push(format!(
+            "{on} here: median {} entries per measurement on the measured CPUs",
+            fmt_count(*m)
+        )),
+        many => why.push(format!(
+            "{on} here, median entries per measurement on the measured CPUs: {}",
+            many.iter()
+                .map(|(s, m)| format!("{s} {}", fmt_count(*m)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+    let why = match why.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", why.join("; ")),
+    };
+    Some(format!(
+        "{off} entered {states}, where {pronoun} disabled: the idle driver ignores \
+         `disable`, so {off} ran with the idle states of {on}{why}"
+    ))
 }
 
 /// The states neither side entered, `on` allowing them and `off` not, in one sentence.

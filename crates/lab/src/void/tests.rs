@@ -83,9 +83,11 @@ fn idle_ipi_whose_driver_ignores_disable_is_void() {
     assert_eq!((void[0].point, void[0].variant.as_str()), (1, "all"));
     assert_eq!(void[0].point_label, "cpu_b=1");
     assert!(
-        void[0]
-            .reason
-            .contains("haltpoll idle was entered in 2 of 5 measurements of poll-only"),
+        void[0].reason
+            == "poll-only entered haltpoll idle, where it is disabled: the idle driver ignores \
+                `disable`, so poll-only ran with the idle states of all (2 of 5 measurements of \
+                poll-only, all points, were ineffective; all here: median 2 entries per \
+                measurement on the measured CPUs)",
         "{}",
         void[0].line()
     );
@@ -106,12 +108,41 @@ fn a_driver_that_ignored_disable_at_one_point_ignored_it_at_every_point() {
     }
     let void = judge(&idle_ipi(), &ms);
     assert_eq!(void.len(), 2, "{void:?}");
+    assert_eq!(
+        void[1].reason,
+        "poll-only entered haltpoll idle, where it is disabled: the idle driver ignores \
+         `disable`, so poll-only ran with the idle states of all (3 of 6 measurements of \
+         poll-only, all points, were ineffective)"
+    );
+}
+
+/// The count a void reason gives is the measurements recorded ineffective, the count the
+/// report's Ineffective list gives: the knob's check reads every CPU, the telemetry here
+/// only the measured ones, so counting the entries it shows said "entered in 1 of 3
+/// measurements" of measurements all three of which the list counts.
+#[test]
+fn the_reason_counts_the_measurements_recorded_ineffective() {
+    let mut ms = Vec::new();
+    for rep in 0..3 {
+        // haltpoll was entered on the measured CPU in rep 0 only, on another in all three.
+        let mut m = record(
+            1,
+            "poll-only",
+            rep,
+            idle(1, true, f64::from(u8::from(rep == 0))),
+        );
+        m.status = MeasurementStatus::Ineffective("haltpoll entered on cpu0".into());
+        ms.push(m);
+        ms.push(record(1, "all", rep, idle(1, false, 5.0)));
+    }
+    let void = judge(&idle_ipi(), &ms);
+    assert_eq!(void.len(), 1, "{void:?}");
     assert!(
-        void[1].reason.starts_with(
-            "haltpoll idle was entered in 3 of 6 measurements of poll-only in this run"
-        ),
+        void[0]
+            .reason
+            .contains("(3 of 3 measurements of poll-only, all points, were ineffective;"),
         "{}",
-        void[1].reason
+        void[0].reason
     );
 }
 

@@ -162,7 +162,8 @@ fn held_by_group<'a>(
 }
 
 /// The ineffective measurements of `ms` (a knob of their variant did not hold), one line
-/// per variant: how many of its measurements, at which points (named as above), and the
+/// per variant: how many of its measurements that ran ([`perflab_core::IneffectiveCount`],
+/// the count a void comparison's reason gives), at which points (named as above), and the
 /// first one's reason; `perflab show` lists every one.
 pub fn ineffective_summary(roles: &ParamRoles, ms: &[MeasurementRecord]) -> Vec<String> {
     let all: Vec<&Params> = ms.iter().map(|m| &m.params).collect();
@@ -184,6 +185,9 @@ pub fn ineffective_summary(roles: &ParamRoles, ms: &[MeasurementRecord]) -> Vec<
                 })
                 .collect();
             let (first, why) = bad.first()?;
+            // The count a void comparison's reason gives for the same variant (one type,
+            // so the two lines cannot give two fractions for one fact).
+            let count = perflab_core::IneffectiveCount::of(of.iter().copied());
             let at: Vec<RowRef> = bad
                 .iter()
                 .map(|(m, _)| RowRef {
@@ -192,9 +196,7 @@ pub fn ineffective_summary(roles: &ParamRoles, ms: &[MeasurementRecord]) -> Vec<
                 })
                 .collect();
             Some(format!(
-                "{v}: {} of {} measurements, at {}; the first (seq {}): {why}",
-                bad.len(),
-                of.len(),
+                "{v}: {count}, at {}; the first (seq {}): {why}",
                 rows_text(roles, &at, &all, 1),
                 first.seq
             ))

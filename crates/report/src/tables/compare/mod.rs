@@ -605,9 +605,11 @@ impl<'c> Builder<'c> {
         self.failed
             .add((a.failed, &a.first_error), (b.failed, &b.first_error));
         self.missing += a.missing + b.missing;
+        // Telemetry repetitions too: the note's count is the one a void reason and the
+        // report's Ineffective list give (a headline-only count read 10 beside their 12).
         self.ineffective.add(
-            (a.ineffective, &a.first_ineffective),
-            (b.ineffective, &b.first_ineffective),
+            (a.knob.ineffective, &a.first_ineffective),
+            (b.knob.ineffective, &b.first_ineffective),
         );
         self.disturbed.add(
             (a.disturbed, &a.first_disturbed),

@@ -164,6 +164,46 @@ fn a_void_point_without_values_counts_its_ineffective_measurements_once() {
     assert!(!reason.contains("entered 90 times"), "{reason}");
 }
 
+/// The table's INEFFECTIVE note counts what the report's Ineffective list and a void
+/// reason count ([`perflab_core::IneffectiveCount`]): every measurement that ran,
+/// telemetry repetitions too. Counting headline repetitions only, it said 5 where the list
+/// said "6 of 11 measurements" of the same run.
+#[test]
+fn the_ineffective_note_counts_what_the_ineffective_list_counts() {
+    perflab_core::catalog::install_void_judge(judge);
+    let run = void_fixture_run();
+    let mut ms = Vec::new();
+    for point in 0..2 {
+        for rep in 0..5 {
+            let seq = point * 12 + rep * 2;
+            let mut a = record(seq, point, "poll-only", rep, 100.0 + f64::from(rep));
+            if point == 1 {
+                a.status = MeasurementStatus::Ineffective("state1 was entered 90 times".into());
+            }
+            ms.push(a);
+            ms.push(record(seq + 1, point, "all", rep, 130.0 - f64::from(rep)));
+        }
+    }
+    let mut telemetry = record(22, 1, "poll-only", 0, 100.0);
+    telemetry.role = perflab_core::record::Role::Telemetry;
+    telemetry.status = MeasurementStatus::Ineffective("state1 was entered 9 times".into());
+    ms.push(telemetry);
+    let cfg = StatsConfig::default();
+    let t = super::compare_variants(&run, &ms, "poll-only", "all", None, &cfg).unwrap();
+    let note = t.notes.iter().find(|n| n.starts_with("INEFFECTIVE: "));
+    let note = note.unwrap_or_else(|| panic!("{:?}", t.notes));
+    assert!(
+        note.starts_with("INEFFECTIVE: 6 measurements") && note.contains("(poll-only: 6, all: 0)"),
+        "{note}"
+    );
+    let roles = perflab_core::ParamRoles::default();
+    let list = crate::fmt::compact::ineffective_summary(&roles, &ms);
+    assert!(
+        list[0].starts_with("poll-only: 6 of 11 measurements, at"),
+        "{list:?}"
+    );
+}
+
 fn runs_judge(
     a: perflab_core::catalog::RunSide<'_>,
     b: perflab_core::catalog::RunSide<'_>,
