@@ -267,6 +267,24 @@ fn a_version_2_database_keeps_its_threads_and_gains_cpu_paths() {
     assert!(rec.output.threads.iter().any(|t| !t.cpu_path.is_empty()));
 }
 
+/// SQLite reports a 1-byte file as empty and would have written a new database over it:
+/// found by `random_files_never_panic_and_are_never_modified` (its shrunk case: `[0]`).
+/// Every short file is refused, for reading and writing alike, and left as it was.
+#[test]
+fn a_file_shorter_than_any_database_is_refused_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    for content in [&b"\0"[..], b"A", b"SQLite format 3\0", &[7u8; 511]] {
+        let path = dir.path().join("short.db");
+        std::fs::write(&path, content).unwrap();
+        let e = Store::open(&path)
+            .err()
+            .expect("a short file opened for writing");
+        assert!(e.to_string().contains("not an SQLite database"), "{e}");
+        assert!(Store::open_existing(&path).is_err(), "opened for reading");
+        assert_eq!(bytes(&path), content, "{} bytes changed", content.len());
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 

@@ -66,14 +66,16 @@ impl SqliteEngine {
 }
 
 /// Refuses what cannot be an SQLite file before SQLite is asked: a directory (SQLite
-/// answers "disk I/O error"), or a URL of a database perflab does not speak (`mysql://…`
-/// would otherwise become directories `mysql:/…` and a file).
+/// answers "disk I/O error"), a file too short to be a database (below), or a URL of a
+/// database perflab does not speak (`mysql://…` would otherwise become directories
+/// `mysql:/…` and a file).
 pub fn check_file_path(path: &Path) -> Result<(), StoreError> {
     if path.is_dir() {
         return Err(StoreError::IsDirectory {
             path: path.to_path_buf(),
         });
     }
+    too_short(path)?;
     dangling_link(path)?;
     let text = path.to_string_lossy();
     if in_memory(&text) {
@@ -96,6 +98,30 @@ pub fn check_file_path(path: &Path) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// The smallest SQLite database that is not empty: one page of the smallest page size.
+const SMALLEST_DATABASE: u64 = 512;
+
+/// Refuses a file of 1 to 511 bytes: no SQLite database is that long, and SQLite itself
+/// reports a 1-byte file as empty (its Unix layer's workaround for a filesystem that
+/// needed one byte written to a new file), so it would have become a new perflab
+/// database over whatever the byte was. An empty file is a database not created yet.
+fn too_short(path: &Path) -> Result<(), StoreError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() && (1..SMALLEST_DATABASE).contains(&m.len()) => {
+            Err(crate::migrate::not_perflab(
+                &path.into(),
+                format!(
+                    "it is not an SQLite database: {} byte{} long, where a database is empty \
+                     or at least {SMALLEST_DATABASE} bytes",
+                    m.len(),
+                    if m.len() == 1 { "" } else { "s" }
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Refuses a symbolic link whose target lies in a directory that does not exist, for
