@@ -276,9 +276,9 @@ fn a_file_shorter_than_any_database_is_refused_and_left_as_it_was() {
     for content in [&b"\0"[..], b"A", b"SQLite format 3\0", &[7u8; 511]] {
         let path = dir.path().join("short.db");
         std::fs::write(&path, content).unwrap();
-        let e = Store::open(&path)
-            .err()
-            .expect("a short file opened for writing");
+        let Err(e) = Store::open(&path) else {
+            panic!("a file of {} bytes opened for writing", content.len());
+        };
         assert!(e.to_string().contains("not an SQLite database"), "{e}");
         assert!(Store::open_existing(&path).is_err(), "opened for reading");
         assert_eq!(bytes(&path), content, "{} bytes changed", content.len());
