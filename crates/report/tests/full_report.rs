@@ -211,3 +211,16 @@ fn a_side_with_no_counted_measurement_draws_no_per_cpu_bars() {
         assert!(fig.contains("poll-only (no measurement counted)"), "{fig}");
     }
 }
+
+/// One outlier is one repetition: the line read "1 repetitions outside Tukey's fences"
+/// (the KVM fixture's pair 0-1 has one, rep 4).
+#[test]
+fn one_outlier_repetition_is_counted_in_the_singular() {
+    let runs = vec![data(common::kvm::run_info(3), common::kvm::records())];
+    let mail = report(&runs, false).mail();
+    assert!(
+        mail.contains("1 repetition outside Tukey's fences"),
+        "{mail}"
+    );
+    assert!(!mail.contains("1 repetitions"), "{mail}");
+}

@@ -185,8 +185,9 @@ impl Quality {
             )
         };
         self.outlier_lines.push(format!(
-            "{run}{reps} repetitions outside Tukey's fences, kept in every figure and \
-             median: {which}"
+            "{run}{reps} repetition{} outside Tukey's fences, kept in every figure and \
+             median: {which}",
+            if reps == 1 { "" } else { "s" }
         ));
     }
 
