@@ -179,6 +179,31 @@ fn haltpoll_driver(root: &Path, cpu: u32, stop: &std::sync::atomic::AtomicBool) 
     }
 }
 
+/// `perflab --sysroot ROOT run idle-ipi --quick ARGS...` while [`haltpoll_driver`] enters
+/// `cpu`'s haltpoll state behind the poll-only setting.
+fn idle_ipi_while_haltpoll_is_entered(
+    lab: &Lab,
+    root: &Path,
+    cpu: u32,
+    args: &[&str],
+) -> std::process::Output {
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut all = vec![
+        "--sysroot",
+        root.to_str().unwrap(),
+        "run",
+        "idle-ipi",
+        "--quick",
+    ];
+    all.extend_from_slice(args);
+    std::thread::scope(|s| {
+        s.spawn(|| haltpoll_driver(root, cpu, &stop));
+        let o = lab.run(&all);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        o
+    })
+}
+
 #[test]
 fn idle_ipi_on_haltpoll_says_so_before_measuring_and_still_drills_down_the_pair() {
     if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
@@ -205,26 +230,20 @@ fn idle_ipi_on_haltpoll_says_so_before_measuring_and_still_drills_down_the_pair(
         "{err}"
     );
 
-    let stop = std::sync::atomic::AtomicBool::new(false);
     let drill = lab.dir.path().join("drill");
-    let o = std::thread::scope(|s| {
-        s.spawn(|| haltpoll_driver(&root, 0, &stop));
-        let o = lab.run(&[
-            "--sysroot",
-            sysroot,
-            "run",
-            "idle-ipi",
-            "--quick",
+    let o = idle_ipi_while_haltpoll_is_entered(
+        &lab,
+        &root,
+        0,
+        &[
             "--reps",
             "2",
             "--partners",
             "1",
             "--out",
             drill.to_str().unwrap(),
-        ]);
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        o
-    });
+        ],
+    );
     let (out, err) = text(&o);
     assert!(
         err.contains("the haltpoll driver ignores `disable`"),
@@ -292,23 +311,8 @@ fn the_void_reason_and_the_ineffective_list_give_one_count() {
     }
     let lab = Lab::new();
     let root = lab.fixture_copy("kvm-haltpoll");
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    let o = std::thread::scope(|s| {
-        s.spawn(|| haltpoll_driver(&root, 1, &stop));
-        let o = lab.run(&[
-            "--sysroot",
-            root.to_str().unwrap(),
-            "run",
-            "idle-ipi",
-            "--quick",
-            "--reps",
-            "2",
-            "--partners",
-            "0,1",
-        ]);
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        o
-    });
+    let o =
+        idle_ipi_while_haltpoll_is_entered(&lab, &root, 1, &["--reps", "2", "--partners", "0,1"]);
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(9), "stdout: {out}\nstderr: {err}");
     let id = run_id(&err);
